@@ -1,0 +1,169 @@
+#include "mesh/tet_mesh.hpp"
+
+#include "core/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <utility>
+
+namespace edn {
+
+namespace {
+
+Vec3 sub(const Vec3& a, const Vec3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
+
+double norm(const Vec3& a) { return std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); }
+
+/// Union-find with path halving; enough for component counting of a few million vertices.
+struct DisjointSets {
+    std::vector<Index> parent;
+    explicit DisjointSets(Index n) : parent(static_cast<std::size_t>(n)) {
+        std::iota(parent.begin(), parent.end(), Index{0});
+    }
+    Index find(Index x) {
+        while (parent[x] != x) {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        return x;
+    }
+    void unite(Index a, Index b) {
+        a = find(a);
+        b = find(b);
+        if (a != b) parent[std::max(a, b)] = std::min(a, b);
+    }
+};
+
+/// Mean of the six edge lengths of a cell: the length scale its volume is compared with.
+double mean_edge_length(const TetMesh& mesh, const Cell& cell) {
+    double sum = 0.0;
+    for (int i = 0; i < 4; ++i)
+        for (int j = i + 1; j < 4; ++j) sum += norm(sub(mesh.positions[cell[j]], mesh.positions[cell[i]]));
+    return sum / 6.0;
+}
+
+} // namespace
+
+double signed_volume(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) {
+    const Vec3 u = sub(b, a);
+    const Vec3 v = sub(c, a);
+    const Vec3 w = sub(d, a);
+    const double det = (u[1] * v[2] - u[2] * v[1]) * w[0] + (u[2] * v[0] - u[0] * v[2]) * w[1] +
+                       (u[0] * v[1] - u[1] * v[0]) * w[2];
+    return det / 6.0;
+}
+
+Index count_components(const TetMesh& mesh) {
+    const Index num_vertices = mesh.num_vertices();
+    DisjointSets sets(num_vertices);
+    std::vector<char> referenced(static_cast<std::size_t>(num_vertices), 0);
+    for (const Cell& cell : mesh.cells) {
+        for (Index v : cell) {
+            EDN_ASSERT(v >= 0 && v < num_vertices, "cell vertex " << v << " out of range");
+            referenced[v] = 1;
+        }
+        for (int k = 1; k < 4; ++k) sets.unite(cell[0], cell[k]);
+    }
+    Index components = 0;
+    for (Index v = 0; v < num_vertices; ++v)
+        if (referenced[v] && sets.find(v) == v) ++components;
+    return components;
+}
+
+TetMeshValidation validate_tet_mesh(TetMesh& mesh, const std::string& source) {
+    TetMeshValidation result;
+    const Index num_vertices = mesh.num_vertices();
+    const Index num_cells = mesh.num_cells();
+    EDN_VERIFY(num_cells > 0, ErrorCode::EmptyMesh, source << ": no tetrahedra");
+
+    for (Index c = 0; c < num_cells; ++c) {
+        const Cell& cell = mesh.cells[c];
+        for (Index v : cell)
+            EDN_VERIFY(v >= 0 && v < num_vertices, ErrorCode::IndexOutOfRange,
+                       source << ": cell " << c << " references vertex " << v << " of "
+                              << num_vertices);
+        for (int i = 0; i < 4; ++i)
+            for (int j = i + 1; j < 4; ++j)
+                EDN_VERIFY(cell[i] != cell[j], ErrorCode::DegenerateElement,
+                           source << ": cell " << c << " repeats vertex " << cell[i]);
+    }
+    for (Index v = 0; v < num_vertices; ++v) {
+        const Vec3& p = mesh.positions[v];
+        EDN_VERIFY(std::isfinite(p[0]) && std::isfinite(p[1]) && std::isfinite(p[2]),
+                   ErrorCode::NonFinite, source << ": vertex " << v << " has a non-finite coordinate");
+    }
+
+    // Duplicates: sort the cells by their sorted vertex sets, so any vertex order matches.
+    {
+        std::vector<std::pair<Cell, Index>> keyed(static_cast<std::size_t>(num_cells));
+        for (Index c = 0; c < num_cells; ++c) {
+            Cell key = mesh.cells[c];
+            std::sort(key.begin(), key.end());
+            keyed[c] = {key, c};
+        }
+        std::sort(keyed.begin(), keyed.end());
+        Index duplicates = 0;
+        Index first = num_cells;
+        for (std::size_t i = 1; i < keyed.size(); ++i) {
+            if (keyed[i].first == keyed[i - 1].first) {
+                ++duplicates;
+                first = std::min(first, keyed[i].second); // the later copy of the pair
+            }
+        }
+        EDN_VERIFY(duplicates == 0, ErrorCode::DuplicateElement,
+                   source << ": " << duplicates << " duplicate cells, first is cell " << first);
+    }
+
+    // Zero volume is judged against the cell's own size (|6V| vs mean edge length cubed), so
+    // graded meshes with tiny but well-shaped cells pass while flat slivers do not. A regular
+    // tetrahedron has |6V| = L^3/sqrt(2).
+    {
+        constexpr double relative_tolerance = 1e-10;
+        Index zero = 0;
+        Index first = -1;
+        for (Index c = 0; c < num_cells; ++c) {
+            Cell& cell = mesh.cells[c];
+            const double volume =
+                signed_volume(mesh.positions[cell[0]], mesh.positions[cell[1]],
+                              mesh.positions[cell[2]], mesh.positions[cell[3]]);
+            const double length = mean_edge_length(mesh, cell);
+            if (std::abs(6.0 * volume) <= relative_tolerance * length * length * length) {
+                if (zero++ == 0) first = c;
+                continue;
+            }
+            if (volume < 0.0) {
+                std::swap(cell[2], cell[3]);
+                ++result.reoriented_cells;
+            }
+        }
+        EDN_VERIFY(zero == 0, ErrorCode::DegenerateElement,
+                   source << ": " << zero << " zero-volume cells, first is cell " << first);
+    }
+
+    // Drop unreferenced vertices, keeping the order of the others.
+    {
+        std::vector<Index> new_index(static_cast<std::size_t>(num_vertices), -1);
+        for (const Cell& cell : mesh.cells)
+            for (Index v : cell) new_index[v] = 0;
+        Index next = 0;
+        std::vector<Vec3> kept;
+        kept.reserve(mesh.positions.size());
+        for (Index v = 0; v < num_vertices; ++v) {
+            if (new_index[v] < 0) continue;
+            new_index[v] = next++;
+            kept.push_back(mesh.positions[v]);
+        }
+        result.dropped_vertices = num_vertices - next;
+        if (result.dropped_vertices > 0) {
+            for (Cell& cell : mesh.cells)
+                for (Index& v : cell) v = new_index[v];
+            mesh.positions = std::move(kept);
+        }
+    }
+
+    result.components = count_components(mesh);
+    return result;
+}
+
+} // namespace edn

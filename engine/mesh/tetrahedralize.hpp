@@ -1,0 +1,33 @@
+#pragma once
+/// Meshing a closed surface into tetrahedra with TetGen, crash-isolated in a child process.
+
+#include "mesh/tet_mesh.hpp"
+
+#include <vector>
+
+namespace edn {
+
+/// TetGen switches exposed to users.
+struct TetrahedralizeOptions {
+    double quality = 1.4;    ///< radius-edge ratio bound (TetGen -q); <= 0 disables quality meshing
+    double max_volume = 0.0; ///< maximum tet volume (TetGen -a); <= 0 means unbounded
+    bool verbose = false;    ///< let TetGen print to stdout
+    bool isolate = true;     ///< run TetGen in a child process so a crash becomes an error
+};
+
+/// Result of a self-intersection check.
+struct IntersectionReport {
+    std::vector<Index> triangles; ///< indices into the surface's triangles that intersect others
+};
+
+/// Runs TetGen's -d check; returns the intersecting triangles (empty when the surface is clean).
+IntersectionReport find_self_intersections(const SurfaceMesh& surface,
+                                           const TetrahedralizeOptions& options = {});
+
+/// Meshes a checked, outward-oriented closed surface. Throws edn::Error: SelfIntersecting
+/// ("self-intersecting surface: N intersecting triangles"), MeshingFailed (0 tets, crash).
+/// The result is validated (validate_tet_mesh).
+TetMesh tetrahedralize(const SurfaceMesh& surface, const TetrahedralizeOptions& options,
+                       const std::string& source);
+
+} // namespace edn

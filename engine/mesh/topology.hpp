@@ -1,0 +1,114 @@
+#pragma once
+/// Mesh topology of a tetrahedral mesh: unique edges and faces, the cell-to-simplex maps and
+/// their exact transposes, the boundary, and the per-simplex counts that Eq. (6) of the
+/// Bin-BCSR* paper needs for exact row counts (see mesh/node_layout.hpp, row_counts_eq6).
+
+#include "core/types.hpp"
+#include "mesh/tet_mesh.hpp"
+
+#include <array>
+#include <span>
+#include <vector>
+
+namespace edn {
+
+/// Binary CSR matrix (no values): row i holds indices[offsets[i] .. offsets[i+1]).
+struct Csr {
+    std::vector<Index> offsets; ///< #rows+1 prefix sums; offsets[0] == 0 (empty when no rows)
+    std::vector<Index> indices; ///< offsets.back() column indices, row by row
+
+    /// Number of rows.
+    Index num_rows() const { return offsets.empty() ? 0 : static_cast<Index>(offsets.size() - 1); }
+    /// Length of row i.
+    Index row_size(Index i) const { return offsets[i + 1] - offsets[i]; }
+    /// The column indices of row i.
+    std::span<const Index> row(Index i) const {
+        return {indices.data() + offsets[i], static_cast<std::size_t>(offsets[i + 1] - offsets[i])};
+    }
+};
+
+/// An edge's two vertex indices, a < b.
+using Edge = std::array<Index, 2>;
+/// A face's three vertex indices, a < b < c (orientation-free; see Topology::boundary_faces).
+using Face = std::array<Index, 3>;
+
+/// Local vertex pairs of a tetrahedron's six edges, in the canonical local edge order used by
+/// Topology::cell_edges and by the node layout: (0,1),(0,2),(0,3),(1,2),(1,3),(2,3).
+inline constexpr std::array<std::array<int, 2>, 6> kCellEdgeVertices = {
+    {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}}};
+
+/// Local vertices of the face opposite local vertex i, ordered so that the face normal
+/// (v1-v0)x(v2-v0) points OUT of a positively oriented cell (signed_volume > 0).
+inline constexpr std::array<std::array<int, 3>, 4> kCellFaceVertices = {
+    {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}}};
+
+/// Local edges (indices into kCellEdgeVertices) of the face opposite local vertex i.
+inline constexpr std::array<std::array<int, 3>, 4> kCellFaceEdges = {
+    {{3, 4, 5}, {1, 2, 5}, {0, 2, 4}, {0, 1, 3}}};
+
+/// Topology of a tetrahedral mesh (paper sec. 4.1: cellEdges/edgeCells, cellFaces/faceCells,
+/// edgeVertices, faceVertices, faceEdges and the counts for Eq. 6). Built by build_topology.
+struct Topology {
+    Index num_vertices = 0; ///< #V, including vertices no cell references
+    Index num_cells = 0;    ///< #T
+
+    std::vector<Edge> edges; ///< #E unique edges, a < b, sorted lexicographically
+    std::vector<Face> faces; ///< #F unique faces, a < b < c, sorted lexicographically
+    std::vector<std::array<Index, 3>> face_edges; ///< #F edges (a,b),(a,c),(b,c) of each face
+
+    /// #V+1: edges whose lower vertex is v are edges[edge_begin[v] .. edge_begin[v+1]).
+    std::vector<Index> edge_begin;
+    /// #V+1: faces whose lowest vertex is v are faces[face_begin[v] .. face_begin[v+1]).
+    std::vector<Index> face_begin;
+
+    /// #T edge ids per cell in local edge order (0,1),(0,2),(0,3),(1,2),(1,3),(2,3).
+    std::vector<std::array<Index, 6>> cell_edges;
+    /// #T face ids per cell; local face i is the face opposite local vertex i.
+    std::vector<std::array<Index, 4>> cell_faces;
+
+    Csr vertex_cells; ///< #V rows: cells using each vertex, ascending cell index
+    Csr edge_cells;   ///< #E rows: cells using each edge, ascending cell index
+    Csr face_cells;   ///< #F rows: cells using each face (1 on the boundary, 2 inside), ascending
+
+    std::vector<Index> vertex_edge_count; ///< #V: edges containing each vertex
+    std::vector<Index> vertex_face_count; ///< #V: faces containing each vertex
+    std::vector<Index> edge_face_count;   ///< #E: faces containing each edge
+
+    /// #B faces used by exactly one cell, in ascending face id, oriented with the normal
+    /// (b-a)x(c-a) pointing away from the owning cell.
+    std::vector<Tri> boundary_faces;
+    std::vector<Index> boundary_face_ids;  ///< #B face id (index into faces) of each boundary face
+    std::vector<Index> boundary_face_cell; ///< #B the cell owning each boundary face
+
+    /// Number of unique edges.
+    Index num_edges() const { return static_cast<Index>(edges.size()); }
+    /// Number of unique faces.
+    Index num_faces() const { return static_cast<Index>(faces.size()); }
+};
+
+/// Build the topology of `mesh` (cells assumed positively oriented; orientation only matters for
+/// boundary_faces). Throws edn::Error for out-of-range or repeated cell vertices (IndexOutOfRange,
+/// DegenerateElement) and for a face shared by more than two cells (NonManifold).
+/// Runs in parallel over vertices and cells; the result is deterministic.
+Topology build_topology(const TetMesh& mesh);
+
+/// Id of edge {a, b} (either order), or -1 when the mesh has no such edge.
+Index find_edge(const Topology& topology, Index a, Index b);
+
+/// Id of face {a, b, c} (any order), or -1 when the mesh has no such face.
+Index find_face(const Topology& topology, Index a, Index b, Index c);
+
+/// Number of connected components of the cells (cells sharing a vertex are connected).
+Index num_components(const Topology& topology);
+
+/// Exact transpose of a #rows x Width table of column ids in [0, num_columns): row j of the
+/// result lists the rows that reference column j, in ascending order (with repeats if a row
+/// references j twice). Count, scan, parallel fill, then per-row sort for determinism.
+template <std::size_t Width>
+Csr transpose_table(std::span<const std::array<Index, Width>> table, Index num_columns);
+
+extern template Csr transpose_table<3>(std::span<const std::array<Index, 3>>, Index);
+extern template Csr transpose_table<4>(std::span<const std::array<Index, 4>>, Index);
+extern template Csr transpose_table<6>(std::span<const std::array<Index, 6>>, Index);
+
+} // namespace edn

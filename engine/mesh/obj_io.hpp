@@ -13,7 +13,8 @@ namespace edn {
 SurfaceMesh read_obj_surface(const std::filesystem::path& path);
 
 /// Checks that `surface` bounds a solid: no degenerate triangles, edge-manifold, closed,
-/// consistently oriented; then orients it outward (positive enclosed volume per component).
+/// consistently oriented; then orients it outward (positive enclosed volume per component; a
+/// cavity nested inside another component is not detected and is oriented the same way).
 /// `source` names the file in messages. Throws edn::Error (DegenerateElement, NonManifold,
 /// OpenSurface, InconsistentOrientation, EmptyMesh).
 void check_and_orient_surface(SurfaceMesh& surface, const std::string& source);

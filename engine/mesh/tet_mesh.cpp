@@ -11,9 +11,13 @@ namespace edn {
 
 namespace {
 
-Vec3 sub(const Vec3& a, const Vec3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
+Vec3 sub(const Vec3& a, const Vec3& b) {
+    return {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+}
 
-double norm(const Vec3& a) { return std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); }
+double norm(const Vec3& a) {
+    return std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+}
 
 /// Union-find with path halving; enough for component counting of a few million vertices.
 struct DisjointSets {
@@ -39,7 +43,8 @@ struct DisjointSets {
 double mean_edge_length(const TetMesh& mesh, const Cell& cell) {
     double sum = 0.0;
     for (int i = 0; i < 4; ++i)
-        for (int j = i + 1; j < 4; ++j) sum += norm(sub(mesh.positions[cell[j]], mesh.positions[cell[i]]));
+        for (int j = i + 1; j < 4; ++j)
+            sum += norm(sub(mesh.positions[cell[j]], mesh.positions[cell[i]]));
     return sum / 6.0;
 }
 
@@ -91,7 +96,8 @@ TetMeshValidation validate_tet_mesh(TetMesh& mesh, const std::string& source) {
     for (Index v = 0; v < num_vertices; ++v) {
         const Vec3& p = mesh.positions[v];
         EDN_VERIFY(std::isfinite(p[0]) && std::isfinite(p[1]) && std::isfinite(p[2]),
-                   ErrorCode::NonFinite, source << ": vertex " << v << " has a non-finite coordinate");
+                   ErrorCode::NonFinite,
+                   source << ": vertex " << v << " has a non-finite coordinate");
     }
 
     // Duplicates: sort the cells by their sorted vertex sets, so any vertex order matches.
@@ -124,9 +130,8 @@ TetMeshValidation validate_tet_mesh(TetMesh& mesh, const std::string& source) {
         Index first = -1;
         for (Index c = 0; c < num_cells; ++c) {
             Cell& cell = mesh.cells[c];
-            const double volume =
-                signed_volume(mesh.positions[cell[0]], mesh.positions[cell[1]],
-                              mesh.positions[cell[2]], mesh.positions[cell[3]]);
+            const double volume = signed_volume(mesh.positions[cell[0]], mesh.positions[cell[1]],
+                                                mesh.positions[cell[2]], mesh.positions[cell[3]]);
             const double length = mean_edge_length(mesh, cell);
             if (std::abs(6.0 * volume) <= relative_tolerance * length * length * length) {
                 if (zero++ == 0) first = c;

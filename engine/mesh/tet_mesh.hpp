@@ -25,17 +25,18 @@ struct SurfaceMesh {
 
 /// What validate_tet_mesh changed; callers may report it.
 struct TetMeshValidation {
-    Index reoriented_cells = 0;      ///< inverted cells whose orientation was flipped
-    Index dropped_vertices = 0;      ///< unreferenced vertices removed
-    Index components = 0;            ///< connected components (sharing a vertex counts)
+    Index reoriented_cells = 0; ///< inverted cells whose orientation was flipped
+    Index dropped_vertices = 0; ///< unreferenced vertices removed
+    Index components = 0;       ///< connected components (sharing a vertex counts)
 };
 
 /// Signed volume of tetrahedron (a, b, c, d); positive when d is on the side of (b-a)x(c-a).
 double signed_volume(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d);
 
 /// Validate and normalise a mesh read from `source` (named in error messages): indices in range,
-/// finite coordinates, no duplicate cells, no zero-volume cells (relative to the bounding box),
-/// inverted cells reoriented, unreferenced vertices dropped, components counted.
+/// finite coordinates, no duplicate cells, no zero-volume cells (|6V| <= 1e-10 x the cell's mean
+/// edge length cubed), inverted cells reoriented, unreferenced vertices dropped, components
+/// counted.
 /// Throws edn::Error with a one-line message naming `source`.
 TetMeshValidation validate_tet_mesh(TetMesh& mesh, const std::string& source);
 

@@ -1,0 +1,93 @@
+// elastodyn: the interactive app. main() only parses the command line and hands over to App.
+
+#include "app.hpp"
+#include "core/error.hpp"
+
+#include <charconv>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string_view>
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: elastodyn [--scene FILE] [--frames N] [--headless] [--screenshot OUT.png|OUT.ppm]\n"
+    "                 [--timings OUT.csv] [--width W] [--height H] [--no-gui]\n"
+    "  --scene FILE       tet mesh to show: OBJ surface (meshed by TetGen), .node/.ele or .msh\n"
+    "                     (default: the model named in assets/default_scene.txt)\n"
+    "  --frames N         run N frames, then exit\n"
+    "  --headless         render offscreen through EGL, without a window or display\n"
+    "  --screenshot FILE  save the last frame (.png or .ppm)\n"
+    "  --timings FILE     save per-frame stage timings as CSV\n"
+    "  --width W, --height H  framebuffer size in pixels (default 1280 x 720)\n"
+    "  --no-gui           draw only the scene, without the panels (clean screenshots)\n"
+    "Exit codes: 0 success, 2 usage error, 3 bad input, 4 display, GL or internal error.\n";
+
+/// Parses a positive integer option value; throws a usage error naming the option.
+int parse_positive(std::string_view option, std::string_view text, int max_value) {
+    int value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    EDN_VERIFY(ec == std::errc() && end == text.data() + text.size() && value >= 1 &&
+                   value <= max_value,
+               edn::ErrorCode::Usage,
+               option << ": expected an integer in [1, " << max_value << "], got '" << text
+                      << "'");
+    return value;
+}
+
+edn::AppOptions parse_arguments(int argc, char** argv) {
+    edn::AppOptions options;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        auto value = [&]() -> std::string_view {
+            EDN_VERIFY(i + 1 < argc, edn::ErrorCode::Usage, arg << ": missing value");
+            return argv[++i];
+        };
+        if (arg == "--scene") {
+            options.scene = std::filesystem::path(value());
+        } else if (arg == "--frames") {
+            options.frames = parse_positive(arg, value(), 1'000'000'000);
+        } else if (arg == "--headless") {
+            options.headless = true;
+        } else if (arg == "--screenshot") {
+            options.screenshot = std::filesystem::path(value());
+            const auto extension = options.screenshot->extension();
+            EDN_VERIFY(extension == ".png" || extension == ".ppm", edn::ErrorCode::Usage,
+                       arg << ": " << options.screenshot->string() << ": must end in .png or .ppm");
+        } else if (arg == "--timings") {
+            options.timings = std::filesystem::path(value());
+        } else if (arg == "--width") {
+            options.width = parse_positive(arg, value(), 16384);
+        } else if (arg == "--height") {
+            options.height = parse_positive(arg, value(), 16384);
+        } else if (arg == "--no-gui") {
+            options.show_gui = false;
+        } else if (arg == "--help" || arg == "-h") {
+            options.show_help = true;
+        } else {
+            EDN_THROW(edn::ErrorCode::Usage, "unknown argument '" << arg << "' (see --help)");
+        }
+    }
+    return options;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    try {
+        const edn::AppOptions options = parse_arguments(argc, argv);
+        if (options.show_help) {
+            std::cout << kUsage;
+            return 0;
+        }
+        edn::App app(options);
+        return app.run();
+    } catch (const edn::Error& error) {
+        std::cerr << "elastodyn: error: " << error.what() << '\n';
+        return edn::exit_code_for(error.code());
+    } catch (const std::exception& error) {
+        std::cerr << "elastodyn: error: internal: " << error.what() << '\n';
+        return 4;
+    }
+}

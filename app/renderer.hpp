@@ -1,0 +1,94 @@
+#pragma once
+/// Draws the scene: the boundary surface with smooth normals, a ground grid and an optional
+/// wireframe, into the window's back buffer or (headless) an offscreen framebuffer.
+
+#include "core/types.hpp"
+#include "png_writer.hpp"
+#include "shader.hpp"
+
+#include <filesystem>
+#include <vector>
+
+#include <glm/vec3.hpp>
+#include <glm/vec2.hpp>
+#include <glm/vec4.hpp>
+
+namespace edn {
+
+class Camera;
+
+/// What to draw and in which colours; owned by the app, edited by the GUI.
+struct RenderSettings {
+    bool show_grid = true;                          ///< ground grid under the mesh
+    bool show_wireframe = false;                    ///< surface edges on top of the shading
+    glm::vec3 surface_color{0.95f, 0.60f, 0.25f};   ///< base colour of the surface
+    glm::vec3 background{0.12f, 0.13f, 0.15f};      ///< clear colour
+    glm::vec4 grid_color{0.36f, 0.37f, 0.40f, 1.0f};
+    glm::vec4 wireframe_color{0.10f, 0.10f, 0.10f, 1.0f};
+};
+
+/// Area-weighted vertex normals of a triangle surface (unit length; zero for unused vertices).
+void compute_vertex_normals(const std::vector<glm::vec3>& positions, const std::vector<Tri>& triangles,
+                            std::vector<glm::vec3>& normals);
+
+/// Owns the GL objects of the scene. Needs a current GL context for its whole life.
+class Renderer {
+public:
+    Renderer();
+    ~Renderer();
+    Renderer(const Renderer&) = delete;
+    Renderer& operator=(const Renderer&) = delete;
+
+    /// (Re)compiles the programs from `shader_dir`. On failure throws edn::Error naming the
+    /// file and keeps the programs it had, so a broken edit does not blank the view.
+    void load_shaders(const std::filesystem::path& shader_dir);
+    /// True once a complete set of programs is loaded.
+    bool has_shaders() const { return surface_program_.valid() && line_program_.valid(); }
+
+    /// Sets the surface topology (#B triangles over #S surface vertices) and the grid under the
+    /// box [lower, upper]. Positions come with update_surface.
+    void set_surface(const std::vector<Tri>& triangles, std::size_t num_vertices,
+                     const glm::vec3& lower, const glm::vec3& upper);
+    /// Removes the surface (empty scene).
+    void clear_surface();
+    /// Uploads #S surface positions and their smooth normals, recomputed here every call because
+    /// the surface deforms. This is the only writer of the vertex buffer.
+    void update_surface(const std::vector<glm::vec3>& positions);
+
+    /// Binds the target (offscreen FBO of `size` when `offscreen`, else the default framebuffer),
+    /// sets the viewport and clears it.
+    void begin_frame(const glm::ivec2& size, bool offscreen, const RenderSettings& settings);
+    /// Draws grid, surface and wireframe as seen from `camera`.
+    void draw_scene(const Camera& camera, const RenderSettings& settings);
+    /// Reads the current target back (call before swapping buffers).
+    Image read_pixels() const;
+
+private:
+    void resize_offscreen(const glm::ivec2& size);
+    void release_offscreen();
+
+    ShaderProgram surface_program_;
+    ShaderProgram line_program_;
+
+    unsigned surface_vao_ = 0;
+    unsigned surface_vbo_ = 0; // interleaved position, normal (6 floats per vertex)
+    unsigned surface_ebo_ = 0;
+    std::size_t surface_vertices_ = 0;
+    std::size_t surface_indices_ = 0;
+    std::vector<Tri> triangles_;
+    std::vector<glm::vec3> normals_;       // scratch, reused every frame
+    std::vector<float> interleaved_;       // scratch, reused every frame
+
+    unsigned grid_vao_ = 0;
+    unsigned grid_vbo_ = 0;
+    std::size_t grid_vertices_ = 0;
+
+    unsigned fbo_ = 0;
+    unsigned fbo_color_ = 0;
+    unsigned fbo_depth_ = 0;
+    glm::ivec2 fbo_size_{0, 0};
+    glm::ivec2 target_size_{0, 0};
+    bool offscreen_ = false;
+};
+
+} // namespace edn

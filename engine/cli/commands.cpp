@@ -1,0 +1,36 @@
+#include "cli/commands.hpp"
+
+#include <limits>
+
+namespace edn::cli {
+
+const std::vector<Command>& commands() {
+    static const std::vector<Command> table = {
+        {"tetrahedralize", "IN OUT.node [--quality q] [--max-volume v] [--verbose]",
+         &run_tetrahedralize},
+        {"info", "MESH [--order p] [--quality q] [--max-volume v] [--verbose]", &run_info},
+    };
+    return table;
+}
+
+std::vector<OptionSpec> meshing_option_specs() {
+    return {
+        {"quality", "Q", "TetGen radius-edge bound, >= 1 (0 = no quality meshing; default 1.4)"},
+        {"max-volume", "V", "TetGen maximum tetrahedron volume (0 = unbounded, the default)"},
+        {"verbose", "", "let TetGen report progress (on stderr)"},
+    };
+}
+
+TetrahedralizeOptions meshing_options(const Args& args) {
+    constexpr double huge = std::numeric_limits<double>::max();
+    TetrahedralizeOptions options;
+    options.quality = args.real_or("quality", options.quality, 0.0, 1000.0);
+    if (options.quality > 0 && options.quality < 1.0)
+        usage_error(args.command() + ": option '--quality': must be 0 (off) or >= 1, got " +
+                    args.string_or("quality", ""));
+    options.max_volume = args.real_or("max-volume", options.max_volume, 0.0, huge);
+    options.verbose = args.flag("verbose");
+    return options;
+}
+
+} // namespace edn::cli

@@ -1,0 +1,35 @@
+#pragma once
+/// The elastodyn-cli commands. Each takes the arguments after its name, prints its result on
+/// stdout and returns the exit code; failures are thrown (edn::Error) and mapped by main().
+
+#include "cli/args.hpp"
+#include "mesh/tetrahedralize.hpp"
+
+#include <string>
+#include <vector>
+
+namespace edn::cli {
+
+/// One entry of the command table.
+struct Command {
+    const char* name;                                      ///< e.g. "info"
+    const char* synopsis;                                  ///< arguments, e.g. "MESH [--order p]"
+    int (*run)(const std::vector<std::string>& arguments); ///< the command's body
+};
+
+/// All commands, in the order `--help` lists them.
+const std::vector<Command>& commands();
+
+/// `tetrahedralize IN OUT.node [--quality q] [--max-volume v] [--verbose]`
+int run_tetrahedralize(const std::vector<std::string>& arguments);
+
+/// `info MESH [--order p] [--quality q] [--max-volume v] [--verbose]`
+int run_info(const std::vector<std::string>& arguments);
+
+/// The TetGen options shared by every command that may mesh an OBJ surface.
+std::vector<OptionSpec> meshing_option_specs();
+
+/// Reads --quality, --max-volume and --verbose (see meshing_option_specs).
+TetrahedralizeOptions meshing_options(const Args& args);
+
+} // namespace edn::cli

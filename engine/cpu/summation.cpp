@@ -1,0 +1,216 @@
+// CPU twins of the summation kernels: rows (or targets) in parallel, each written by one thread.
+#include "sparse/summation.hpp"
+
+#include "core/error.hpp"
+#include "core/parallel.hpp"
+#include "fem/quadrature_tet.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+namespace edn {
+
+const char* summation_method_name(SummationMethod method) {
+    switch (method) {
+    case SummationMethod::PerEntry: return "per_entry";
+    case SummationMethod::PerSimplex: return "per_simplex";
+    case SummationMethod::Inline: return "inline";
+    }
+    return "unknown";
+}
+
+std::optional<SummationMethod> parse_summation_method(std::string_view name) {
+    if (name == "per_entry") return SummationMethod::PerEntry;
+    if (name == "per_simplex") return SummationMethod::PerSimplex;
+    if (name == "inline") return SummationMethod::Inline;
+    return std::nullopt;
+}
+
+NodeCellsView node_cells_view(const Topology& topology, const NodeLayout& layout) {
+    return {layout,
+            {topology.vertex_cells.offsets.data(), topology.vertex_cells.indices.data()},
+            {topology.edge_cells.offsets.data(), topology.edge_cells.indices.data()},
+            {topology.face_cells.offsets.data(), topology.face_cells.indices.data()}};
+}
+
+namespace cpu {
+namespace {
+
+template <class T> void zero(BinBcsrMatrixView<T> out) {
+    const std::int64_t values = 9 * static_cast<std::int64_t>(out.pattern.bin_offsets[out.pattern.num_bins]);
+    const std::int64_t diag = 9 * static_cast<std::int64_t>(out.pattern.num_rows);
+    parallel_for(0, values, [&](std::int64_t i) { out.values[i] = T(0); });
+    parallel_for(0, diag, [&](std::int64_t i) { out.diag[i] = T(0); });
+}
+
+/// Position of `col` among the first `count` (sorted) columns of row's lane, or -1.
+inline Index find_column(const BinBcsrPatternView& p, Index row, Index col) {
+    const Index begin = p.bin_offsets[row / kBinRows], lane = row % kBinRows;
+    Index lo = 0, hi = p.row_counts[row];
+    while (lo < hi) {
+        const Index mid = (lo + hi) / 2;
+        if (p.columns[begin + mid * kBinRows + lane] < col) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/// Adds the 3x3 block `block` at (row, col) of `out`; row is owned by the calling thread.
+template <class T>
+inline void add_block(BinBcsrMatrixView<T>& out, Index row, Index col, const T* block) {
+    const BinBcsrPatternView& p = out.pattern;
+    if (row == col) {
+        for (int k = 0; k < 9; ++k) out.diag[static_cast<std::int64_t>(k) * p.num_rows + row] += block[k];
+        return;
+    }
+    const Index j = find_column(p, row, col);
+    EDN_ASSERT(j < p.row_counts[row], "column " << col << " missing in row " << row);
+    for (int k = 0; k < 9; ++k) out.values[bin_bcsr_value_index(p.bin_offsets, row, j, k)] += block[k];
+}
+
+} // namespace
+
+PerEntryMap build_per_entry_map(const BinBcsrPattern& pattern, const CellNodesView& cell_nodes) {
+    const int m = cell_nodes.per_cell;
+    const std::int64_t sources = static_cast<std::int64_t>(cell_nodes.num_cells) * m * m;
+    EDN_VERIFY(sources <= std::numeric_limits<Index>::max(), ErrorCode::OutOfMemory,
+               "per-entry map too large: " << sources << " element blocks");
+    PerEntryMap map;
+    map.num_slots = pattern.num_slots();
+    map.num_rows = pattern.num_rows;
+    const std::int64_t targets = static_cast<std::int64_t>(map.num_slots) + map.num_rows;
+    std::vector<Index> target(sources);
+    std::vector<std::atomic<Index>> counts(targets);
+    parallel_for(0, targets, [&](std::int64_t t) { counts[t].store(0, std::memory_order_relaxed); });
+    parallel_for(0, cell_nodes.num_cells, [&](std::int64_t t) {
+        const Index* nodes = cell_nodes.nodes + t * m;
+        for (int a = 0; a < m; ++a)
+            for (int b = 0; b < m; ++b) {
+                const Index row = nodes[a], col = nodes[b];
+                const Index tgt = row == col ? map.num_slots + row : pattern.find_slot(row, col);
+                EDN_VERIFY(tgt >= 0, ErrorCode::Internal,
+                           "per-entry map: block (" << row << ", " << col << ") not in pattern");
+                target[(t * m + a) * m + b] = tgt;
+                counts[tgt].fetch_add(1, std::memory_order_relaxed);
+            }
+    });
+    map.offsets.assign(targets + 1, 0);
+    for (std::int64_t t = 0; t < targets; ++t)
+        map.offsets[t + 1] = map.offsets[t] + counts[t].load(std::memory_order_relaxed);
+    // A serial stable fill keeps sources ascending within each target (deterministic sums).
+    std::vector<Index> cursor(map.offsets.begin(), map.offsets.end() - 1);
+    map.sources.resize(sources);
+    for (std::int64_t s = 0; s < sources; ++s) map.sources[cursor[target[s]]++] = static_cast<Index>(s);
+    return map;
+}
+
+template <class T>
+void linear_elastic_element_blocks(const std::vector<Vec3>& positions,
+                                   const std::vector<Cell>& cells, int order,
+                                   const LameParameters<T>& lame, T* element_blocks) {
+    auto run = [&]<int P>() {
+        constexpr int m = lagrange_tet_num_nodes(P);
+        const QuadratureTet<T> rule = quadrature_for_degree<T>(stiffness_quadrature_degree(P));
+        parallel_for(0, static_cast<std::int64_t>(cells.size()), [&](std::int64_t t) {
+            T X[4][3];
+            for (int v = 0; v < 4; ++v)
+                for (int d = 0; d < 3; ++d) X[v][d] = static_cast<T>(positions[cells[t][v]][d]);
+            T (*K)[m][3][3] = reinterpret_cast<T (*)[m][3][3]>(element_blocks + t * m * m * 9);
+            if constexpr (P == 1) linear_elastic_stiffness_tet4(X, lame, K);
+            else linear_elastic_stiffness<P>(X, lame, rule, K);
+        });
+    };
+    switch (order) {
+    case 1: run.template operator()<1>(); break;
+    case 2: run.template operator()<2>(); break;
+    case 3: run.template operator()<3>(); break;
+    default: EDN_THROW(ErrorCode::Usage, "element order " << order << " not in 1..3");
+    }
+}
+
+template <class T>
+void sum_per_entry(const PerEntryMapView& map, const T* element_blocks, BinBcsrMatrixView<T> out) {
+    const BinBcsrPatternView& p = out.pattern;
+    // Off-diagonal: one target per slot; padding slots have no sources and become 0.
+    parallel_for(0, p.num_bins, [&](std::int64_t bin) {
+        const Index begin = p.bin_offsets[bin], end = p.bin_offsets[bin + 1];
+        const std::int64_t plane = end - begin;
+        T* values = out.values + 9 * static_cast<std::int64_t>(begin);
+        for (Index s = begin; s < end; ++s) {
+            T acc[9] = {};
+            for (Index e = map.offsets[s]; e < map.offsets[s + 1]; ++e) {
+                const T* block = element_blocks + 9 * static_cast<std::int64_t>(map.sources[e]);
+                for (int k = 0; k < 9; ++k) acc[k] += block[k];
+            }
+            for (int k = 0; k < 9; ++k) values[k * plane + (s - begin)] = acc[k];
+        }
+    });
+    parallel_for(0, p.num_rows, [&](std::int64_t row) {
+        const Index target = map.num_slots + static_cast<Index>(row);
+        T acc[9] = {};
+        for (Index e = map.offsets[target]; e < map.offsets[target + 1]; ++e) {
+            const T* block = element_blocks + 9 * static_cast<std::int64_t>(map.sources[e]);
+            for (int k = 0; k < 9; ++k) acc[k] += block[k];
+        }
+        for (int k = 0; k < 9; ++k) out.diag[k * static_cast<std::int64_t>(p.num_rows) + row] = acc[k];
+    });
+}
+
+template <class T>
+void sum_per_simplex(const NodeCellsView& node_cells, const CellNodesView& cell_nodes,
+                     const T* element_blocks, BinBcsrMatrixView<T> out) {
+    zero(out);
+    const int m = cell_nodes.per_cell;
+    parallel_for(0, out.pattern.num_rows, [&](std::int64_t row_) {
+        const Index row = static_cast<Index>(row_);
+        Index simplex = 0;
+        const CsrView& csr = node_cells.csr_of(row, simplex);
+        for (Index e = csr.offsets[simplex]; e < csr.offsets[simplex + 1]; ++e) {
+            const Index t = csr.indices[e];
+            const Index* nodes = cell_nodes.nodes + static_cast<std::int64_t>(t) * m;
+            int a = 0;
+            while (nodes[a] != row) ++a;
+            const T* blocks = element_blocks + (static_cast<std::int64_t>(t) * m + a) * m * 9;
+            for (int b = 0; b < m; ++b) add_block(out, row, nodes[b], blocks + 9 * b);
+        }
+    });
+}
+
+template <class T>
+void sum_inline_linear_p1(const NodeCellsView& node_cells, const Cell* cells, const T* positions,
+                          const LameParameters<T>& lame, BinBcsrMatrixView<T> out) {
+    EDN_VERIFY(node_cells.layout.order == 1, ErrorCode::Unsupported,
+               "inline summation is implemented for p = 1 only");
+    zero(out);
+    parallel_for(0, out.pattern.num_rows, [&](std::int64_t row_) {
+        const Index row = static_cast<Index>(row_);
+        const CsrView& csr = node_cells.vertex_cells;
+        for (Index e = csr.offsets[row]; e < csr.offsets[row + 1]; ++e) {
+            const Cell& cell = cells[csr.indices[e]];
+            T X[4][3];
+            for (int v = 0; v < 4; ++v)
+                for (int d = 0; d < 3; ++d) X[v][d] = positions[3 * cell[v] + d];
+            int a = 0;
+            while (cell[a] != row) ++a;
+            T K[4][4][3][3];
+            linear_elastic_stiffness_tet4(X, lame, K);
+            for (int b = 0; b < 4; ++b) add_block(out, row, cell[b], &K[a][b][0][0]);
+        }
+    });
+}
+
+#define EDN_INSTANTIATE(T)                                                                         \
+    template void linear_elastic_element_blocks(const std::vector<Vec3>&, const std::vector<Cell>&, \
+                                                int, const LameParameters<T>&, T*);                \
+    template void sum_per_entry(const PerEntryMapView&, const T*, BinBcsrMatrixView<T>);           \
+    template void sum_per_simplex(const NodeCellsView&, const CellNodesView&, const T*,           \
+                                  BinBcsrMatrixView<T>);                                           \
+    template void sum_inline_linear_p1(const NodeCellsView&, const Cell*, const T*,               \
+                                       const LameParameters<T>&, BinBcsrMatrixView<T>);
+EDN_INSTANTIATE(float)
+EDN_INSTANTIATE(double)
+#undef EDN_INSTANTIATE
+
+} // namespace cpu
+} // namespace edn

@@ -1,0 +1,512 @@
+#include "mesh/obj_io.hpp"
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <limits>
+#include <numeric>
+#include <sstream>
+#include <string_view>
+#include <tiny_obj_loader.h>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+namespace edn {
+
+namespace {
+
+/// Whole file as bytes; Io when it cannot be opened or read (missing, directory, permissions).
+std::string read_all(const std::filesystem::path& path) {
+    std::error_code ec;
+    EDN_VERIFY(std::filesystem::exists(path, ec), ErrorCode::Io,
+               path.string() << ": cannot open: no such file");
+    EDN_VERIFY(!std::filesystem::is_directory(path, ec), ErrorCode::Io,
+               path.string() << ": cannot open: is a directory");
+    std::ifstream in(path, std::ios::binary);
+    EDN_VERIFY(in.good(), ErrorCode::Io, path.string() << ": cannot open for reading");
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    EDN_VERIFY(!in.bad(), ErrorCode::Io, path.string() << ": read failed");
+    return std::move(buffer).str();
+}
+
+/// tinyobjloader reads past NULs and control bytes in unpredictable ways, so a file that is not
+/// text is rejected before it ever sees it.
+void verify_text(const std::string& text, const std::filesystem::path& path) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto byte = static_cast<unsigned char>(text[i]);
+        const bool control = byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r' &&
+                             byte != '\v' && byte != '\f';
+        EDN_VERIFY(!control && byte != 0x7f, ErrorCode::Parse,
+                   path.string() << ": not a text OBJ file (binary byte 0x" << std::hex
+                                 << static_cast<int>(byte) << std::dec << " at offset " << i
+                                 << ")");
+    }
+}
+
+/// Splits `text` into lines (\n, \r\n or \r) and calls visit(line_number, line).
+template <class Visit> void for_each_line(const std::string& text, Visit&& visit) {
+    std::size_t start = 0;
+    int line_number = 1;
+    while (start < text.size()) {
+        std::size_t end = text.find_first_of("\r\n", start);
+        if (end == std::string::npos) end = text.size();
+        visit(line_number, std::string_view(text).substr(start, end - start));
+        if (end < text.size() && text[end] == '\r' && end + 1 < text.size() &&
+            text[end + 1] == '\n')
+            ++end;
+        start = end + 1;
+        ++line_number;
+    }
+}
+
+/// Whitespace-separated tokens of a line, stopping at a '#' comment.
+std::vector<std::string_view> tokens_of(std::string_view line) {
+    std::vector<std::string_view> tokens;
+    std::size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+        if (i >= line.size() || line[i] == '#') break;
+        std::size_t j = i;
+        while (j < line.size() && !std::isspace(static_cast<unsigned char>(line[j]))) ++j;
+        tokens.push_back(line.substr(i, j - i));
+        i = j;
+    }
+    return tokens;
+}
+
+bool parse_double(std::string_view token, double& value) {
+    const std::string copy(token);
+    char* end = nullptr;
+    errno = 0;
+    value = std::strtod(copy.c_str(), &end);
+    return end == copy.c_str() + copy.size() && !copy.empty();
+}
+
+bool parse_long(std::string_view token, long long& value) {
+    const std::string copy(token);
+    char* end = nullptr;
+    errno = 0;
+    value = std::strtoll(copy.c_str(), &end, 10);
+    return end == copy.c_str() + copy.size() && !copy.empty() && errno != ERANGE;
+}
+
+/// What the pre-scan learns: our own double-precision vertex coordinates (tinyobjloader may be
+/// built with float) and the number of faces.
+struct ObjScan {
+    std::vector<Vec3> positions;
+    std::size_t faces = 0;
+};
+
+/// Checks every `v` and `f` line ourselves so that bad indices and non-finite values get a clear
+/// message with a line number instead of being skipped or crashing inside tinyobjloader.
+ObjScan prescan(const std::string& text, const std::filesystem::path& path) {
+    const std::string name = path.string();
+    long long total_vertices = 0;
+    for_each_line(text, [&](int, std::string_view line) {
+        const auto tokens = tokens_of(line);
+        if (!tokens.empty() && tokens[0] == "v") ++total_vertices;
+    });
+
+    ObjScan scan;
+    scan.positions.reserve(static_cast<std::size_t>(total_vertices));
+    for_each_line(text, [&](int line_number, std::string_view line) {
+        const auto tokens = tokens_of(line);
+        if (tokens.empty()) return;
+        if (tokens[0] == "v") {
+            const std::size_t vertex = scan.positions.size() + 1;
+            EDN_VERIFY(tokens.size() >= 4, ErrorCode::Parse,
+                       name << ":" << line_number << ": vertex " << vertex
+                            << " has fewer than 3 coordinates");
+            Vec3 p{};
+            for (int k = 0; k < 3; ++k) {
+                EDN_VERIFY(parse_double(tokens[1 + k], p[k]), ErrorCode::Parse,
+                           name << ":" << line_number << ": vertex " << vertex
+                                << ": not a number: '" << tokens[1 + k] << "'");
+                EDN_VERIFY(std::isfinite(p[k]), ErrorCode::NonFinite,
+                           name << ":" << line_number << ": vertex " << vertex
+                                << " has a non-finite coordinate");
+            }
+            scan.positions.push_back(p);
+        } else if (tokens[0] == "f") {
+            const std::size_t face = ++scan.faces;
+            EDN_VERIFY(tokens.size() >= 4, ErrorCode::Parse,
+                       name << ":" << line_number << ": face " << face
+                            << " has fewer than 3 vertices");
+            const auto preceding = static_cast<long long>(scan.positions.size());
+            for (std::size_t k = 1; k < tokens.size(); ++k) {
+                const std::string_view index_text = tokens[k].substr(0, tokens[k].find('/'));
+                long long index = 0;
+                EDN_VERIFY(parse_long(index_text, index), ErrorCode::Parse,
+                           name << ":" << line_number << ": face " << face
+                                << ": not a vertex index: '" << tokens[k] << "'");
+                EDN_VERIFY(index != 0, ErrorCode::IndexOutOfRange,
+                           name << ":" << line_number << ": face " << face
+                                << " references vertex 0 (OBJ indices start at 1)");
+                EDN_VERIFY(index <= total_vertices, ErrorCode::IndexOutOfRange,
+                           name << ":" << line_number << ": face " << face << " references vertex "
+                                << index << " of " << total_vertices);
+                // Negative indices are relative to the vertices defined so far.
+                EDN_VERIFY(index > 0 || -index <= preceding, ErrorCode::IndexOutOfRange,
+                           name << ":" << line_number << ": face " << face << " references vertex "
+                                << index << " but only " << preceding << " vertices precede it");
+            }
+        }
+    });
+    return scan;
+}
+
+struct CellKey {
+    std::int64_t x, y, z;
+    bool operator==(const CellKey&) const = default;
+};
+
+struct CellKeyHash {
+    std::size_t operator()(const CellKey& key) const {
+        std::uint64_t h = static_cast<std::uint64_t>(key.x) * 0x9E3779B97F4A7C15ULL;
+        h ^= static_cast<std::uint64_t>(key.y) * 0xC2B2AE3D27D4EB4FULL + (h << 6) + (h >> 2);
+        h ^= static_cast<std::uint64_t>(key.z) * 0x165667B19E3779F9ULL + (h << 6) + (h >> 2);
+        return static_cast<std::size_t>(h);
+    }
+};
+
+/// Welds vertices closer than 1e-9 x bounding-box diagonal (of the referenced vertices) with a
+/// uniform hash grid whose cell is the tolerance, so only 27 neighbouring cells are searched;
+/// drops unreferenced vertices. The first vertex of a cluster (in file order) represents it.
+SurfaceMesh weld(const std::vector<Vec3>& positions, const std::vector<Tri>& triangles) {
+    const auto n = static_cast<Index>(positions.size());
+    std::vector<char> referenced(positions.size(), 0);
+    for (const Tri& t : triangles)
+        for (Index v : t) referenced[v] = 1;
+
+    Vec3 lo{std::numeric_limits<double>::max(), std::numeric_limits<double>::max(),
+            std::numeric_limits<double>::max()};
+    Vec3 hi{-lo[0], -lo[1], -lo[2]};
+    for (Index v = 0; v < n; ++v) {
+        if (!referenced[v]) continue;
+        for (int k = 0; k < 3; ++k) {
+            lo[k] = std::min(lo[k], positions[v][k]);
+            hi[k] = std::max(hi[k], positions[v][k]);
+        }
+    }
+    const double diagonal =
+        std::sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                  (hi[2] - lo[2]) * (hi[2] - lo[2]));
+    const double tolerance = 1e-9 * diagonal;
+    const double cell = tolerance > 0.0 ? tolerance : 1.0;
+
+    SurfaceMesh out;
+    std::vector<Index> new_index(positions.size(), -1);
+    std::unordered_map<CellKey, std::vector<Index>, CellKeyHash> grid;
+    for (Index v = 0; v < n; ++v) {
+        if (!referenced[v]) continue;
+        const Vec3& p = positions[v];
+        // Coordinates relative to the box corner keep the cell indices below ~1e9.
+        const CellKey key{static_cast<std::int64_t>(std::floor((p[0] - lo[0]) / cell)),
+                          static_cast<std::int64_t>(std::floor((p[1] - lo[1]) / cell)),
+                          static_cast<std::int64_t>(std::floor((p[2] - lo[2]) / cell))};
+        Index found = -1;
+        for (int dx = -1; dx <= 1 && found < 0; ++dx)
+            for (int dy = -1; dy <= 1 && found < 0; ++dy)
+                for (int dz = -1; dz <= 1 && found < 0; ++dz) {
+                    auto it = grid.find({key.x + dx, key.y + dy, key.z + dz});
+                    if (it == grid.end()) continue;
+                    for (Index rep : it->second) {
+                        const Vec3& q = out.positions[rep];
+                        const double d2 = (p[0] - q[0]) * (p[0] - q[0]) +
+                                          (p[1] - q[1]) * (p[1] - q[1]) +
+                                          (p[2] - q[2]) * (p[2] - q[2]);
+                        if (d2 <= tolerance * tolerance) {
+                            found = rep;
+                            break;
+                        }
+                    }
+                }
+        if (found < 0) {
+            found = static_cast<Index>(out.positions.size());
+            out.positions.push_back(p);
+            grid[key].push_back(found);
+        }
+        new_index[v] = found;
+    }
+    out.triangles.reserve(triangles.size());
+    for (const Tri& t : triangles)
+        out.triangles.push_back({new_index[t[0]], new_index[t[1]], new_index[t[2]]});
+    return out;
+}
+
+Vec3 sub(const Vec3& a, const Vec3& b) {
+    return {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+}
+
+Vec3 cross(const Vec3& a, const Vec3& b) {
+    return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+
+double dot(const Vec3& a, const Vec3& b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+struct DisjointSets {
+    std::vector<Index> parent;
+    explicit DisjointSets(std::size_t n) : parent(n) {
+        std::iota(parent.begin(), parent.end(), Index{0});
+    }
+    Index find(Index x) {
+        while (parent[x] != x) {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        return x;
+    }
+    void unite(Index a, Index b) {
+        a = find(a);
+        b = find(b);
+        if (a != b) parent[std::max(a, b)] = std::min(a, b);
+    }
+};
+
+/// One use of an undirected edge by a triangle: which triangle, which local edge (from corner
+/// k to corner k+1), and the edge's endpoints sorted.
+struct EdgeUse {
+    Index lo, hi;
+    Index triangle;
+    int local;
+    bool operator<(const EdgeUse& other) const {
+        return std::tie(lo, hi, triangle, local) <
+               std::tie(other.lo, other.hi, other.triangle, other.local);
+    }
+};
+
+int corner_of(const Tri& tri, Index vertex) {
+    for (int k = 0; k < 3; ++k)
+        if (tri[k] == vertex) return k;
+    return -1;
+}
+
+} // namespace
+
+SurfaceMesh read_obj_surface(const std::filesystem::path& path) {
+    const std::string name = path.string();
+    const std::string text = read_all(path);
+    verify_text(text, path);
+    ObjScan scan = prescan(text, path);
+    EDN_VERIFY(scan.faces > 0, ErrorCode::EmptyMesh,
+               name << ": no faces (" << scan.positions.size() << " vertices)");
+
+    tinyobj::ObjReaderConfig config;
+    config.triangulate = true;
+    config.vertex_color = false;
+    tinyobj::ObjReader reader;
+    // From a string: `mtllib` lines are ignored, so a missing material file is no error.
+    if (!reader.ParseFromString(text, "", config)) {
+        std::string error = reader.Error();
+        std::replace(error.begin(), error.end(), '\n', ' ');
+        EDN_THROW(ErrorCode::Parse, name << ": " << (error.empty() ? "unreadable OBJ" : error));
+    }
+    const auto& attrib = reader.GetAttrib();
+    EDN_VERIFY(attrib.vertices.size() == 3 * scan.positions.size(), ErrorCode::Parse,
+               name << ": OBJ reader found " << attrib.vertices.size() / 3 << " vertices, expected "
+                    << scan.positions.size());
+
+    std::vector<Tri> triangles;
+    const auto num_vertices = static_cast<Index>(scan.positions.size());
+    for (const auto& shape : reader.GetShapes()) {
+        const auto& indices = shape.mesh.indices;
+        std::size_t offset = 0;
+        for (unsigned char count : shape.mesh.num_face_vertices) {
+            if (count == 3) {
+                Tri tri{};
+                for (int k = 0; k < 3; ++k) {
+                    tri[k] = indices[offset + k].vertex_index;
+                    EDN_VERIFY(tri[k] >= 0 && tri[k] < num_vertices, ErrorCode::IndexOutOfRange,
+                               name << ": triangle " << triangles.size() << " references vertex "
+                                    << tri[k] + 1 << " of " << num_vertices);
+                }
+                triangles.push_back(tri);
+            }
+            offset += count;
+        }
+    }
+    EDN_VERIFY(!triangles.empty(), ErrorCode::EmptyMesh, name << ": no faces after triangulation");
+    return weld(scan.positions, triangles);
+}
+
+void check_and_orient_surface(SurfaceMesh& surface, const std::string& source) {
+    const auto num_vertices = static_cast<Index>(surface.positions.size());
+    const auto num_triangles = static_cast<Index>(surface.triangles.size());
+    EDN_VERIFY(num_triangles > 0, ErrorCode::EmptyMesh, source << ": no faces");
+    for (Index t = 0; t < num_triangles; ++t)
+        for (Index v : surface.triangles[t])
+            EDN_VERIFY(v >= 0 && v < num_vertices, ErrorCode::IndexOutOfRange,
+                       source << ": triangle " << t << " references vertex " << v << " of "
+                              << num_vertices);
+    for (Index v = 0; v < num_vertices; ++v) {
+        const Vec3& p = surface.positions[v];
+        EDN_VERIFY(std::isfinite(p[0]) && std::isfinite(p[1]) && std::isfinite(p[2]),
+                   ErrorCode::NonFinite,
+                   source << ": vertex " << v << " has a non-finite coordinate");
+    }
+
+    // Degenerate triangles, with the area tolerance relative to the bounding box.
+    Vec3 lo = surface.positions[surface.triangles[0][0]];
+    Vec3 hi = lo;
+    for (const Tri& tri : surface.triangles)
+        for (Index v : tri)
+            for (int k = 0; k < 3; ++k) {
+                lo[k] = std::min(lo[k], surface.positions[v][k]);
+                hi[k] = std::max(hi[k], surface.positions[v][k]);
+            }
+    const Vec3 extent = sub(hi, lo);
+    const double diagonal2 = dot(extent, extent);
+    for (Index t = 0; t < num_triangles; ++t) {
+        const Tri& tri = surface.triangles[t];
+        for (int k = 0; k < 3; ++k)
+            EDN_VERIFY(tri[k] != tri[(k + 1) % 3], ErrorCode::DegenerateElement,
+                       source << ": degenerate triangle " << t << " (repeated vertex " << tri[k]
+                              << ")");
+        const Vec3 normal = cross(sub(surface.positions[tri[1]], surface.positions[tri[0]]),
+                                  sub(surface.positions[tri[2]], surface.positions[tri[0]]));
+        const double area = 0.5 * std::sqrt(dot(normal, normal));
+        EDN_VERIFY(area > 1e-14 * diagonal2, ErrorCode::DegenerateElement,
+                   source << ": degenerate triangle " << t << " (zero area)");
+    }
+
+    // Edge uses sorted by undirected edge: groups of 1 are boundary, >2 non-manifold.
+    std::vector<EdgeUse> uses;
+    uses.reserve(3 * surface.triangles.size());
+    for (Index t = 0; t < num_triangles; ++t)
+        for (int k = 0; k < 3; ++k) {
+            const Index a = surface.triangles[t][k];
+            const Index b = surface.triangles[t][(k + 1) % 3];
+            uses.push_back({std::min(a, b), std::max(a, b), t, k});
+        }
+    std::sort(uses.begin(), uses.end());
+    // neighbour[3t+k]: the triangle across local edge k of t.
+    std::vector<Index> neighbour(uses.size(), -1);
+    std::size_t boundary_edges = 0;
+    for (std::size_t i = 0; i < uses.size();) {
+        std::size_t j = i;
+        while (j < uses.size() && uses[j].lo == uses[i].lo && uses[j].hi == uses[i].hi) ++j;
+        EDN_VERIFY(j - i <= 2, ErrorCode::NonManifold,
+                   source << ": non-manifold edge at vertices " << uses[i].lo << "-" << uses[i].hi
+                          << " (" << j - i << " triangles)");
+        if (j - i == 1) {
+            ++boundary_edges;
+        } else {
+            neighbour[3 * uses[i].triangle + uses[i].local] = uses[i + 1].triangle;
+            neighbour[3 * uses[i + 1].triangle + uses[i + 1].local] = uses[i].triangle;
+        }
+        i = j;
+    }
+    EDN_VERIFY(boundary_edges == 0, ErrorCode::OpenSurface,
+               source << ": open surface: " << boundary_edges << " boundary edges");
+
+    // Non-manifold vertices: corners at the same vertex joined across shared edges form the
+    // fans around it; a manifold vertex of a closed surface has exactly one fan.
+    {
+        DisjointSets fans(3 * surface.triangles.size());
+        for (Index t = 0; t < num_triangles; ++t)
+            for (int k = 0; k < 3; ++k) {
+                const Index other = neighbour[3 * t + k];
+                const Tri& tri = surface.triangles[t];
+                for (int end = 0; end < 2; ++end) {
+                    const int corner = (k + end) % 3;
+                    const int other_corner = corner_of(surface.triangles[other], tri[corner]);
+                    EDN_ASSERT(other_corner >= 0, "neighbour does not share the edge");
+                    fans.unite(3 * t + corner, 3 * other + other_corner);
+                }
+            }
+        std::vector<std::pair<Index, Index>> vertex_fan;
+        vertex_fan.reserve(3 * surface.triangles.size());
+        for (Index t = 0; t < num_triangles; ++t)
+            for (int k = 0; k < 3; ++k)
+                vertex_fan.push_back({surface.triangles[t][k], fans.find(3 * t + k)});
+        std::sort(vertex_fan.begin(), vertex_fan.end());
+        vertex_fan.erase(std::unique(vertex_fan.begin(), vertex_fan.end()), vertex_fan.end());
+        for (std::size_t i = 1; i < vertex_fan.size(); ++i)
+            EDN_VERIFY(vertex_fan[i].first != vertex_fan[i - 1].first, ErrorCode::NonManifold,
+                       source << ": non-manifold vertex " << vertex_fan[i].first);
+    }
+
+    // Consistent orientation by breadth-first search over each component: a neighbour that
+    // walks the shared edge in the same direction must be flipped relative to its parent.
+    std::vector<signed char> flip(surface.triangles.size(), -1);
+    std::vector<Index> component_of(surface.triangles.size(), -1);
+    std::vector<Index> queue;
+    Index num_components = 0;
+    for (Index seed = 0; seed < num_triangles; ++seed) {
+        if (flip[seed] >= 0) continue;
+        const Index component = num_components++;
+        flip[seed] = 0;
+        component_of[seed] = component;
+        queue.assign(1, seed);
+        for (std::size_t head = 0; head < queue.size(); ++head) {
+            const Index t = queue[head];
+            const Tri& tri = surface.triangles[t];
+            for (int k = 0; k < 3; ++k) {
+                const Index other = neighbour[3 * t + k];
+                const Tri& other_tri = surface.triangles[other];
+                const int a = corner_of(other_tri, tri[k]);
+                const bool same_direction = other_tri[(a + 1) % 3] == tri[(k + 1) % 3];
+                const signed char wanted = static_cast<signed char>(flip[t] ^ same_direction);
+                if (flip[other] < 0) {
+                    flip[other] = wanted;
+                    component_of[other] = component;
+                    queue.push_back(other);
+                } else {
+                    EDN_VERIFY(flip[other] == wanted, ErrorCode::InconsistentOrientation,
+                               source << ": non-orientable surface (triangles " << t << " and "
+                                      << other << " cannot agree on orientation)");
+                }
+            }
+        }
+    }
+    for (Index t = 0; t < num_triangles; ++t)
+        if (flip[t]) std::swap(surface.triangles[t][1], surface.triangles[t][2]);
+
+    // Outward: each component's enclosed volume made positive. A cavity (a component nested
+    // inside another) is also oriented this way, i.e. its normals point into the cavity's
+    // interior rather than into the solid: nesting is not detected.
+    std::vector<double> volume(static_cast<std::size_t>(num_components), 0.0);
+    std::vector<Vec3> origin(static_cast<std::size_t>(num_components));
+    std::vector<char> has_origin(static_cast<std::size_t>(num_components), 0);
+    for (Index t = 0; t < num_triangles; ++t) {
+        const Index c = component_of[t];
+        const Tri& tri = surface.triangles[t];
+        if (!has_origin[c]) {
+            // A point on the component keeps the sum well conditioned far from the origin.
+            origin[c] = surface.positions[tri[0]];
+            has_origin[c] = 1;
+        }
+        const Vec3 a = sub(surface.positions[tri[0]], origin[c]);
+        const Vec3 b = sub(surface.positions[tri[1]], origin[c]);
+        const Vec3 d = sub(surface.positions[tri[2]], origin[c]);
+        volume[c] += dot(a, cross(b, d)) / 6.0;
+    }
+    for (Index t = 0; t < num_triangles; ++t)
+        if (volume[component_of[t]] < 0.0)
+            std::swap(surface.triangles[t][1], surface.triangles[t][2]);
+}
+
+void write_obj_surface(const std::filesystem::path& path, const SurfaceMesh& surface) {
+    write_file_atomically(path, [&](std::ostream& out) {
+        out << "# elastodyn surface: " << surface.positions.size() << " vertices, "
+            << surface.triangles.size() << " triangles\n";
+        out << std::setprecision(std::numeric_limits<double>::max_digits10);
+        for (const Vec3& p : surface.positions)
+            out << "v " << p[0] << ' ' << p[1] << ' ' << p[2] << '\n';
+        for (const Tri& t : surface.triangles)
+            out << "f " << t[0] + 1 << ' ' << t[1] + 1 << ' ' << t[2] + 1 << '\n';
+    });
+}
+
+} // namespace edn

@@ -1,0 +1,118 @@
+#pragma once
+/// Summation of element matrices into a Bin-BCSR* matrix: three runtime-selectable methods
+/// (mueller-roemer-2018 sec. 4.4). Twins: edn::cpu (cpu/summation.cpp) and edn::cuda
+/// (cuda/summation.cu) take the same views; for CUDA every pointer is device memory.
+///
+/// Element matrices ("element blocks") are stored per cell as m x m row-major 3x3 blocks:
+/// entry (r, c) of block (a, b) of cell t at ((t*m + a)*m + b)*9 + 3r + c, m = nodes_per_cell(p),
+/// local node order as in mesh/node_layout.hpp.
+
+#include "fem/linear_elasticity.hpp"
+#include "mesh/node_layout.hpp"
+#include "sparse/bin_bcsr_pattern.hpp"
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace edn {
+
+/// How element blocks reach the matrix.
+enum class SummationMethod : std::uint8_t {
+    PerEntry,   ///< per stored block, the packed list of contributing element blocks (registers)
+    PerSimplex, ///< per row, the incident cells via vertexCells/edgeCells/faceCells (in memory)
+    Inline,     ///< per row, element matrices recomputed inside the kernel (p = 1 only)
+};
+
+/// "per_entry", "per_simplex", "inline".
+const char* summation_method_name(SummationMethod method);
+/// Parses a summation method name; nullopt when unknown.
+std::optional<SummationMethod> parse_summation_method(std::string_view name);
+
+/// Binary CSR in POD form.
+struct CsrView {
+    const Index* offsets = nullptr;
+    const Index* indices = nullptr;
+};
+
+/// node -> incident cells, through the simplex the node belongs to.
+struct NodeCellsView {
+    NodeLayout layout;
+    CsrView vertex_cells, edge_cells, face_cells;
+
+    /// The [begin, end) range of node's incident cells in the CSR `cells_of` returns.
+    EDN_HOST_DEVICE const CsrView& csr_of(Index node, Index& simplex) const {
+        if (node < layout.num_vertices) {
+            simplex = node;
+            return vertex_cells;
+        }
+        const Index first_face = layout.num_vertices + (layout.order - 1) * layout.num_edges;
+        if (node < first_face) {
+            simplex = (node - layout.num_vertices) / (layout.order - 1);
+            return edge_cells;
+        }
+        simplex = node - first_face; // (p-1)(p-2)/2 = 1 face node for p = 3
+        return face_cells;
+    }
+};
+
+/// #T x m table of cell nodes.
+struct CellNodesView {
+    const Index* nodes = nullptr;
+    int per_cell = 4;
+    Index num_cells = 0;
+};
+
+/// Per-entry summation map over targets: [0, #slots) off-diagonal slots, then #rows diagonal
+/// blocks; sources are element block indices (t*m + a)*m + b.
+struct PerEntryMapView {
+    Index num_slots = 0;
+    Index num_rows = 0;
+    const Index* offsets = nullptr; ///< #slots + #rows + 1
+    const Index* sources = nullptr; ///< #T * m * m
+};
+
+/// Host storage of a per-entry map.
+struct PerEntryMap {
+    Index num_slots = 0;
+    Index num_rows = 0;
+    std::vector<Index> offsets;
+    std::vector<Index> sources;
+    /// Kernel view.
+    PerEntryMapView view() const {
+        return {num_slots, num_rows, offsets.data(), sources.data()};
+    }
+};
+
+/// Host views of a topology's node->cells maps.
+NodeCellsView node_cells_view(const Topology& topology, const NodeLayout& layout);
+
+namespace cpu {
+
+/// Builds the per-entry map of `pattern` for the cells' node table (sources ascending per
+/// target, so summation order is deterministic).
+PerEntryMap build_per_entry_map(const BinBcsrPattern& pattern, const CellNodesView& cell_nodes);
+
+/// Element blocks of linear elasticity, order `order`, for every cell (rest positions).
+template <class T>
+void linear_elastic_element_blocks(const std::vector<Vec3>& positions,
+                                   const std::vector<Cell>& cells, int order,
+                                   const LameParameters<T>& lame, T* element_blocks);
+
+/// Zeroes `out` and sums the element blocks through the per-entry map.
+template <class T>
+void sum_per_entry(const PerEntryMapView& map, const T* element_blocks, BinBcsrMatrixView<T> out);
+
+/// Zeroes `out` and sums element blocks row by row through the node->cells maps.
+template <class T>
+void sum_per_simplex(const NodeCellsView& node_cells, const CellNodesView& cell_nodes,
+                     const T* element_blocks, BinBcsrMatrixView<T> out);
+
+/// p = 1 linear elasticity: zeroes `out` and sums element blocks computed on the fly per row.
+/// `positions` are 3 scalars per vertex.
+template <class T>
+void sum_inline_linear_p1(const NodeCellsView& node_cells, const Cell* cells, const T* positions,
+                          const LameParameters<T>& lame, BinBcsrMatrixView<T> out);
+
+} // namespace cpu
+} // namespace edn

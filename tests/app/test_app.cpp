@@ -1,0 +1,277 @@
+// Runs the `elastodyn` app headless (EGL, no display needed) and checks what it writes.
+// Skipped when the app was not built (ELASTODYN_BUILD_APP=OFF).
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The app binary: $EDN_APP, else next to the test binary, else ../app/elastodyn from it.
+fs::path app_path() {
+    if (const char* env = std::getenv("EDN_APP")) return env;
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) return {};
+    for (const fs::path& candidate :
+         {self.parent_path() / "elastodyn", self.parent_path().parent_path() / "app" / "elastodyn"}) {
+        if (fs::is_regular_file(candidate)) return candidate;
+    }
+    return {};
+}
+
+std::string quote(const fs::path& path) { return "'" + path.string() + "'"; }
+
+std::string read_text(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+/// Result of one run of the app.
+struct AppRun {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+class App : public ::testing::Test {
+protected:
+    void SetUp() override {
+        app_ = app_path();
+        if (app_.empty()) GTEST_SKIP() << "elastodyn app not built";
+        dir_ = fs::temp_directory_path() /
+               ("edn_app_test_" + std::to_string(::getpid()) + "_" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+    }
+    void TearDown() override {
+        if (!dir_.empty() && !HasFailure()) fs::remove_all(dir_);
+    }
+
+    /// Runs `env_prefix` app `arguments`, capturing stdout and stderr.
+    AppRun run(const std::string& arguments, const std::string& env_prefix = "") const {
+        const std::string command = env_prefix + quote(app_) + " " + arguments + " > " +
+                                    quote(dir_ / "stdout.txt") + " 2> " + quote(dir_ / "stderr.txt");
+        const int status = std::system(command.c_str());
+        AppRun result;
+        result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        result.out = read_text(dir_ / "stdout.txt");
+        result.err = read_text(dir_ / "stderr.txt");
+        return result;
+    }
+
+    /// A unit cube of n^3 sub-cubes, six tets each, as a TetGen .node/.ele pair; returns .node.
+    fs::path write_cube(int n) const {
+        const fs::path node = dir_ / "cube.node";
+        auto id = [n](int i, int j, int k) { return (k * (n + 1) + j) * (n + 1) + i; };
+        std::ofstream nodes(node);
+        nodes << (n + 1) * (n + 1) * (n + 1) << " 3 0 0\n";
+        for (int k = 0; k <= n; ++k)
+            for (int j = 0; j <= n; ++j)
+                for (int i = 0; i <= n; ++i)
+                    nodes << id(i, j, k) << ' ' << double(i) / n << ' ' << double(j) / n << ' '
+                          << double(k) / n << '\n';
+        // Kuhn subdivision: the six tets along the main diagonal of each sub-cube.
+        const std::array<std::array<int, 3>, 6> axis_orders = {
+            {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}};
+        std::ofstream elements(dir_ / "cube.ele");
+        elements << 6 * n * n * n << " 4 0\n";
+        int cell = 0;
+        for (int k = 0; k < n; ++k)
+            for (int j = 0; j < n; ++j)
+                for (int i = 0; i < n; ++i)
+                    for (const auto& order : axis_orders) {
+                        std::array<int, 3> corner = {i, j, k};
+                        elements << cell++ << ' ' << id(corner[0], corner[1], corner[2]);
+                        for (int axis : order) {
+                            ++corner[axis];
+                            elements << ' ' << id(corner[0], corner[1], corner[2]);
+                        }
+                        elements << '\n';
+                    }
+        return node;
+    }
+
+    fs::path app_;
+    fs::path dir_;
+};
+
+/// Binary PPM (P6, maxval 255) as written by the app.
+struct Ppm {
+    int width = 0;
+    int height = 0;
+    std::vector<std::uint8_t> rgb;
+};
+
+Ppm read_ppm(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string magic;
+    int maxval = 0;
+    Ppm image;
+    in >> magic >> image.width >> image.height >> maxval;
+    in.get(); // the single whitespace after maxval
+    if (magic != "P6" || maxval != 255 || image.width <= 0 || image.height <= 0) return {};
+    image.rgb.resize(static_cast<std::size_t>(image.width) * image.height * 3);
+    in.read(reinterpret_cast<char*>(image.rgb.data()), static_cast<std::streamsize>(image.rgb.size()));
+    if (in.gcount() != static_cast<std::streamsize>(image.rgb.size())) return {};
+    return image;
+}
+
+/// The surface is orange (red well above blue); background and grid are grey-blue.
+bool is_mesh_pixel(const std::uint8_t* p) { return p[0] > 60 && p[0] > p[2] + 40; }
+
+TEST_F(App, HeadlessScreenshotShowsTheMeshCentred) {
+    const fs::path scene = write_cube(3);
+    const fs::path shot = dir_ / "shot.ppm";
+    const AppRun result = run("--headless --frames 3 --no-gui --width 320 --height 240 --scene " +
+                           quote(scene) + " --screenshot " + quote(shot));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    ASSERT_TRUE(fs::exists(shot));
+    const Ppm image = read_ppm(shot);
+    ASSERT_EQ(image.width, 320);
+    ASSERT_EQ(image.height, 240);
+
+    std::size_t mesh_pixels = 0;
+    double sum_x = 0.0;
+    double sum_y = 0.0;
+    for (int y = 0; y < image.height; ++y) {
+        for (int x = 0; x < image.width; ++x) {
+            if (!is_mesh_pixel(&image.rgb[(static_cast<std::size_t>(y) * image.width + x) * 3])) {
+                continue;
+            }
+            ++mesh_pixels;
+            sum_x += x;
+            sum_y += y;
+        }
+    }
+    const double share = double(mesh_pixels) / (double(image.width) * image.height);
+    EXPECT_GT(share, 0.02);
+    EXPECT_LT(share, 0.90);
+    ASSERT_GT(mesh_pixels, 0u);
+    // The camera frames the mesh's bounding box, so the mesh sits near the middle.
+    EXPECT_NEAR(sum_x / mesh_pixels, image.width / 2.0, 0.15 * image.width);
+    EXPECT_NEAR(sum_y / mesh_pixels, image.height / 2.0, 0.15 * image.height);
+    // Top corners look past the mesh at the background: it must not be mesh-coloured.
+    EXPECT_FALSE(is_mesh_pixel(&image.rgb[0]));
+    EXPECT_FALSE(is_mesh_pixel(&image.rgb[(image.width - 1) * 3]));
+}
+
+TEST_F(App, HeadlessPngWithGuiAndTimings) {
+    const fs::path scene = write_cube(2);
+    const fs::path shot = dir_ / "shot.png";
+    const fs::path csv = dir_ / "timings.csv";
+    const AppRun result = run("--headless --frames 3 --width 200 --height 150 --scene " +
+                           quote(scene) + " --screenshot " + quote(shot) + " --timings " +
+                           quote(csv));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+
+    // PNG signature, then the IHDR chunk with big-endian width and height.
+    const std::string png = read_text(shot);
+    ASSERT_GT(png.size(), 33u);
+    EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+    EXPECT_EQ(png.substr(12, 4), "IHDR");
+    auto be32 = [&](std::size_t at) {
+        std::uint32_t value = 0;
+        for (std::size_t i = 0; i < 4; ++i) value = (value << 8) | std::uint8_t(png[at + i]);
+        return value;
+    };
+    EXPECT_EQ(be32(16), 200u);
+    EXPECT_EQ(be32(20), 150u);
+
+    const std::vector<std::string> lines = lines_of(read_text(csv));
+    ASSERT_EQ(lines.size(), 4u);
+    EXPECT_EQ(lines[0], "frame,poll_ms,new_frame_ms,ui_ms,simulate_ms,render_ms,swap_ms,total_ms");
+    for (std::size_t row = 1; row < lines.size(); ++row) {
+        std::istringstream in(lines[row]);
+        std::vector<double> values;
+        for (std::string cell; std::getline(in, cell, ',');) values.push_back(std::stod(cell));
+        ASSERT_EQ(values.size(), 8u) << lines[row];
+        EXPECT_EQ(values[0], double(row - 1));
+        double stages = 0.0;
+        for (std::size_t i = 1; i < values.size(); ++i) {
+            EXPECT_TRUE(std::isfinite(values[i]) && values[i] >= 0.0) << lines[row];
+            if (i + 1 < values.size()) stages += values[i];
+        }
+        // The stages partition the frame: their sum cannot exceed the total.
+        EXPECT_LE(stages, values.back() * 1.0001 + 1e-6) << lines[row];
+    }
+    // No temporary files left behind by the atomic writers.
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+        EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+    }
+}
+
+TEST_F(App, MissingSceneExits3WithOneLine) {
+    const fs::path shot = dir_ / "shot.png";
+    const AppRun result = run("--headless --frames 3 --scene " + quote(dir_ / "missing.node") +
+                           " --screenshot " + quote(shot));
+    EXPECT_EQ(result.exit_code, 3);
+    const std::vector<std::string> lines = lines_of(result.err);
+    ASSERT_EQ(lines.size(), 1u) << result.err;
+    EXPECT_EQ(lines[0].rfind("elastodyn: error: ", 0), 0u) << lines[0];
+    EXPECT_NE(lines[0].find("missing"), std::string::npos) << lines[0];
+    EXPECT_FALSE(fs::exists(shot));
+}
+
+TEST_F(App, MalformedSceneExits3WithOneLine) {
+    const fs::path node = dir_ / "broken.node";
+    std::ofstream(node) << "4 3 0 0\n0 0 0 0\n1 1 0 zero\n";
+    std::ofstream(dir_ / "broken.ele") << "1 4 0\n0 0 1 2 3\n";
+    const AppRun result = run("--headless --frames 3 --scene " + quote(node));
+    EXPECT_EQ(result.exit_code, 3);
+    const std::vector<std::string> lines = lines_of(result.err);
+    ASSERT_EQ(lines.size(), 1u) << result.err;
+    EXPECT_EQ(lines[0].rfind("elastodyn: error: ", 0), 0u) << lines[0];
+    EXPECT_NE(lines[0].find("broken"), std::string::npos) << lines[0];
+}
+
+TEST_F(App, NoDisplayWithoutHeadlessExits4SuggestingHeadless) {
+    const AppRun result =
+        run("--frames 1 --scene " + quote(write_cube(1)), "env -u DISPLAY -u WAYLAND_DISPLAY ");
+    EXPECT_EQ(result.exit_code, 4);
+    const std::vector<std::string> lines = lines_of(result.err);
+    ASSERT_EQ(lines.size(), 1u) << result.err;
+    EXPECT_NE(lines[0].find("--headless"), std::string::npos) << lines[0];
+}
+
+TEST_F(App, UsageErrorsExit2) {
+    EXPECT_EQ(run("--frames 0 --headless").exit_code, 2);
+    EXPECT_EQ(run("--frames many --headless").exit_code, 2);
+    EXPECT_EQ(run("--no-such-option").exit_code, 2);
+    EXPECT_EQ(run("--scene").exit_code, 2);
+    const AppRun help = run("--help");
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_NE(help.out.find("--headless"), std::string::npos);
+}
+
+TEST_F(App, ScreenshotWithUnknownExtensionFails) {
+    const AppRun result = run("--headless --frames 1 --width 64 --height 48 --scene " +
+                           quote(write_cube(1)) + " --screenshot " + quote(dir_ / "shot.bmp"));
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(lines_of(result.err).size(), 1u) << result.err;
+    EXPECT_FALSE(fs::exists(dir_ / "shot.bmp"));
+}
+
+} // namespace

@@ -1,0 +1,414 @@
+// Runs the real elastodyn-cli binary: exit codes of the DESIGN.md contract, one-line errors that
+// name the file, no output file unless successful, and counts checked against brute force.
+
+#include "core/types.hpp"
+#include "mesh/tet_mesh.hpp"
+#include "mesh/tetgen_io.hpp"
+#include "test_util.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <csignal>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <map>
+#include <numeric>
+#include <set>
+#include <spawn.h>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+extern char** environ;
+
+namespace edn {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Outcome of one CLI run.
+struct CliRun {
+    bool exited = false;   ///< ended by exit(), not by a signal
+    int exit_code = -1;    ///< exit status when `exited`
+    int signal_number = 0; ///< terminating signal otherwise
+    std::string out;       ///< everything written to stdout
+    std::string err;       ///< everything written to stderr
+};
+
+std::string read_text(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+/// Fixture: an output directory the CLI writes into, and a separate one for captured output, so
+/// that the output directory can be checked for leftovers.
+class Cli : public ::testing::Test {
+protected:
+    void SetUp() override {
+        const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+        root_ =
+            fs::temp_directory_path() / ("edn_cli_test_" + std::to_string(::getpid()) + "_" + name);
+        fs::remove_all(root_);
+        out_dir_ = root_ / "out";
+        capture_dir_ = root_ / "capture";
+        fs::create_directories(out_dir_);
+        fs::create_directories(capture_dir_);
+    }
+    void TearDown() override {
+        std::error_code ignored;
+        fs::remove_all(root_, ignored);
+    }
+
+    /// Runs elastodyn-cli with `arguments` (no shell), with a 120 s limit.
+    CliRun run(const std::vector<std::string>& arguments) const {
+        const std::string binary = test::cli_path().string();
+        std::vector<std::string> storage = {binary};
+        storage.insert(storage.end(), arguments.begin(), arguments.end());
+        std::vector<char*> argv;
+        for (std::string& s : storage) argv.push_back(s.data());
+        argv.push_back(nullptr);
+
+        const fs::path out_file = capture_dir_ / "stdout.txt";
+        const fs::path err_file = capture_dir_ / "stderr.txt";
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_addopen(&actions, 1, out_file.c_str(),
+                                         O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(),
+                                         O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        pid_t pid = -1;
+        const int spawned =
+            posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        CliRun result;
+        if (spawned != 0) {
+            ADD_FAILURE() << "cannot run " << binary;
+            return result;
+        }
+        int status = 0;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        while (::waitpid(pid, &status, WNOHANG) == 0) {
+            if (std::chrono::steady_clock::now() > deadline) {
+                ::kill(pid, SIGKILL);
+                ::waitpid(pid, &status, 0);
+                ADD_FAILURE() << "elastodyn-cli hung (killed after 120 s)";
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        result.exited = WIFEXITED(status);
+        result.exit_code = result.exited ? WEXITSTATUS(status) : -1;
+        result.signal_number = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        result.out = read_text(out_file);
+        result.err = read_text(err_file);
+        return result;
+    }
+
+    /// Names of what is in the output directory.
+    std::vector<std::string> leftovers() const {
+        std::vector<std::string> names;
+        for (const auto& entry : fs::directory_iterator(out_dir_))
+            names.push_back(entry.path().filename().string());
+        return names;
+    }
+
+    fs::path root_, out_dir_, capture_dir_;
+};
+
+/// Expects a failed run: exit `code`, not a signal, one "elastodyn-cli: error: " line on stderr
+/// that contains `must_contain`, nothing on stdout.
+void expect_failure(const CliRun& run, int code, const std::string& must_contain) {
+    EXPECT_TRUE(run.exited) << "killed by signal " << run.signal_number;
+    EXPECT_EQ(run.exit_code, code) << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+    EXPECT_FALSE(run.err.empty() || run.err.back() != '\n') << run.err;
+    EXPECT_EQ(run.err.rfind("elastodyn-cli: error: ", 0), 0u) << run.err;
+    EXPECT_NE(run.err.find(must_contain), std::string::npos)
+        << "'" << must_contain << "' not in: " << run.err;
+    EXPECT_EQ(run.out, "");
+}
+
+/// Minimal parser for the CLI's flat JSON objects (string and number values); fails the test on
+/// anything else, so malformed output is caught.
+std::map<std::string, std::string> parse_flat_json(const std::string& text) {
+    std::map<std::string, std::string> members;
+    std::size_t i = 0;
+    auto skip_space = [&] {
+        while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    };
+    auto parse_string = [&]() -> std::string {
+        std::string value;
+        if (i >= text.size() || text[i] != '"') throw std::runtime_error("expected string");
+        for (++i; i < text.size() && text[i] != '"'; ++i) {
+            if (text[i] == '\\') ++i;
+            if (i < text.size()) value += text[i];
+        }
+        if (i >= text.size()) throw std::runtime_error("unterminated string");
+        ++i;
+        return value;
+    };
+    try {
+        skip_space();
+        if (i >= text.size() || text[i++] != '{') throw std::runtime_error("expected {");
+        for (;;) {
+            skip_space();
+            const std::string key = parse_string();
+            skip_space();
+            if (i >= text.size() || text[i++] != ':') throw std::runtime_error("expected :");
+            skip_space();
+            std::string value;
+            if (i < text.size() && text[i] == '"') {
+                value = parse_string();
+            } else {
+                const std::size_t start = i;
+                while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) ||
+                                           std::string("+-.eE").find(text[i]) != std::string::npos))
+                    ++i;
+                value = text.substr(start, i - start);
+                std::size_t used = 0;
+                std::stod(value, &used);
+                if (used != value.size()) throw std::runtime_error("bad number " + value);
+            }
+            if (!members.emplace(key, value).second) throw std::runtime_error("duplicate key");
+            skip_space();
+            if (i < text.size() && text[i] == ',') {
+                ++i;
+                continue;
+            }
+            if (i < text.size() && text[i] == '}') {
+                ++i;
+                break;
+            }
+            throw std::runtime_error("expected , or }");
+        }
+        skip_space();
+        if (i != text.size()) throw std::runtime_error("trailing text");
+    } catch (const std::exception& error) {
+        ADD_FAILURE() << "invalid JSON (" << error.what() << "): " << text;
+    }
+    return members;
+}
+
+long long integer_member(const std::map<std::string, std::string>& json, const std::string& key) {
+    const auto it = json.find(key);
+    if (it == json.end()) {
+        ADD_FAILURE() << "missing key " << key;
+        return -1;
+    }
+    return std::stoll(it->second);
+}
+
+/// The test cube: our own closed unit cube of 12 triangles.
+fs::path cube_obj() {
+    return test::data_path("good/tet_cli_cube.obj");
+}
+
+TEST_F(Cli, EveryBadFileFailsCleanlyWithExitCode3) {
+    // Documented exceptions to "bad input = 3": an unsupported feature is exit 4 by
+    // exit_code_for(ErrorCode::Unsupported).
+    const std::map<std::string, int> expected_code = {{"binary.msh", 4}};
+    const std::set<std::string> mesh_extensions = {".obj", ".node", ".ele", ".msh"};
+    int tested = 0;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(test::data_path("bad")))
+        if (entry.is_regular_file() && mesh_extensions.count(entry.path().extension().string()))
+            files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    for (const fs::path& file : files) {
+        const std::string name = file.filename().string();
+        const int code = expected_code.count(name) ? expected_code.at(name) : 3;
+        // A .node/.ele error may be reported against the other file of the pair: the stem is
+        // what both share.
+        const std::string named = file.extension() == ".obj" ? name : file.stem().string();
+        const fs::path output = out_dir_ / "result.node";
+        std::vector<std::vector<std::string>> commands = {
+            {"tetrahedralize", file.string(), output.string(), "--quality", "2"},
+            {"info", file.string()},
+        };
+        for (const auto& arguments : commands) {
+            SCOPED_TRACE(arguments[0] + " " + name);
+            expect_failure(run(arguments), code, named);
+            EXPECT_TRUE(leftovers().empty()) << "output left behind for " << name;
+        }
+        ++tested;
+    }
+    EXPECT_GE(tested, 1) << "no bad files found in " << test::data_path("bad");
+}
+
+TEST_F(Cli, MissingAndUnknownFilesAreBadInput) {
+    expect_failure(run({"info", (root_ / "missing.obj").string()}), 3, "missing.obj");
+    std::ofstream(root_ / "mesh.xyz") << "1 2 3\n";
+    expect_failure(run({"info", (root_ / "mesh.xyz").string()}), 3, "'.xyz'");
+    // Output into a directory that does not exist.
+    expect_failure(
+        run({"tetrahedralize", cube_obj().string(), (root_ / "nowhere" / "x.node").string()}), 3,
+        "x.node");
+    EXPECT_TRUE(leftovers().empty());
+}
+
+TEST_F(Cli, UsageErrorsExitWith2) {
+    const std::string cube = cube_obj().string();
+    const std::string out = (out_dir_ / "cube.node").string();
+    const std::vector<std::vector<std::string>> cases = {
+        {"frobnicate"},
+        {"info"},
+        {"info", cube, "extra"},
+        {"info", cube, "--bogus"},
+        {"info", cube, "--order"},
+        {"info", cube, "--order", "4"},
+        {"info", cube, "--order", "0"},
+        {"info", cube, "--order", "1.5"},
+        {"info", cube, "--order", "1", "--order", "2"},
+        {"info", cube, "--quality", "abc"},
+        {"info", cube, "--quality", "nan"},
+        {"info", cube, "--quality", "inf"},
+        {"info", cube, "--quality", "0.5"},
+        {"info", cube, "--quality", ""},
+        {"info", cube, "--verbose=yes"},
+        {"info", cube, "-x"},
+        {"tetrahedralize", cube},
+        {"tetrahedralize", cube, (out_dir_ / "cube.txt").string()},
+        {"tetrahedralize", cube, out, "--max-volume", "-1"},
+        {"tetrahedralize", cube, out, "--max-volume", "1e999"},
+    };
+    for (const auto& arguments : cases) {
+        std::string joined;
+        for (const auto& a : arguments) joined += a + " ";
+        SCOPED_TRACE(joined);
+        expect_failure(run(arguments), 2, "");
+        EXPECT_TRUE(leftovers().empty());
+    }
+}
+
+TEST_F(Cli, HelpVersionAndNoArguments) {
+    const CliRun help = run({"--help"});
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_NE(help.out.find("tetrahedralize"), std::string::npos);
+    EXPECT_NE(help.out.find("info"), std::string::npos);
+    const CliRun none = run({});
+    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_NE(none.err.find("usage"), std::string::npos);
+    const CliRun command_help = run({"info", "--help"});
+    EXPECT_EQ(command_help.exit_code, 0);
+    EXPECT_NE(command_help.out.find("--order"), std::string::npos);
+    const CliRun version = run({"--version"});
+    EXPECT_EQ(version.exit_code, 0);
+    EXPECT_EQ(version.out.rfind("elastodyn-cli ", 0), 0u);
+}
+
+/// Brute-force counts of a mesh: edges, faces, boundary faces, components (sharing a vertex).
+struct Counts {
+    long long edges = 0, faces = 0, boundary_faces = 0, components = 0;
+};
+
+Counts brute_force_counts(const TetMesh& mesh) {
+    std::set<std::pair<Index, Index>> edges;
+    std::map<std::array<Index, 3>, int> faces;
+    std::vector<Index> parent(mesh.positions.size());
+    std::iota(parent.begin(), parent.end(), 0);
+    auto find = [&](Index v) {
+        while (parent[v] != v) v = parent[v] = parent[parent[v]];
+        return v;
+    };
+    for (const Cell& c : mesh.cells) {
+        for (int i = 0; i < 4; ++i)
+            for (int j = i + 1; j < 4; ++j)
+                edges.insert({std::min(c[i], c[j]), std::max(c[i], c[j])});
+        for (int skip = 0; skip < 4; ++skip) {
+            std::array<Index, 3> f{};
+            int n = 0;
+            for (int k = 0; k < 4; ++k)
+                if (k != skip) f[n++] = c[k];
+            std::sort(f.begin(), f.end());
+            ++faces[f];
+        }
+        for (int k = 1; k < 4; ++k) parent[find(c[k])] = find(c[0]);
+    }
+    Counts counts;
+    counts.edges = static_cast<long long>(edges.size());
+    counts.faces = static_cast<long long>(faces.size());
+    for (const auto& [f, n] : faces) counts.boundary_faces += n == 1;
+    std::set<Index> roots;
+    for (const Cell& c : mesh.cells) roots.insert(find(c[0]));
+    counts.components = static_cast<long long>(roots.size());
+    return counts;
+}
+
+TEST_F(Cli, TetrahedralizeWritesAReadableMeshAndInfoMatchesBruteForce) {
+    const fs::path node = out_dir_ / "cube.node";
+    const fs::path ele = out_dir_ / "cube.ele";
+    const CliRun meshed =
+        run({"tetrahedralize", cube_obj().string(), node.string(), "--max-volume", "0.02"});
+    ASSERT_EQ(meshed.exit_code, 0) << meshed.err;
+    EXPECT_EQ(meshed.err, "");
+    EXPECT_EQ(std::count(meshed.out.begin(), meshed.out.end(), '\n'), 1) << meshed.out;
+    const auto summary = parse_flat_json(meshed.out);
+    std::vector<std::string> files = leftovers();
+    std::sort(files.begin(), files.end());
+    EXPECT_EQ(files, (std::vector<std::string>{"cube.ele", "cube.node"}));
+
+    TetMesh mesh = read_node_ele(node);
+    validate_tet_mesh(mesh, node.string());
+    EXPECT_EQ(integer_member(summary, "vertices"), mesh.num_vertices());
+    EXPECT_EQ(integer_member(summary, "cells"), mesh.num_cells());
+    double volume = 0;
+    for (const Cell& c : mesh.cells) {
+        const double v = signed_volume(mesh.positions[c[0]], mesh.positions[c[1]],
+                                       mesh.positions[c[2]], mesh.positions[c[3]]);
+        EXPECT_LE(v, 0.02 * (1 + 1e-9));
+        volume += v;
+    }
+    EXPECT_NEAR(volume, 1.0, 1e-9);
+    EXPECT_GE(mesh.num_cells(), 50); // volume 1 in tets of at most 0.02
+
+    const Counts expected = brute_force_counts(mesh);
+    const long long V = mesh.num_vertices();
+    for (int order = 1; order <= 3; ++order) {
+        SCOPED_TRACE("order " + std::to_string(order));
+        const CliRun info = run({"info", node.string(), "--order", std::to_string(order)});
+        ASSERT_EQ(info.exit_code, 0) << info.err;
+        const auto json = parse_flat_json(info.out);
+        const std::vector<std::string> keys = {"file",  "vertices",       "edges",      "faces",
+                                               "cells", "boundary_faces", "components", "order",
+                                               "nodes", "volume"};
+        for (const std::string& key : keys) EXPECT_TRUE(json.count(key)) << key;
+        EXPECT_EQ(json.at("file"), node.string());
+        EXPECT_EQ(integer_member(json, "vertices"), V);
+        EXPECT_EQ(integer_member(json, "cells"), mesh.num_cells());
+        EXPECT_EQ(integer_member(json, "edges"), expected.edges);
+        EXPECT_EQ(integer_member(json, "faces"), expected.faces);
+        EXPECT_EQ(integer_member(json, "boundary_faces"), expected.boundary_faces);
+        EXPECT_EQ(integer_member(json, "components"), 1);
+        EXPECT_EQ(integer_member(json, "order"), order);
+        const long long nodes[4] = {0, V, V + expected.edges,
+                                    V + 2 * expected.edges + expected.faces};
+        EXPECT_EQ(integer_member(json, "nodes"), nodes[order]);
+        EXPECT_NEAR(std::stod(json.at("volume")), 1.0, 1e-9);
+    }
+}
+
+TEST_F(Cli, InfoMeshesAnObjDirectly) {
+    const CliRun info = run({"info", cube_obj().string(), "--order", "2", "--quality", "1.5"});
+    ASSERT_EQ(info.exit_code, 0) << info.err;
+    const auto json = parse_flat_json(info.out);
+    const long long V = integer_member(json, "vertices"), E = integer_member(json, "edges");
+    const long long F = integer_member(json, "faces"), T = integer_member(json, "cells");
+    const long long B = integer_member(json, "boundary_faces");
+    EXPECT_GT(T, 0);
+    EXPECT_EQ(4 * T, 2 * F - B); // every face has two cells except the boundary ones
+    EXPECT_EQ(V - E + F - T, 1); // Euler characteristic of a ball
+    EXPECT_EQ(integer_member(json, "nodes"), V + E);
+    EXPECT_NEAR(std::stod(json.at("volume")), 1.0, 1e-9);
+    EXPECT_TRUE(leftovers().empty());
+}
+
+} // namespace
+} // namespace edn

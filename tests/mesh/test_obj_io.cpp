@@ -1,0 +1,257 @@
+#include "core/error.hpp"
+#include "mesh/obj_io.hpp"
+#include "test_util.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <gtest/gtest.h>
+#include <map>
+#include <random>
+#include <set>
+#include <unistd.h>
+
+namespace edn {
+namespace {
+
+namespace fs = std::filesystem;
+
+void expect_error(const std::function<void()>& action, ErrorCode code,
+                  const std::string& fragment) {
+    try {
+        action();
+        ADD_FAILURE() << "no error thrown, expected " << error_code_name(code);
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), code) << e.what();
+        EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
+            << "message '" << e.what() << "' lacks '" << fragment << "'";
+        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "message is one line";
+    }
+}
+
+/// A fresh scratch folder per test.
+fs::path scratch_dir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    fs::path dir =
+        fs::temp_directory_path() / ("edn_obj_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+/// Reads and checks a bad file, expecting `code` and the file name in the message.
+void expect_bad_obj(const std::string& name, ErrorCode code, const std::string& fragment = "") {
+    SCOPED_TRACE(name);
+    const fs::path path = test::data_path("bad/" + name);
+    ASSERT_TRUE(fs::exists(path));
+    expect_error(
+        [&] {
+            SurfaceMesh surface = read_obj_surface(path);
+            check_and_orient_surface(surface, path.string());
+        },
+        code, name);
+    if (!fragment.empty())
+        expect_error(
+            [&] {
+                SurfaceMesh surface = read_obj_surface(path);
+                check_and_orient_surface(surface, path.string());
+            },
+            code, fragment);
+}
+
+/// Enclosed volume by the divergence theorem (brute force, no shared code with the engine).
+double enclosed_volume(const SurfaceMesh& s) {
+    double sum = 0.0;
+    for (const Tri& t : s.triangles) {
+        const Vec3& a = s.positions[t[0]];
+        const Vec3& b = s.positions[t[1]];
+        const Vec3& c = s.positions[t[2]];
+        sum += a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
+               a[2] * (b[0] * c[1] - b[1] * c[0]);
+    }
+    return sum / 6.0;
+}
+
+/// Consistently oriented and closed: every directed edge occurs once and its reverse once.
+void expect_consistent(const SurfaceMesh& s) {
+    std::map<std::pair<Index, Index>, int> directed;
+    for (const Tri& t : s.triangles)
+        for (int k = 0; k < 3; ++k) ++directed[{t[k], t[(k + 1) % 3]}];
+    for (const auto& [edge, count] : directed) {
+        EXPECT_EQ(count, 1) << edge.first << "->" << edge.second;
+        EXPECT_EQ(directed.count({edge.second, edge.first}), 1u)
+            << edge.first << "-" << edge.second;
+    }
+}
+
+TEST(ObjIo, BadFiles) {
+    expect_bad_obj("empty.obj", ErrorCode::EmptyMesh, "no faces");
+    expect_bad_obj("points_only.obj", ErrorCode::EmptyMesh, "no faces");
+    expect_bad_obj("lines_only.obj", ErrorCode::EmptyMesh, "no faces");
+    expect_bad_obj("out_of_range_index.obj", ErrorCode::IndexOutOfRange,
+                   "face 3 references vertex 12 of 8");
+    expect_bad_obj("zero_index.obj", ErrorCode::IndexOutOfRange, "face 3 references vertex 0");
+    expect_bad_obj("nan_coordinate.obj", ErrorCode::NonFinite,
+                   "vertex 5 has a non-finite coordinate");
+    // binary_garbage.obj: 512 bytes from a fixed-seed LCG, starting with an ELF magic and NULs.
+    expect_bad_obj("binary_garbage.obj", ErrorCode::Parse, "not a text OBJ file");
+    expect_bad_obj("open_surface.obj", ErrorCode::OpenSurface, "open surface: 4 boundary edges");
+    expect_bad_obj("non_manifold_edge.obj", ErrorCode::NonManifold,
+                   "non-manifold edge at vertices 0-1");
+    expect_bad_obj("non_manifold_vertex.obj", ErrorCode::NonManifold, "non-manifold vertex 0");
+    expect_bad_obj("degenerate_triangle.obj", ErrorCode::DegenerateElement,
+                   "degenerate triangle 1 (zero area)");
+}
+
+TEST(ObjIo, MissingFileAndDirectoryAreIoErrors) {
+    expect_error([] { read_obj_surface(test::data_path("bad/no_such_file.obj")); }, ErrorCode::Io,
+                 "no_such_file.obj");
+    const fs::path dir = scratch_dir() / "folder.obj";
+    fs::create_directories(dir);
+    expect_error([&] { read_obj_surface(dir); }, ErrorCode::Io, "folder.obj");
+}
+
+TEST(ObjIo, CubeOfQuadsIsWeldedAndTriangulated) {
+    SurfaceMesh cube = read_obj_surface(test::data_path("good/cube_quads.obj"));
+    // 24 face vertices weld to 8 corners; the unreferenced vertex is dropped.
+    ASSERT_EQ(cube.positions.size(), 8u);
+    ASSERT_EQ(cube.triangles.size(), 12u);
+    std::vector<Vec3> sorted = cube.positions;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<Vec3> expected;
+    for (int x = 0; x < 2; ++x)
+        for (int y = 0; y < 2; ++y)
+            for (int z = 0; z < 2; ++z) expected.push_back({double(x), double(y), double(z)});
+    EXPECT_EQ(sorted, expected);
+    expect_consistent(cube);
+    EXPECT_NEAR(enclosed_volume(cube), 1.0, 1e-14);
+    const SurfaceMesh before = cube;
+    check_and_orient_surface(cube, "cube_quads.obj");
+    EXPECT_EQ(cube.triangles, before.triangles) << "already outward: nothing to change";
+}
+
+TEST(ObjIo, MixedOrientationIsFixed) {
+    SurfaceMesh cube = read_obj_surface(test::data_path("good/cube_mixed_orientation.obj"));
+    ASSERT_EQ(cube.triangles.size(), 12u);
+    check_and_orient_surface(cube, "cube_mixed_orientation.obj");
+    expect_consistent(cube);
+    EXPECT_NEAR(enclosed_volume(cube), 1.0, 1e-14);
+
+    // Entirely inside-out: flipped back.
+    for (Tri& t : cube.triangles) std::swap(t[0], t[1]);
+    check_and_orient_surface(cube, "inside_out");
+    EXPECT_NEAR(enclosed_volume(cube), 1.0, 1e-14);
+}
+
+TEST(ObjIo, SelfIntersectingSurfacePassesSurfaceChecks) {
+    // Two overlapping closed cubes: only TetGen's intersection test can reject this one.
+    SurfaceMesh surface = read_obj_surface(test::data_path("bad/self_intersecting.obj"));
+    EXPECT_EQ(surface.positions.size(), 16u);
+    EXPECT_EQ(surface.triangles.size(), 24u);
+    for (Tri& t : surface.triangles)
+        if (t[0] >= 8) std::swap(t[1], t[2]); // second cube inside out
+    check_and_orient_surface(surface, "self_intersecting.obj");
+    expect_consistent(surface);
+    EXPECT_NEAR(enclosed_volume(surface), 2.0, 1e-14);
+}
+
+TEST(ObjIo, NegativeIndicesAndForwardReferences) {
+    const fs::path path = scratch_dir() / "relative.obj";
+    {
+        std::ofstream out(path);
+        out << "v 0 0 0\nv 1 0 0\nv 0 1 0\nf -3 -1 -2\n" // relative to the 3 so far
+            << "v 0 0 1\nf 1 2 4\nf -4 -1 -2\nf 2 -2 -1\n";
+    }
+    SurfaceMesh tet = read_obj_surface(path);
+    ASSERT_EQ(tet.triangles.size(), 4u);
+    EXPECT_EQ(tet.triangles[0], (Tri{0, 2, 1}));
+    EXPECT_EQ(tet.triangles[2], (Tri{0, 3, 2}));
+    check_and_orient_surface(tet, path.string());
+    EXPECT_NEAR(enclosed_volume(tet), 1.0 / 6.0, 1e-15);
+
+    const fs::path bad = scratch_dir() / "relative_bad.obj";
+    {
+        std::ofstream out(bad);
+        out << "v 0 0 0\nv 1 0 0\nf -3 -1 -2\nv 0 1 0\n";
+    }
+    expect_error([&] { read_obj_surface(bad); }, ErrorCode::IndexOutOfRange,
+                 "face 1 references vertex -3 but only 2 vertices precede it");
+}
+
+TEST(ObjIo, WeldingMatchesBruteForce) {
+    // Distinct random points, each written 1-3 times with jitter far below the weld tolerance.
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<double> coordinate(-1.0, 1.0);
+    std::uniform_real_distribution<double> jitter(-1e-13, 1e-13);
+    const int distinct = 300;
+    std::vector<Vec3> points(distinct);
+    for (Vec3& p : points) p = {coordinate(rng), coordinate(rng), coordinate(rng)};
+    std::vector<Vec3> written;
+    for (int i = 0; i < distinct; ++i) {
+        const int count = 1 + static_cast<int>(rng() % 3);
+        for (int c = 0; c < count; ++c) {
+            written.push_back({points[i][0] + jitter(rng), points[i][1] + jitter(rng),
+                               points[i][2] + jitter(rng)});
+        }
+    }
+    std::shuffle(written.begin(), written.end(), rng);
+    // Rebuild which written slot holds which point by nearest search (brute force, O(n^2)).
+    std::vector<int> owner(written.size());
+    for (std::size_t w = 0; w < written.size(); ++w) {
+        double best = 1e300;
+        for (int i = 0; i < distinct; ++i) {
+            const double d = std::hypot(written[w][0] - points[i][0], written[w][1] - points[i][1],
+                                        written[w][2] - points[i][2]);
+            if (d < best) best = d, owner[w] = i;
+        }
+    }
+    // Triangles over random written slots, skipping points 0..9 so they stay unreferenced.
+    SurfaceMesh input;
+    input.positions = written;
+    std::set<int> referenced;
+    for (int t = 0; t < 400; ++t) {
+        Tri tri{};
+        for (Index& v : tri) {
+            do v = static_cast<Index>(rng() % written.size());
+            while (owner[v] < 10);
+            referenced.insert(owner[v]);
+        }
+        input.triangles.push_back(tri);
+    }
+    const fs::path path = scratch_dir() / "weld.obj";
+    write_obj_surface(path, input);
+    const SurfaceMesh welded = read_obj_surface(path);
+
+    // Brute-force count of clusters among referenced written vertices.
+    EXPECT_EQ(welded.positions.size(), referenced.size());
+    ASSERT_EQ(welded.triangles.size(), input.triangles.size());
+    for (std::size_t t = 0; t < input.triangles.size(); ++t)
+        for (int k = 0; k < 3; ++k) {
+            const Vec3& original = points[owner[input.triangles[t][k]]];
+            const Vec3& got = welded.positions[welded.triangles[t][k]];
+            EXPECT_LT(std::hypot(original[0] - got[0], original[1] - got[1], original[2] - got[2]),
+                      1e-12);
+        }
+    for (std::size_t a = 0; a < welded.positions.size(); ++a)
+        for (std::size_t b = a + 1; b < welded.positions.size(); ++b) {
+            const Vec3& p = welded.positions[a];
+            const Vec3& q = welded.positions[b];
+            EXPECT_GT(std::hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]), 1e-6);
+        }
+}
+
+TEST(ObjIo, WriteReadRoundTripIsExact) {
+    SurfaceMesh cube = read_obj_surface(test::data_path("good/cube_quads.obj"));
+    for (Vec3& p : cube.positions)
+        for (double& x : p) x = x * 0.1 + 1.0 / 3.0; // values that need 17 digits
+    const fs::path path = scratch_dir() / "round.obj";
+    write_obj_surface(path, cube);
+    const SurfaceMesh back = read_obj_surface(path);
+    EXPECT_EQ(back.positions, cube.positions);
+    EXPECT_EQ(back.triangles, cube.triangles);
+    EXPECT_FALSE(fs::exists(path.string() + ".tmp." + std::to_string(::getpid())));
+}
+
+} // namespace
+} // namespace edn

@@ -1,0 +1,370 @@
+// TetGen bridge, crash isolation and the mesh loader's dispatch. References are geometric: the
+// tet volumes must add up to the volume the surface encloses (divergence theorem), the boundary
+// of the result must be closed, and TetGen's -a bound must hold for every tet.
+
+#include "core/error.hpp"
+#include "mesh/mesh_loader.hpp"
+#include "mesh/obj_io.hpp"
+#include "mesh/tetrahedralize.hpp"
+#include "test_util.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <gtest/gtest.h>
+#include <map>
+#include <set>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace edn {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Appends an axis-aligned cube [o, o+s]^3 as 12 outward triangles.
+void add_cube(SurfaceMesh& surface, double origin, double size) {
+    const auto base = static_cast<Index>(surface.positions.size());
+    for (int i = 0; i < 8; ++i)
+        surface.positions.push_back({origin + size * (i & 1), origin + size * ((i >> 1) & 1),
+                                     origin + size * ((i >> 2) & 1)});
+    // Two triangles per face: z-, z+, y-, y+, x-, x+.
+    const int tris[12][3] = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
+                             {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+    for (const auto& t : tris) surface.triangles.push_back({base + t[0], base + t[1], base + t[2]});
+}
+
+SurfaceMesh unit_cube() {
+    SurfaceMesh surface;
+    add_cube(surface, 0.0, 1.0);
+    return surface;
+}
+
+double cell_volume(const TetMesh& mesh, const Cell& c) {
+    return signed_volume(mesh.positions[c[0]], mesh.positions[c[1]], mesh.positions[c[2]],
+                         mesh.positions[c[3]]);
+}
+
+double total_volume(const TetMesh& mesh) {
+    double volume = 0;
+    for (const Cell& c : mesh.cells) volume += cell_volume(mesh, c);
+    return volume;
+}
+
+/// Volume enclosed by an outward-oriented closed surface: sum of a . (b x c) / 6.
+double enclosed_volume(const SurfaceMesh& surface) {
+    double volume = 0;
+    for (const Tri& t : surface.triangles) {
+        const Vec3& a = surface.positions[t[0]];
+        const Vec3& b = surface.positions[t[1]];
+        const Vec3& c = surface.positions[t[2]];
+        volume += (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
+                   a[2] * (b[0] * c[1] - b[1] * c[0])) /
+                  6.0;
+    }
+    return volume;
+}
+
+/// Boundary faces (faces of exactly one cell), found by brute-force counting.
+std::vector<Tri> boundary_faces(const TetMesh& mesh) {
+    std::map<std::array<Index, 3>, std::pair<int, Tri>> count;
+    const int local[4][3] = {{1, 2, 3}, {0, 3, 2}, {0, 1, 3}, {0, 2, 1}};
+    for (const Cell& c : mesh.cells)
+        for (const auto& f : local) {
+            Tri tri{c[f[0]], c[f[1]], c[f[2]]};
+            std::array<Index, 3> key = tri;
+            std::sort(key.begin(), key.end());
+            auto& entry = count[key];
+            ++entry.first;
+            entry.second = tri;
+        }
+    std::vector<Tri> result;
+    for (const auto& [key, entry] : count) {
+        EXPECT_LE(entry.first, 2) << "face shared by more than two cells";
+        if (entry.first == 1) result.push_back(entry.second);
+    }
+    return result;
+}
+
+/// Every boundary edge must be shared by exactly two boundary faces, in opposite directions.
+void expect_closed(const std::vector<Tri>& faces) {
+    std::map<std::pair<Index, Index>, int> directed;
+    for (const Tri& t : faces)
+        for (int k = 0; k < 3; ++k) ++directed[{t[k], t[(k + 1) % 3]}];
+    for (const auto& [edge, n] : directed) {
+        EXPECT_EQ(n, 1) << "edge " << edge.first << "-" << edge.second << " used " << n << " times";
+        EXPECT_EQ(directed.count({edge.second, edge.first}), 1u)
+            << "boundary edge " << edge.first << "-" << edge.second << " has no twin";
+    }
+}
+
+void expect_valid_mesh_of(const TetMesh& mesh, const SurfaceMesh& surface) {
+    ASSERT_GT(mesh.num_cells(), 0);
+    for (const Cell& c : mesh.cells) {
+        for (Index v : c) ASSERT_TRUE(v >= 0 && v < mesh.num_vertices());
+        EXPECT_GT(cell_volume(mesh, c), 0.0);
+    }
+    const double expected = enclosed_volume(surface);
+    EXPECT_NEAR(total_volume(mesh), expected, 1e-9 * std::max(1.0, std::abs(expected)));
+    // The boundary of the mesh encloses the same volume as the input surface.
+    SurfaceMesh boundary{mesh.positions, boundary_faces(mesh)};
+    expect_closed(boundary.triangles);
+    EXPECT_NEAR(enclosed_volume(boundary), expected, 1e-9 * std::max(1.0, std::abs(expected)));
+}
+
+/// Runs `body` expecting edn::Error with `code`; returns the message.
+std::string expect_error(ErrorCode code, const std::function<void()>& body) {
+    try {
+        body();
+    } catch (const Error& error) {
+        EXPECT_EQ(error_code_name(error.code()), std::string(error_code_name(code)))
+            << error.what();
+        return error.what();
+    }
+    ADD_FAILURE() << "no edn::Error thrown, expected " << error_code_name(code);
+    return {};
+}
+
+/// Sets an environment variable for the lifetime of the object.
+struct ScopedEnv {
+    std::string name;
+    ScopedEnv(std::string n, const char* value) : name(std::move(n)) {
+        ::setenv(name.c_str(), value, 1);
+    }
+    ~ScopedEnv() { ::unsetenv(name.c_str()); }
+};
+
+/// True when this process has no child processes left (running or zombie).
+bool no_children_left() {
+    errno = 0;
+    return ::waitpid(-1, nullptr, WNOHANG) == -1 && errno == ECHILD;
+}
+
+TEST(Tetrahedralize, UnitCubeHasVolumeOneAndClosedBoundary) {
+    const SurfaceMesh cube = unit_cube();
+    const TetMesh mesh = tetrahedralize(cube, {}, "cube");
+    expect_valid_mesh_of(mesh, cube);
+    EXPECT_NEAR(total_volume(mesh), 1.0, 1e-9);
+    // All boundary vertices lie on the cube's surface.
+    for (const Tri& t : boundary_faces(mesh))
+        for (Index v : t) {
+            const Vec3& p = mesh.positions[v];
+            bool on_face = false;
+            for (double x : p) on_face = on_face || x == 0.0 || x == 1.0;
+            EXPECT_TRUE(on_face) << p[0] << " " << p[1] << " " << p[2];
+        }
+}
+
+TEST(Tetrahedralize, MaxVolumeBoundHoldsAndLargeResultsPassThePipe) {
+    TetrahedralizeOptions options;
+    options.max_volume = 2e-4; // ~10^4 tets: far more than one pipe buffer of result
+    const SurfaceMesh cube = unit_cube();
+    const TetMesh mesh = tetrahedralize(cube, options, "cube");
+    expect_valid_mesh_of(mesh, cube);
+    EXPECT_GE(mesh.num_cells(), 5000); // volume 1 with tets of at most 2e-4
+    for (const Cell& c : mesh.cells) EXPECT_LE(cell_volume(mesh, c), 2e-4 * (1 + 1e-9));
+}
+
+TEST(Tetrahedralize, IsolatedAndInProcessRunsAgree) {
+    TetrahedralizeOptions isolated;
+    isolated.max_volume = 0.01;
+    TetrahedralizeOptions in_process = isolated;
+    in_process.isolate = false;
+    const TetMesh a = tetrahedralize(unit_cube(), isolated, "cube");
+    const TetMesh b = tetrahedralize(unit_cube(), in_process, "cube");
+    EXPECT_EQ(a.positions, b.positions);
+    EXPECT_EQ(a.cells, b.cells);
+}
+
+TEST(Tetrahedralize, QualityOffStillMeshesTheCube) {
+    TetrahedralizeOptions options;
+    options.quality = 0;
+    const SurfaceMesh cube = unit_cube();
+    expect_valid_mesh_of(tetrahedralize(cube, options, "cube"), cube);
+}
+
+TEST(Tetrahedralize, SelfIntersectingSurfaceIsReportedNotCrashed) {
+    SurfaceMesh surface;
+    add_cube(surface, 0.0, 1.0); // triangles 0..11
+    add_cube(surface, 0.5, 1.0); // triangles 12..23, overlapping the first cube
+    const std::string message = expect_error(ErrorCode::SelfIntersecting,
+                                             [&] { tetrahedralize(surface, {}, "two_cubes.obj"); });
+    EXPECT_EQ(message.rfind("two_cubes.obj: self-intersecting surface: ", 0), 0u) << message;
+
+    const IntersectionReport report = find_self_intersections(surface);
+    ASSERT_FALSE(report.triangles.empty());
+    EXPECT_TRUE(std::is_sorted(report.triangles.begin(), report.triangles.end()));
+    EXPECT_NE(message.find(std::to_string(report.triangles.size()) + " intersecting triangles"),
+              std::string::npos)
+        << message;
+    // Only faces that pass through the other cube can intersect: the first cube's x, y, z = 1
+    // faces and the second cube's x, y, z = 0.5 faces (add_cube's order: z-, z+, y-, y+, x-, x+).
+    const std::set<Index> candidates = {2, 3, 6, 7, 10, 11, 12, 13, 16, 17, 20, 21};
+    std::set<int> planes_hit;
+    for (Index t : report.triangles) {
+        EXPECT_TRUE(candidates.count(t)) << "triangle " << t << " cannot intersect anything";
+        planes_hit.insert(t / 2);
+    }
+    // Every crossing face pair really crosses, so each of the six faces must show up.
+    EXPECT_EQ(planes_hit.size(), 6u);
+}
+
+TEST(Tetrahedralize, CleanSurfaceHasNoSelfIntersections) {
+    EXPECT_TRUE(find_self_intersections(unit_cube()).triangles.empty());
+    SurfaceMesh apart;
+    add_cube(apart, 0.0, 1.0);
+    add_cube(apart, 2.0, 1.0); // disjoint: two components, no intersection
+    EXPECT_TRUE(find_self_intersections(apart).triangles.empty());
+    const TetMesh mesh = tetrahedralize(apart, {}, "apart");
+    expect_valid_mesh_of(mesh, apart);
+    EXPECT_EQ(count_components(mesh), 2);
+}
+
+TEST(Tetrahedralize, SelfIntersectingFileFromTestData) {
+    const fs::path path = test::data_path("bad/self_intersecting.obj");
+    if (!fs::exists(path)) GTEST_SKIP() << path << " missing";
+    SurfaceMesh surface = read_obj_surface(path);
+    check_and_orient_surface(surface, path.string());
+    EXPECT_FALSE(find_self_intersections(surface).triangles.empty());
+    expect_error(ErrorCode::SelfIntersecting, [&] { tetrahedralize(surface, {}, path.string()); });
+}
+
+TEST(Tetrahedralize, OpenSurfaceFailsInsteadOfCrashing) {
+    SurfaceMesh open = unit_cube();
+    open.triangles.pop_back(); // the surface checks would catch this; TetGen alone must not crash
+    for (bool isolate : {true, false}) {
+        TetrahedralizeOptions options;
+        options.isolate = isolate;
+        const std::string message = expect_error(
+            ErrorCode::MeshingFailed, [&] { tetrahedralize(open, options, "open.obj"); });
+        EXPECT_NE(message.find("open.obj: TetGen produced no tetrahedra"), std::string::npos)
+            << message;
+    }
+}
+
+TEST(Tetrahedralize, CrashInTheChildBecomesAnError) {
+    {
+        const ScopedEnv crash("EDN_TETGEN_TEST_CRASH", "1");
+        const std::string message = expect_error(
+            ErrorCode::MeshingFailed, [&] { tetrahedralize(unit_cube(), {}, "crash.obj"); });
+        EXPECT_NE(message.find("crash.obj: TetGen crashed (signal 11)"), std::string::npos)
+            << message;
+        expect_error(ErrorCode::MeshingFailed, [&] { find_self_intersections(unit_cube()); });
+    }
+    EXPECT_TRUE(no_children_left()); // every child was reaped
+    // And meshing still works afterwards in this (surviving) process.
+    EXPECT_GT(tetrahedralize(unit_cube(), {}, "cube").num_cells(), 0);
+    EXPECT_TRUE(no_children_left());
+}
+
+TEST(Tetrahedralize, RejectsBadOptionsAndInput) {
+    TetrahedralizeOptions options;
+    options.quality = 0.5; // TetGen may not terminate below 1
+    expect_error(ErrorCode::Usage, [&] { tetrahedralize(unit_cube(), options, "cube"); });
+    options = {};
+    options.max_volume = std::nan("");
+    expect_error(ErrorCode::Usage, [&] { tetrahedralize(unit_cube(), options, "cube"); });
+    expect_error(ErrorCode::EmptyMesh, [&] { tetrahedralize(SurfaceMesh{}, {}, "empty"); });
+    SurfaceMesh bad_index = unit_cube();
+    bad_index.triangles[3][1] = 8;
+    const std::string message =
+        expect_error(ErrorCode::IndexOutOfRange, [&] { tetrahedralize(bad_index, {}, "bad.obj"); });
+    EXPECT_NE(message.find("bad.obj"), std::string::npos);
+    SurfaceMesh nan = unit_cube();
+    nan.positions[2][1] = std::nan("");
+    expect_error(ErrorCode::NonFinite, [&] { tetrahedralize(nan, {}, "nan.obj"); });
+}
+
+TEST(Tetrahedralize, AssetsMeshIntoValidSolids) {
+    const fs::path assets = test::source_dir() / "assets";
+    std::vector<fs::path> objs;
+    if (fs::is_directory(assets))
+        for (const auto& entry : fs::directory_iterator(assets))
+            if (entry.path().extension() == ".obj") objs.push_back(entry.path());
+    if (objs.empty()) GTEST_SKIP() << "no assets/*.obj";
+    std::sort(objs.begin(), objs.end());
+    TetrahedralizeOptions coarse;
+    coarse.quality = 2.0;
+    for (const fs::path& path : objs) {
+        SCOPED_TRACE(path.string());
+        SurfaceMesh surface = read_obj_surface(path);
+        check_and_orient_surface(surface, path.string());
+        TetMesh mesh = tetrahedralize(surface, coarse, path.string());
+        expect_valid_mesh_of(mesh, surface);
+    }
+}
+
+// ---- mesh_loader --------------------------------------------------------------------------------
+
+/// A fresh temporary directory, removed at the end of the test.
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        path = fs::temp_directory_path() /
+               ("edn_tetrahedralize_test_" + std::to_string(::getpid()) + "_" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(path);
+        fs::create_directories(path);
+    }
+    ~TempDir() {
+        std::error_code ignored;
+        fs::remove_all(path, ignored);
+    }
+};
+
+void write_text(const fs::path& path, const std::string& text) {
+    std::ofstream out(path);
+    out << text;
+}
+
+TEST(MeshLoader, DispatchesOnCaseInsensitiveExtension) {
+    const TempDir dir;
+    std::string obj_text;
+    const SurfaceMesh cube = unit_cube();
+    for (const Vec3& p : cube.positions)
+        obj_text += "v " + std::to_string(p[0]) + " " + std::to_string(p[1]) + " " +
+                    std::to_string(p[2]) + "\n";
+    for (const Tri& t : cube.triangles)
+        obj_text += "f " + std::to_string(t[0] + 1) + " " + std::to_string(t[1] + 1) + " " +
+                    std::to_string(t[2] + 1) + "\n";
+    write_text(dir.path / "CUBE.OBJ", obj_text);
+    const TetMesh from_obj = load_tet_mesh(dir.path / "CUBE.OBJ");
+    expect_valid_mesh_of(from_obj, cube);
+
+    const fs::path node = test::data_path("good/cube.node");
+    if (fs::exists(node)) {
+        const TetMesh a = load_tet_mesh(node);
+        const TetMesh b = load_tet_mesh(test::data_path("good/cube.ele"));
+        EXPECT_EQ(a.cells, b.cells);
+        EXPECT_EQ(a.positions, b.positions);
+        EXPECT_NEAR(total_volume(a), 1.0, 1e-12);
+    }
+    const fs::path msh = test::data_path("good/cube_v41.msh");
+    if (fs::exists(msh)) {
+        EXPECT_NEAR(total_volume(load_tet_mesh(msh)), 1.0, 1e-12);
+    }
+}
+
+TEST(MeshLoader, UnknownFormatAndMissingFile) {
+    const TempDir dir;
+    write_text(dir.path / "mesh.xyz", "1 2 3\n");
+    const std::string message =
+        expect_error(ErrorCode::Parse, [&] { load_tet_mesh(dir.path / "mesh.xyz"); });
+    EXPECT_NE(message.find("unknown mesh format '.xyz' (expected .obj, .node, .ele or .msh)"),
+              std::string::npos)
+        << message;
+    expect_error(ErrorCode::Parse, [&] { load_tet_mesh(dir.path / "no_extension"); });
+    const std::string missing =
+        expect_error(ErrorCode::Io, [&] { load_tet_mesh(dir.path / "missing.obj"); });
+    EXPECT_NE(missing.find("missing.obj"), std::string::npos);
+    expect_error(ErrorCode::Io, [&] { load_tet_mesh(dir.path / "missing.node"); });
+    expect_error(ErrorCode::Io, [&] { load_tet_mesh(dir.path / "missing.msh"); });
+}
+
+} // namespace
+} // namespace edn

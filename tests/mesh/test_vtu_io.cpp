@@ -1,0 +1,170 @@
+#include "core/error.hpp"
+#include "mesh/vtu_io.hpp"
+
+#include <fstream>
+#include <gtest/gtest.h>
+#include <map>
+#include <sstream>
+#include <unistd.h>
+
+namespace edn {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// One XML element as seen by the minimal reader below.
+struct XmlElement {
+    std::string name;
+    std::map<std::string, std::string> attributes;
+    std::string text; ///< character data directly inside the element
+};
+
+/// Minimal XML reader for the subset a .vtu uses: checks that tags nest and close properly and
+/// that attribute values are quoted, and returns every element in document order.
+std::vector<XmlElement> parse_xml(const std::string& xml) {
+    std::vector<XmlElement> elements;
+    std::vector<std::size_t> open;
+    std::size_t i = 0;
+    while (i < xml.size()) {
+        if (xml[i] != '<') {
+            const std::size_t next = xml.find('<', i);
+            const std::string text = xml.substr(i, next - i);
+            if (!open.empty())
+                elements[open.back()].text += text;
+            else
+                EXPECT_EQ(text.find_first_not_of(" \n"), std::string::npos) << "text outside root";
+            EXPECT_EQ(text.find_first_of("&>"), std::string::npos) << "unescaped character data";
+            i = next == std::string::npos ? xml.size() : next;
+            continue;
+        }
+        const std::size_t close = xml.find('>', i);
+        if (close == std::string::npos) {
+            ADD_FAILURE() << "unterminated tag at " << i;
+            return elements;
+        }
+        std::string tag = xml.substr(i + 1, close - i - 1);
+        i = close + 1;
+        if (tag.starts_with("?")) {
+            EXPECT_TRUE(tag.ends_with("?")) << tag;
+            continue;
+        }
+        if (tag.starts_with("/")) {
+            EXPECT_FALSE(open.empty()) << "closing tag without opening: " << tag;
+            if (open.empty()) return elements;
+            EXPECT_EQ(tag.substr(1), elements[open.back()].name) << "mismatched closing tag";
+            open.pop_back();
+            continue;
+        }
+        const bool self_closing = tag.ends_with("/");
+        if (self_closing) tag.pop_back();
+        XmlElement element;
+        std::istringstream in(tag);
+        in >> element.name;
+        std::string rest;
+        std::getline(in, rest);
+        // name="value" pairs; values may hold escaped characters but no raw quotes or '<'.
+        std::size_t p = 0;
+        while ((p = rest.find_first_not_of(' ', p)) != std::string::npos) {
+            const std::size_t eq = rest.find('=', p);
+            EXPECT_NE(eq, std::string::npos) << rest;
+            EXPECT_EQ(rest[eq + 1], '"') << "unquoted attribute in " << tag;
+            const std::size_t end = rest.find('"', eq + 2);
+            EXPECT_NE(end, std::string::npos) << rest;
+            if (eq == std::string::npos || end == std::string::npos) return elements;
+            element.attributes[rest.substr(p, eq - p)] = rest.substr(eq + 2, end - eq - 2);
+            p = end + 1;
+        }
+        elements.push_back(element);
+        if (!self_closing) open.push_back(elements.size() - 1);
+    }
+    EXPECT_TRUE(open.empty()) << "unclosed elements";
+    return elements;
+}
+
+std::vector<double> numbers(const std::string& text) {
+    std::istringstream in(text);
+    std::vector<double> out;
+    double x;
+    while (in >> x) out.push_back(x);
+    EXPECT_TRUE(in.eof()) << "non-numeric data";
+    return out;
+}
+
+TetMesh two_tets() {
+    TetMesh mesh;
+    mesh.positions = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1.0 / 3.0, 1, 1}};
+    mesh.cells = {{0, 1, 2, 3}, {1, 2, 3, 4}};
+    return mesh;
+}
+
+TEST(VtuIo, WritesWellFormedUnstructuredGrid) {
+    const TetMesh mesh = two_tets();
+    VtuField displacement{"displacement", 3, {}};
+    for (int i = 0; i < 15; ++i) displacement.values.push_back(0.1 * i);
+    VtuField stress{"von Mises <&>", 1, {2.5, -1e-300}};
+    const fs::path path =
+        fs::temp_directory_path() / ("edn_vtu_" + std::to_string(::getpid()) + ".vtu");
+    write_vtu(path, mesh, {displacement}, {stress});
+    std::ifstream in(path);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    fs::remove(path);
+    const std::vector<XmlElement> elements = parse_xml(buffer.str());
+    ASSERT_FALSE(elements.empty());
+    EXPECT_EQ(elements[0].name, "VTKFile");
+    EXPECT_EQ(elements[0].attributes.at("type"), "UnstructuredGrid");
+
+    std::map<std::string, const XmlElement*> arrays;
+    const XmlElement* piece = nullptr;
+    int data_arrays = 0;
+    for (const XmlElement& e : elements) {
+        if (e.name == "Piece") piece = &e;
+        if (e.name != "DataArray") continue;
+        ++data_arrays;
+        const auto name = e.attributes.find("Name");
+        arrays[name == e.attributes.end() ? "Points" : name->second] = &e;
+    }
+    ASSERT_NE(piece, nullptr);
+    EXPECT_EQ(piece->attributes.at("NumberOfPoints"), "5");
+    EXPECT_EQ(piece->attributes.at("NumberOfCells"), "2");
+    EXPECT_EQ(data_arrays, 6);
+
+    ASSERT_TRUE(arrays.count("Points"));
+    const auto points = numbers(arrays["Points"]->text);
+    ASSERT_EQ(points.size(), 15u);
+    for (int v = 0; v < 5; ++v)
+        for (int k = 0; k < 3; ++k) EXPECT_EQ(points[3 * v + k], mesh.positions[v][k]);
+    EXPECT_EQ(arrays["Points"]->attributes.at("type"), "Float64");
+
+    const auto connectivity = numbers(arrays.at("connectivity")->text);
+    ASSERT_EQ(connectivity.size(), 8u);
+    for (int c = 0; c < 2; ++c)
+        for (int k = 0; k < 4; ++k) EXPECT_EQ(connectivity[4 * c + k], mesh.cells[c][k]);
+    EXPECT_EQ(arrays.at("connectivity")->attributes.at("type"), "Int64");
+    EXPECT_EQ(numbers(arrays.at("offsets")->text), (std::vector<double>{4, 8}));
+    EXPECT_EQ(numbers(arrays.at("types")->text), (std::vector<double>{10, 10}));
+
+    ASSERT_TRUE(arrays.count("displacement"));
+    EXPECT_EQ(arrays["displacement"]->attributes.at("NumberOfComponents"), "3");
+    EXPECT_EQ(numbers(arrays["displacement"]->text), displacement.values);
+    ASSERT_TRUE(arrays.count("von Mises &lt;&amp;&gt;"));
+    EXPECT_EQ(numbers(arrays["von Mises &lt;&amp;&gt;"]->text), stress.values);
+}
+
+TEST(VtuIo, WrongFieldSizeIsRejectedWithoutOutput) {
+    const fs::path path =
+        fs::temp_directory_path() / ("edn_vtu_bad_" + std::to_string(::getpid()) + ".vtu");
+    VtuField wrong{"u", 3, std::vector<double>(14, 0.0)};
+    try {
+        write_vtu(path, two_tets(), {wrong});
+        ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::Usage);
+        EXPECT_NE(std::string(e.what()).find("14 values, expected 5 x 3"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_FALSE(fs::exists(path));
+}
+
+} // namespace
+} // namespace edn

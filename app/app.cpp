@@ -2,14 +2,12 @@
 
 #include "core/error.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <glad/gl.h>
-
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
-
-#include <algorithm>
-#include <cstdio>
 #include <iostream>
 
 namespace edn {
@@ -36,7 +34,9 @@ App::App(AppOptions options)
       timings_(options_.frames > 0 ? static_cast<std::size_t>(options_.frames)
                                    : kDefaultTimingFrames) {}
 
-App::~App() { shutdown(); }
+App::~App() {
+    shutdown();
+}
 
 int App::run() {
     start();
@@ -68,8 +68,8 @@ void App::start() {
     if (context_->window()) {
         imgui_platform_ = ImGui_ImplGlfw_InitForOpenGL(context_->window(), true);
     } else {
-        io.DisplaySize = ImVec2(static_cast<float>(options_.width),
-                                static_cast<float>(options_.height));
+        io.DisplaySize =
+            ImVec2(static_cast<float>(options_.width), static_cast<float>(options_.height));
     }
     imgui_renderer_ = ImGui_ImplOpenGL3_Init("#version 330 core");
     EDN_VERIFY(imgui_renderer_, ErrorCode::Device, "cannot initialise the ImGui OpenGL backend");
@@ -89,7 +89,8 @@ void App::start() {
 void App::load_initial_scene() {
     std::filesystem::path path;
     try {
-        path = options_.scene ? *options_.scene : default_scene_path(paths_);
+        path = options_.scene ? resolve_scene_path(paths_, *options_.scene)
+                              : default_scene_path(paths_);
         scene_ = load_scene(path);
         return;
     } catch (const Error& error) {
@@ -115,8 +116,7 @@ void App::show_scene(std::optional<Scene> scene) {
         return;
     }
     if (gui_.scene_error.empty()) {
-        std::snprintf(gui_.scene_input.data(), gui_.scene_input.size(), "%s",
-                      scene_->path.c_str());
+        std::snprintf(gui_.scene_input.data(), gui_.scene_input.size(), "%s", scene_->path.c_str());
     }
     renderer_->set_surface(scene_->surface.triangles, scene_->surface.mesh_vertex.size(),
                            scene_->lower, scene_->upper);
@@ -171,8 +171,8 @@ void App::new_ui_frame() {
         ImGui_ImplGlfw_NewFrame();
     } else {
         ImGuiIO& io = ImGui::GetIO();
-        io.DisplaySize = ImVec2(static_cast<float>(options_.width),
-                                static_cast<float>(options_.height));
+        io.DisplaySize =
+            ImVec2(static_cast<float>(options_.width), static_cast<float>(options_.height));
         io.DeltaTime = kHeadlessFrameSeconds;
     }
     ImGui::NewFrame();
@@ -191,8 +191,9 @@ void App::handle_input() {
     if (!io.WantCaptureKeyboard) {
         // ImGui 1.86 indexes KeysDown by the platform's key codes; GLFW's letter codes are the
         // upper-case ASCII values.
-        if (ImGui::IsKeyPressed('F', false)) camera_.fit(scene_ ? scene_->lower : glm::vec3(-1.0f),
-                                                         scene_ ? scene_->upper : glm::vec3(1.0f));
+        if (ImGui::IsKeyPressed('F', false))
+            camera_.fit(scene_ ? scene_->lower : glm::vec3(-1.0f),
+                        scene_ ? scene_->upper : glm::vec3(1.0f));
         if (ImGui::IsKeyPressed('R', false)) camera_.reset();
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) quit_ = true;
     }
@@ -200,7 +201,7 @@ void App::handle_input() {
 
 void App::apply(const GuiActions& actions) {
     if (actions.load_scene) {
-        const std::filesystem::path path(gui_.scene_input.data());
+        const std::filesystem::path path = resolve_scene_path(paths_, gui_.scene_input.data());
         try {
             Scene scene = load_scene(path);
             gui_.scene_error.clear();
@@ -233,7 +234,8 @@ void App::render(bool last_frame) {
     renderer_->draw_scene(camera_, settings_);
     ImGui::Render(); // also with --no-gui: the UI is built every frame, only not drawn
     if (options_.show_gui) ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    if (last_frame && options_.screenshot) write_image(*options_.screenshot, renderer_->read_pixels());
+    if (last_frame && options_.screenshot)
+        write_image(*options_.screenshot, renderer_->read_pixels());
 }
 
 SceneStatistics App::statistics() const {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-
 #include <glm/ext/matrix_clip_space.hpp>
 #include <glm/ext/matrix_transform.hpp>
 #include <glm/geometric.hpp>
@@ -38,8 +37,8 @@ void Camera::orbit(const glm::vec2& delta) {
 
 void Camera::pan(const glm::vec2& delta, int viewport_height) {
     // World units per pixel at the target's depth.
-    const float scale =
-        2.0f * distance_ * std::tan(0.5f * fov_y_) / static_cast<float>(std::max(viewport_height, 1));
+    const float scale = 2.0f * distance_ * std::tan(0.5f * fov_y_) /
+                        static_cast<float>(std::max(viewport_height, 1));
     const glm::vec3 forward = -direction();
     const glm::vec3 right = glm::normalize(glm::cross(forward, glm::vec3(0.0f, 0.0f, 1.0f)));
     const glm::vec3 up = glm::cross(right, forward);
@@ -47,15 +46,17 @@ void Camera::pan(const glm::vec2& delta, int viewport_height) {
 }
 
 void Camera::zoom(float steps) {
-    distance_ = std::clamp(distance_ * std::pow(0.9f, steps), 1e-4f * scene_radius_,
-                           1e3f * scene_radius_);
+    distance_ =
+        std::clamp(distance_ * std::pow(0.9f, steps), 1e-4f * scene_radius_, 1e3f * scene_radius_);
 }
 
 glm::vec3 Camera::direction() const {
     return {std::cos(pitch_) * std::cos(yaw_), std::cos(pitch_) * std::sin(yaw_), std::sin(pitch_)};
 }
 
-glm::vec3 Camera::eye() const { return target_ + distance_ * direction(); }
+glm::vec3 Camera::eye() const {
+    return target_ + distance_ * direction();
+}
 
 glm::mat4 Camera::view() const {
     return glm::lookAt(eye(), target_, glm::vec3(0.0f, 0.0f, 1.0f));

@@ -35,9 +35,9 @@ private:
 
     glm::vec3 target_{0.0f};
     float distance_ = 3.0f;
-    float yaw_ = -2.5f;        // radians around +z, from +x
-    float pitch_ = 0.35f;      // radians above the xy plane
-    float fov_y_ = 0.785398f;  // 45 degrees
+    float yaw_ = -2.5f;       // radians around +z, from +x
+    float pitch_ = 0.35f;     // radians above the xy plane
+    float fov_y_ = 0.785398f; // 45 degrees
     float scene_radius_ = 1.0f;
     glm::vec3 fit_lower_{-1.0f};
     glm::vec3 fit_upper_{1.0f};

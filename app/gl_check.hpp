@@ -10,9 +10,8 @@ namespace edn::detail {
 inline void check_gl_error(const char* call, const char* file, int line) {
     const GLenum error = glGetError();
     if (error != GL_NO_ERROR) {
-        EDN_THROW(ErrorCode::Device,
-                  "OpenGL error 0x" << std::hex << error << std::dec << " in " << call << " at "
-                                    << file << ":" << line);
+        EDN_THROW(ErrorCode::Device, "OpenGL error 0x" << std::hex << error << std::dec << " in "
+                                                       << call << " at " << file << ":" << line);
     }
 }
 } // namespace edn::detail

@@ -2,13 +2,11 @@
 
 #include "core/error.hpp"
 
-#include <glad/gl.h>
-
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
+#include <glad/gl.h>
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
-
 #include <array>
 #include <utility>
 #include <vector>
@@ -35,8 +33,8 @@ public:
     explicit WindowContext(const GlContextOptions& options) {
         glfwSetErrorCallback(on_glfw_error);
         if (!glfwInit()) {
-            EDN_THROW(ErrorCode::Device, "cannot open a window (" << g_glfw_error
-                                                                  << "); no display? use --headless");
+            EDN_THROW(ErrorCode::Device,
+                      "cannot open a window (" << g_glfw_error << "); no display? use --headless");
         }
         for (auto [major, minor] : kGlVersions) {
             glfwDefaultWindowHints();
@@ -155,10 +153,8 @@ private:
         EDN_VERIFY(eglBindAPI(EGL_OPENGL_API), ErrorCode::Device,
                    "headless: " << platform_ << " does not support desktop OpenGL");
         // Rendering goes to an FBO, so the config needs no surface type at all.
-        const EGLint config_attributes[] = {EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT,
-                                            EGL_SURFACE_TYPE,    0,
-                                            EGL_RED_SIZE,        8,
-                                            EGL_NONE};
+        const EGLint config_attributes[] = {
+            EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_SURFACE_TYPE, 0, EGL_RED_SIZE, 8, EGL_NONE};
         EGLConfig config = nullptr;
         EGLint num_configs = 0;
         EDN_VERIFY(eglChooseConfig(display_, config_attributes, &config, 1, &num_configs) &&

@@ -2,10 +2,9 @@
 /// The OpenGL context the app draws into: a GLFW window, or a headless EGL context that needs no
 /// display (the app then renders into an FBO). GL functions are loaded through GLAD on creation.
 
+#include <glm/vec2.hpp>
 #include <memory>
 #include <string>
-
-#include <glm/vec2.hpp>
 
 struct GLFWwindow;
 

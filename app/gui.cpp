@@ -42,9 +42,9 @@ void scene_panel(GuiState& state, RenderSettings& settings, GuiActions& actions)
     ImGui::SetNextWindowSize(ImVec2(300, 0), ImGuiCond_FirstUseEver);
     ImGui::Begin("Scene");
     ImGui::TextUnformatted("Mesh file (.obj, .node/.ele, .msh)");
-    const bool entered = ImGui::InputText("##scene", state.scene_input.data(),
-                                          state.scene_input.size(),
-                                          ImGuiInputTextFlags_EnterReturnsTrue);
+    const bool entered =
+        ImGui::InputText("##scene", state.scene_input.data(), state.scene_input.size(),
+                         ImGuiInputTextFlags_EnterReturnsTrue);
     ImGui::SameLine();
     actions.load_scene = ImGui::Button("Load") || entered;
     if (!state.scene_error.empty()) {

@@ -13,10 +13,10 @@ struct RenderSettings;
 
 /// Numbers the Statistics panel shows.
 struct SceneStatistics {
-    std::string name;          ///< file name of the scene, empty when none is loaded
-    Index vertices = 0;        ///< tet-mesh vertices
-    Index cells = 0;           ///< tetrahedra
-    Index boundary_faces = 0;  ///< triangles of the boundary surface
+    std::string name;           ///< file name of the scene, empty when none is loaded
+    Index vertices = 0;         ///< tet-mesh vertices
+    Index cells = 0;            ///< tetrahedra
+    Index boundary_faces = 0;   ///< triangles of the boundary surface
     Index surface_vertices = 0; ///< vertices of the boundary surface
 };
 

@@ -14,7 +14,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: elastodyn [--scene FILE] [--frames N] [--headless] [--screenshot OUT.png|OUT.ppm]\n"
     "                 [--timings OUT.csv] [--width W] [--height H] [--no-gui]\n"
-    "  --scene FILE       tet mesh to show: OBJ surface (meshed by TetGen), .node/.ele or .msh\n"
+    "  --scene FILE       tet mesh to show: OBJ surface (meshed by TetGen), .node/.ele or .msh;\n"
+    "                     a path, or a file name in the assets folder\n"
     "                     (default: the model named in assets/default_scene.txt)\n"
     "  --frames N         run N frames, then exit\n"
     "  --headless         render offscreen through EGL, without a window or display\n"
@@ -31,8 +32,7 @@ int parse_positive(std::string_view option, std::string_view text, int max_value
     EDN_VERIFY(ec == std::errc() && end == text.data() + text.size() && value >= 1 &&
                    value <= max_value,
                edn::ErrorCode::Usage,
-               option << ": expected an integer in [1, " << max_value << "], got '" << text
-                      << "'");
+               option << ": expected an integer in [1, " << max_value << "], got '" << text << "'");
     return value;
 }
 

@@ -5,11 +5,10 @@
 
 // The implementation of stb_image_write is compiled into Debian's libstb, which Dear ImGui
 // already links, so only the declarations are needed here.
-#include <stb_image_write.h>
-
 #include <algorithm>
 #include <cctype>
 #include <ostream>
+#include <stb_image_write.h>
 #include <string>
 
 namespace edn {

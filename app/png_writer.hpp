@@ -9,9 +9,9 @@ namespace edn {
 
 /// 8-bit RGB image, rows top to bottom.
 struct Image {
-    int width = 0;                  ///< pixels per row
-    int height = 0;                 ///< rows
-    std::vector<std::uint8_t> rgb;  ///< width * height * 3 bytes
+    int width = 0;                 ///< pixels per row
+    int height = 0;                ///< rows
+    std::vector<std::uint8_t> rgb; ///< width * height * 3 bytes
 };
 
 /// Writes `image` as PNG, or as binary PPM (P6) when the extension is .ppm, through

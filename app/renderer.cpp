@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-
 #include <glm/geometric.hpp>
 #include <glm/gtc/type_ptr.hpp>
 
@@ -105,8 +104,9 @@ void Renderer::set_surface(const std::vector<Tri>& triangles, std::size_t num_ve
     }
     grid_vertices_ = lines.size() / 3;
     glBindBuffer(GL_ARRAY_BUFFER, grid_vbo_);
-    EDN_GL_CHECK(glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(lines.size() * sizeof(float)),
-                              lines.data(), GL_STATIC_DRAW));
+    EDN_GL_CHECK(glBufferData(GL_ARRAY_BUFFER,
+                              static_cast<GLsizeiptr>(lines.size() * sizeof(float)), lines.data(),
+                              GL_STATIC_DRAW));
 }
 
 void Renderer::clear_surface() {
@@ -127,7 +127,8 @@ void Renderer::update_surface(const std::vector<glm::vec3>& positions) {
         std::copy_n(glm::value_ptr(normals_[i]), 3, interleaved_.data() + 6 * i + 3);
     }
     glBindBuffer(GL_ARRAY_BUFFER, surface_vbo_);
-    glBufferSubData(GL_ARRAY_BUFFER, 0, static_cast<GLsizeiptr>(interleaved_.size() * sizeof(float)),
+    glBufferSubData(GL_ARRAY_BUFFER, 0,
+                    static_cast<GLsizeiptr>(interleaved_.size() * sizeof(float)),
                     interleaved_.data());
 }
 
@@ -156,8 +157,8 @@ void Renderer::resize_offscreen(const glm::ivec2& size) {
     const GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
     EDN_VERIFY(status == GL_FRAMEBUFFER_COMPLETE, ErrorCode::Device,
                "offscreen framebuffer of " << size.x << " x " << size.y
-                                           << " pixels incomplete (status 0x" << std::hex
-                                           << status << ")");
+                                           << " pixels incomplete (status 0x" << std::hex << status
+                                           << ")");
     fbo_size_ = size;
 }
 
@@ -201,7 +202,8 @@ void Renderer::draw_scene(const Camera& camera, const RenderSettings& settings) 
         glUniformMatrix4fv(surface_program_.uniform("u_view"), 1, GL_FALSE, glm::value_ptr(view));
         glUniformMatrix4fv(surface_program_.uniform("u_projection"), 1, GL_FALSE,
                            glm::value_ptr(projection));
-        glUniform3fv(surface_program_.uniform("u_color"), 1, glm::value_ptr(settings.surface_color));
+        glUniform3fv(surface_program_.uniform("u_color"), 1,
+                     glm::value_ptr(settings.surface_color));
         glBindVertexArray(surface_vao_);
         // Push the filled surface back a little so the wireframe drawn over it wins the depth test.
         glEnable(GL_POLYGON_OFFSET_FILL);
@@ -233,8 +235,8 @@ Image Renderer::read_pixels() const {
     glBindFramebuffer(GL_READ_FRAMEBUFFER, offscreen_ ? fbo_ : 0);
     glReadBuffer(offscreen_ ? GL_COLOR_ATTACHMENT0 : GL_BACK);
     glPixelStorei(GL_PACK_ALIGNMENT, 1);
-    EDN_GL_CHECK(glReadPixels(0, 0, image.width, image.height, GL_RGB, GL_UNSIGNED_BYTE,
-                              bottom_up.data()));
+    EDN_GL_CHECK(
+        glReadPixels(0, 0, image.width, image.height, GL_RGB, GL_UNSIGNED_BYTE, bottom_up.data()));
     // GL rows start at the bottom; images start at the top.
     const std::size_t row = static_cast<std::size_t>(image.width) * 3;
     for (int y = 0; y < image.height; ++y) {

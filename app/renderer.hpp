@@ -7,11 +7,10 @@
 #include "shader.hpp"
 
 #include <filesystem>
-#include <vector>
-
-#include <glm/vec3.hpp>
 #include <glm/vec2.hpp>
+#include <glm/vec3.hpp>
 #include <glm/vec4.hpp>
+#include <vector>
 
 namespace edn {
 
@@ -19,17 +18,17 @@ class Camera;
 
 /// What to draw and in which colours; owned by the app, edited by the GUI.
 struct RenderSettings {
-    bool show_grid = true;                          ///< ground grid under the mesh
-    bool show_wireframe = false;                    ///< surface edges on top of the shading
-    glm::vec3 surface_color{0.95f, 0.60f, 0.25f};   ///< base colour of the surface
-    glm::vec3 background{0.12f, 0.13f, 0.15f};      ///< clear colour
+    bool show_grid = true;                        ///< ground grid under the mesh
+    bool show_wireframe = false;                  ///< surface edges on top of the shading
+    glm::vec3 surface_color{0.95f, 0.60f, 0.25f}; ///< base colour of the surface
+    glm::vec3 background{0.12f, 0.13f, 0.15f};    ///< clear colour
     glm::vec4 grid_color{0.36f, 0.37f, 0.40f, 1.0f};
     glm::vec4 wireframe_color{0.10f, 0.10f, 0.10f, 1.0f};
 };
 
 /// Area-weighted vertex normals of a triangle surface (unit length; zero for unused vertices).
-void compute_vertex_normals(const std::vector<glm::vec3>& positions, const std::vector<Tri>& triangles,
-                            std::vector<glm::vec3>& normals);
+void compute_vertex_normals(const std::vector<glm::vec3>& positions,
+                            const std::vector<Tri>& triangles, std::vector<glm::vec3>& normals);
 
 /// Owns the GL objects of the scene. Needs a current GL context for its whole life.
 class Renderer {
@@ -76,8 +75,8 @@ private:
     std::size_t surface_vertices_ = 0;
     std::size_t surface_indices_ = 0;
     std::vector<Tri> triangles_;
-    std::vector<glm::vec3> normals_;       // scratch, reused every frame
-    std::vector<float> interleaved_;       // scratch, reused every frame
+    std::vector<glm::vec3> normals_; // scratch, reused every frame
+    std::vector<float> interleaved_; // scratch, reused every frame
 
     unsigned grid_vao_ = 0;
     unsigned grid_vbo_ = 0;

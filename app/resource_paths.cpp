@@ -2,27 +2,40 @@
 
 #include "core/error.hpp"
 
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <system_error>
 
 namespace edn {
+namespace {
 
-ResourcePaths find_resource_paths() {
+ResourcePaths find_installed_or_source_paths() {
     std::error_code ec;
     const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        const std::filesystem::path share = exe.parent_path().parent_path() / "share" / "elastodyn";
-        if (std::filesystem::is_directory(share / "shaders", ec)) {
-            return {share / "shaders", share / "assets"};
-        }
+    const std::filesystem::path share =
+        ec ? std::filesystem::path() : exe.parent_path().parent_path() / "share" / "elastodyn";
+    if (!share.empty() && std::filesystem::is_directory(share / "shaders", ec)) {
+        return {share / "shaders", share / "assets"};
     }
     const std::filesystem::path source = EDN_SOURCE_DIR;
     EDN_VERIFY(std::filesystem::is_directory(source / "shaders", ec), ErrorCode::Io,
                "cannot find the shaders folder (looked in "
-                   << (exe.parent_path().parent_path() / "share/elastodyn/shaders").string()
-                   << " and " << (source / "shaders").string() << ")");
+                   << (share / "shaders").string() << " and " << (source / "shaders").string()
+                   << ")");
     return {source / "shaders", source / "assets"};
+}
+
+} // namespace
+
+ResourcePaths find_resource_paths() {
+    ResourcePaths paths = find_installed_or_source_paths();
+    // $EDN_SHADER_DIR: edit shaders elsewhere (and test the compile-error path) without
+    // touching the installed ones.
+    if (const char* shaders = std::getenv("EDN_SHADER_DIR"); shaders && *shaders) {
+        paths.shaders = shaders;
+    }
+    return paths;
 }
 
 std::filesystem::path default_scene_path(const ResourcePaths& paths) {
@@ -36,6 +49,14 @@ std::filesystem::path default_scene_path(const ResourcePaths& paths) {
     EDN_VERIFY(first != std::string::npos, ErrorCode::Parse,
                list.string() << ": empty; expected the file name of a model in assets/");
     return paths.assets / name.substr(first, last - first + 1);
+}
+
+std::filesystem::path resolve_scene_path(const ResourcePaths& paths,
+                                         const std::filesystem::path& name) {
+    std::error_code ec;
+    if (name.empty() || std::filesystem::exists(name, ec) || name.is_absolute()) return name;
+    const std::filesystem::path in_assets = paths.assets / name;
+    return std::filesystem::exists(in_assets, ec) ? in_assets : name;
 }
 
 } // namespace edn

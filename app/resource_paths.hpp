@@ -12,11 +12,18 @@ struct ResourcePaths {
 };
 
 /// Install layout first (<prefix>/bin/elastodyn next to <prefix>/share/elastodyn/{shaders,assets}),
-/// then the source tree the binary was configured from (running from a build folder).
+/// then the source tree the binary was configured from (running from a build folder);
+/// $EDN_SHADER_DIR, when set, replaces the shaders folder.
 /// Throws edn::Error (Io) when no shaders folder is found.
 ResourcePaths find_resource_paths();
 
 /// assets/<file named in assets/default_scene.txt>. Throws edn::Error (Io, Parse) naming the file.
 std::filesystem::path default_scene_path(const ResourcePaths& paths);
+
+/// A scene named by the user: `name` as a path when it exists, else assets/`name` when that
+/// exists (so `--scene sphere.obj` works from anywhere), else `name` unchanged (the loader then
+/// reports it missing).
+std::filesystem::path resolve_scene_path(const ResourcePaths& paths,
+                                         const std::filesystem::path& name);
 
 } // namespace edn

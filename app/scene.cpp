@@ -5,9 +5,8 @@
 #include "mesh/topology.hpp"
 
 #include <algorithm>
-#include <limits>
-
 #include <glm/common.hpp>
+#include <limits>
 
 namespace edn {
 
@@ -36,8 +35,8 @@ void gather_surface_positions(const std::vector<Vec3>& positions, const Boundary
     out.resize(surface.mesh_vertex.size());
     for (std::size_t i = 0; i < out.size(); ++i) {
         const Vec3& p = positions[static_cast<std::size_t>(surface.mesh_vertex[i])];
-        out[i] = glm::vec3(static_cast<float>(p[0]), static_cast<float>(p[1]),
-                           static_cast<float>(p[2]));
+        out[i] =
+            glm::vec3(static_cast<float>(p[0]), static_cast<float>(p[1]), static_cast<float>(p[2]));
     }
 }
 

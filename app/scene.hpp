@@ -5,9 +5,8 @@
 #include "mesh/tet_mesh.hpp"
 
 #include <filesystem>
-#include <vector>
-
 #include <glm/vec3.hpp>
+#include <vector>
 
 namespace edn {
 
@@ -19,11 +18,11 @@ struct BoundarySurface {
 
 /// A loaded model.
 struct Scene {
-    std::filesystem::path path;  ///< file it came from
-    TetMesh mesh;                ///< validated tet mesh
-    BoundarySurface surface;     ///< boundary faces of `mesh`
-    glm::vec3 lower{0.0f};       ///< bounding box of the mesh
-    glm::vec3 upper{0.0f};       ///< bounding box of the mesh
+    std::filesystem::path path; ///< file it came from
+    TetMesh mesh;               ///< validated tet mesh
+    BoundarySurface surface;    ///< boundary faces of `mesh`
+    glm::vec3 lower{0.0f};      ///< bounding box of the mesh
+    glm::vec3 upper{0.0f};      ///< bounding box of the mesh
 };
 
 /// Loads a mesh file (edn::load_tet_mesh) and extracts its boundary (edn::build_topology).

@@ -2,10 +2,9 @@
 
 #include "core/error.hpp"
 
-#include <glad/gl.h>
-
 #include <algorithm>
 #include <fstream>
+#include <glad/gl.h>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -102,7 +101,9 @@ ShaderProgram ShaderProgram::load(const std::filesystem::path& directory,
     return result;
 }
 
-void ShaderProgram::use() const { glUseProgram(program_); }
+void ShaderProgram::use() const {
+    glUseProgram(program_);
+}
 
 int ShaderProgram::uniform(const char* name) const {
     return glGetUniformLocation(program_, name);

@@ -14,13 +14,20 @@ double milliseconds(std::chrono::steady_clock::duration duration) {
 
 const char* stage_name(Stage stage) {
     switch (stage) {
-    case Stage::Poll: return "poll";
-    case Stage::NewFrame: return "new_frame";
-    case Stage::Ui: return "ui";
-    case Stage::Simulate: return "simulate";
-    case Stage::Render: return "render";
-    case Stage::Swap: return "swap";
-    case Stage::Count: break;
+    case Stage::Poll:
+        return "poll";
+    case Stage::NewFrame:
+        return "new_frame";
+    case Stage::Ui:
+        return "ui";
+    case Stage::Simulate:
+        return "simulate";
+    case Stage::Render:
+        return "render";
+    case Stage::Swap:
+        return "swap";
+    case Stage::Count:
+        break;
     }
     return "total";
 }

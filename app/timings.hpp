@@ -21,9 +21,9 @@ const char* stage_name(Stage stage);
 
 /// Timings of one frame in milliseconds.
 struct FrameTimings {
-    std::int64_t frame = 0;                   ///< frame number, from 0
+    std::int64_t frame = 0;                     ///< frame number, from 0
     std::array<double, kStageCount> stage_ms{}; ///< time spent in each stage
-    double total_ms = 0.0;                    ///< begin_frame to end_frame
+    double total_ms = 0.0;                      ///< begin_frame to end_frame
 };
 
 /// Records the last `capacity` frames. Usage per frame: begin_frame, lap(stage) after each

@@ -29,18 +29,24 @@ NodeKind node_kind(const NodeLayout& layout, Index node) {
 
 Index node_simplex(const NodeLayout& layout, Index node) {
     switch (node_kind(layout, node)) {
-    case NodeKind::Vertex: return node;
-    case NodeKind::Edge: return (node - layout.first_edge_node()) / layout.nodes_per_edge();
-    case NodeKind::Face: return (node - layout.first_face_node()) / layout.nodes_per_face();
+    case NodeKind::Vertex:
+        return node;
+    case NodeKind::Edge:
+        return (node - layout.first_edge_node()) / layout.nodes_per_edge();
+    case NodeKind::Face:
+        return (node - layout.first_face_node()) / layout.nodes_per_face();
     }
     return -1;
 }
 
 int node_local_index(const NodeLayout& layout, Index node) {
     switch (node_kind(layout, node)) {
-    case NodeKind::Vertex: return 0;
-    case NodeKind::Edge: return (node - layout.first_edge_node()) % layout.nodes_per_edge();
-    case NodeKind::Face: return (node - layout.first_face_node()) % layout.nodes_per_face();
+    case NodeKind::Vertex:
+        return 0;
+    case NodeKind::Edge:
+        return (node - layout.first_edge_node()) % layout.nodes_per_edge();
+    case NodeKind::Face:
+        return (node - layout.first_face_node()) % layout.nodes_per_face();
     }
     return -1;
 }
@@ -55,12 +61,14 @@ void cell_nodes(const Topology& topology, const std::vector<Cell>& cells, const 
         const Index edge = topology.cell_edges[cell][le];
         // Global edge nodes run from the lower global vertex; the local order runs from the
         // local edge's first vertex, so reverse when that vertex is the higher one.
-        const bool reversed = vertices[kCellEdgeVertices[le][0]] > vertices[kCellEdgeVertices[le][1]];
+        const bool reversed =
+            vertices[kCellEdgeVertices[le][0]] > vertices[kCellEdgeVertices[le][1]];
         for (int m = 0; m < per_edge; ++m)
             out[at++] = layout.edge_node(edge, reversed ? per_edge - 1 - m : m);
     }
     if (layout.nodes_per_face() == 1)
-        for (int lf = 0; lf < 4; ++lf) out[at++] = layout.face_node(topology.cell_faces[cell][lf], 0);
+        for (int lf = 0; lf < 4; ++lf)
+            out[at++] = layout.face_node(topology.cell_faces[cell][lf], 0);
 }
 
 std::array<double, 4> local_node_barycentric(int order, int local) {

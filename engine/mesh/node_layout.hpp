@@ -5,7 +5,8 @@
 /// Global node numbering (node indices derive from simplex indices, paper sec. 4.1):
 ///   vertex nodes  [0, V)                     node of vertex v          = v
 ///   edge nodes    [V, V + (p-1)E)            node k of edge e          = V + e(p-1) + k
-///   face nodes    [V + (p-1)E, num_nodes())  node k of face f          = V + (p-1)E + f(p-1)(p-2)/2 + k
+///   face nodes    [V + (p-1)E, num_nodes())  node k of face f          = V + (p-1)E +
+///   f(p-1)(p-2)/2 + k
 /// Edge node k (0 <= k < p-1) of edge (a, b), a < b, lies at a + (k+1)/p (b - a): edge nodes are
 /// ordered from the edge's lower global vertex. For p = 3 the one face node lies at the face
 /// centroid. There are no cell-interior nodes for p <= 3.
@@ -41,7 +42,9 @@ constexpr std::int64_t binomial(int n, int k) {
 }
 
 /// Nodes of one order-p tetrahedron: C(p+3, 3) = 4, 10, 20 for p = 1, 2, 3.
-constexpr int nodes_per_cell(int order) { return static_cast<int>(binomial(order + 3, 3)); }
+constexpr int nodes_per_cell(int order) {
+    return static_cast<int>(binomial(order + 3, 3));
+}
 
 /// Which kind of simplex a node lies in the interior of.
 enum class NodeKind : std::uint8_t { Vertex, Edge, Face };
@@ -54,21 +57,25 @@ struct NodeLayout {
     Index num_faces = 0;    ///< #F
 
     /// Nodes inside each edge: p-1.
-    Index nodes_per_edge() const { return order - 1; }
+    EDN_HOST_DEVICE Index nodes_per_edge() const { return order - 1; }
     /// Nodes inside each face: (p-1)(p-2)/2.
-    Index nodes_per_face() const { return (order - 1) * (order - 2) / 2; }
+    EDN_HOST_DEVICE Index nodes_per_face() const { return (order - 1) * (order - 2) / 2; }
     /// First edge node.
-    Index first_edge_node() const { return num_vertices; }
+    EDN_HOST_DEVICE Index first_edge_node() const { return num_vertices; }
     /// First face node.
-    Index first_face_node() const { return num_vertices + nodes_per_edge() * num_edges; }
+    EDN_HOST_DEVICE Index first_face_node() const {
+        return num_vertices + nodes_per_edge() * num_edges;
+    }
     /// Total nodes: V + (p-1)E + (p-1)(p-2)/2 F.
-    Index num_nodes() const { return first_face_node() + nodes_per_face() * num_faces; }
+    EDN_HOST_DEVICE Index num_nodes() const {
+        return first_face_node() + nodes_per_face() * num_faces;
+    }
     /// Global index of node k of edge e (k counted from the edge's lower vertex).
-    Index edge_node(Index edge, int k) const {
+    EDN_HOST_DEVICE Index edge_node(Index edge, int k) const {
         return first_edge_node() + edge * nodes_per_edge() + k;
     }
     /// Global index of node k of face f.
-    Index face_node(Index face, int k) const {
+    EDN_HOST_DEVICE Index face_node(Index face, int k) const {
         return first_face_node() + face * nodes_per_face() + k;
     }
 };

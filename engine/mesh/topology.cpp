@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <compare>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -21,8 +22,19 @@ std::uint64_t pair_key(Index x, Index y) {
            static_cast<std::uint32_t>(y);
 }
 
-Index key_high(std::uint64_t key) { return static_cast<Index>(key >> 32); }
-Index key_low(std::uint64_t key) { return static_cast<Index>(key & 0xffffffffu); }
+Index key_high(std::uint64_t key) {
+    return static_cast<Index>(key >> 32);
+}
+Index key_low(std::uint64_t key) {
+    return static_cast<Index>(key & 0xffffffffu);
+}
+
+// A face {v, x, y} seen from its lowest vertex v: x << 32 | y, and one cell using it.
+struct FaceEntry {
+    std::uint64_t key;
+    Index cell;
+    auto operator<=>(const FaceEntry&) const = default;
+};
 
 void add_one(Index& counter) {
     std::atomic_ref<Index>(counter).fetch_add(1, std::memory_order_relaxed);
@@ -40,49 +52,65 @@ void scan_in_place(std::vector<Index>& offsets) {
 }
 
 // Calls per_vertex(v, scratch) for every vertex, in parallel over blocks of vertices.
-template <class PerVertex> void for_vertex_blocks(Index num_vertices, PerVertex&& per_vertex) {
+template <class Scratch, class PerVertex>
+void for_vertex_blocks(Index num_vertices, PerVertex&& per_vertex) {
     const Index blocks = (num_vertices + kVertexBlock - 1) / kVertexBlock;
     parallel_for(0, blocks, [&](std::int64_t block) {
-        std::vector<std::uint64_t> scratch;
-        scratch.reserve(256);
+        Scratch scratch;
         const Index begin = static_cast<Index>(block) * kVertexBlock;
         const Index end = std::min(num_vertices, begin + kVertexBlock);
         for (Index v = begin; v < end; ++v) per_vertex(v, scratch);
     });
 }
 
-// The edges {v, w} with w > v, sorted by w: the paper's sort+unique of edge tuples (sec. 4.1),
-// done per lowest vertex so that it parallelises without a global sort. Keys hold w only.
-void upper_neighbours(const std::vector<Cell>& cells, const Csr& vertex_cells, Index v,
-                      std::vector<std::uint64_t>& out) {
-    out.clear();
-    for (Index c : vertex_cells.row(v))
-        for (Index w : cells[c])
-            if (w > v) out.push_back(static_cast<std::uint64_t>(w));
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
+// Local edge index (kCellEdgeVertices order) of local vertices i != j.
+constexpr int kLocalEdge[4][4] = {{-1, 0, 1, 2}, {0, -1, 3, 4}, {1, 3, -1, 5}, {2, 4, 5, -1}};
+
+int local_vertex(const Cell& cell, Index v) {
+    int i = 0;
+    while (cell[i] != v) ++i;
+    return i;
 }
 
-// The faces {v, x, y} with v < x < y as 64-bit keys x<<32|y, sorted and unique.
-void upper_faces(const std::vector<Cell>& cells, const Csr& vertex_cells, Index v,
-                 std::vector<std::uint64_t>& out) {
-    out.clear();
+// What one vertex v contributes: the edges {v, w} with w > v and the faces {v, x, y} with
+// v < x < y, each entry tagged with the cell it came from. Sorting these per-vertex lists is the
+// paper's sort + unique of simplex tuples (sec. 4.1) split by lowest vertex, so it runs in
+// parallel without a global sort; the repeats of a simplex are exactly its cells, in ascending
+// order, which yields edge_cells/face_cells and cell_edges/cell_faces in the same pass.
+struct VertexScratch {
+    std::vector<std::uint64_t> edges; // w << 32 | cell
+    std::vector<FaceEntry> faces;
+};
+
+void collect(const std::vector<Cell>& cells, const Csr& vertex_cells, Index v, VertexScratch& out) {
+    out.edges.clear();
+    out.faces.clear();
     for (Index c : vertex_cells.row(v)) {
         Index others[3];
         int n = 0;
         for (Index w : cells[c])
             if (w != v) others[n++] = w;
         std::sort(others, others + 3);
-        // The cell's faces through v are v plus a pair of `others`; v is the lowest vertex of
-        // that face when it is below the pair's smaller vertex.
+        for (Index w : others)
+            if (w > v) out.edges.push_back(pair_key(w, c));
+        // The cell's faces through v are v plus a pair of `others`; v is the face's lowest
+        // vertex when it is below the pair's smaller vertex.
         if (others[0] > v) {
-            out.push_back(pair_key(others[0], others[1]));
-            out.push_back(pair_key(others[0], others[2]));
+            out.faces.push_back({pair_key(others[0], others[1]), c});
+            out.faces.push_back({pair_key(others[0], others[2]), c});
         }
-        if (false) out.push_back(pair_key(others[1], others[2]));
+        if (others[1] > v) out.faces.push_back({pair_key(others[1], others[2]), c});
     }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
+    std::sort(out.edges.begin(), out.edges.end());
+    std::sort(out.faces.begin(), out.faces.end());
+}
+
+// Number of distinct keys in a sorted list.
+template <class Entries, class KeyOf> Index count_runs(const Entries& entries, KeyOf key_of) {
+    Index runs = 0;
+    for (std::size_t i = 0; i < entries.size(); ++i)
+        if (i == 0 || key_of(entries[i]) != key_of(entries[i - 1])) ++runs;
+    return runs;
 }
 
 void verify_cells(const TetMesh& mesh) {
@@ -118,14 +146,16 @@ Csr transpose_table(std::span<const std::array<Index, Width>> table, Index num_c
     std::vector<Index> cursor(out.offsets.begin(), out.offsets.end() - 1);
     parallel_for(0, rows, [&](std::int64_t r) {
         for (Index col : table[r]) {
-            const Index at = std::atomic_ref<Index>(cursor[col]).fetch_add(1, std::memory_order_relaxed);
+            const Index at =
+                std::atomic_ref<Index>(cursor[col]).fetch_add(1, std::memory_order_relaxed);
             out.indices[at] = static_cast<Index>(r);
         }
     });
     // The parallel fill order is arbitrary; sorting each (short) row makes the result
     // deterministic and equal to a serial fill in ascending row order.
     parallel_for(0, num_columns, [&](std::int64_t col) {
-        std::sort(out.indices.begin() + out.offsets[col], out.indices.begin() + out.offsets[col + 1]);
+        std::sort(out.indices.begin() + out.offsets[col],
+                  out.indices.begin() + out.offsets[col + 1]);
     });
     return out;
 }
@@ -166,58 +196,85 @@ Topology build_topology(const TetMesh& mesh) {
 
     topo.vertex_cells = transpose_table<4>(cells, nv);
 
-    // Edges, grouped by lower vertex: count, scan, fill.
+    // Pass 1: per lowest vertex, how many edges/faces and how many (simplex, cell) entries.
     topo.edge_begin.assign(static_cast<std::size_t>(nv) + 1, 0);
-    for_vertex_blocks(nv, [&](Index v, std::vector<std::uint64_t>& scratch) {
-        upper_neighbours(cells, topo.vertex_cells, v, scratch);
-        topo.edge_begin[v + 1] = static_cast<Index>(scratch.size());
+    topo.face_begin.assign(static_cast<std::size_t>(nv) + 1, 0);
+    std::vector<Index> edge_entry_begin(static_cast<std::size_t>(nv) + 1, 0);
+    std::vector<Index> face_entry_begin(static_cast<std::size_t>(nv) + 1, 0);
+    for_vertex_blocks<VertexScratch>(nv, [&](Index v, VertexScratch& scratch) {
+        collect(cells, topo.vertex_cells, v, scratch);
+        topo.edge_begin[v + 1] = count_runs(scratch.edges, key_high);
+        topo.face_begin[v + 1] =
+            count_runs(scratch.faces, [](const FaceEntry& f) { return f.key; });
+        edge_entry_begin[v + 1] = static_cast<Index>(scratch.edges.size());
+        face_entry_begin[v + 1] = static_cast<Index>(scratch.faces.size());
     });
     scan_in_place(topo.edge_begin);
-    topo.edges.resize(topo.edge_begin.back());
-    for_vertex_blocks(nv, [&](Index v, std::vector<std::uint64_t>& scratch) {
-        upper_neighbours(cells, topo.vertex_cells, v, scratch);
-        Index at = topo.edge_begin[v];
-        for (std::uint64_t w : scratch) topo.edges[at++] = {v, static_cast<Index>(w)};
-    });
-
-    // Faces, grouped by lowest vertex.
-    topo.face_begin.assign(static_cast<std::size_t>(nv) + 1, 0);
-    for_vertex_blocks(nv, [&](Index v, std::vector<std::uint64_t>& scratch) {
-        upper_faces(cells, topo.vertex_cells, v, scratch);
-        topo.face_begin[v + 1] = static_cast<Index>(scratch.size());
-    });
     scan_in_place(topo.face_begin);
-    topo.faces.resize(topo.face_begin.back());
-    for_vertex_blocks(nv, [&](Index v, std::vector<std::uint64_t>& scratch) {
-        upper_faces(cells, topo.vertex_cells, v, scratch);
-        Index at = topo.face_begin[v];
-        for (std::uint64_t key : scratch) topo.faces[at++] = {v, key_high(key), key_low(key)};
-    });
-
-    // Cell -> edge and cell -> face ids by binary search in the lower-vertex groups.
+    scan_in_place(edge_entry_begin);
+    scan_in_place(face_entry_begin);
+    const Index ne = topo.edge_begin.back();
+    const Index nf = topo.face_begin.back();
+    topo.edges.resize(ne);
+    topo.faces.resize(nf);
+    topo.edge_cells.offsets.resize(static_cast<std::size_t>(ne) + 1);
+    topo.edge_cells.indices.resize(edge_entry_begin.back());
+    topo.face_cells.offsets.resize(static_cast<std::size_t>(nf) + 1);
+    topo.face_cells.indices.resize(face_entry_begin.back());
+    topo.edge_cells.offsets[ne] = edge_entry_begin.back();
+    topo.face_cells.offsets[nf] = face_entry_begin.back();
     topo.cell_edges.resize(nt);
     topo.cell_faces.resize(nt);
-    parallel_for(0, nt, [&](std::int64_t c) {
-        const Cell& cell = cells[c];
-        for (int le = 0; le < 6; ++le)
-            topo.cell_edges[c][le] = find_edge(topo, cell[kCellEdgeVertices[le][0]],
-                                               cell[kCellEdgeVertices[le][1]]);
-        for (int lf = 0; lf < 4; ++lf) {
-            const auto& fv = kCellFaceVertices[lf];
-            topo.cell_faces[c][lf] = find_face(topo, cell[fv[0]], cell[fv[1]], cell[fv[2]]);
+
+    // Pass 2: fill. Each (cell, local edge) and (cell, local face) slot is written exactly once,
+    // by the thread owning the simplex's lowest vertex.
+    for_vertex_blocks<VertexScratch>(nv, [&](Index v, VertexScratch& scratch) {
+        collect(cells, topo.vertex_cells, v, scratch);
+        Index edge = topo.edge_begin[v] - 1;
+        Index entry = edge_entry_begin[v];
+        for (std::size_t i = 0; i < scratch.edges.size(); ++i, ++entry) {
+            const Index w = key_high(scratch.edges[i]);
+            const Index c = key_low(scratch.edges[i]);
+            if (i == 0 || w != key_high(scratch.edges[i - 1])) {
+                topo.edges[++edge] = {v, w};
+                topo.edge_cells.offsets[edge] = entry;
+            }
+            topo.edge_cells.indices[entry] = c;
+            topo.cell_edges[c][kLocalEdge[local_vertex(cells[c], v)][local_vertex(cells[c], w)]] =
+                edge;
+        }
+        Index face = topo.face_begin[v] - 1;
+        entry = face_entry_begin[v];
+        for (std::size_t i = 0; i < scratch.faces.size(); ++i, ++entry) {
+            const auto [key, c] = scratch.faces[i];
+            if (i == 0 || key != scratch.faces[i - 1].key) {
+                topo.faces[++face] = {v, key_high(key), key_low(key)};
+                topo.face_cells.offsets[face] = entry;
+            }
+            topo.face_cells.indices[entry] = c;
+            // Local face i is opposite local vertex i: the one vertex of c not on the face.
+            const Cell& cell = cells[c];
+            int opposite = 0;
+            while (cell[opposite] == v || cell[opposite] == key_high(key) ||
+                   cell[opposite] == key_low(key))
+                ++opposite;
+            topo.cell_faces[c][opposite] = face;
         }
     });
-    const Index ne = topo.num_edges();
-    const Index nf = topo.num_faces();
-    topo.face_edges.resize(nf);
-    parallel_for(0, nf, [&](std::int64_t f) {
-        const Face& face = topo.faces[f];
-        topo.face_edges[f] = {find_edge(topo, face[0], face[1]), find_edge(topo, face[0], face[2]),
-                              find_edge(topo, face[1], face[2])};
-    });
 
-    topo.edge_cells = transpose_table<6>(topo.cell_edges, ne);
-    topo.face_cells = transpose_table<4>(topo.cell_faces, nf);
+    // face_edges from any cell using the face: edge ids of (a,b),(a,c),(b,c) are ascending in the
+    // lexicographic edge order, so sorting the cell's three face edges gives that order.
+    topo.face_edges.resize(nf);
+    parallel_for(0, nt, [&](std::int64_t c) {
+        for (int lf = 0; lf < 4; ++lf) {
+            const Index f = topo.cell_faces[c][lf];
+            if (topo.face_cells.row(f)[0] != c) continue; // written once, by the first cell
+            std::array<Index, 3> ids;
+            for (int k = 0; k < 3; ++k) ids[k] = topo.cell_edges[c][kCellFaceEdges[lf][k]];
+            std::sort(ids.begin(), ids.end());
+            topo.face_edges[f] = ids;
+        }
+    });
 
     // Counts for Eq. 6 (paper sec. 4.1 accumulates them with atomics, so do we).
     topo.vertex_edge_count.assign(nv, 0);

@@ -1,14 +1,13 @@
 // Runs the `elastodyn` app headless (EGL, no display needed) and checks what it writes.
 // Skipped when the app was not built (ELASTODYN_BUILD_APP=OFF).
 
-#include <gtest/gtest.h>
-
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -25,14 +24,16 @@ fs::path app_path() {
     std::error_code ec;
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     if (ec) return {};
-    for (const fs::path& candidate :
-         {self.parent_path() / "elastodyn", self.parent_path().parent_path() / "app" / "elastodyn"}) {
+    for (const fs::path& candidate : {self.parent_path() / "elastodyn",
+                                      self.parent_path().parent_path() / "app" / "elastodyn"}) {
         if (fs::is_regular_file(candidate)) return candidate;
     }
     return {};
 }
 
-std::string quote(const fs::path& path) { return "'" + path.string() + "'"; }
+std::string quote(const fs::path& path) {
+    return "'" + path.string() + "'";
+}
 
 std::string read_text(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -73,7 +74,8 @@ protected:
     /// Runs `env_prefix` app `arguments`, capturing stdout and stderr.
     AppRun run(const std::string& arguments, const std::string& env_prefix = "") const {
         const std::string command = env_prefix + quote(app_) + " " + arguments + " > " +
-                                    quote(dir_ / "stdout.txt") + " 2> " + quote(dir_ / "stderr.txt");
+                                    quote(dir_ / "stdout.txt") + " 2> " +
+                                    quote(dir_ / "stderr.txt");
         const int status = std::system(command.c_str());
         AppRun result;
         result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -134,19 +136,22 @@ Ppm read_ppm(const fs::path& path) {
     in.get(); // the single whitespace after maxval
     if (magic != "P6" || maxval != 255 || image.width <= 0 || image.height <= 0) return {};
     image.rgb.resize(static_cast<std::size_t>(image.width) * image.height * 3);
-    in.read(reinterpret_cast<char*>(image.rgb.data()), static_cast<std::streamsize>(image.rgb.size()));
+    in.read(reinterpret_cast<char*>(image.rgb.data()),
+            static_cast<std::streamsize>(image.rgb.size()));
     if (in.gcount() != static_cast<std::streamsize>(image.rgb.size())) return {};
     return image;
 }
 
 /// The surface is orange (red well above blue); background and grid are grey-blue.
-bool is_mesh_pixel(const std::uint8_t* p) { return p[0] > 60 && p[0] > p[2] + 40; }
+bool is_mesh_pixel(const std::uint8_t* p) {
+    return p[0] > 60 && p[0] > p[2] + 40;
+}
 
 TEST_F(App, HeadlessScreenshotShowsTheMeshCentred) {
     const fs::path scene = write_cube(3);
     const fs::path shot = dir_ / "shot.ppm";
     const AppRun result = run("--headless --frames 3 --no-gui --width 320 --height 240 --scene " +
-                           quote(scene) + " --screenshot " + quote(shot));
+                              quote(scene) + " --screenshot " + quote(shot));
     ASSERT_EQ(result.exit_code, 0) << result.err;
     ASSERT_TRUE(fs::exists(shot));
     const Ppm image = read_ppm(shot);
@@ -182,9 +187,9 @@ TEST_F(App, HeadlessPngWithGuiAndTimings) {
     const fs::path scene = write_cube(2);
     const fs::path shot = dir_ / "shot.png";
     const fs::path csv = dir_ / "timings.csv";
-    const AppRun result = run("--headless --frames 3 --width 200 --height 150 --scene " +
-                           quote(scene) + " --screenshot " + quote(shot) + " --timings " +
-                           quote(csv));
+    const AppRun result =
+        run("--headless --frames 3 --width 200 --height 150 --scene " + quote(scene) +
+            " --screenshot " + quote(shot) + " --timings " + quote(csv));
     ASSERT_EQ(result.exit_code, 0) << result.err;
 
     // PNG signature, then the IHDR chunk with big-endian width and height.
@@ -226,7 +231,7 @@ TEST_F(App, HeadlessPngWithGuiAndTimings) {
 TEST_F(App, MissingSceneExits3WithOneLine) {
     const fs::path shot = dir_ / "shot.png";
     const AppRun result = run("--headless --frames 3 --scene " + quote(dir_ / "missing.node") +
-                           " --screenshot " + quote(shot));
+                              " --screenshot " + quote(shot));
     EXPECT_EQ(result.exit_code, 3);
     const std::vector<std::string> lines = lines_of(result.err);
     ASSERT_EQ(lines.size(), 1u) << result.err;
@@ -268,10 +273,29 @@ TEST_F(App, UsageErrorsExit2) {
 
 TEST_F(App, ScreenshotWithUnknownExtensionFails) {
     const AppRun result = run("--headless --frames 1 --width 64 --height 48 --scene " +
-                           quote(write_cube(1)) + " --screenshot " + quote(dir_ / "shot.bmp"));
+                              quote(write_cube(1)) + " --screenshot " + quote(dir_ / "shot.bmp"));
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_EQ(lines_of(result.err).size(), 1u) << result.err;
     EXPECT_FALSE(fs::exists(dir_ / "shot.bmp"));
+}
+
+TEST_F(App, ShaderCompileErrorExits4NamingTheFile) {
+    // A copy of the shaders with one broken fragment shader, through $EDN_SHADER_DIR.
+    const fs::path shaders = dir_ / "shaders";
+    fs::create_directories(shaders);
+    std::ofstream(shaders / "surface.vert")
+        << "#version 330 core\nlayout(location = 0) in vec3 a_position;\n"
+           "void main() { gl_Position = vec4(a_position, 1.0); }\n";
+    std::ofstream(shaders / "surface.frag") << "#version 330 core\nout vec4 frag_color;\nvoid "
+                                               "main() { frag_color = undefined_name; }\n";
+    const AppRun result =
+        run("--headless --frames 1 --width 64 --height 48 --scene " + quote(write_cube(1)),
+            "EDN_SHADER_DIR=" + quote(shaders) + " ");
+    EXPECT_EQ(result.exit_code, 4);
+    const std::vector<std::string> lines = lines_of(result.err);
+    ASSERT_EQ(lines.size(), 1u) << result.err;
+    EXPECT_NE(lines[0].find("surface.frag: compile error"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find("undefined_name"), std::string::npos) << lines[0];
 }
 
 } // namespace

@@ -32,7 +32,9 @@ TetMesh make_two_tets() {
 
 TetMesh make_box_mesh(int nx, int ny, int nz, double lx, double ly, double lz) {
     TetMesh mesh;
-    auto id = [&](int i, int j, int k) { return static_cast<Index>(i + (nx + 1) * (j + (ny + 1) * k)); };
+    auto id = [&](int i, int j, int k) {
+        return static_cast<Index>(i + (nx + 1) * (j + (ny + 1) * k));
+    };
     for (int k = 0; k <= nz; ++k)
         for (int j = 0; j <= ny; ++j)
             for (int i = 0; i <= nx; ++i)
@@ -80,7 +82,8 @@ TetMesh shuffle_mesh(const TetMesh& mesh, std::uint32_t seed) {
     std::shuffle(new_id.begin(), new_id.end(), rng);
     TetMesh out;
     out.positions.resize(mesh.positions.size());
-    for (std::size_t v = 0; v < mesh.positions.size(); ++v) out.positions[new_id[v]] = mesh.positions[v];
+    for (std::size_t v = 0; v < mesh.positions.size(); ++v)
+        out.positions[new_id[v]] = mesh.positions[v];
     std::vector<std::size_t> order(mesh.cells.size());
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), rng);

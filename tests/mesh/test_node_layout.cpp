@@ -4,10 +4,9 @@
 #include "mesh/node_layout.hpp"
 #include "mesh/topology.hpp"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
+#include <gtest/gtest.h>
 #include <set>
 #include <string>
 #include <vector>
@@ -107,7 +106,8 @@ TEST(NodeLayout, LocalOrderIsVerticesThenEdgesThenFaces) {
         if (p == 3)
             for (int face = 0; face < 4; ++face, ++local) {
                 const auto bary = local_node_barycentric(p, local);
-                for (int i = 0; i < 4; ++i) EXPECT_NEAR(bary[i], i == face ? 0.0 : 1.0 / 3.0, 1e-14);
+                for (int i = 0; i < 4; ++i)
+                    EXPECT_NEAR(bary[i], i == face ? 0.0 : 1.0 / 3.0, 1e-14);
             }
         EXPECT_EQ(local, nodes_per_cell(p));
     }
@@ -183,7 +183,8 @@ TEST(NodeLayout, CellNodesMatchBarycentricPositions) {
 }
 
 TEST(NodeLayout, EdgeNodesRunFromLowerVertex) {
-    const TetMesh mesh = test::shuffle_mesh(test::make_random_perturbed_box(2, 2, 2, 1.0, 1.0, 1.0), 4);
+    const TetMesh mesh =
+        test::shuffle_mesh(test::make_random_perturbed_box(2, 2, 2, 1.0, 1.0, 1.0), 4);
     const Topology topo = build_topology(mesh);
     for (int p = 2; p <= 3; ++p) {
         const NodeLayout layout = make_node_layout(topo, p);
@@ -193,7 +194,8 @@ TEST(NodeLayout, EdgeNodesRunFromLowerVertex) {
             const Vec3& b = mesh.positions[topo.edges[e][1]];
             for (int k = 0; k < p - 1; ++k) {
                 const double t = (k + 1.0) / p;
-                const Vec3 x = {a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), a[2] + t * (b[2] - a[2])};
+                const Vec3 x = {a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]),
+                                a[2] + t * (b[2] - a[2])};
                 EXPECT_LT(distance(x, positions[layout.edge_node(e, k)]), 1e-14);
             }
         }
@@ -228,8 +230,10 @@ TEST(NodeLayout, NeighboursAgreeOnSharedFaceNodes) {
                     while (topo.cell_faces[c][i] != f) ++i;
                     return i;
                 };
-                const auto a = face_nodes(mesh, nodes_of(topo, mesh, layout, ca), p, ca, local_face(ca));
-                const auto b = face_nodes(mesh, nodes_of(topo, mesh, layout, cb), p, cb, local_face(cb));
+                const auto a =
+                    face_nodes(mesh, nodes_of(topo, mesh, layout, ca), p, ca, local_face(ca));
+                const auto b =
+                    face_nodes(mesh, nodes_of(topo, mesh, layout, cb), p, cb, local_face(cb));
                 ASSERT_EQ(a.size(), static_cast<std::size_t>(binomial(p + 2, 2)));
                 ASSERT_EQ(b.size(), a.size());
                 for (const auto& [xa, na] : a) {
@@ -260,7 +264,8 @@ TEST(NodeLayout, AllNodePositionsDistinct) {
             const auto positions = node_positions(mesh, topo, layout);
             for (std::size_t i = 0; i < positions.size(); ++i)
                 for (std::size_t j = i + 1; j < positions.size(); ++j)
-                    ASSERT_GT(distance(positions[i], positions[j]), 1e-9) << "nodes " << i << " " << j << " p=" << p;
+                    ASSERT_GT(distance(positions[i], positions[j]), 1e-9)
+                        << "nodes " << i << " " << j << " p=" << p;
         }
     }
 }
@@ -275,7 +280,8 @@ TEST(NodeLayout, RowCountsEq6MatchBruteForce) {
             std::vector<std::vector<Index>> neighbours(layout.num_nodes());
             for (Index c = 0; c < mesh.num_cells(); ++c) {
                 const auto nodes = nodes_of(topo, mesh, layout, c);
-                for (Index i : nodes) neighbours[i].insert(neighbours[i].end(), nodes.begin(), nodes.end());
+                for (Index i : nodes)
+                    neighbours[i].insert(neighbours[i].end(), nodes.begin(), nodes.end());
             }
             const auto counts = row_counts_eq6(topo, layout);
             ASSERT_EQ(counts.size(), neighbours.size());

@@ -3,9 +3,8 @@
 #include "mesh/mesh_fixtures.hpp"
 #include "mesh/topology.hpp"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
+#include <gtest/gtest.h>
 #include <map>
 #include <set>
 #include <string>
@@ -30,8 +29,9 @@ std::vector<NamedMesh> fixture_meshes() {
     meshes.push_back({"box_1x1x1", test::make_box_mesh(1, 1, 1, 1.0, 1.0, 1.0)});
     meshes.push_back({"box_3x2x2", test::make_box_mesh(3, 2, 2, 3.0, 1.5, 2.0)});
     meshes.push_back({"perturbed_5x4x3", test::make_random_perturbed_box(5, 4, 3, 1.0, 1.0, 1.0)});
-    meshes.push_back({"shuffled_perturbed_4x3x3",
-                      test::shuffle_mesh(test::make_random_perturbed_box(4, 3, 3, 2.0, 1.0, 1.0, 0.12, 7), 99)});
+    meshes.push_back(
+        {"shuffled_perturbed_4x3x3",
+         test::shuffle_mesh(test::make_random_perturbed_box(4, 3, 3, 2.0, 1.0, 1.0, 0.12, 7), 99)});
     meshes.push_back({"two_boxes",
                       test::concatenate_meshes(test::make_box_mesh(2, 1, 1, 1.0, 1.0, 1.0),
                                                test::make_box_mesh(1, 2, 1, 1.0, 1.0, 1.0)),
@@ -39,7 +39,9 @@ std::vector<NamedMesh> fixture_meshes() {
     return meshes;
 }
 
-Edge sorted_pair(Index a, Index b) { return {std::min(a, b), std::max(a, b)}; }
+Edge sorted_pair(Index a, Index b) {
+    return {std::min(a, b), std::max(a, b)};
+}
 
 Face sorted_triple(Index a, Index b, Index c) {
     Face f = {a, b, c};
@@ -64,11 +66,14 @@ std::set<Face> brute_faces(const TetMesh& mesh) {
     return faces;
 }
 
-bool cell_has(const Cell& cell, Index v) { return std::find(cell.begin(), cell.end(), v) != cell.end(); }
+bool cell_has(const Cell& cell, Index v) {
+    return std::find(cell.begin(), cell.end(), v) != cell.end();
+}
 
 // Rows of a transpose computed the slow way: scan all cells in ascending order per simplex.
 template <class Simplex>
-std::vector<std::vector<Index>> brute_cells_of(const TetMesh& mesh, const std::vector<Simplex>& simplices) {
+std::vector<std::vector<Index>> brute_cells_of(const TetMesh& mesh,
+                                               const std::vector<Simplex>& simplices) {
     std::vector<std::vector<Index>> rows(simplices.size());
     for (std::size_t s = 0; s < simplices.size(); ++s)
         for (Index c = 0; c < mesh.num_cells(); ++c)
@@ -78,7 +83,8 @@ std::vector<std::vector<Index>> brute_cells_of(const TetMesh& mesh, const std::v
     return rows;
 }
 
-void expect_csr_equals(const Csr& csr, const std::vector<std::vector<Index>>& rows, const std::string& what) {
+void expect_csr_equals(const Csr& csr, const std::vector<std::vector<Index>>& rows,
+                       const std::string& what) {
     ASSERT_EQ(csr.num_rows(), static_cast<Index>(rows.size())) << what;
     ASSERT_EQ(csr.offsets.front(), 0) << what;
     std::size_t total = 0;
@@ -95,7 +101,8 @@ TEST(Topology, FixturesArePositivelyOriented) {
         for (Index c = 0; c < mesh.num_cells(); ++c) {
             const auto& p = mesh.positions;
             const Cell& cell = mesh.cells[c];
-            EXPECT_GT(orient3d(p[cell[0]], p[cell[1]], p[cell[2]], p[cell[3]]), 0.0) << name << " cell " << c;
+            EXPECT_GT(orient3d(p[cell[0]], p[cell[1]], p[cell[2]], p[cell[3]]), 0.0)
+                << name << " cell " << c;
         }
 }
 
@@ -126,7 +133,8 @@ TEST(Topology, CellEdgesAndFacesFollowLocalOrder) {
                 const Index e = topo.cell_edges[c][le];
                 ASSERT_GE(e, 0);
                 ASSERT_LT(e, topo.num_edges());
-                EXPECT_EQ(topo.edges[e], sorted_pair(cell[local_edges[le][0]], cell[local_edges[le][1]]));
+                EXPECT_EQ(topo.edges[e],
+                          sorted_pair(cell[local_edges[le][0]], cell[local_edges[le][1]]));
             }
             for (int i = 0; i < 4; ++i) {
                 const Index f = topo.cell_faces[c][i];
@@ -135,7 +143,8 @@ TEST(Topology, CellEdgesAndFacesFollowLocalOrder) {
                 std::vector<Index> others;
                 for (int j = 0; j < 4; ++j)
                     if (j != i) others.push_back(cell[j]);
-                EXPECT_EQ(topo.faces[f], sorted_triple(others[0], others[1], others[2])) << "face opposite " << i;
+                EXPECT_EQ(topo.faces[f], sorted_triple(others[0], others[1], others[2]))
+                    << "face opposite " << i;
             }
         }
         for (Index f = 0; f < topo.num_faces(); ++f) {
@@ -203,7 +212,8 @@ TEST(Topology, CountsMatchBruteForce) {
         const Topology topo = build_topology(mesh);
         const auto edges = brute_edges(mesh);
         const auto faces = brute_faces(mesh);
-        std::vector<Index> vertex_edges(mesh.num_vertices(), 0), vertex_faces(mesh.num_vertices(), 0);
+        std::vector<Index> vertex_edges(mesh.num_vertices(), 0),
+            vertex_faces(mesh.num_vertices(), 0);
         std::map<Edge, Index> edge_faces;
         for (const Edge& e : edges)
             for (Index v : e) ++vertex_edges[v];
@@ -276,7 +286,8 @@ TEST(Topology, BoundaryFacesPointOutward) {
         const Vec3 &a = box.positions[t[0]], &b = box.positions[t[1]], &c = box.positions[t[2]];
         const Vec3 u = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
         const Vec3 v = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
-        const Vec3 n = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+        const Vec3 n = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2],
+                        u[0] * v[1] - u[1] * v[0]};
         double dot = 0.0;
         for (int d = 0; d < 3; ++d) dot += n[d] * ((a[d] + b[d] + c[d]) / 3.0 - centre[d]);
         EXPECT_GT(dot, 0.0);
@@ -310,7 +321,8 @@ TEST(Topology, EulerCharacteristicAndComponents) {
     for (const auto& [name, mesh, ball] : fixture_meshes()) {
         SCOPED_TRACE(name);
         const Topology topo = build_topology(mesh);
-        const long chi = static_cast<long>(topo.num_vertices) - topo.num_edges() + topo.num_faces() - topo.num_cells;
+        const long chi = static_cast<long>(topo.num_vertices) - topo.num_edges() +
+                         topo.num_faces() - topo.num_cells;
         const Index components = num_components(topo);
         if (ball) {
             EXPECT_EQ(chi, 1);
@@ -373,7 +385,8 @@ TEST(Topology, RejectsInvalidCells) {
 }
 
 TEST(Topology, DeterministicAcrossRuns) {
-    const TetMesh mesh = test::shuffle_mesh(test::make_random_perturbed_box(6, 5, 4, 1.0, 1.0, 1.0), 5);
+    const TetMesh mesh =
+        test::shuffle_mesh(test::make_random_perturbed_box(6, 5, 4, 1.0, 1.0, 1.0), 5);
     const Topology a = build_topology(mesh);
     const Topology b = build_topology(mesh);
     EXPECT_EQ(a.edges, b.edges);

@@ -1,0 +1,808 @@
+// CUDA backend of Bin-BCSR* assembly (twins of sparse/bin_bcsr_pattern.cpp, cpu/summation.cpp,
+// cpu/spmv.cpp): exact counts (Eq. 6), bins, one exact allocation, columns, per-entry maps,
+// element blocks, summation, SpMV with the warp-dynamic bin scheduler of Listing 1.
+#include "cuda/cuda_assembly.hpp"
+#include "cuda/cuda_check.cuh"
+#include "fem/element_geometry.hpp"
+#include "fem/reference_integrals.hpp"
+#include "sparse/block3.hpp"
+
+#include <cub/cub.cuh>
+
+namespace edn::cuda {
+namespace {
+
+constexpr int kWarp = 32;
+constexpr int kMaxNodes = 20;
+
+// Reference integrals S_ab (m*m*9 floats, at most 20*20*9) for the element kernels.
+__constant__ float c_reference_integrals[kMaxNodes * kMaxNodes * 9];
+
+__device__ __forceinline__ Index binomial_device(int n, int k) {
+    if (k < 0 || n < 0 || k > n) return 0;
+    Index r = 1;
+    for (int i = 1; i <= k; ++i) r = r * (n - k + i) / i;
+    return r;
+}
+
+/// Listing 1: a warp takes the next bin from a global counter.
+__device__ __forceinline__ Index next_bin(unsigned int* counter, int lane) {
+    unsigned int bin = 0;
+    if (lane == 0) bin = atomicAdd(counter, 1u);
+    return static_cast<Index>(__shfl_sync(0xffffffffu, bin, 0));
+}
+
+// ---- cell node table ---------------------------------------------------------------------------
+
+__global__ void cell_nodes_kernel(const int4* cells, const Index* cell_edges, const Index* cell_faces,
+                                  const int2* edges, NodeLayout layout, Index num_cells, Index* out) {
+    const Index t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= num_cells) return;
+    const int p = layout.order, m = (p + 1) * (p + 2) * (p + 3) / 6;
+    const int4 c4 = cells[t];
+    const Index v[4] = {c4.x, c4.y, c4.z, c4.w};
+    Index* o = out + static_cast<std::int64_t>(t) * m;
+    for (int i = 0; i < 4; ++i) o[i] = v[i];
+    if (p == 1) return;
+    const int ev[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+    int at = 4;
+    for (int le = 0; le < 6; ++le) {
+        const Index e = cell_edges[6 * t + le];
+        const bool forward = edges[e].x == v[ev[le][0]]; // edge nodes run from the lower vertex
+        for (int k = 0; k < p - 1; ++k) {
+            const int kk = forward ? k : p - 2 - k;
+            o[at++] = layout.num_vertices + e * (p - 1) + kk;
+        }
+    }
+    if (p == 3)
+        for (int lf = 0; lf < 4; ++lf)
+            o[at++] = layout.num_vertices + 2 * layout.num_edges + cell_faces[4 * t + lf];
+}
+
+// ---- exact counts (Eq. 6), accumulated per simplex with atomics (paper sec. 4.1) ---------------
+
+__global__ void init_simplex_counts(Index* vertex_count, Index* edge_count, Index* face_count,
+                                    Index nv, Index ne, Index nf, int p) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < nv) vertex_count[i] = 1; // C(p, 0): the node itself
+    if (p >= 2 && i < ne) edge_count[i] = p + 1; // C(p+1, 1): nodes on the edge
+    if (p >= 3 && i < nf) face_count[i] = binomial_device(p + 2, 2);
+}
+
+__global__ void count_from_edges(const int2* edges, Index ne, int p, Index* vertex_count) {
+    const Index e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= ne) return;
+    const int2 ab = edges[e];
+    atomicAdd(&vertex_count[ab.x], p); // C(p, 1) new nodes per edge
+    atomicAdd(&vertex_count[ab.y], p);
+}
+
+__global__ void count_from_faces(const int* faces, const int* face_edges, Index nf, int p,
+                                 Index* vertex_count, Index* edge_count) {
+    const Index f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= nf) return;
+    const Index cv = binomial_device(p, 2), ce = p >= 2 ? binomial_device(p + 1, 2) : 0;
+    for (int i = 0; i < 3; ++i) {
+        atomicAdd(&vertex_count[faces[3 * f + i]], cv);
+        if (ce) atomicAdd(&edge_count[face_edges[3 * f + i]], ce);
+    }
+}
+
+__global__ void count_from_cells(const int4* cells, const Index* cell_edges, const Index* cell_faces,
+                                 Index nt, int p, Index* vertex_count, Index* edge_count,
+                                 Index* face_count) {
+    const Index t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nt) return;
+    // Only simplices that carry nodes are counted: edges from p = 2, faces from p = 3.
+    const Index cv = binomial_device(p, 3), ce = p >= 2 ? binomial_device(p + 1, 3) : 0,
+                cf = p >= 3 ? binomial_device(p + 2, 3) : 0;
+    const int4 c = cells[t];
+    if (cv) {
+        atomicAdd(&vertex_count[c.x], cv);
+        atomicAdd(&vertex_count[c.y], cv);
+        atomicAdd(&vertex_count[c.z], cv);
+        atomicAdd(&vertex_count[c.w], cv);
+    }
+    if (ce)
+        for (int i = 0; i < 6; ++i) atomicAdd(&edge_count[cell_edges[6 * t + i]], ce);
+    if (cf)
+        for (int i = 0; i < 4; ++i) atomicAdd(&face_count[cell_faces[4 * t + i]], cf);
+}
+
+/// Expands per-simplex counts to per-node off-diagonal row counts.
+__global__ void expand_row_counts(const Index* vertex_count, const Index* edge_count,
+                                  const Index* face_count, NodeLayout layout, Index* row_counts) {
+    const Index node = blockIdx.x * blockDim.x + threadIdx.x;
+    const Index n = layout.num_nodes();
+    if (node >= n) return;
+    Index count;
+    if (node < layout.num_vertices) count = vertex_count[node];
+    else if (node < layout.first_face_node())
+        count = edge_count[(node - layout.num_vertices) / (layout.order - 1)];
+    else count = face_count[node - layout.first_face_node()];
+    row_counts[node] = count - 1; // the diagonal block is stored apart
+}
+
+/// Bin sizes in slots: 32 * max row count of the bin (warp max with shuffles).
+__global__ void bin_sizes_kernel(const Index* row_counts, Index rows, Index bins, Index* sizes) {
+    const Index row = blockIdx.x * blockDim.x + threadIdx.x;
+    const Index bin = row / kWarp;
+    if (bin >= bins) return; // whole warps exit together: blockDim is a multiple of 32
+    Index v = row < rows ? row_counts[row] : 0;
+    for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
+    if ((threadIdx.x & 31) == 0) sizes[bin] = v * kWarp;
+}
+
+// ---- columns ------------------------------------------------------------------------------------
+
+struct NodeCellsDevice {
+    NodeLayout layout;
+    const Index *vertex_offsets, *vertex_cells, *edge_offsets, *edge_cells, *face_offsets, *face_cells;
+
+    __device__ void range(Index node, Index& begin, Index& end, const Index*& list) const {
+        if (node < layout.num_vertices) {
+            begin = vertex_offsets[node], end = vertex_offsets[node + 1], list = vertex_cells;
+        } else if (node < layout.first_face_node()) {
+            const Index e = (node - layout.num_vertices) / (layout.order - 1);
+            begin = edge_offsets[e], end = edge_offsets[e + 1], list = edge_cells;
+        } else {
+            const Index f = node - layout.first_face_node();
+            begin = face_offsets[f], end = face_offsets[f + 1], list = face_cells;
+        }
+    }
+};
+
+/// One lane per row; the row's sorted columns are built by insertion directly in its strided
+/// slots (the row owns them), then padded with the row index.
+__global__ void fill_columns_kernel(NodeCellsDevice nc, const Index* cell_nodes, int m,
+                                    const Index* bin_offsets, const Index* row_counts, Index rows,
+                                    Index bins, unsigned int* counter, Index* columns) {
+    const int lane = threadIdx.x & 31;
+    for (Index bin = next_bin(counter, lane); bin < bins; bin = next_bin(counter, lane)) {
+        const Index row = bin * kWarp + lane;
+        const Index begin = bin_offsets[bin];
+        const Index width = (bin_offsets[bin + 1] - begin) / kWarp;
+        Index* out = columns + begin + lane;
+        Index filled = 0;
+        if (row < rows) {
+            Index cb, ce;
+            const Index* list;
+            nc.range(row, cb, ce, list);
+            for (Index e = cb; e < ce; ++e) {
+                const Index* nodes = cell_nodes + static_cast<std::int64_t>(list[e]) * m;
+                for (int a = 0; a < m; ++a) {
+                    const Index col = nodes[a];
+                    if (col == row) continue;
+                    Index lo = 0, hi = filled; // binary search in the sorted prefix
+                    while (lo < hi) {
+                        const Index mid = (lo + hi) >> 1;
+                        if (out[mid * kWarp] < col) lo = mid + 1;
+                        else hi = mid;
+                    }
+                    if (lo < filled && out[lo * kWarp] == col) continue;
+                    for (Index j = filled; j > lo; --j) out[j * kWarp] = out[(j - 1) * kWarp];
+                    out[lo * kWarp] = col;
+                    ++filled;
+                }
+            }
+        }
+        const Index pad = row < rows ? row : 0;
+        for (Index j = filled; j < width; ++j) out[j * kWarp] = pad;
+    }
+}
+
+__device__ __forceinline__ Index find_slot(const Index* bin_offsets, const Index* columns,
+                                           const Index* row_counts, Index row, Index col) {
+    const Index begin = bin_offsets[row / kWarp], lane = row % kWarp;
+    Index lo = 0, hi = row_counts[row];
+    while (lo < hi) {
+        const Index mid = (lo + hi) >> 1;
+        if (columns[begin + mid * kWarp + lane] < col) lo = mid + 1;
+        else hi = mid;
+    }
+    return begin + lo * kWarp + lane;
+}
+
+// ---- per-entry maps -----------------------------------------------------------------------------
+
+/// One thread per element block (t, a, b): its target is a slot or num_slots + row.
+__global__ void map_count_kernel(const Index* cell_nodes, Index num_cells, int m,
+                                 const Index* bin_offsets, const Index* columns,
+                                 const Index* row_counts, Index num_slots, Index* counts) {
+    const std::int64_t s = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (s >= static_cast<std::int64_t>(num_cells) * m * m) return;
+    const Index t = static_cast<Index>(s / (m * m));
+    const int ab = static_cast<int>(s % (m * m));
+    const Index row = cell_nodes[static_cast<std::int64_t>(t) * m + ab / m];
+    const Index col = cell_nodes[static_cast<std::int64_t>(t) * m + ab % m];
+    const Index target = row == col ? num_slots + row : find_slot(bin_offsets, columns, row_counts, row, col);
+    atomicAdd(&counts[target], 1);
+}
+
+__global__ void map_fill_kernel(const Index* cell_nodes, Index num_cells, int m,
+                                const Index* bin_offsets, const Index* columns,
+                                const Index* row_counts, Index num_slots, Index* cursor,
+                                Index* sources) {
+    const std::int64_t s = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (s >= static_cast<std::int64_t>(num_cells) * m * m) return;
+    const Index t = static_cast<Index>(s / (m * m));
+    const int ab = static_cast<int>(s % (m * m));
+    const Index row = cell_nodes[static_cast<std::int64_t>(t) * m + ab / m];
+    const Index col = cell_nodes[static_cast<std::int64_t>(t) * m + ab % m];
+    const Index target = row == col ? num_slots + row : find_slot(bin_offsets, columns, row_counts, row, col);
+    sources[atomicAdd(&cursor[target], 1)] = static_cast<Index>(s);
+}
+
+// ---- element blocks -----------------------------------------------------------------------------
+
+__device__ __forceinline__ void load_inverse_jacobian(const int4 c, const float* x, float Ji[3][3],
+                                                      float& abs_det) {
+    const Index v[4] = {c.x, c.y, c.z, c.w};
+    float X[4][3];
+    for (int i = 0; i < 4; ++i)
+        for (int d = 0; d < 3; ++d) X[i][d] = x[3 * v[i] + d];
+    const TetGeometry<float> g = tet_geometry(X);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) Ji[i][j] = g.inverse_jacobian.m[i][j];
+    abs_det = fabsf(g.det_jacobian);
+}
+
+/// One thread per element block (t, a, b).
+__global__ void element_blocks_kernel(const int4* cells, const float* positions, Index num_cells,
+                                      int m, LameParameters<float> lame, float* blocks) {
+    const std::int64_t s = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (s >= static_cast<std::int64_t>(num_cells) * m * m) return;
+    const Index t = static_cast<Index>(s / (m * m));
+    const int ab = static_cast<int>(s % (m * m));
+    float Ji[3][3], abs_det;
+    load_inverse_jacobian(cells[t], positions, Ji, abs_det);
+    float S[3][3];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) S[i][j] = c_reference_integrals[ab * 9 + 3 * i + j];
+    float out[9];
+    linear_elastic_block_from_integrals(S, Ji, abs_det, lame, out);
+    for (int k = 0; k < 9; ++k) blocks[9 * s + k] = out[k];
+}
+
+// ---- summation ----------------------------------------------------------------------------------
+
+/// Off-diagonal targets: a warp per bin (Listing 1), lane = row, loop over the bin's width;
+/// sums stay in registers and every value is written once (coalesced per plane).
+__global__ void sum_per_entry_kernel(const Index* map_offsets, const Index* map_sources,
+                                     const float* blocks, const Index* bin_offsets, Index bins,
+                                     unsigned int* counter, float* values) {
+    const int lane = threadIdx.x & 31;
+    for (Index bin = next_bin(counter, lane); bin < bins; bin = next_bin(counter, lane)) {
+        const Index begin = bin_offsets[bin];
+        const Index width = (bin_offsets[bin + 1] - begin) / kWarp;
+        float* v = values + 9 * static_cast<std::int64_t>(begin);
+        const std::int64_t plane = static_cast<std::int64_t>(width) * kWarp;
+        for (Index j = 0; j < width; ++j) {
+            const Index slot = begin + j * kWarp + lane;
+            float acc[9] = {};
+            for (Index e = map_offsets[slot]; e < map_offsets[slot + 1]; ++e) {
+                const float* b = blocks + 9 * static_cast<std::int64_t>(map_sources[e]);
+                for (int k = 0; k < 9; ++k) acc[k] += b[k];
+            }
+            for (int k = 0; k < 9; ++k) v[k * plane + j * kWarp + lane] = acc[k];
+        }
+    }
+}
+
+__global__ void sum_per_entry_diag_kernel(const Index* map_offsets, const Index* map_sources,
+                                          const float* blocks, Index num_slots, Index rows,
+                                          float* diag) {
+    const Index row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= rows) return;
+    float acc[9] = {};
+    for (Index e = map_offsets[num_slots + row]; e < map_offsets[num_slots + row + 1]; ++e) {
+        const float* b = blocks + 9 * static_cast<std::int64_t>(map_sources[e]);
+        for (int k = 0; k < 9; ++k) acc[k] += b[k];
+    }
+    for (int k = 0; k < 9; ++k) diag[static_cast<std::int64_t>(k) * rows + row] = acc[k];
+}
+
+/// Adds a block to (row, col); the calling lane owns row.
+__device__ __forceinline__ void add_block(const Index* bin_offsets, const Index* columns,
+                                          const Index* row_counts, Index rows, Index row, Index col,
+                                          const float* b, float* values, float* diag) {
+    if (row == col) {
+        for (int k = 0; k < 9; ++k) diag[static_cast<std::int64_t>(k) * rows + row] += b[k];
+        return;
+    }
+    const Index bin = row / kWarp, begin = bin_offsets[bin];
+    const Index slot = find_slot(bin_offsets, columns, row_counts, row, col);
+    const Index j = (slot - begin) / kWarp;
+    const std::int64_t plane = bin_offsets[bin + 1] - begin;
+    float* v = values + 9 * static_cast<std::int64_t>(begin) + j * kWarp + (row % kWarp);
+    for (int k = 0; k < 9; ++k) v[k * plane] += b[k];
+}
+
+/// One lane per row: walk the incident cells, add the row's blocks in memory.
+__global__ void sum_per_simplex_kernel(NodeCellsDevice nc, const Index* cell_nodes, int m,
+                                       const float* blocks, const Index* bin_offsets,
+                                       const Index* columns, const Index* row_counts, Index rows,
+                                       Index bins, unsigned int* counter, float* values,
+                                       float* diag) {
+    const int lane = threadIdx.x & 31;
+    for (Index bin = next_bin(counter, lane); bin < bins; bin = next_bin(counter, lane)) {
+        const Index row = bin * kWarp + lane;
+        if (row >= rows) continue;
+        Index cb, ce;
+        const Index* list;
+        nc.range(row, cb, ce, list);
+        for (Index e = cb; e < ce; ++e) {
+            const Index t = list[e];
+            const Index* nodes = cell_nodes + static_cast<std::int64_t>(t) * m;
+            int a = 0;
+            while (nodes[a] != row) ++a;
+            const float* rb = blocks + (static_cast<std::int64_t>(t) * m + a) * m * 9;
+            for (int b = 0; b < m; ++b)
+                add_block(bin_offsets, columns, row_counts, rows, row, nodes[b], rb + 9 * b, values, diag);
+        }
+    }
+}
+
+/// p = 1: like per-simplex, but the row's element blocks are computed in the kernel.
+__global__ void sum_inline_p1_kernel(NodeCellsDevice nc, const int4* cells, const float* positions,
+                                     LameParameters<float> lame, const Index* bin_offsets,
+                                     const Index* columns, const Index* row_counts, Index rows,
+                                     Index bins, unsigned int* counter, float* values, float* diag) {
+    const int lane = threadIdx.x & 31;
+    for (Index bin = next_bin(counter, lane); bin < bins; bin = next_bin(counter, lane)) {
+        const Index row = bin * kWarp + lane;
+        if (row >= rows) continue;
+        for (Index e = nc.vertex_offsets[row]; e < nc.vertex_offsets[row + 1]; ++e) {
+            const int4 c = cells[nc.vertex_cells[e]];
+            const Index v[4] = {c.x, c.y, c.z, c.w};
+            float Ji[3][3], abs_det;
+            load_inverse_jacobian(c, positions, Ji, abs_det);
+            int a = 0;
+            while (v[a] != row) ++a;
+            for (int b = 0; b < 4; ++b) {
+                float S[3][3], out[9];
+                for (int i = 0; i < 3; ++i)
+                    for (int j = 0; j < 3; ++j) S[i][j] = c_reference_integrals[(a * 4 + b) * 9 + 3 * i + j];
+                linear_elastic_block_from_integrals(S, Ji, abs_det, lame, out);
+                add_block(bin_offsets, columns, row_counts, rows, row, v[b], out, values, diag);
+            }
+        }
+    }
+}
+
+// ---- SpMV ---------------------------------------------------------------------------------------
+
+/// y = K x: a warp per bin (Listing 1), lane = row; padding slots read x[row] times 0.
+__global__ void spmv_kernel(const Index* __restrict__ bin_offsets, const Index* __restrict__ columns,
+                            const float* __restrict__ values, const float* __restrict__ diag,
+                            Index rows, Index bins, unsigned int* counter,
+                            const float* __restrict__ x, float* __restrict__ y) {
+    const int lane = threadIdx.x & 31;
+    for (Index bin = next_bin(counter, lane); bin < bins; bin = next_bin(counter, lane)) {
+        const Index row = bin * kWarp + lane;
+        const Index begin = bin_offsets[bin];
+        const Index width = (bin_offsets[bin + 1] - begin) / kWarp;
+        const std::int64_t plane = static_cast<std::int64_t>(width) * kWarp;
+        const float* v = values + 9 * static_cast<std::int64_t>(begin) + lane;
+        const Index* cols = columns + begin + lane;
+        float a0 = 0, a1 = 0, a2 = 0;
+        for (Index j = 0; j < width; ++j) {
+            const Index col = __ldg(cols + j * kWarp);
+            const float x0 = __ldg(x + 3 * col), x1 = __ldg(x + 3 * col + 1), x2 = __ldg(x + 3 * col + 2);
+            const float* b = v + j * kWarp;
+            a0 += __ldg(b) * x0 + __ldg(b + plane) * x1 + __ldg(b + 2 * plane) * x2;
+            a1 += __ldg(b + 3 * plane) * x0 + __ldg(b + 4 * plane) * x1 + __ldg(b + 5 * plane) * x2;
+            a2 += __ldg(b + 6 * plane) * x0 + __ldg(b + 7 * plane) * x1 + __ldg(b + 8 * plane) * x2;
+        }
+        if (row < rows) {
+            const float x0 = x[3 * row], x1 = x[3 * row + 1], x2 = x[3 * row + 2];
+            const float* d = diag + row;
+            a0 += d[0] * x0 + d[rows] * x1 + d[2 * std::int64_t(rows)] * x2;
+            a1 += d[3 * std::int64_t(rows)] * x0 + d[4 * std::int64_t(rows)] * x1 + d[5 * std::int64_t(rows)] * x2;
+            a2 += d[6 * std::int64_t(rows)] * x0 + d[7 * std::int64_t(rows)] * x1 + d[8 * std::int64_t(rows)] * x2;
+            y[3 * row] = a0, y[3 * row + 1] = a1, y[3 * row + 2] = a2;
+        }
+    }
+}
+
+unsigned int grid_for(std::int64_t n, int block) {
+    return static_cast<unsigned int>((n + block - 1) / block);
+}
+
+/// Enough resident warps to cover the device for warp-dynamic kernels.
+unsigned int persistent_grid(Index bins, int block) {
+    int device = 0, sms = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    const std::int64_t warps_needed = bins;
+    const std::int64_t warps_resident = static_cast<std::int64_t>(sms) * 64; // 2048 threads / SM
+    const std::int64_t warps = std::min(warps_needed, warps_resident);
+    return static_cast<unsigned int>(std::max<std::int64_t>(1, (warps * kWarp + block - 1) / block));
+}
+
+/// Times a stage with CUDA events.
+class StageTimer {
+public:
+    StageTimer() {
+        EDN_CUDA_CHECK(cudaEventCreate(&start_));
+        EDN_CUDA_CHECK(cudaEventCreate(&stop_));
+    }
+    ~StageTimer() {
+        cudaEventDestroy(start_);
+        cudaEventDestroy(stop_);
+    }
+    void start() { EDN_CUDA_CHECK(cudaEventRecord(start_)); }
+    double stop() {
+        EDN_CUDA_CHECK(cudaEventRecord(stop_));
+        EDN_CUDA_CHECK(cudaEventSynchronize(stop_));
+        float ms = 0;
+        EDN_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+        return ms;
+    }
+
+private:
+    cudaEvent_t start_{}, stop_{};
+};
+
+} // namespace
+
+struct Assembly::Impl {
+    NodeLayout layout;
+    Index num_cells = 0;
+    int m = 4;
+    // mesh and topology
+    DeviceBuffer<int4> cells;
+    DeviceBuffer<float> positions;
+    DeviceBuffer<int2> edges;
+    DeviceBuffer<Index> faces, face_edges, cell_edges, cell_faces;
+    DeviceBuffer<Index> vertex_offsets, vertex_cells, edge_offsets, edge_cells, face_offsets, face_cells;
+    DeviceBuffer<Index> cell_nodes;
+    // pattern and matrix
+    DeviceBuffer<Index> row_counts, bin_offsets, columns;
+    DeviceBuffer<float> values, diag;
+    Index num_slots = 0;
+    Index bins = 0;
+    // maps and element blocks
+    DeviceBuffer<Index> map_offsets, map_sources;
+    DeviceBuffer<float> blocks;
+    DeviceBuffer<unsigned int> counter;
+    AssemblyTimes times;
+    std::size_t held = 0, peak = 0;
+
+    template <class T> void track(const DeviceBuffer<T>& b) {
+        held += b.bytes();
+        peak = std::max(peak, held);
+    }
+    template <class T> void release(DeviceBuffer<T>& b) {
+        held -= b.bytes();
+        b = DeviceBuffer<T>();
+    }
+    template <class T> void upload(DeviceBuffer<T>& dst, const void* src, std::size_t count) {
+        dst.resize(count);
+        track(dst);
+        if (count) EDN_CUDA_CHECK(cudaMemcpy(dst.data(), src, count * sizeof(T), cudaMemcpyHostToDevice));
+    }
+    NodeCellsDevice node_cells() const {
+        return {layout,           vertex_offsets.data(), vertex_cells.data(), edge_offsets.data(),
+                edge_cells.data(), face_offsets.data(),  face_cells.data()};
+    }
+    void reset_counter() { EDN_CUDA_CHECK(cudaMemsetAsync(counter.data(), 0, sizeof(unsigned int))); }
+};
+
+Assembly::Assembly(const TetMesh& mesh, const Topology& topology, int order)
+    : impl_(std::make_unique<Impl>()) {
+    Impl& d = *impl_;
+    d.layout = make_node_layout(topology, order);
+    d.num_cells = mesh.num_cells();
+    d.m = nodes_per_cell(order);
+    StageTimer timer;
+    timer.start();
+    std::vector<float> x(3 * mesh.positions.size());
+    for (std::size_t i = 0; i < mesh.positions.size(); ++i)
+        for (int k = 0; k < 3; ++k) x[3 * i + k] = static_cast<float>(mesh.positions[i][k]);
+    d.upload(d.cells, mesh.cells.data(), mesh.cells.size());
+    d.upload(d.positions, x.data(), x.size());
+    d.upload(d.edges, topology.edges.data(), topology.edges.size());
+    d.upload(d.faces, topology.faces.data(), 3 * topology.faces.size());
+    d.upload(d.face_edges, topology.face_edges.data(), 3 * topology.face_edges.size());
+    d.upload(d.cell_edges, topology.cell_edges.data(), 6 * topology.cell_edges.size());
+    d.upload(d.cell_faces, topology.cell_faces.data(), 4 * topology.cell_faces.size());
+    d.upload(d.vertex_offsets, topology.vertex_cells.offsets.data(), topology.vertex_cells.offsets.size());
+    d.upload(d.vertex_cells, topology.vertex_cells.indices.data(), topology.vertex_cells.indices.size());
+    if (order >= 2) {
+        d.upload(d.edge_offsets, topology.edge_cells.offsets.data(), topology.edge_cells.offsets.size());
+        d.upload(d.edge_cells, topology.edge_cells.indices.data(), topology.edge_cells.indices.size());
+    }
+    if (order >= 3) {
+        d.upload(d.face_offsets, topology.face_cells.offsets.data(), topology.face_cells.offsets.size());
+        d.upload(d.face_cells, topology.face_cells.indices.data(), topology.face_cells.indices.size());
+    }
+    d.counter.resize(1);
+    d.track(d.counter);
+    // Reference integrals for the element kernels.
+    float S[kMaxNodes * kMaxNodes * 9] = {};
+    switch (order) {
+    case 1: reference_gradient_integrals<1>(reinterpret_cast<float (*)[4][3][3]>(S)); break;
+    case 2: reference_gradient_integrals<2>(reinterpret_cast<float (*)[10][3][3]>(S)); break;
+    default: reference_gradient_integrals<3>(reinterpret_cast<float (*)[20][3][3]>(S)); break;
+    }
+    EDN_CUDA_CHECK(cudaMemcpyToSymbol(c_reference_integrals, S, sizeof(float) * d.m * d.m * 9));
+    // Cell node table (derived on the device from cell vertices, edges and faces).
+    d.cell_nodes.resize(static_cast<std::size_t>(d.num_cells) * d.m);
+    d.track(d.cell_nodes);
+    if (d.num_cells > 0) {
+        cell_nodes_kernel<<<grid_for(d.num_cells, 256), 256>>>(
+            d.cells.data(), d.cell_edges.data(), d.cell_faces.data(), d.edges.data(), d.layout,
+            d.num_cells, d.cell_nodes.data());
+        EDN_CUDA_CHECK_LAUNCH();
+    }
+    d.times.upload = timer.stop();
+}
+
+Assembly::~Assembly() = default;
+
+void Assembly::build_pattern() {
+    Impl& d = *impl_;
+    const NodeLayout& L = d.layout;
+    const Index rows = L.num_nodes();
+    d.bins = (rows + kWarp - 1) / kWarp;
+    StageTimer timer;
+    // 1. exact counts
+    timer.start();
+    DeviceBuffer<Index> vertex_count(L.num_vertices), edge_count(L.order >= 2 ? L.num_edges : 0),
+        face_count(L.order >= 3 ? L.num_faces : 0);
+    d.held += vertex_count.bytes() + edge_count.bytes() + face_count.bytes();
+    d.peak = std::max(d.peak, d.held);
+    const Index most = std::max(std::max(L.num_vertices, L.num_edges), std::max(L.num_faces, Index(1)));
+    init_simplex_counts<<<grid_for(most, 256), 256>>>(vertex_count.data(), edge_count.data(),
+                                                      face_count.data(), L.num_vertices,
+                                                      L.num_edges, L.num_faces, L.order);
+    EDN_CUDA_CHECK_LAUNCH();
+    if (L.num_edges)
+        count_from_edges<<<grid_for(L.num_edges, 256), 256>>>(d.edges.data(), L.num_edges, L.order,
+                                                              vertex_count.data());
+    if (L.order >= 2 && L.num_faces)
+        count_from_faces<<<grid_for(L.num_faces, 256), 256>>>(d.faces.data(), d.face_edges.data(),
+                                                               L.num_faces, L.order,
+                                                               vertex_count.data(), edge_count.data());
+    if (L.order >= 2 && d.num_cells)
+        count_from_cells<<<grid_for(d.num_cells, 256), 256>>>(
+            d.cells.data(), d.cell_edges.data(), d.cell_faces.data(), d.num_cells, L.order,
+            vertex_count.data(), edge_count.data(), face_count.data());
+    d.row_counts.resize(rows);
+    d.track(d.row_counts);
+    if (rows)
+        expand_row_counts<<<grid_for(rows, 256), 256>>>(vertex_count.data(), edge_count.data(),
+                                                        face_count.data(), L, d.row_counts.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    d.times.count = timer.stop();
+    d.held -= vertex_count.bytes() + edge_count.bytes() + face_count.bytes();
+    vertex_count = {}, edge_count = {}, face_count = {};
+
+    // 2. bin offsets: sizes, exclusive scan, read back the total
+    timer.start();
+    d.bin_offsets.resize(static_cast<std::size_t>(d.bins) + 1);
+    d.track(d.bin_offsets);
+    EDN_CUDA_CHECK(cudaMemsetAsync(d.bin_offsets.data(), 0, d.bin_offsets.bytes()));
+    if (d.bins)
+        bin_sizes_kernel<<<grid_for(static_cast<std::int64_t>(d.bins) * kWarp, 256), 256>>>(
+            d.row_counts.data(), rows, d.bins, d.bin_offsets.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    std::size_t temp_bytes = 0;
+    EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, d.bin_offsets.data(),
+                                                 d.bin_offsets.data(), d.bins + 1));
+    {
+        DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
+        d.peak = std::max(d.peak, d.held + temp.bytes());
+        EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, d.bin_offsets.data(),
+                                                     d.bin_offsets.data(), d.bins + 1));
+    }
+    EDN_CUDA_CHECK(cudaMemcpy(&d.num_slots, d.bin_offsets.data() + d.bins, sizeof(Index),
+                              cudaMemcpyDeviceToHost));
+    d.times.bin_offsets = timer.stop();
+
+    // 3. one exact allocation
+    timer.start();
+    d.columns.resize(d.num_slots);
+    d.track(d.columns);
+    d.values.resize(9 * static_cast<std::size_t>(d.num_slots));
+    d.track(d.values);
+    d.diag.resize(9 * static_cast<std::size_t>(rows));
+    d.track(d.diag);
+    d.times.alloc = timer.stop();
+
+    // 4. columns
+    timer.start();
+    d.reset_counter();
+    if (d.bins)
+        fill_columns_kernel<<<persistent_grid(d.bins, 128), 128>>>(
+            d.node_cells(), d.cell_nodes.data(), d.m, d.bin_offsets.data(), d.row_counts.data(),
+            rows, d.bins, d.counter.data(), d.columns.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    d.times.columns = timer.stop();
+}
+
+void Assembly::build_per_entry_map() {
+    Impl& d = *impl_;
+    const Index rows = d.layout.num_nodes();
+    const std::int64_t sources = static_cast<std::int64_t>(d.num_cells) * d.m * d.m;
+    EDN_VERIFY(sources <= std::numeric_limits<Index>::max(), ErrorCode::OutOfMemory,
+               "per-entry map too large: " << sources << " element blocks");
+    const std::int64_t targets = static_cast<std::int64_t>(d.num_slots) + rows;
+    StageTimer timer;
+    timer.start();
+    if (d.map_offsets.size()) d.release(d.map_offsets);
+    if (d.map_sources.size()) d.release(d.map_sources);
+    d.map_offsets.resize(targets + 1);
+    d.track(d.map_offsets);
+    d.map_sources.resize(sources);
+    d.track(d.map_sources);
+    EDN_CUDA_CHECK(cudaMemsetAsync(d.map_offsets.data(), 0, d.map_offsets.bytes()));
+    if (sources)
+        map_count_kernel<<<grid_for(sources, 256), 256>>>(
+            d.cell_nodes.data(), d.num_cells, d.m, d.bin_offsets.data(), d.columns.data(),
+            d.row_counts.data(), d.num_slots, d.map_offsets.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    std::size_t temp_bytes = 0;
+    EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, d.map_offsets.data(),
+                                                 d.map_offsets.data(), targets + 1));
+    {
+        // The fill cursor reuses the scan's temporary lifetime: both are small next to the map.
+        DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
+        DeviceBuffer<Index> cursor(targets + 1);
+        d.peak = std::max(d.peak, d.held + temp.bytes() + cursor.bytes());
+        EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, d.map_offsets.data(),
+                                                     d.map_offsets.data(), targets + 1));
+        EDN_CUDA_CHECK(cudaMemcpyAsync(cursor.data(), d.map_offsets.data(), cursor.bytes(),
+                                       cudaMemcpyDeviceToDevice));
+        if (sources)
+            map_fill_kernel<<<grid_for(sources, 256), 256>>>(
+                d.cell_nodes.data(), d.num_cells, d.m, d.bin_offsets.data(), d.columns.data(),
+                d.row_counts.data(), d.num_slots, cursor.data(), d.map_sources.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        EDN_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    d.times.maps = timer.stop();
+}
+
+void Assembly::compute_element_blocks(const LameParameters<float>& lame) {
+    Impl& d = *impl_;
+    const std::int64_t count = static_cast<std::int64_t>(d.num_cells) * d.m * d.m;
+    StageTimer timer;
+    timer.start();
+    if (d.blocks.size() != static_cast<std::size_t>(9 * count)) {
+        if (d.blocks.size()) d.release(d.blocks);
+        d.blocks.resize(9 * count);
+        d.track(d.blocks);
+    }
+    if (count)
+        element_blocks_kernel<<<grid_for(count, 256), 256>>>(d.cells.data(), d.positions.data(),
+                                                            d.num_cells, d.m, lame, d.blocks.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    d.times.element = timer.stop();
+}
+
+void Assembly::sum(SummationMethod method, const LameParameters<float>& lame) {
+    Impl& d = *impl_;
+    const Index rows = d.layout.num_nodes();
+    StageTimer timer;
+    timer.start();
+    d.reset_counter();
+    switch (method) {
+    case SummationMethod::PerEntry:
+        EDN_VERIFY(d.map_sources.size() || d.num_cells == 0, ErrorCode::Usage,
+                   "per-entry summation needs build_per_entry_map() first");
+        if (d.bins)
+            sum_per_entry_kernel<<<persistent_grid(d.bins, 128), 128>>>(
+                d.map_offsets.data(), d.map_sources.data(), d.blocks.data(), d.bin_offsets.data(),
+                d.bins, d.counter.data(), d.values.data());
+        if (rows)
+            sum_per_entry_diag_kernel<<<grid_for(rows, 256), 256>>>(
+                d.map_offsets.data(), d.map_sources.data(), d.blocks.data(), d.num_slots, rows,
+                d.diag.data());
+        break;
+    case SummationMethod::PerSimplex:
+        EDN_CUDA_CHECK(cudaMemsetAsync(d.values.data(), 0, d.values.bytes()));
+        EDN_CUDA_CHECK(cudaMemsetAsync(d.diag.data(), 0, d.diag.bytes()));
+        if (d.bins)
+            sum_per_simplex_kernel<<<persistent_grid(d.bins, 128), 128>>>(
+                d.node_cells(), d.cell_nodes.data(), d.m, d.blocks.data(), d.bin_offsets.data(),
+                d.columns.data(), d.row_counts.data(), rows, d.bins, d.counter.data(),
+                d.values.data(), d.diag.data());
+        break;
+    case SummationMethod::Inline:
+        EDN_VERIFY(d.layout.order == 1, ErrorCode::Unsupported,
+                   "inline summation is implemented for p = 1 only");
+        EDN_CUDA_CHECK(cudaMemsetAsync(d.values.data(), 0, d.values.bytes()));
+        EDN_CUDA_CHECK(cudaMemsetAsync(d.diag.data(), 0, d.diag.bytes()));
+        if (d.bins)
+            sum_inline_p1_kernel<<<persistent_grid(d.bins, 128), 128>>>(
+                d.node_cells(), d.cells.data(), d.positions.data(), lame, d.bin_offsets.data(),
+                d.columns.data(), d.row_counts.data(), rows, d.bins, d.counter.data(),
+                d.values.data(), d.diag.data());
+        break;
+    }
+    EDN_CUDA_CHECK_LAUNCH();
+    d.times.summation = timer.stop();
+}
+
+void Assembly::spmv_device(const float* x, float* y) const {
+    Impl& d = *impl_;
+    d.reset_counter();
+    if (d.bins)
+        spmv_kernel<<<persistent_grid(d.bins, 128), 128>>>(
+            d.bin_offsets.data(), d.columns.data(), d.values.data(), d.diag.data(),
+            d.layout.num_nodes(), d.bins, d.counter.data(), x, y);
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
+std::vector<float> Assembly::spmv(const std::vector<float>& x) const {
+    const std::size_t n = 3 * static_cast<std::size_t>(num_rows());
+    EDN_VERIFY(x.size() == n, ErrorCode::Usage, "spmv: x has " << x.size() << " entries, expected " << n);
+    DeviceBuffer<float> dx(n), dy(n);
+    std::vector<float> y(n);
+    if (n == 0) return y;
+    EDN_CUDA_CHECK(cudaMemcpy(dx.data(), x.data(), dx.bytes(), cudaMemcpyHostToDevice));
+    spmv_device(dx.data(), dy.data());
+    EDN_CUDA_CHECK(cudaMemcpy(y.data(), dy.data(), dy.bytes(), cudaMemcpyDeviceToHost));
+    return y;
+}
+
+BinBcsrPattern Assembly::download_pattern() const {
+    const Impl& d = *impl_;
+    BinBcsrPattern p;
+    p.num_rows = d.layout.num_nodes();
+    p.row_counts.resize(p.num_rows);
+    p.bin_offsets.resize(d.bins + 1);
+    p.columns.resize(d.num_slots);
+    if (p.num_rows)
+        EDN_CUDA_CHECK(cudaMemcpy(p.row_counts.data(), d.row_counts.data(), d.row_counts.bytes(), cudaMemcpyDeviceToHost));
+    EDN_CUDA_CHECK(cudaMemcpy(p.bin_offsets.data(), d.bin_offsets.data(), d.bin_offsets.bytes(), cudaMemcpyDeviceToHost));
+    if (d.num_slots)
+        EDN_CUDA_CHECK(cudaMemcpy(p.columns.data(), d.columns.data(), d.columns.bytes(), cudaMemcpyDeviceToHost));
+    return p;
+}
+
+BinBcsrMatrix<float> Assembly::download_matrix(const BinBcsrPattern& pattern) const {
+    const Impl& d = *impl_;
+    BinBcsrMatrix<float> k(pattern);
+    if (d.values.size())
+        EDN_CUDA_CHECK(cudaMemcpy(k.values.data(), d.values.data(), d.values.bytes(), cudaMemcpyDeviceToHost));
+    if (d.diag.size())
+        EDN_CUDA_CHECK(cudaMemcpy(k.diag.data(), d.diag.data(), d.diag.bytes(), cudaMemcpyDeviceToHost));
+    return k;
+}
+
+PerEntryMap Assembly::download_per_entry_map() const {
+    const Impl& d = *impl_;
+    PerEntryMap map;
+    map.num_slots = d.num_slots;
+    map.num_rows = d.layout.num_nodes();
+    map.offsets.resize(d.map_offsets.size());
+    map.sources.resize(d.map_sources.size());
+    if (map.offsets.size())
+        EDN_CUDA_CHECK(cudaMemcpy(map.offsets.data(), d.map_offsets.data(), d.map_offsets.bytes(), cudaMemcpyDeviceToHost));
+    if (map.sources.size())
+        EDN_CUDA_CHECK(cudaMemcpy(map.sources.data(), d.map_sources.data(), d.map_sources.bytes(), cudaMemcpyDeviceToHost));
+    return map;
+}
+
+const AssemblyTimes& Assembly::times() const { return impl_->times; }
+std::size_t Assembly::matrix_bytes() const {
+    const Impl& d = *impl_;
+    return d.values.bytes() + d.diag.bytes() + d.columns.bytes() + d.bin_offsets.bytes();
+}
+std::size_t Assembly::map_bytes() const { return impl_->map_offsets.bytes() + impl_->map_sources.bytes(); }
+std::size_t Assembly::element_bytes() const { return impl_->blocks.bytes(); }
+std::size_t Assembly::mesh_bytes() const {
+    const Impl& d = *impl_;
+    return d.cells.bytes() + d.positions.bytes() + d.edges.bytes() + d.faces.bytes() +
+           d.face_edges.bytes() + d.cell_edges.bytes() + d.cell_faces.bytes() +
+           d.vertex_offsets.bytes() + d.vertex_cells.bytes() + d.edge_offsets.bytes() +
+           d.edge_cells.bytes() + d.face_offsets.bytes() + d.face_cells.bytes() +
+           d.cell_nodes.bytes() + d.row_counts.bytes();
+}
+std::size_t Assembly::peak_bytes() const { return impl_->peak; }
+Index Assembly::num_rows() const { return impl_->layout.num_nodes(); }
+
+} // namespace edn::cuda

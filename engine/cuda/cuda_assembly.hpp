@@ -1,0 +1,80 @@
+#pragma once
+/// The CUDA backend of Bin-BCSR* assembly: exact pattern, per-entry maps, element blocks, the
+/// three summation methods, SpMV and block-Jacobi on the device (float). A plain C++ header: the
+/// device state hides behind a pimpl. In a build without CUDA the constructor throws
+/// edn::Error(ErrorCode::Unsupported).
+
+#include "fem/linear_elasticity.hpp"
+#include "mesh/tet_mesh.hpp"
+#include "mesh/topology.hpp"
+#include "sparse/bin_bcsr_matrix.hpp"
+#include "sparse/summation.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace edn::cuda {
+
+/// Milliseconds per assembly stage, measured with CUDA events (paper Table 2 stages).
+struct AssemblyTimes {
+    double upload = 0;      ///< host -> device copy of mesh and topology
+    double count = 0;       ///< exact row counts (Eq. 6)
+    double bin_offsets = 0; ///< bin widths + exclusive scan + read-back of the total
+    double alloc = 0;       ///< the one exact allocation of columns, values and diagonal
+    double columns = 0;     ///< column fill
+    double maps = 0;        ///< per-entry map (count, scan, fill)
+    double element = 0;     ///< element blocks
+    double summation = 0;   ///< summation into the matrix
+};
+
+/// Device-resident assembly of one mesh at one order.
+class Assembly {
+public:
+    /// Uploads `mesh` (cells, positions as float) and the parts of `topology` the kernels need.
+    Assembly(const TetMesh& mesh, const Topology& topology, int order);
+    ~Assembly();
+    Assembly(const Assembly&) = delete;
+    Assembly& operator=(const Assembly&) = delete;
+
+    /// Counts, bin offsets, one exact allocation, columns (on the device).
+    void build_pattern();
+    /// The per-entry map of the built pattern.
+    void build_per_entry_map();
+    /// Linear-elastic element blocks of every cell (needed by PerEntry and PerSimplex).
+    void compute_element_blocks(const LameParameters<float>& lame);
+    /// Zeroes the matrix and sums with `method` (Inline: p = 1 only, computes its own blocks).
+    void sum(SummationMethod method, const LameParameters<float>& lame);
+    /// y = K x on the device, x and y device pointers of 3 * num_rows floats.
+    void spmv_device(const float* x, float* y) const;
+    /// y = K x with host vectors (copies; for tests).
+    std::vector<float> spmv(const std::vector<float>& x) const;
+
+    /// The pattern, copied back to the host.
+    BinBcsrPattern download_pattern() const;
+    /// The matrix values over `pattern` (from download_pattern), copied back.
+    BinBcsrMatrix<float> download_matrix(const BinBcsrPattern& pattern) const;
+    /// The per-entry map, copied back (sources in device order within each target).
+    PerEntryMap download_per_entry_map() const;
+
+    /// Stage timings of the last calls.
+    const AssemblyTimes& times() const;
+    /// Bytes of the matrix (values, diagonal, columns, bin offsets) on the device.
+    std::size_t matrix_bytes() const;
+    /// Bytes of the per-entry map on the device.
+    std::size_t map_bytes() const;
+    /// Bytes of the element blocks on the device.
+    std::size_t element_bytes() const;
+    /// Bytes of the uploaded mesh and topology on the device.
+    std::size_t mesh_bytes() const;
+    /// Highest device bytes held by this object at any time so far.
+    std::size_t peak_bytes() const;
+    /// Block rows (nodes).
+    Index num_rows() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace edn::cuda

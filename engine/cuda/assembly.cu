@@ -3,6 +3,7 @@
 // element blocks, summation, SpMV with the warp-dynamic bin scheduler of Listing 1.
 #include "cuda/cuda_assembly.hpp"
 #include "cuda/cuda_check.cuh"
+#include "cuda/device_topology.cuh"
 #include "fem/element_geometry.hpp"
 #include "fem/reference_integrals.hpp"
 #include "sparse/block3.hpp"
@@ -451,11 +452,8 @@ struct Assembly::Impl {
     Index num_cells = 0;
     int m = 4;
     // mesh and topology
-    DeviceBuffer<int4> cells;
+    DeviceTopology topo;
     DeviceBuffer<float> positions;
-    DeviceBuffer<int2> edges;
-    DeviceBuffer<Index> faces, face_edges, cell_edges, cell_faces;
-    DeviceBuffer<Index> vertex_offsets, vertex_cells, edge_offsets, edge_cells, face_offsets, face_cells;
     DeviceBuffer<Index> cell_nodes;
     // pattern and matrix
     DeviceBuffer<Index> row_counts, bin_offsets, columns;
@@ -483,9 +481,15 @@ struct Assembly::Impl {
         if (count) EDN_CUDA_CHECK(cudaMemcpy(dst.data(), src, count * sizeof(T), cudaMemcpyHostToDevice));
     }
     NodeCellsDevice node_cells() const {
-        return {layout,           vertex_offsets.data(), vertex_cells.data(), edge_offsets.data(),
-                edge_cells.data(), face_offsets.data(),  face_cells.data()};
+        return {layout,
+                topo.vertex_offsets.data(),
+                topo.vertex_cells.data(),
+                topo.edge_offsets.data(),
+                topo.edge_cells.data(),
+                topo.face_offsets.data(),
+                topo.face_cells.data()};
     }
+    void finish_setup(const TetMesh& mesh, int order);
     void reset_counter() { EDN_CUDA_CHECK(cudaMemsetAsync(counter.data(), 0, sizeof(unsigned int))); }
 };
 
@@ -493,32 +497,53 @@ Assembly::Assembly(const TetMesh& mesh, const Topology& topology, int order)
     : impl_(std::make_unique<Impl>()) {
     Impl& d = *impl_;
     d.layout = make_node_layout(topology, order);
-    d.num_cells = mesh.num_cells();
-    d.m = nodes_per_cell(order);
     StageTimer timer;
     timer.start();
+    upload_topology(mesh, topology, d.topo);
+    d.held += d.topo.bytes();
+    d.peak = std::max(d.peak, d.held);
+    d.finish_setup(mesh, order);
+    d.times.upload = timer.stop();
+}
+
+Assembly::Assembly(const TetMesh& mesh, int order) : impl_(std::make_unique<Impl>()) {
+    Impl& d = *impl_;
+    EDN_VERIFY(order >= 1 && order <= 3, ErrorCode::Usage, "element order " << order << " not in 1..3");
+    StageTimer timer;
+    timer.start();
+    d.topo.num_vertices = mesh.num_vertices();
+    d.topo.num_cells = mesh.num_cells();
+    d.upload(d.topo.cells, mesh.cells.data(), mesh.cells.size());
+    d.times.upload = timer.stop();
+    timer.start();
+    std::size_t peak_extra = 0;
+    build_device_topology(d.topo, peak_extra);
+    d.held += d.topo.bytes() - d.topo.cells.bytes();
+    d.peak = std::max(std::max(d.peak, d.held), peak_extra);
+    d.times.topology = timer.stop();
+    d.layout.order = order;
+    d.layout.num_vertices = d.topo.num_vertices;
+    d.layout.num_edges = d.topo.num_edges;
+    d.layout.num_faces = d.topo.num_faces;
+    EDN_VERIFY(static_cast<std::int64_t>(d.layout.num_vertices) +
+                       std::int64_t(order - 1) * d.layout.num_edges +
+                       std::int64_t(d.layout.nodes_per_face()) * d.layout.num_faces <
+                   std::numeric_limits<Index>::max(),
+               ErrorCode::OutOfMemory, "too many nodes for 32-bit indices");
+    timer.start();
+    d.finish_setup(mesh, order);
+    d.times.upload += timer.stop();
+}
+
+void Assembly::Impl::finish_setup(const TetMesh& mesh, int order) {
+    num_cells = mesh.num_cells();
+    m = nodes_per_cell(order);
     std::vector<float> x(3 * mesh.positions.size());
     for (std::size_t i = 0; i < mesh.positions.size(); ++i)
         for (int k = 0; k < 3; ++k) x[3 * i + k] = static_cast<float>(mesh.positions[i][k]);
-    d.upload(d.cells, mesh.cells.data(), mesh.cells.size());
-    d.upload(d.positions, x.data(), x.size());
-    d.upload(d.edges, topology.edges.data(), topology.edges.size());
-    d.upload(d.faces, topology.faces.data(), 3 * topology.faces.size());
-    d.upload(d.face_edges, topology.face_edges.data(), 3 * topology.face_edges.size());
-    d.upload(d.cell_edges, topology.cell_edges.data(), 6 * topology.cell_edges.size());
-    d.upload(d.cell_faces, topology.cell_faces.data(), 4 * topology.cell_faces.size());
-    d.upload(d.vertex_offsets, topology.vertex_cells.offsets.data(), topology.vertex_cells.offsets.size());
-    d.upload(d.vertex_cells, topology.vertex_cells.indices.data(), topology.vertex_cells.indices.size());
-    if (order >= 2) {
-        d.upload(d.edge_offsets, topology.edge_cells.offsets.data(), topology.edge_cells.offsets.size());
-        d.upload(d.edge_cells, topology.edge_cells.indices.data(), topology.edge_cells.indices.size());
-    }
-    if (order >= 3) {
-        d.upload(d.face_offsets, topology.face_cells.offsets.data(), topology.face_cells.offsets.size());
-        d.upload(d.face_cells, topology.face_cells.indices.data(), topology.face_cells.indices.size());
-    }
-    d.counter.resize(1);
-    d.track(d.counter);
+    upload(positions, x.data(), x.size());
+    counter.resize(1);
+    track(counter);
     // Reference integrals for the element kernels.
     float S[kMaxNodes * kMaxNodes * 9] = {};
     switch (order) {
@@ -526,18 +551,19 @@ Assembly::Assembly(const TetMesh& mesh, const Topology& topology, int order)
     case 2: reference_gradient_integrals<2>(reinterpret_cast<float (*)[10][3][3]>(S)); break;
     default: reference_gradient_integrals<3>(reinterpret_cast<float (*)[20][3][3]>(S)); break;
     }
-    EDN_CUDA_CHECK(cudaMemcpyToSymbol(c_reference_integrals, S, sizeof(float) * d.m * d.m * 9));
+    EDN_CUDA_CHECK(cudaMemcpyToSymbol(c_reference_integrals, S, sizeof(float) * m * m * 9));
     // Cell node table (derived on the device from cell vertices, edges and faces).
-    d.cell_nodes.resize(static_cast<std::size_t>(d.num_cells) * d.m);
-    d.track(d.cell_nodes);
-    if (d.num_cells > 0) {
-        cell_nodes_kernel<<<grid_for(d.num_cells, 256), 256>>>(
-            d.cells.data(), d.cell_edges.data(), d.cell_faces.data(), d.edges.data(), d.layout,
-            d.num_cells, d.cell_nodes.data());
+    cell_nodes.resize(static_cast<std::size_t>(num_cells) * m);
+    track(cell_nodes);
+    if (num_cells > 0) {
+        cell_nodes_kernel<<<grid_for(num_cells, 256), 256>>>(
+            topo.cells.data(), topo.cell_edges.data(), topo.cell_faces.data(), topo.edges.data(),
+            layout, num_cells, cell_nodes.data());
         EDN_CUDA_CHECK_LAUNCH();
     }
-    d.times.upload = timer.stop();
 }
+
+Topology Assembly::download_topology() const { return cuda::download_topology(impl_->topo); }
 
 Assembly::~Assembly() = default;
 
@@ -559,15 +585,15 @@ void Assembly::build_pattern() {
                                                       L.num_edges, L.num_faces, L.order);
     EDN_CUDA_CHECK_LAUNCH();
     if (L.num_edges)
-        count_from_edges<<<grid_for(L.num_edges, 256), 256>>>(d.edges.data(), L.num_edges, L.order,
+        count_from_edges<<<grid_for(L.num_edges, 256), 256>>>(d.topo.edges.data(), L.num_edges, L.order,
                                                               vertex_count.data());
     if (L.order >= 2 && L.num_faces)
-        count_from_faces<<<grid_for(L.num_faces, 256), 256>>>(d.faces.data(), d.face_edges.data(),
+        count_from_faces<<<grid_for(L.num_faces, 256), 256>>>(d.topo.faces.data(), d.topo.face_edges.data(),
                                                                L.num_faces, L.order,
                                                                vertex_count.data(), edge_count.data());
     if (L.order >= 2 && d.num_cells)
         count_from_cells<<<grid_for(d.num_cells, 256), 256>>>(
-            d.cells.data(), d.cell_edges.data(), d.cell_faces.data(), d.num_cells, L.order,
+            d.topo.cells.data(), d.topo.cell_edges.data(), d.topo.cell_faces.data(), d.num_cells, L.order,
             vertex_count.data(), edge_count.data(), face_count.data());
     d.row_counts.resize(rows);
     d.track(d.row_counts);
@@ -676,7 +702,7 @@ void Assembly::compute_element_blocks(const LameParameters<float>& lame) {
         d.track(d.blocks);
     }
     if (count)
-        element_blocks_kernel<<<grid_for(count, 256), 256>>>(d.cells.data(), d.positions.data(),
+        element_blocks_kernel<<<grid_for(count, 256), 256>>>(d.topo.cells.data(), d.positions.data(),
                                                             d.num_cells, d.m, lame, d.blocks.data());
     EDN_CUDA_CHECK_LAUNCH();
     d.times.element = timer.stop();
@@ -717,7 +743,7 @@ void Assembly::sum(SummationMethod method, const LameParameters<float>& lame) {
         EDN_CUDA_CHECK(cudaMemsetAsync(d.diag.data(), 0, d.diag.bytes()));
         if (d.bins)
             sum_inline_p1_kernel<<<persistent_grid(d.bins, 128), 128>>>(
-                d.node_cells(), d.cells.data(), d.positions.data(), lame, d.bin_offsets.data(),
+                d.node_cells(), d.topo.cells.data(), d.positions.data(), lame, d.bin_offsets.data(),
                 d.columns.data(), d.row_counts.data(), rows, d.bins, d.counter.data(),
                 d.values.data(), d.diag.data());
         break;
@@ -796,11 +822,7 @@ std::size_t Assembly::map_bytes() const { return impl_->map_offsets.bytes() + im
 std::size_t Assembly::element_bytes() const { return impl_->blocks.bytes(); }
 std::size_t Assembly::mesh_bytes() const {
     const Impl& d = *impl_;
-    return d.cells.bytes() + d.positions.bytes() + d.edges.bytes() + d.faces.bytes() +
-           d.face_edges.bytes() + d.cell_edges.bytes() + d.cell_faces.bytes() +
-           d.vertex_offsets.bytes() + d.vertex_cells.bytes() + d.edge_offsets.bytes() +
-           d.edge_cells.bytes() + d.face_offsets.bytes() + d.face_cells.bytes() +
-           d.cell_nodes.bytes() + d.row_counts.bytes();
+    return d.topo.bytes() + d.positions.bytes() + d.cell_nodes.bytes() + d.row_counts.bytes();
 }
 std::size_t Assembly::peak_bytes() const { return impl_->peak; }
 Index Assembly::num_rows() const { return impl_->layout.num_nodes(); }

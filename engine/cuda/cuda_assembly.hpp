@@ -18,7 +18,8 @@ namespace edn::cuda {
 
 /// Milliseconds per assembly stage, measured with CUDA events (paper Table 2 stages).
 struct AssemblyTimes {
-    double upload = 0;      ///< host -> device copy of mesh and topology
+    double upload = 0;      ///< host -> device copy of mesh (and of a host topology)
+    double topology = 0;    ///< GPU topology: sort/unique of edges and faces, transposes
     double count = 0;       ///< exact row counts (Eq. 6)
     double bin_offsets = 0; ///< bin widths + exclusive scan + read-back of the total
     double alloc = 0;       ///< the one exact allocation of columns, values and diagonal
@@ -33,6 +34,9 @@ class Assembly {
 public:
     /// Uploads `mesh` (cells, positions as float) and the parts of `topology` the kernels need.
     Assembly(const TetMesh& mesh, const Topology& topology, int order);
+    /// Uploads only the cells and positions and builds the topology on the device (meshes below
+    /// 2^21 vertices); reads back only the edge and face counts.
+    Assembly(const TetMesh& mesh, int order);
     ~Assembly();
     Assembly(const Assembly&) = delete;
     Assembly& operator=(const Assembly&) = delete;
@@ -50,6 +54,8 @@ public:
     /// y = K x with host vectors (copies; for tests).
     std::vector<float> spmv(const std::vector<float>& x) const;
 
+    /// The device topology, copied back (no boundary faces), for tests.
+    Topology download_topology() const;
     /// The pattern, copied back to the host.
     BinBcsrPattern download_pattern() const;
     /// The matrix values over `pattern` (from download_pattern), copied back.

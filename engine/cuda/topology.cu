@@ -1,9 +1,15 @@
-// CUDA topology kernels (twins of mesh/topology.cpp).
-#include "cuda/cuda_check.cuh"
+// CUDA topology kernels (twins of mesh/topology.cpp): sort + unique of edges and faces with CUB,
+// cellEdges/cellFaces by scatter, and the transposes vertexCells/edgeCells/faceCells.
 #include "cuda/cuda_topology.hpp"
+#include "cuda/device_topology.cuh"
+
+#include <cub/cub.cuh>
 
 namespace edn::cuda {
 namespace {
+
+constexpr int kBlock = 256;
+unsigned int blocks_for(std::int64_t n) { return static_cast<unsigned int>((n + kBlock - 1) / kBlock); }
 
 __global__ void count_vertex_cells_kernel(const int4* cells, Index num_cells, Index* counts) {
     Index cell = blockIdx.x * blockDim.x + threadIdx.x;
@@ -13,6 +19,151 @@ __global__ void count_vertex_cells_kernel(const int4* cells, Index num_cells, In
     atomicAdd(&counts[v.y], 1);
     atomicAdd(&counts[v.z], 1);
     atomicAdd(&counts[v.w], 1);
+}
+
+__device__ __forceinline__ void sort3(Index& a, Index& b, Index& c) {
+    if (a > b) { Index t = a; a = b; b = t; }
+    if (b > c) { Index t = b; b = c; c = t; }
+    if (a > b) { Index t = a; a = b; b = t; }
+}
+
+/// 6 edge keys per cell (min << 32 | max), value = 6 * cell + local edge.
+__global__ void edge_keys_kernel(const int4* cells, Index nt, unsigned long long* keys, Index* values) {
+    const Index t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nt) return;
+    const int4 c = cells[t];
+    const Index v[4] = {c.x, c.y, c.z, c.w};
+    const int ev[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+    for (int e = 0; e < 6; ++e) {
+        const Index a = min(v[ev[e][0]], v[ev[e][1]]), b = max(v[ev[e][0]], v[ev[e][1]]);
+        keys[6 * t + e] = (static_cast<unsigned long long>(a) << 32) | static_cast<unsigned int>(b);
+        values[6 * t + e] = 6 * t + e;
+    }
+}
+
+/// 4 face keys per cell; 21 bits per sorted vertex (meshes below 2^21 vertices), value = 4t + i.
+__global__ void face_keys_kernel(const int4* cells, Index nt, unsigned long long* keys, Index* values) {
+    const Index t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nt) return;
+    const int4 c = cells[t];
+    const Index v[4] = {c.x, c.y, c.z, c.w};
+    for (int i = 0; i < 4; ++i) {
+        Index a = v[(i + 1) & 3], b = v[(i + 2) & 3], d = v[(i + 3) & 3];
+        sort3(a, b, d);
+        keys[4 * t + i] = (static_cast<unsigned long long>(a) << 42) |
+                          (static_cast<unsigned long long>(b) << 21) | static_cast<unsigned long long>(d);
+        values[4 * t + i] = 4 * t + i;
+    }
+}
+
+/// heads[i] = 1 where a new key starts.
+__global__ void head_flags_kernel(const unsigned long long* keys, std::int64_t n, Index* heads) {
+    const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    heads[i] = (i == 0 || keys[i] != keys[i - 1]) ? 1 : 0;
+}
+
+/// From the inclusive scan of heads: simplex id per sorted entry; scatter to cell tables, write
+/// the CSR of simplex -> cells (values in sorted order are ascending cells within a key).
+__global__ void scatter_simplices_kernel(const unsigned long long* keys, const Index* values,
+                                         const Index* scan, std::int64_t n, int per_cell,
+                                         Index* cell_table, Index* simplex_cells, Index* offsets,
+                                         unsigned long long* unique_keys) {
+    const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const Index id = scan[i] - 1;
+    const Index v = values[i];
+    cell_table[v] = id;
+    simplex_cells[i] = v / per_cell;
+    if (i == 0 || keys[i] != keys[i - 1]) {
+        offsets[id] = static_cast<Index>(i);
+        unique_keys[id] = keys[i];
+    }
+}
+
+__global__ void unpack_edges_kernel(const unsigned long long* keys, Index ne, int2* edges) {
+    const Index e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= ne) return;
+    edges[e] = make_int2(static_cast<Index>(keys[e] >> 32), static_cast<Index>(keys[e] & 0xffffffffu));
+}
+
+__global__ void unpack_faces_kernel(const unsigned long long* keys, const Index* face_offsets,
+                                    const Index* face_cells_sorted_values, const Index* cell_edges,
+                                    Index nf, Index* faces, Index* face_edges) {
+    const Index f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= nf) return;
+    const unsigned long long k = keys[f];
+    const unsigned long long mask = (1ull << 21) - 1;
+    faces[3 * f] = static_cast<Index>(k >> 42);
+    faces[3 * f + 1] = static_cast<Index>((k >> 21) & mask);
+    faces[3 * f + 2] = static_cast<Index>(k & mask);
+    // Edges of the face from its first (cell, local face): ascending ids = (a,b),(a,c),(b,c).
+    const Index v = face_cells_sorted_values[face_offsets[f]];
+    const Index t = v / 4, i = v % 4;
+    const int fe[4][3] = {{3, 4, 5}, {1, 2, 5}, {0, 2, 4}, {0, 1, 3}};
+    Index a = cell_edges[6 * t + fe[i][0]], b = cell_edges[6 * t + fe[i][1]], c = cell_edges[6 * t + fe[i][2]];
+    sort3(a, b, c);
+    face_edges[3 * f] = a, face_edges[3 * f + 1] = b, face_edges[3 * f + 2] = c;
+}
+
+__global__ void vertex_keys_kernel(const int4* cells, Index nt, Index* keys, Index* values) {
+    const Index t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nt) return;
+    const int4 c = cells[t];
+    keys[4 * t] = c.x, keys[4 * t + 1] = c.y, keys[4 * t + 2] = c.z, keys[4 * t + 3] = c.w;
+    for (int i = 0; i < 4; ++i) values[4 * t + i] = t;
+}
+
+int bits_for(std::int64_t n) {
+    int bits = 1;
+    while ((std::int64_t(1) << bits) < n + 1) ++bits;
+    return bits;
+}
+
+/// Sort + unique of `n` keys with per-cell values into simplex ids, simplex->cells CSR and the
+/// cell table. Returns the number of unique keys; `unique_keys` holds them.
+Index unique_simplices(DeviceBuffer<unsigned long long>& keys, DeviceBuffer<Index>& values,
+                       std::int64_t n, int per_cell, int key_bits, DeviceBuffer<Index>& cell_table,
+                       DeviceBuffer<Index>& simplex_cells, DeviceBuffer<Index>& offsets,
+                       DeviceBuffer<unsigned long long>& unique_keys, std::size_t& peak_extra,
+                       std::size_t base_bytes) {
+    DeviceBuffer<unsigned long long> keys_out(n);
+    DeviceBuffer<Index> values_out(n);
+    std::size_t temp_bytes = 0;
+    EDN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.data(), keys_out.data(),
+                                                   values.data(), values_out.data(), n, 0, key_bits));
+    {
+        DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
+        peak_extra = std::max(peak_extra, base_bytes + keys.bytes() + values.bytes() +
+                                              keys_out.bytes() + values_out.bytes() + temp.bytes());
+        EDN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), temp_bytes, keys.data(),
+                                                       keys_out.data(), values.data(),
+                                                       values_out.data(), n, 0, key_bits));
+    }
+    keys = DeviceBuffer<unsigned long long>(); // the unsorted keys are no longer needed
+    DeviceBuffer<Index> scan(n);
+    head_flags_kernel<<<blocks_for(n), kBlock>>>(keys_out.data(), n, scan.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    temp_bytes = 0;
+    EDN_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, scan.data(), scan.data(), n));
+    {
+        DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
+        EDN_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp.data(), temp_bytes, scan.data(), scan.data(), n));
+    }
+    Index unique = 0;
+    EDN_CUDA_CHECK(cudaMemcpy(&unique, scan.data() + n - 1, sizeof(Index), cudaMemcpyDeviceToHost));
+    cell_table.resize(n);
+    simplex_cells.resize(n);
+    offsets.resize(static_cast<std::size_t>(unique) + 1);
+    unique_keys.resize(unique);
+    scatter_simplices_kernel<<<blocks_for(n), kBlock>>>(keys_out.data(), values_out.data(), scan.data(),
+                                                        n, per_cell, cell_table.data(), simplex_cells.data(),
+                                                        offsets.data(), unique_keys.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    const Index total = static_cast<Index>(n);
+    EDN_CUDA_CHECK(cudaMemcpy(offsets.data() + unique, &total, sizeof(Index), cudaMemcpyHostToDevice));
+    values = std::move(values_out); // callers may need the sorted values (faces)
+    return unique;
 }
 
 } // namespace
@@ -25,13 +176,142 @@ std::vector<Index> vertex_cell_counts(std::span<const Cell> cells, Index num_ver
     DeviceBuffer<Index> d_counts(num_vertices);
     EDN_CUDA_CHECK(cudaMemcpy(d_cells.data(), cells.data(), d_cells.bytes(), cudaMemcpyHostToDevice));
     EDN_CUDA_CHECK(cudaMemset(d_counts.data(), 0, d_counts.bytes()));
-    const int block = 256;
-    const auto grid = static_cast<unsigned>((cells.size() + block - 1) / block);
-    count_vertex_cells_kernel<<<grid, block>>>(d_cells.data(), static_cast<Index>(cells.size()),
-                                               d_counts.data());
+    count_vertex_cells_kernel<<<blocks_for(cells.size()), kBlock>>>(
+        d_cells.data(), static_cast<Index>(cells.size()), d_counts.data());
     EDN_CUDA_CHECK_LAUNCH();
     EDN_CUDA_CHECK(cudaMemcpy(counts.data(), d_counts.data(), d_counts.bytes(), cudaMemcpyDeviceToHost));
     return counts;
+}
+
+void build_device_topology(DeviceTopology& topo, std::size_t& peak_extra) {
+    const Index nt = topo.num_cells, nv = topo.num_vertices;
+    EDN_VERIFY(nv < (1 << 21), ErrorCode::Unsupported,
+               "GPU topology supports meshes below 2^21 vertices (" << nv << " given)");
+    std::size_t base = topo.cells.bytes();
+    if (nt == 0) {
+        topo.num_edges = topo.num_faces = 0;
+        topo.vertex_offsets.resize(static_cast<std::size_t>(nv) + 1);
+        EDN_CUDA_CHECK(cudaMemset(topo.vertex_offsets.data(), 0, topo.vertex_offsets.bytes()));
+        return;
+    }
+    // vertexCells: stable sort of (vertex, cell) pairs; offsets by count + scan.
+    {
+        const std::int64_t n = 4 * std::int64_t(nt);
+        DeviceBuffer<Index> keys(n), values(n), keys_out(n);
+        topo.vertex_cells.resize(n);
+        vertex_keys_kernel<<<blocks_for(nt), kBlock>>>(topo.cells.data(), nt, keys.data(), values.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        std::size_t temp_bytes = 0;
+        const int bits = bits_for(nv);
+        EDN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.data(), keys_out.data(),
+                                                       values.data(), topo.vertex_cells.data(), n, 0, bits));
+        DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
+        EDN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), temp_bytes, keys.data(), keys_out.data(),
+                                                       values.data(), topo.vertex_cells.data(), n, 0, bits));
+        peak_extra = std::max(peak_extra, base + 3 * keys.bytes() + temp.bytes());
+        topo.vertex_offsets.resize(static_cast<std::size_t>(nv) + 1);
+        EDN_CUDA_CHECK(cudaMemset(topo.vertex_offsets.data(), 0, topo.vertex_offsets.bytes()));
+        count_vertex_cells_kernel<<<blocks_for(nt), kBlock>>>(topo.cells.data(), nt, topo.vertex_offsets.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        temp_bytes = 0;
+        EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, topo.vertex_offsets.data(),
+                                                     topo.vertex_offsets.data(), nv + 1));
+        DeviceBuffer<unsigned char> temp2(std::max<std::size_t>(temp_bytes, 1));
+        EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp2.data(), temp_bytes, topo.vertex_offsets.data(),
+                                                     topo.vertex_offsets.data(), nv + 1));
+    }
+    base += topo.vertex_cells.bytes() + topo.vertex_offsets.bytes();
+    // Edges.
+    {
+        const std::int64_t n = 6 * std::int64_t(nt);
+        DeviceBuffer<unsigned long long> keys(n), unique_keys;
+        DeviceBuffer<Index> values(n);
+        edge_keys_kernel<<<blocks_for(nt), kBlock>>>(topo.cells.data(), nt, keys.data(), values.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        topo.num_edges = unique_simplices(keys, values, n, 6, 32 + bits_for(nv), topo.cell_edges,
+                                          topo.edge_cells, topo.edge_offsets, unique_keys, peak_extra, base);
+        topo.edges.resize(topo.num_edges);
+        unpack_edges_kernel<<<blocks_for(topo.num_edges), kBlock>>>(unique_keys.data(), topo.num_edges,
+                                                                     topo.edges.data());
+        EDN_CUDA_CHECK_LAUNCH();
+    }
+    base += topo.cell_edges.bytes() + topo.edge_cells.bytes() + topo.edge_offsets.bytes() + topo.edges.bytes();
+    // Faces.
+    {
+        const std::int64_t n = 4 * std::int64_t(nt);
+        DeviceBuffer<unsigned long long> keys(n), unique_keys;
+        DeviceBuffer<Index> values(n);
+        face_keys_kernel<<<blocks_for(nt), kBlock>>>(topo.cells.data(), nt, keys.data(), values.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        topo.num_faces = unique_simplices(keys, values, n, 4, 63, topo.cell_faces, topo.face_cells,
+                                          topo.face_offsets, unique_keys, peak_extra, base);
+        topo.faces.resize(3 * static_cast<std::size_t>(topo.num_faces));
+        topo.face_edges.resize(3 * static_cast<std::size_t>(topo.num_faces));
+        unpack_faces_kernel<<<blocks_for(topo.num_faces), kBlock>>>(
+            unique_keys.data(), topo.face_offsets.data(), values.data(), topo.cell_edges.data(),
+            topo.num_faces, topo.faces.data(), topo.face_edges.data());
+        EDN_CUDA_CHECK_LAUNCH();
+    }
+}
+
+void upload_topology(const TetMesh& mesh, const Topology& host, DeviceTopology& d) {
+    auto up = [](auto& dst, const auto* src, std::size_t count) {
+        dst.resize(count);
+        if (count) EDN_CUDA_CHECK(cudaMemcpy(dst.data(), src, dst.bytes(), cudaMemcpyHostToDevice));
+    };
+    d.num_vertices = mesh.num_vertices();
+    d.num_cells = mesh.num_cells();
+    d.num_edges = host.num_edges();
+    d.num_faces = host.num_faces();
+    up(d.cells, reinterpret_cast<const int4*>(mesh.cells.data()), mesh.cells.size());
+    up(d.edges, reinterpret_cast<const int2*>(host.edges.data()), host.edges.size());
+    up(d.faces, host.faces.data()->data(), 3 * host.faces.size());
+    up(d.face_edges, host.face_edges.data()->data(), 3 * host.face_edges.size());
+    up(d.cell_edges, host.cell_edges.data()->data(), 6 * host.cell_edges.size());
+    up(d.cell_faces, host.cell_faces.data()->data(), 4 * host.cell_faces.size());
+    up(d.vertex_offsets, host.vertex_cells.offsets.data(), host.vertex_cells.offsets.size());
+    up(d.vertex_cells, host.vertex_cells.indices.data(), host.vertex_cells.indices.size());
+    up(d.edge_offsets, host.edge_cells.offsets.data(), host.edge_cells.offsets.size());
+    up(d.edge_cells, host.edge_cells.indices.data(), host.edge_cells.indices.size());
+    up(d.face_offsets, host.face_cells.offsets.data(), host.face_cells.offsets.size());
+    up(d.face_cells, host.face_cells.indices.data(), host.face_cells.indices.size());
+}
+
+Topology download_topology(const DeviceTopology& d) {
+    auto down = [](auto& dst, const auto& src, std::size_t count) {
+        dst.resize(count);
+        if (count) EDN_CUDA_CHECK(cudaMemcpy(dst.data(), src.data(), src.bytes(), cudaMemcpyDeviceToHost));
+    };
+    Topology t;
+    t.num_vertices = d.num_vertices;
+    t.num_cells = d.num_cells;
+    std::vector<int2> edges;
+    down(edges, d.edges, d.edges.size());
+    t.edges.resize(edges.size());
+    for (std::size_t i = 0; i < edges.size(); ++i) t.edges[i] = {edges[i].x, edges[i].y};
+    std::vector<Index> flat;
+    down(flat, d.faces, d.faces.size());
+    t.faces.resize(flat.size() / 3);
+    for (std::size_t i = 0; i < t.faces.size(); ++i) t.faces[i] = {flat[3 * i], flat[3 * i + 1], flat[3 * i + 2]};
+    down(flat, d.face_edges, d.face_edges.size());
+    t.face_edges.resize(flat.size() / 3);
+    for (std::size_t i = 0; i < t.face_edges.size(); ++i)
+        t.face_edges[i] = {flat[3 * i], flat[3 * i + 1], flat[3 * i + 2]};
+    down(flat, d.cell_edges, d.cell_edges.size());
+    t.cell_edges.resize(flat.size() / 6);
+    for (std::size_t i = 0; i < t.cell_edges.size(); ++i)
+        for (int k = 0; k < 6; ++k) t.cell_edges[i][k] = flat[6 * i + k];
+    down(flat, d.cell_faces, d.cell_faces.size());
+    t.cell_faces.resize(flat.size() / 4);
+    for (std::size_t i = 0; i < t.cell_faces.size(); ++i)
+        for (int k = 0; k < 4; ++k) t.cell_faces[i][k] = flat[4 * i + k];
+    down(t.vertex_cells.offsets, d.vertex_offsets, d.vertex_offsets.size());
+    down(t.vertex_cells.indices, d.vertex_cells, d.vertex_cells.size());
+    down(t.edge_cells.offsets, d.edge_offsets, d.edge_offsets.size());
+    down(t.edge_cells.indices, d.edge_cells, d.edge_cells.size());
+    down(t.face_cells.offsets, d.face_offsets, d.face_offsets.size());
+    down(t.face_cells.indices, d.face_cells, d.face_cells.size());
+    return t;
 }
 
 } // namespace edn::cuda

@@ -264,13 +264,13 @@ TetMesh read_msh(const std::filesystem::path& path) {
     lines.expect_fields(tokens, 3, "the format line '<version> <file-type> <data-size>'");
     const double version = lines.real(tokens[0], "version");
     const long long file_type = lines.integer(tokens[1], "file type");
-    EDN_VERIFY(file_type != 1, ErrorCode::Unsupported,
+    EDN_VERIFY(file_type != 1, ErrorCode::Parse,
                name << ": binary .msh is not supported (save as ASCII)");
     EDN_VERIFY(file_type == 0, ErrorCode::Parse,
                lines.where() << ": invalid file type " << file_type);
     const bool v2 = version >= 2.0 && version < 3.0;
     const bool v41 = std::abs(version - 4.1) < 1e-9;
-    EDN_VERIFY(v2 || v41, ErrorCode::Unsupported,
+    EDN_VERIFY(v2 || v41, ErrorCode::Parse,
                name << ": .msh version " << tokens[0] << " is not supported (2.2 and 4.1 are)");
     lines.expect_end("MeshFormat");
 

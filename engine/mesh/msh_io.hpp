@@ -9,7 +9,8 @@ namespace edn {
 
 /// Reads 4-node tetrahedra (type 4) from a Gmsh ASCII 2.2 or 4.1 file; other element types are
 /// ignored; node tags mapped to dense indices. Returns the raw mesh (call validate_tet_mesh).
-/// Throws edn::Error (Io, Parse, IndexOutOfRange, NonFinite, EmptyMesh, Unsupported for binary).
+/// Throws edn::Error (Io, Parse also for binary files and unknown versions, IndexOutOfRange,
+/// NonFinite, EmptyMesh).
 TetMesh read_msh(const std::filesystem::path& path);
 
 } // namespace edn

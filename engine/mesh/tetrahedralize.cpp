@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <new>
 #include <string>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,6 +31,9 @@ namespace {
 constexpr std::uint32_t result_magic = 0x45444e54; // "EDNT"
 /// Child exit status when it could not run TetGen or send the result (not a TetGen code).
 constexpr int child_failure_status = 120;
+/// Meshes that would need more tetrahedra than this are refused before TetGen runs for hours or
+/// exhausts memory (TetGen needs a few hundred bytes per tet).
+constexpr double max_tetrahedra = 2e7;
 
 // ---- child side ---------------------------------------------------------------------------------
 
@@ -62,8 +66,11 @@ bool write_result(int fd, const TetgenResult& result) {
 }
 
 /// Body of the child process; never returns.
-[[noreturn]] void run_child(int write_fd, const SurfaceMesh& surface,
-                            const TetgenRequest& request) {
+[[noreturn]] void run_child(int write_fd, const SurfaceMesh& surface, const TetgenRequest& request,
+                            pid_t parent) {
+    // If the parent is killed (Ctrl-C, timeout), TetGen must not run on as an orphan.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(child_failure_status); // parent died before prctl
     // A crashing child must not leave core files in the user's working directory.
     struct rlimit no_core {};
     ::setrlimit(RLIMIT_CORE, &no_core);
@@ -178,12 +185,13 @@ TetgenResult run_isolated(const SurfaceMesh& surface, const TetgenRequest& reque
     // Unflushed parent output would otherwise be duplicated by the child's verbose output.
     std::fflush(stdout);
     std::fflush(stderr);
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     EDN_VERIFY(pid >= 0, ErrorCode::OutOfMemory,
                source << ": cannot start the TetGen process: " << std::strerror(errno));
     if (pid == 0) {
         ::close(fds[0]);
-        run_child(fds[1], surface, request);
+        run_child(fds[1], surface, request, parent);
     }
     write_end.close_now(); // so that read() sees EOF when the child ends
 
@@ -202,7 +210,8 @@ TetgenResult run_isolated(const SurfaceMesh& surface, const TetgenRequest& reque
                source << ": lost track of the TetGen process: " << std::strerror(errno));
     if (WIFSIGNALED(status)) {
         const int signal_number = WTERMSIG(status);
-        EDN_VERIFY(signal_number != SIGKILL, ErrorCode::MeshingFailed,
+        // SIGKILL is almost always the kernel's out-of-memory killer: a resource error.
+        EDN_VERIFY(signal_number != SIGKILL, ErrorCode::OutOfMemory,
                    source << ": TetGen was killed (signal 9, out of memory?) while " << what);
         EDN_THROW(ErrorCode::MeshingFailed,
                   source << ": TetGen crashed (signal " << signal_number << ") while " << what);
@@ -244,6 +253,19 @@ TetgenResult run_pass(const SurfaceMesh& surface, const TetrahedralizeOptions& o
                                                    << code << ")");
     }
     return result;
+}
+
+/// Volume enclosed by an outward-oriented closed surface (divergence theorem).
+double enclosed_volume(const SurfaceMesh& surface) {
+    double volume = 0;
+    for (const Tri& t : surface.triangles) {
+        const Vec3& a = surface.positions[t[0]];
+        const Vec3& b = surface.positions[t[1]];
+        const Vec3& c = surface.positions[t[2]];
+        volume += a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0]) +
+                  a[2] * (b[0] * c[1] - b[1] * c[0]);
+    }
+    return std::abs(volume) / 6.0;
 }
 
 /// Checks what TetGen would otherwise crash on or misread.
@@ -310,6 +332,12 @@ IntersectionReport find_self_intersections(const SurfaceMesh& surface,
 TetMesh tetrahedralize(const SurfaceMesh& surface, const TetrahedralizeOptions& options,
                        const std::string& source) {
     check_input(surface, options, source);
+    if (options.max_volume > 0) {
+        const double needed = enclosed_volume(surface) / options.max_volume;
+        EDN_VERIFY(needed <= max_tetrahedra, ErrorCode::OutOfMemory,
+                   source << ": max volume " << options.max_volume << " needs at least " << needed
+                          << " tetrahedra (limit " << max_tetrahedra << ")");
+    }
 
     // Detect first: the meshing pass segfaults on self-intersecting input.
     const TetgenResult check = run_pass(surface, options, /*detect=*/true, source);

@@ -212,9 +212,8 @@ fs::path cube_obj() {
 }
 
 TEST_F(Cli, EveryBadFileFailsCleanlyWithExitCode3) {
-    // Documented exceptions to "bad input = 3": an unsupported feature is exit 4 by
-    // exit_code_for(ErrorCode::Unsupported).
-    const std::map<std::string, int> expected_code = {{"binary.msh", 4}};
+    // Every bad input file is exit 3 (binary or unknown-version .msh files included).
+    const std::map<std::string, int> expected_code = {};
     const std::set<std::string> mesh_extensions = {".obj", ".node", ".ele", ".msh"};
     int tested = 0;
     std::vector<fs::path> files;
@@ -251,6 +250,14 @@ TEST_F(Cli, MissingAndUnknownFilesAreBadInput) {
     expect_failure(
         run({"tetrahedralize", cube_obj().string(), (root_ / "nowhere" / "x.node").string()}), 3,
         "x.node");
+    EXPECT_TRUE(leftovers().empty());
+}
+
+TEST_F(Cli, ResourceErrorsExitWith4) {
+    // 10^12 tetrahedra are refused before TetGen starts.
+    expect_failure(run({"tetrahedralize", cube_obj().string(), (out_dir_ / "x.node").string(),
+                        "--max-volume", "1e-12"}),
+                   4, "tet_cli_cube.obj");
     EXPECT_TRUE(leftovers().empty());
 }
 

@@ -101,6 +101,36 @@ TEST_P(CudaAssemblyTest, PatternMapsSummationAndSpmvEqualCpu) {
     }
 }
 
+TEST_P(CudaAssemblyTest, GpuTopologyAndPatternEqualCpu) {
+    const int order = GetParam();
+    for (const TetMesh& mesh : cuda_meshes(order)) {
+        AssemblyFixture f(mesh, order);
+        cuda::Assembly gpu(f.mesh, order); // topology built on the device
+        const Topology t = gpu.download_topology();
+        EXPECT_EQ(t.edges, f.topology.edges);
+        EXPECT_EQ(t.faces, f.topology.faces);
+        EXPECT_EQ(t.face_edges, f.topology.face_edges);
+        EXPECT_EQ(t.cell_edges, f.topology.cell_edges);
+        EXPECT_EQ(t.cell_faces, f.topology.cell_faces);
+        EXPECT_EQ(t.vertex_cells.offsets, f.topology.vertex_cells.offsets);
+        EXPECT_EQ(t.vertex_cells.indices, f.topology.vertex_cells.indices);
+        EXPECT_EQ(t.edge_cells.offsets, f.topology.edge_cells.offsets);
+        EXPECT_EQ(t.edge_cells.indices, f.topology.edge_cells.indices);
+        EXPECT_EQ(t.face_cells.offsets, f.topology.face_cells.offsets);
+        EXPECT_EQ(t.face_cells.indices, f.topology.face_cells.indices);
+        gpu.build_pattern();
+        const BinBcsrPattern p = gpu.download_pattern();
+        EXPECT_EQ(p.row_counts, f.pattern.row_counts);
+        EXPECT_EQ(p.bin_offsets, f.pattern.bin_offsets);
+        EXPECT_EQ(p.columns, f.pattern.columns);
+        // Peak device memory stays within 1.1x of what the assembly keeps.
+        gpu.build_per_entry_map();
+        gpu.compute_element_blocks({1.f, 1.f});
+        const double kept = gpu.matrix_bytes() + gpu.map_bytes() + gpu.mesh_bytes() + gpu.element_bytes();
+        EXPECT_LE(gpu.peak_bytes(), 1.1 * kept + 4096) << "order " << order;
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Orders, CudaAssemblyTest, ::testing::Values(1, 2, 3));
 
 } // namespace

@@ -64,7 +64,7 @@ TEST(MshIo, BadFiles) {
         const char* fragment;
     };
     const Case cases[] = {
-        {"binary.msh", ErrorCode::Unsupported, "binary .msh is not supported"},
+        {"binary.msh", ErrorCode::Parse, "binary .msh is not supported"},
         {"truncated.msh", ErrorCode::Parse, "unexpected end of file"},
         {"bad_index.msh", ErrorCode::IndexOutOfRange, "element 8 references node 99"},
         {"nan.msh", ErrorCode::NonFinite, "node 3 has a non-finite coordinate"},
@@ -86,7 +86,7 @@ TEST(MshIo, UnsupportedVersionAndCountMismatch) {
     const fs::path dir = fs::temp_directory_path() / ("edn_msh_" + std::to_string(::getpid()));
     fs::create_directories(dir);
     std::ofstream(dir / "v3.msh") << "$MeshFormat\n3.0 0 8\n$EndMeshFormat\n";
-    expect_error([&] { read_msh(dir / "v3.msh"); }, ErrorCode::Unsupported, "version 3.0");
+    expect_error([&] { read_msh(dir / "v3.msh"); }, ErrorCode::Parse, "version 3.0");
     // 4.1: header declares 3 nodes, the blocks hold 2.
     std::ofstream(dir / "count.msh") << "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n"
                                         "1 3 1 3\n0 1 0 2\n1\n2\n0 0 0\n1 0 0\n$EndNodes\n";

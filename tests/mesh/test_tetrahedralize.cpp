@@ -269,6 +269,9 @@ TEST(Tetrahedralize, RejectsBadOptionsAndInput) {
     options = {};
     options.max_volume = std::nan("");
     expect_error(ErrorCode::Usage, [&] { tetrahedralize(unit_cube(), options, "cube"); });
+    options = {};
+    options.max_volume = 1e-12; // 10^12 tets: refused up front instead of running for hours
+    expect_error(ErrorCode::OutOfMemory, [&] { tetrahedralize(unit_cube(), options, "cube"); });
     expect_error(ErrorCode::EmptyMesh, [&] { tetrahedralize(SurfaceMesh{}, {}, "empty"); });
     SurfaceMesh bad_index = unit_cube();
     bad_index.triangles[3][1] = 8;

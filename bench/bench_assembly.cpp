@@ -1,0 +1,433 @@
+// `bench assembly`: Bin-BCSR* first assembly stage by stage (paper Table 2) and summation-only
+// repetitions per method, with the peer timed in the same run: Eigen setFromTriplets on the CPU,
+// a CUB/cuSPARSE COO -> BSR assembly (sort by key + reduce) on the GPU.
+#include "bench_common.hpp"
+#include "cuda_peers.hpp"
+
+#include "core/device.hpp"
+#include "core/error.hpp"
+#include "core/parallel.hpp"
+#include "cuda/cuda_assembly.hpp"
+#include "mesh/node_layout.hpp"
+#include "sparse/bin_bcsr_matrix.hpp"
+#include "sparse/summation.hpp"
+
+#include <Eigen/SparseCore>
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace edn::bench {
+namespace {
+
+constexpr double kYoung = 1.0e5;
+constexpr double kPoisson = 0.3;
+/// Largest mesh that runs p = 3 in the assembly benchmark (the 720K-tet box).
+constexpr std::int64_t kP3AssemblyLimit = 750'000;
+
+/// Samples of named stages.
+struct Samples {
+    std::map<std::string, std::vector<double>> by_stage;
+    void add(const std::string& stage, double ms) { by_stage[stage].push_back(ms); }
+    double med(const std::string& stage) const {
+        auto it = by_stage.find(stage);
+        return it == by_stage.end() ? std::nan("") : median(it->second);
+    }
+};
+
+/// Bytes of the same matrix as Bin-BCSR*, 3x3 BSR and scalar CSR (32-bit indices).
+Json format_bytes(const BinBcsrPattern& p, std::size_t scalar) {
+    const std::size_t nnz = static_cast<std::size_t>(p.nnz_blocks());
+    const std::size_t rows = static_cast<std::size_t>(p.num_rows);
+    Json b;
+    b.add("scalar_bytes", scalar)
+        .add("bin_bcsr", p.matrix_bytes(scalar))
+        .add("bsr", nnz * 9 * scalar + nnz * 4 + (rows + 1) * 4)
+        .add("csr", 9 * nnz * scalar + 9 * nnz * 4 + (3 * rows + 1) * 4)
+        .add("padded_blocks", p.padded_blocks())
+        .add("padding_fraction", double(p.padded_blocks()) / double(std::max<std::size_t>(nnz, 1)));
+    return b;
+}
+
+Json case_head(const MeshData& md, int order, const char* method, const BinBcsrPattern& p) {
+    Json c;
+    c.add("mesh", md.box.name())
+        .add("tets", md.box.tets())
+        .add("order", order)
+        .add("method", method)
+        .add("nodes", p.num_rows)
+        .add("nnz_blocks", p.nnz_blocks());
+    return c;
+}
+
+Json skipped_case(const MeshData& md, int order, const std::string& reason) {
+    Json c;
+    c.add("mesh", md.box.name()).add("tets", md.box.tets()).add("order", order);
+    c.add("method", "all").add("skipped", reason);
+    return c;
+}
+
+// ---- CPU -----------------------------------------------------------------------------------------
+
+using EigenMatrix = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
+
+void cpu_case(const MeshData& md, int order, const Options& o, std::vector<Json>& cases) {
+    const Topology& topo = md.topology;
+    const TetMesh& mesh = md.mesh;
+    const NodeLayout layout = make_node_layout(topo, order);
+    const int m = nodes_per_cell(order);
+    const Index num_cells = mesh.num_cells();
+    const std::size_t block_count = static_cast<std::size_t>(num_cells) * m * m;
+    const auto lame = lame_from_young_poisson(kYoung, kPoisson);
+
+    Samples s;
+    BinBcsrPattern pattern;
+    std::unique_ptr<BinBcsrMatrix<double>> matrix;
+    std::vector<Index> cell_nodes;
+    PerEntryMap map;
+    std::vector<double> blocks;
+    for (int r = 0; r < o.repeat; ++r) {
+        matrix.reset();
+        pattern = BinBcsrPattern();
+        map = PerEntryMap();
+        blocks = std::vector<double>();
+        double t = now_ms();
+        auto lap = [&](const char* stage) {
+            const double now = now_ms();
+            s.add(stage, now - t);
+            t = now;
+        };
+        pattern.num_rows = layout.num_nodes();
+        pattern.row_counts = bin_bcsr_row_counts(topo, layout);
+        lap("count");
+        pattern.bin_offsets = bin_bcsr_bin_offsets(pattern.row_counts);
+        lap("bin_offsets");
+        pattern.columns.resize(pattern.num_slots());
+        matrix = std::make_unique<BinBcsrMatrix<double>>(pattern);
+        lap("alloc");
+        fill_bin_bcsr_columns(topo, mesh.cells, layout, pattern);
+        lap("columns");
+        cell_nodes = cell_node_table(topo, mesh.cells, layout);
+        map = cpu::build_per_entry_map(pattern, {cell_nodes.data(), m, num_cells});
+        lap("maps");
+        blocks.resize(9 * block_count);
+        cpu::linear_elastic_element_blocks(mesh.positions, mesh.cells, order, lame, blocks.data());
+        lap("element");
+        cpu::sum_per_entry(map.view(), blocks.data(), matrix->view());
+        lap("summation");
+    }
+    // Summation only, every method, on the built pattern.
+    const NodeCellsView node_cells = node_cells_view(topo, layout);
+    const CellNodesView cn{cell_nodes.data(), m, num_cells};
+    std::vector<double> x(3 * mesh.positions.size());
+    for (std::size_t i = 0; i < mesh.positions.size(); ++i)
+        for (int k = 0; k < 3; ++k) x[3 * i + k] = mesh.positions[i][k];
+    std::vector<SummationMethod> methods = {SummationMethod::PerEntry, SummationMethod::PerSimplex};
+    if (order == 1) methods.push_back(SummationMethod::Inline);
+    std::map<SummationMethod, std::vector<double>> sum_only;
+    for (SummationMethod method : methods)
+        for (int r = 0; r < o.repeat; ++r) {
+            const double t = now_ms();
+            if (method == SummationMethod::PerEntry)
+                cpu::sum_per_entry(map.view(), blocks.data(), matrix->view());
+            else if (method == SummationMethod::PerSimplex)
+                cpu::sum_per_simplex(node_cells, cn, blocks.data(), matrix->view());
+            else
+                cpu::sum_inline_linear_p1(node_cells, mesh.cells.data(), x.data(), lame, matrix->view());
+            sum_only[method].push_back(now_ms() - t);
+        }
+    // The last method left in `matrix` may be inline/per-simplex: redo per-entry for the check.
+    cpu::sum_per_entry(map.view(), blocks.data(), matrix->view());
+
+    // Peer: Eigen setFromTriplets from the same element blocks (9 scalar triplets per block).
+    Samples peer;
+    EigenMatrix eigen;
+    for (int r = 0; r < o.repeat; ++r) {
+        double t = now_ms();
+        std::vector<Eigen::Triplet<double, int>> triplets(9 * block_count);
+        parallel_for(0, static_cast<std::int64_t>(block_count), [&](std::int64_t b) {
+            const std::int64_t cell = b / (m * m);
+            const int ab = static_cast<int>(b % (m * m));
+            const int row = cell_nodes[cell * m + ab / m], col = cell_nodes[cell * m + ab % m];
+            for (int k = 0; k < 9; ++k)
+                triplets[9 * b + k] = {3 * row + k / 3, 3 * col + k % 3, blocks[9 * b + k]};
+        });
+        peer.add("triplets", now_ms() - t);
+        t = now_ms();
+        eigen = EigenMatrix(3 * layout.num_nodes(), 3 * layout.num_nodes());
+        eigen.setFromTriplets(triplets.begin(), triplets.end());
+        peer.add("set_from_triplets", now_ms() - t);
+    }
+    // Check: the same entries and values (to_coo is sorted like Eigen's row-major storage).
+    double max_diff = 0, scale = 0;
+    const auto coo = to_coo(*matrix);
+    bool same_pattern = static_cast<std::int64_t>(coo.size()) == eigen.nonZeros();
+    if (same_pattern) {
+        std::size_t i = 0;
+        for (int row = 0; row < eigen.outerSize() && same_pattern; ++row)
+            for (EigenMatrix::InnerIterator it(eigen, row); it; ++it, ++i) {
+                if (coo[i].row != row || coo[i].col != it.col()) {
+                    same_pattern = false;
+                    break;
+                }
+                max_diff = std::max(max_diff, std::abs(coo[i].value - it.value()));
+                scale = std::max(scale, std::abs(it.value()));
+            }
+    }
+    const double peer_sft = peer.med("set_from_triplets");
+    Json baseline;
+    baseline.add("name", "eigen_set_from_triplets")
+        .add("description", "Eigen::SparseMatrix<double,RowMajor>::setFromTriplets, 9 scalar "
+                            "triplets per element block (triplet fill in parallel, timed apart)")
+        .add("median_ms", Json()
+                              .add("triplets", peer.med("triplets"))
+                              .add("set_from_triplets", peer_sft)
+                              .add("total", peer.med("triplets") + peer_sft))
+        .add("bytes", Json()
+                          .add("triplets", 9 * block_count * sizeof(Eigen::Triplet<double, int>))
+                          .add("matrix", static_cast<std::size_t>(eigen.nonZeros()) * 12 +
+                                             (static_cast<std::size_t>(eigen.outerSize()) + 1) * 4))
+        .add("check", Json()
+                          .add_bool("same_pattern", same_pattern)
+                          .add("max_rel_diff", scale > 0 ? max_diff / scale : max_diff));
+
+    const Json bytes = format_bytes(pattern, sizeof(double))
+                           .add("maps", (map.offsets.size() + map.sources.size()) * sizeof(Index))
+                           .add("element_blocks", blocks.size() * sizeof(double))
+                           .add("cell_nodes", cell_nodes.size() * sizeof(Index));
+    const double pattern_ms =
+        s.med("count") + s.med("bin_offsets") + s.med("alloc") + s.med("columns");
+    for (SummationMethod method : methods) {
+        Json med;
+        med.add("count", s.med("count"))
+            .add("bin_offsets", s.med("bin_offsets"))
+            .add("alloc", s.med("alloc"))
+            .add("columns", s.med("columns"));
+        double total = pattern_ms;
+        if (method == SummationMethod::PerEntry) {
+            med.add("maps", s.med("maps"));
+            total += s.med("maps");
+        } else if (method == SummationMethod::PerSimplex) {
+            // Only the cell node table; no per-entry map.
+        }
+        if (method != SummationMethod::Inline) {
+            med.add("element", s.med("element"));
+            total += s.med("element");
+        }
+        // "summation" of a first assembly is the fresh-pattern run for per-entry; the other
+        // methods have only the summation-only repetitions.
+        const double first_sum = method == SummationMethod::PerEntry ? s.med("summation")
+                                                                      : median(sum_only[method]);
+        med.add("summation", first_sum).add("total", total + first_sum);
+        med.add("summation_only", median(sum_only[method]));
+        med.add("topology_host_ms", md.topology_ms);
+        Json c = case_head(md, order, summation_method_name(method), pattern);
+        c.add("median_ms", med).add("bytes", bytes).add("baseline", baseline);
+        c.add("speedup", Json().add("summation_vs_set_from_triplets",
+                                    peer_sft / median(sum_only[method])));
+        c.add("scalar", "double");
+        cases.push_back(c);
+    }
+}
+
+// ---- CUDA ----------------------------------------------------------------------------------------
+
+void cuda_case(const MeshData& md, int order, const Options& o, const DeviceInfo& dev,
+               std::vector<Json>& cases) {
+    const TetMesh& mesh = md.mesh;
+    const int m = nodes_per_cell(order);
+    const Index num_cells = mesh.num_cells();
+    const std::size_t block_count = static_cast<std::size_t>(num_cells) * m * m;
+    const auto lame_d = lame_from_young_poisson(kYoung, kPoisson);
+    const LameParameters<float> lame{static_cast<float>(lame_d.lambda), static_cast<float>(lame_d.mu)};
+    // Rough device needs (bytes per element block): ours ~80 (blocks, map, matrix), the peer
+    // ~110 (blocks, keys and indices double-buffered, run arrays, output).
+    const double budget = 0.6 * double(device_info().free_bytes);
+    if (80.0 * double(block_count) > budget) {
+        cases.push_back(skipped_case(md, order, "estimated device memory above 60% of free memory"));
+        return;
+    }
+
+    Samples s;
+    std::optional<cuda::Assembly> keep;
+    std::size_t peak = 0, matrix_b = 0, map_b = 0, elem_b = 0, mesh_b = 0;
+    for (int r = -1; r < o.repeat; ++r) { // r = -1: warm-up, not recorded
+        keep.reset();
+        keep.emplace(mesh, md.topology, order);
+        cuda::Assembly& a = *keep;
+        a.build_pattern();
+        a.build_per_entry_map();
+        a.compute_element_blocks(lame);
+        a.sum(SummationMethod::PerEntry, lame);
+        if (r < 0) continue;
+        const cuda::AssemblyTimes& t = a.times();
+        s.add("upload", t.upload);
+        s.add("count", t.count);
+        s.add("bin_offsets", t.bin_offsets);
+        s.add("alloc", t.alloc);
+        s.add("columns", t.columns);
+        s.add("maps", t.maps);
+        s.add("element", t.element);
+        s.add("summation", t.summation);
+        s.add("total", t.count + t.bin_offsets + t.alloc + t.columns + t.maps + t.element + t.summation);
+        peak = a.peak_bytes(), matrix_b = a.matrix_bytes(), map_b = a.map_bytes();
+        elem_b = a.element_bytes(), mesh_b = a.mesh_bytes();
+    }
+    cuda::Assembly& a = *keep;
+    std::vector<SummationMethod> methods = {SummationMethod::PerEntry, SummationMethod::PerSimplex};
+    if (order == 1) methods.push_back(SummationMethod::Inline);
+    std::map<SummationMethod, std::vector<double>> sum_only;
+    for (SummationMethod method : methods) {
+        a.sum(method, lame); // warm-up
+        for (int r = 0; r < o.repeat; ++r) {
+            a.sum(method, lame);
+            sum_only[method].push_back(a.times().summation);
+        }
+    }
+    a.sum(SummationMethod::PerEntry, lame);
+    const BinBcsrPattern pattern = a.download_pattern();
+    double ours_sum = 0;
+    {
+        const BinBcsrMatrix<float> k = a.download_matrix(pattern);
+        for (float v : k.values) ours_sum += v;
+        for (float v : k.diag) ours_sum += v;
+    }
+    keep.reset(); // free the device for the peer
+
+    // Peer: block COO -> BSR with CUB sort + reduce-by-key and cuSPARSE coo2csr.
+    double peer_total = std::nan("");
+    Json baseline;
+    baseline.add("name", "cub_coo_to_bsr")
+        .add("description", "block-level COO (one 64-bit key per 3x3 element block): "
+                            "cub::DeviceRadixSort::SortPairs, cub::DeviceRunLengthEncode, "
+                            "segmented sum of blocks, cusparseXcoo2csr; temporaries allocated "
+                            "and freed inside the timing");
+    if (110.0 * double(block_count) > budget) {
+        baseline.add("skipped", "estimated device memory above 60% of free memory");
+    } else {
+        std::vector<float> blocks(9 * block_count);
+        cpu::linear_elastic_element_blocks(mesh.positions, mesh.cells, order, lame, blocks.data());
+        const NodeLayout layout = make_node_layout(md.topology, order);
+        const std::vector<Index> cell_nodes = cell_node_table(md.topology, mesh.cells, layout);
+        const CooAssemblyResult peer =
+            cub_coo_assembly(blocks, cell_nodes, num_cells, m, layout.num_nodes(), o.repeat);
+        Samples ps;
+        for (const CooAssemblyTimes& t : peer.runs) {
+            ps.add("alloc", t.alloc), ps.add("keys", t.keys), ps.add("sort", t.sort);
+            ps.add("reduce", t.reduce), ps.add("offsets", t.offsets), ps.add("free", t.free);
+            ps.add("total", t.total);
+        }
+        Json pm;
+        for (const char* k : {"alloc", "keys", "sort", "reduce", "offsets", "free", "total"})
+            pm.add(k, ps.med(k));
+        peer_total = ps.med("total");
+        baseline.add("median_ms", pm)
+            .add("upload_ms", peer.upload_ms)
+            .add("bytes", Json()
+                              .add("input", peer.input_bytes)
+                              .add("peak_temp_and_output", peer.peak_temp_bytes)
+                              .add("output_bsr", peer.output_bytes)
+                              .add("peak_total", peer.input_bytes + peer.peak_temp_bytes))
+            .add("check", Json()
+                              .add("nnz_blocks", peer.nnz_blocks)
+                              .add_bool("same_nnz_blocks", peer.nnz_blocks == pattern.nnz_blocks())
+                              .add("value_sum_rel_diff",
+                                   std::abs(peer.value_sum - ours_sum) /
+                                       std::max(1e-30, std::abs(peer.value_sum))));
+    }
+
+    const std::size_t final_b = matrix_b + map_b + mesh_b;
+    const Json bytes = format_bytes(pattern, sizeof(float))
+                           .add("device_matrix", matrix_b)
+                           .add("maps", map_b)
+                           .add("element_blocks", elem_b)
+                           .add("mesh", mesh_b)
+                           .add("peak_device", peak)
+                           .add("peak_over_matrix_maps_mesh", double(peak) / double(final_b))
+                           .add("peak_over_matrix_maps_mesh_elements",
+                                double(peak) / double(final_b + elem_b))
+                           .add("device_total", dev.total_bytes);
+    const double pattern_ms =
+        s.med("count") + s.med("bin_offsets") + s.med("alloc") + s.med("columns");
+    for (SummationMethod method : methods) {
+        Json med;
+        med.add("count", s.med("count"))
+            .add("bin_offsets", s.med("bin_offsets"))
+            .add("alloc", s.med("alloc"))
+            .add("columns", s.med("columns"));
+        double total;
+        if (method == SummationMethod::PerEntry) {
+            med.add("maps", s.med("maps"))
+                .add("element", s.med("element"))
+                .add("summation", s.med("summation"))
+                .add("total", s.med("total"))
+                .add("pattern_and_maps", pattern_ms + s.med("maps"));
+            total = s.med("total");
+            med.add("total_excl_element", total - s.med("element"));
+        } else {
+            const double sum = median(sum_only[method]);
+            total = pattern_ms + sum;
+            if (method == SummationMethod::PerSimplex) {
+                med.add("element", s.med("element"));
+                total += s.med("element");
+            }
+            med.add("summation", sum).add("total", total);
+            med.add("total_excl_element",
+                    total - (method == SummationMethod::PerSimplex ? s.med("element") : 0.0));
+        }
+        med.add("summation_only", median(sum_only[method]))
+            .add("upload", s.med("upload"))
+            .add("topology_host_ms", md.topology_ms);
+        Json c = case_head(md, order, summation_method_name(method), pattern);
+        c.add("median_ms", med).add("bytes", bytes).add("baseline", baseline);
+        // The peer starts from element blocks already on the device: compare without "element".
+        double ours = total;
+        if (method != SummationMethod::Inline) ours -= s.med("element");
+        c.add("speedup", Json().add("baseline_over_total_excl_element", peer_total / ours));
+        c.add("scalar", "float");
+        cases.push_back(c);
+    }
+}
+
+} // namespace
+
+void run_assembly_bench(const Options& o) {
+    std::string device = "cpu";
+    DeviceInfo dev;
+    if (o.backend == "cuda") {
+        EDN_VERIFY(built_with_cuda(), ErrorCode::Unsupported,
+                   "--backend cuda: elastodyn-bench was built without CUDA");
+        EDN_VERIFY(cuda_device_available(), ErrorCode::Unsupported, "--backend cuda: no CUDA device");
+        dev = device_info();
+        device = dev.name;
+    } else {
+        device = "cpu (" + std::to_string(num_threads()) + " threads)";
+    }
+    Json header = bench_header(o, device);
+    header.add("topology", "host (build_topology); GPU topology is not part of these timings");
+    std::vector<Json> cases;
+    for (const BoxCase& box : standard_boxes(o.max_tets)) {
+        bool any = false;
+        for (int order : o.orders) any = any || order_runs_on(order, box.tets(), kP3AssemblyLimit);
+        if (!any) continue;
+        const MeshData md = make_mesh_data(box);
+        for (int order : o.orders) {
+            if (!order_runs_on(order, box.tets(), kP3AssemblyLimit)) continue;
+            progress("assembly " + o.backend + " " + box.name() + " (" +
+                     std::to_string(box.tets()) + " tets) p=" + std::to_string(order));
+            try {
+                if (o.backend == "cuda") cuda_case(md, order, o, dev, cases);
+                else cpu_case(md, order, o, cases);
+            } catch (const Error& e) {
+                if (e.code() != ErrorCode::OutOfMemory) throw;
+                cases.push_back(skipped_case(md, order, std::string("out of memory: ") + e.what()));
+            }
+            write_bench_json(o, header, cases, false);
+        }
+    }
+    write_bench_json(o, header, cases, true);
+}
+
+} // namespace edn::bench

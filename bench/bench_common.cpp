@@ -1,0 +1,255 @@
+#include "bench_common.hpp"
+
+#include "core/atomic_file.hpp"
+#include "core/device.hpp"
+#include "core/error.hpp"
+#include "core/parallel.hpp"
+#include "mesh/box_mesh.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+namespace edn::bench {
+namespace {
+
+std::string quote(std::string_view text) {
+    std::string out = "\"";
+    for (char c : text) {
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (static_cast<unsigned char>(c) < 0x20) {
+                char buf[8];
+                std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+                out += buf;
+            } else {
+                out += c;
+            }
+        }
+    }
+    return out + "\"";
+}
+
+const char* kUsage =
+    "usage: elastodyn-bench assembly|spmv [--backend cpu|cuda] [--max-tets N] [--orders 1,2,3] "
+    "[--repeat R] --out bench.json";
+
+Options parse_options(int argc, char** argv) {
+    Options o;
+    EDN_VERIFY(argc >= 2, ErrorCode::Usage, kUsage);
+    o.benchmark = argv[1];
+    EDN_VERIFY(o.benchmark == "assembly" || o.benchmark == "spmv", ErrorCode::Usage,
+               "unknown benchmark '" << o.benchmark << "'; " << kUsage);
+    for (int i = 2; i < argc; ++i) {
+        const std::string arg = argv[i];
+        auto value = [&]() -> std::string {
+            EDN_VERIFY(i + 1 < argc, ErrorCode::Usage, arg << " needs a value; " << kUsage);
+            return argv[++i];
+        };
+        auto integer = [&](const std::string& text) -> std::int64_t {
+            std::size_t used = 0;
+            std::int64_t v = 0;
+            try {
+                v = std::stoll(text, &used);
+            } catch (...) {
+                used = 0;
+            }
+            EDN_VERIFY(used == text.size() && used > 0, ErrorCode::Usage,
+                       arg << ": not an integer: '" << text << "'");
+            return v;
+        };
+        if (arg == "--backend") {
+            o.backend = value();
+            EDN_VERIFY(o.backend == "cpu" || o.backend == "cuda", ErrorCode::Usage,
+                       "--backend must be cpu or cuda, got '" << o.backend << "'");
+        } else if (arg == "--max-tets") {
+            o.max_tets = integer(value());
+            EDN_VERIFY(o.max_tets > 0, ErrorCode::Usage, "--max-tets must be positive");
+        } else if (arg == "--orders") {
+            o.orders.clear();
+            std::stringstream list(value());
+            std::string item;
+            while (std::getline(list, item, ',')) {
+                const std::int64_t p = integer(item);
+                EDN_VERIFY(p >= 1 && p <= 3, ErrorCode::Usage, "--orders: order " << p << " not in 1..3");
+                o.orders.push_back(static_cast<int>(p));
+            }
+            EDN_VERIFY(!o.orders.empty(), ErrorCode::Usage, "--orders: empty list");
+        } else if (arg == "--repeat") {
+            o.repeat = static_cast<int>(integer(value()));
+            EDN_VERIFY(o.repeat >= 1 && o.repeat <= 1000, ErrorCode::Usage,
+                       "--repeat must be in 1..1000");
+        } else if (arg == "--out") {
+            o.out = value();
+        } else {
+            EDN_THROW(ErrorCode::Usage, "unknown option '" << arg << "'; " << kUsage);
+        }
+    }
+    EDN_VERIFY(!o.out.empty(), ErrorCode::Usage, "--out is required; " << kUsage);
+    if (o.repeat == 0) o.repeat = o.backend == "cuda" ? 10 : 3;
+    return o;
+}
+
+} // namespace
+
+Json& Json::add(const std::string& key, double value) {
+    std::string raw = "null";
+    if (std::isfinite(value)) {
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), "%.6g", value);
+        raw = buf;
+    }
+    members_.push_back({key, raw, {}, false});
+    return *this;
+}
+Json& Json::add(const std::string& key, std::int64_t value) {
+    members_.push_back({key, std::to_string(value), {}, false});
+    return *this;
+}
+Json& Json::add_bool(const std::string& key, bool value) {
+    members_.push_back({key, value ? "true" : "false", {}, false});
+    return *this;
+}
+Json& Json::add(const std::string& key, std::string_view value) {
+    members_.push_back({key, quote(value), {}, false});
+    return *this;
+}
+Json& Json::add(const std::string& key, const Json& value) {
+    members_.push_back({key, value.dump(), {}, false});
+    return *this;
+}
+Json& Json::add(const std::string& key, const std::vector<Json>& values) {
+    members_.push_back({key, "", values, true});
+    return *this;
+}
+
+std::string Json::dump(int indent, int depth) const {
+    const bool pretty = indent >= 0;
+    const std::string pad = pretty ? std::string(indent * (depth + 1), ' ') : "";
+    const std::string close_pad = pretty ? std::string(indent * depth, ' ') : "";
+    std::string out = "{";
+    for (std::size_t i = 0; i < members_.size(); ++i) {
+        const Member& m = members_[i];
+        out += i ? "," : "";
+        if (pretty) out += "\n" + pad;
+        out += quote(m.key) + (pretty ? ": " : ":");
+        if (!m.is_array) {
+            out += m.raw;
+            continue;
+        }
+        out += "[";
+        for (std::size_t j = 0; j < m.array.size(); ++j) {
+            out += j ? "," : "";
+            // Array elements one per line, each on one line: diffable and still readable.
+            if (pretty) out += "\n" + pad + std::string(indent, ' ');
+            out += m.array[j].dump();
+        }
+        if (pretty && !m.array.empty()) out += "\n" + pad;
+        out += "]";
+    }
+    if (pretty && !members_.empty()) out += "\n" + close_pad;
+    return out + "}";
+}
+
+std::string BoxCase::name() const {
+    return "box-" + std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz);
+}
+
+std::vector<BoxCase> standard_boxes(std::int64_t max_tets) {
+    // 7986, 50400, 127008, 403440, 720300, 1111158, 1724976 tets.
+    const BoxCase all[] = {{11, 11, 11}, {20, 20, 21}, {27, 28, 28}, {40, 41, 41},
+                           {49, 49, 50}, {57, 57, 57}, {66, 66, 66}};
+    std::vector<BoxCase> out;
+    for (const BoxCase& b : all)
+        if (b.tets() <= max_tets) out.push_back(b);
+    return out;
+}
+
+bool order_runs_on(int order, std::int64_t tets, std::int64_t p3_limit) {
+    if (order == 1) return true;
+    if (order == 2) return tets <= 1'200'000;
+    return tets <= p3_limit;
+}
+
+MeshData make_mesh_data(const BoxCase& box) {
+    MeshData d;
+    d.box = box;
+    double t0 = now_ms();
+    // Cubic cells: the box's extent follows the cell counts.
+    d.mesh = make_box_tet_mesh(box.nx, box.ny, box.nz, {0, 0, 0},
+                               {double(box.nx) / box.nz, double(box.ny) / box.nz, 1.0});
+    d.generate_ms = now_ms() - t0;
+    t0 = now_ms();
+    d.topology = build_topology(d.mesh);
+    d.topology_ms = now_ms() - t0;
+    return d;
+}
+
+double median(std::vector<double> samples) {
+    if (samples.empty()) return std::nan("");
+    std::sort(samples.begin(), samples.end());
+    const std::size_t n = samples.size();
+    return n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+}
+
+std::string commit_id() {
+    if (const char* env = std::getenv("EDN_COMMIT"); env && *env) return env;
+    std::string out;
+    if (FILE* pipe = popen("git rev-parse --short HEAD 2>/dev/null", "r")) {
+        char buf[64];
+        while (std::fgets(buf, sizeof(buf), pipe)) out += buf;
+        if (pclose(pipe) != 0) out.clear();
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+    return out.empty() ? "unknown" : out;
+}
+
+Json bench_header(const Options& options, const std::string& device) {
+    Json h;
+    h.add("benchmark", options.benchmark)
+        .add("backend", options.backend)
+        .add("device", device)
+        .add("commit", commit_id())
+        .add("host_threads", num_threads())
+        .add("repeat", options.repeat)
+        .add("max_tets", options.max_tets);
+    return h;
+}
+
+void write_bench_json(const Options& options, const Json& header, const std::vector<Json>& cases,
+                      bool complete) {
+    Json doc = header;
+    doc.add_bool("complete", complete);
+    doc.add("cases", cases);
+    const std::string text = doc.dump(2) + "\n";
+    write_file_atomically(options.out, [&](std::ostream& os) { os << text; });
+}
+
+void progress(const std::string& line) { std::cerr << "[bench] " << line << std::endl; }
+
+int run_bench(int argc, char** argv) {
+    try {
+        const Options options = parse_options(argc, argv);
+        if (options.benchmark == "assembly") run_assembly_bench(options);
+        else run_spmv_bench(options);
+        return 0;
+    } catch (const Error& e) {
+        std::cerr << "elastodyn-bench: " << error_code_name(e.code()) << ": " << e.what() << "\n";
+        return exit_code_for(e.code());
+    } catch (const std::bad_alloc&) {
+        std::cerr << "elastodyn-bench: out of host memory\n";
+        return 4;
+    } catch (const std::exception& e) {
+        std::cerr << "elastodyn-bench: internal error: " << e.what() << "\n";
+        return 4;
+    }
+}
+
+} // namespace edn::bench

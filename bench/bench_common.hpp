@@ -1,0 +1,127 @@
+#pragma once
+/// Shared parts of the benchmark drivers (`elastodyn-bench`, later `elastodyn-cli bench`):
+/// options, box meshes of standard sizes, timing helpers and an ordered JSON writer for the
+/// Bench JSON of DESIGN.md.
+
+#include "mesh/tet_mesh.hpp"
+#include "mesh/topology.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace edn::bench {
+
+/// Runs `elastodyn-bench assembly|spmv [--backend cpu|cuda] [--max-tets N] [--orders 1,2,3]
+/// [--repeat R] --out bench.json`; argv[0] is the program name. Returns the process exit code
+/// (0 success, 2 usage, 3 bad input, 4 resource or internal error); never throws.
+int run_bench(int argc, char** argv);
+
+/// Parsed command line.
+struct Options {
+    std::string benchmark;         ///< "assembly" or "spmv"
+    std::string backend = "cpu";   ///< "cpu" or "cuda"
+    std::int64_t max_tets = 2'000'000; ///< largest mesh to run
+    std::vector<int> orders = {1, 2, 3};
+    int repeat = 0;                ///< repetitions per measurement (0: 10 on CUDA, 3 on CPU)
+    std::string out;               ///< JSON output path
+};
+
+/// An ordered JSON object (keys keep insertion order).
+class Json {
+public:
+    /// Adds a number (NaN and infinities become null).
+    Json& add(const std::string& key, double value);
+    /// Adds an integer.
+    Json& add(const std::string& key, std::int64_t value);
+    /// Adds an integer.
+    Json& add(const std::string& key, int value) { return add(key, std::int64_t(value)); }
+    /// Adds an unsigned byte count.
+    Json& add(const std::string& key, std::size_t value) {
+        return add(key, static_cast<std::int64_t>(value));
+    }
+    /// Adds a boolean.
+    Json& add_bool(const std::string& key, bool value);
+    /// Adds a string.
+    Json& add(const std::string& key, std::string_view value);
+    /// Adds a string.
+    Json& add(const std::string& key, const char* value) { return add(key, std::string_view(value)); }
+    /// Adds a nested object.
+    Json& add(const std::string& key, const Json& value);
+    /// Adds an array of objects.
+    Json& add(const std::string& key, const std::vector<Json>& values);
+    /// True when no member was added.
+    bool empty() const { return members_.empty(); }
+    /// Serialised form; `indent` < 0 gives one line.
+    std::string dump(int indent = -1, int depth = 0) const;
+
+private:
+    struct Member {
+        std::string key;
+        std::string raw;         ///< serialised value (scalars and objects)
+        std::vector<Json> array; ///< array of objects, when is_array
+        bool is_array = false;
+    };
+    std::vector<Member> members_;
+};
+
+/// A box mesh of a standard benchmark size.
+struct BoxCase {
+    int nx, ny, nz;
+    /// 6 nx ny nz.
+    std::int64_t tets() const { return 6LL * nx * ny * nz; }
+    /// "box-NXxNYxNZ".
+    std::string name() const;
+};
+
+/// The standard sizes (about 8K, 50K, 125K, 400K, 720K, 1.1M and 1.7M tets) up to `max_tets`.
+std::vector<BoxCase> standard_boxes(std::int64_t max_tets);
+
+/// Whether the benchmark runs order `order` on a mesh of `tets` cells (p = 2 up to 1.2M tets,
+/// p = 3 up to `p3_limit`), so one run stays within minutes.
+bool order_runs_on(int order, std::int64_t tets, std::int64_t p3_limit);
+
+/// A generated mesh with its host topology and the host times to make them.
+struct MeshData {
+    BoxCase box{};
+    TetMesh mesh;
+    Topology topology;
+    double generate_ms = 0; ///< make_box_tet_mesh
+    double topology_ms = 0; ///< build_topology on the host
+};
+
+/// Generates the unit-height box mesh of `box` and its topology.
+MeshData make_mesh_data(const BoxCase& box);
+
+/// Milliseconds on a steady clock since an arbitrary origin.
+inline double now_ms() {
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+/// Median of the samples (mean of the two middle ones for an even count; NaN when empty).
+double median(std::vector<double> samples);
+
+/// EDN_COMMIT, else `git rev-parse --short HEAD`, else "unknown".
+std::string commit_id();
+
+/// Header of a Bench JSON document (benchmark, backend, device, commit, host threads).
+Json bench_header(const Options& options, const std::string& device);
+
+/// Writes header + cases to options.out atomically; `complete` is false while cases remain.
+void write_bench_json(const Options& options, const Json& header, const std::vector<Json>& cases,
+                      bool complete);
+
+/// Prints one progress line to stderr.
+void progress(const std::string& line);
+
+/// The assembly benchmark (bench_assembly.cpp).
+void run_assembly_bench(const Options& options);
+/// The SpMV benchmark (bench_spmv.cpp).
+void run_spmv_bench(const Options& options);
+
+} // namespace edn::bench

@@ -1,0 +1,42 @@
+#pragma once
+// Mesh topology on the device (twin of mesh/topology.hpp's Topology, minus the boundary), built
+// from cellVertices with CUB sorts (paper sec. 4.1) or uploaded from a host Topology.
+
+#include "cuda/cuda_check.cuh"
+#include "mesh/topology.hpp"
+
+namespace edn::cuda {
+
+/// Device arrays of a tetrahedral mesh's topology.
+struct DeviceTopology {
+    Index num_vertices = 0, num_cells = 0, num_edges = 0, num_faces = 0;
+    DeviceBuffer<int4> cells;         ///< #T cell vertices
+    DeviceBuffer<int2> edges;         ///< #E (a < b), sorted
+    DeviceBuffer<Index> faces;        ///< 3 #F (a < b < c), sorted
+    DeviceBuffer<Index> face_edges;   ///< 3 #F ascending edge ids of each face
+    DeviceBuffer<Index> cell_edges;   ///< 6 #T local edge order (0,1),(0,2),(0,3),(1,2),(1,3),(2,3)
+    DeviceBuffer<Index> cell_faces;   ///< 4 #T face opposite local vertex i
+    DeviceBuffer<Index> vertex_offsets, vertex_cells; ///< vertexCells CSR (ascending cells)
+    DeviceBuffer<Index> edge_offsets, edge_cells;     ///< edgeCells CSR (ascending cells)
+    DeviceBuffer<Index> face_offsets, face_cells;     ///< faceCells CSR (ascending cells)
+
+    /// Bytes held on the device.
+    std::size_t bytes() const {
+        return cells.bytes() + edges.bytes() + faces.bytes() + face_edges.bytes() +
+               cell_edges.bytes() + cell_faces.bytes() + vertex_offsets.bytes() +
+               vertex_cells.bytes() + edge_offsets.bytes() + edge_cells.bytes() +
+               face_offsets.bytes() + face_cells.bytes();
+    }
+};
+
+/// Builds everything but `cells` (already uploaded, num_vertices and num_cells set) on the
+/// device. Reads back only #E and #F. `peak_extra` receives the largest temporary bytes held.
+void build_device_topology(DeviceTopology& topology, std::size_t& peak_extra);
+
+/// Uploads a host topology (and the mesh cells).
+void upload_topology(const TetMesh& mesh, const Topology& host, DeviceTopology& topology);
+
+/// Copies a device topology back into a host Topology (no boundary), for tests.
+Topology download_topology(const DeviceTopology& topology);
+
+} // namespace edn::cuda

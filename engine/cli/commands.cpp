@@ -9,6 +9,10 @@ const std::vector<Command>& commands() {
         {"tetrahedralize", "IN OUT.node [--quality q] [--max-volume v] [--verbose]",
          &run_tetrahedralize},
         {"info", "MESH [--order p] [--quality q] [--max-volume v] [--verbose]", &run_info},
+        {"export",
+         "MESH --order p --material linear|corotational|neohookean [--E e] [--nu v] "
+         "[--displacement U.txt] --matrix K.mtx [--force f.txt] [--nodes nodes.txt]",
+         &run_export},
     };
     return table;
 }

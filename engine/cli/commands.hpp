@@ -26,6 +26,10 @@ int run_tetrahedralize(const std::vector<std::string>& arguments);
 /// `info MESH [--order p] [--quality q] [--max-volume v] [--verbose]`
 int run_info(const std::vector<std::string>& arguments);
 
+/// `export MESH --matrix K.mtx [--order p] [--material M] [--E e] [--nu v] [--displacement U]
+/// [--force f.txt] [--nodes nodes.txt]`
+int run_export(const std::vector<std::string>& arguments);
+
 /// The TetGen options shared by every command that may mesh an OBJ surface.
 std::vector<OptionSpec> meshing_option_specs();
 

@@ -3,6 +3,7 @@
 #include "mesh/mesh_loader.hpp"
 #include "mesh/node_layout.hpp"
 #include "mesh/topology.hpp"
+#include "sparse/bin_bcsr_pattern.hpp"
 
 #include <iostream>
 
@@ -56,7 +57,12 @@ int run_info(const std::vector<std::string>& arguments) {
     JsonObject json;
     json.add("file", path);
     add_mesh_counts(json, mesh, topology, layout);
-    // The matrix-pattern keys (nnz_blocks, bins, padded_blocks, bytes) are appended here.
+    // The Bin-BCSR* pattern of the order-p system matrix (float values, as on the GPU).
+    const BinBcsrPattern pattern = build_bin_bcsr_pattern(topology, mesh.cells, layout);
+    json.add("nnz_blocks", static_cast<std::int64_t>(pattern.nnz_blocks()))
+        .add("bins", pattern.num_bins())
+        .add("padded_blocks", static_cast<std::int64_t>(pattern.padded_blocks()))
+        .add("bytes", static_cast<std::int64_t>(pattern.matrix_bytes(sizeof(float))));
     std::cout << json.dump(true) << std::endl;
     return 0;
 }

@@ -22,8 +22,8 @@ void write_file_atomically(const std::filesystem::path& path,
         }
         std::error_code ec;
         std::filesystem::rename(tmp, path, ec);
-        EDN_VERIFY(!ec, ErrorCode::Io, path.string() << ": cannot rename temporary file: "
-                                                     << ec.message());
+        EDN_VERIFY(!ec, ErrorCode::Io,
+                   path.string() << ": cannot rename temporary file: " << ec.message());
     } catch (...) {
         std::error_code ignored;
         std::filesystem::remove(tmp, ignored);

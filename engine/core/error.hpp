@@ -10,23 +10,23 @@ namespace edn {
 
 /// What went wrong, in classes that tests and callers can branch on.
 enum class ErrorCode : std::uint8_t {
-    Usage,             ///< bad command line or API argument
-    Io,                ///< a file cannot be opened, read or written
-    Parse,             ///< malformed file contents
-    IndexOutOfRange,   ///< an element references a vertex that does not exist
-    NonFinite,         ///< NaN or infinite coordinate or parameter
-    EmptyMesh,         ///< no usable elements in the input
-    OpenSurface,       ///< surface has boundary edges
-    NonManifold,       ///< an edge shared by more than two triangles, or a non-manifold vertex
+    Usage,           ///< bad command line or API argument
+    Io,              ///< a file cannot be opened, read or written
+    Parse,           ///< malformed file contents
+    IndexOutOfRange, ///< an element references a vertex that does not exist
+    NonFinite,       ///< NaN or infinite coordinate or parameter
+    EmptyMesh,       ///< no usable elements in the input
+    OpenSurface,     ///< surface has boundary edges
+    NonManifold,     ///< an edge shared by more than two triangles, or a non-manifold vertex
     InconsistentOrientation, ///< neighbouring triangles disagree on orientation
-    DegenerateElement, ///< zero-area triangle or zero-volume tetrahedron
-    DuplicateElement,  ///< the same cell appears twice
-    SelfIntersecting,  ///< surface intersects itself
-    MeshingFailed,     ///< TetGen produced nothing or crashed
-    Unsupported,       ///< feature not available in this build (e.g. CUDA)
-    OutOfMemory,       ///< host or device allocation failed
-    Device,            ///< CUDA runtime error
-    Internal,          ///< broken invariant: a bug
+    DegenerateElement,       ///< zero-area triangle or zero-volume tetrahedron
+    DuplicateElement,        ///< the same cell appears twice
+    SelfIntersecting,        ///< surface intersects itself
+    MeshingFailed,           ///< TetGen produced nothing or crashed
+    Unsupported,             ///< feature not available in this build (e.g. CUDA)
+    OutOfMemory,             ///< host or device allocation failed
+    Device,                  ///< CUDA runtime error
+    Internal,                ///< broken invariant: a bug
 };
 
 /// Stable lower-case name of an error code, used in messages and JSON.

@@ -40,7 +40,8 @@ template <class T> void spmv(const BinBcsrMatrixView<T>& a, const T* x, T* y) {
     });
 }
 
-template <class T> void apply_block_jacobi(Index num_rows, const T* inverse_diag, const T* x, T* y) {
+template <class T>
+void apply_block_jacobi(Index num_rows, const T* inverse_diag, const T* x, T* y) {
     const std::int64_t n = num_rows;
     parallel_for(0, n, [&](std::int64_t row) {
         for (int r = 0; r < 3; ++r)

@@ -13,9 +13,12 @@ namespace edn {
 
 const char* summation_method_name(SummationMethod method) {
     switch (method) {
-    case SummationMethod::PerEntry: return "per_entry";
-    case SummationMethod::PerSimplex: return "per_simplex";
-    case SummationMethod::Inline: return "inline";
+    case SummationMethod::PerEntry:
+        return "per_entry";
+    case SummationMethod::PerSimplex:
+        return "per_simplex";
+    case SummationMethod::Inline:
+        return "inline";
     }
     return "unknown";
 }
@@ -38,7 +41,8 @@ namespace cpu {
 namespace {
 
 template <class T> void zero(BinBcsrMatrixView<T> out) {
-    const std::int64_t values = 9 * static_cast<std::int64_t>(out.pattern.bin_offsets[out.pattern.num_bins]);
+    const std::int64_t values =
+        9 * static_cast<std::int64_t>(out.pattern.bin_offsets[out.pattern.num_bins]);
     const std::int64_t diag = 9 * static_cast<std::int64_t>(out.pattern.num_rows);
     parallel_for(0, values, [&](std::int64_t i) { out.values[i] = T(0); });
     parallel_for(0, diag, [&](std::int64_t i) { out.diag[i] = T(0); });
@@ -50,8 +54,10 @@ inline Index find_column(const BinBcsrPatternView& p, Index row, Index col) {
     Index lo = 0, hi = p.row_counts[row];
     while (lo < hi) {
         const Index mid = (lo + hi) / 2;
-        if (p.columns[begin + mid * kBinRows + lane] < col) lo = mid + 1;
-        else hi = mid;
+        if (p.columns[begin + mid * kBinRows + lane] < col)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo;
 }
@@ -61,12 +67,14 @@ template <class T>
 inline void add_block(BinBcsrMatrixView<T>& out, Index row, Index col, const T* block) {
     const BinBcsrPatternView& p = out.pattern;
     if (row == col) {
-        for (int k = 0; k < 9; ++k) out.diag[static_cast<std::int64_t>(k) * p.num_rows + row] += block[k];
+        for (int k = 0; k < 9; ++k)
+            out.diag[static_cast<std::int64_t>(k) * p.num_rows + row] += block[k];
         return;
     }
     const Index j = find_column(p, row, col);
     EDN_ASSERT(j < p.row_counts[row], "column " << col << " missing in row " << row);
-    for (int k = 0; k < 9; ++k) out.values[bin_bcsr_value_index(p.bin_offsets, row, j, k)] += block[k];
+    for (int k = 0; k < 9; ++k)
+        out.values[bin_bcsr_value_index(p.bin_offsets, row, j, k)] += block[k];
 }
 
 } // namespace
@@ -82,7 +90,8 @@ PerEntryMap build_per_entry_map(const BinBcsrPattern& pattern, const CellNodesVi
     const std::int64_t targets = static_cast<std::int64_t>(map.num_slots) + map.num_rows;
     std::vector<Index> target(sources);
     std::vector<std::atomic<Index>> counts(targets);
-    parallel_for(0, targets, [&](std::int64_t t) { counts[t].store(0, std::memory_order_relaxed); });
+    parallel_for(0, targets,
+                 [&](std::int64_t t) { counts[t].store(0, std::memory_order_relaxed); });
     parallel_for(0, cell_nodes.num_cells, [&](std::int64_t t) {
         const Index* nodes = cell_nodes.nodes + t * m;
         for (int a = 0; a < m; ++a)
@@ -101,7 +110,8 @@ PerEntryMap build_per_entry_map(const BinBcsrPattern& pattern, const CellNodesVi
     // A serial stable fill keeps sources ascending within each target (deterministic sums).
     std::vector<Index> cursor(map.offsets.begin(), map.offsets.end() - 1);
     map.sources.resize(sources);
-    for (std::int64_t s = 0; s < sources; ++s) map.sources[cursor[target[s]]++] = static_cast<Index>(s);
+    for (std::int64_t s = 0; s < sources; ++s)
+        map.sources[cursor[target[s]]++] = static_cast<Index>(s);
     return map;
 }
 
@@ -116,16 +126,25 @@ void linear_elastic_element_blocks(const std::vector<Vec3>& positions,
             T X[4][3];
             for (int v = 0; v < 4; ++v)
                 for (int d = 0; d < 3; ++d) X[v][d] = static_cast<T>(positions[cells[t][v]][d]);
-            T (*K)[m][3][3] = reinterpret_cast<T (*)[m][3][3]>(element_blocks + t * m * m * 9);
-            if constexpr (P == 1) linear_elastic_stiffness_tet4(X, lame, K);
-            else linear_elastic_stiffness<P>(X, lame, rule, K);
+            T(*K)[m][3][3] = reinterpret_cast<T(*)[m][3][3]>(element_blocks + t * m * m * 9);
+            if constexpr (P == 1)
+                linear_elastic_stiffness_tet4(X, lame, K);
+            else
+                linear_elastic_stiffness<P>(X, lame, rule, K);
         });
     };
     switch (order) {
-    case 1: run.template operator()<1>(); break;
-    case 2: run.template operator()<2>(); break;
-    case 3: run.template operator()<3>(); break;
-    default: EDN_THROW(ErrorCode::Usage, "element order " << order << " not in 1..3");
+    case 1:
+        run.template operator()<1>();
+        break;
+    case 2:
+        run.template operator()<2>();
+        break;
+    case 3:
+        run.template operator()<3>();
+        break;
+    default:
+        EDN_THROW(ErrorCode::Usage, "element order " << order << " not in 1..3");
     }
 }
 
@@ -153,7 +172,8 @@ void sum_per_entry(const PerEntryMapView& map, const T* element_blocks, BinBcsrM
             const T* block = element_blocks + 9 * static_cast<std::int64_t>(map.sources[e]);
             for (int k = 0; k < 9; ++k) acc[k] += block[k];
         }
-        for (int k = 0; k < 9; ++k) out.diag[k * static_cast<std::int64_t>(p.num_rows) + row] = acc[k];
+        for (int k = 0; k < 9; ++k)
+            out.diag[k * static_cast<std::int64_t>(p.num_rows) + row] = acc[k];
     });
 }
 
@@ -201,12 +221,12 @@ void sum_inline_linear_p1(const NodeCellsView& node_cells, const Cell* cells, co
 }
 
 #define EDN_INSTANTIATE(T)                                                                         \
-    template void linear_elastic_element_blocks(const std::vector<Vec3>&, const std::vector<Cell>&, \
-                                                int, const LameParameters<T>&, T*);                \
+    template void linear_elastic_element_blocks(                                                   \
+        const std::vector<Vec3>&, const std::vector<Cell>&, int, const LameParameters<T>&, T*);    \
     template void sum_per_entry(const PerEntryMapView&, const T*, BinBcsrMatrixView<T>);           \
-    template void sum_per_simplex(const NodeCellsView&, const CellNodesView&, const T*,           \
+    template void sum_per_simplex(const NodeCellsView&, const CellNodesView&, const T*,            \
                                   BinBcsrMatrixView<T>);                                           \
-    template void sum_inline_linear_p1(const NodeCellsView&, const Cell*, const T*,               \
+    template void sum_inline_linear_p1(const NodeCellsView&, const Cell*, const T*,                \
                                        const LameParameters<T>&, BinBcsrMatrixView<T>);
 EDN_INSTANTIATE(float)
 EDN_INSTANTIATE(double)

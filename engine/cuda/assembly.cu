@@ -35,8 +35,9 @@ __device__ __forceinline__ Index next_bin(unsigned int* counter, int lane) {
 
 // ---- cell node table ---------------------------------------------------------------------------
 
-__global__ void cell_nodes_kernel(const int4* cells, const Index* cell_edges, const Index* cell_faces,
-                                  const int2* edges, NodeLayout layout, Index num_cells, Index* out) {
+__global__ void cell_nodes_kernel(const int4* cells, const Index* cell_edges,
+                                  const Index* cell_faces, const int2* edges, NodeLayout layout,
+                                  Index num_cells, Index* out) {
     const Index t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= num_cells) return;
     const int p = layout.order, m = (p + 1) * (p + 2) * (p + 3) / 6;
@@ -65,7 +66,7 @@ __global__ void cell_nodes_kernel(const int4* cells, const Index* cell_edges, co
 __global__ void init_simplex_counts(Index* vertex_count, Index* edge_count, Index* face_count,
                                     Index nv, Index ne, Index nf, int p) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < nv) vertex_count[i] = 1; // C(p, 0): the node itself
+    if (i < nv) vertex_count[i] = 1;             // C(p, 0): the node itself
     if (p >= 2 && i < ne) edge_count[i] = p + 1; // C(p+1, 1): nodes on the edge
     if (p >= 3 && i < nf) face_count[i] = binomial_device(p + 2, 2);
 }
@@ -89,9 +90,9 @@ __global__ void count_from_faces(const int* faces, const int* face_edges, Index 
     }
 }
 
-__global__ void count_from_cells(const int4* cells, const Index* cell_edges, const Index* cell_faces,
-                                 Index nt, int p, Index* vertex_count, Index* edge_count,
-                                 Index* face_count) {
+__global__ void count_from_cells(const int4* cells, const Index* cell_edges,
+                                 const Index* cell_faces, Index nt, int p, Index* vertex_count,
+                                 Index* edge_count, Index* face_count) {
     const Index t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= nt) return;
     // Only simplices that carry nodes are counted: edges from p = 2, faces from p = 3.
@@ -117,10 +118,12 @@ __global__ void expand_row_counts(const Index* vertex_count, const Index* edge_c
     const Index n = layout.num_nodes();
     if (node >= n) return;
     Index count;
-    if (node < layout.num_vertices) count = vertex_count[node];
+    if (node < layout.num_vertices)
+        count = vertex_count[node];
     else if (node < layout.first_face_node())
         count = edge_count[(node - layout.num_vertices) / (layout.order - 1)];
-    else count = face_count[node - layout.first_face_node()];
+    else
+        count = face_count[node - layout.first_face_node()];
     row_counts[node] = count - 1; // the diagonal block is stored apart
 }
 
@@ -138,7 +141,8 @@ __global__ void bin_sizes_kernel(const Index* row_counts, Index rows, Index bins
 
 struct NodeCellsDevice {
     NodeLayout layout;
-    const Index *vertex_offsets, *vertex_cells, *edge_offsets, *edge_cells, *face_offsets, *face_cells;
+    const Index *vertex_offsets, *vertex_cells, *edge_offsets, *edge_cells, *face_offsets,
+        *face_cells;
 
     __device__ void range(Index node, Index& begin, Index& end, const Index*& list) const {
         if (node < layout.num_vertices) {
@@ -177,8 +181,10 @@ __global__ void fill_columns_kernel(NodeCellsDevice nc, const Index* cell_nodes,
                     Index lo = 0, hi = filled; // binary search in the sorted prefix
                     while (lo < hi) {
                         const Index mid = (lo + hi) >> 1;
-                        if (out[mid * kWarp] < col) lo = mid + 1;
-                        else hi = mid;
+                        if (out[mid * kWarp] < col)
+                            lo = mid + 1;
+                        else
+                            hi = mid;
                     }
                     if (lo < filled && out[lo * kWarp] == col) continue;
                     for (Index j = filled; j > lo; --j) out[j * kWarp] = out[(j - 1) * kWarp];
@@ -198,8 +204,10 @@ __device__ __forceinline__ Index find_slot(const Index* bin_offsets, const Index
     Index lo = 0, hi = row_counts[row];
     while (lo < hi) {
         const Index mid = (lo + hi) >> 1;
-        if (columns[begin + mid * kWarp + lane] < col) lo = mid + 1;
-        else hi = mid;
+        if (columns[begin + mid * kWarp + lane] < col)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return begin + lo * kWarp + lane;
 }
@@ -216,7 +224,8 @@ __global__ void map_count_kernel(const Index* cell_nodes, Index num_cells, int m
     const int ab = static_cast<int>(s % (m * m));
     const Index row = cell_nodes[static_cast<std::int64_t>(t) * m + ab / m];
     const Index col = cell_nodes[static_cast<std::int64_t>(t) * m + ab % m];
-    const Index target = row == col ? num_slots + row : find_slot(bin_offsets, columns, row_counts, row, col);
+    const Index target =
+        row == col ? num_slots + row : find_slot(bin_offsets, columns, row_counts, row, col);
     atomicAdd(&counts[target], 1);
 }
 
@@ -230,7 +239,8 @@ __global__ void map_fill_kernel(const Index* cell_nodes, Index num_cells, int m,
     const int ab = static_cast<int>(s % (m * m));
     const Index row = cell_nodes[static_cast<std::int64_t>(t) * m + ab / m];
     const Index col = cell_nodes[static_cast<std::int64_t>(t) * m + ab % m];
-    const Index target = row == col ? num_slots + row : find_slot(bin_offsets, columns, row_counts, row, col);
+    const Index target =
+        row == col ? num_slots + row : find_slot(bin_offsets, columns, row_counts, row, col);
     sources[atomicAdd(&cursor[target], 1)] = static_cast<Index>(s);
 }
 
@@ -339,7 +349,8 @@ __global__ void sum_per_simplex_kernel(NodeCellsDevice nc, const Index* cell_nod
             while (nodes[a] != row) ++a;
             const float* rb = blocks + (static_cast<std::int64_t>(t) * m + a) * m * 9;
             for (int b = 0; b < m; ++b)
-                add_block(bin_offsets, columns, row_counts, rows, row, nodes[b], rb + 9 * b, values, diag);
+                add_block(bin_offsets, columns, row_counts, rows, row, nodes[b], rb + 9 * b, values,
+                          diag);
         }
     }
 }
@@ -348,7 +359,8 @@ __global__ void sum_per_simplex_kernel(NodeCellsDevice nc, const Index* cell_nod
 __global__ void sum_inline_p1_kernel(NodeCellsDevice nc, const int4* cells, const float* positions,
                                      LameParameters<float> lame, const Index* bin_offsets,
                                      const Index* columns, const Index* row_counts, Index rows,
-                                     Index bins, unsigned int* counter, float* values, float* diag) {
+                                     Index bins, unsigned int* counter, float* values,
+                                     float* diag) {
     const int lane = threadIdx.x & 31;
     for (Index bin = next_bin(counter, lane); bin < bins; bin = next_bin(counter, lane)) {
         const Index row = bin * kWarp + lane;
@@ -363,7 +375,8 @@ __global__ void sum_inline_p1_kernel(NodeCellsDevice nc, const int4* cells, cons
             for (int b = 0; b < 4; ++b) {
                 float S[3][3], out[9];
                 for (int i = 0; i < 3; ++i)
-                    for (int j = 0; j < 3; ++j) S[i][j] = c_reference_integrals[(a * 4 + b) * 9 + 3 * i + j];
+                    for (int j = 0; j < 3; ++j)
+                        S[i][j] = c_reference_integrals[(a * 4 + b) * 9 + 3 * i + j];
                 linear_elastic_block_from_integrals(S, Ji, abs_det, lame, out);
                 add_block(bin_offsets, columns, row_counts, rows, row, v[b], out, values, diag);
             }
@@ -374,10 +387,11 @@ __global__ void sum_inline_p1_kernel(NodeCellsDevice nc, const int4* cells, cons
 // ---- SpMV ---------------------------------------------------------------------------------------
 
 /// y = K x: a warp per bin (Listing 1), lane = row; padding slots read x[row] times 0.
-__global__ void spmv_kernel(const Index* __restrict__ bin_offsets, const Index* __restrict__ columns,
-                            const float* __restrict__ values, const float* __restrict__ diag,
-                            Index rows, Index bins, unsigned int* counter,
-                            const float* __restrict__ x, float* __restrict__ y) {
+__global__ void spmv_kernel(const Index* __restrict__ bin_offsets,
+                            const Index* __restrict__ columns, const float* __restrict__ values,
+                            const float* __restrict__ diag, Index rows, Index bins,
+                            unsigned int* counter, const float* __restrict__ x,
+                            float* __restrict__ y) {
     const int lane = threadIdx.x & 31;
     for (Index bin = next_bin(counter, lane); bin < bins; bin = next_bin(counter, lane)) {
         const Index row = bin * kWarp + lane;
@@ -389,7 +403,8 @@ __global__ void spmv_kernel(const Index* __restrict__ bin_offsets, const Index* 
         float a0 = 0, a1 = 0, a2 = 0;
         for (Index j = 0; j < width; ++j) {
             const Index col = __ldg(cols + j * kWarp);
-            const float x0 = __ldg(x + 3 * col), x1 = __ldg(x + 3 * col + 1), x2 = __ldg(x + 3 * col + 2);
+            const float x0 = __ldg(x + 3 * col), x1 = __ldg(x + 3 * col + 1),
+                        x2 = __ldg(x + 3 * col + 2);
             const float* b = v + j * kWarp;
             a0 += __ldg(b) * x0 + __ldg(b + plane) * x1 + __ldg(b + 2 * plane) * x2;
             a1 += __ldg(b + 3 * plane) * x0 + __ldg(b + 4 * plane) * x1 + __ldg(b + 5 * plane) * x2;
@@ -399,8 +414,10 @@ __global__ void spmv_kernel(const Index* __restrict__ bin_offsets, const Index* 
             const float x0 = x[3 * row], x1 = x[3 * row + 1], x2 = x[3 * row + 2];
             const float* d = diag + row;
             a0 += d[0] * x0 + d[rows] * x1 + d[2 * std::int64_t(rows)] * x2;
-            a1 += d[3 * std::int64_t(rows)] * x0 + d[4 * std::int64_t(rows)] * x1 + d[5 * std::int64_t(rows)] * x2;
-            a2 += d[6 * std::int64_t(rows)] * x0 + d[7 * std::int64_t(rows)] * x1 + d[8 * std::int64_t(rows)] * x2;
+            a1 += d[3 * std::int64_t(rows)] * x0 + d[4 * std::int64_t(rows)] * x1 +
+                  d[5 * std::int64_t(rows)] * x2;
+            a2 += d[6 * std::int64_t(rows)] * x0 + d[7 * std::int64_t(rows)] * x1 +
+                  d[8 * std::int64_t(rows)] * x2;
             y[3 * row] = a0, y[3 * row + 1] = a1, y[3 * row + 2] = a2;
         }
     }
@@ -418,7 +435,8 @@ unsigned int persistent_grid(Index bins, int block) {
     const std::int64_t warps_needed = bins;
     const std::int64_t warps_resident = static_cast<std::int64_t>(sms) * 64; // 2048 threads / SM
     const std::int64_t warps = std::min(warps_needed, warps_resident);
-    return static_cast<unsigned int>(std::max<std::int64_t>(1, (warps * kWarp + block - 1) / block));
+    return static_cast<unsigned int>(
+        std::max<std::int64_t>(1, (warps * kWarp + block - 1) / block));
 }
 
 /// Times a stage with CUDA events.
@@ -478,7 +496,8 @@ struct Assembly::Impl {
     template <class T> void upload(DeviceBuffer<T>& dst, const void* src, std::size_t count) {
         dst.resize(count);
         track(dst);
-        if (count) EDN_CUDA_CHECK(cudaMemcpy(dst.data(), src, count * sizeof(T), cudaMemcpyHostToDevice));
+        if (count)
+            EDN_CUDA_CHECK(cudaMemcpy(dst.data(), src, count * sizeof(T), cudaMemcpyHostToDevice));
     }
     NodeCellsDevice node_cells() const {
         return {layout,
@@ -490,7 +509,9 @@ struct Assembly::Impl {
                 topo.face_cells.data()};
     }
     void finish_setup(const TetMesh& mesh, int order);
-    void reset_counter() { EDN_CUDA_CHECK(cudaMemsetAsync(counter.data(), 0, sizeof(unsigned int))); }
+    void reset_counter() {
+        EDN_CUDA_CHECK(cudaMemsetAsync(counter.data(), 0, sizeof(unsigned int)));
+    }
 };
 
 Assembly::Assembly(const TetMesh& mesh, const Topology& topology, int order)
@@ -508,7 +529,8 @@ Assembly::Assembly(const TetMesh& mesh, const Topology& topology, int order)
 
 Assembly::Assembly(const TetMesh& mesh, int order) : impl_(std::make_unique<Impl>()) {
     Impl& d = *impl_;
-    EDN_VERIFY(order >= 1 && order <= 3, ErrorCode::Usage, "element order " << order << " not in 1..3");
+    EDN_VERIFY(order >= 1 && order <= 3, ErrorCode::Usage,
+               "element order " << order << " not in 1..3");
     StageTimer timer;
     timer.start();
     d.topo.num_vertices = mesh.num_vertices();
@@ -547,9 +569,15 @@ void Assembly::Impl::finish_setup(const TetMesh& mesh, int order) {
     // Reference integrals for the element kernels.
     float S[kMaxNodes * kMaxNodes * 9] = {};
     switch (order) {
-    case 1: reference_gradient_integrals<1>(reinterpret_cast<float (*)[4][3][3]>(S)); break;
-    case 2: reference_gradient_integrals<2>(reinterpret_cast<float (*)[10][3][3]>(S)); break;
-    default: reference_gradient_integrals<3>(reinterpret_cast<float (*)[20][3][3]>(S)); break;
+    case 1:
+        reference_gradient_integrals<1>(reinterpret_cast<float(*)[4][3][3]>(S));
+        break;
+    case 2:
+        reference_gradient_integrals<2>(reinterpret_cast<float(*)[10][3][3]>(S));
+        break;
+    default:
+        reference_gradient_integrals<3>(reinterpret_cast<float(*)[20][3][3]>(S));
+        break;
     }
     EDN_CUDA_CHECK(cudaMemcpyToSymbol(c_reference_integrals, S, sizeof(float) * m * m * 9));
     // Cell node table (derived on the device from cell vertices, edges and faces).
@@ -563,7 +591,9 @@ void Assembly::Impl::finish_setup(const TetMesh& mesh, int order) {
     }
 }
 
-Topology Assembly::download_topology() const { return cuda::download_topology(impl_->topo); }
+Topology Assembly::download_topology() const {
+    return cuda::download_topology(impl_->topo);
+}
 
 Assembly::~Assembly() = default;
 
@@ -579,22 +609,23 @@ void Assembly::build_pattern() {
         face_count(L.order >= 3 ? L.num_faces : 0);
     d.held += vertex_count.bytes() + edge_count.bytes() + face_count.bytes();
     d.peak = std::max(d.peak, d.held);
-    const Index most = std::max(std::max(L.num_vertices, L.num_edges), std::max(L.num_faces, Index(1)));
+    const Index most =
+        std::max(std::max(L.num_vertices, L.num_edges), std::max(L.num_faces, Index(1)));
     init_simplex_counts<<<grid_for(most, 256), 256>>>(vertex_count.data(), edge_count.data(),
                                                       face_count.data(), L.num_vertices,
                                                       L.num_edges, L.num_faces, L.order);
     EDN_CUDA_CHECK_LAUNCH();
     if (L.num_edges)
-        count_from_edges<<<grid_for(L.num_edges, 256), 256>>>(d.topo.edges.data(), L.num_edges, L.order,
-                                                              vertex_count.data());
+        count_from_edges<<<grid_for(L.num_edges, 256), 256>>>(d.topo.edges.data(), L.num_edges,
+                                                              L.order, vertex_count.data());
     if (L.order >= 2 && L.num_faces)
-        count_from_faces<<<grid_for(L.num_faces, 256), 256>>>(d.topo.faces.data(), d.topo.face_edges.data(),
-                                                               L.num_faces, L.order,
-                                                               vertex_count.data(), edge_count.data());
+        count_from_faces<<<grid_for(L.num_faces, 256), 256>>>(
+            d.topo.faces.data(), d.topo.face_edges.data(), L.num_faces, L.order,
+            vertex_count.data(), edge_count.data());
     if (L.order >= 2 && d.num_cells)
         count_from_cells<<<grid_for(d.num_cells, 256), 256>>>(
-            d.topo.cells.data(), d.topo.cell_edges.data(), d.topo.cell_faces.data(), d.num_cells, L.order,
-            vertex_count.data(), edge_count.data(), face_count.data());
+            d.topo.cells.data(), d.topo.cell_edges.data(), d.topo.cell_faces.data(), d.num_cells,
+            L.order, vertex_count.data(), edge_count.data(), face_count.data());
     d.row_counts.resize(rows);
     d.track(d.row_counts);
     if (rows)
@@ -702,8 +733,8 @@ void Assembly::compute_element_blocks(const LameParameters<float>& lame) {
         d.track(d.blocks);
     }
     if (count)
-        element_blocks_kernel<<<grid_for(count, 256), 256>>>(d.topo.cells.data(), d.positions.data(),
-                                                            d.num_cells, d.m, lame, d.blocks.data());
+        element_blocks_kernel<<<grid_for(count, 256), 256>>>(
+            d.topo.cells.data(), d.positions.data(), d.num_cells, d.m, lame, d.blocks.data());
     EDN_CUDA_CHECK_LAUNCH();
     d.times.element = timer.stop();
 }
@@ -764,7 +795,8 @@ void Assembly::spmv_device(const float* x, float* y) const {
 
 std::vector<float> Assembly::spmv(const std::vector<float>& x) const {
     const std::size_t n = 3 * static_cast<std::size_t>(num_rows());
-    EDN_VERIFY(x.size() == n, ErrorCode::Usage, "spmv: x has " << x.size() << " entries, expected " << n);
+    EDN_VERIFY(x.size() == n, ErrorCode::Usage,
+               "spmv: x has " << x.size() << " entries, expected " << n);
     DeviceBuffer<float> dx(n), dy(n);
     std::vector<float> y(n);
     if (n == 0) return y;
@@ -782,10 +814,13 @@ BinBcsrPattern Assembly::download_pattern() const {
     p.bin_offsets.resize(d.bins + 1);
     p.columns.resize(d.num_slots);
     if (p.num_rows)
-        EDN_CUDA_CHECK(cudaMemcpy(p.row_counts.data(), d.row_counts.data(), d.row_counts.bytes(), cudaMemcpyDeviceToHost));
-    EDN_CUDA_CHECK(cudaMemcpy(p.bin_offsets.data(), d.bin_offsets.data(), d.bin_offsets.bytes(), cudaMemcpyDeviceToHost));
+        EDN_CUDA_CHECK(cudaMemcpy(p.row_counts.data(), d.row_counts.data(), d.row_counts.bytes(),
+                                  cudaMemcpyDeviceToHost));
+    EDN_CUDA_CHECK(cudaMemcpy(p.bin_offsets.data(), d.bin_offsets.data(), d.bin_offsets.bytes(),
+                              cudaMemcpyDeviceToHost));
     if (d.num_slots)
-        EDN_CUDA_CHECK(cudaMemcpy(p.columns.data(), d.columns.data(), d.columns.bytes(), cudaMemcpyDeviceToHost));
+        EDN_CUDA_CHECK(cudaMemcpy(p.columns.data(), d.columns.data(), d.columns.bytes(),
+                                  cudaMemcpyDeviceToHost));
     return p;
 }
 
@@ -793,9 +828,11 @@ BinBcsrMatrix<float> Assembly::download_matrix(const BinBcsrPattern& pattern) co
     const Impl& d = *impl_;
     BinBcsrMatrix<float> k(pattern);
     if (d.values.size())
-        EDN_CUDA_CHECK(cudaMemcpy(k.values.data(), d.values.data(), d.values.bytes(), cudaMemcpyDeviceToHost));
+        EDN_CUDA_CHECK(
+            cudaMemcpy(k.values.data(), d.values.data(), d.values.bytes(), cudaMemcpyDeviceToHost));
     if (d.diag.size())
-        EDN_CUDA_CHECK(cudaMemcpy(k.diag.data(), d.diag.data(), d.diag.bytes(), cudaMemcpyDeviceToHost));
+        EDN_CUDA_CHECK(
+            cudaMemcpy(k.diag.data(), d.diag.data(), d.diag.bytes(), cudaMemcpyDeviceToHost));
     return k;
 }
 
@@ -807,24 +844,36 @@ PerEntryMap Assembly::download_per_entry_map() const {
     map.offsets.resize(d.map_offsets.size());
     map.sources.resize(d.map_sources.size());
     if (map.offsets.size())
-        EDN_CUDA_CHECK(cudaMemcpy(map.offsets.data(), d.map_offsets.data(), d.map_offsets.bytes(), cudaMemcpyDeviceToHost));
+        EDN_CUDA_CHECK(cudaMemcpy(map.offsets.data(), d.map_offsets.data(), d.map_offsets.bytes(),
+                                  cudaMemcpyDeviceToHost));
     if (map.sources.size())
-        EDN_CUDA_CHECK(cudaMemcpy(map.sources.data(), d.map_sources.data(), d.map_sources.bytes(), cudaMemcpyDeviceToHost));
+        EDN_CUDA_CHECK(cudaMemcpy(map.sources.data(), d.map_sources.data(), d.map_sources.bytes(),
+                                  cudaMemcpyDeviceToHost));
     return map;
 }
 
-const AssemblyTimes& Assembly::times() const { return impl_->times; }
+const AssemblyTimes& Assembly::times() const {
+    return impl_->times;
+}
 std::size_t Assembly::matrix_bytes() const {
     const Impl& d = *impl_;
     return d.values.bytes() + d.diag.bytes() + d.columns.bytes() + d.bin_offsets.bytes();
 }
-std::size_t Assembly::map_bytes() const { return impl_->map_offsets.bytes() + impl_->map_sources.bytes(); }
-std::size_t Assembly::element_bytes() const { return impl_->blocks.bytes(); }
+std::size_t Assembly::map_bytes() const {
+    return impl_->map_offsets.bytes() + impl_->map_sources.bytes();
+}
+std::size_t Assembly::element_bytes() const {
+    return impl_->blocks.bytes();
+}
 std::size_t Assembly::mesh_bytes() const {
     const Impl& d = *impl_;
     return d.topo.bytes() + d.positions.bytes() + d.cell_nodes.bytes() + d.row_counts.bytes();
 }
-std::size_t Assembly::peak_bytes() const { return impl_->peak; }
-Index Assembly::num_rows() const { return impl_->layout.num_nodes(); }
+std::size_t Assembly::peak_bytes() const {
+    return impl_->peak;
+}
+Index Assembly::num_rows() const {
+    return impl_->layout.num_nodes();
+}
 
 } // namespace edn::cuda

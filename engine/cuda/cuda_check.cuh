@@ -47,7 +47,8 @@ public:
     /// Reallocates to exactly `count` elements (contents are not kept).
     void resize(std::size_t count) {
         release();
-        if (count > 0) EDN_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)));
+        if (count > 0)
+            EDN_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)));
         size_ = count;
     }
     T* data() const { return data_; }

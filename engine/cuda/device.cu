@@ -3,7 +3,9 @@
 
 namespace edn {
 
-bool built_with_cuda() { return true; }
+bool built_with_cuda() {
+    return true;
+}
 
 bool cuda_device_available() {
     int count = 0;

@@ -10,12 +10,12 @@ namespace edn::cuda {
 /// Device arrays of a tetrahedral mesh's topology.
 struct DeviceTopology {
     Index num_vertices = 0, num_cells = 0, num_edges = 0, num_faces = 0;
-    DeviceBuffer<int4> cells;         ///< #T cell vertices
-    DeviceBuffer<int2> edges;         ///< #E (a < b), sorted
-    DeviceBuffer<Index> faces;        ///< 3 #F (a < b < c), sorted
-    DeviceBuffer<Index> face_edges;   ///< 3 #F ascending edge ids of each face
-    DeviceBuffer<Index> cell_edges;   ///< 6 #T local edge order (0,1),(0,2),(0,3),(1,2),(1,3),(2,3)
-    DeviceBuffer<Index> cell_faces;   ///< 4 #T face opposite local vertex i
+    DeviceBuffer<int4> cells;       ///< #T cell vertices
+    DeviceBuffer<int2> edges;       ///< #E (a < b), sorted
+    DeviceBuffer<Index> faces;      ///< 3 #F (a < b < c), sorted
+    DeviceBuffer<Index> face_edges; ///< 3 #F ascending edge ids of each face
+    DeviceBuffer<Index> cell_edges; ///< 6 #T local edge order (0,1),(0,2),(0,3),(1,2),(1,3),(2,3)
+    DeviceBuffer<Index> cell_faces; ///< 4 #T face opposite local vertex i
     DeviceBuffer<Index> vertex_offsets, vertex_cells; ///< vertexCells CSR (ascending cells)
     DeviceBuffer<Index> edge_offsets, edge_cells;     ///< edgeCells CSR (ascending cells)
     DeviceBuffer<Index> face_offsets, face_cells;     ///< faceCells CSR (ascending cells)

@@ -6,9 +6,15 @@
 
 namespace edn {
 
-bool built_with_cuda() { return false; }
-bool cuda_device_available() { return false; }
-std::string cuda_device_name() { return "none"; }
+bool built_with_cuda() {
+    return false;
+}
+bool cuda_device_available() {
+    return false;
+}
+std::string cuda_device_name() {
+    return "none";
+}
 
 namespace cuda {
 
@@ -21,26 +27,64 @@ std::vector<Index> vertex_cell_counts(std::span<const Cell>, Index) {
 }
 
 struct Assembly::Impl {};
-Assembly::Assembly(const TetMesh&, const Topology&, int) { no_cuda(); }
-Assembly::Assembly(const TetMesh&, int) { no_cuda(); }
+Assembly::Assembly(const TetMesh&, const Topology&, int) {
+    no_cuda();
+}
+Assembly::Assembly(const TetMesh&, int) {
+    no_cuda();
+}
 Assembly::~Assembly() = default;
-Topology Assembly::download_topology() const { no_cuda(); }
-void Assembly::build_pattern() { no_cuda(); }
-void Assembly::build_per_entry_map() { no_cuda(); }
-void Assembly::compute_element_blocks(const LameParameters<float>&) { no_cuda(); }
-void Assembly::sum(SummationMethod, const LameParameters<float>&) { no_cuda(); }
-void Assembly::spmv_device(const float*, float*) const { no_cuda(); }
-std::vector<float> Assembly::spmv(const std::vector<float>&) const { no_cuda(); }
-BinBcsrPattern Assembly::download_pattern() const { no_cuda(); }
-BinBcsrMatrix<float> Assembly::download_matrix(const BinBcsrPattern&) const { no_cuda(); }
-PerEntryMap Assembly::download_per_entry_map() const { no_cuda(); }
-const AssemblyTimes& Assembly::times() const { no_cuda(); }
-std::size_t Assembly::matrix_bytes() const { no_cuda(); }
-std::size_t Assembly::map_bytes() const { no_cuda(); }
-std::size_t Assembly::element_bytes() const { no_cuda(); }
-std::size_t Assembly::mesh_bytes() const { no_cuda(); }
-std::size_t Assembly::peak_bytes() const { no_cuda(); }
-Index Assembly::num_rows() const { no_cuda(); }
+Topology Assembly::download_topology() const {
+    no_cuda();
+}
+void Assembly::build_pattern() {
+    no_cuda();
+}
+void Assembly::build_per_entry_map() {
+    no_cuda();
+}
+void Assembly::compute_element_blocks(const LameParameters<float>&) {
+    no_cuda();
+}
+void Assembly::sum(SummationMethod, const LameParameters<float>&) {
+    no_cuda();
+}
+void Assembly::spmv_device(const float*, float*) const {
+    no_cuda();
+}
+std::vector<float> Assembly::spmv(const std::vector<float>&) const {
+    no_cuda();
+}
+BinBcsrPattern Assembly::download_pattern() const {
+    no_cuda();
+}
+BinBcsrMatrix<float> Assembly::download_matrix(const BinBcsrPattern&) const {
+    no_cuda();
+}
+PerEntryMap Assembly::download_per_entry_map() const {
+    no_cuda();
+}
+const AssemblyTimes& Assembly::times() const {
+    no_cuda();
+}
+std::size_t Assembly::matrix_bytes() const {
+    no_cuda();
+}
+std::size_t Assembly::map_bytes() const {
+    no_cuda();
+}
+std::size_t Assembly::element_bytes() const {
+    no_cuda();
+}
+std::size_t Assembly::mesh_bytes() const {
+    no_cuda();
+}
+std::size_t Assembly::peak_bytes() const {
+    no_cuda();
+}
+Index Assembly::num_rows() const {
+    no_cuda();
+}
 
 } // namespace cuda
 } // namespace edn

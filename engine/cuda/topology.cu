@@ -9,7 +9,9 @@ namespace edn::cuda {
 namespace {
 
 constexpr int kBlock = 256;
-unsigned int blocks_for(std::int64_t n) { return static_cast<unsigned int>((n + kBlock - 1) / kBlock); }
+unsigned int blocks_for(std::int64_t n) {
+    return static_cast<unsigned int>((n + kBlock - 1) / kBlock);
+}
 
 __global__ void count_vertex_cells_kernel(const int4* cells, Index num_cells, Index* counts) {
     Index cell = blockIdx.x * blockDim.x + threadIdx.x;
@@ -22,13 +24,26 @@ __global__ void count_vertex_cells_kernel(const int4* cells, Index num_cells, In
 }
 
 __device__ __forceinline__ void sort3(Index& a, Index& b, Index& c) {
-    if (a > b) { Index t = a; a = b; b = t; }
-    if (b > c) { Index t = b; b = c; c = t; }
-    if (a > b) { Index t = a; a = b; b = t; }
+    if (a > b) {
+        Index t = a;
+        a = b;
+        b = t;
+    }
+    if (b > c) {
+        Index t = b;
+        b = c;
+        c = t;
+    }
+    if (a > b) {
+        Index t = a;
+        a = b;
+        b = t;
+    }
 }
 
 /// 6 edge keys per cell (min << 32 | max), value = 6 * cell + local edge.
-__global__ void edge_keys_kernel(const int4* cells, Index nt, unsigned long long* keys, Index* values) {
+__global__ void edge_keys_kernel(const int4* cells, Index nt, unsigned long long* keys,
+                                 Index* values) {
     const Index t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= nt) return;
     const int4 c = cells[t];
@@ -42,7 +57,8 @@ __global__ void edge_keys_kernel(const int4* cells, Index nt, unsigned long long
 }
 
 /// 4 face keys per cell; 21 bits per sorted vertex (meshes below 2^21 vertices), value = 4t + i.
-__global__ void face_keys_kernel(const int4* cells, Index nt, unsigned long long* keys, Index* values) {
+__global__ void face_keys_kernel(const int4* cells, Index nt, unsigned long long* keys,
+                                 Index* values) {
     const Index t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= nt) return;
     const int4 c = cells[t];
@@ -51,7 +67,8 @@ __global__ void face_keys_kernel(const int4* cells, Index nt, unsigned long long
         Index a = v[(i + 1) & 3], b = v[(i + 2) & 3], d = v[(i + 3) & 3];
         sort3(a, b, d);
         keys[4 * t + i] = (static_cast<unsigned long long>(a) << 42) |
-                          (static_cast<unsigned long long>(b) << 21) | static_cast<unsigned long long>(d);
+                          (static_cast<unsigned long long>(b) << 21) |
+                          static_cast<unsigned long long>(d);
         values[4 * t + i] = 4 * t + i;
     }
 }
@@ -84,7 +101,8 @@ __global__ void scatter_simplices_kernel(const unsigned long long* keys, const I
 __global__ void unpack_edges_kernel(const unsigned long long* keys, Index ne, int2* edges) {
     const Index e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= ne) return;
-    edges[e] = make_int2(static_cast<Index>(keys[e] >> 32), static_cast<Index>(keys[e] & 0xffffffffu));
+    edges[e] =
+        make_int2(static_cast<Index>(keys[e] >> 32), static_cast<Index>(keys[e] & 0xffffffffu));
 }
 
 __global__ void unpack_faces_kernel(const unsigned long long* keys, const Index* face_offsets,
@@ -101,7 +119,8 @@ __global__ void unpack_faces_kernel(const unsigned long long* keys, const Index*
     const Index v = face_cells_sorted_values[face_offsets[f]];
     const Index t = v / 4, i = v % 4;
     const int fe[4][3] = {{3, 4, 5}, {1, 2, 5}, {0, 2, 4}, {0, 1, 3}};
-    Index a = cell_edges[6 * t + fe[i][0]], b = cell_edges[6 * t + fe[i][1]], c = cell_edges[6 * t + fe[i][2]];
+    Index a = cell_edges[6 * t + fe[i][0]], b = cell_edges[6 * t + fe[i][1]],
+          c = cell_edges[6 * t + fe[i][2]];
     sort3(a, b, c);
     face_edges[3 * f] = a, face_edges[3 * f + 1] = b, face_edges[3 * f + 2] = c;
 }
@@ -130,8 +149,9 @@ Index unique_simplices(DeviceBuffer<unsigned long long>& keys, DeviceBuffer<Inde
     DeviceBuffer<unsigned long long> keys_out(n);
     DeviceBuffer<Index> values_out(n);
     std::size_t temp_bytes = 0;
-    EDN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.data(), keys_out.data(),
-                                                   values.data(), values_out.data(), n, 0, key_bits));
+    EDN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.data(),
+                                                   keys_out.data(), values.data(),
+                                                   values_out.data(), n, 0, key_bits));
     {
         DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
         peak_extra = std::max(peak_extra, base_bytes + keys.bytes() + values.bytes() +
@@ -148,7 +168,8 @@ Index unique_simplices(DeviceBuffer<unsigned long long>& keys, DeviceBuffer<Inde
     EDN_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, scan.data(), scan.data(), n));
     {
         DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
-        EDN_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp.data(), temp_bytes, scan.data(), scan.data(), n));
+        EDN_CUDA_CHECK(
+            cub::DeviceScan::InclusiveSum(temp.data(), temp_bytes, scan.data(), scan.data(), n));
     }
     Index unique = 0;
     EDN_CUDA_CHECK(cudaMemcpy(&unique, scan.data() + n - 1, sizeof(Index), cudaMemcpyDeviceToHost));
@@ -156,12 +177,13 @@ Index unique_simplices(DeviceBuffer<unsigned long long>& keys, DeviceBuffer<Inde
     simplex_cells.resize(n);
     offsets.resize(static_cast<std::size_t>(unique) + 1);
     unique_keys.resize(unique);
-    scatter_simplices_kernel<<<blocks_for(n), kBlock>>>(keys_out.data(), values_out.data(), scan.data(),
-                                                        n, per_cell, cell_table.data(), simplex_cells.data(),
-                                                        offsets.data(), unique_keys.data());
+    scatter_simplices_kernel<<<blocks_for(n), kBlock>>>(
+        keys_out.data(), values_out.data(), scan.data(), n, per_cell, cell_table.data(),
+        simplex_cells.data(), offsets.data(), unique_keys.data());
     EDN_CUDA_CHECK_LAUNCH();
     const Index total = static_cast<Index>(n);
-    EDN_CUDA_CHECK(cudaMemcpy(offsets.data() + unique, &total, sizeof(Index), cudaMemcpyHostToDevice));
+    EDN_CUDA_CHECK(
+        cudaMemcpy(offsets.data() + unique, &total, sizeof(Index), cudaMemcpyHostToDevice));
     values = std::move(values_out); // callers may need the sorted values (faces)
     return unique;
 }
@@ -174,12 +196,14 @@ std::vector<Index> vertex_cell_counts(std::span<const Cell> cells, Index num_ver
     if (cells.empty() || num_vertices == 0) return counts;
     DeviceBuffer<int4> d_cells(cells.size());
     DeviceBuffer<Index> d_counts(num_vertices);
-    EDN_CUDA_CHECK(cudaMemcpy(d_cells.data(), cells.data(), d_cells.bytes(), cudaMemcpyHostToDevice));
+    EDN_CUDA_CHECK(
+        cudaMemcpy(d_cells.data(), cells.data(), d_cells.bytes(), cudaMemcpyHostToDevice));
     EDN_CUDA_CHECK(cudaMemset(d_counts.data(), 0, d_counts.bytes()));
     count_vertex_cells_kernel<<<blocks_for(cells.size()), kBlock>>>(
         d_cells.data(), static_cast<Index>(cells.size()), d_counts.data());
     EDN_CUDA_CHECK_LAUNCH();
-    EDN_CUDA_CHECK(cudaMemcpy(counts.data(), d_counts.data(), d_counts.bytes(), cudaMemcpyDeviceToHost));
+    EDN_CUDA_CHECK(
+        cudaMemcpy(counts.data(), d_counts.data(), d_counts.bytes(), cudaMemcpyDeviceToHost));
     return counts;
 }
 
@@ -199,25 +223,30 @@ void build_device_topology(DeviceTopology& topo, std::size_t& peak_extra) {
         const std::int64_t n = 4 * std::int64_t(nt);
         DeviceBuffer<Index> keys(n), values(n), keys_out(n);
         topo.vertex_cells.resize(n);
-        vertex_keys_kernel<<<blocks_for(nt), kBlock>>>(topo.cells.data(), nt, keys.data(), values.data());
+        vertex_keys_kernel<<<blocks_for(nt), kBlock>>>(topo.cells.data(), nt, keys.data(),
+                                                       values.data());
         EDN_CUDA_CHECK_LAUNCH();
         std::size_t temp_bytes = 0;
         const int bits = bits_for(nv);
-        EDN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.data(), keys_out.data(),
-                                                       values.data(), topo.vertex_cells.data(), n, 0, bits));
+        EDN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.data(),
+                                                       keys_out.data(), values.data(),
+                                                       topo.vertex_cells.data(), n, 0, bits));
         DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
-        EDN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), temp_bytes, keys.data(), keys_out.data(),
-                                                       values.data(), topo.vertex_cells.data(), n, 0, bits));
+        EDN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), temp_bytes, keys.data(),
+                                                       keys_out.data(), values.data(),
+                                                       topo.vertex_cells.data(), n, 0, bits));
         peak_extra = std::max(peak_extra, base + 3 * keys.bytes() + temp.bytes());
         topo.vertex_offsets.resize(static_cast<std::size_t>(nv) + 1);
         EDN_CUDA_CHECK(cudaMemset(topo.vertex_offsets.data(), 0, topo.vertex_offsets.bytes()));
-        count_vertex_cells_kernel<<<blocks_for(nt), kBlock>>>(topo.cells.data(), nt, topo.vertex_offsets.data());
+        count_vertex_cells_kernel<<<blocks_for(nt), kBlock>>>(topo.cells.data(), nt,
+                                                              topo.vertex_offsets.data());
         EDN_CUDA_CHECK_LAUNCH();
         temp_bytes = 0;
-        EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, topo.vertex_offsets.data(),
-                                                     topo.vertex_offsets.data(), nv + 1));
+        EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(
+            nullptr, temp_bytes, topo.vertex_offsets.data(), topo.vertex_offsets.data(), nv + 1));
         DeviceBuffer<unsigned char> temp2(std::max<std::size_t>(temp_bytes, 1));
-        EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp2.data(), temp_bytes, topo.vertex_offsets.data(),
+        EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp2.data(), temp_bytes,
+                                                     topo.vertex_offsets.data(),
                                                      topo.vertex_offsets.data(), nv + 1));
     }
     base += topo.vertex_cells.bytes() + topo.vertex_offsets.bytes();
@@ -226,22 +255,26 @@ void build_device_topology(DeviceTopology& topo, std::size_t& peak_extra) {
         const std::int64_t n = 6 * std::int64_t(nt);
         DeviceBuffer<unsigned long long> keys(n), unique_keys;
         DeviceBuffer<Index> values(n);
-        edge_keys_kernel<<<blocks_for(nt), kBlock>>>(topo.cells.data(), nt, keys.data(), values.data());
+        edge_keys_kernel<<<blocks_for(nt), kBlock>>>(topo.cells.data(), nt, keys.data(),
+                                                     values.data());
         EDN_CUDA_CHECK_LAUNCH();
-        topo.num_edges = unique_simplices(keys, values, n, 6, 32 + bits_for(nv), topo.cell_edges,
-                                          topo.edge_cells, topo.edge_offsets, unique_keys, peak_extra, base);
+        topo.num_edges =
+            unique_simplices(keys, values, n, 6, 32 + bits_for(nv), topo.cell_edges,
+                             topo.edge_cells, topo.edge_offsets, unique_keys, peak_extra, base);
         topo.edges.resize(topo.num_edges);
-        unpack_edges_kernel<<<blocks_for(topo.num_edges), kBlock>>>(unique_keys.data(), topo.num_edges,
-                                                                     topo.edges.data());
+        unpack_edges_kernel<<<blocks_for(topo.num_edges), kBlock>>>(
+            unique_keys.data(), topo.num_edges, topo.edges.data());
         EDN_CUDA_CHECK_LAUNCH();
     }
-    base += topo.cell_edges.bytes() + topo.edge_cells.bytes() + topo.edge_offsets.bytes() + topo.edges.bytes();
+    base += topo.cell_edges.bytes() + topo.edge_cells.bytes() + topo.edge_offsets.bytes() +
+            topo.edges.bytes();
     // Faces.
     {
         const std::int64_t n = 4 * std::int64_t(nt);
         DeviceBuffer<unsigned long long> keys(n), unique_keys;
         DeviceBuffer<Index> values(n);
-        face_keys_kernel<<<blocks_for(nt), kBlock>>>(topo.cells.data(), nt, keys.data(), values.data());
+        face_keys_kernel<<<blocks_for(nt), kBlock>>>(topo.cells.data(), nt, keys.data(),
+                                                     values.data());
         EDN_CUDA_CHECK_LAUNCH();
         topo.num_faces = unique_simplices(keys, values, n, 4, 63, topo.cell_faces, topo.face_cells,
                                           topo.face_offsets, unique_keys, peak_extra, base);
@@ -280,7 +313,8 @@ void upload_topology(const TetMesh& mesh, const Topology& host, DeviceTopology& 
 Topology download_topology(const DeviceTopology& d) {
     auto down = [](auto& dst, const auto& src, std::size_t count) {
         dst.resize(count);
-        if (count) EDN_CUDA_CHECK(cudaMemcpy(dst.data(), src.data(), src.bytes(), cudaMemcpyDeviceToHost));
+        if (count)
+            EDN_CUDA_CHECK(cudaMemcpy(dst.data(), src.data(), src.bytes(), cudaMemcpyDeviceToHost));
     };
     Topology t;
     t.num_vertices = d.num_vertices;
@@ -292,7 +326,8 @@ Topology download_topology(const DeviceTopology& d) {
     std::vector<Index> flat;
     down(flat, d.faces, d.faces.size());
     t.faces.resize(flat.size() / 3);
-    for (std::size_t i = 0; i < t.faces.size(); ++i) t.faces[i] = {flat[3 * i], flat[3 * i + 1], flat[3 * i + 2]};
+    for (std::size_t i = 0; i < t.faces.size(); ++i)
+        t.faces[i] = {flat[3 * i], flat[3 * i + 1], flat[3 * i + 2]};
     down(flat, d.face_edges, d.face_edges.size());
     t.face_edges.resize(flat.size() / 3);
     for (std::size_t i = 0; i < t.face_edges.size(); ++i)

@@ -14,8 +14,8 @@ namespace edn {
 
 /// S[a][b][i][j] for order P, integrated exactly (degree 2(P-1)).
 template <int P, class T>
-EDN_HOST_DEVICE constexpr void reference_gradient_integrals(
-    T S[lagrange_tet_num_nodes(P)][lagrange_tet_num_nodes(P)][3][3]) {
+EDN_HOST_DEVICE constexpr void
+reference_gradient_integrals(T S[lagrange_tet_num_nodes(P)][lagrange_tet_num_nodes(P)][3][3]) {
     constexpr int m = lagrange_tet_num_nodes(P);
     const QuadratureTet<double> rule = quadrature_for_degree<double>(2 * (P - 1));
     for (int a = 0; a < m; ++a)
@@ -35,17 +35,18 @@ EDN_HOST_DEVICE constexpr void reference_gradient_integrals(
 
 /// K_ab (row-major 3x3 into out[9]) from S_ab, the inverse Jacobian and |det J|.
 template <class T>
-EDN_HOST_DEVICE inline void linear_elastic_block_from_integrals(const T S[3][3], const T Ji[3][3],
-                                                                T abs_det,
-                                                                const LameParameters<T>& lame,
-                                                                T out[9]) {
+EDN_HOST_DEVICE inline void
+linear_elastic_block_from_integrals(const T S[3][3], const T Ji[3][3], T abs_det,
+                                    const LameParameters<T>& lame, T out[9]) {
     // M = Ji^T S Ji: M[r][c] = sum_ij Ji[i][r] S[i][j] Ji[j][c]
     T SJ[3][3];
     for (int i = 0; i < 3; ++i)
-        for (int c = 0; c < 3; ++c) SJ[i][c] = S[i][0] * Ji[0][c] + S[i][1] * Ji[1][c] + S[i][2] * Ji[2][c];
+        for (int c = 0; c < 3; ++c)
+            SJ[i][c] = S[i][0] * Ji[0][c] + S[i][1] * Ji[1][c] + S[i][2] * Ji[2][c];
     T M[3][3];
     for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) M[r][c] = Ji[0][r] * SJ[0][c] + Ji[1][r] * SJ[1][c] + Ji[2][r] * SJ[2][c];
+        for (int c = 0; c < 3; ++c)
+            M[r][c] = Ji[0][r] * SJ[0][c] + Ji[1][r] * SJ[1][c] + Ji[2][r] * SJ[2][c];
     const T trace = M[0][0] + M[1][1] + M[2][2];
     for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 3; ++c)

@@ -126,6 +126,7 @@ struct ResultReader {
 
     bool read_bytes(void* out, std::size_t size) {
         if (size > data.size() - offset) return false;
+        if (size == 0) return true; // memcpy with a null pointer is undefined even for 0 bytes
         std::memcpy(out, data.data() + offset, size);
         offset += size;
         return true;

@@ -39,8 +39,8 @@ template <class T> std::vector<CooEntry<T>> to_coo(const BinBcsrMatrix<T>& matri
                 if (!diag_done && col > row) emit_diag();
                 for (int c = 0; c < 3; ++c)
                     coo.push_back({3 * std::int64_t(row) + r, 3 * std::int64_t(col) + c,
-                                   matrix.values[bin_bcsr_value_index(p.bin_offsets.data(), row,
-                                                                      j, 3 * r + c)]});
+                                   matrix.values[bin_bcsr_value_index(p.bin_offsets.data(), row, j,
+                                                                      3 * r + c)]});
             }
             if (!diag_done) emit_diag();
         }

@@ -26,8 +26,10 @@ Index BinBcsrPattern::find_slot(Index row, Index col) const {
     const Index bin = row / kBinRows, lane = row % kBinRows, begin = bin_offsets[bin];
     while (lo < hi) {
         const Index mid = (lo + hi) / 2;
-        if (columns[begin + mid * kBinRows + lane] < col) lo = mid + 1;
-        else hi = mid;
+        if (columns[begin + mid * kBinRows + lane] < col)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     if (lo < row_counts[row] && columns[begin + lo * kBinRows + lane] == col)
         return begin + lo * kBinRows + lane;
@@ -82,9 +84,12 @@ namespace {
 std::span<const Index> node_cells(const Topology& topology, const NodeLayout& layout, Index node) {
     const Index simplex = node_simplex(layout, node);
     switch (node_kind(layout, node)) {
-    case NodeKind::Vertex: return topology.vertex_cells.row(simplex);
-    case NodeKind::Edge: return topology.edge_cells.row(simplex);
-    case NodeKind::Face: return topology.face_cells.row(simplex);
+    case NodeKind::Vertex:
+        return topology.vertex_cells.row(simplex);
+    case NodeKind::Edge:
+        return topology.edge_cells.row(simplex);
+    case NodeKind::Face:
+        return topology.face_cells.row(simplex);
     }
     return {};
 }

@@ -14,10 +14,10 @@ namespace edn {
 
 /// Exact Bin-BCSR* pattern: row counts from Eq. 6, bins of 32 rows, columns sorted per row.
 struct BinBcsrPattern {
-    Index num_rows = 0;              ///< block rows = nodes
-    std::vector<Index> row_counts;   ///< #rows off-diagonal blocks per row (Eq. 6 minus 1)
-    std::vector<Index> bin_offsets;  ///< #bins+1 slot offsets (exclusive scan of 32 * width)
-    std::vector<Index> columns;      ///< #slots; padding slots hold the row's own index
+    Index num_rows = 0;             ///< block rows = nodes
+    std::vector<Index> row_counts;  ///< #rows off-diagonal blocks per row (Eq. 6 minus 1)
+    std::vector<Index> bin_offsets; ///< #bins+1 slot offsets (exclusive scan of 32 * width)
+    std::vector<Index> columns;     ///< #slots; padding slots hold the row's own index
 
     /// Number of bins.
     Index num_bins() const { return static_cast<Index>(bin_offsets.size()) - 1; }

@@ -14,7 +14,8 @@ template <class T> EDN_HOST_DEVICE inline void invert_block3(const T a[9], T inv
     const T c02 = a[3] * a[7] - a[4] * a[6];
     const T det = a[0] * c00 + a[1] * c01 + a[2] * c02;
     T scale = T(0);
-    for (int k = 0; k < 9; ++k) scale = scale > (a[k] < 0 ? -a[k] : a[k]) ? scale : (a[k] < 0 ? -a[k] : a[k]);
+    for (int k = 0; k < 9; ++k)
+        scale = scale > (a[k] < 0 ? -a[k] : a[k]) ? scale : (a[k] < 0 ? -a[k] : a[k]);
     const T tiny = T(1e-12) * scale * scale * scale;
     if (det > tiny || det < -tiny) {
         const T r = T(1) / det;

@@ -79,9 +79,7 @@ struct PerEntryMap {
     std::vector<Index> offsets;
     std::vector<Index> sources;
     /// Kernel view.
-    PerEntryMapView view() const {
-        return {num_slots, num_rows, offsets.data(), sources.data()};
-    }
+    PerEntryMapView view() const { return {num_slots, num_rows, offsets.data(), sources.data()}; }
 };
 
 /// Host views of a topology's node->cells maps.

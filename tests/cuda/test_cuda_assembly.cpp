@@ -2,8 +2,8 @@
 // device).
 #include "core/device.hpp"
 #include "cuda/cuda_assembly.hpp"
-#include "sparse/spmv.hpp"
 #include "sparse/sparse_fixtures.hpp"
+#include "sparse/spmv.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -42,7 +42,8 @@ double max_abs(const std::vector<double>& v) {
 TEST_P(CudaAssemblyTest, PatternMapsSummationAndSpmvEqualCpu) {
     const int order = GetParam();
     const auto lame_d = lame_from_young_poisson(1000.0, 0.3);
-    const LameParameters<float> lame_f{static_cast<float>(lame_d.lambda), static_cast<float>(lame_d.mu)};
+    const LameParameters<float> lame_f{static_cast<float>(lame_d.lambda),
+                                       static_cast<float>(lame_d.mu)};
     for (const TetMesh& mesh : cuda_meshes(order)) {
         AssemblyFixture f(mesh, order);
         cuda::Assembly gpu(f.mesh, f.topology, order);
@@ -60,7 +61,8 @@ TEST_P(CudaAssemblyTest, PatternMapsSummationAndSpmvEqualCpu) {
         const PerEntryMap cmap = cpu::build_per_entry_map(f.pattern, f.cell_nodes_view());
         EXPECT_EQ(gmap.offsets, cmap.offsets);
         for (std::size_t t = 0; t + 1 < gmap.offsets.size(); ++t)
-            std::sort(gmap.sources.begin() + gmap.offsets[t], gmap.sources.begin() + gmap.offsets[t + 1]);
+            std::sort(gmap.sources.begin() + gmap.offsets[t],
+                      gmap.sources.begin() + gmap.offsets[t + 1]);
         EXPECT_EQ(gmap.sources, cmap.sources);
 
         // Reference matrix in double.
@@ -69,7 +71,8 @@ TEST_P(CudaAssemblyTest, PatternMapsSummationAndSpmvEqualCpu) {
         const double scale = std::max(max_abs(ref.values), max_abs(ref.diag));
 
         gpu.compute_element_blocks(lame_f);
-        std::vector<SummationMethod> methods = {SummationMethod::PerEntry, SummationMethod::PerSimplex};
+        std::vector<SummationMethod> methods = {SummationMethod::PerEntry,
+                                                SummationMethod::PerSimplex};
         if (order == 1) methods.push_back(SummationMethod::Inline);
         for (SummationMethod method : methods) {
             gpu.sum(method, lame_f);
@@ -126,7 +129,8 @@ TEST_P(CudaAssemblyTest, GpuTopologyAndPatternEqualCpu) {
         // Peak device memory stays within 1.1x of what the assembly keeps.
         gpu.build_per_entry_map();
         gpu.compute_element_blocks({1.f, 1.f});
-        const double kept = gpu.matrix_bytes() + gpu.map_bytes() + gpu.mesh_bytes() + gpu.element_bytes();
+        const double kept =
+            gpu.matrix_bytes() + gpu.map_bytes() + gpu.mesh_bytes() + gpu.element_bytes();
         EXPECT_LE(gpu.peak_bytes(), 1.1 * kept + 4096) << "order " << order;
     }
 }

@@ -33,7 +33,8 @@ TEST_P(BinBcsrPatternTest, EqualsBruteForcePattern) {
         ASSERT_EQ(p.num_rows, f.layout.num_nodes());
         std::int64_t total = 0;
         for (Index row = 0; row < p.num_rows; ++row) {
-            ASSERT_EQ(p.row_counts[row], static_cast<Index>(neighbours[row].size())) << "row " << row;
+            ASSERT_EQ(p.row_counts[row], static_cast<Index>(neighbours[row].size()))
+                << "row " << row;
             std::vector<Index> cols;
             for (Index j = 0; j < p.row_counts[row]; ++j)
                 cols.push_back(p.columns[p.view().slot(row, j)]);

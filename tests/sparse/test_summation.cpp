@@ -16,7 +16,8 @@ double relative_difference(const BinBcsrMatrix<double>& a,
     double diff = 0, scale = 0;
     for (const auto& [key, block] : ref)
         for (int k = 0; k < 9; ++k) {
-            diff = std::max(diff, std::abs(a.entry(key.first, key.second, k / 3, k % 3) - block[k]));
+            diff =
+                std::max(diff, std::abs(a.entry(key.first, key.second, k / 3, k % 3) - block[k]));
             scale = std::max(scale, std::abs(block[k]));
         }
     return diff / scale;
@@ -31,7 +32,8 @@ BinBcsrMatrix<double> assemble(const AssemblyFixture& f, SummationMethod method)
         break;
     }
     case SummationMethod::PerSimplex:
-        cpu::sum_per_simplex(f.node_cells(), f.cell_nodes_view(), f.element_blocks.data(), k.view());
+        cpu::sum_per_simplex(f.node_cells(), f.cell_nodes_view(), f.element_blocks.data(),
+                             k.view());
         break;
     case SummationMethod::Inline: {
         std::vector<double> x;
@@ -54,7 +56,8 @@ class SummationTest : public ::testing::TestWithParam<Case> {};
 TEST_P(SummationTest, EqualsCooReferenceAndIsSymmetric) {
     const auto [order, method] = GetParam();
     for (const TetMesh& mesh :
-         {test::make_two_tets(), test::shuffle_mesh(test::make_random_perturbed_box(4, 3, 3, 2, 1, 1), 3)}) {
+         {test::make_two_tets(),
+          test::shuffle_mesh(test::make_random_perturbed_box(4, 3, 3, 2, 1, 1), 3)}) {
         AssemblyFixture f(mesh, order);
         const BinBcsrMatrix<double> k = assemble(f, method);
         const auto ref = test::reference_blocks(f);
@@ -97,10 +100,15 @@ TEST_P(SummationTest, RigidModesInNullSpaceAndPatchTest) {
     for (double v : k.diag) kscale = std::max(kscale, std::abs(v));
     // Three translations and three infinitesimal rotations: K u = 0.
     for (int axis = 0; axis < 3; ++axis) {
-        apply([&](const Vec3&) { std::array<double, 3> t{}; t[axis] = 1; return t; });
+        apply([&](const Vec3&) {
+            std::array<double, 3> t{};
+            t[axis] = 1;
+            return t;
+        });
         for (double v : y) EXPECT_NEAR(v, 0.0, 1e-10 * kscale);
         apply([&](const Vec3& p) {
-            std::array<double, 3> w{}; w[axis] = 1;
+            std::array<double, 3> w{};
+            w[axis] = 1;
             return std::array<double, 3>{w[1] * p[2] - w[2] * p[1], w[2] * p[0] - w[0] * p[2],
                                          w[0] * p[1] - w[1] * p[0]};
         });
@@ -133,7 +141,8 @@ TEST_P(SummationTest, RigidModesInNullSpaceAndPatchTest) {
     for (Index i = 0; i < 3 * n; ++i) energy += 0.5 * u[i] * y[i];
     for (Index i = 0; i < n; ++i)
         if (!boundary[i]) {
-            for (int d = 0; d < 3; ++d) EXPECT_NEAR(y[3 * i + d], 0.0, 1e-9 * kscale) << "node " << i;
+            for (int d = 0; d < 3; ++d)
+                EXPECT_NEAR(y[3 * i + d], 0.0, 1e-9 * kscale) << "node " << i;
         }
     const auto lame = lame_from_young_poisson(1000.0, 0.3);
     double eps[3][3], tr = 0, eps2 = 0, volume = 0;
@@ -166,7 +175,8 @@ INSTANTIATE_TEST_SUITE_P(Methods, SummationTest, ::testing::ValuesIn(cases()),
 
 TEST(Spmv, EqualsReferenceProductInDoubleAndFloat) {
     for (int order = 1; order <= 3; ++order) {
-        AssemblyFixture f(test::shuffle_mesh(test::make_random_perturbed_box(4, 3, 2, 1, 1, 1), 5), order);
+        AssemblyFixture f(test::shuffle_mesh(test::make_random_perturbed_box(4, 3, 2, 1, 1, 1), 5),
+                          order);
         BinBcsrMatrix<double> k = assemble(f, SummationMethod::PerEntry);
         const auto ref = test::reference_blocks(f);
         const Index n = f.layout.num_nodes();
@@ -187,7 +197,8 @@ TEST(Spmv, EqualsReferenceProductInDoubleAndFloat) {
         EXPECT_LT(err, 1e-12 * scale);
         // Float matrix and vectors agree to single precision.
         BinBcsrMatrix<float> kf(f.pattern);
-        for (std::size_t i = 0; i < k.values.size(); ++i) kf.values[i] = static_cast<float>(k.values[i]);
+        for (std::size_t i = 0; i < k.values.size(); ++i)
+            kf.values[i] = static_cast<float>(k.values[i]);
         for (std::size_t i = 0; i < k.diag.size(); ++i) kf.diag[i] = static_cast<float>(k.diag[i]);
         std::vector<float> xf(x.begin(), x.end()), yf(3 * n);
         cpu::spmv(kf.view(), xf.data(), yf.data());

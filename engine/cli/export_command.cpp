@@ -1,0 +1,140 @@
+// `elastodyn-cli export`: the tangent matrix (Bin-BCSR*, written as MatrixMarket), the energy
+// gradient and the node positions of a mesh at rest positions + U, for comparison with other
+// FEM codes.
+#include "cli/commands.hpp"
+#include "cli/json.hpp"
+#include "cli/material_tangent.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "mesh/mesh_loader.hpp"
+#include "sparse/spmv.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <limits>
+#include <sstream>
+
+namespace edn::cli {
+namespace {
+
+/// Reads one "x y z" line per node.
+std::vector<double> read_vectors(const std::string& path, Index expected) {
+    std::ifstream in(path);
+    EDN_VERIFY(in.good(), ErrorCode::Io, path << ": cannot open");
+    std::vector<double> values;
+    values.reserve(3 * static_cast<std::size_t>(expected));
+    std::string line;
+    long long line_number = 0, rows = 0;
+    while (std::getline(in, line)) {
+        ++line_number;
+        const auto first = line.find_first_not_of(" \t\r");
+        if (first == std::string::npos || line[first] == '#') continue;
+        // strtod, not operator>>, so that "nan" and "inf" are read and then rejected clearly.
+        std::istringstream fields(line);
+        std::string token;
+        double v[3];
+        int count = 0;
+        while (fields >> token) {
+            char* end = nullptr;
+            const double value = std::strtod(token.c_str(), &end);
+            EDN_VERIFY(end && *end == '\0' && count < 3, ErrorCode::Parse,
+                       path << ":" << line_number << ": expected three numbers \"ux uy uz\"");
+            EDN_VERIFY(std::isfinite(value), ErrorCode::NonFinite,
+                       path << ":" << line_number << ": non-finite value '" << token << "'");
+            v[count++] = value;
+        }
+        EDN_VERIFY(count == 3, ErrorCode::Parse,
+                   path << ":" << line_number << ": expected three numbers \"ux uy uz\"");
+        EDN_VERIFY(rows < expected, ErrorCode::Parse,
+                   path << ": more than " << expected << " rows (one per node expected)");
+        values.insert(values.end(), v, v + 3);
+        ++rows;
+    }
+    EDN_VERIFY(rows == expected, ErrorCode::Parse,
+               path << ": " << rows << " rows, expected one per node (" << expected << ")");
+    return values;
+}
+
+void write_vectors(const std::string& path, const std::vector<double>& values) {
+    write_file_atomically(path, [&](std::ostream& out) {
+        out << std::setprecision(17);
+        for (std::size_t i = 0; i + 2 < values.size(); i += 3)
+            out << values[i] << ' ' << values[i + 1] << ' ' << values[i + 2] << '\n';
+    });
+}
+
+} // namespace
+
+int run_export(const std::vector<std::string>& arguments) {
+    std::vector<OptionSpec> specs = meshing_option_specs();
+    const std::vector<OptionSpec> own = {
+        {"order", "P", "polynomial order of the nodes, 1..3 (default 1)"},
+        {"material", "M", "linear | corotational | neohookean (default linear)"},
+        {"E", "E", "Young's modulus, > 0 (default 1e5)"},
+        {"nu", "NU", "Poisson's ratio, in (-1, 0.5) (default 0.3)"},
+        {"displacement", "U.txt", "one \"ux uy uz\" line per node (default zero)"},
+        {"matrix", "K.mtx", "output: tangent K as 3n x 3n MatrixMarket (dof 3*node+axis)"},
+        {"force", "f.txt", "output: energy gradient dW/dx, one line per node"},
+        {"nodes", "nodes.txt", "output: node positions x y z, one line per node"},
+    };
+    specs.insert(specs.begin(), own.begin(), own.end());
+    const Args args("export", arguments, specs);
+    if (args.help_requested()) {
+        std::cout << args.usage("MESH --matrix K.mtx [options]")
+                  << "Writes the tangent stiffness K (the Jacobian of the energy gradient, "
+                     "unprojected) at rest positions + U.\n";
+        return 0;
+    }
+    args.expect_positionals({"MESH"});
+    if (!args.has("matrix") && !args.has("force") && !args.has("nodes"))
+        usage_error("export: nothing to write (give --matrix, --force and/or --nodes)");
+    const int order = static_cast<int>(args.integer_or("order", 1, 1, kMaxOrder));
+    const std::string material_name = args.string_or("material", "linear");
+    const auto material = parse_material(material_name);
+    if (!material)
+        usage_error("export: unknown material '" + material_name +
+                    "' (expected linear, corotational or neohookean)");
+    const double young = args.real_or("E", 1e5, std::numeric_limits<double>::min(),
+                                      std::numeric_limits<double>::max());
+    const double poisson = args.real_or("nu", 0.3, -1.0, 0.5);
+    if (poisson <= -1.0 || poisson >= 0.5)
+        usage_error("export: option '--nu': must be in (-1, 0.5), got " + args.string_or("nu", ""));
+    const std::string path = args.positionals()[0];
+
+    const TetMesh mesh = load_tet_mesh(path, meshing_options(args));
+    const Topology topology = build_topology(mesh);
+    const NodeLayout layout = make_node_layout(topology, order);
+    const std::vector<Vec3> rest = node_positions(mesh, topology, layout);
+    std::vector<double> displacement(3 * static_cast<std::size_t>(layout.num_nodes()), 0.0);
+    if (args.has("displacement"))
+        displacement = read_vectors(args.string_or("displacement", ""), layout.num_nodes());
+
+    const BinBcsrPattern pattern = build_bin_bcsr_pattern(topology, mesh.cells, layout);
+    const MaterialTangent tangent =
+        material_tangent(*material, lame_from_young_poisson(young, poisson), mesh, topology, layout,
+                         pattern, rest, displacement);
+
+    // Everything is computed before the first file is written.
+    if (args.has("matrix")) write_matrix_market(args.string_or("matrix", ""), tangent.stiffness);
+    if (args.has("force")) write_vectors(args.string_or("force", ""), tangent.gradient);
+    if (args.has("nodes")) {
+        std::vector<double> flat;
+        flat.reserve(3 * rest.size());
+        for (const Vec3& x : rest) flat.insert(flat.end(), x.begin(), x.end());
+        write_vectors(args.string_or("nodes", ""), flat);
+    }
+    JsonObject json;
+    json.add("file", path)
+        .add("order", order)
+        .add("material", material_name)
+        .add("nodes", layout.num_nodes())
+        .add("nnz_blocks", static_cast<std::int64_t>(pattern.nnz_blocks()))
+        .add("energy", tangent.energy);
+    std::cout << json.dump(true) << std::endl;
+    return 0;
+}
+
+} // namespace edn::cli

@@ -83,6 +83,9 @@ bool write_result(int fd, const TetgenResult& result) {
         ::dup2(null_fd, STDOUT_FILENO);
         ::dup2(null_fd, STDERR_FILENO);
     }
+    // Crashes must reach the parent as signals, even where a sanitizer runtime installed its own
+    // handlers (which would turn a segfault into exit status 1).
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
     if (const char* crash = std::getenv("EDN_TETGEN_TEST_CRASH"); crash && crash[0] == '1')
         std::raise(SIGSEGV); // test hook: what a TetGen segfault looks like to the parent
 

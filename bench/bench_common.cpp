@@ -20,10 +20,18 @@ std::string quote(std::string_view text) {
     std::string out = "\"";
     for (char c : text) {
         switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\t': out += "\\t"; break;
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
         default:
             if (static_cast<unsigned char>(c) < 0x20) {
                 char buf[8];
@@ -78,7 +86,8 @@ Options parse_options(int argc, char** argv) {
             std::string item;
             while (std::getline(list, item, ',')) {
                 const std::int64_t p = integer(item);
-                EDN_VERIFY(p >= 1 && p <= 3, ErrorCode::Usage, "--orders: order " << p << " not in 1..3");
+                EDN_VERIFY(p >= 1 && p <= 3, ErrorCode::Usage,
+                           "--orders: order " << p << " not in 1..3");
                 o.orders.push_back(static_cast<int>(p));
             }
             EDN_VERIFY(!o.orders.empty(), ErrorCode::Usage, "--orders: empty list");
@@ -232,13 +241,17 @@ void write_bench_json(const Options& options, const Json& header, const std::vec
     write_file_atomically(options.out, [&](std::ostream& os) { os << text; });
 }
 
-void progress(const std::string& line) { std::cerr << "[bench] " << line << std::endl; }
+void progress(const std::string& line) {
+    std::cerr << "[bench] " << line << std::endl;
+}
 
 int run_bench(int argc, char** argv) {
     try {
         const Options options = parse_options(argc, argv);
-        if (options.benchmark == "assembly") run_assembly_bench(options);
-        else run_spmv_bench(options);
+        if (options.benchmark == "assembly")
+            run_assembly_bench(options);
+        else
+            run_spmv_bench(options);
         return 0;
     } catch (const Error& e) {
         std::cerr << "elastodyn-bench: " << error_code_name(e.code()) << ": " << e.what() << "\n";

@@ -22,12 +22,12 @@ int run_bench(int argc, char** argv);
 
 /// Parsed command line.
 struct Options {
-    std::string benchmark;         ///< "assembly" or "spmv"
-    std::string backend = "cpu";   ///< "cpu" or "cuda"
+    std::string benchmark;             ///< "assembly" or "spmv"
+    std::string backend = "cpu";       ///< "cpu" or "cuda"
     std::int64_t max_tets = 2'000'000; ///< largest mesh to run
     std::vector<int> orders = {1, 2, 3};
-    int repeat = 0;                ///< repetitions per measurement (0: 10 on CUDA, 3 on CPU)
-    std::string out;               ///< JSON output path
+    int repeat = 0;  ///< repetitions per measurement (0: 10 on CUDA, 3 on CPU)
+    std::string out; ///< JSON output path
 };
 
 /// An ordered JSON object (keys keep insertion order).
@@ -48,7 +48,9 @@ public:
     /// Adds a string.
     Json& add(const std::string& key, std::string_view value);
     /// Adds a string.
-    Json& add(const std::string& key, const char* value) { return add(key, std::string_view(value)); }
+    Json& add(const std::string& key, const char* value) {
+        return add(key, std::string_view(value));
+    }
     /// Adds a nested object.
     Json& add(const std::string& key, const Json& value);
     /// Adds an array of objects.

@@ -2,19 +2,17 @@
 // peers in the same run: cuSPARSE BSR (3x3) and CSR SpMV on the GPU, Eigen row-major SpMV on the
 // CPU; with the byte floor of the product and the achieved bandwidth.
 #include "bench_common.hpp"
-#include "cuda_peers.hpp"
-
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "cuda/cuda_assembly.hpp"
+#include "cuda_peers.hpp"
 #include "mesh/node_layout.hpp"
 #include "sparse/bin_bcsr_matrix.hpp"
 #include "sparse/spmv.hpp"
 #include "sparse/summation.hpp"
 
 #include <Eigen/SparseCore>
-
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -60,7 +58,8 @@ template <class T> HostBsr to_bsr(const BinBcsrMatrix<T>& k) {
     HostBsr b;
     b.num_rows = p.num_rows;
     b.row_offsets.assign(p.num_rows + 1, 0);
-    for (Index r = 0; r < p.num_rows; ++r) b.row_offsets[r + 1] = b.row_offsets[r] + p.row_counts[r] + 1;
+    for (Index r = 0; r < p.num_rows; ++r)
+        b.row_offsets[r + 1] = b.row_offsets[r] + p.row_counts[r] + 1;
     b.columns.resize(b.row_offsets.back());
     b.values.resize(9 * b.columns.size());
     parallel_for(0, p.num_rows, [&](std::int64_t row64) {
@@ -70,7 +69,8 @@ template <class T> HostBsr to_bsr(const BinBcsrMatrix<T>& k) {
         auto put_diag = [&] {
             b.columns[at] = row;
             for (int e = 0; e < 9; ++e)
-                b.values[9 * std::size_t(at) + e] = float(k.diag[std::size_t(e) * p.num_rows + row]);
+                b.values[9 * std::size_t(at) + e] =
+                    float(k.diag[std::size_t(e) * p.num_rows + row]);
             ++at;
             diag_done = true;
         };
@@ -104,7 +104,8 @@ void cpu_case(const MeshData& md, int order, const Options& o, std::vector<Json>
     const int m = nodes_per_cell(order);
     const BinBcsrPattern pattern = build_bin_bcsr_pattern(md.topology, md.mesh.cells, layout);
     const std::vector<Index> cell_nodes = cell_node_table(md.topology, md.mesh.cells, layout);
-    const PerEntryMap map = cpu::build_per_entry_map(pattern, {cell_nodes.data(), m, md.mesh.num_cells()});
+    const PerEntryMap map =
+        cpu::build_per_entry_map(pattern, {cell_nodes.data(), m, md.mesh.num_cells()});
     std::vector<double> blocks(9 * std::size_t(md.mesh.num_cells()) * m * m);
     cpu::linear_elastic_element_blocks(md.mesh.positions, md.mesh.cells, order,
                                        lame_from_young_poisson(kYoung, kPoisson), blocks.data());
@@ -193,7 +194,8 @@ void cuda_case(const MeshData& md, int order, const Options& o, double copy_gbps
         const std::size_t n = 3 * std::size_t(pattern.num_rows);
         x = random_vector<float>(n, 7);
         DeviceFloats dx(x), dy(std::vector<float>(n, 0.0f));
-        iterations = std::clamp(static_cast<int>(4e9 / byte_floor(pattern, sizeof(float))), 20, 200);
+        iterations =
+            std::clamp(static_cast<int>(4e9 / byte_floor(pattern, sizeof(float))), 20, 200);
         ours = time_device_ms([&] { a.spmv_device(dx.data(), dy.data()); }, iterations, o.repeat);
         y_ours = dy.download();
         const BinBcsrMatrix<float> k = a.download_matrix(pattern);
@@ -214,19 +216,22 @@ void cuda_case(const MeshData& md, int order, const Options& o, double copy_gbps
         .add("bandwidth_gbps", gbps)
         .add("fraction_of_copy_bandwidth", gbps / copy_gbps)
         .add("fraction_of_3000_gbps", gbps / kNominalGbps)
-        .add("baseline", Json()
-                             .add("name", "cusparse_bsr_spmv")
-                             .add("description", "cusparseSbsrmv, 3x3 row-major blocks, same values")
-                             .add("median_ms", peer.bsr_ms)
-                             .add("bandwidth_gbps", floor / (peer.bsr_ms * 1e-3) / 1e9)
-                             .add("max_rel_diff", peer.bsr_max_rel_diff))
-        .add("baseline_csr", Json()
-                                 .add("name", "cusparse_csr_spmv")
-                                 .add("description", "cusparseSpMV CSR_ALG1, scalar CSR of the same matrix")
-                                 .add("median_ms", peer.csr_ms)
-                                 .add("bandwidth_gbps", floor / (peer.csr_ms * 1e-3) / 1e9)
-                                 .add("max_rel_diff", peer.csr_max_rel_diff))
-        .add("speedup", Json().add("over_bsr", peer.bsr_ms / ours).add("over_csr", peer.csr_ms / ours))
+        .add("baseline",
+             Json()
+                 .add("name", "cusparse_bsr_spmv")
+                 .add("description", "cusparseSbsrmv, 3x3 row-major blocks, same values")
+                 .add("median_ms", peer.bsr_ms)
+                 .add("bandwidth_gbps", floor / (peer.bsr_ms * 1e-3) / 1e9)
+                 .add("max_rel_diff", peer.bsr_max_rel_diff))
+        .add("baseline_csr",
+             Json()
+                 .add("name", "cusparse_csr_spmv")
+                 .add("description", "cusparseSpMV CSR_ALG1, scalar CSR of the same matrix")
+                 .add("median_ms", peer.csr_ms)
+                 .add("bandwidth_gbps", floor / (peer.csr_ms * 1e-3) / 1e9)
+                 .add("max_rel_diff", peer.csr_max_rel_diff))
+        .add("speedup",
+             Json().add("over_bsr", peer.bsr_ms / ours).add("over_csr", peer.csr_ms / ours))
         .add("iterations", iterations)
         .add("scalar", "float");
     cases.push_back(c);
@@ -240,7 +245,8 @@ void run_spmv_bench(const Options& o) {
     if (o.backend == "cuda") {
         EDN_VERIFY(built_with_cuda(), ErrorCode::Unsupported,
                    "--backend cuda: elastodyn-bench was built without CUDA");
-        EDN_VERIFY(cuda_device_available(), ErrorCode::Unsupported, "--backend cuda: no CUDA device");
+        EDN_VERIFY(cuda_device_available(), ErrorCode::Unsupported,
+                   "--backend cuda: no CUDA device");
         device = device_info().name;
         copy_gbps = copy_bandwidth_gbps(std::size_t(1) << 30, 5);
     } else {
@@ -260,8 +266,10 @@ void run_spmv_bench(const Options& o) {
             if (!order_runs_on(order, box.tets(), kP3SpmvLimit)) continue;
             progress("spmv " + o.backend + " " + box.name() + " p=" + std::to_string(order));
             try {
-                if (o.backend == "cuda") cuda_case(md, order, o, copy_gbps, cases);
-                else cpu_case(md, order, o, cases);
+                if (o.backend == "cuda")
+                    cuda_case(md, order, o, copy_gbps, cases);
+                else
+                    cpu_case(md, order, o, cases);
             } catch (const Error& e) {
                 if (e.code() != ErrorCode::OutOfMemory) throw;
                 cases.push_back(Json()

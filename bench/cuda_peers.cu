@@ -1,34 +1,33 @@
 // The GPU peers of the benchmarks: CUB COO -> BSR assembly and cuSPARSE BSR/CSR SpMV, plus
 // device helpers. Written for the benchmark only (no engine code depends on it).
-#include "cuda_peers.hpp"
-
 #include "core/error.hpp"
-
-#include <cub/cub.cuh>
-#include <cuda_runtime.h>
-#include <cusparse.h>
+#include "cuda_peers.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cub/cub.cuh>
+#include <cuda_runtime.h>
+#include <cusparse.h>
 #include <utility>
 
 namespace edn::bench {
 namespace {
 
-#define EDN_BENCH_CUDA(call)                                                                      \
+#define EDN_BENCH_CUDA(call)                                                                       \
     do {                                                                                           \
         cudaError_t err_ = (call);                                                                 \
         if (err_ != cudaSuccess)                                                                   \
-            EDN_THROW(err_ == cudaErrorMemoryAllocation ? ErrorCode::OutOfMemory : ErrorCode::Device, \
-                      "bench: CUDA error " << cudaGetErrorName(err_) << " in " #call);            \
+            EDN_THROW(err_ == cudaErrorMemoryAllocation ? ErrorCode::OutOfMemory                   \
+                                                        : ErrorCode::Device,                       \
+                      "bench: CUDA error " << cudaGetErrorName(err_) << " in " #call);             \
     } while (0)
 
-#define EDN_BENCH_CUSPARSE(call)                                                                  \
+#define EDN_BENCH_CUSPARSE(call)                                                                   \
     do {                                                                                           \
         cusparseStatus_t st_ = (call);                                                             \
         if (st_ != CUSPARSE_STATUS_SUCCESS)                                                        \
             EDN_THROW(ErrorCode::Device,                                                           \
-                      "bench: cuSPARSE error " << cusparseGetErrorString(st_) << " in " #call);   \
+                      "bench: cuSPARSE error " << cusparseGetErrorString(st_) << " in " #call);    \
     } while (0)
 
 double median_of(std::vector<double> v) {
@@ -92,7 +91,9 @@ private:
     cudaEvent_t a_{}, b_{};
 };
 
-unsigned grid(std::int64_t n, int block) { return static_cast<unsigned>((n + block - 1) / block); }
+unsigned grid(std::int64_t n, int block) {
+    return static_cast<unsigned>((n + block - 1) / block);
+}
 
 __global__ void coo_keys_kernel(const Index* cell_nodes, std::int64_t count, int m,
                                 unsigned long long rows, unsigned long long* keys, Index* index) {
@@ -166,7 +167,8 @@ double copy_bandwidth_gbps(std::size_t bytes, int repeat) {
     cudaMemset(a, 1, bytes);
     cudaMemset(b, 0, bytes);
     const double ms = time_device_ms(
-        [&] { EDN_BENCH_CUDA(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice)); }, 10, repeat);
+        [&] { EDN_BENCH_CUDA(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice)); }, 10,
+        repeat);
     cudaFree(a);
     cudaFree(b);
     return 2.0 * double(bytes) / (ms * 1e-3) / 1e9;
@@ -187,9 +189,11 @@ double time_device_ms(const std::function<void()>& launch, int iterations, int r
 }
 
 DeviceFloats::DeviceFloats(const std::vector<float>& host) : size_(host.size()) {
-    EDN_BENCH_CUDA(cudaMalloc(reinterpret_cast<void**>(&data_), std::max<std::size_t>(size_, 1) * sizeof(float)));
+    EDN_BENCH_CUDA(cudaMalloc(reinterpret_cast<void**>(&data_),
+                              std::max<std::size_t>(size_, 1) * sizeof(float)));
     if (size_)
-        EDN_BENCH_CUDA(cudaMemcpy(data_, host.data(), size_ * sizeof(float), cudaMemcpyHostToDevice));
+        EDN_BENCH_CUDA(
+            cudaMemcpy(data_, host.data(), size_ * sizeof(float), cudaMemcpyHostToDevice));
 }
 DeviceFloats::~DeviceFloats() {
     if (data_) cudaFree(data_);
@@ -207,7 +211,8 @@ DeviceFloats& DeviceFloats::operator=(DeviceFloats&& o) noexcept {
 std::vector<float> DeviceFloats::download() const {
     std::vector<float> host(size_);
     if (size_)
-        EDN_BENCH_CUDA(cudaMemcpy(host.data(), data_, size_ * sizeof(float), cudaMemcpyDeviceToHost));
+        EDN_BENCH_CUDA(
+            cudaMemcpy(host.data(), data_, size_ * sizeof(float), cudaMemcpyDeviceToHost));
     return host;
 }
 
@@ -229,8 +234,8 @@ CooAssemblyResult cub_coo_assembly(const std::vector<float>& element_blocks,
     ev.start();
     float* d_blocks = inputs.alloc<float>(element_blocks.size());
     Index* d_nodes = inputs.alloc<Index>(cell_nodes.size());
-    EDN_BENCH_CUDA(cudaMemcpy(d_blocks, element_blocks.data(), element_blocks.size() * sizeof(float),
-                              cudaMemcpyHostToDevice));
+    EDN_BENCH_CUDA(cudaMemcpy(d_blocks, element_blocks.data(),
+                              element_blocks.size() * sizeof(float), cudaMemcpyHostToDevice));
     EDN_BENCH_CUDA(cudaMemcpy(d_nodes, cell_nodes.data(), cell_nodes.size() * sizeof(Index),
                               cudaMemcpyHostToDevice));
     result.upload_ms = ev.stop();
@@ -271,8 +276,8 @@ CooAssemblyResult cub_coo_assembly(const std::vector<float>& element_blocks,
             EDN_BENCH_CUDA(cub::DeviceRunLengthEncode::Encode(nullptr, rle_bytes, keys_out, keys_in,
                                                               run_lengths, num_runs, count));
             auto* rle_temp = tally.alloc<unsigned char>(rle_bytes);
-            EDN_BENCH_CUDA(cub::DeviceRunLengthEncode::Encode(rle_temp, rle_bytes, keys_out, keys_in,
-                                                              run_lengths, num_runs, count));
+            EDN_BENCH_CUDA(cub::DeviceRunLengthEncode::Encode(
+                rle_temp, rle_bytes, keys_out, keys_in, run_lengths, num_runs, count));
             Index runs = 0;
             EDN_BENCH_CUDA(cudaMemcpy(&runs, num_runs, sizeof(Index), cudaMemcpyDeviceToHost));
             tally.free(rle_temp);
@@ -289,9 +294,8 @@ CooAssemblyResult cub_coo_assembly(const std::vector<float>& element_blocks,
             Index* bsr_rows = tally.alloc<Index>(runs);
             Index* bsr_cols = tally.alloc<Index>(runs);
             Index* row_offsets = tally.alloc<Index>(static_cast<std::size_t>(num_rows) + 1);
-            coo_reduce_kernel<<<grid(9LL * runs, 256), 256>>>(keys_in, run_lengths, index_out,
-                                                              d_blocks, runs, rows, values,
-                                                              bsr_rows, bsr_cols);
+            coo_reduce_kernel<<<grid(9LL * runs, 256), 256>>>(
+                keys_in, run_lengths, index_out, d_blocks, runs, rows, values, bsr_rows, bsr_cols);
             EDN_BENCH_CUDA(cudaGetLastError());
             t.reduce = stage.stop();
 
@@ -305,8 +309,8 @@ CooAssemblyResult cub_coo_assembly(const std::vector<float>& element_blocks,
                 EDN_BENCH_CUDA(cudaMemcpy(host.data(), values, host.size() * sizeof(float),
                                           cudaMemcpyDeviceToHost));
                 double sum = 0;
-                for (float v : host) sum += v;
-                result.value_sum = sum;
+                for (float v : host) sum += std::abs(double(v));
+                result.value_abs_sum = sum;
                 result.nnz_blocks = runs;
                 result.output_bytes = host.size() * sizeof(float) + runs * sizeof(Index) +
                                       (static_cast<std::size_t>(num_rows) + 1) * sizeof(Index);
@@ -359,7 +363,8 @@ CusparseSpmvResult cusparse_spmv(const HostBsr& bsr, const std::vector<float>& x
         using T = typename std::decay_t<decltype(host)>::value_type;
         T* p = tally.alloc<T>(host.size());
         if (!host.empty())
-            EDN_BENCH_CUDA(cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+            EDN_BENCH_CUDA(
+                cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
         return p;
     };
     Index* d_bsr_off = upload(bsr.row_offsets);
@@ -370,8 +375,8 @@ CusparseSpmvResult cusparse_spmv(const HostBsr& bsr, const std::vector<float>& x
     Index* d_csr_off = upload(csr_offsets);
     Index* d_csr_col = upload(csr_cols);
     float* d_csr_val = upload(csr_vals);
-    result.csr_bytes = (csr_offsets.size() + csr_cols.size()) * sizeof(Index) +
-                       csr_vals.size() * sizeof(float);
+    result.csr_bytes =
+        (csr_offsets.size() + csr_cols.size()) * sizeof(Index) + csr_vals.size() * sizeof(float);
     float* d_x = upload(x);
     float* d_y = tally.alloc<float>(n);
 
@@ -386,18 +391,17 @@ CusparseSpmvResult cusparse_spmv(const HostBsr& bsr, const std::vector<float>& x
         EDN_BENCH_CUSPARSE(cusparseSetMatType(descr, CUSPARSE_MATRIX_TYPE_GENERAL));
         EDN_BENCH_CUSPARSE(cusparseSetMatIndexBase(descr, CUSPARSE_INDEX_BASE_ZERO));
         auto bsrmv = [&] {
-            EDN_BENCH_CUSPARSE(cusparseSbsrmv(handle, CUSPARSE_DIRECTION_ROW,
-                                              CUSPARSE_OPERATION_NON_TRANSPOSE, mb, mb, nnzb, &one,
-                                              descr, d_bsr_val, d_bsr_off, d_bsr_col, 3, d_x, &zero,
-                                              d_y));
+            EDN_BENCH_CUSPARSE(cusparseSbsrmv(
+                handle, CUSPARSE_DIRECTION_ROW, CUSPARSE_OPERATION_NON_TRANSPOSE, mb, mb, nnzb,
+                &one, descr, d_bsr_val, d_bsr_off, d_bsr_col, 3, d_x, &zero, d_y));
         };
         result.bsr_ms = time_device_ms(bsrmv, iterations, repeat);
         std::vector<float> y(n);
         EDN_BENCH_CUDA(cudaMemcpy(y.data(), d_y, n * sizeof(float), cudaMemcpyDeviceToHost));
         result.bsr_max_rel_diff = max_rel_diff(y, y_ref);
 
-        EDN_BENCH_CUSPARSE(cusparseCreateCsr(&csr, n, n, 9LL * nnzb, d_csr_off, d_csr_col, d_csr_val,
-                                             CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+        EDN_BENCH_CUSPARSE(cusparseCreateCsr(&csr, n, n, 9LL * nnzb, d_csr_off, d_csr_col,
+                                             d_csr_val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                              CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
         EDN_BENCH_CUSPARSE(cusparseCreateDnVec(&vx, n, d_x, CUDA_R_32F));
         EDN_BENCH_CUSPARSE(cusparseCreateDnVec(&vy, n, d_y, CUDA_R_32F));

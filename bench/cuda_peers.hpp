@@ -76,7 +76,7 @@ struct CooAssemblyResult {
     std::size_t peak_temp_bytes = 0;    ///< highest temporaries + outputs held at once
     std::size_t output_bytes = 0;       ///< the final BSR (values, columns, row offsets)
     std::int64_t nnz_blocks = 0;        ///< stored 3x3 blocks (diagonal included)
-    double value_sum = 0;               ///< sum of all stored values (checks against ours)
+    double value_abs_sum = 0;           ///< sum of |stored values| (checks against ours)
 };
 
 /// Block-level COO assembly: element blocks (row-major 3x3 of cells' m x m blocks, as in
@@ -88,20 +88,20 @@ CooAssemblyResult cub_coo_assembly(const std::vector<float>& element_blocks,
 
 /// A 3x3-block BSR matrix on the host (blocks row-major, columns sorted, diagonal included).
 struct HostBsr {
-    Index num_rows = 0;              ///< block rows
-    std::vector<Index> row_offsets;  ///< num_rows + 1
-    std::vector<Index> columns;      ///< nnz_blocks
-    std::vector<float> values;       ///< 9 * nnz_blocks
+    Index num_rows = 0;             ///< block rows
+    std::vector<Index> row_offsets; ///< num_rows + 1
+    std::vector<Index> columns;     ///< nnz_blocks
+    std::vector<float> values;      ///< 9 * nnz_blocks
 };
 
 /// cuSPARSE SpMV results.
 struct CusparseSpmvResult {
-    double bsr_ms = 0;            ///< cusparseSbsrmv, 3x3 row-major blocks
-    double csr_ms = 0;            ///< cusparseSpMV, CSR, CUSPARSE_SPMV_CSR_ALG1
-    double bsr_max_rel_diff = 0;  ///< max |y_bsr - y_ref| / max |y_ref|
-    double csr_max_rel_diff = 0;  ///< max |y_csr - y_ref| / max |y_ref|
-    std::size_t bsr_bytes = 0;    ///< device bytes of the BSR matrix
-    std::size_t csr_bytes = 0;    ///< device bytes of the CSR matrix
+    double bsr_ms = 0;           ///< cusparseSbsrmv, 3x3 row-major blocks
+    double csr_ms = 0;           ///< cusparseSpMV, CSR, CUSPARSE_SPMV_CSR_ALG1
+    double bsr_max_rel_diff = 0; ///< max |y_bsr - y_ref| / max |y_ref|
+    double csr_max_rel_diff = 0; ///< max |y_csr - y_ref| / max |y_ref|
+    std::size_t bsr_bytes = 0;   ///< device bytes of the BSR matrix
+    std::size_t csr_bytes = 0;   ///< device bytes of the CSR matrix
 };
 
 /// Uploads `bsr` as BSR and (expanded) as scalar CSR, times y = A x with each (`iterations`

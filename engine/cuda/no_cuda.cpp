@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "cuda/cuda_assembly.hpp"
 #include "cuda/cuda_topology.hpp"
+#include "sim/simulation_backend.hpp"
 
 namespace edn {
 
@@ -87,4 +88,12 @@ Index Assembly::num_rows() const {
 }
 
 } // namespace cuda
+} // namespace edn
+
+namespace edn {
+
+std::unique_ptr<SimulationBackend> make_cuda_backend(TetMesh, const SimulationSettings&) {
+    EDN_THROW(ErrorCode::Unsupported, "elastodyn was built without CUDA (ELASTODYN_CUDA=OFF)");
+}
+
 } // namespace edn

@@ -8,18 +8,18 @@
 /// proper rotation for every F and S = V diag(sigma) V^T = R^T F is symmetric: the polar
 /// decomposition F = R S, continued through inversion.
 ///
-/// Method: V from a Jacobi eigen-decomposition of F^T F (sorted by decreasing eigenvalue,
-/// det V made +1 by flipping its last column); then B = F V, whose columns b_k = sigma_k u_k are
-/// mutually orthogonal, is orthonormalised by Gram-Schmidt: u_0 = b_0 / |b_0|, u_1 = the part of
+/// Method: one-sided (Hestenes) Jacobi: plane rotations V applied to the columns of B = F V until
+/// they are mutually orthogonal to working precision (implicitly Jacobi on F^T F, but without
+/// squaring the condition number, so small singular values keep absolute accuracy eps ||F||);
+/// columns sorted by decreasing norm, det V made +1 by flipping its last column. Then the
+/// orthogonal columns b_k = sigma_k u_k of B are orthonormalised by Gram-Schmidt: u_0 = b_0 / |b_0|, u_1 = the part of
 /// b_1 orthogonal to u_0, normalised, u_2 = u_0 x u_1 (so det U = +1), sigma_k = u_k . b_k. The
-/// sign of sigma_2 then follows from det F. Singular values come from B, not from square roots of
-/// the eigenvalues of F^T F, so small ones keep absolute accuracy eps ||F||. Degenerate cases:
+/// sign of sigma_2 then follows from det F. Degenerate cases:
 /// F = 0 or b_0 tiny gives u_0 = e_x; b_1 at rounding level relative to b_0 (rank <= 1) gives an
 /// arbitrary unit u_1 orthogonal to u_0; repeated singular values give an arbitrary orthonormal
 /// basis of their eigenspace, for which R and S are unchanged.
 
 #include "core/types.hpp"
-#include "fem/psd_projection.hpp"
 #include "fem/small_matrix.hpp"
 
 #include <cmath>
@@ -58,12 +58,16 @@ template <class T> EDN_HOST_DEVICE inline Vec3T<T> any_orthogonal_unit(const Vec
 
 namespace detail {
 
-/// Swaps eigenpairs a and b (eigenvalues and columns of V).
-template <class T> EDN_HOST_DEVICE inline void swap_eigenpairs(T lam[3], T V[3][3], int a, int b) {
-    const T l = lam[a];
-    lam[a] = lam[b];
-    lam[b] = l;
+/// Swaps columns a and b of B and V and the entries a and b of len.
+template <class T>
+EDN_HOST_DEVICE inline void swap_columns(T len[3], T B[3][3], T V[3][3], int a, int b) {
+    const T l = len[a];
+    len[a] = len[b];
+    len[b] = l;
     for (int r = 0; r < 3; ++r) {
+        const T x = B[r][a];
+        B[r][a] = B[r][b];
+        B[r][b] = x;
         const T v = V[r][a];
         V[r][a] = V[r][b];
         V[r][b] = v;
@@ -75,44 +79,97 @@ template <class T> EDN_HOST_DEVICE inline void swap_eigenpairs(T lam[3], T V[3][
 /// Rotation-variant SVD of F (see the file comment). Never fails; all outputs are finite for
 /// finite F.
 template <class T> EDN_HOST_DEVICE inline Svd3<T> svd3_rotation_variant(const Mat3<T>& F) {
+    using std::sqrt;
     constexpr T eps = std::numeric_limits<T>::epsilon();
     constexpr T tiny = std::numeric_limits<T>::min();
-    const Mat3<T> FtF = transpose(F) * F;
-    T A[3][3];
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) A[i][j] = FtF.m[i][j];
-    T lam[3];
+    // One-sided Jacobi: rotate column pairs of B = F V until they are mutually orthogonal.
+    T B[3][3];
     T V[3][3];
-    symmetric_eigen_jacobi<3>(A, lam, V);
-    // Sort eigenpairs by decreasing eigenvalue (three compare-and-swaps of columns).
-    if (lam[0] < lam[1]) detail::swap_eigenpairs(lam, V, 0, 1);
-    if (lam[1] < lam[2]) detail::swap_eigenpairs(lam, V, 1, 2);
-    if (lam[0] < lam[1]) detail::swap_eigenpairs(lam, V, 0, 1);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            B[i][j] = F.m[i][j];
+            V[i][j] = (i == j) ? T(1) : T(0);
+        }
+    for (int sweep = 0; sweep < 12; ++sweep) {
+        bool rotated = false;
+        for (int p = 0; p < 2; ++p)
+            for (int q = p + 1; q < 3; ++q) {
+                T alpha = T(0), beta = T(0), gamma = T(0);
+                for (int r = 0; r < 3; ++r) {
+                    alpha += B[r][p] * B[r][p];
+                    beta += B[r][q] * B[r][q];
+                    gamma += B[r][p] * B[r][q];
+                }
+                // Columns orthogonal to working precision (also true when one of them is 0).
+                const T abs_gamma = gamma < T(0) ? -gamma : gamma;
+                if (!(abs_gamma > eps * sqrt(alpha * beta)) || !(abs_gamma > tiny)) continue;
+                rotated = true;
+                const T zeta = (beta - alpha) / (T(2) * gamma);
+                const T abs_zeta = zeta < T(0) ? -zeta : zeta;
+                T t;
+                if (abs_zeta > T(1) / eps) {
+                    t = T(1) / (T(2) * zeta);
+                } else {
+                    t = T(1) / (abs_zeta + sqrt(T(1) + zeta * zeta));
+                    if (zeta < T(0)) t = -t;
+                }
+                const T c = T(1) / sqrt(T(1) + t * t);
+                const T s = c * t;
+                for (int r = 0; r < 3; ++r) {
+                    const T bp = B[r][p];
+                    const T bq = B[r][q];
+                    B[r][p] = c * bp - s * bq;
+                    B[r][q] = s * bp + c * bq;
+                    const T vp = V[r][p];
+                    const T vq = V[r][q];
+                    V[r][p] = c * vp - s * vq;
+                    V[r][q] = s * vp + c * vq;
+                }
+            }
+        if (!rotated) break;
+    }
+    // Sort by decreasing column norm (= singular value), swapping columns of B and V together.
+    T len[3];
+    for (int k = 0; k < 3; ++k) len[k] = B[0][k] * B[0][k] + B[1][k] * B[1][k] + B[2][k] * B[2][k];
+    if (len[0] < len[1]) detail::swap_columns(len, B, V, 0, 1);
+    if (len[1] < len[2]) detail::swap_columns(len, B, V, 1, 2);
+    if (len[0] < len[1]) detail::swap_columns(len, B, V, 0, 1);
+    // det V = +1: flip the last column of V and, to keep B = F V, of B.
     Svd3<T> out{};
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) out.V.m[i][j] = V[i][j];
-    if (det(out.V) < T(0))
+    Vec3T<T> b0 = make_vec3(B[0][0], B[1][0], B[2][0]);
+    Vec3T<T> b1 = make_vec3(B[0][1], B[1][1], B[2][1]);
+    Vec3T<T> b2 = make_vec3(B[0][2], B[1][2], B[2][2]);
+    if (det(out.V) < T(0)) {
         for (int r = 0; r < 3; ++r) out.V.m[r][2] = -out.V.m[r][2];
-
-    const Mat3<T> B = F * out.V;
-    const Vec3T<T> b0 = column(B, 0);
-    const Vec3T<T> b1 = column(B, 1);
-    const Vec3T<T> b2 = column(B, 2);
+        b2 = T(-1) * b2;
+    }
+    // Gram-Schmidt on the (orthogonal) columns of B; the sign of det F lands on sigma_2.
     const T n0 = norm(b0);
     Vec3T<T> u0 = make_vec3(T(1), T(0), T(0));
     if (n0 > tiny) u0 = (T(1) / n0) * b0;
-    // Two Gram-Schmidt passes keep u1 orthogonal to u0 even when b1 is much shorter than b0.
+    // Two passes keep u1 orthogonal to u0 even when b1 is much shorter than b0.
     Vec3T<T> w = b1 - dot(u0, b1) * u0;
     w = w - dot(u0, w) * u0;
     const T n1 = norm(w);
     Vec3T<T> u1;
-    if (n1 > eps * n0 && n1 > tiny)
+    T sigma1;
+    if (n1 > eps * n0 && n1 > tiny) {
         u1 = (T(1) / n1) * w;
-    else
+        sigma1 = n1;
+    } else {
+        // Rank <= 1: any unit vector orthogonal to u0, oriented so that sigma_1 >= 0.
         u1 = any_orthogonal_unit(u0);
+        sigma1 = dot(u1, b1);
+        if (sigma1 < T(0)) {
+            u1 = T(-1) * u1;
+            sigma1 = -sigma1;
+        }
+    }
     const Vec3T<T> u2 = cross(u0, u1);
     out.U = mat3_from_columns(u0, u1, u2);
-    out.sigma = make_vec3(dot(u0, b0), dot(u1, b1), dot(u2, b2));
+    out.sigma = make_vec3(n0, sigma1, dot(u2, b2));
     return out;
 }
 

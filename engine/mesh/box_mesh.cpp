@@ -14,7 +14,8 @@ TetMesh make_box_tet_mesh(int nx, int ny, int nz, Vec3 lo, Vec3 hi) {
                "box mesh: cell counts must be positive, got " << nx << " x " << ny << " x " << nz);
     for (int d = 0; d < 3; ++d)
         EDN_VERIFY(hi[d] > lo[d], ErrorCode::Usage,
-                   "box mesh: empty extent on axis " << d << ": [" << lo[d] << ", " << hi[d] << "]");
+                   "box mesh: empty extent on axis " << d << ": [" << lo[d] << ", " << hi[d]
+                                                     << "]");
     const std::int64_t hexes = std::int64_t(nx) * ny * nz;
     const std::int64_t vertices = std::int64_t(nx + 1) * (ny + 1) * (nz + 1);
     EDN_VERIFY(6 * hexes <= std::numeric_limits<Index>::max() &&

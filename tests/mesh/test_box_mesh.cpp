@@ -3,9 +3,8 @@
 #include "mesh/box_mesh.hpp"
 #include "mesh/topology.hpp"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
+#include <gtest/gtest.h>
 #include <set>
 #include <tuple>
 

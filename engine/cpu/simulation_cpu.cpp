@@ -1,0 +1,390 @@
+// CPU backend of Simulation (double): element kernels in parallel over cells, gradient gathered
+// per node, Hessian summed into the fixed Bin-BCSR* pattern, block-Jacobi PCG, backtracking line
+// search on the incremental potential.
+#include "core/error.hpp"
+#include "core/parallel.hpp"
+#include "sim/element_kernels.hpp"
+#include "sim/simulation_backend.hpp"
+#include "sparse/bin_bcsr_matrix.hpp"
+#include "sparse/spmv.hpp"
+
+#include <cmath>
+#include <numeric>
+
+namespace edn {
+namespace {
+
+class CpuBackend final : public SimulationBackend {
+public:
+    CpuBackend(TetMesh m, const SimulationSettings& s)
+        : SimulationBackend(std::move(m), s), matrix_(pattern) {
+        const int npc = nodes_per_cell(layout.order);
+        rest_elements_.resize(mesh.num_cells());
+        parallel_for(0, mesh.num_cells(), [&](std::int64_t t) {
+            double X[4][3];
+            for (int v = 0; v < 4; ++v)
+                for (int d = 0; d < 3; ++d) X[v][d] = mesh.positions[mesh.cells[t][v]][d];
+            const TetGeometry<double> g = tet_geometry(X);
+            RestElement<double>& r = rest_elements_[t];
+            for (int i = 0; i < 3; ++i)
+                for (int j = 0; j < 3; ++j) r.inverse_jacobian[i][j] = g.inverse_jacobian.m[i][j];
+            r.abs_det = std::abs(g.det_jacobian);
+        });
+        rule_ = quadrature_for_degree<double>(element_quadrature_degree(layout.order));
+        blocks_.resize(static_cast<std::size_t>(mesh.num_cells()) * npc * npc * 9);
+        forces_.resize(static_cast<std::size_t>(mesh.num_cells()) * npc * 3);
+        cell_energy_.resize(mesh.num_cells());
+        const CellNodesView cells_view{cell_nodes.data(), npc, mesh.num_cells()};
+        if (settings.summation == SummationMethod::PerEntry)
+            map_ = cpu::build_per_entry_map(pattern, cells_view);
+        x_ = rest;
+        v_.assign(rest.size(), 0.0);
+        lame_ = lame_from_young_poisson(settings.young, settings.poisson);
+        positions_flat_.resize(3 * mesh.positions.size());
+        for (std::size_t i = 0; i < mesh.positions.size(); ++i)
+            for (int d = 0; d < 3; ++d) positions_flat_[3 * i + d] = mesh.positions[i][d];
+    }
+
+    StepResult step() override;
+    std::vector<double> positions() const override { return x_; }
+    std::vector<double> velocities() const override { return v_; }
+    void set_state(const std::vector<double>& x, const std::vector<double>& v) override {
+        x_ = x;
+        v_ = v;
+    }
+    std::vector<double> von_mises_stress() const override;
+
+private:
+    /// Element energies (and gradients, Hessians) at node positions y; returns the sum of W.
+    double evaluate_elements(const std::vector<double>& y, int outputs);
+    template <int P, class Material>
+    double evaluate_elements_with(const Material& material, const std::vector<double>& y, int outputs);
+    /// Incremental potential and (optionally) its gradient on free dofs.
+    double potential(const std::vector<double>& y, double strain_energy, std::vector<double>* gradient) const;
+    void assemble_hessian();
+    bool all_finite(const std::vector<double>& v) const {
+        for (double x : v)
+            if (!std::isfinite(x)) return false;
+        return true;
+    }
+
+    std::vector<RestElement<double>> rest_elements_;
+    QuadratureTet<double> rule_;
+    std::vector<double> blocks_, forces_, cell_energy_;
+    PerEntryMap map_;
+    BinBcsrMatrix<double> matrix_;
+    PcgWorkspace<double> pcg_workspace_;
+    std::vector<double> x_, v_, y_tilde_, x_start_, positions_flat_;
+    LameParameters<double> lame_{};
+};
+
+template <int P, class Material>
+double CpuBackend::evaluate_elements_with(const Material& material, const std::vector<double>& y,
+                                          int outputs) {
+    constexpr int m = lagrange_tet_num_nodes(P);
+    const bool project = settings.project_hessian;
+    parallel_for(0, mesh.num_cells(), [&](std::int64_t t) {
+        double x[m][3];
+        for (int a = 0; a < m; ++a)
+            for (int d = 0; d < 3; ++d) x[a][d] = y[3 * cell_nodes[t * m + a] + d];
+        double energy = 0;
+        evaluate_element<P>(material, rest_elements_[t], rule_, x, outputs, project, energy,
+                            reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3),
+                            blocks_.data() + t * m * m * 9);
+        cell_energy_[t] = energy;
+    });
+    // Deterministic sum (fixed order).
+    double total = 0;
+    for (double e : cell_energy_) total += e;
+    return total;
+}
+
+double CpuBackend::evaluate_elements(const std::vector<double>& y, int outputs) {
+    auto run = [&](const auto& material) {
+        switch (layout.order) {
+        case 1: return evaluate_elements_with<1>(material, y, outputs);
+        case 2: return evaluate_elements_with<2>(material, y, outputs);
+        default: return evaluate_elements_with<3>(material, y, outputs);
+        }
+    };
+    switch (settings.material) {
+    case Material::Linear: return run(LinearMaterial<double>{lame_});
+    case Material::Corotational: {
+        Corotational<double> c{lame_};
+        c.tangent = CorotationalTangent::exact;
+        return run(c);
+    }
+    case Material::NeoHookean: return run(NeoHookean<double>{lame_});
+    }
+    return 0;
+}
+
+double CpuBackend::potential(const std::vector<double>& y, double strain_energy,
+                             std::vector<double>* gradient) const {
+    const Index n = layout.num_nodes();
+    const double c = inertia_coefficient();
+    const double damping = settings.integrator == Integrator::Static ? 0.0 : settings.mass_damping / effective_dt();
+    const int m = nodes_per_cell(layout.order);
+    std::vector<double> node_energy(n, 0.0);
+    parallel_for(0, n, [&](std::int64_t i) {
+        double e = 0;
+        for (int d = 0; d < 3; ++d) {
+            const std::int64_t k = 3 * i + d;
+            const double dy = c > 0 ? y[k] - y_tilde_[k] : 0.0;
+            const double dv = y[k] - x_start_[k];
+            e += 0.5 * mass[i] * (c * dy * dy + damping * dv * dv) - mass[i] * settings.gravity[d] * y[k];
+            if (gradient) (*gradient)[k] = mass[i] * (c * dy + damping * dv - settings.gravity[d]);
+        }
+        if (settings.ground_height) {
+            const double pen = y[3 * i + 2] - *settings.ground_height;
+            if (pen < 0) {
+                e += 0.5 * settings.ground_stiffness * pen * pen;
+                if (gradient) (*gradient)[3 * i + 2] += settings.ground_stiffness * pen;
+            }
+        }
+        node_energy[i] = e;
+    });
+    double total = strain_energy;
+    for (double e : node_energy) total += e;
+    if (gradient) {
+        // Element forces gathered per node through the node->cells maps (deterministic).
+        const NodeCellsView nc = node_cells_view(topology, layout);
+        parallel_for(0, n, [&](std::int64_t i) {
+            Index simplex = 0;
+            const CsrView& csr = nc.csr_of(static_cast<Index>(i), simplex);
+            for (Index e = csr.offsets[simplex]; e < csr.offsets[simplex + 1]; ++e) {
+                const Index t = csr.indices[e];
+                int a = 0;
+                while (cell_nodes[std::int64_t(t) * m + a] != i) ++a;
+                for (int d = 0; d < 3; ++d) (*gradient)[3 * i + d] += forces_[(std::int64_t(t) * m + a) * 3 + d];
+            }
+        });
+    }
+    if (drag) {
+        double p[3] = {0, 0, 0};
+        for (int k = 0; k < 3; ++k)
+            for (int d = 0; d < 3; ++d) p[d] += drag->weights[k] * y[3 * drag->vertices[k] + d];
+        for (int d = 0; d < 3; ++d) {
+            const double diff = p[d] - drag->target[d];
+            total += 0.5 * drag->stiffness * diff * diff;
+            if (gradient)
+                for (int k = 0; k < 3; ++k)
+                    (*gradient)[3 * drag->vertices[k] + d] += drag->stiffness * drag->weights[k] * diff;
+        }
+    }
+    if (gradient)
+        for (Index i = 0; i < n; ++i)
+            if (fixed[i]) (*gradient)[3 * i] = (*gradient)[3 * i + 1] = (*gradient)[3 * i + 2] = 0;
+    return total;
+}
+
+void CpuBackend::assemble_hessian() {
+    const int m = nodes_per_cell(layout.order);
+    const CellNodesView cells_view{cell_nodes.data(), m, mesh.num_cells()};
+    switch (settings.summation) {
+    case SummationMethod::PerEntry: cpu::sum_per_entry(map_.view(), blocks_.data(), matrix_.view()); break;
+    case SummationMethod::PerSimplex:
+        cpu::sum_per_simplex(node_cells_view(topology, layout), cells_view, blocks_.data(), matrix_.view());
+        break;
+    case SummationMethod::Inline:
+        cpu::sum_inline_linear_p1(node_cells_view(topology, layout), mesh.cells.data(),
+                                  positions_flat_.data(), lame_, matrix_.view());
+        break;
+    }
+    const Index n = layout.num_nodes();
+    const double c = inertia_coefficient();
+    const double damping = settings.integrator == Integrator::Static ? 0.0 : settings.mass_damping / effective_dt();
+    parallel_for(0, n, [&](std::int64_t i) {
+        const double add = mass[i] * (c + damping);
+        for (int k : {0, 4, 8}) matrix_.diag[k * std::int64_t(n) + i] += add;
+    });
+    if (drag) {
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b) {
+                const Index row = drag->vertices[a], col = drag->vertices[b];
+                const double w = drag->stiffness * drag->weights[a] * drag->weights[b];
+                if (row == col) {
+                    for (int k : {0, 4, 8}) matrix_.diag[k * std::int64_t(n) + row] += w;
+                } else {
+                    const Index slot = pattern.find_slot(row, col);
+                    if (slot < 0) continue; // vertices of one face always share a cell
+                    const Index bin = row / kBinRows;
+                    const Index j = (slot - pattern.bin_offsets[bin]) / kBinRows;
+                    for (int k : {0, 4, 8})
+                        matrix_.values[bin_bcsr_value_index(pattern.bin_offsets.data(), row, j, k)] += w;
+                }
+            }
+    }
+}
+
+StepResult CpuBackend::step() {
+    const auto step_start = std::chrono::steady_clock::now();
+    StepResult result;
+    const Index n = layout.num_nodes();
+    const std::size_t dofs = 3 * static_cast<std::size_t>(n);
+    const double h = effective_dt();
+    x_start_ = x_;
+    y_tilde_.resize(dofs);
+    const bool dynamic = settings.integrator != Integrator::Static;
+    for (std::size_t k = 0; k < dofs; ++k) y_tilde_[k] = x_[k] + (dynamic ? h * v_[k] : 0.0);
+    std::vector<double> y = x_;
+    if (dynamic)
+        for (Index i = 0; i < n; ++i)
+            if (!fixed[i])
+                for (int d = 0; d < 3; ++d) y[3 * i + d] = y_tilde_[3 * i + d];
+
+    std::vector<double> g(dofs), dx(dofs), trial(dofs);
+    double first_decrement = 0;
+    for (int it = 0; it < settings.max_newton_iterations; ++it) {
+        auto t0 = std::chrono::steady_clock::now();
+        const double w = evaluate_elements(y, kEnergy | kGradient | kHessian);
+        result.times.element += elapsed_ms(t0);
+        const double e0 = potential(y, w, &g);
+        double gnorm = 0;
+        for (double v : g) gnorm += v * v;
+        gnorm = std::sqrt(gnorm);
+        if (it == 0) result.initial_residual = gnorm;
+        result.final_residual = gnorm;
+        result.residuals.push_back(gnorm);
+        if (!std::isfinite(e0) || !std::isfinite(gnorm)) break;
+        t0 = std::chrono::steady_clock::now();
+        assemble_hessian();
+        if (settings.ground_height)
+            for (Index i = 0; i < n; ++i)
+                if (y[3 * i + 2] < *settings.ground_height)
+                    matrix_.diag[8 * std::int64_t(n) + i] += settings.ground_stiffness;
+        result.times.summation += elapsed_ms(t0);
+        t0 = std::chrono::steady_clock::now();
+        std::vector<double> rhs(dofs);
+        for (std::size_t k = 0; k < dofs; ++k) rhs[k] = -g[k], dx[k] = 0.0;
+        PcgSettings pcg = settings.pcg;
+        pcg.warm_start = false;
+        const PcgResult solve = cpu::pcg(matrix_.view(), rhs.data(), dx.data(), pcg, pcg_workspace_, fixed.data());
+        result.cg_iterations += solve.iterations;
+        result.times.pcg += elapsed_ms(t0);
+        double slope = 0; // g . dx, negative for a descent direction
+        for (std::size_t k = 0; k < dofs; ++k) slope += g[k] * dx[k];
+        if (!(slope < 0) || !std::isfinite(slope)) {
+            // Not a descent direction (indefinite exact Hessian or a broken solve): fall back to
+            // the mass-scaled gradient, always a descent direction.
+            ++result.line_search_failures;
+            for (Index i = 0; i < n; ++i)
+                for (int d = 0; d < 3; ++d)
+                    dx[3 * i + d] = fixed[i] ? 0.0 : -g[3 * i + d] / (mass[i] * (inertia_coefficient() + 1.0 / (h * h)));
+            slope = 0;
+            for (std::size_t k = 0; k < dofs; ++k) slope += g[k] * dx[k];
+            if (!(slope < 0)) break;
+        }
+        const double decrement = -slope;
+        if (it == 0) first_decrement = decrement;
+        // Backtracking (Armijo) line search on the incremental potential.
+        t0 = std::chrono::steady_clock::now();
+        double alpha = 1.0;
+        bool accepted = false;
+        for (int ls = 0; ls < 20; ++ls) {
+            for (std::size_t k = 0; k < dofs; ++k) trial[k] = y[k] + alpha * dx[k];
+            const double wt = evaluate_elements(trial, kEnergy);
+            const double et = potential(trial, wt, nullptr);
+            if (std::isfinite(et) && et <= e0 + 1e-4 * alpha * slope) {
+                accepted = true;
+                break;
+            }
+            alpha *= 0.5;
+        }
+        result.times.line_search += elapsed_ms(t0);
+        if (!accepted) {
+            ++result.line_search_failures;
+            break; // keep y: no step decreased the potential
+        }
+        y.swap(trial);
+        result.newton_iterations = it + 1;
+        if (decrement <= settings.newton_tolerance * settings.newton_tolerance * first_decrement ||
+            decrement <= 1e-30) {
+            result.converged = true;
+            break;
+        }
+    }
+    // Update state; never keep a non-finite state.
+    if (!all_finite(y)) {
+        result.recovered = true;
+        y = x_start_;
+        std::fill(v_.begin(), v_.end(), 0.0);
+    }
+    if (settings.integrator == Integrator::Midpoint) {
+        for (std::size_t k = 0; k < dofs; ++k) {
+            const double x_new = 2.0 * y[k] - x_start_[k];
+            v_[k] = 4.0 * (y[k] - x_start_[k]) / settings.dt - v_[k];
+            x_[k] = x_new;
+        }
+    } else if (dynamic) {
+        for (std::size_t k = 0; k < dofs; ++k) {
+            v_[k] = (y[k] - x_start_[k]) / settings.dt;
+            x_[k] = y[k];
+        }
+    } else {
+        x_ = y;
+        std::fill(v_.begin(), v_.end(), 0.0);
+    }
+    if (!all_finite(v_)) {
+        result.recovered = true;
+        x_ = x_start_;
+        std::fill(v_.begin(), v_.end(), 0.0);
+    }
+    for (Index i = 0; i < n; ++i)
+        if (fixed[i])
+            for (int d = 0; d < 3; ++d) v_[3 * i + d] = 0.0;
+    // Energies of the new state.
+    result.strain_energy = evaluate_elements(x_, kEnergy);
+    double kinetic = 0;
+    for (Index i = 0; i < n; ++i)
+        for (int d = 0; d < 3; ++d) kinetic += 0.5 * mass[i] * v_[3 * i + d] * v_[3 * i + d];
+    result.kinetic_energy = kinetic;
+    result.potential = potential(y, evaluate_elements(y, kEnergy), nullptr);
+    result.times.total = elapsed_ms(step_start);
+    return result;
+}
+
+std::vector<double> CpuBackend::von_mises_stress() const {
+    const int m = nodes_per_cell(layout.order);
+    std::vector<double> out(mesh.num_cells());
+    const QuadratureTet<double> centroid = quadrature_for_degree<double>(1);
+    auto run = [&](const auto& material) {
+        parallel_for(0, mesh.num_cells(), [&](std::int64_t t) {
+            double dN[20][3];
+            auto grads = [&]<int P>() { LagrangeTet<P, double>::grad(centroid.bary[0], reinterpret_cast<double(*)[3]>(dN)); };
+            if (layout.order == 1) grads.template operator()<1>();
+            else if (layout.order == 2) grads.template operator()<2>();
+            else grads.template operator()<3>();
+            Mat3<double> F;
+            const RestElement<double>& r = rest_elements_[t];
+            for (int row = 0; row < 3; ++row)
+                for (int j = 0; j < 3; ++j) {
+                    double s = 0;
+                    for (int a = 0; a < m; ++a) {
+                        const double g = r.inverse_jacobian[0][j] * dN[a][0] + r.inverse_jacobian[1][j] * dN[a][1] +
+                                         r.inverse_jacobian[2][j] * dN[a][2];
+                        s += x_[3 * cell_nodes[std::int64_t(t) * m + a] + row] * g;
+                    }
+                    F.m[row][j] = s;
+                }
+            double psi;
+            Mat3<double> P;
+            material.evaluate(F, psi, P, nullptr, false);
+            out[t] = von_mises(P, F);
+        });
+    };
+    switch (settings.material) {
+    case Material::Linear: run(LinearMaterial<double>{lame_}); break;
+    case Material::Corotational: run(Corotational<double>{lame_}); break;
+    case Material::NeoHookean: run(NeoHookean<double>{lame_}); break;
+    }
+    return out;
+}
+
+} // namespace
+
+std::unique_ptr<SimulationBackend> make_cpu_backend(TetMesh mesh, const SimulationSettings& settings) {
+    return std::make_unique<CpuBackend>(std::move(mesh), settings);
+}
+
+} // namespace edn

@@ -1,0 +1,100 @@
+#pragma once
+/// CUDA twin of the block-Jacobi PCG (solver/pcg.hpp; same algorithm, stopping rule and mask
+/// semantics), float, everything in device memory. A plain C++ header: device state hides
+/// behind pimpls and streams are passed as `void*` (a cudaStream_t; nullptr = default stream).
+/// In a build without CUDA every entry point throws edn::Error(ErrorCode::Unsupported).
+///
+/// Host round trips: alpha and beta are computed on the device (the last block of each reducing
+/// kernel sums the per-bin/per-block partials in a fixed order and writes the scalars), and every
+/// kernel returns at once when the device-side status is no longer "running". The host enqueues
+/// iterations in chunks of `check_interval` and reads the status back (async copy to pinned
+/// memory + event) one chunk behind, so the GPU never idles waiting for the host; the iteration
+/// count and x are exact (iterations after convergence do nothing).
+
+#include "solver/pcg.hpp"
+#include "sparse/bin_bcsr_matrix.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace edn::cuda {
+
+/// How warps get bins in the SpMV kernels.
+enum class SpmvSchedule : std::uint8_t {
+    WarpDynamic, ///< Listing 1: persistent grid, a warp takes the next bin from an atomic counter
+    Static,      ///< one warp per bin (grid covers all bins)
+};
+
+/// Implementation choices of the CUDA PCG (defaults: the fastest measured on the H100).
+struct PcgOptions {
+    SpmvSchedule schedule = SpmvSchedule::Static;
+    /// Fuse p = z + beta p into the next SpMV (gathers z and p_old, double-buffered p) instead of
+    /// a separate kernel.
+    bool fused_direction = true;
+    /// Iterations enqueued between status read-backs.
+    int check_interval = 8;
+};
+
+/// y = A x on the device (static warp-per-bin mapping); x, y: 3 * #rows floats, no aliasing.
+void spmv(const BinBcsrMatrixView<float>& device_matrix, const float* x, float* y,
+          void* stream = nullptr);
+
+/// Waits until all device work is done (for host timing of device loops).
+void device_synchronize();
+
+/// A Bin-BCSR* matrix copied to the device (pattern and values), e.g. one assembled on the CPU.
+class DeviceMatrix {
+public:
+    /// Uploads `host` (its pattern must be set).
+    explicit DeviceMatrix(const BinBcsrMatrix<float>& host);
+    ~DeviceMatrix();
+    DeviceMatrix(const DeviceMatrix&) = delete;
+    DeviceMatrix& operator=(const DeviceMatrix&) = delete;
+
+    /// Kernel view with device pointers.
+    BinBcsrMatrixView<float> view() const;
+    /// y = A x with host vectors (copies; for tests).
+    std::vector<float> multiply(const std::vector<float>& x) const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+/// Block-Jacobi PCG with device-resident scratch vectors for matrices of `num_rows` block rows.
+class Pcg {
+public:
+    /// Allocates the scratch (r, z, two p, q, inverse diagonal, partials, state) for `num_rows`.
+    explicit Pcg(Index num_rows, PcgOptions options = {}, void* stream = nullptr);
+    ~Pcg();
+    Pcg(const Pcg&) = delete;
+    Pcg& operator=(const Pcg&) = delete;
+
+    /// Solves A x = b (see solver/pcg.hpp); all pointers are device memory.
+    /// @param[in]     device_matrix  #rows block rows (must equal num_rows())
+    /// @param[in]     device_b       3 * #rows
+    /// @param[in,out] device_x       3 * #rows: initial guess when warm_start; the solution
+    /// @param[in]     device_fixed   #rows per-node pin mask (nonzero = fixed) or nullptr
+    PcgResult solve(const BinBcsrMatrixView<float>& device_matrix, const float* device_b,
+                    float* device_x, const PcgSettings& settings,
+                    const std::uint8_t* device_fixed = nullptr);
+    /// solve() with host vectors (copies b, x and fixed in, x out; for tests). `fixed` empty or
+    /// #rows.
+    PcgResult solve_host(const BinBcsrMatrixView<float>& device_matrix, const std::vector<float>& b,
+                         std::vector<float>& x, const PcgSettings& settings,
+                         const std::vector<std::uint8_t>& fixed = {});
+
+    /// Block rows this solver was sized for.
+    Index num_rows() const;
+    /// Implementation choices in use.
+    const PcgOptions& options() const;
+    /// Changes the implementation choices (for benchmarks).
+    void set_options(const PcgOptions& options);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace edn::cuda

@@ -1,0 +1,655 @@
+// CUDA twin of the block-Jacobi PCG (cpu/pcg.cpp): Bin-BCSR* SpMV (warp per bin, lane per row)
+// fused with the dot products, a fused update kernel, and scalars computed on the device by the
+// last block of each reducing kernel (fixed-order sums, so results are deterministic).
+#include "cuda/cuda_check.cuh"
+#include "cuda/cuda_pcg.hpp"
+#include "sparse/block3.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace edn::cuda {
+namespace {
+
+constexpr int kWarp = 32;
+constexpr int kSpmvBlock = 128;  // 4 warps
+constexpr int kUpdateBlock = 256;
+
+enum Status : int { kRunning = 0, kConverged = 1, kBreakdown = 2, kCapped = 3 };
+
+/// Scalars of one solve, in device memory (read back every check_interval iterations).
+struct PcgState {
+    double bb;      // ||P b||^2
+    double ref2;    // squared reference norm
+    double tol2;    // squared relative tolerance
+    double rz;      // r.z of the current residual
+    double rr;      // r.r of the current residual
+    double rr0;     // r.r of the initial residual
+    double alpha;   // step of the current iteration
+    double beta;    // direction update of the next iteration
+    int iterations; // x updates done
+    int max_iterations;
+    int status;
+    int pad;
+};
+
+// ---- reductions -------------------------------------------------------------------------------
+
+__device__ __forceinline__ double warp_sum(double v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
+}
+
+/// Sums values[i * K + k], i in [0, count), for k < K, in a fixed order (thread-strided, then a
+/// fixed tree); the result is valid in thread 0. Called by every thread of one block.
+template <int K, int kBlock>
+__device__ void block_sum_partials(const double* values, Index count, double out[K]) {
+    __shared__ double s[K][kBlock];
+    double acc[K];
+    for (int k = 0; k < K; ++k) acc[k] = 0;
+    for (Index i = threadIdx.x; i < count; i += kBlock)
+        for (int k = 0; k < K; ++k) acc[k] += __ldcg(values + static_cast<std::int64_t>(i) * K + k);
+    for (int k = 0; k < K; ++k) s[k][threadIdx.x] = acc[k];
+    __syncthreads();
+    for (int half = kBlock / 2; half > 0; half >>= 1) {
+        if (threadIdx.x < half)
+            for (int k = 0; k < K; ++k) s[k][threadIdx.x] += s[k][threadIdx.x + half];
+        __syncthreads();
+    }
+    for (int k = 0; k < K; ++k) out[k] = s[k][0];
+}
+
+/// After this block's partials are written: true in every thread of the last block to finish.
+/// The last block also resets `done` for the next launch.
+__device__ bool last_block_done(unsigned int* done) {
+    __shared__ bool is_last;
+    __threadfence(); // make this thread's partials visible before the block is counted
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned int prev = atomicAdd(done, 1u);
+        is_last = prev == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (is_last && threadIdx.x == 0) *done = 0;
+    return is_last;
+}
+
+__device__ __forceinline__ bool is_free(const std::uint8_t* fixed, Index row) {
+    return fixed == nullptr || fixed[row] == 0;
+}
+
+// ---- preconditioner ---------------------------------------------------------------------------
+
+__global__ void invert_diagonal_kernel(const float* __restrict__ diag, Index rows,
+                                       float* __restrict__ inverse_diag) {
+    const Index row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= rows) return;
+    float a[9], inv[9];
+    for (int k = 0; k < 9; ++k) a[k] = diag[static_cast<std::int64_t>(k) * rows + row];
+    invert_block3(a, inv);
+    for (int k = 0; k < 9; ++k) inverse_diag[static_cast<std::int64_t>(k) * rows + row] = inv[k];
+}
+
+// ---- start of a solve -------------------------------------------------------------------------
+
+/// state.bb = ||P b||^2 (block partials + last block).
+__global__ void norm_b_kernel(const float* __restrict__ b, const std::uint8_t* fixed, Index rows,
+                              double* partials, unsigned int* done, PcgState* state) {
+    const Index row = blockIdx.x * blockDim.x + threadIdx.x;
+    double v = 0;
+    if (row < rows && is_free(fixed, row))
+        for (int i = 0; i < 3; ++i) {
+            const double bi = b[3 * static_cast<std::int64_t>(row) + i];
+            v += bi * bi;
+        }
+    __shared__ double s[kUpdateBlock / kWarp];
+    v = warp_sum(v);
+    if ((threadIdx.x & 31) == 0) s[threadIdx.x / kWarp] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t = 0;
+        for (int w = 0; w < kUpdateBlock / kWarp; ++w) t += s[w];
+        partials[blockIdx.x] = t;
+    }
+    if (!last_block_done(done)) return;
+    double sum[1];
+    block_sum_partials<1, kUpdateBlock>(partials, gridDim.x, sum);
+    if (threadIdx.x == 0) state->bb = sum[0];
+}
+
+/// Free dofs of x = 0 for a cold start or P b = 0.
+__global__ void prepare_x_kernel(float* x, const std::uint8_t* fixed, Index rows, bool warm_start,
+                                 const PcgState* state) {
+    const Index row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= rows || !is_free(fixed, row)) return;
+    if (warm_start && state->bb != 0) return;
+    for (int i = 0; i < 3; ++i) x[3 * static_cast<std::int64_t>(row) + i] = 0.f;
+}
+
+// ---- SpMV family --------------------------------------------------------------------------------
+
+enum class SpmvMode {
+    Plain,     // y = A x
+    Residual,  // r = P (b - A x), z = P M^-1 r, p0 = z (or 0 when fused), r.z and r.r
+    Direction, // q = A p (p = z + beta p_old gathered when fused), p.q, alpha
+};
+
+struct SpmvArgs {
+    const Index* bin_offsets;
+    const Index* columns;
+    const float* values;
+    const float* diag;
+    Index rows, bins;
+    unsigned int* counter; // bin counter (WarpDynamic)
+    unsigned int* done;    // finished blocks (last-block reduction)
+    double* partials;      // per bin, 2 doubles
+    PcgState* state;
+    const float* x;       // Plain/Residual: the multiplied vector; Direction: p_old
+    const float* z;       // Direction (fused): preconditioned residual
+    float* y;             // Plain: A x; Direction: q
+    float* p_out;         // Residual: p0; Direction (fused): p_new
+    const float* b;       // Residual
+    float* r;             // Residual
+    float* z_out;         // Residual
+    const float* inverse_diag;
+    const std::uint8_t* fixed;
+    bool fused;
+};
+
+/// Listing 1: a warp takes the next bin from a global counter.
+__device__ __forceinline__ Index next_bin(unsigned int* counter, int lane) {
+    unsigned int bin = 0;
+    if (lane == 0) bin = atomicAdd(counter, 1u);
+    return static_cast<Index>(__shfl_sync(0xffffffffu, bin, 0));
+}
+
+/// One bin: lane = row. Returns the lane's contributions to the per-bin dot products.
+template <SpmvMode kMode, bool kFused>
+__device__ __forceinline__ void spmv_bin(const SpmvArgs& a, Index bin, int lane, float beta) {
+    const Index row = bin * kWarp + lane;
+    const Index begin = a.bin_offsets[bin];
+    const Index width = (a.bin_offsets[bin + 1] - begin) / kWarp;
+    const std::int64_t plane = static_cast<std::int64_t>(width) * kWarp;
+    const float* v = a.values + 9 * static_cast<std::int64_t>(begin) + lane;
+    const Index* cols = a.columns + begin + lane;
+    constexpr bool fused = kMode == SpmvMode::Direction && kFused;
+    float a0 = 0, a1 = 0, a2 = 0;
+    for (Index j = 0; j < width; ++j) {
+        const std::int64_t col3 = 3 * static_cast<std::int64_t>(__ldg(cols + j * kWarp));
+        float x0 = __ldg(a.x + col3), x1 = __ldg(a.x + col3 + 1), x2 = __ldg(a.x + col3 + 2);
+        if (fused) {
+            x0 = __ldg(a.z + col3) + beta * x0;
+            x1 = __ldg(a.z + col3 + 1) + beta * x1;
+            x2 = __ldg(a.z + col3 + 2) + beta * x2;
+        }
+        const float* e = v + j * kWarp;
+        a0 += __ldg(e) * x0 + __ldg(e + plane) * x1 + __ldg(e + 2 * plane) * x2;
+        a1 += __ldg(e + 3 * plane) * x0 + __ldg(e + 4 * plane) * x1 + __ldg(e + 5 * plane) * x2;
+        a2 += __ldg(e + 6 * plane) * x0 + __ldg(e + 7 * plane) * x1 + __ldg(e + 8 * plane) * x2;
+    }
+    double d0 = 0, d1 = 0;
+    if (row < a.rows) {
+        const std::int64_t n = a.rows, r3 = 3 * static_cast<std::int64_t>(row);
+        float x0 = a.x[r3], x1 = a.x[r3 + 1], x2 = a.x[r3 + 2];
+        if (fused) {
+            x0 = a.z[r3] + beta * x0;
+            x1 = a.z[r3 + 1] + beta * x1;
+            x2 = a.z[r3 + 2] + beta * x2;
+        }
+        const float* d = a.diag + row;
+        a0 += d[0] * x0 + d[n] * x1 + d[2 * n] * x2;
+        a1 += d[3 * n] * x0 + d[4 * n] * x1 + d[5 * n] * x2;
+        a2 += d[6 * n] * x0 + d[7 * n] * x1 + d[8 * n] * x2;
+        if constexpr (kMode == SpmvMode::Plain) {
+            a.y[r3] = a0, a.y[r3 + 1] = a1, a.y[r3 + 2] = a2;
+        } else if constexpr (kMode == SpmvMode::Direction) {
+            a.y[r3] = a0, a.y[r3 + 1] = a1, a.y[r3 + 2] = a2;
+            if (fused) a.p_out[r3] = x0, a.p_out[r3 + 1] = x1, a.p_out[r3 + 2] = x2;
+            d0 = double(x0) * a0 + double(x1) * a1 + double(x2) * a2;
+        } else { // Residual
+            const bool free = is_free(a.fixed, row);
+            const float r0 = free ? a.b[r3] - a0 : 0.f, r1 = free ? a.b[r3 + 1] - a1 : 0.f,
+                        r2 = free ? a.b[r3 + 2] - a2 : 0.f;
+            const float* m = a.inverse_diag + row;
+            const float z0 = m[0] * r0 + m[n] * r1 + m[2 * n] * r2;
+            const float z1 = m[3 * n] * r0 + m[4 * n] * r1 + m[5 * n] * r2;
+            const float z2 = m[6 * n] * r0 + m[7 * n] * r1 + m[8 * n] * r2;
+            a.r[r3] = r0, a.r[r3 + 1] = r1, a.r[r3 + 2] = r2;
+            a.z_out[r3] = z0, a.z_out[r3 + 1] = z1, a.z_out[r3 + 2] = z2;
+            // Fused mode starts from p_old = 0 and beta = 0, so its first p_new is z.
+            a.p_out[r3] = a.fused ? 0.f : z0;
+            a.p_out[r3 + 1] = a.fused ? 0.f : z1;
+            a.p_out[r3 + 2] = a.fused ? 0.f : z2;
+            d0 = double(r0) * z0 + double(r1) * z1 + double(r2) * z2;
+            d1 = double(r0) * r0 + double(r1) * r1 + double(r2) * r2;
+        }
+    }
+    if constexpr (kMode != SpmvMode::Plain) {
+        d0 = warp_sum(d0);
+        d1 = warp_sum(d1);
+        if (lane == 0) {
+            a.partials[2 * static_cast<std::int64_t>(bin)] = d0;
+            a.partials[2 * static_cast<std::int64_t>(bin) + 1] = d1;
+        }
+    }
+}
+
+template <SpmvMode kMode, bool kDynamic, bool kFused> __global__ void spmv_kernel(SpmvArgs a) {
+    float beta = 0;
+    if constexpr (kMode != SpmvMode::Plain) {
+        if (a.state->status != kRunning) return; // uniform over the grid
+        beta = static_cast<float>(a.state->beta);
+    }
+    const int lane = threadIdx.x & 31;
+    if constexpr (kDynamic) {
+        for (Index bin = next_bin(a.counter, lane); bin < a.bins; bin = next_bin(a.counter, lane))
+            spmv_bin<kMode, kFused>(a, bin, lane, beta);
+    } else {
+        const Index bin = static_cast<Index>(
+            (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp);
+        if (bin < a.bins) spmv_bin<kMode, kFused>(a, bin, lane, beta);
+    }
+    if constexpr (kMode == SpmvMode::Plain) {
+        return;
+    } else {
+        if (!last_block_done(a.done)) return;
+        if constexpr (kDynamic) {
+            // Every block has taken its last bin before being counted: safe to reset.
+            if (threadIdx.x == 0) *a.counter = 0;
+        }
+        double sum[2];
+        block_sum_partials<2, kSpmvBlock>(a.partials, a.bins, sum);
+        if (threadIdx.x != 0) return;
+        PcgState& s = *a.state;
+        if constexpr (kMode == SpmvMode::Residual) {
+            s.rz = sum[0];
+            s.rr = sum[1];
+            s.rr0 = sum[1];
+            s.ref2 = s.bb > 0 ? s.bb : sum[1];
+            s.beta = 0;
+            if (sum[1] <= s.tol2 * s.ref2) s.status = kConverged;
+        } else {
+            const double pq = sum[0];
+            const double alpha = s.rz / pq;
+            if (!(pq > 0) || !isfinite(alpha))
+                s.status = kBreakdown;
+            else
+                s.alpha = alpha;
+        }
+    }
+}
+
+// ---- update and direction -----------------------------------------------------------------------
+
+/// x += alpha p; r = P (r - alpha q); z = P M^-1 r; r.z, r.r; the last block decides.
+__global__ void update_kernel(float* __restrict__ x, float* __restrict__ r, float* __restrict__ z,
+                              const float* __restrict__ p, const float* __restrict__ q,
+                              const float* __restrict__ inverse_diag, const std::uint8_t* fixed,
+                              Index rows, double* partials, unsigned int* done, PcgState* state) {
+    if (state->status != kRunning) return;
+    const float alpha = static_cast<float>(state->alpha);
+    const Index row = blockIdx.x * blockDim.x + threadIdx.x;
+    double rz = 0, rr = 0;
+    if (row < rows) {
+        const std::int64_t n = rows, r3 = 3 * static_cast<std::int64_t>(row);
+        const bool free = is_free(fixed, row);
+        float rv[3];
+        for (int i = 0; i < 3; ++i) {
+            x[r3 + i] += alpha * p[r3 + i];
+            rv[i] = free ? r[r3 + i] - alpha * q[r3 + i] : 0.f;
+            r[r3 + i] = rv[i];
+        }
+        const float* m = inverse_diag + row;
+        for (int i = 0; i < 3; ++i) {
+            const float zi = m[3 * i * n] * rv[0] + m[(3 * i + 1) * n] * rv[1] +
+                             m[(3 * i + 2) * n] * rv[2];
+            z[r3 + i] = zi;
+            rz += double(rv[i]) * zi;
+            rr += double(rv[i]) * rv[i];
+        }
+    }
+    __shared__ double s[2][kUpdateBlock / kWarp];
+    rz = warp_sum(rz);
+    rr = warp_sum(rr);
+    if ((threadIdx.x & 31) == 0) s[0][threadIdx.x / kWarp] = rz, s[1][threadIdx.x / kWarp] = rr;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t0 = 0, t1 = 0;
+        for (int w = 0; w < kUpdateBlock / kWarp; ++w) t0 += s[0][w], t1 += s[1][w];
+        partials[2 * blockIdx.x] = t0;
+        partials[2 * blockIdx.x + 1] = t1;
+    }
+    if (!last_block_done(done)) return;
+    double sum[2];
+    block_sum_partials<2, kUpdateBlock>(partials, gridDim.x, sum);
+    if (threadIdx.x != 0) return;
+    PcgState& st = *state;
+    ++st.iterations;
+    st.rr = sum[1];
+    if (sum[1] <= st.tol2 * st.ref2) {
+        st.status = kConverged;
+    } else if (!(sum[0] > 0) || !isfinite(sum[0])) {
+        st.status = kBreakdown;
+    } else {
+        st.beta = sum[0] / st.rz;
+        st.rz = sum[0];
+        if (st.iterations >= st.max_iterations) st.status = kCapped;
+    }
+}
+
+/// p = z + beta p (unfused variant).
+__global__ void direction_kernel(float* __restrict__ p, const float* __restrict__ z,
+                                 std::int64_t n3, const PcgState* state) {
+    if (state->status != kRunning) return;
+    const float beta = static_cast<float>(state->beta);
+    const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n3) p[i] = z[i] + beta * p[i];
+}
+
+unsigned int grid_for(std::int64_t n, int block) {
+    return static_cast<unsigned int>(std::max<std::int64_t>(1, (n + block - 1) / block));
+}
+
+/// Enough resident warps to cover the device for warp-dynamic kernels.
+unsigned int persistent_grid(Index bins) {
+    int device = 0, sms = 0;
+    EDN_CUDA_CHECK(cudaGetDevice(&device));
+    EDN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const std::int64_t warps = std::min<std::int64_t>(bins, static_cast<std::int64_t>(sms) * 64);
+    return grid_for(warps * kWarp, kSpmvBlock);
+}
+
+template <SpmvMode kMode, bool kFused>
+void launch_spmv_as(const SpmvArgs& args, SpmvSchedule schedule, cudaStream_t stream) {
+    if (schedule == SpmvSchedule::WarpDynamic)
+        spmv_kernel<kMode, true, kFused>
+            <<<persistent_grid(args.bins), kSpmvBlock, 0, stream>>>(args);
+    else
+        spmv_kernel<kMode, false, kFused>
+            <<<grid_for(static_cast<std::int64_t>(args.bins) * kWarp, kSpmvBlock), kSpmvBlock, 0,
+               stream>>>(args);
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
+template <SpmvMode kMode>
+void launch_spmv(const SpmvArgs& args, SpmvSchedule schedule, cudaStream_t stream) {
+    if (args.bins == 0) return;
+    if (kMode == SpmvMode::Direction && args.fused)
+        launch_spmv_as<kMode, true>(args, schedule, stream);
+    else
+        launch_spmv_as<kMode, false>(args, schedule, stream);
+}
+
+SpmvArgs matrix_args(const BinBcsrMatrixView<float>& m) {
+    SpmvArgs a{};
+    a.bin_offsets = m.pattern.bin_offsets;
+    a.columns = m.pattern.columns;
+    a.values = m.values;
+    a.diag = m.diag;
+    a.rows = m.pattern.num_rows;
+    a.bins = m.pattern.num_bins;
+    return a;
+}
+
+/// Pinned host memory (cudaMallocHost), for async read-backs.
+template <class T> struct PinnedHost {
+    T* data = nullptr;
+    explicit PinnedHost(std::size_t count) {
+        EDN_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data), count * sizeof(T)));
+    }
+    ~PinnedHost() {
+        if (data) cudaFreeHost(data);
+    }
+    PinnedHost(const PinnedHost&) = delete;
+    PinnedHost& operator=(const PinnedHost&) = delete;
+};
+
+} // namespace
+
+// ---- free functions -----------------------------------------------------------------------------
+
+void spmv(const BinBcsrMatrixView<float>& device_matrix, const float* x, float* y, void* stream) {
+    SpmvArgs a = matrix_args(device_matrix);
+    a.x = x;
+    a.y = y;
+    launch_spmv<SpmvMode::Plain>(a, SpmvSchedule::Static, static_cast<cudaStream_t>(stream));
+}
+
+void device_synchronize() {
+    EDN_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// ---- DeviceMatrix -------------------------------------------------------------------------------
+
+struct DeviceMatrix::Impl {
+    BinBcsrPatternView pattern;
+    DeviceBuffer<Index> bin_offsets, columns, row_counts;
+    DeviceBuffer<float> values, diag;
+};
+
+template <class T> static void upload(DeviceBuffer<T>& dst, const std::vector<T>& src) {
+    dst.resize(src.size());
+    if (!src.empty())
+        EDN_CUDA_CHECK(cudaMemcpy(dst.data(), src.data(), dst.bytes(), cudaMemcpyHostToDevice));
+}
+
+DeviceMatrix::DeviceMatrix(const BinBcsrMatrix<float>& host) : impl_(std::make_unique<Impl>()) {
+    EDN_VERIFY(host.pattern != nullptr, ErrorCode::Usage, "DeviceMatrix: matrix has no pattern");
+    const BinBcsrPattern& p = *host.pattern;
+    Impl& d = *impl_;
+    upload(d.bin_offsets, p.bin_offsets);
+    upload(d.columns, p.columns);
+    upload(d.row_counts, p.row_counts);
+    upload(d.values, host.values);
+    upload(d.diag, host.diag);
+    d.pattern = {p.num_rows, p.num_bins(), d.bin_offsets.data(), d.columns.data(),
+                 d.row_counts.data()};
+}
+
+DeviceMatrix::~DeviceMatrix() = default;
+
+BinBcsrMatrixView<float> DeviceMatrix::view() const {
+    return {impl_->pattern, impl_->values.data(), impl_->diag.data()};
+}
+
+std::vector<float> DeviceMatrix::multiply(const std::vector<float>& x) const {
+    const std::size_t n3 = 3 * static_cast<std::size_t>(impl_->pattern.num_rows);
+    EDN_VERIFY(x.size() == n3, ErrorCode::Usage,
+               "DeviceMatrix::multiply: x has " << x.size() << " entries, expected " << n3);
+    std::vector<float> y(n3);
+    if (n3 == 0) return y;
+    DeviceBuffer<float> dx(n3), dy(n3);
+    EDN_CUDA_CHECK(cudaMemcpy(dx.data(), x.data(), dx.bytes(), cudaMemcpyHostToDevice));
+    spmv(view(), dx.data(), dy.data());
+    EDN_CUDA_CHECK(cudaMemcpy(y.data(), dy.data(), dy.bytes(), cudaMemcpyDeviceToHost));
+    return y;
+}
+
+// ---- Pcg ----------------------------------------------------------------------------------------
+
+struct Pcg::Impl {
+    Index rows = 0;
+    PcgOptions options;
+    cudaStream_t stream = nullptr;
+    DeviceBuffer<float> r, z, p[2], q, inverse_diag;
+    DeviceBuffer<double> partials;
+    DeviceBuffer<unsigned int> counters; // [0] bin counter, [1] finished blocks
+    DeviceBuffer<PcgState> state;
+    PinnedHost<PcgState> host_state{3}; // [0] initial values, [1], [2] read-back slots
+    cudaEvent_t checked[2]{};
+
+    explicit Impl(Index num_rows) : rows(num_rows) {}
+    ~Impl() {
+        for (cudaEvent_t& e : checked)
+            if (e) cudaEventDestroy(e);
+    }
+};
+
+Pcg::Pcg(Index num_rows, PcgOptions options, void* stream)
+    : impl_(std::make_unique<Impl>(num_rows)) {
+    EDN_VERIFY(num_rows >= 0, ErrorCode::Usage, "Pcg: negative row count " << num_rows);
+    Impl& d = *impl_;
+    set_options(options);
+    d.stream = static_cast<cudaStream_t>(stream);
+    const std::size_t n3 = 3 * static_cast<std::size_t>(num_rows);
+    d.r.resize(n3);
+    d.z.resize(n3);
+    d.p[0].resize(n3);
+    d.p[1].resize(n3);
+    d.q.resize(n3);
+    d.inverse_diag.resize(3 * n3);
+    const Index bins = (num_rows + kWarp - 1) / kWarp;
+    const std::int64_t blocks = grid_for(num_rows, kUpdateBlock);
+    d.partials.resize(2 * static_cast<std::size_t>(std::max<std::int64_t>(bins, blocks)));
+    d.counters.resize(2);
+    EDN_CUDA_CHECK(cudaMemset(d.counters.data(), 0, d.counters.bytes()));
+    d.state.resize(1);
+    for (cudaEvent_t& e : d.checked)
+        EDN_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+}
+
+Pcg::~Pcg() = default;
+
+Index Pcg::num_rows() const {
+    return impl_->rows;
+}
+const PcgOptions& Pcg::options() const {
+    return impl_->options;
+}
+void Pcg::set_options(const PcgOptions& options) {
+    EDN_VERIFY(options.check_interval >= 1, ErrorCode::Usage,
+               "Pcg: check_interval must be >= 1, got " << options.check_interval);
+    impl_->options = options;
+}
+
+PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x,
+                     const PcgSettings& settings, const std::uint8_t* fixed) {
+    Impl& d = *impl_;
+    EDN_VERIFY(a.pattern.num_rows == d.rows, ErrorCode::Usage,
+               "Pcg::solve: matrix has " << a.pattern.num_rows << " rows, solver sized for "
+                                         << d.rows);
+    EDN_VERIFY(settings.max_iterations >= 0, ErrorCode::Usage,
+               "Pcg::solve: negative max_iterations " << settings.max_iterations);
+    PcgResult result;
+    if (d.rows == 0) {
+        result.converged = true;
+        return result;
+    }
+    cudaStream_t stream = d.stream;
+    const Index rows = d.rows;
+    unsigned int* counter = d.counters.data();
+    unsigned int* done = d.counters.data() + 1;
+
+    PcgState& init = d.host_state.data[0];
+    init = PcgState{};
+    init.tol2 = settings.relative_tolerance * settings.relative_tolerance;
+    init.max_iterations = settings.max_iterations;
+    init.status = kRunning;
+    EDN_CUDA_CHECK(cudaMemcpyAsync(d.state.data(), &init, sizeof(PcgState),
+                                   cudaMemcpyHostToDevice, stream));
+    invert_diagonal_kernel<<<grid_for(rows, kUpdateBlock), kUpdateBlock, 0, stream>>>(
+        a.diag, rows, d.inverse_diag.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    const unsigned int row_blocks = grid_for(rows, kUpdateBlock);
+    norm_b_kernel<<<row_blocks, kUpdateBlock, 0, stream>>>(b, fixed, rows, d.partials.data(), done,
+                                                           d.state.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    prepare_x_kernel<<<row_blocks, kUpdateBlock, 0, stream>>>(x, fixed, rows, settings.warm_start,
+                                                              d.state.data());
+    EDN_CUDA_CHECK_LAUNCH();
+
+    SpmvArgs args = matrix_args(a);
+    args.counter = counter;
+    args.done = done;
+    args.partials = d.partials.data();
+    args.state = d.state.data();
+    args.inverse_diag = d.inverse_diag.data();
+    args.fixed = fixed;
+    args.fused = d.options.fused_direction;
+    {
+        SpmvArgs res = args;
+        res.x = x;
+        res.b = b;
+        res.r = d.r.data();
+        res.z_out = d.z.data();
+        res.p_out = d.p[0].data();
+        launch_spmv<SpmvMode::Residual>(res, d.options.schedule, stream);
+    }
+
+    const std::int64_t n3 = 3 * static_cast<std::int64_t>(rows);
+    int enqueued = 0, chunk = 0, current = 0; // current: p buffer holding the latest direction
+    bool pending = false;
+    while (enqueued < settings.max_iterations) {
+        const int count = std::min(d.options.check_interval, settings.max_iterations - enqueued);
+        for (int i = 0; i < count; ++i) {
+            SpmvArgs dir = args;
+            dir.x = d.p[current].data();
+            dir.z = d.z.data();
+            dir.y = d.q.data();
+            float* p_new = d.p[current].data();
+            if (args.fused) {
+                p_new = d.p[1 - current].data();
+                dir.p_out = p_new;
+                current = 1 - current;
+            }
+            launch_spmv<SpmvMode::Direction>(dir, d.options.schedule, stream);
+            update_kernel<<<row_blocks, kUpdateBlock, 0, stream>>>(
+                x, d.r.data(), d.z.data(), p_new, d.q.data(), d.inverse_diag.data(), fixed, rows,
+                d.partials.data(), done, d.state.data());
+            EDN_CUDA_CHECK_LAUNCH();
+            if (!args.fused) {
+                direction_kernel<<<grid_for(n3, kUpdateBlock), kUpdateBlock, 0, stream>>>(
+                    d.p[current].data(), d.z.data(), n3, d.state.data());
+                EDN_CUDA_CHECK_LAUNCH();
+            }
+        }
+        enqueued += count;
+        // Read the status back one chunk behind: the GPU already has the next chunk queued.
+        const int slot = chunk & 1;
+        EDN_CUDA_CHECK(cudaMemcpyAsync(&d.host_state.data[1 + slot], d.state.data(),
+                                       sizeof(PcgState), cudaMemcpyDeviceToHost, stream));
+        EDN_CUDA_CHECK(cudaEventRecord(d.checked[slot], stream));
+        if (pending) {
+            const int prev = 1 - slot;
+            EDN_CUDA_CHECK(cudaEventSynchronize(d.checked[prev]));
+            if (d.host_state.data[1 + prev].status != kRunning) break;
+        }
+        pending = true;
+        ++chunk;
+    }
+    PcgState& final_state = d.host_state.data[1];
+    EDN_CUDA_CHECK(cudaMemcpyAsync(&final_state, d.state.data(), sizeof(PcgState),
+                                   cudaMemcpyDeviceToHost, stream));
+    EDN_CUDA_CHECK(cudaStreamSynchronize(stream));
+    result.iterations = final_state.iterations;
+    result.initial_residual = std::sqrt(final_state.rr0);
+    result.final_residual = std::sqrt(final_state.rr);
+    result.reference_norm = std::sqrt(final_state.ref2);
+    result.converged = final_state.status == kConverged;
+    result.breakdown = final_state.status == kBreakdown;
+    return result;
+}
+
+PcgResult Pcg::solve_host(const BinBcsrMatrixView<float>& a, const std::vector<float>& b,
+                          std::vector<float>& x, const PcgSettings& settings,
+                          const std::vector<std::uint8_t>& fixed) {
+    const std::size_t n3 = 3 * static_cast<std::size_t>(impl_->rows);
+    EDN_VERIFY(b.size() == n3 && x.size() == n3, ErrorCode::Usage,
+               "Pcg::solve_host: b has " << b.size() << " and x " << x.size()
+                                         << " entries, expected " << n3);
+    EDN_VERIFY(fixed.empty() || fixed.size() == static_cast<std::size_t>(impl_->rows),
+               ErrorCode::Usage,
+               "Pcg::solve_host: fixed has " << fixed.size() << " entries, expected 0 or "
+                                             << impl_->rows);
+    DeviceBuffer<float> db, dx;
+    DeviceBuffer<std::uint8_t> dfixed;
+    upload(db, b);
+    upload(dx, x);
+    upload(dfixed, fixed);
+    const PcgResult result =
+        solve(a, db.data(), dx.data(), settings, fixed.empty() ? nullptr : dfixed.data());
+    if (n3) EDN_CUDA_CHECK(cudaMemcpy(x.data(), dx.data(), dx.bytes(), cudaMemcpyDeviceToHost));
+    return result;
+}
+
+} // namespace edn::cuda

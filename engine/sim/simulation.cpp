@@ -1,0 +1,197 @@
+#include "sim/simulation.hpp"
+
+#include "core/error.hpp"
+#include "core/parallel.hpp"
+#include "fem/linear_elasticity.hpp"
+#include "sim/simulation_backend.hpp"
+
+#include <cmath>
+
+namespace edn {
+
+const char* material_name(Material material) {
+    switch (material) {
+    case Material::Linear: return "linear";
+    case Material::Corotational: return "corotational";
+    case Material::NeoHookean: return "neohookean";
+    }
+    return "unknown";
+}
+
+std::optional<Material> parse_material(std::string_view name) {
+    if (name == "linear") return Material::Linear;
+    if (name == "corotational") return Material::Corotational;
+    if (name == "neohookean") return Material::NeoHookean;
+    return std::nullopt;
+}
+
+const char* integrator_name(Integrator integrator) {
+    switch (integrator) {
+    case Integrator::BackwardEuler: return "backward_euler";
+    case Integrator::Midpoint: return "midpoint";
+    case Integrator::Static: return "static";
+    }
+    return "unknown";
+}
+
+std::optional<Integrator> parse_integrator(std::string_view name) {
+    if (name == "backward_euler") return Integrator::BackwardEuler;
+    if (name == "midpoint") return Integrator::Midpoint;
+    if (name == "static") return Integrator::Static;
+    return std::nullopt;
+}
+
+const char* backend_name(Backend backend) { return backend == Backend::Cpu ? "cpu" : "cuda"; }
+
+std::optional<Backend> parse_backend(std::string_view name) {
+    if (name == "cpu") return Backend::Cpu;
+    if (name == "cuda") return Backend::Cuda;
+    return std::nullopt;
+}
+
+namespace {
+
+void validate(const SimulationSettings& s) {
+    auto finite = [](double v) { return std::isfinite(v); };
+    EDN_VERIFY(s.order >= 1 && s.order <= 3, ErrorCode::Usage, "element order " << s.order << " not in 1..3");
+    EDN_VERIFY(finite(s.young) && s.young > 0, ErrorCode::Usage, "Young's modulus must be > 0, got " << s.young);
+    EDN_VERIFY(finite(s.poisson) && s.poisson > -1 && s.poisson < 0.5, ErrorCode::Usage,
+               "Poisson's ratio must be in (-1, 0.5), got " << s.poisson);
+    EDN_VERIFY(finite(s.density) && s.density > 0, ErrorCode::Usage, "density must be > 0, got " << s.density);
+    EDN_VERIFY(finite(s.dt) && s.dt > 0, ErrorCode::Usage, "time step must be > 0, got " << s.dt);
+    for (double g : s.gravity) EDN_VERIFY(finite(g), ErrorCode::Usage, "gravity must be finite");
+    EDN_VERIFY(finite(s.mass_damping) && s.mass_damping >= 0, ErrorCode::Usage,
+               "damping must be >= 0, got " << s.mass_damping);
+    EDN_VERIFY(s.max_newton_iterations >= 1 && s.max_newton_iterations <= 1000, ErrorCode::Usage,
+               "Newton iterations must be in 1..1000, got " << s.max_newton_iterations);
+    EDN_VERIFY(finite(s.newton_tolerance) && s.newton_tolerance > 0, ErrorCode::Usage,
+               "Newton tolerance must be > 0");
+    EDN_VERIFY(finite(s.pcg.relative_tolerance) && s.pcg.relative_tolerance > 0 &&
+                   s.pcg.relative_tolerance < 1,
+               ErrorCode::Usage, "CG tolerance must be in (0, 1)");
+    EDN_VERIFY(s.pcg.max_iterations >= 1, ErrorCode::Usage, "CG iteration cap must be >= 1");
+    EDN_VERIFY(!s.ground_height || finite(*s.ground_height), ErrorCode::Usage, "ground height must be finite");
+    EDN_VERIFY(finite(s.ground_stiffness) && s.ground_stiffness >= 0, ErrorCode::Usage,
+               "ground stiffness must be >= 0");
+    EDN_VERIFY(s.summation != SummationMethod::Inline || (s.order == 1 && s.material == Material::Linear),
+               ErrorCode::Usage,
+               "inline summation computes linear p = 1 element matrices only; use per_entry or "
+               "per_simplex for this material/order");
+}
+
+/// HRZ lumping: each element's consistent-mass diagonal scaled to the element mass.
+template <int P>
+void add_lumped_mass(const TetMesh& mesh, const std::vector<Index>& cell_nodes, double rho,
+                     std::vector<double>& mass) {
+    constexpr int m = lagrange_tet_num_nodes(P);
+    const QuadratureTet<double> rule = quadrature_for_degree<double>(2 * P);
+    for (Index t = 0; t < mesh.num_cells(); ++t) {
+        double X[4][3];
+        for (int v = 0; v < 4; ++v)
+            for (int d = 0; d < 3; ++d) X[v][d] = mesh.positions[mesh.cells[t][v]][d];
+        double M[m][m];
+        consistent_mass<P>(X, rho, rule, M);
+        double diag = 0, total = 0;
+        for (int a = 0; a < m; ++a) {
+            diag += M[a][a];
+            for (int b = 0; b < m; ++b) total += M[a][b];
+        }
+        for (int a = 0; a < m; ++a) mass[cell_nodes[t * m + a]] += M[a][a] * total / diag;
+    }
+}
+
+} // namespace
+
+SimulationBackend::SimulationBackend(TetMesh mesh_in, const SimulationSettings& s)
+    : mesh(std::move(mesh_in)), settings(s) {
+    validate(settings);
+    EDN_VERIFY(mesh.num_cells() > 0, ErrorCode::EmptyMesh, "simulation: mesh has no cells");
+    topology = build_topology(mesh);
+    layout = make_node_layout(topology, settings.order);
+    pattern = build_bin_bcsr_pattern(topology, mesh.cells, layout);
+    cell_nodes = cell_node_table(topology, mesh.cells, layout);
+    const std::vector<Vec3> x = node_positions(mesh, topology, layout);
+    rest.resize(3 * x.size());
+    for (std::size_t i = 0; i < x.size(); ++i)
+        for (int d = 0; d < 3; ++d) rest[3 * i + d] = x[i][d];
+    mass.assign(layout.num_nodes(), 0.0);
+    switch (settings.order) {
+    case 1: add_lumped_mass<1>(mesh, cell_nodes, settings.density, mass); break;
+    case 2: add_lumped_mass<2>(mesh, cell_nodes, settings.density, mass); break;
+    default: add_lumped_mass<3>(mesh, cell_nodes, settings.density, mass); break;
+    }
+    fixed.assign(layout.num_nodes(), 0);
+    components = num_components(topology);
+}
+
+double SimulationBackend::effective_dt() const {
+    return settings.integrator == Integrator::Midpoint ? 0.5 * settings.dt : settings.dt;
+}
+
+double SimulationBackend::inertia_coefficient() const {
+    if (settings.integrator == Integrator::Static) return 0.0;
+    const double h = effective_dt();
+    return 1.0 / (h * h);
+}
+
+Simulation::Simulation(TetMesh mesh, const SimulationSettings& settings) {
+    if (settings.backend == Backend::Cuda) backend_ = make_cuda_backend(std::move(mesh), settings);
+    else backend_ = make_cpu_backend(std::move(mesh), settings);
+}
+
+Simulation::~Simulation() = default;
+
+StepResult Simulation::step() { return backend_->step(); }
+
+Index Simulation::pin_below(double z) {
+    EDN_VERIFY(std::isfinite(z), ErrorCode::Usage, "pin height must be finite");
+    Index count = 0;
+    for (Index i = 0; i < backend_->layout.num_nodes(); ++i)
+        if (backend_->rest[3 * i + 2] < z) {
+            backend_->fixed[i] = 1;
+            ++count;
+        }
+    backend_->pins_changed();
+    return count;
+}
+
+void Simulation::set_pinned(Index node, bool pinned) {
+    EDN_VERIFY(node >= 0 && node < backend_->layout.num_nodes(), ErrorCode::Usage,
+               "node " << node << " out of range");
+    backend_->fixed[node] = pinned ? 1 : 0;
+    backend_->pins_changed();
+}
+
+void Simulation::set_drag(std::optional<DragSpring> drag) {
+    if (drag) {
+        for (Index v : drag->vertices)
+            EDN_VERIFY(v >= 0 && v < backend_->layout.num_vertices, ErrorCode::Usage,
+                       "drag vertex " << v << " out of range");
+        for (double t : drag->target) EDN_VERIFY(std::isfinite(t), ErrorCode::Usage, "drag target not finite");
+        EDN_VERIFY(std::isfinite(drag->stiffness) && drag->stiffness >= 0, ErrorCode::Usage,
+                   "drag stiffness must be >= 0");
+    }
+    backend_->drag = drag;
+}
+
+std::vector<double> Simulation::positions() const { return backend_->positions(); }
+std::vector<double> Simulation::velocities() const { return backend_->velocities(); }
+void Simulation::set_state(const std::vector<double>& x, const std::vector<double>& v) {
+    const std::size_t n = 3 * static_cast<std::size_t>(backend_->layout.num_nodes());
+    EDN_VERIFY(x.size() == n && v.size() == n, ErrorCode::Usage, "set_state: expected " << n << " values");
+    backend_->set_state(x, v);
+}
+const std::vector<double>& Simulation::rest_positions() const { return backend_->rest; }
+const std::vector<double>& Simulation::lumped_mass() const { return backend_->mass; }
+std::vector<double> Simulation::von_mises_stress() const { return backend_->von_mises_stress(); }
+const std::vector<std::uint8_t>& Simulation::pinned() const { return backend_->fixed; }
+const TetMesh& Simulation::mesh() const { return backend_->mesh; }
+const SimulationSettings& Simulation::settings() const { return backend_->settings; }
+Index Simulation::num_nodes() const { return backend_->layout.num_nodes(); }
+std::int64_t Simulation::nnz_blocks() const { return backend_->pattern.nnz_blocks(); }
+std::size_t Simulation::matrix_bytes() const {
+    return backend_->pattern.matrix_bytes(backend_->settings.backend == Backend::Cuda ? sizeof(float) : sizeof(double));
+}
+Index Simulation::components() const { return backend_->components; }
+
+} // namespace edn

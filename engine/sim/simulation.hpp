@@ -1,0 +1,142 @@
+#pragma once
+/// The per-frame engine: implicit Newton steps on the fixed Bin-BCSR* pattern (see DESIGN.md,
+/// "Data flow of one frame"). Backend-agnostic driver; the numerical work runs on the CPU
+/// (double) or on the GPU (float) behind the same interface.
+
+#include "mesh/tet_mesh.hpp"
+#include "solver/pcg.hpp"
+#include "sparse/summation.hpp"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace edn {
+
+/// Constitutive models.
+enum class Material : std::uint8_t { Linear, Corotational, NeoHookean };
+/// Time integration schemes.
+enum class Integrator : std::uint8_t {
+    BackwardEuler, ///< minimises the incremental potential (dissipative, very stable)
+    Midpoint,      ///< variational implicit midpoint (Cecka et al. 2011, energy conserving)
+    Static,        ///< equilibrium: minimises W(x) - f.x (needs pins)
+};
+/// Where the numbers are crunched.
+enum class Backend : std::uint8_t { Cpu, Cuda };
+
+/// "linear", "corotational", "neohookean".
+const char* material_name(Material material);
+std::optional<Material> parse_material(std::string_view name);
+/// "backward_euler", "midpoint", "static".
+const char* integrator_name(Integrator integrator);
+std::optional<Integrator> parse_integrator(std::string_view name);
+/// "cpu", "cuda".
+const char* backend_name(Backend backend);
+std::optional<Backend> parse_backend(std::string_view name);
+
+/// Everything a user can tune; validated by Simulation (edn::Error(Usage) on bad values).
+struct SimulationSettings {
+    int order = 1;                         ///< Lagrange order 1..3
+    Material material = Material::NeoHookean;
+    double young = 1e5;                    ///< Young's modulus E [Pa], > 0
+    double poisson = 0.3;                  ///< Poisson's ratio, in (-1, 0.5)
+    double density = 1000;                 ///< rho [kg/m^3], > 0
+    double dt = 1.0 / 60.0;                ///< time step [s], > 0
+    Integrator integrator = Integrator::BackwardEuler;
+    Backend backend = Backend::Cpu;
+    SummationMethod summation = SummationMethod::PerEntry;
+    std::array<double, 3> gravity = {0, 0, -9.81}; ///< [m/s^2]
+    double mass_damping = 0;               ///< Rayleigh alpha [1/s] (mass-proportional)
+    int max_newton_iterations = 5;         ///< per frame
+    double newton_tolerance = 1e-3;        ///< on the Newton decrement, relative to the first
+    PcgSettings pcg;                       ///< inner linear solves
+    bool project_hessian = true;           ///< PSD-project per quadrature point (else exact)
+    std::optional<double> ground_height;   ///< penalty ground plane z = h when set
+    double ground_stiffness = 1e5;         ///< [N/m] per node below the plane
+};
+
+/// Milliseconds per stage of one step.
+struct StageTimes {
+    double element = 0, summation = 0, pcg = 0, line_search = 0, total = 0;
+};
+
+/// What one step did. Expected numerical trouble is reported here, never thrown.
+struct StepResult {
+    int newton_iterations = 0;
+    int cg_iterations = 0;
+    double initial_residual = 0;   ///< |g| at the first iterate (free dofs)
+    double final_residual = 0;     ///< |g| after the last update
+    double potential = 0;          ///< incremental potential at the end
+    double strain_energy = 0;      ///< W(x) at the end of the step
+    double kinetic_energy = 0;     ///< 1/2 v^T M v at the end of the step
+    bool converged = false;        ///< Newton decrement below tolerance
+    int line_search_failures = 0;  ///< iterations whose line search fell back
+    bool recovered = false;        ///< a non-finite state was rolled back to the previous frame
+    std::vector<double> residuals; ///< |g| (free dofs) at each Newton iterate, then after the last
+    StageTimes times;
+};
+
+/// A spring from a point on the boundary surface (barycentric on a boundary face's vertices)
+/// to a target position: what the mouse drag pulls with.
+struct DragSpring {
+    std::array<Index, 3> vertices{}; ///< vertex (node) indices of the picked face
+    std::array<double, 3> weights{}; ///< barycentric weights, sum 1
+    std::array<double, 3> target{};  ///< where the point is pulled [m]
+    double stiffness = 1e3;          ///< [N/m]
+};
+
+class SimulationBackend;
+
+/// One simulated solid.
+class Simulation {
+public:
+    /// Builds topology, node layout, pattern, maps and mass for `mesh` (validated, positive
+    /// cells). Throws edn::Error on bad settings or when the backend is unavailable.
+    Simulation(TetMesh mesh, const SimulationSettings& settings);
+    ~Simulation();
+    Simulation(const Simulation&) = delete;
+    Simulation& operator=(const Simulation&) = delete;
+
+    /// Advances one time step (or solves for equilibrium with Integrator::Static).
+    StepResult step();
+
+    /// Pins (Dirichlet) every node whose rest z is below `z`; returns how many were pinned.
+    Index pin_below(double z);
+    /// Pins or frees one node.
+    void set_pinned(Index node, bool pinned);
+    /// The drag spring (or none).
+    void set_drag(std::optional<DragSpring> drag);
+
+    /// Current node positions, 3 per node (node order of mesh/node_layout.hpp).
+    std::vector<double> positions() const;
+    /// Current node velocities, 3 per node.
+    std::vector<double> velocities() const;
+    /// Overwrites positions and velocities (3 per node each), e.g. after a topology change.
+    void set_state(const std::vector<double>& positions, const std::vector<double>& velocities);
+    /// Rest positions of the nodes.
+    const std::vector<double>& rest_positions() const;
+    /// Per-node lumped mass (HRZ for p >= 2).
+    const std::vector<double>& lumped_mass() const;
+    /// Per-cell von Mises stress of the current state (at the cell's first quadrature point).
+    std::vector<double> von_mises_stress() const;
+    /// Whether each node is pinned.
+    const std::vector<std::uint8_t>& pinned() const;
+
+    const TetMesh& mesh() const;
+    const SimulationSettings& settings() const;
+    Index num_nodes() const;
+    /// Non-zero 3x3 blocks of the system matrix (diagonal included).
+    std::int64_t nnz_blocks() const;
+    /// Bytes of the system matrix.
+    std::size_t matrix_bytes() const;
+    /// Connected components of the mesh.
+    Index components() const;
+
+private:
+    std::unique_ptr<SimulationBackend> backend_;
+};
+
+} // namespace edn

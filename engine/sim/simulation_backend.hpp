@@ -1,0 +1,54 @@
+#pragma once
+/// Internal: state shared by the backends of Simulation and the interface they implement.
+
+#include "mesh/node_layout.hpp"
+#include "mesh/topology.hpp"
+#include "sim/simulation.hpp"
+#include "sparse/bin_bcsr_pattern.hpp"
+
+#include <chrono>
+
+namespace edn {
+
+/// Host-side set-up common to every backend: topology, node layout, pattern, masses, pins.
+class SimulationBackend {
+public:
+    SimulationBackend(TetMesh mesh, const SimulationSettings& settings);
+    virtual ~SimulationBackend() = default;
+
+    virtual StepResult step() = 0;
+    virtual std::vector<double> positions() const = 0;
+    virtual std::vector<double> velocities() const = 0;
+    virtual void set_state(const std::vector<double>& x, const std::vector<double>& v) = 0;
+    virtual std::vector<double> von_mises_stress() const = 0;
+    /// Called after pins changed.
+    virtual void pins_changed() {}
+
+    TetMesh mesh;
+    SimulationSettings settings;
+    Topology topology;
+    NodeLayout layout;
+    BinBcsrPattern pattern;
+    std::vector<Index> cell_nodes;   ///< #T x m
+    std::vector<double> rest;        ///< 3 #nodes rest positions
+    std::vector<double> mass;        ///< #nodes lumped (HRZ) mass
+    std::vector<std::uint8_t> fixed; ///< #nodes pin mask
+    std::optional<DragSpring> drag;
+    Index components = 0;
+
+    /// Coefficient c of the inertia term c/2 (y - y~)^T M (y - y~) and the effective step.
+    double inertia_coefficient() const;
+    double effective_dt() const;
+};
+
+/// Milliseconds since `start`.
+inline double elapsed_ms(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// The CPU backend (double).
+std::unique_ptr<SimulationBackend> make_cpu_backend(TetMesh mesh, const SimulationSettings& settings);
+/// The CUDA backend (float); throws edn::Error(Unsupported) in a build without CUDA.
+std::unique_ptr<SimulationBackend> make_cuda_backend(TetMesh mesh, const SimulationSettings& settings);
+
+} // namespace edn

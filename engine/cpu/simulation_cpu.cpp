@@ -58,9 +58,11 @@ private:
     /// Element energies (and gradients, Hessians) at node positions y; returns the sum of W.
     double evaluate_elements(const std::vector<double>& y, int outputs);
     template <int P, class Material>
-    double evaluate_elements_with(const Material& material, const std::vector<double>& y, int outputs);
+    double evaluate_elements_with(const Material& material, const std::vector<double>& y,
+                                  int outputs);
     /// Incremental potential and (optionally) its gradient on free dofs.
-    double potential(const std::vector<double>& y, double strain_energy, std::vector<double>* gradient) const;
+    double potential(const std::vector<double>& y, double strain_energy,
+                     std::vector<double>* gradient) const;
     void assemble_hessian();
     bool all_finite(const std::vector<double>& v) const {
         for (double x : v)
@@ -102,19 +104,24 @@ double CpuBackend::evaluate_elements_with(const Material& material, const std::v
 double CpuBackend::evaluate_elements(const std::vector<double>& y, int outputs) {
     auto run = [&](const auto& material) {
         switch (layout.order) {
-        case 1: return evaluate_elements_with<1>(material, y, outputs);
-        case 2: return evaluate_elements_with<2>(material, y, outputs);
-        default: return evaluate_elements_with<3>(material, y, outputs);
+        case 1:
+            return evaluate_elements_with<1>(material, y, outputs);
+        case 2:
+            return evaluate_elements_with<2>(material, y, outputs);
+        default:
+            return evaluate_elements_with<3>(material, y, outputs);
         }
     };
     switch (settings.material) {
-    case Material::Linear: return run(LinearMaterial<double>{lame_});
+    case Material::Linear:
+        return run(LinearMaterial<double>{lame_});
     case Material::Corotational: {
         Corotational<double> c{lame_};
         c.tangent = CorotationalTangent::exact;
         return run(c);
     }
-    case Material::NeoHookean: return run(NeoHookean<double>{lame_});
+    case Material::NeoHookean:
+        return run(NeoHookean<double>{lame_});
     }
     return 0;
 }
@@ -123,7 +130,8 @@ double CpuBackend::potential(const std::vector<double>& y, double strain_energy,
                              std::vector<double>* gradient) const {
     const Index n = layout.num_nodes();
     const double c = inertia_coefficient();
-    const double damping = settings.integrator == Integrator::Static ? 0.0 : settings.mass_damping / effective_dt();
+    const double damping =
+        settings.integrator == Integrator::Static ? 0.0 : settings.mass_damping / effective_dt();
     const int m = nodes_per_cell(layout.order);
     std::vector<double> node_energy(n, 0.0);
     parallel_for(0, n, [&](std::int64_t i) {
@@ -132,7 +140,8 @@ double CpuBackend::potential(const std::vector<double>& y, double strain_energy,
             const std::int64_t k = 3 * i + d;
             const double dy = c > 0 ? y[k] - y_tilde_[k] : 0.0;
             const double dv = y[k] - x_start_[k];
-            e += 0.5 * mass[i] * (c * dy * dy + damping * dv * dv) - mass[i] * settings.gravity[d] * y[k];
+            e += 0.5 * mass[i] * (c * dy * dy + damping * dv * dv) -
+                 mass[i] * settings.gravity[d] * y[k];
             if (gradient) (*gradient)[k] = mass[i] * (c * dy + damping * dv - settings.gravity[d]);
         }
         if (settings.ground_height) {
@@ -156,7 +165,8 @@ double CpuBackend::potential(const std::vector<double>& y, double strain_energy,
                 const Index t = csr.indices[e];
                 int a = 0;
                 while (cell_nodes[std::int64_t(t) * m + a] != i) ++a;
-                for (int d = 0; d < 3; ++d) (*gradient)[3 * i + d] += forces_[(std::int64_t(t) * m + a) * 3 + d];
+                for (int d = 0; d < 3; ++d)
+                    (*gradient)[3 * i + d] += forces_[(std::int64_t(t) * m + a) * 3 + d];
             }
         });
     }
@@ -169,7 +179,8 @@ double CpuBackend::potential(const std::vector<double>& y, double strain_energy,
             total += 0.5 * drag->stiffness * diff * diff;
             if (gradient)
                 for (int k = 0; k < 3; ++k)
-                    (*gradient)[3 * drag->vertices[k] + d] += drag->stiffness * drag->weights[k] * diff;
+                    (*gradient)[3 * drag->vertices[k] + d] +=
+                        drag->stiffness * drag->weights[k] * diff;
         }
     }
     if (gradient)
@@ -182,9 +193,12 @@ void CpuBackend::assemble_hessian() {
     const int m = nodes_per_cell(layout.order);
     const CellNodesView cells_view{cell_nodes.data(), m, mesh.num_cells()};
     switch (settings.summation) {
-    case SummationMethod::PerEntry: cpu::sum_per_entry(map_.view(), blocks_.data(), matrix_.view()); break;
+    case SummationMethod::PerEntry:
+        cpu::sum_per_entry(map_.view(), blocks_.data(), matrix_.view());
+        break;
     case SummationMethod::PerSimplex:
-        cpu::sum_per_simplex(node_cells_view(topology, layout), cells_view, blocks_.data(), matrix_.view());
+        cpu::sum_per_simplex(node_cells_view(topology, layout), cells_view, blocks_.data(),
+                             matrix_.view());
         break;
     case SummationMethod::Inline:
         cpu::sum_inline_linear_p1(node_cells_view(topology, layout), mesh.cells.data(),
@@ -193,7 +207,8 @@ void CpuBackend::assemble_hessian() {
     }
     const Index n = layout.num_nodes();
     const double c = inertia_coefficient();
-    const double damping = settings.integrator == Integrator::Static ? 0.0 : settings.mass_damping / effective_dt();
+    const double damping =
+        settings.integrator == Integrator::Static ? 0.0 : settings.mass_damping / effective_dt();
     parallel_for(0, n, [&](std::int64_t i) {
         const double add = mass[i] * (c + damping);
         for (int k : {0, 4, 8}) matrix_.diag[k * std::int64_t(n) + i] += add;
@@ -211,7 +226,9 @@ void CpuBackend::assemble_hessian() {
                     const Index bin = row / kBinRows;
                     const Index j = (slot - pattern.bin_offsets[bin]) / kBinRows;
                     for (int k : {0, 4, 8})
-                        matrix_.values[bin_bcsr_value_index(pattern.bin_offsets.data(), row, j, k)] += w;
+                        matrix_
+                            .values[bin_bcsr_value_index(pattern.bin_offsets.data(), row, j, k)] +=
+                            w;
                 }
             }
     }
@@ -259,7 +276,8 @@ StepResult CpuBackend::step() {
         for (std::size_t k = 0; k < dofs; ++k) rhs[k] = -g[k], dx[k] = 0.0;
         PcgSettings pcg = settings.pcg;
         pcg.warm_start = false;
-        const PcgResult solve = cpu::pcg(matrix_.view(), rhs.data(), dx.data(), pcg, pcg_workspace_, fixed.data());
+        const PcgResult solve =
+            cpu::pcg(matrix_.view(), rhs.data(), dx.data(), pcg, pcg_workspace_, fixed.data());
         result.cg_iterations += solve.iterations;
         result.times.pcg += elapsed_ms(t0);
         double slope = 0; // g . dx, negative for a descent direction
@@ -270,7 +288,10 @@ StepResult CpuBackend::step() {
             ++result.line_search_failures;
             for (Index i = 0; i < n; ++i)
                 for (int d = 0; d < 3; ++d)
-                    dx[3 * i + d] = fixed[i] ? 0.0 : -g[3 * i + d] / (mass[i] * (inertia_coefficient() + 1.0 / (h * h)));
+                    dx[3 * i + d] =
+                        fixed[i]
+                            ? 0.0
+                            : -g[3 * i + d] / (mass[i] * (inertia_coefficient() + 1.0 / (h * h)));
             slope = 0;
             for (std::size_t k = 0; k < dofs; ++k) slope += g[k] * dx[k];
             if (!(slope < 0)) break;
@@ -351,17 +372,23 @@ std::vector<double> CpuBackend::von_mises_stress() const {
     auto run = [&](const auto& material) {
         parallel_for(0, mesh.num_cells(), [&](std::int64_t t) {
             double dN[20][3];
-            auto grads = [&]<int P>() { LagrangeTet<P, double>::grad(centroid.bary[0], reinterpret_cast<double(*)[3]>(dN)); };
-            if (layout.order == 1) grads.template operator()<1>();
-            else if (layout.order == 2) grads.template operator()<2>();
-            else grads.template operator()<3>();
+            auto grads = [&]<int P>() {
+                LagrangeTet<P, double>::grad(centroid.bary[0], reinterpret_cast<double(*)[3]>(dN));
+            };
+            if (layout.order == 1)
+                grads.template operator()<1>();
+            else if (layout.order == 2)
+                grads.template operator()<2>();
+            else
+                grads.template operator()<3>();
             Mat3<double> F;
             const RestElement<double>& r = rest_elements_[t];
             for (int row = 0; row < 3; ++row)
                 for (int j = 0; j < 3; ++j) {
                     double s = 0;
                     for (int a = 0; a < m; ++a) {
-                        const double g = r.inverse_jacobian[0][j] * dN[a][0] + r.inverse_jacobian[1][j] * dN[a][1] +
+                        const double g = r.inverse_jacobian[0][j] * dN[a][0] +
+                                         r.inverse_jacobian[1][j] * dN[a][1] +
                                          r.inverse_jacobian[2][j] * dN[a][2];
                         s += x_[3 * cell_nodes[std::int64_t(t) * m + a] + row] * g;
                     }
@@ -374,16 +401,23 @@ std::vector<double> CpuBackend::von_mises_stress() const {
         });
     };
     switch (settings.material) {
-    case Material::Linear: run(LinearMaterial<double>{lame_}); break;
-    case Material::Corotational: run(Corotational<double>{lame_}); break;
-    case Material::NeoHookean: run(NeoHookean<double>{lame_}); break;
+    case Material::Linear:
+        run(LinearMaterial<double>{lame_});
+        break;
+    case Material::Corotational:
+        run(Corotational<double>{lame_});
+        break;
+    case Material::NeoHookean:
+        run(NeoHookean<double>{lame_});
+        break;
     }
     return out;
 }
 
 } // namespace
 
-std::unique_ptr<SimulationBackend> make_cpu_backend(TetMesh mesh, const SimulationSettings& settings) {
+std::unique_ptr<SimulationBackend> make_cpu_backend(TetMesh mesh,
+                                                    const SimulationSettings& settings) {
     return std::make_unique<CpuBackend>(std::move(mesh), settings);
 }
 

@@ -591,6 +591,41 @@ void Assembly::Impl::finish_setup(const TetMesh& mesh, int order) {
     }
 }
 
+float* Assembly::device_element_blocks() {
+    Impl& d = *impl_;
+    const std::size_t count = 9 * static_cast<std::size_t>(d.num_cells) * d.m * d.m;
+    if (d.blocks.size() != count) {
+        if (d.blocks.size()) d.release(d.blocks);
+        d.blocks.resize(count);
+        d.track(d.blocks);
+    }
+    return d.blocks.data();
+}
+
+BinBcsrMatrixView<float> Assembly::device_matrix() const {
+    const Impl& d = *impl_;
+    BinBcsrPatternView p{d.layout.num_nodes(), d.bins, d.bin_offsets.data(), d.columns.data(),
+                         d.row_counts.data()};
+    return {p, const_cast<float*>(d.values.data()), const_cast<float*>(d.diag.data())};
+}
+
+NodeCellsView Assembly::device_node_cells() const {
+    const Impl& d = *impl_;
+    return {d.layout,
+            {d.topo.vertex_offsets.data(), d.topo.vertex_cells.data()},
+            {d.topo.edge_offsets.data(), d.topo.edge_cells.data()},
+            {d.topo.face_offsets.data(), d.topo.face_cells.data()}};
+}
+
+CellNodesView Assembly::device_cell_nodes() const {
+    const Impl& d = *impl_;
+    return {d.cell_nodes.data(), d.m, d.num_cells};
+}
+
+const NodeLayout& Assembly::layout() const {
+    return impl_->layout;
+}
+
 Topology Assembly::download_topology() const {
     return cuda::download_topology(impl_->topo);
 }

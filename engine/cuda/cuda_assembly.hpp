@@ -54,6 +54,18 @@ public:
     /// y = K x with host vectors (copies; for tests).
     std::vector<float> spmv(const std::vector<float>& x) const;
 
+    // ---- device access for other CUDA code (the simulation backend); pointers are device memory
+    /// Element block storage (#T * m * m * 9 floats), allocated on first use. Writers fill it,
+    /// then call sum() with PerEntry or PerSimplex.
+    float* device_element_blocks();
+    /// The matrix with device pointers (pattern arrays, values, diagonal).
+    BinBcsrMatrixView<float> device_matrix() const;
+    /// node -> incident cells (device pointers) and the #T x m cell node table.
+    NodeCellsView device_node_cells() const;
+    CellNodesView device_cell_nodes() const;
+    /// The node layout of this assembly.
+    const NodeLayout& layout() const;
+
     /// The device topology, copied back (no boundary faces), for tests.
     Topology download_topology() const;
     /// The pattern, copied back to the host.

@@ -15,10 +15,10 @@
 ///   pair i < j:  on the symmetric part (dF^_ij + dF^_ji)/sqrt 2 the eigenvalue
 ///                alpha = (psi_i - psi_j)/(sigma_i - sigma_j) = 2 mu (no division needed), on the
 ///                skew part (dF^_ij - dF^_ji)/sqrt 2 the eigenvalue
-///                beta = (psi_i + psi_j)/(sigma_i + sigma_j) = 2 mu + (2 lambda s - 4 mu)/(sigma_i +
-///                sigma_j).
+///                beta = (psi_i + psi_j)/(sigma_i + sigma_j) = 2 mu + (2 lambda s - 4 mu)/(sigma_i
+///                + sigma_j).
 /// (From dF^ = Omega_U Sigma + dSigma - Sigma Omega_V with Omega_U, Omega_V skew.) The 9x9 tangent
-/// is then sum of rank-one terms e e^T over these 9 eigenvectors mapped back by
+/// is then the sum of rank-one terms e e^T over these 9 eigenvectors mapped back by
 /// vec(U M V^T). R is not differentiable where sigma_i + sigma_j = 0 (an inverted element with
 /// |sigma_2| = sigma_1, or rank <= 1), and beta blows up there: the denominator is clamped to
 /// sqrt(eps) so the tangent stays finite (exact everywhere else).
@@ -56,7 +56,7 @@ enum class CorotationalTangent {
 
 /// Co-rotational material (see the file comment).
 template <class T> struct Corotational {
-    LameParameters<T> lame;                                ///< Lame parameters (lambda, mu)
+    LameParameters<T> lame;                                   ///< Lame parameters (lambda, mu)
     CorotationalTangent tangent = CorotationalTangent::exact; ///< tangent variant
 
     /// Energy density mu sum (sigma_k - 1)^2 + lambda/2 (sum sigma_k - 3)^2.

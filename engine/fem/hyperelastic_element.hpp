@@ -8,14 +8,16 @@
 ///   F = sum_a x_a g_a^T                       (F[r][i] = sum_a x_a[r] g_a[i]; F = I at rest),
 ///   W(x)          = sum_q w_q |det J| psi(F_q),
 ///   f_a[r]        = dW/dx_a[r]           = sum_q w_q |det J| sum_i P_q[r][i] g_a[i],
-///   K[a][b][r][c] = d^2 W/dx_a[r] dx_b[c] = sum_q w_q |det J| sum_ij dPdF_q[3r+i][3c+j] g_a[i]
-///   g_b[j],
+///   K[a][b][r][c] = d^2 W/dx_a[r] dx_b[c]
+///                 = sum_q w_q |det J| sum_ij dPdF_q[3r+i][3c+j] g_a[i] g_b[j],
 /// the same block layout and dof order 3a + r as linear_elasticity.hpp.
 ///
 /// PSD projection (flag project_psd): per quadrature point, on the 9x9 dP/dF. The element Hessian
 /// sum_q w_q |det J| G_q^T (dP/dF)_q G_q is then PSD because every rule used here has positive
-/// weights; per point is cheaper than projecting the 3m x 3m element matrix (9x9 instead of up to
-/// 60x60) and exact for p = 1. It is slightly more conservative than a per-element projection.
+/// weights. Per point is much cheaper than projecting the 3m x 3m element matrix (a 9x9 instead
+/// of up to a 60x60 eigenproblem, and analytic for the co-rotational material); it may remove
+/// somewhat more curvature than a per-element projection would (G^T D+ G differs from
+/// (G^T D G)+), which only makes Newton steps a little more conservative.
 ///
 /// Quadrature (hyperelastic_quadrature_degree, hyperelastic_quadrature): F is a polynomial of
 /// degree p - 1, but psi(F) is not a polynomial, so no rule is exact; we use the rule that is
@@ -202,32 +204,31 @@ EDN_HOST_DEVICE inline T hyperelastic_energy(const Material& material, const Tet
                                              const QuadratureTet<T>& rule,
                                              const T x[lagrange_tet_num_nodes(P)][3]) {
     T energy = T(0);
-    hyperelastic_element<P>(material, rest, rule, x, false, &energy,
-                            static_cast<T (*)[3]>(nullptr),
-                            static_cast<T (*)[lagrange_tet_num_nodes(P)][3][3]>(nullptr));
+    hyperelastic_element<P>(material, rest, rule, x, false, &energy, static_cast<T(*)[3]>(nullptr),
+                            static_cast<T(*)[lagrange_tet_num_nodes(P)][3][3]>(nullptr));
     return energy;
 }
 
 /// Element energy gradient f[a][r] = dW / dx_a[r] of an order-P element.
 template <int P, class T, class Material>
-EDN_HOST_DEVICE inline void hyperelastic_energy_gradient(const Material& material,
-                                                         const TetGeometry<T>& rest,
-                                                         const QuadratureTet<T>& rule,
-                                                         const T x[lagrange_tet_num_nodes(P)][3],
-                                                         T f[lagrange_tet_num_nodes(P)][3]) {
+EDN_HOST_DEVICE inline void
+hyperelastic_energy_gradient(const Material& material, const TetGeometry<T>& rest,
+                             const QuadratureTet<T>& rule, const T x[lagrange_tet_num_nodes(P)][3],
+                             T f[lagrange_tet_num_nodes(P)][3]) {
     hyperelastic_element<P>(material, rest, rule, x, false, static_cast<T*>(nullptr), f,
-                            static_cast<T (*)[lagrange_tet_num_nodes(P)][3][3]>(nullptr));
+                            static_cast<T(*)[lagrange_tet_num_nodes(P)][3][3]>(nullptr));
 }
 
 /// Element Hessian blocks K[a][b][r][c] = d^2 W / dx_a[r] dx_b[c] of an order-P element,
 /// projected per quadrature point onto the PSD cone when project_psd.
 template <int P, class T, class Material>
-EDN_HOST_DEVICE inline void hyperelastic_energy_hessian(
-    const Material& material, const TetGeometry<T>& rest, const QuadratureTet<T>& rule,
-    const T x[lagrange_tet_num_nodes(P)][3], bool project_psd,
-    T K[lagrange_tet_num_nodes(P)][lagrange_tet_num_nodes(P)][3][3]) {
+EDN_HOST_DEVICE inline void
+hyperelastic_energy_hessian(const Material& material, const TetGeometry<T>& rest,
+                            const QuadratureTet<T>& rule, const T x[lagrange_tet_num_nodes(P)][3],
+                            bool project_psd,
+                            T K[lagrange_tet_num_nodes(P)][lagrange_tet_num_nodes(P)][3][3]) {
     hyperelastic_element<P>(material, rest, rule, x, project_psd, static_cast<T*>(nullptr),
-                            static_cast<T (*)[3]>(nullptr), K);
+                            static_cast<T(*)[3]>(nullptr), K);
 }
 
 } // namespace edn

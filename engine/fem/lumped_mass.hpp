@@ -7,9 +7,9 @@
 /// m_a = rho V d_a / sum_b d_b. Row-sum lumping is not used there because the row sums of the
 /// consistent mass are rho integral N_a, which is negative for P2 vertices (-rho V / 20); for P3
 /// they happen to be positive (V/40 at vertices) but HRZ is used for every p >= 2 for uniformity
-/// (it also weights nodes closer to their consistent-mass share). HRZ masses are always positive, so the lumped mass is a positive
-/// diagonal (block diagonal m_a I) usable as a preconditioner and for explicit steps. The 3x3
-/// block of node a is m_a times the identity.
+/// (it also weights nodes closer to their consistent-mass share). HRZ masses are always positive,
+/// so the lumped mass is a positive diagonal (block diagonal m_a I) usable as a preconditioner and
+/// for explicit steps. The 3x3 block of node a is m_a times the identity.
 
 #include "core/types.hpp"
 #include "fem/element_geometry.hpp"

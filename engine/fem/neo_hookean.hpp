@@ -10,12 +10,14 @@
 /// J0, ln J is replaced by its second-order Taylor polynomial at J0, so l, l' and l'' are
 /// continuous at J0: energy, stress and tangent are continuous (psi is C2) and finite for every
 /// F, including det F = 0 and inverted F. The extension keeps resisting inversion: l' > 0 and
-/// lambda l - mu < 0 for J < J0 (with the default J0 and any nu > 0), so dpsi/dJ < 0 pushes J
+/// lambda l - mu < 0 for J < J0 (l < ln J0 < 0 there, lambda >= 0), so dpsi/dJ < 0 pushes J
 /// back up, and psi grows like lambda (J - J0)^4 / (8 J0^4) as J -> -infinity. J0 = 1e-3 is a
 /// compromise: every element compressed to less than 0.1% of its volume is outside the exact
 /// law (so exports of any reasonable displacement see exactly W), while the extension's
-/// stiffness, about lambda (1 - ln J0) / J0^2 ~ 8e6 lambda, stays finite in float; in float,
-/// psi overflows only for |J| beyond about 1e4.
+/// stiffness, about lambda (1 - ln J0) / J0^2 ~ 8e6 lambda at J0, stays finite in float. Caveat:
+/// deep in the extension the curvature grows like lambda J^2 / J0^4 (finite, but stiff: Newton
+/// on deeply inverted elements is badly conditioned even after PSD projection); in float, psi
+/// overflows only for |J| beyond about 1e4 (lambda up to 1e6). Raise J0 for a softer extension.
 ///
 /// Derivatives are written with the cofactor matrix C = cof F = dJ/dF (no F^{-1}, hence finite
 /// for singular F):
@@ -80,7 +82,7 @@ template <class T> EDN_HOST_DEVICE inline ExtendedLog<T> extended_log(T J, T J0)
 
 /// Compressible neo-Hookean material with the inversion extension of the file comment.
 template <class T> struct NeoHookean {
-    LameParameters<T> lame;            ///< Lame parameters (lambda, mu)
+    LameParameters<T> lame;           ///< Lame parameters (lambda, mu)
     T extension_jacobian = T(1.0e-3); ///< J0: below it ln J is replaced by its Taylor polynomial
 
     /// Energy density psi(F).

@@ -12,12 +12,12 @@
 /// they are mutually orthogonal to working precision (implicitly Jacobi on F^T F, but without
 /// squaring the condition number, so small singular values keep absolute accuracy eps ||F||);
 /// columns sorted by decreasing norm, det V made +1 by flipping its last column. Then the
-/// orthogonal columns b_k = sigma_k u_k of B are orthonormalised by Gram-Schmidt: u_0 = b_0 / |b_0|, u_1 = the part of
-/// b_1 orthogonal to u_0, normalised, u_2 = u_0 x u_1 (so det U = +1), sigma_k = u_k . b_k. The
-/// sign of sigma_2 then follows from det F. Degenerate cases:
-/// F = 0 or b_0 tiny gives u_0 = e_x; b_1 at rounding level relative to b_0 (rank <= 1) gives an
-/// arbitrary unit u_1 orthogonal to u_0; repeated singular values give an arbitrary orthonormal
-/// basis of their eigenspace, for which R and S are unchanged.
+/// orthogonal columns b_k = sigma_k u_k of B are orthonormalised by Gram-Schmidt: u_0 = b_0 /
+/// |b_0|, u_1 = the part of b_1 orthogonal to u_0, normalised, u_2 = u_0 x u_1 (so det U = +1),
+/// sigma_k = u_k . b_k. The sign of sigma_2 then follows from det F. Degenerate cases: F = 0 or b_0
+/// tiny gives u_0 = e_x; b_1 at rounding level relative to b_0 (rank <= 1) gives an arbitrary unit
+/// u_1 orthogonal to u_0; repeated singular values give an arbitrary orthonormal basis of their
+/// eigenspace, for which R and S are unchanged.
 
 #include "core/types.hpp"
 #include "fem/small_matrix.hpp"

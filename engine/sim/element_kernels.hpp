@@ -41,9 +41,9 @@ template <class T> struct LinearMaterial {
             for (int j = 0; j < 3; ++j)
                 for (int k = 0; k < 3; ++k)
                     for (int l = 0; l < 3; ++l)
-                        dPdF[3 * i + j][3 * k + l] =
-                            lame.mu * ((i == k && j == l ? T(1) : T(0)) + (i == l && j == k ? T(1) : T(0))) +
-                            (i == j && k == l ? lame.lambda : T(0));
+                        dPdF[3 * i + j][3 * k + l] = lame.mu * ((i == k && j == l ? T(1) : T(0)) +
+                                                                (i == l && j == k ? T(1) : T(0))) +
+                                                     (i == j && k == l ? lame.lambda : T(0));
     }
 };
 
@@ -66,9 +66,9 @@ enum ElementOutput : int { kEnergy = 1, kGradient = 2, kHessian = 4 };
 /// (not accumulated): energy, gradient[m][3], hessian[m][m][9] (row-major 3x3 blocks).
 template <int P, class T, class Material>
 EDN_HOST_DEVICE inline void evaluate_element(const Material& material, const RestElement<T>& rest,
-                                             const QuadratureTet<T>& rule,
-                                             const T (*x)[3], int outputs, bool project, T& energy,
-                                             T (*gradient)[3], T* hessian) {
+                                             const QuadratureTet<T>& rule, const T (*x)[3],
+                                             int outputs, bool project, T& energy, T (*gradient)[3],
+                                             T* hessian) {
     constexpr int m = lagrange_tet_num_nodes(P);
     energy = T(0);
     if (outputs & kGradient)
@@ -81,7 +81,8 @@ EDN_HOST_DEVICE inline void evaluate_element(const Material& material, const Res
         T g[m][3];
         for (int a = 0; a < m; ++a)
             for (int j = 0; j < 3; ++j)
-                g[a][j] = rest.inverse_jacobian[0][j] * dN[a][0] + rest.inverse_jacobian[1][j] * dN[a][1] +
+                g[a][j] = rest.inverse_jacobian[0][j] * dN[a][0] +
+                          rest.inverse_jacobian[1][j] * dN[a][1] +
                           rest.inverse_jacobian[2][j] * dN[a][2];
         Mat3<T> F;
         for (int r = 0; r < 3; ++r)
@@ -99,7 +100,8 @@ EDN_HOST_DEVICE inline void evaluate_element(const Material& material, const Res
         if (outputs & kGradient)
             for (int a = 0; a < m; ++a)
                 for (int r = 0; r < 3; ++r)
-                    gradient[a][r] += w * (Pk.m[r][0] * g[a][0] + Pk.m[r][1] * g[a][1] + Pk.m[r][2] * g[a][2]);
+                    gradient[a][r] +=
+                        w * (Pk.m[r][0] * g[a][0] + Pk.m[r][1] * g[a][1] + Pk.m[r][2] * g[a][2]);
         if (outputs & kHessian)
             for (int a = 0; a < m; ++a) {
                 // A[r][c][l] = sum_j D[3r+j][3c+l] g_a[j]

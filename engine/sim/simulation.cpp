@@ -11,9 +11,12 @@ namespace edn {
 
 const char* material_name(Material material) {
     switch (material) {
-    case Material::Linear: return "linear";
-    case Material::Corotational: return "corotational";
-    case Material::NeoHookean: return "neohookean";
+    case Material::Linear:
+        return "linear";
+    case Material::Corotational:
+        return "corotational";
+    case Material::NeoHookean:
+        return "neohookean";
     }
     return "unknown";
 }
@@ -27,9 +30,12 @@ std::optional<Material> parse_material(std::string_view name) {
 
 const char* integrator_name(Integrator integrator) {
     switch (integrator) {
-    case Integrator::BackwardEuler: return "backward_euler";
-    case Integrator::Midpoint: return "midpoint";
-    case Integrator::Static: return "static";
+    case Integrator::BackwardEuler:
+        return "backward_euler";
+    case Integrator::Midpoint:
+        return "midpoint";
+    case Integrator::Static:
+        return "static";
     }
     return "unknown";
 }
@@ -41,7 +47,9 @@ std::optional<Integrator> parse_integrator(std::string_view name) {
     return std::nullopt;
 }
 
-const char* backend_name(Backend backend) { return backend == Backend::Cpu ? "cpu" : "cuda"; }
+const char* backend_name(Backend backend) {
+    return backend == Backend::Cpu ? "cpu" : "cuda";
+}
 
 std::optional<Backend> parse_backend(std::string_view name) {
     if (name == "cpu") return Backend::Cpu;
@@ -53,11 +61,14 @@ namespace {
 
 void validate(const SimulationSettings& s) {
     auto finite = [](double v) { return std::isfinite(v); };
-    EDN_VERIFY(s.order >= 1 && s.order <= 3, ErrorCode::Usage, "element order " << s.order << " not in 1..3");
-    EDN_VERIFY(finite(s.young) && s.young > 0, ErrorCode::Usage, "Young's modulus must be > 0, got " << s.young);
+    EDN_VERIFY(s.order >= 1 && s.order <= 3, ErrorCode::Usage,
+               "element order " << s.order << " not in 1..3");
+    EDN_VERIFY(finite(s.young) && s.young > 0, ErrorCode::Usage,
+               "Young's modulus must be > 0, got " << s.young);
     EDN_VERIFY(finite(s.poisson) && s.poisson > -1 && s.poisson < 0.5, ErrorCode::Usage,
                "Poisson's ratio must be in (-1, 0.5), got " << s.poisson);
-    EDN_VERIFY(finite(s.density) && s.density > 0, ErrorCode::Usage, "density must be > 0, got " << s.density);
+    EDN_VERIFY(finite(s.density) && s.density > 0, ErrorCode::Usage,
+               "density must be > 0, got " << s.density);
     EDN_VERIFY(finite(s.dt) && s.dt > 0, ErrorCode::Usage, "time step must be > 0, got " << s.dt);
     for (double g : s.gravity) EDN_VERIFY(finite(g), ErrorCode::Usage, "gravity must be finite");
     EDN_VERIFY(finite(s.mass_damping) && s.mass_damping >= 0, ErrorCode::Usage,
@@ -70,10 +81,12 @@ void validate(const SimulationSettings& s) {
                    s.pcg.relative_tolerance < 1,
                ErrorCode::Usage, "CG tolerance must be in (0, 1)");
     EDN_VERIFY(s.pcg.max_iterations >= 1, ErrorCode::Usage, "CG iteration cap must be >= 1");
-    EDN_VERIFY(!s.ground_height || finite(*s.ground_height), ErrorCode::Usage, "ground height must be finite");
+    EDN_VERIFY(!s.ground_height || finite(*s.ground_height), ErrorCode::Usage,
+               "ground height must be finite");
     EDN_VERIFY(finite(s.ground_stiffness) && s.ground_stiffness >= 0, ErrorCode::Usage,
                "ground stiffness must be >= 0");
-    EDN_VERIFY(s.summation != SummationMethod::Inline || (s.order == 1 && s.material == Material::Linear),
+    EDN_VERIFY(s.summation != SummationMethod::Inline ||
+                   (s.order == 1 && s.material == Material::Linear),
                ErrorCode::Usage,
                "inline summation computes linear p = 1 element matrices only; use per_entry or "
                "per_simplex for this material/order");
@@ -116,9 +129,15 @@ SimulationBackend::SimulationBackend(TetMesh mesh_in, const SimulationSettings& 
         for (int d = 0; d < 3; ++d) rest[3 * i + d] = x[i][d];
     mass.assign(layout.num_nodes(), 0.0);
     switch (settings.order) {
-    case 1: add_lumped_mass<1>(mesh, cell_nodes, settings.density, mass); break;
-    case 2: add_lumped_mass<2>(mesh, cell_nodes, settings.density, mass); break;
-    default: add_lumped_mass<3>(mesh, cell_nodes, settings.density, mass); break;
+    case 1:
+        add_lumped_mass<1>(mesh, cell_nodes, settings.density, mass);
+        break;
+    case 2:
+        add_lumped_mass<2>(mesh, cell_nodes, settings.density, mass);
+        break;
+    default:
+        add_lumped_mass<3>(mesh, cell_nodes, settings.density, mass);
+        break;
     }
     fixed.assign(layout.num_nodes(), 0);
     components = num_components(topology);
@@ -135,13 +154,17 @@ double SimulationBackend::inertia_coefficient() const {
 }
 
 Simulation::Simulation(TetMesh mesh, const SimulationSettings& settings) {
-    if (settings.backend == Backend::Cuda) backend_ = make_cuda_backend(std::move(mesh), settings);
-    else backend_ = make_cpu_backend(std::move(mesh), settings);
+    if (settings.backend == Backend::Cuda)
+        backend_ = make_cuda_backend(std::move(mesh), settings);
+    else
+        backend_ = make_cpu_backend(std::move(mesh), settings);
 }
 
 Simulation::~Simulation() = default;
 
-StepResult Simulation::step() { return backend_->step(); }
+StepResult Simulation::step() {
+    return backend_->step();
+}
 
 Index Simulation::pin_below(double z) {
     EDN_VERIFY(std::isfinite(z), ErrorCode::Usage, "pin height must be finite");
@@ -167,31 +190,56 @@ void Simulation::set_drag(std::optional<DragSpring> drag) {
         for (Index v : drag->vertices)
             EDN_VERIFY(v >= 0 && v < backend_->layout.num_vertices, ErrorCode::Usage,
                        "drag vertex " << v << " out of range");
-        for (double t : drag->target) EDN_VERIFY(std::isfinite(t), ErrorCode::Usage, "drag target not finite");
+        for (double t : drag->target)
+            EDN_VERIFY(std::isfinite(t), ErrorCode::Usage, "drag target not finite");
         EDN_VERIFY(std::isfinite(drag->stiffness) && drag->stiffness >= 0, ErrorCode::Usage,
                    "drag stiffness must be >= 0");
     }
     backend_->drag = drag;
 }
 
-std::vector<double> Simulation::positions() const { return backend_->positions(); }
-std::vector<double> Simulation::velocities() const { return backend_->velocities(); }
+std::vector<double> Simulation::positions() const {
+    return backend_->positions();
+}
+std::vector<double> Simulation::velocities() const {
+    return backend_->velocities();
+}
 void Simulation::set_state(const std::vector<double>& x, const std::vector<double>& v) {
     const std::size_t n = 3 * static_cast<std::size_t>(backend_->layout.num_nodes());
-    EDN_VERIFY(x.size() == n && v.size() == n, ErrorCode::Usage, "set_state: expected " << n << " values");
+    EDN_VERIFY(x.size() == n && v.size() == n, ErrorCode::Usage,
+               "set_state: expected " << n << " values");
     backend_->set_state(x, v);
 }
-const std::vector<double>& Simulation::rest_positions() const { return backend_->rest; }
-const std::vector<double>& Simulation::lumped_mass() const { return backend_->mass; }
-std::vector<double> Simulation::von_mises_stress() const { return backend_->von_mises_stress(); }
-const std::vector<std::uint8_t>& Simulation::pinned() const { return backend_->fixed; }
-const TetMesh& Simulation::mesh() const { return backend_->mesh; }
-const SimulationSettings& Simulation::settings() const { return backend_->settings; }
-Index Simulation::num_nodes() const { return backend_->layout.num_nodes(); }
-std::int64_t Simulation::nnz_blocks() const { return backend_->pattern.nnz_blocks(); }
-std::size_t Simulation::matrix_bytes() const {
-    return backend_->pattern.matrix_bytes(backend_->settings.backend == Backend::Cuda ? sizeof(float) : sizeof(double));
+const std::vector<double>& Simulation::rest_positions() const {
+    return backend_->rest;
 }
-Index Simulation::components() const { return backend_->components; }
+const std::vector<double>& Simulation::lumped_mass() const {
+    return backend_->mass;
+}
+std::vector<double> Simulation::von_mises_stress() const {
+    return backend_->von_mises_stress();
+}
+const std::vector<std::uint8_t>& Simulation::pinned() const {
+    return backend_->fixed;
+}
+const TetMesh& Simulation::mesh() const {
+    return backend_->mesh;
+}
+const SimulationSettings& Simulation::settings() const {
+    return backend_->settings;
+}
+Index Simulation::num_nodes() const {
+    return backend_->layout.num_nodes();
+}
+std::int64_t Simulation::nnz_blocks() const {
+    return backend_->pattern.nnz_blocks();
+}
+std::size_t Simulation::matrix_bytes() const {
+    return backend_->pattern.matrix_bytes(
+        backend_->settings.backend == Backend::Cuda ? sizeof(float) : sizeof(double));
+}
+Index Simulation::components() const {
+    return backend_->components;
+}
 
 } // namespace edn

@@ -39,23 +39,23 @@ std::optional<Backend> parse_backend(std::string_view name);
 
 /// Everything a user can tune; validated by Simulation (edn::Error(Usage) on bad values).
 struct SimulationSettings {
-    int order = 1;                         ///< Lagrange order 1..3
+    int order = 1; ///< Lagrange order 1..3
     Material material = Material::NeoHookean;
-    double young = 1e5;                    ///< Young's modulus E [Pa], > 0
-    double poisson = 0.3;                  ///< Poisson's ratio, in (-1, 0.5)
-    double density = 1000;                 ///< rho [kg/m^3], > 0
-    double dt = 1.0 / 60.0;                ///< time step [s], > 0
+    double young = 1e5;     ///< Young's modulus E [Pa], > 0
+    double poisson = 0.3;   ///< Poisson's ratio, in (-1, 0.5)
+    double density = 1000;  ///< rho [kg/m^3], > 0
+    double dt = 1.0 / 60.0; ///< time step [s], > 0
     Integrator integrator = Integrator::BackwardEuler;
     Backend backend = Backend::Cpu;
     SummationMethod summation = SummationMethod::PerEntry;
     std::array<double, 3> gravity = {0, 0, -9.81}; ///< [m/s^2]
-    double mass_damping = 0;               ///< Rayleigh alpha [1/s] (mass-proportional)
-    int max_newton_iterations = 5;         ///< per frame
-    double newton_tolerance = 1e-3;        ///< on the Newton decrement, relative to the first
-    PcgSettings pcg;                       ///< inner linear solves
-    bool project_hessian = true;           ///< PSD-project per quadrature point (else exact)
-    std::optional<double> ground_height;   ///< penalty ground plane z = h when set
-    double ground_stiffness = 1e5;         ///< [N/m] per node below the plane
+    double mass_damping = 0;                       ///< Rayleigh alpha [1/s] (mass-proportional)
+    int max_newton_iterations = 5;                 ///< per frame
+    double newton_tolerance = 1e-3;      ///< on the Newton decrement, relative to the first
+    PcgSettings pcg;                     ///< inner linear solves
+    bool project_hessian = true;         ///< PSD-project per quadrature point (else exact)
+    std::optional<double> ground_height; ///< penalty ground plane z = h when set
+    double ground_stiffness = 1e5;       ///< [N/m] per node below the plane
 };
 
 /// Milliseconds per stage of one step.

@@ -43,12 +43,15 @@ public:
 
 /// Milliseconds since `start`.
 inline double elapsed_ms(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
 }
 
 /// The CPU backend (double).
-std::unique_ptr<SimulationBackend> make_cpu_backend(TetMesh mesh, const SimulationSettings& settings);
+std::unique_ptr<SimulationBackend> make_cpu_backend(TetMesh mesh,
+                                                    const SimulationSettings& settings);
 /// The CUDA backend (float); throws edn::Error(Unsupported) in a build without CUDA.
-std::unique_ptr<SimulationBackend> make_cuda_backend(TetMesh mesh, const SimulationSettings& settings);
+std::unique_ptr<SimulationBackend> make_cuda_backend(TetMesh mesh,
+                                                     const SimulationSettings& settings);
 
 } // namespace edn

@@ -1,5 +1,4 @@
 #include "fem/corotational.hpp"
-
 #include "fem/hyperelastic_element.hpp"
 
 #include <algorithm>
@@ -44,7 +43,8 @@ std::vector<Mat3<double>> regime_samples(std::mt19937& rng) {
     std::vector<Mat3<double>> out;
     for (int k = 0; k < 10; ++k) {
         out.push_back(mat3_identity<double>() + random_matrix(rng, -0.4, 0.4));
-        out.push_back(random_rotation(rng) * (mat3_identity<double>() + random_matrix(rng, -0.3, 0.3)));
+        out.push_back(random_rotation(rng) *
+                      (mat3_identity<double>() + random_matrix(rng, -0.3, 0.3)));
         out.push_back(with_singular_values(rng, 1.3, 0.9, 1e-2));
         out.push_back(with_singular_values(rng, 1.2, 0.7, -0.3));
         out.push_back(with_singular_values(rng, 2.0, 1.5, -1.0));
@@ -188,8 +188,8 @@ TEST(Corotational, NeverNonFinite) {
         for (int variant = 0; variant < 2; ++variant)
             for (int project = 0; project < 2; ++project) {
                 Corotational<double> mat{kLame};
-                mat.tangent = variant == 0 ? CorotationalTangent::exact
-                                           : CorotationalTangent::fixed_rotation;
+                mat.tangent =
+                    variant == 0 ? CorotationalTangent::exact : CorotationalTangent::fixed_rotation;
                 double psi = 0, D[9][9];
                 Mat3<double> P{};
                 mat.evaluate(F, psi, P, D, project == 1);

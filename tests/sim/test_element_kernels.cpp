@@ -32,13 +32,15 @@ template <int P> struct Element {
     }
 };
 
-template <int P, class Material> void check_derivatives(const Material& material, double distortion, std::uint32_t seed) {
+template <int P, class Material>
+void check_derivatives(const Material& material, double distortion, std::uint32_t seed) {
     using E = Element<P>;
     constexpr int m = E::m;
     E e(seed, distortion);
     double energy, grad[m][3];
     std::vector<double> hess(m * m * 9);
-    evaluate_element<P>(material, e.rest, e.rule, e.x, kEnergy | kGradient | kHessian, false, energy, grad, hess.data());
+    evaluate_element<P>(material, e.rest, e.rule, e.x, kEnergy | kGradient | kHessian, false,
+                        energy, grad, hess.data());
     ASSERT_TRUE(std::isfinite(energy));
     const double h = 1e-6;
     double gscale = 1e-12, hscale = 1e-12;
@@ -52,12 +54,16 @@ template <int P, class Material> void check_derivatives(const Material& material
             minus.x[a][r] -= h;
             double ep, em, gp[m][3], gm[m][3];
             std::vector<double> dummy(m * m * 9);
-            evaluate_element<P>(material, plus.rest, plus.rule, plus.x, kEnergy | kGradient, false, ep, gp, dummy.data());
-            evaluate_element<P>(material, minus.rest, minus.rule, minus.x, kEnergy | kGradient, false, em, gm, dummy.data());
-            EXPECT_NEAR((ep - em) / (2 * h), grad[a][r], 1e-6 * gscale) << "dW/dx a=" << a << " r=" << r;
+            evaluate_element<P>(material, plus.rest, plus.rule, plus.x, kEnergy | kGradient, false,
+                                ep, gp, dummy.data());
+            evaluate_element<P>(material, minus.rest, minus.rule, minus.x, kEnergy | kGradient,
+                                false, em, gm, dummy.data());
+            EXPECT_NEAR((ep - em) / (2 * h), grad[a][r], 1e-6 * gscale)
+                << "dW/dx a=" << a << " r=" << r;
             for (int b = 0; b < m; ++b)
                 for (int c = 0; c < 3; ++c)
-                    EXPECT_NEAR((gp[b][c] - gm[b][c]) / (2 * h), hess[(b * m + a) * 9 + 3 * c + r], 1e-5 * hscale)
+                    EXPECT_NEAR((gp[b][c] - gm[b][c]) / (2 * h), hess[(b * m + a) * 9 + 3 * c + r],
+                                1e-5 * hscale)
                         << "d2W a=" << a << " r=" << r << " b=" << b << " c=" << c;
         }
     // Symmetry.
@@ -65,7 +71,8 @@ template <int P, class Material> void check_derivatives(const Material& material
         for (int b = 0; b < m; ++b)
             for (int r = 0; r < 3; ++r)
                 for (int c = 0; c < 3; ++c)
-                    EXPECT_NEAR(hess[(a * m + b) * 9 + 3 * r + c], hess[(b * m + a) * 9 + 3 * c + r], 1e-9 * hscale);
+                    EXPECT_NEAR(hess[(a * m + b) * 9 + 3 * r + c],
+                                hess[(b * m + a) * 9 + 3 * c + r], 1e-9 * hscale);
 }
 
 /// Smallest eigenvalue of a symmetric matrix by shifted power iteration (enough for a sign check).
@@ -89,13 +96,15 @@ double min_eigenvalue(const std::vector<double>& A, int n) {
     return lambda;
 }
 
-template <int P, class Material> void check_projected_psd(const Material& material, std::uint32_t seed) {
+template <int P, class Material>
+void check_projected_psd(const Material& material, std::uint32_t seed) {
     using E = Element<P>;
     constexpr int m = E::m;
     E e(seed, 0.6); // strongly distorted, often inverted
     double energy, grad[m][3];
     std::vector<double> hess(m * m * 9);
-    evaluate_element<P>(material, e.rest, e.rule, e.x, kEnergy | kGradient | kHessian, true, energy, grad, hess.data());
+    evaluate_element<P>(material, e.rest, e.rule, e.x, kEnergy | kGradient | kHessian, true, energy,
+                        grad, hess.data());
     const int n = 3 * m;
     std::vector<double> A(n * n);
     double scale = 0;
@@ -132,10 +141,12 @@ TEST(ElementKernels, InvertedElementsStayFiniteAndDifferentiable) {
     for (auto& v : e.x) v[2] = -v[2];
     double energy, grad[4][3];
     std::vector<double> hess(16 * 9);
-    evaluate_element<1>(NeoHookean<double>{kLame}, e.rest, e.rule, e.x, kEnergy | kGradient | kHessian, true, energy, grad, hess.data());
+    evaluate_element<1>(NeoHookean<double>{kLame}, e.rest, e.rule, e.x,
+                        kEnergy | kGradient | kHessian, true, energy, grad, hess.data());
     EXPECT_TRUE(std::isfinite(energy));
     for (double v : hess) EXPECT_TRUE(std::isfinite(v));
-    evaluate_element<1>(Corotational<double>{kLame}, e.rest, e.rule, e.x, kEnergy | kGradient | kHessian, true, energy, grad, hess.data());
+    evaluate_element<1>(Corotational<double>{kLame}, e.rest, e.rule, e.x,
+                        kEnergy | kGradient | kHessian, true, energy, grad, hess.data());
     EXPECT_TRUE(std::isfinite(energy));
     for (double v : hess) EXPECT_TRUE(std::isfinite(v));
 }
@@ -154,9 +165,15 @@ TEST(ElementKernels, RestStateHasZeroEnergyAndForce) {
     double energy, grad[10][3];
     std::vector<double> hess(100 * 9);
     for (int mat = 0; mat < 3; ++mat) {
-        if (mat == 0) evaluate_element<2>(LinearMaterial<double>{kLame}, e.rest, e.rule, e.x, kEnergy | kGradient, false, energy, grad, hess.data());
-        if (mat == 1) evaluate_element<2>(NeoHookean<double>{kLame}, e.rest, e.rule, e.x, kEnergy | kGradient, false, energy, grad, hess.data());
-        if (mat == 2) evaluate_element<2>(Corotational<double>{kLame}, e.rest, e.rule, e.x, kEnergy | kGradient, false, energy, grad, hess.data());
+        if (mat == 0)
+            evaluate_element<2>(LinearMaterial<double>{kLame}, e.rest, e.rule, e.x,
+                                kEnergy | kGradient, false, energy, grad, hess.data());
+        if (mat == 1)
+            evaluate_element<2>(NeoHookean<double>{kLame}, e.rest, e.rule, e.x, kEnergy | kGradient,
+                                false, energy, grad, hess.data());
+        if (mat == 2)
+            evaluate_element<2>(Corotational<double>{kLame}, e.rest, e.rule, e.x,
+                                kEnergy | kGradient, false, energy, grad, hess.data());
         EXPECT_NEAR(energy, 0.0, 1e-12);
         for (auto& g : grad)
             for (double v : g) EXPECT_NEAR(v, 0.0, 1e-10);

@@ -1,0 +1,216 @@
+// Simulation behaviour: static cantilever against beam theory, energy behaviour of the
+// integrators, Newton convergence, and robustness (squash, extreme drag) on the CPU backend.
+#include "core/error.hpp"
+#include "mesh/box_mesh.hpp"
+#include "sim/simulation.hpp"
+
+#include <cmath>
+#include <gtest/gtest.h>
+
+namespace edn {
+namespace {
+
+/// Beam along z, clamped at z = 0, cross-section a x a.
+TetMesh beam(int n_cross, int n_long, double a = 0.1, double length = 1.0) {
+    return make_box_tet_mesh(n_cross, n_cross, n_long, {0, 0, 0}, {a, a, length});
+}
+
+/// Mean tip deflection in x of the nodes at z = L.
+double tip_deflection(const Simulation& sim, double length) {
+    const auto x = sim.positions();
+    const auto& rest = sim.rest_positions();
+    double sum = 0;
+    int count = 0;
+    for (std::size_t i = 0; i < rest.size() / 3; ++i)
+        if (rest[3 * i + 2] > length - 1e-9) {
+            sum += x[3 * i] - rest[3 * i];
+            ++count;
+        }
+    return sum / count;
+}
+
+double static_cantilever(int order, int n_cross, int n_long) {
+    SimulationSettings s;
+    s.order = order;
+    s.material = Material::Linear;
+    s.integrator = Integrator::Static;
+    s.young = 1e7;
+    s.poisson = 0.0; // no Poisson stiffening at the clamp: compare with Euler-Bernoulli
+    s.density = 1000;
+    s.gravity = {-1.0, 0, 0};
+    s.pcg.relative_tolerance = 1e-10;
+    s.pcg.max_iterations = 5000;
+    s.max_newton_iterations = 3;
+    Simulation sim(beam(n_cross, n_long), s);
+    sim.pin_below(1e-9);
+    sim.step();
+    return tip_deflection(sim, 1.0);
+}
+
+TEST(Simulation, StaticCantileverConvergesToBeamTheoryAndP2BeatsP1) {
+    // Distributed load q = rho g A; Euler-Bernoulli tip deflection q L^4 / (8 E I).
+    const double a = 0.1, q = 1000 * 1.0 * a * a, I = a * a * a * a / 12;
+    const double theory = -q / (8 * 1e7 * I);
+    const double p1_coarse = static_cantilever(1, 2, 10);
+    const double p1_fine = static_cantilever(1, 4, 20);
+    const double p2_coarse = static_cantilever(2, 2, 10);
+    const double e1c = std::abs(p1_coarse / theory - 1), e1f = std::abs(p1_fine / theory - 1);
+    const double e2c = std::abs(p2_coarse / theory - 1);
+    EXPECT_LT(e1f, e1c) << "refinement must reduce the error (locking of linear tets)";
+    EXPECT_LT(e2c, e1c) << "p = 2 on the coarse mesh must beat p = 1 on the same mesh";
+    EXPECT_LT(e2c, 0.05) << p2_coarse << " vs " << theory;
+}
+
+SimulationSettings free_settings(Integrator integrator, Material material) {
+    SimulationSettings s;
+    s.material = material;
+    s.integrator = integrator;
+    s.gravity = {0, 0, 0};
+    s.young = 1e4;
+    s.poisson = 0.3;
+    s.density = 100;
+    s.dt = 0.01;
+    s.pcg.relative_tolerance = 1e-10;
+    s.pcg.max_iterations = 1000;
+    s.max_newton_iterations = 20;
+    s.newton_tolerance = 1e-6;
+    return s;
+}
+
+/// A stretched initial state: x = rest * (1 + 0.1 z), at rest velocity.
+void stretch(Simulation& sim, double amount) {
+    auto x = sim.rest_positions();
+    for (std::size_t i = 0; i < x.size(); i += 3) x[i + 2] *= 1 + amount;
+    sim.set_state(x, std::vector<double>(x.size(), 0.0));
+}
+
+TEST(Simulation, MidpointConservesEnergyOver1000Steps) {
+    Simulation sim(make_box_tet_mesh(2, 2, 2, {0, 0, 0}, {1, 1, 1}),
+                   free_settings(Integrator::Midpoint, Material::NeoHookean));
+    stretch(sim, 0.1);
+    double e0 = -1, emax = 0, emin = 1e300;
+    for (int i = 0; i < 1000; ++i) {
+        const StepResult r = sim.step();
+        ASSERT_FALSE(r.recovered);
+        const double e = r.kinetic_energy + r.strain_energy;
+        if (e0 < 0) e0 = e;
+        emax = std::max(emax, e), emin = std::min(emin, e);
+    }
+    EXPECT_GT(e0, 0);
+    // Stated tolerance: total energy stays within 2% of its value after the first step.
+    EXPECT_LT((emax - emin) / e0, 0.02) << emin << " .. " << emax;
+}
+
+TEST(Simulation, BackwardEulerDissipatesMonotonically) {
+    Simulation sim(make_box_tet_mesh(2, 2, 2, {0, 0, 0}, {1, 1, 1}),
+                   free_settings(Integrator::BackwardEuler, Material::NeoHookean));
+    stretch(sim, 0.1);
+    double previous = 1e300;
+    for (int i = 0; i < 100; ++i) {
+        const StepResult r = sim.step();
+        const double e = r.kinetic_energy + r.strain_energy;
+        EXPECT_LE(e, previous * (1 + 1e-9)) << "step " << i;
+        previous = e;
+    }
+    EXPECT_LT(previous, 0.5 * 1e300);
+}
+
+TEST(Simulation, NewtonConvergesQuadraticallyNearTheSolution) {
+    SimulationSettings s = free_settings(Integrator::Static, Material::NeoHookean);
+    s.gravity = {0, 0, -20};
+    s.project_hessian = false; // exact Hessian: quadratic convergence
+    s.pcg.relative_tolerance = 1e-12;
+    s.max_newton_iterations = 12;
+    s.newton_tolerance = 1e-14;
+    Simulation sim(beam(2, 6, 0.2, 1.0), s);
+    sim.pin_below(1e-9);
+    const StepResult r = sim.step();
+    ASSERT_GE(r.residuals.size(), 4u);
+    // Estimated order of convergence of the last informative iterations (residual above round-off).
+    double best_order = 0;
+    for (std::size_t k = 1; k + 1 < r.residuals.size(); ++k) {
+        const double r0 = r.residuals[k - 1], r1 = r.residuals[k], r2 = r.residuals[k + 1];
+        if (r2 < 1e-9 * r.residuals[0] || r1 >= r0) continue;
+        best_order = std::max(best_order, std::log(r2 / r1) / std::log(r1 / r0));
+    }
+    EXPECT_GT(best_order, 1.7) << "residuals did not converge quadratically";
+}
+
+TEST(Simulation, SquashedCubeRecoversItsVolume) {
+    SimulationSettings s = free_settings(Integrator::BackwardEuler, Material::NeoHookean);
+    s.max_newton_iterations = 8;
+    s.pcg.relative_tolerance = 1e-4;
+    s.newton_tolerance = 1e-3;
+    s.mass_damping = 2.0;
+    Simulation sim(make_box_tet_mesh(3, 3, 3, {0, 0, 0}, {1, 1, 1}), s);
+    auto x = sim.rest_positions();
+    for (std::size_t i = 2; i < x.size(); i += 3) x[i] *= 0.05; // squash to 5% height
+    sim.set_state(x, std::vector<double>(x.size(), 0.0));
+    for (int i = 0; i < 300; ++i) {
+        const StepResult r = sim.step();
+        for (double v : sim.positions()) ASSERT_TRUE(std::isfinite(v)) << "step " << i;
+        (void)r;
+    }
+    const auto p = sim.positions();
+    double zmin = 1e9, zmax = -1e9;
+    for (std::size_t i = 2; i < p.size(); i += 3)
+        zmin = std::min(zmin, p[i]), zmax = std::max(zmax, p[i]);
+    EXPECT_GT(zmax - zmin, 0.8) << "height did not recover";
+}
+
+TEST(Simulation, DragFarBeyondYieldNeverProducesNaN) {
+    for (Material material : {Material::NeoHookean, Material::Corotational}) {
+        SimulationSettings s = free_settings(Integrator::BackwardEuler, material);
+        s.max_newton_iterations = 4;
+        s.pcg.relative_tolerance = 1e-3;
+        s.newton_tolerance = 1e-2;
+        s.gravity = {0, 0, -9.81};
+        Simulation sim(make_box_tet_mesh(2, 2, 4, {0, 0, 0}, {0.2, 0.2, 1}), s);
+        sim.pin_below(1e-9);
+        DragSpring drag;
+        drag.vertices = {sim.num_nodes() - 1, sim.num_nodes() - 2, sim.num_nodes() - 4};
+        drag.weights = {0.3, 0.3, 0.4};
+        drag.target = {50, -30, 80};
+        drag.stiffness = 1e7;
+        sim.set_drag(drag);
+        for (int i = 0; i < 60; ++i) {
+            sim.step();
+            for (double v : sim.positions())
+                ASSERT_TRUE(std::isfinite(v)) << material_name(material);
+            for (double v : sim.von_mises_stress()) ASSERT_TRUE(std::isfinite(v));
+        }
+    }
+}
+
+TEST(Simulation, RejectsBadSettings) {
+    const TetMesh mesh = make_box_tet_mesh(1, 1, 1, {0, 0, 0}, {1, 1, 1});
+    auto bad = [&](auto mutate) {
+        SimulationSettings s;
+        mutate(s);
+        EXPECT_THROW(Simulation(mesh, s), Error);
+    };
+    bad([](SimulationSettings& s) { s.young = std::nan(""); });
+    bad([](SimulationSettings& s) { s.poisson = 0.5; });
+    bad([](SimulationSettings& s) { s.dt = 0; });
+    bad([](SimulationSettings& s) { s.order = 4; });
+    bad([](SimulationSettings& s) { s.density = -1; });
+    bad([](SimulationSettings& s) { s.summation = SummationMethod::Inline; });
+}
+
+TEST(Simulation, LumpedMassIsPositiveAndSumsToRhoV) {
+    for (int order = 1; order <= 3; ++order) {
+        SimulationSettings s;
+        s.order = order;
+        s.density = 7.5;
+        Simulation sim(make_box_tet_mesh(2, 1, 1, {0, 0, 0}, {2, 1, 1}), s);
+        double total = 0;
+        for (double m : sim.lumped_mass()) {
+            EXPECT_GT(m, 0.0);
+            total += m;
+        }
+        EXPECT_NEAR(total, 7.5 * 2.0, 1e-10);
+    }
+}
+
+} // namespace
+} // namespace edn

@@ -1,14 +1,19 @@
 #include "app.hpp"
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <glad/gl.h>
+#include <glm/geometric.hpp>
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 #include <iostream>
+#include <limits>
 
 namespace edn {
 namespace {
@@ -19,6 +24,13 @@ constexpr std::size_t kDefaultTimingFrames = 16384;
 /// Frame time fed to ImGui headless, where no clock should make runs differ.
 constexpr float kHeadlessFrameSeconds = 1.0f / 60.0f;
 
+/// Default drag spring: stiffness per kilogram of the body [N/(m kg)]: pulls the whole body
+/// with a natural frequency of about 10 rad/s, firm without inverting the grabbed elements.
+constexpr double kDragStiffnessPerKg = 100.0;
+
+/// Default pins: vertices below this fraction of the mesh height (so models stand).
+constexpr float kDefaultPinFraction = 0.02f;
+
 std::string gl_description(const std::string& platform) {
     auto text = [](GLenum name) {
         const auto* value = reinterpret_cast<const char*>(glGetString(name));
@@ -27,12 +39,57 @@ std::string gl_description(const std::string& platform) {
     return "OpenGL " + text(GL_VERSION) + " on " + text(GL_RENDERER) + " (" + platform + ")";
 }
 
+glm::vec3 to_glm(const Vec3& v) {
+    return {static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2])};
+}
+
+LoadedScene load_with_simulation(const std::filesystem::path& path,
+                                 const TetrahedralizeOptions& options,
+                                 const SimulationSettings& settings) {
+    LoadedScene loaded;
+    loaded.scene = std::make_unique<Scene>(load_scene(path, options));
+    try {
+        loaded.simulation = SimDriver::build(*loaded.scene, settings);
+    } catch (const Error& error) {
+        loaded.simulation_error = error.what();
+    }
+    return loaded;
+}
+
+std::string timestamp() {
+    const std::time_t now = std::time(nullptr);
+    char text[32];
+    std::strftime(text, sizeof(text), "%Y%m%d-%H%M%S", std::localtime(&now));
+    return text;
+}
+
 } // namespace
+
+SimulationSettings default_app_settings() {
+    SimulationSettings settings;
+    settings.order = 1;
+    settings.material = Material::NeoHookean;
+    settings.young = 1e5;
+    settings.poisson = 0.3;
+    settings.density = 1000;
+    settings.dt = 1.0 / 60.0;
+    settings.integrator = Integrator::BackwardEuler;
+    settings.max_newton_iterations = 3;
+    settings.pcg.relative_tolerance = 1e-3;
+    settings.pcg.max_iterations = 100;
+    settings.gravity = {0.0, 0.0, -9.81};
+    settings.mass_damping = 0.2;
+    return settings;
+}
 
 App::App(AppOptions options)
     : options_(std::move(options)),
       timings_(options_.frames > 0 ? static_cast<std::size_t>(options_.frames)
-                                   : kDefaultTimingFrames) {}
+                                   : kDefaultTimingFrames) {
+    gui_.settings = default_app_settings();
+    if (options_.color) gui_.color_mode = *options_.color;
+    gui_.paused = options_.paused;
+}
 
 App::~App() {
     shutdown();
@@ -47,12 +104,15 @@ int App::run() {
         if (last_frame) quit_ = true;
     }
     if (options_.timings) timings_.write_csv(*options_.timings);
+    if (options_.stats) write_stats(*options_.stats);
     shutdown();
     return 0;
 }
 
 void App::start() {
     paths_ = find_resource_paths();
+    // A bad script is a usage problem of this run: fail before any expensive work.
+    if (options_.script) script_ = load_script(*options_.script);
     // Headless, a bad scene is fatal: load it before paying for a GL context.
     if (options_.headless) load_initial_scene();
 
@@ -82,8 +142,8 @@ void App::start() {
         gui_.render_error = error.what();
     }
 
+    if (scene_) upload_scene(); // headless: loaded before the context existed
     if (!options_.headless) load_initial_scene();
-    if (scene_) show_scene(std::move(scene_));
 }
 
 void App::load_initial_scene() {
@@ -91,7 +151,14 @@ void App::load_initial_scene() {
     try {
         path = options_.scene ? resolve_scene_path(paths_, *options_.scene)
                               : default_scene_path(paths_);
-        scene_ = load_scene(path);
+        if (options_.headless) {
+            LoadedScene loaded = load_with_simulation(path, {}, gui_.settings);
+            EDN_VERIFY(loaded.simulation, ErrorCode::Usage, loaded.simulation_error);
+            show_scene(std::move(loaded));
+        } else {
+            std::snprintf(gui_.scene_input.data(), gui_.scene_input.size(), "%s", path.c_str());
+            start_loading(path);
+        }
         return;
     } catch (const Error& error) {
         if (options_.headless) throw;
@@ -101,27 +168,76 @@ void App::load_initial_scene() {
     // Windowed: a bad --scene falls back to the default scene, with the error on screen.
     if (options_.scene) {
         try {
-            scene_ = load_scene(default_scene_path(paths_));
+            start_loading(default_scene_path(paths_));
         } catch (const Error&) {
             // The first error is the one the user needs to see; stay with an empty scene.
         }
     }
 }
 
-void App::show_scene(std::optional<Scene> scene) {
-    scene_ = std::move(scene);
+void App::start_loading(const std::filesystem::path& path) {
+    TetrahedralizeOptions options;
+    options.quality = gui_.quality;
+    options.max_volume = gui_.max_volume;
+    const SimulationSettings settings = gui_.settings;
+    loading_ = std::async(std::launch::async, [path, options, settings] {
+        return load_with_simulation(path, options, settings);
+    });
+    loading_start_ = std::chrono::steady_clock::now();
+    gui_.loading = true;
+}
+
+void App::poll_loading() {
+    if (!loading_.valid()) return;
+    gui_.loading_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - loading_start_).count();
+    if (loading_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    gui_.loading = false;
+    try {
+        LoadedScene loaded = loading_.get();
+        gui_.scene_error.clear();
+        show_scene(std::move(loaded));
+    } catch (const Error& error) {
+        gui_.scene_error = error.what(); // keep showing the current scene
+    }
+}
+
+void App::show_scene(LoadedScene loaded) {
+    end_drag();
+    sim_.reset(); // before the scene it refers to
+    scene_ = std::move(loaded.scene);
+    stepped_ = false;
     if (!scene_) {
-        renderer_->clear_surface();
+        if (renderer_) renderer_->clear_surface();
         surface_positions_.clear();
         return;
+    }
+    if (loaded.simulation) {
+        sim_ = std::make_unique<SimDriver>(*scene_, std::move(loaded.simulation));
+        gui_.sim_error.clear();
+        gui_.drag_stiffness = static_cast<float>(kDragStiffnessPerKg * sim_->total_mass());
+        pin_below_fraction(kDefaultPinFraction);
+    } else {
+        gui_.sim_error = loaded.simulation_error;
     }
     if (gui_.scene_error.empty()) {
         std::snprintf(gui_.scene_input.data(), gui_.scene_input.size(), "%s", scene_->path.c_str());
     }
+    if (renderer_) upload_scene();
+}
+
+void App::upload_scene() {
     renderer_->set_surface(scene_->surface.triangles, scene_->surface.mesh_vertex.size(),
                            scene_->lower, scene_->upper);
     gather_surface_positions(scene_->mesh.positions, scene_->surface, surface_positions_);
+    bvh_.build(surface_positions_, scene_->surface.triangles);
+    bvh_dirty_ = false;
     camera_.fit(scene_->lower, scene_->upper);
+}
+
+void App::pin_below_fraction(float fraction) {
+    if (!sim_ || !scene_) return;
+    sim_->pin_below(scene_->lower.z + fraction * (scene_->upper.z - scene_->lower.z));
 }
 
 void App::frame(bool last_frame) {
@@ -133,6 +249,7 @@ void App::frame(bool last_frame) {
             quit_ = true;
             last_frame = true;
         }
+        poll_loading();
         timings_.lap(Stage::Poll);
 
         new_ui_frame();
@@ -142,11 +259,15 @@ void App::frame(bool last_frame) {
         const GuiActions actions = build_gui(gui_, statistics(), timings_, settings_);
         handle_input();
         apply(actions);
+        apply_script();
         if (quit_) last_frame = true;
         timings_.lap(Stage::Ui);
 
         simulate();
         timings_.lap(Stage::Simulate);
+
+        update_surface();
+        timings_.lap(Stage::Surface);
 
         render(last_frame);
         ui_frame_open = false;
@@ -163,6 +284,9 @@ void App::frame(bool last_frame) {
         gui_.render_error = error.what();
     }
     timings_.end_frame();
+    if (gui_.recording) {
+        if (const FrameTimings* frame = timings_.last()) recording_.push_back(*frame);
+    }
 }
 
 void App::new_ui_frame() {
@@ -178,8 +302,111 @@ void App::new_ui_frame() {
     ImGui::NewFrame();
 }
 
-void App::handle_input() {
+glm::mat4 App::view_projection() const {
+    const glm::ivec2 size = context_->framebuffer_size();
+    const float aspect = static_cast<float>(std::max(size.x, 1)) / static_cast<float>(std::max(size.y, 1));
+    return camera_.projection(aspect) * camera_.view();
+}
+
+glm::vec2 App::viewport() const {
+    const ImVec2 size = ImGui::GetIO().DisplaySize;
+    return {size.x, size.y};
+}
+
+std::optional<SurfaceHit> App::pick(const glm::vec2& pixel) {
+    if (!scene_ || bvh_.empty()) return std::nullopt;
+    if (bvh_dirty_) {
+        bvh_.refit(surface_positions_);
+        bvh_dirty_ = false;
+    }
+    return bvh_.intersect(pixel_ray(view_projection(), pixel, viewport()), surface_positions_);
+}
+
+glm::vec3 App::grabbed_point() const {
+    const std::optional<DragSpring>& drag = sim_->drag();
+    glm::vec3 point(0.0f);
+    for (std::size_t i = 0; i < 3; ++i) {
+        point += static_cast<float>(drag->weights[i]) * to_glm(sim_->vertex_position(drag->vertices[i]));
+    }
+    return point;
+}
+
+void App::begin_drag_at(const glm::vec2& pixel) {
+    if (!sim_) return;
+    const std::optional<SurfaceHit> hit = pick(pixel);
+    if (!hit) return;
+    const Tri& tri = scene_->surface.triangles[static_cast<std::size_t>(hit->triangle)];
+    DragSpring spring;
+    for (std::size_t i = 0; i < 3; ++i) {
+        spring.vertices[i] = scene_->surface.mesh_vertex[static_cast<std::size_t>(tri[i])];
+        spring.weights[i] = hit->barycentric[static_cast<int>(i)];
+    }
+    spring.target = {hit->point.x, hit->point.y, hit->point.z};
+    spring.stiffness = gui_.drag_stiffness;
+    sim_->set_drag(spring);
+    const glm::vec4 in_view = camera_.view() * glm::vec4(hit->point, 1.0f);
+    drag_depth_ = -in_view.z;
+    dragging_ = true;
+}
+
+void App::begin_drag_vertex(Index vertex) {
+    EDN_VERIFY(sim_ && vertex >= 0 && vertex < scene_->mesh.num_vertices(), ErrorCode::Usage,
+               "drag: vertex " << vertex << " out of range");
+    DragSpring spring;
+    spring.vertices = {vertex, vertex, vertex};
+    spring.weights = {1.0, 0.0, 0.0};
+    spring.target = sim_->vertex_position(vertex);
+    spring.stiffness = gui_.drag_stiffness;
+    sim_->set_drag(spring);
+    const glm::vec4 in_view = camera_.view() * glm::vec4(to_glm(spring.target), 1.0f);
+    drag_depth_ = -in_view.z;
+    dragging_ = true;
+}
+
+void App::move_drag(const glm::vec2& pixel) {
+    if (!dragging_ || !sim_ || !sim_->drag()) return;
+    // Keep the target at the grabbed point's view depth, under the cursor.
+    const Ray ray = pixel_ray(view_projection(), pixel, viewport());
+    const glm::mat4 view = camera_.view();
+    const glm::vec3 forward = -glm::vec3(view[0][2], view[1][2], view[2][2]);
+    const float along = glm::dot(ray.direction, forward);
+    if (along <= 1e-6f) return;
+    const float origin_depth = glm::dot(ray.origin - camera_.eye(), forward);
+    move_drag_to(ray.origin + ((drag_depth_ - origin_depth) / along) * ray.direction);
+}
+
+void App::move_drag_to(const glm::vec3& target) {
+    if (!sim_ || !sim_->drag()) return;
+    DragSpring spring = *sim_->drag();
+    spring.target = {target.x, target.y, target.z};
+    sim_->set_drag(spring);
+}
+
+void App::end_drag() {
+    dragging_ = false;
+    if (sim_) sim_->set_drag(std::nullopt);
+}
+
+void App::paint_pins(const glm::vec2& pixel, bool pin) {
+    if (!sim_) return;
+    const std::optional<SurfaceHit> hit = pick(pixel);
+    if (!hit) return;
+    // Brush: a sphere around the hit whose radius is brush_radius pixels at the hit's depth.
+    const Ray side = pixel_ray(view_projection(), pixel + glm::vec2(gui_.brush_radius, 0.0f), viewport());
+    const glm::vec3 side_point = side.origin + glm::length(hit->point - side.origin) * side.direction;
+    const float radius = glm::length(side_point - hit->point);
+    std::vector<Index> vertices;
+    for (std::size_t i = 0; i < surface_positions_.size(); ++i) {
+        if (glm::length(surface_positions_[i] - hit->point) <= radius) {
+            vertices.push_back(scene_->surface.mesh_vertex[i]);
+        }
+    }
+    sim_->set_vertices_pinned(vertices, pin);
+}
+
+void App::handle_mouse() {
     const ImGuiIO& io = ImGui::GetIO();
+    const glm::vec2 mouse(io.MousePos.x, io.MousePos.y);
     if (!io.WantCaptureMouse) {
         const glm::vec2 delta(io.MouseDelta.x, io.MouseDelta.y);
         if (ImGui::IsMouseDown(ImGuiMouseButton_Right)) camera_.orbit(delta);
@@ -187,27 +414,70 @@ void App::handle_input() {
             camera_.pan(delta, context_->framebuffer_size().y);
         }
         if (io.MouseWheel != 0.0f) camera_.zoom(io.MouseWheel);
+        if (io.KeyShift && ImGui::IsMouseDown(ImGuiMouseButton_Left) && !dragging_) {
+            paint_pins(mouse, !io.KeyCtrl);
+        } else if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+            begin_drag_at(mouse);
+        }
     }
+    if (dragging_) {
+        if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
+            move_drag(mouse);
+        } else {
+            end_drag();
+        }
+    }
+}
+
+void App::handle_input() {
+    if (imgui_platform_) handle_mouse(); // headless has no mouse: scripts drive it
+    const ImGuiIO& io = ImGui::GetIO();
     if (!io.WantCaptureKeyboard) {
         // ImGui 1.86 indexes KeysDown by the platform's key codes; GLFW's letter codes are the
-        // upper-case ASCII values.
-        if (ImGui::IsKeyPressed('F', false))
-            camera_.fit(scene_ ? scene_->lower : glm::vec3(-1.0f),
-                        scene_ ? scene_->upper : glm::vec3(1.0f));
-        if (ImGui::IsKeyPressed('R', false)) camera_.reset();
+        // upper-case ASCII values, space is ' '.
+        if (ImGui::IsKeyPressed('F', false) && scene_) camera_.fit(scene_->lower, scene_->upper);
+        if (ImGui::IsKeyPressed(' ', false)) gui_.paused = !gui_.paused;
+        if (ImGui::IsKeyPressed('S', true)) step_once_ = true;
+        if (ImGui::IsKeyPressed('R', false) && sim_) sim_->reset();
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) quit_ = true;
     }
 }
 
-void App::apply(const GuiActions& actions) {
-    if (actions.load_scene) {
-        const std::filesystem::path path = resolve_scene_path(paths_, gui_.scene_input.data());
+void App::report_error(const std::string& message) {
+    gui_.sim_error = message;
+    errors_.push_back(message);
+    // Headless there is no panel to show it in: one line on stderr, and the run goes on.
+    if (options_.headless) std::cerr << "elastodyn: warning: " << message << '\n';
+}
+
+void App::rebuild_simulation(const SimulationSettings& settings) {
+    if (!sim_) {
+        if (!scene_) return;
         try {
-            Scene scene = load_scene(path);
-            gui_.scene_error.clear();
-            show_scene(std::move(scene));
+            sim_ = std::make_unique<SimDriver>(*scene_, SimDriver::build(*scene_, settings));
+            gui_.sim_error.clear();
+            pin_below_fraction(kDefaultPinFraction);
         } catch (const Error& error) {
-            gui_.scene_error = error.what(); // keep showing the current scene
+            report_error(error.what());
+        }
+        return;
+    }
+    try {
+        sim_->rebuild(settings);
+        gui_.sim_error.clear();
+    } catch (const Error& error) {
+        report_error(error.what());
+    }
+    // The panel shows what runs: after a failure the old settings come back.
+    gui_.settings = sim_->simulation().settings();
+}
+
+void App::apply(const GuiActions& actions) {
+    if (actions.load_scene && !gui_.loading) {
+        try {
+            start_loading(resolve_scene_path(paths_, gui_.scene_input.data()));
+        } catch (const Error& error) {
+            gui_.scene_error = error.what();
         }
     }
     if (actions.fit_view && scene_) camera_.fit(scene_->lower, scene_->upper);
@@ -220,18 +490,179 @@ void App::apply(const GuiActions& actions) {
             gui_.render_error = error.what();
         }
     }
+    if (actions.settings_changed) rebuild_simulation(gui_.settings);
+    if (actions.step_once) step_once_ = true;
+    if (actions.reset_simulation && sim_) sim_->reset();
+    if (actions.pin_below) pin_below_fraction(gui_.pin_height);
+    if (actions.clear_pins && sim_) sim_->clear_pins();
+    if (actions.screenshot) screenshot_requested_ = true;
+    if (actions.toggle_record) {
+        if (gui_.recording) {
+            const std::filesystem::path path = "elastodyn-timings-" + timestamp() + ".csv";
+            try {
+                TimingRecorder::write_csv(path, recording_);
+                gui_.status_message = "wrote " + path.string();
+            } catch (const Error& error) {
+                gui_.status_message = error.what();
+            }
+            recording_.clear();
+        }
+        gui_.recording = !gui_.recording;
+    }
+}
+
+void App::apply_script() {
+    while (next_action_ < script_.size() && script_[next_action_].frame <= frame_index_) {
+        const ScriptAction& action = script_[next_action_++];
+        SimulationSettings settings = sim_ ? sim_->simulation().settings() : gui_.settings;
+        bool changed = false;
+        auto set = [&changed](auto& field, const auto& value) {
+            if (value) {
+                field = *value;
+                changed = true;
+            }
+        };
+        set(settings.order, action.order);
+        set(settings.summation, action.summation);
+        set(settings.material, action.material);
+        set(settings.backend, action.backend);
+        set(settings.integrator, action.integrator);
+        set(settings.young, action.young);
+        set(settings.poisson, action.poisson);
+        set(settings.density, action.density);
+        set(settings.dt, action.dt);
+        set(settings.mass_damping, action.damping);
+        set(settings.max_newton_iterations, action.newton_iterations);
+        set(settings.gravity, action.gravity);
+        if (changed) rebuild_simulation(settings);
+        if (action.unpin_all && sim_) sim_->clear_pins();
+        if (action.pin_below && sim_) sim_->pin_below(*action.pin_below);
+        if (action.release) end_drag();
+        if (action.drag) {
+            const ScriptDrag& drag = *action.drag;
+            if (drag.stiffness) gui_.drag_stiffness = static_cast<float>(*drag.stiffness);
+            if (drag.from_vertex) {
+                begin_drag_vertex(*drag.from_vertex);
+            } else {
+                begin_drag_at(glm::vec2((*drag.from_pixel)[0], (*drag.from_pixel)[1]));
+                if (!dragging_) {
+                    report_error("script: drag from pixel (" + std::to_string((*drag.from_pixel)[0]) +
+                                 ", " + std::to_string((*drag.from_pixel)[1]) +
+                                 ") misses the surface");
+                }
+            }
+            if (dragging_ && drag.to_world) {
+                move_drag_to(glm::vec3((*drag.to_world)[0], (*drag.to_world)[1], (*drag.to_world)[2]));
+            } else if (dragging_ && drag.to_pixel) {
+                move_drag(glm::vec2((*drag.to_pixel)[0], (*drag.to_pixel)[1]));
+            }
+        }
+        if (action.pause) gui_.paused = *action.pause;
+        if (action.step) step_once_ = true;
+        if (action.reset && sim_) sim_->reset();
+        if (action.color) gui_.color_mode = *action.color;
+        if (action.wireframe) settings_.show_wireframe = *action.wireframe;
+    }
 }
 
 void App::simulate() {
-    // No simulation yet: the surface stays at rest. Simulation::step(dt) goes here and then
-    // updates surface_positions_ (or, with CUDA-GL interop, the vertex buffer directly).
+    const bool run = !gui_.paused || step_once_;
+    step_once_ = false;
+    if (!sim_ || !run) return;
+    try {
+        last_step_ = sim_->step();
+        stepped_ = true;
+    } catch (const Error& error) {
+        if (options_.headless) throw;
+        gui_.sim_error = error.what();
+        gui_.paused = true; // a failing step would fail again every frame
+        return;
+    }
+    const StageTimes& t = last_step_.times;
+    timings_.set_simulation({t.element, t.summation, t.pcg, t.line_search},
+                            last_step_.newton_iterations, last_step_.cg_iterations);
+}
+
+void App::update_surface() {
+    if (!scene_ || !sim_) {
+        surface_scalars_.clear();
+        if (scene_) renderer_->update_surface(surface_positions_);
+        renderer_->update_markers({});
+        return;
+    }
+    const std::vector<double>& x = sim_->positions();
+    const BoundarySurface& surface = scene_->surface;
+    const std::size_t count = surface.mesh_vertex.size();
+    surface_positions_.resize(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        const std::size_t v = 3 * static_cast<std::size_t>(surface.mesh_vertex[i]);
+        surface_positions_[i] = glm::vec3(static_cast<float>(x[v]), static_cast<float>(x[v + 1]),
+                                          static_cast<float>(x[v + 2]));
+    }
+    bvh_dirty_ = true;
+
+    // Colour-map values per surface vertex, then scaled to [0, 1] by the (auto) range.
+    surface_scalars_.assign(count, 0.0f);
+    float peak = 0.0f;
+    if (gui_.color_mode == ColorMode::VonMises) {
+        const std::vector<double>& stress = sim_->von_mises_stress();
+        std::vector<float> weight(count, 0.0f);
+        for (std::size_t f = 0; f < surface.triangles.size(); ++f) {
+            const float s = static_cast<float>(stress[static_cast<std::size_t>(surface.face_cell[f])]);
+            for (Index v : surface.triangles[f]) {
+                surface_scalars_[static_cast<std::size_t>(v)] += s;
+                weight[static_cast<std::size_t>(v)] += 1.0f;
+            }
+        }
+        for (std::size_t i = 0; i < count; ++i) {
+            if (weight[i] > 0.0f) surface_scalars_[i] /= weight[i];
+        }
+    } else if (gui_.color_mode == ColorMode::Displacement) {
+        for (std::size_t i = 0; i < count; ++i) {
+            const Vec3& rest = scene_->mesh.positions[static_cast<std::size_t>(surface.mesh_vertex[i])];
+            surface_scalars_[i] = glm::length(surface_positions_[i] - to_glm(rest));
+        }
+    }
+    for (float& s : surface_scalars_) {
+        if (!std::isfinite(s)) s = 0.0f;
+        peak = std::max(peak, s);
+    }
+    if (gui_.auto_range) {
+        // Rise at once, decay slowly: the legend stays readable while the body wobbles.
+        gui_.range_max = std::max(peak, 0.97f * gui_.range_max);
+        gui_.range_max = std::max(gui_.range_max, std::numeric_limits<float>::min());
+    }
+    for (float& s : surface_scalars_) s /= gui_.range_max;
+    settings_.use_colormap = gui_.color_mode != ColorMode::None;
+    renderer_->update_surface(surface_positions_, surface_scalars_);
+
+    Markers markers;
+    const std::vector<std::uint8_t>& pins = sim_->vertex_pins();
+    for (std::size_t i = 0; i < count; ++i) {
+        if (pins[static_cast<std::size_t>(surface.mesh_vertex[i])]) markers.pins.push_back(surface_positions_[i]);
+    }
+    if (sim_->drag()) {
+        const std::array<double, 3>& target = sim_->drag()->target;
+        markers.drag = {grabbed_point(), glm::vec3(target[0], target[1], target[2])};
+    }
+    renderer_->update_markers(markers);
 }
 
 void App::render(bool last_frame) {
     const glm::ivec2 size = context_->framebuffer_size();
     renderer_->begin_frame(size, context_->headless(), settings_);
-    if (scene_) renderer_->update_surface(surface_positions_);
     renderer_->draw_scene(camera_, settings_);
+    if (screenshot_requested_) {
+        // Before the panels are drawn: the picture of the scene, not of the GUI.
+        screenshot_requested_ = false;
+        const std::filesystem::path path = "elastodyn-" + timestamp() + ".png";
+        try {
+            write_image(path, renderer_->read_pixels());
+            gui_.status_message = "wrote " + path.string();
+        } catch (const Error& error) {
+            gui_.status_message = error.what();
+        }
+    }
     ImGui::Render(); // also with --no-gui: the UI is built every frame, only not drawn
     if (options_.show_gui) ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     if (last_frame && options_.screenshot)
@@ -246,10 +677,97 @@ SceneStatistics App::statistics() const {
     result.cells = scene_->mesh.num_cells();
     result.boundary_faces = static_cast<Index>(scene_->surface.triangles.size());
     result.surface_vertices = static_cast<Index>(scene_->surface.mesh_vertex.size());
+    if (sim_) {
+        const Simulation& simulation = sim_->simulation();
+        result.simulated = true;
+        result.nodes = simulation.num_nodes();
+        result.nnz_blocks = simulation.nnz_blocks();
+        result.matrix_bytes = simulation.matrix_bytes();
+        result.components = simulation.components();
+        result.pinned_vertices = static_cast<Index>(
+            std::count(sim_->vertex_pins().begin(), sim_->vertex_pins().end(), 1));
+        result.last_step = last_step_;
+        result.stepped = stepped_;
+    }
     return result;
 }
 
+void App::write_stats(const std::filesystem::path& path) const {
+    auto number = [](double value) -> std::string {
+        if (!std::isfinite(value)) return "null";
+        char text[32];
+        std::snprintf(text, sizeof(text), "%.17g", value);
+        return text;
+    };
+    auto quoted = [](const std::string& text) {
+        std::string out = "\"";
+        for (char c : text) {
+            if (c == '"' || c == '\\') {
+                out += '\\';
+                out += c;
+            } else if (static_cast<unsigned char>(c) < 0x20) {
+                char escape[8];
+                std::snprintf(escape, sizeof(escape), "\\u%04x", c);
+                out += escape;
+            } else {
+                out += c;
+            }
+        }
+        return out + "\"";
+    };
+    write_file_atomically(path, [&](std::ostream& out) {
+        out << "{\n  \"frames\": " << frame_index_;
+        out << ",\n  \"scene\": " << quoted(scene_ ? scene_->path.string() : "");
+        if (sim_) {
+            const Simulation& simulation = sim_->simulation();
+            const SimulationSettings& s = simulation.settings();
+            const std::vector<double>& x = sim_->positions();
+            bool finite = true;
+            Vec3 lower = {std::numeric_limits<double>::max(), std::numeric_limits<double>::max(),
+                          std::numeric_limits<double>::max()};
+            Vec3 upper = {-lower[0], -lower[1], -lower[2]};
+            double max_displacement = 0.0;
+            const std::vector<double>& rest = simulation.rest_positions();
+            for (std::size_t i = 0; i < x.size(); i += 3) {
+                double d2 = 0.0;
+                for (std::size_t a = 0; a < 3; ++a) {
+                    finite = finite && std::isfinite(x[i + a]);
+                    lower[a] = std::min(lower[a], x[i + a]);
+                    upper[a] = std::max(upper[a], x[i + a]);
+                    d2 += (x[i + a] - rest[i + a]) * (x[i + a] - rest[i + a]);
+                }
+                max_displacement = std::max(max_displacement, std::sqrt(d2));
+            }
+            out << ",\n  \"order\": " << s.order;
+            out << ",\n  \"material\": " << quoted(material_name(s.material));
+            out << ",\n  \"summation\": " << quoted(summation_method_name(s.summation));
+            out << ",\n  \"backend\": " << quoted(backend_name(s.backend));
+            out << ",\n  \"vertices\": " << scene_->mesh.num_vertices();
+            out << ",\n  \"cells\": " << scene_->mesh.num_cells();
+            out << ",\n  \"nodes\": " << simulation.num_nodes();
+            out << ",\n  \"pinned_vertices\": "
+                << std::count(sim_->vertex_pins().begin(), sim_->vertex_pins().end(), 1);
+            out << ",\n  \"finite\": " << (finite ? "true" : "false");
+            out << ",\n  \"bbox\": {\"lower\": [" << number(lower[0]) << ", " << number(lower[1])
+                << ", " << number(lower[2]) << "], \"upper\": [" << number(upper[0]) << ", "
+                << number(upper[1]) << ", " << number(upper[2]) << "]}";
+            out << ",\n  \"max_displacement\": " << number(max_displacement);
+            out << ",\n  \"dragging\": " << (sim_->drag() ? "true" : "false");
+            out << ",\n  \"last_step\": {\"newton_iterations\": " << last_step_.newton_iterations
+                << ", \"cg_iterations\": " << last_step_.cg_iterations
+                << ", \"final_residual\": " << number(last_step_.final_residual)
+                << ", \"recovered\": " << (last_step_.recovered ? "true" : "false") << "}";
+        }
+        out << ",\n  \"errors\": [";
+        for (std::size_t i = 0; i < errors_.size(); ++i) out << (i ? ", " : "") << quoted(errors_[i]);
+        out << "]\n}\n";
+    });
+}
+
 void App::shutdown() {
+    // A load in flight must finish before the app goes (it owns nothing of ours, but the
+    // future's destructor would block anyway; make it explicit).
+    if (loading_.valid()) loading_.wait();
     // GL objects go first, while the context is still current.
     renderer_.reset();
     if (imgui_renderer_) ImGui_ImplOpenGL3_Shutdown();

@@ -3,6 +3,9 @@
 /// in the canonical order poll, new frame, build UI, simulate, render, swap.
 
 #include "camera.hpp"
+#include "picking.hpp"
+#include "script.hpp"
+#include "sim_driver.hpp"
 #include "gl_context.hpp"
 #include "gui.hpp"
 #include "renderer.hpp"
@@ -11,9 +14,13 @@
 #include "timings.hpp"
 
 #include <cstdint>
+#include <chrono>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace edn {
 
@@ -28,6 +35,20 @@ struct AppOptions {
     int height = 720;                                ///< --height
     bool show_gui = true;                            ///< false with --no-gui
     bool show_help = false;                          ///< --help
+    std::optional<std::filesystem::path> script;     ///< --script: timed actions (JSON)
+    std::optional<std::filesystem::path> stats;      ///< --stats: final state summary (JSON)
+    std::optional<ColorMode> color;                  ///< --color: surface colour
+    bool paused = false;                             ///< --paused: start without stepping
+};
+
+/// The app's default simulation: soft neo-Hookean p = 1, so the bunny wobbles visibly.
+SimulationSettings default_app_settings();
+
+/// What the loading worker hands back: a scene and, when its settings allowed, its Simulation.
+struct LoadedScene {
+    std::unique_ptr<Scene> scene;           ///< the loaded scene
+    std::unique_ptr<Simulation> simulation; ///< null when building it failed
+    std::string simulation_error;           ///< why, when it failed
 };
 
 /// The interactive application. Construction does nothing heavy; run() does the work.
@@ -46,7 +67,27 @@ public:
 private:
     void start();
     void load_initial_scene();
-    void show_scene(std::optional<Scene> scene);
+    void show_scene(LoadedScene loaded);
+    void upload_scene();
+    void start_loading(const std::filesystem::path& path);
+    void poll_loading();
+    void apply_script();
+    void rebuild_simulation(const SimulationSettings& settings);
+    void report_error(const std::string& message);
+    void pin_below_fraction(float fraction);
+    void handle_mouse();
+    void begin_drag_at(const glm::vec2& pixel);
+    void begin_drag_vertex(Index vertex);
+    void move_drag(const glm::vec2& pixel);
+    void move_drag_to(const glm::vec3& target);
+    void end_drag();
+    void paint_pins(const glm::vec2& pixel, bool pin);
+    std::optional<SurfaceHit> pick(const glm::vec2& pixel);
+    glm::mat4 view_projection() const;
+    glm::vec2 viewport() const;
+    glm::vec3 grabbed_point() const;
+    void update_surface();
+    void write_stats(const std::filesystem::path& path) const;
     void frame(bool last_frame);
     void new_ui_frame();
     void handle_input();
@@ -62,8 +103,24 @@ private:
     std::unique_ptr<Renderer> renderer_;
     bool imgui_platform_ = false;
     bool imgui_renderer_ = false;
-    std::optional<Scene> scene_;
+    std::unique_ptr<Scene> scene_;
+    std::unique_ptr<SimDriver> sim_;           // destroyed before scene_ (it refers to it)
     std::vector<glm::vec3> surface_positions_; // current positions of the surface vertices
+    std::vector<float> surface_scalars_;       // colour-map coordinates of the surface vertices
+    TriangleBvh bvh_;
+    bool bvh_dirty_ = true;                    // positions changed since the last refit
+    bool dragging_ = false;                    // a drag spring follows the mouse
+    float drag_depth_ = 0.0f;                  // view depth of the grabbed point
+    bool step_once_ = false;
+    StepResult last_step_;
+    bool stepped_ = false;
+    std::future<LoadedScene> loading_;
+    std::chrono::steady_clock::time_point loading_start_;
+    std::vector<ScriptAction> script_;
+    std::size_t next_action_ = 0;
+    std::vector<std::string> errors_;          // non-fatal errors, for --stats
+    std::vector<FrameTimings> recording_;      // Record button
+    bool screenshot_requested_ = false;
     Camera camera_;
     RenderSettings settings_;
     GuiState gui_;

@@ -2,8 +2,11 @@
 /// The ImGui panels. All UI state lives in GuiState (owned by App), never in static locals.
 
 #include "core/types.hpp"
+#include "script.hpp"
+#include "sim/simulation.hpp"
 
 #include <array>
+#include <cstdint>
 #include <string>
 
 namespace edn {
@@ -18,22 +21,54 @@ struct SceneStatistics {
     Index cells = 0;            ///< tetrahedra
     Index boundary_faces = 0;   ///< triangles of the boundary surface
     Index surface_vertices = 0; ///< vertices of the boundary surface
+    bool simulated = false;     ///< a Simulation exists (the numbers below are meaningful)
+    Index nodes = 0;            ///< simulation nodes (order-dependent)
+    Index pinned_vertices = 0;  ///< vertices pinned by the user
+    std::int64_t nnz_blocks = 0;   ///< non-zero 3x3 blocks of the system matrix
+    std::size_t matrix_bytes = 0;  ///< bytes of the system matrix
+    Index components = 0;          ///< connected components
+    StepResult last_step;          ///< the most recent step's outcome
+    bool stepped = false;          ///< last_step holds a step
 };
 
 /// UI state that persists between frames.
 struct GuiState {
     std::array<char, 1024> scene_input{}; ///< text of the scene loader field
+    float quality = 1.4f;                 ///< TetGen radius-edge bound for OBJ files
+    float max_volume = 0.0f;              ///< TetGen max tet volume (0: unbounded)
+    bool loading = false;                 ///< a scene is being loaded on the worker thread
+    double loading_seconds = 0.0;         ///< how long it has been loading
     std::string scene_error;              ///< last scene loading error, shown under the field
     std::string render_error;             ///< shader or GL error, shown in red
     std::string gl_description;           ///< "OpenGL 4.5 (Core Profile) ... on llvmpipe"
+
+    SimulationSettings settings;      ///< settings being edited (the active ones after rebuild)
+    std::string sim_error;            ///< last simulation build or step error
+    bool paused = false;              ///< space
+    float pin_height = 0.02f;         ///< "pin below" height, fraction of the mesh height
+    float brush_radius = 20.0f;       ///< pin brush radius in pixels (shift-drag)
+    float drag_stiffness = 0.0f;      ///< drag spring stiffness [N/m]; 0 = not yet chosen
+    ColorMode color_mode = ColorMode::VonMises; ///< what the surface colour shows
+    bool auto_range = true;           ///< colour range follows the data
+    float range_max = 1.0f;           ///< top of the colour range (von Mises [Pa] or [m])
+    std::string upload_method = "glBufferSubData (CPU backend)"; ///< surface upload path
+    bool recording = false;           ///< per-frame timings are being recorded
+    std::string status_message;       ///< last screenshot/record file written
 };
 
 /// What the user asked for in this frame's UI; the app carries it out.
 struct GuiActions {
-    bool load_scene = false;     ///< load the file in GuiState::scene_input
-    bool fit_view = false;       ///< frame the mesh
-    bool reset_view = false;     ///< default view angles, framing the mesh
-    bool reload_shaders = false; ///< recompile shaders/ (for editing them live)
+    bool load_scene = false;       ///< load the file in GuiState::scene_input
+    bool fit_view = false;         ///< frame the mesh
+    bool reset_view = false;       ///< default view angles, framing the mesh
+    bool reload_shaders = false;   ///< recompile shaders/ (for editing them live)
+    bool settings_changed = false; ///< rebuild the simulation with GuiState::settings
+    bool step_once = false;        ///< one step while paused
+    bool reset_simulation = false; ///< back to rest, pins kept
+    bool pin_below = false;        ///< pin below GuiState::pin_height
+    bool clear_pins = false;       ///< remove all pins
+    bool toggle_record = false;    ///< start or stop recording timings
+    bool screenshot = false;       ///< write a PNG of the next frame
 };
 
 /// Builds this frame's panels (between ImGui::NewFrame and ImGui::Render).

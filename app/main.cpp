@@ -14,6 +14,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: elastodyn [--scene FILE] [--frames N] [--headless] [--screenshot OUT.png|OUT.ppm]\n"
     "                 [--timings OUT.csv] [--width W] [--height H] [--no-gui]\n"
+    "                 [--script ACTIONS.json] [--stats OUT.json] [--color MODE] [--paused]\n"
     "  --scene FILE       tet mesh to show: OBJ surface (meshed by TetGen), .node/.ele or .msh;\n"
     "                     a path, or a file name in the assets folder\n"
     "                     (default: the model named in assets/default_scene.txt)\n"
@@ -23,6 +24,10 @@ constexpr const char* kUsage =
     "  --timings FILE     save per-frame stage timings as CSV\n"
     "  --width W, --height H  framebuffer size in pixels (default 1280 x 720)\n"
     "  --no-gui           draw only the scene, without the panels (clean screenshots)\n"
+    "  --script FILE      timed actions (pins, drags, settings), see app/README.md\n"
+    "  --stats FILE       write the final state (bounding box, finite flag, errors) as JSON\n"
+    "  --color MODE       surface colour: none, von_mises (default) or displacement\n"
+    "  --paused           start with the simulation paused\n"
     "Exit codes: 0 success, 2 usage error, 3 bad input, 4 display, GL or internal error.\n";
 
 /// Parses a positive integer option value; throws a usage error naming the option.
@@ -63,6 +68,17 @@ edn::AppOptions parse_arguments(int argc, char** argv) {
             options.height = parse_positive(arg, value(), 16384);
         } else if (arg == "--no-gui") {
             options.show_gui = false;
+        } else if (arg == "--script") {
+            options.script = std::filesystem::path(value());
+        } else if (arg == "--stats") {
+            options.stats = std::filesystem::path(value());
+        } else if (arg == "--color") {
+            const std::string_view name = value();
+            options.color = edn::parse_color_mode(name);
+            EDN_VERIFY(options.color, edn::ErrorCode::Usage,
+                       arg << ": expected none, von_mises or displacement, got '" << name << "'");
+        } else if (arg == "--paused") {
+            options.paused = true;
         } else if (arg == "--help" || arg == "-h") {
             options.show_help = true;
         } else {

@@ -1,6 +1,7 @@
 #include "renderer.hpp"
 
 #include "camera.hpp"
+#include "colormap.hpp"
 #include "core/error.hpp"
 #include "gl_check.hpp"
 
@@ -10,6 +11,10 @@
 #include <glm/gtc/type_ptr.hpp>
 
 namespace edn {
+namespace {
+/// Surface vertex layout: position (3), normal (3), colour-map coordinate (1).
+constexpr int kFloatsPerVertex = 7;
+} // namespace
 
 void compute_vertex_normals(const std::vector<glm::vec3>& positions,
                             const std::vector<Tri>& triangles, std::vector<glm::vec3>& normals) {
@@ -36,10 +41,20 @@ Renderer::Renderer() {
     glBindBuffer(GL_ARRAY_BUFFER, surface_vbo_);
     glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, surface_ebo_);
     glEnableVertexAttribArray(0);
-    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 6 * sizeof(float), nullptr);
+    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, kFloatsPerVertex * sizeof(float), nullptr);
     glEnableVertexAttribArray(1);
-    glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, 6 * sizeof(float),
+    glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, kFloatsPerVertex * sizeof(float),
                           reinterpret_cast<const void*>(3 * sizeof(float)));
+    glEnableVertexAttribArray(2);
+    glVertexAttribPointer(2, 1, GL_FLOAT, GL_FALSE, kFloatsPerVertex * sizeof(float),
+                          reinterpret_cast<const void*>(6 * sizeof(float)));
+
+    glGenVertexArrays(1, &marker_vao_);
+    glGenBuffers(1, &marker_vbo_);
+    glBindVertexArray(marker_vao_);
+    glBindBuffer(GL_ARRAY_BUFFER, marker_vbo_);
+    glEnableVertexAttribArray(0);
+    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 3 * sizeof(float), nullptr);
 
     glGenVertexArrays(1, &grid_vao_);
     glGenBuffers(1, &grid_vbo_);
@@ -53,6 +68,8 @@ Renderer::Renderer() {
 
 Renderer::~Renderer() {
     release_offscreen();
+    glDeleteBuffers(1, &marker_vbo_);
+    glDeleteVertexArrays(1, &marker_vao_);
     glDeleteBuffers(1, &grid_vbo_);
     glDeleteVertexArrays(1, &grid_vao_);
     glDeleteBuffers(1, &surface_ebo_);
@@ -79,7 +96,8 @@ void Renderer::set_surface(const std::vector<Tri>& triangles, std::size_t num_ve
                               triangles.data(), GL_STATIC_DRAW));
     glBindBuffer(GL_ARRAY_BUFFER, surface_vbo_);
     EDN_GL_CHECK(glBufferData(GL_ARRAY_BUFFER,
-                              static_cast<GLsizeiptr>(num_vertices * 6 * sizeof(float)), nullptr,
+                              static_cast<GLsizeiptr>(num_vertices * kFloatsPerVertex * sizeof(float)),
+                              nullptr,
                               GL_DYNAMIC_DRAW));
     glBindVertexArray(0);
 
@@ -114,22 +132,40 @@ void Renderer::clear_surface() {
     surface_vertices_ = 0;
     surface_indices_ = 0;
     grid_vertices_ = 0;
+    marker_pins_ = marker_drag_ = 0;
 }
 
-void Renderer::update_surface(const std::vector<glm::vec3>& positions) {
+void Renderer::update_surface(const std::vector<glm::vec3>& positions,
+                              const std::vector<float>& scalars) {
     EDN_ASSERT(positions.size() == surface_vertices_,
                "update_surface: " << positions.size() << " positions for " << surface_vertices_
                                   << " surface vertices");
     compute_vertex_normals(positions, triangles_, normals_);
-    interleaved_.resize(6 * positions.size());
+    EDN_ASSERT(scalars.empty() || scalars.size() == positions.size(),
+               "update_surface: " << scalars.size() << " scalars for " << positions.size()
+                                  << " positions");
+    interleaved_.resize(kFloatsPerVertex * positions.size());
     for (std::size_t i = 0; i < positions.size(); ++i) {
-        std::copy_n(glm::value_ptr(positions[i]), 3, interleaved_.data() + 6 * i);
-        std::copy_n(glm::value_ptr(normals_[i]), 3, interleaved_.data() + 6 * i + 3);
+        float* out = interleaved_.data() + kFloatsPerVertex * i;
+        std::copy_n(glm::value_ptr(positions[i]), 3, out);
+        std::copy_n(glm::value_ptr(normals_[i]), 3, out + 3);
+        out[6] = scalars.empty() ? 0.0f : scalars[i];
     }
     glBindBuffer(GL_ARRAY_BUFFER, surface_vbo_);
     glBufferSubData(GL_ARRAY_BUFFER, 0,
                     static_cast<GLsizeiptr>(interleaved_.size() * sizeof(float)),
                     interleaved_.data());
+}
+
+void Renderer::update_markers(const Markers& markers) {
+    std::vector<glm::vec3> points = markers.pins;
+    points.insert(points.end(), markers.drag.begin(), markers.drag.end());
+    marker_pins_ = markers.pins.size();
+    marker_drag_ = markers.drag.size();
+    glBindBuffer(GL_ARRAY_BUFFER, marker_vbo_);
+    EDN_GL_CHECK(glBufferData(GL_ARRAY_BUFFER,
+                              static_cast<GLsizeiptr>(points.size() * sizeof(glm::vec3)),
+                              points.empty() ? nullptr : points.data(), GL_STREAM_DRAW));
 }
 
 void Renderer::release_offscreen() {
@@ -204,6 +240,9 @@ void Renderer::draw_scene(const Camera& camera, const RenderSettings& settings) 
                            glm::value_ptr(projection));
         glUniform3fv(surface_program_.uniform("u_color"), 1,
                      glm::value_ptr(settings.surface_color));
+        glUniform1i(surface_program_.uniform("u_use_colormap"), settings.use_colormap ? 1 : 0);
+        glUniform3fv(surface_program_.uniform("u_colormap"), static_cast<GLsizei>(kColormap.size()),
+                     glm::value_ptr(kColormap[0]));
         glBindVertexArray(surface_vao_);
         // Push the filled surface back a little so the wireframe drawn over it wins the depth test.
         glEnable(GL_POLYGON_OFFSET_FILL);
@@ -221,6 +260,26 @@ void Renderer::draw_scene(const Camera& camera, const RenderSettings& settings) 
                            nullptr);
             glPolygonMode(GL_FRONT_AND_BACK, GL_FILL);
         }
+    }
+    if (marker_pins_ + marker_drag_ > 0) {
+        line_program_.use();
+        glBindVertexArray(marker_vao_);
+        glPointSize(settings.point_size);
+        // Pins sit on the surface: LEQUAL and the fill's polygon offset keep them visible.
+        glDepthFunc(GL_LEQUAL);
+        if (marker_pins_ > 0) {
+            glUniform4fv(line_program_.uniform("u_color"), 1, glm::value_ptr(settings.pin_color));
+            glDrawArrays(GL_POINTS, 0, static_cast<GLsizei>(marker_pins_));
+        }
+        if (marker_drag_ == 2) {
+            // The spring is drawn through the mesh: the user must see where it pulls.
+            glDisable(GL_DEPTH_TEST);
+            glUniform4fv(line_program_.uniform("u_color"), 1, glm::value_ptr(settings.drag_color));
+            glDrawArrays(GL_LINES, static_cast<GLint>(marker_pins_), 2);
+            glPointSize(1.5f * settings.point_size);
+            glDrawArrays(GL_POINTS, static_cast<GLint>(marker_pins_), 2);
+        }
+        glDepthFunc(GL_LESS);
     }
     glBindVertexArray(0);
     glDisable(GL_DEPTH_TEST);

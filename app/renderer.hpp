@@ -24,6 +24,16 @@ struct RenderSettings {
     glm::vec3 background{0.12f, 0.13f, 0.15f};    ///< clear colour
     glm::vec4 grid_color{0.36f, 0.37f, 0.40f, 1.0f};
     glm::vec4 wireframe_color{0.10f, 0.10f, 0.10f, 1.0f};
+    bool use_colormap = false;                    ///< colour by the per-vertex scalar
+    glm::vec4 pin_color{0.20f, 0.45f, 1.00f, 1.0f};  ///< pinned nodes
+    glm::vec4 drag_color{1.00f, 0.95f, 0.30f, 1.0f}; ///< drag spring and handle
+    float point_size = 6.0f;                          ///< pixels, pinned nodes and drag handle
+};
+
+/// Things drawn over the surface: pinned nodes and the drag spring.
+struct Markers {
+    std::vector<glm::vec3> pins; ///< positions of pinned nodes
+    std::vector<glm::vec3> drag; ///< empty, or {grabbed point, target}
 };
 
 /// Area-weighted vertex normals of a triangle surface (unit length; zero for unused vertices).
@@ -50,9 +60,13 @@ public:
                      const glm::vec3& lower, const glm::vec3& upper);
     /// Removes the surface (empty scene).
     void clear_surface();
-    /// Uploads #S surface positions and their smooth normals, recomputed here every call because
-    /// the surface deforms. This is the only writer of the vertex buffer.
-    void update_surface(const std::vector<glm::vec3>& positions);
+    /// Uploads #S surface positions, their smooth normals (recomputed here every call because
+    /// the surface deforms) and #S colour-map coordinates in [0, 1] (empty: all 0) with
+    /// glBufferSubData. This is the only writer of the vertex buffer.
+    void update_surface(const std::vector<glm::vec3>& positions,
+                        const std::vector<float>& scalars = {});
+    /// Uploads the markers drawn by the next draw_scene calls.
+    void update_markers(const Markers& markers);
 
     /// Binds the target (offscreen FBO of `size` when `offscreen`, else the default framebuffer),
     /// sets the viewport and clears it.
@@ -70,13 +84,18 @@ private:
     ShaderProgram line_program_;
 
     unsigned surface_vao_ = 0;
-    unsigned surface_vbo_ = 0; // interleaved position, normal (6 floats per vertex)
+    unsigned surface_vbo_ = 0; // interleaved position, normal, scalar (7 floats per vertex)
     unsigned surface_ebo_ = 0;
     std::size_t surface_vertices_ = 0;
     std::size_t surface_indices_ = 0;
     std::vector<Tri> triangles_;
     std::vector<glm::vec3> normals_; // scratch, reused every frame
     std::vector<float> interleaved_; // scratch, reused every frame
+
+    unsigned marker_vao_ = 0;
+    unsigned marker_vbo_ = 0; // pins, then the drag segment's two points
+    std::size_t marker_pins_ = 0;
+    std::size_t marker_drag_ = 0;
 
     unsigned grid_vao_ = 0;
     unsigned grid_vbo_ = 0;

@@ -40,13 +40,14 @@ void gather_surface_positions(const std::vector<Vec3>& positions, const Boundary
     }
 }
 
-Scene load_scene(const std::filesystem::path& path) {
+Scene load_scene(const std::filesystem::path& path, const TetrahedralizeOptions& options) {
     Scene scene;
     scene.path = path;
-    scene.mesh = load_tet_mesh(path);
+    scene.mesh = load_tet_mesh(path, options);
     EDN_VERIFY(scene.mesh.num_cells() > 0, ErrorCode::EmptyMesh, path.string() << ": no cells");
-    const Topology topology = build_topology(scene.mesh);
-    scene.surface = compact_boundary(topology.boundary_faces, scene.mesh.num_vertices());
+    scene.topology = build_topology(scene.mesh);
+    scene.surface = compact_boundary(scene.topology.boundary_faces, scene.mesh.num_vertices());
+    scene.surface.face_cell = scene.topology.boundary_face_cell;
     scene.lower = glm::vec3(std::numeric_limits<float>::max());
     scene.upper = glm::vec3(std::numeric_limits<float>::lowest());
     for (const Vec3& p : scene.mesh.positions) {

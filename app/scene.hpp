@@ -3,6 +3,8 @@
 
 #include "core/types.hpp"
 #include "mesh/tet_mesh.hpp"
+#include "mesh/tetrahedralize.hpp"
+#include "mesh/topology.hpp"
 
 #include <filesystem>
 #include <glm/vec3.hpp>
@@ -14,20 +16,22 @@ namespace edn {
 struct BoundarySurface {
     std::vector<Index> mesh_vertex; ///< #S tet-mesh vertex of each surface vertex
     std::vector<Tri> triangles;     ///< #B surface-vertex indices, counter-clockwise from outside
+    std::vector<Index> face_cell;   ///< #B the cell owning each triangle (stress colours)
 };
 
 /// A loaded model.
 struct Scene {
     std::filesystem::path path; ///< file it came from
     TetMesh mesh;               ///< validated tet mesh
+    Topology topology;          ///< topology of `mesh` (node layouts, state transfer)
     BoundarySurface surface;    ///< boundary faces of `mesh`
     glm::vec3 lower{0.0f};      ///< bounding box of the mesh
     glm::vec3 upper{0.0f};      ///< bounding box of the mesh
 };
 
 /// Loads a mesh file (edn::load_tet_mesh) and extracts its boundary (edn::build_topology).
-/// Throws edn::Error naming the file.
-Scene load_scene(const std::filesystem::path& path);
+/// OBJ surfaces are meshed with `options`. Throws edn::Error naming the file.
+Scene load_scene(const std::filesystem::path& path, const TetrahedralizeOptions& options = {});
 
 /// Renumbers `boundary_faces` (tet-mesh vertex ids) onto the vertices they use, in ascending
 /// tet-mesh order.

@@ -22,6 +22,8 @@ const char* stage_name(Stage stage) {
         return "ui";
     case Stage::Simulate:
         return "simulate";
+    case Stage::Surface:
+        return "surface";
     case Stage::Render:
         return "render";
     case Stage::Swap:
@@ -30,6 +32,22 @@ const char* stage_name(Stage stage) {
         break;
     }
     return "total";
+}
+
+const char* sim_stage_name(SimStage stage) {
+    switch (stage) {
+    case SimStage::Element:
+        return "element";
+    case SimStage::Summation:
+        return "summation";
+    case SimStage::Pcg:
+        return "pcg";
+    case SimStage::LineSearch:
+        return "line_search";
+    case SimStage::Count:
+        break;
+    }
+    return "?";
 }
 
 TimingRecorder::TimingRecorder(std::size_t capacity) : ring_(std::max<std::size_t>(capacity, 1)) {}
@@ -47,6 +65,18 @@ void TimingRecorder::lap(Stage stage) {
     last_lap_ = now;
 }
 
+void TimingRecorder::set_simulation(const std::array<double, kSimStageCount>& sim_ms,
+                                    int newton_iterations, int cg_iterations) {
+    current_.sim_ms = sim_ms;
+    current_.newton_iterations = newton_iterations;
+    current_.cg_iterations = cg_iterations;
+}
+
+const FrameTimings* TimingRecorder::last() const {
+    if (size_ == 0) return nullptr;
+    return &ring_[(next_ + ring_.size() - 1) % ring_.size()];
+}
+
 void TimingRecorder::end_frame() {
     current_.total_ms = milliseconds(Clock::now() - frame_start_);
     ring_[next_] = current_;
@@ -59,6 +89,15 @@ std::vector<FrameTimings> TimingRecorder::frames() const {
     result.reserve(size_);
     const std::size_t first = (next_ + ring_.size() - size_) % ring_.size();
     for (std::size_t i = 0; i < size_; ++i) result.push_back(ring_[(first + i) % ring_.size()]);
+    return result;
+}
+
+std::vector<FrameTimings> TimingRecorder::recent(std::size_t count) const {
+    count = std::min(count, size_);
+    std::vector<FrameTimings> result;
+    result.reserve(count);
+    const std::size_t first = (next_ + ring_.size() - count) % ring_.size();
+    for (std::size_t i = 0; i < count; ++i) result.push_back(ring_[(first + i) % ring_.size()]);
     return result;
 }
 
@@ -75,17 +114,27 @@ double TimingRecorder::mean_ms(Stage stage, std::size_t count) const {
 }
 
 void TimingRecorder::write_csv(const std::filesystem::path& path) const {
-    const std::vector<FrameTimings> rows = frames();
+    write_csv(path, frames());
+}
+
+void TimingRecorder::write_csv(const std::filesystem::path& path,
+                               const std::vector<FrameTimings>& rows) {
     write_file_atomically(path, [&](std::ostream& out) {
         out << "frame";
         for (std::size_t s = 0; s < kStageCount; ++s) {
             out << ',' << stage_name(static_cast<Stage>(s)) << "_ms";
         }
-        out << ",total_ms\n";
+        out << ",total_ms";
+        for (std::size_t s = 0; s < kSimStageCount; ++s) {
+            out << ',' << sim_stage_name(static_cast<SimStage>(s)) << "_ms";
+        }
+        out << ",newton_iterations,cg_iterations\n";
         for (const FrameTimings& row : rows) {
             out << row.frame;
             for (double ms : row.stage_ms) out << ',' << ms;
-            out << ',' << row.total_ms << '\n';
+            out << ',' << row.total_ms;
+            for (double ms : row.sim_ms) out << ',' << ms;
+            out << ',' << row.newton_iterations << ',' << row.cg_iterations << '\n';
         }
     });
 }

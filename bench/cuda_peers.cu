@@ -188,6 +188,12 @@ double time_device_ms(const std::function<void()>& launch, int iterations, int r
     return median_of(samples);
 }
 
+void copy_to_device(float* device, const std::vector<float>& host) {
+    if (!host.empty())
+        EDN_BENCH_CUDA(
+            cudaMemcpy(device, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+}
+
 DeviceFloats::DeviceFloats(const std::vector<float>& host) : size_(host.size()) {
     EDN_BENCH_CUDA(cudaMalloc(reinterpret_cast<void**>(&data_),
                               std::max<std::size_t>(size_, 1) * sizeof(float)));

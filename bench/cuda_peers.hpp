@@ -56,6 +56,9 @@ private:
     std::size_t size_ = 0;
 };
 
+/// Copies `host` to the device array `device` (at least host.size() floats).
+void copy_to_device(float* device, const std::vector<float>& host);
+
 /// Times of one COO -> BSR assembly on the device (milliseconds, CUDA events).
 struct CooAssemblyTimes {
     double alloc = 0;   ///< temporaries sized by the element block count, and the sort buffer

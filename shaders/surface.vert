@@ -3,16 +3,19 @@
 
 layout(location = 0) in vec3 a_position; // world space
 layout(location = 1) in vec3 a_normal;   // world space, smooth (recomputed every frame)
+layout(location = 2) in float a_scalar;  // colour-map coordinate in [0, 1]
 
 uniform mat4 u_view;       // rigid: its upper 3x3 also transforms normals
 uniform mat4 u_projection;
 
 out vec3 v_position_view;
 out vec3 v_normal_view;
+out float v_scalar;
 
 void main() {
     vec4 position_view = u_view * vec4(a_position, 1.0);
     v_position_view = position_view.xyz;
     v_normal_view = mat3(u_view) * a_normal;
+    v_scalar = a_scalar;
     gl_Position = u_projection * position_view;
 }

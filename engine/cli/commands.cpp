@@ -13,6 +13,11 @@ const std::vector<Command>& commands() {
          "MESH --order p --material linear|corotational|neohookean [--E e] [--nu v] "
          "[--displacement U.txt] --matrix K.mtx [--force f.txt] [--nodes nodes.txt]",
          &run_export},
+        {"simulate",
+         "MESH --order p --material M [--E e --nu v --rho r] --frames N --dt h [--static] "
+         "[--backend cpu|cuda] [--summation per_entry|per_simplex|inline] [--pin-below Z] "
+         "[--gravity g] [--out run.json] [--vtu out.vtu]",
+         &run_simulate},
     };
     return table;
 }

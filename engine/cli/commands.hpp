@@ -30,6 +30,9 @@ int run_info(const std::vector<std::string>& arguments);
 /// [--force f.txt] [--nodes nodes.txt]`
 int run_export(const std::vector<std::string>& arguments);
 
+/// `simulate MESH [--order p] [--material M] ... --frames N --dt h [--out run.json] [--vtu v]`
+int run_simulate(const std::vector<std::string>& arguments);
+
 /// The TetGen options shared by every command that may mesh an OBJ surface.
 std::vector<OptionSpec> meshing_option_specs();
 

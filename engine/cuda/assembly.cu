@@ -277,40 +277,86 @@ __global__ void element_blocks_kernel(const int4* cells, const float* positions,
 
 // ---- summation ----------------------------------------------------------------------------------
 
-/// Off-diagonal targets: a warp per bin (Listing 1), lane = row, loop over the bin's width;
-/// sums stay in registers and every value is written once (coalesced per plane).
-__global__ void sum_per_entry_kernel(const Index* map_offsets, const Index* map_sources,
-                                     const float* blocks, const Index* bin_offsets, Index bins,
-                                     unsigned int* counter, float* values) {
-    const int lane = threadIdx.x & 31;
-    for (Index bin = next_bin(counter, lane); bin < bins; bin = next_bin(counter, lane)) {
-        const Index begin = bin_offsets[bin];
-        const Index width = (bin_offsets[bin + 1] - begin) / kWarp;
+/// Element blocks read from memory in the full layout ((t*m+a)*m+b)*9 + 3r+c.
+struct StoredBlocks {
+    const float* __restrict__ blocks;
+    __device__ void prepare(float*, int) const {}
+    __device__ __forceinline__ void add(Index s, float acc[9]) const {
+        const float* b = blocks + 9 * static_cast<std::int64_t>(s);
+#pragma unroll
+        for (int k = 0; k < 9; ++k) acc[k] += __ldg(b + k);
+    }
+};
+
+/// Linear-elastic element blocks evaluated where they are summed: block (t, a, b) from the
+/// cell's inverse Jacobian (recomputed from its 4 vertices, which stay in L2) and the constant
+/// reference integral S_ab, staged in shared memory (lanes index different ab, which the
+/// constant cache would serialise). No element block array exists in this path.
+template <int M> struct LinearBlocks {
+    const int4* __restrict__ cells;
+    const float* __restrict__ positions;
+    const float* __restrict__ integrals; // M*M*9 floats in global memory
+    LameParameters<float> lame;
+    const float* staged = nullptr; // shared copy of integrals
+
+    __device__ void prepare(float* smem, int) {
+        for (int i = threadIdx.x; i < M * M * 9; i += blockDim.x) smem[i] = integrals[i];
+        staged = smem;
+        __syncthreads();
+    }
+    __device__ __forceinline__ void add(Index s, float acc[9]) const {
+        const Index t = s / (M * M);
+        const int ab = s - t * (M * M);
+        float Ji[3][3], abs_det;
+        load_inverse_jacobian(__ldg(cells + t), positions, Ji, abs_det);
+        float S[3][3];
+#pragma unroll
+        for (int i = 0; i < 3; ++i)
+#pragma unroll
+            for (int j = 0; j < 3; ++j) S[i][j] = staged[ab * 9 + 3 * i + j];
+        float out[9];
+        linear_elastic_block_from_integrals(S, Ji, abs_det, lame, out);
+#pragma unroll
+        for (int k = 0; k < 9; ++k) acc[k] += out[k];
+    }
+};
+
+/// Per-entry summation, a thread block per bin (static grid stride, no counter): the bin's 32
+/// diagonal rows are items 0..31, its 32 * width slots follow in storage order, so consecutive
+/// threads write consecutive floats of each value plane. Every target is written once
+/// (padding slots have no sources and get zeros), so the matrix needs no reset.
+template <class Source>
+__global__ void sum_per_entry_bins_kernel(const Index* __restrict__ map_offsets,
+                                          const Index* __restrict__ map_sources, Source src,
+                                          const Index* __restrict__ bin_offsets, Index bins,
+                                          Index num_slots, Index rows, float* __restrict__ values,
+                                          float* __restrict__ diag) {
+    extern __shared__ float smem[];
+    src.prepare(smem, 0);
+    for (Index bin = blockIdx.x; bin < bins; bin += gridDim.x) {
+        const Index begin = __ldg(bin_offsets + bin);
+        const Index slots = __ldg(bin_offsets + bin + 1) - begin;
         float* v = values + 9 * static_cast<std::int64_t>(begin);
-        const std::int64_t plane = static_cast<std::int64_t>(width) * kWarp;
-        for (Index j = 0; j < width; ++j) {
-            const Index slot = begin + j * kWarp + lane;
+        for (Index i = threadIdx.x; i < slots + kWarp; i += blockDim.x) {
+            const bool on_diag = i < kWarp;
+            const Index row = bin * kWarp + i;
+            if (on_diag && row >= rows) continue;
+            const Index target = on_diag ? num_slots + row : begin + (i - kWarp);
             float acc[9] = {};
-            for (Index e = map_offsets[slot]; e < map_offsets[slot + 1]; ++e) {
-                const float* b = blocks + 9 * static_cast<std::int64_t>(map_sources[e]);
-                for (int k = 0; k < 9; ++k) acc[k] += b[k];
+            const Index e1 = __ldg(map_offsets + target + 1);
+            for (Index e = __ldg(map_offsets + target); e < e1; ++e)
+                src.add(__ldg(map_sources + e), acc);
+            if (on_diag) {
+#pragma unroll
+                for (int k = 0; k < 9; ++k)
+                    diag[static_cast<std::int64_t>(k) * rows + row] = acc[k];
+            } else {
+#pragma unroll
+                for (int k = 0; k < 9; ++k)
+                    v[static_cast<std::int64_t>(k) * slots + (i - kWarp)] = acc[k];
             }
-            for (int k = 0; k < 9; ++k) v[k * plane + j * kWarp + lane] = acc[k];
         }
     }
-}
-
-__global__ void sum_per_entry_diag_kernel(const Index* map_offsets, const Index* map_sources,
-                                          const float* blocks, Index num_slots, Index rows,
-                                          float* diag) {
-    const Index row = blockIdx.x * blockDim.x + threadIdx.x;
-    if (row >= rows) return;
-    float acc[9] = {};
-    for (Index e = map_offsets[num_slots + row]; e < map_offsets[num_slots + row + 1]; ++e) {
-        const float* b = blocks + 9 * static_cast<std::int64_t>(map_sources[e]);
-        for (int k = 0; k < 9; ++k) acc[k] += b[k];
-    }
-    for (int k = 0; k < 9; ++k) diag[static_cast<std::int64_t>(k) * rows + row] = acc[k];
 }
 
 /// Adds a block to (row, col); the calling lane owns row.
@@ -386,38 +432,61 @@ __global__ void sum_inline_p1_kernel(NodeCellsDevice nc, const int4* cells, cons
 
 // ---- SpMV ---------------------------------------------------------------------------------------
 
-/// y = K x: a warp per bin (Listing 1), lane = row; padding slots read x[row] times 0.
-__global__ void spmv_kernel(const Index* __restrict__ bin_offsets,
-                            const Index* __restrict__ columns, const float* __restrict__ values,
-                            const float* __restrict__ diag, Index rows, Index bins,
-                            unsigned int* counter, const float* __restrict__ x,
-                            float* __restrict__ y) {
-    const int lane = threadIdx.x & 31;
-    for (Index bin = next_bin(counter, lane); bin < bins; bin = next_bin(counter, lane)) {
+/// y = K x: a thread block of K warps per bin (static grid stride: one launch, no counter);
+/// warp w takes slots j = w, w + K, ... of its lane's row (lane = row) up to the row's count,
+/// so padding is not read; warps 1..K-1 hand their sums to warp 0 through shared memory.
+template <int K>
+__global__ void __launch_bounds__(K * 32)
+    spmv_bins_kernel(const Index* __restrict__ bin_offsets, const Index* __restrict__ columns,
+                     const Index* __restrict__ row_counts, const float* __restrict__ values,
+                     const float* __restrict__ diag, Index rows, Index bins,
+                     const float* __restrict__ x, float* __restrict__ y) {
+    __shared__ float part[K][3][kWarp];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    for (Index bin = blockIdx.x; bin < bins; bin += gridDim.x) {
         const Index row = bin * kWarp + lane;
-        const Index begin = bin_offsets[bin];
-        const Index width = (bin_offsets[bin + 1] - begin) / kWarp;
-        const std::int64_t plane = static_cast<std::int64_t>(width) * kWarp;
+        const Index begin = __ldg(bin_offsets + bin);
+        const std::int64_t plane = __ldg(bin_offsets + bin + 1) - begin;
+        const Index count = row < rows ? __ldg(row_counts + row) : 0;
         const float* v = values + 9 * static_cast<std::int64_t>(begin) + lane;
         const Index* cols = columns + begin + lane;
         float a0 = 0, a1 = 0, a2 = 0;
-        for (Index j = 0; j < width; ++j) {
+#pragma unroll 2
+        for (Index j = w; j < count; j += K) {
             const Index col = __ldg(cols + j * kWarp);
+            const float* b = v + j * kWarp;
+            const float b0 = __ldg(b), b1 = __ldg(b + plane), b2 = __ldg(b + 2 * plane),
+                        b3 = __ldg(b + 3 * plane), b4 = __ldg(b + 4 * plane),
+                        b5 = __ldg(b + 5 * plane), b6 = __ldg(b + 6 * plane),
+                        b7 = __ldg(b + 7 * plane), b8 = __ldg(b + 8 * plane);
             const float x0 = __ldg(x + 3 * col), x1 = __ldg(x + 3 * col + 1),
                         x2 = __ldg(x + 3 * col + 2);
-            const float* b = v + j * kWarp;
-            a0 += __ldg(b) * x0 + __ldg(b + plane) * x1 + __ldg(b + 2 * plane) * x2;
-            a1 += __ldg(b + 3 * plane) * x0 + __ldg(b + 4 * plane) * x1 + __ldg(b + 5 * plane) * x2;
-            a2 += __ldg(b + 6 * plane) * x0 + __ldg(b + 7 * plane) * x1 + __ldg(b + 8 * plane) * x2;
+            a0 += b0 * x0 + b1 * x1 + b2 * x2;
+            a1 += b3 * x0 + b4 * x1 + b5 * x2;
+            a2 += b6 * x0 + b7 * x1 + b8 * x2;
         }
-        if (row < rows) {
-            const float x0 = x[3 * row], x1 = x[3 * row + 1], x2 = x[3 * row + 2];
+        if (w == 0 && row < rows) {
+            const float x0 = __ldg(x + 3 * row), x1 = __ldg(x + 3 * row + 1),
+                        x2 = __ldg(x + 3 * row + 2);
             const float* d = diag + row;
-            a0 += d[0] * x0 + d[rows] * x1 + d[2 * std::int64_t(rows)] * x2;
-            a1 += d[3 * std::int64_t(rows)] * x0 + d[4 * std::int64_t(rows)] * x1 +
-                  d[5 * std::int64_t(rows)] * x2;
-            a2 += d[6 * std::int64_t(rows)] * x0 + d[7 * std::int64_t(rows)] * x1 +
-                  d[8 * std::int64_t(rows)] * x2;
+            const std::int64_t n = rows;
+            a0 += __ldg(d) * x0 + __ldg(d + n) * x1 + __ldg(d + 2 * n) * x2;
+            a1 += __ldg(d + 3 * n) * x0 + __ldg(d + 4 * n) * x1 + __ldg(d + 5 * n) * x2;
+            a2 += __ldg(d + 6 * n) * x0 + __ldg(d + 7 * n) * x1 + __ldg(d + 8 * n) * x2;
+        }
+        if (K > 1) {
+            part[w][0][lane] = a0, part[w][1][lane] = a1, part[w][2][lane] = a2;
+            __syncthreads();
+            // The 96 outputs of the bin, summed over warps and written contiguously.
+            for (int o = threadIdx.x; o < 3 * kWarp; o += K * kWarp) {
+                const int l = o / 3, r = o % 3;
+                float sum = 0;
+#pragma unroll
+                for (int k = 0; k < K; ++k) sum += part[k][r][l];
+                if (bin * kWarp + l < rows) y[3 * static_cast<std::int64_t>(bin) * kWarp + o] = sum;
+            }
+            __syncthreads();
+        } else if (row < rows) {
             y[3 * row] = a0, y[3 * row + 1] = a1, y[3 * row + 2] = a2;
         }
     }
@@ -482,6 +551,13 @@ struct Assembly::Impl {
     DeviceBuffer<Index> map_offsets, map_sources;
     DeviceBuffer<float> blocks;
     DeviceBuffer<unsigned int> counter;
+    DeviceBuffer<float> integrals; // reference integrals S_ab (m*m*9) for the fused kernels
+    /// Where sum() takes element blocks from: `blocks` as written (device_element_blocks()), or
+    /// linear elasticity evaluated inside the summation (compute_element_blocks()).
+    enum class BlockSource { Stored, Linear } source = BlockSource::Stored;
+    LameParameters<float> linear_lame{};
+    bool blocks_hold_linear = false; // `blocks` were filled from linear_lame (per-simplex path)
+    int sms = 0, spmv_grid = 0;
     AssemblyTimes times;
     std::size_t held = 0, peak = 0;
 
@@ -509,6 +585,21 @@ struct Assembly::Impl {
                 topo.face_cells.data()};
     }
     void finish_setup(const TetMesh& mesh, int order);
+    void ensure_blocks_allocated();
+    /// Per-entry summation of every target, blocks from `src`; `nodes` > 0 stages that many
+    /// nodes' reference integrals in shared memory.
+    template <class Source> void launch_sum_per_entry(Source src, int nodes) {
+        constexpr int kThreads = 128;
+        const std::size_t smem = sizeof(float) * 9 * nodes * nodes;
+        int per_sm = 0;
+        EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, sum_per_entry_bins_kernel<Source>, kThreads, smem));
+        const Index grid = std::min<Index>(bins, std::max(1, per_sm) * sms);
+        sum_per_entry_bins_kernel<Source><<<grid, kThreads, smem>>>(
+            map_offsets.data(), map_sources.data(), src, bin_offsets.data(), bins, num_slots,
+            layout.num_nodes(), values.data(), diag.data());
+    }
+    void materialize_linear_blocks();
     void reset_counter() {
         EDN_CUDA_CHECK(cudaMemsetAsync(counter.data(), 0, sizeof(unsigned int)));
     }
@@ -580,6 +671,10 @@ void Assembly::Impl::finish_setup(const TetMesh& mesh, int order) {
         break;
     }
     EDN_CUDA_CHECK(cudaMemcpyToSymbol(c_reference_integrals, S, sizeof(float) * m * m * 9));
+    upload(integrals, S, static_cast<std::size_t>(m) * m * 9);
+    int device = 0;
+    EDN_CUDA_CHECK(cudaGetDevice(&device));
+    EDN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     // Cell node table (derived on the device from cell vertices, edges and faces).
     cell_nodes.resize(static_cast<std::size_t>(num_cells) * m);
     track(cell_nodes);
@@ -591,14 +686,21 @@ void Assembly::Impl::finish_setup(const TetMesh& mesh, int order) {
     }
 }
 
+void Assembly::Impl::ensure_blocks_allocated() {
+    const std::size_t count = 9 * static_cast<std::size_t>(num_cells) * m * m;
+    if (blocks.size() != count) {
+        if (blocks.size()) release(blocks);
+        blocks.resize(count);
+        track(blocks);
+    }
+}
+
 float* Assembly::device_element_blocks() {
     Impl& d = *impl_;
-    const std::size_t count = 9 * static_cast<std::size_t>(d.num_cells) * d.m * d.m;
-    if (d.blocks.size() != count) {
-        if (d.blocks.size()) d.release(d.blocks);
-        d.blocks.resize(count);
-        d.track(d.blocks);
-    }
+    d.ensure_blocks_allocated();
+    // The caller writes the blocks: sum() reads them from now on.
+    d.source = Impl::BlockSource::Stored;
+    d.blocks_hold_linear = false;
     return d.blocks.data();
 }
 
@@ -757,21 +859,25 @@ void Assembly::build_per_entry_map() {
     d.times.maps = timer.stop();
 }
 
-void Assembly::compute_element_blocks(const LameParameters<float>& lame) {
-    Impl& d = *impl_;
-    const std::int64_t count = static_cast<std::int64_t>(d.num_cells) * d.m * d.m;
-    StageTimer timer;
-    timer.start();
-    if (d.blocks.size() != static_cast<std::size_t>(9 * count)) {
-        if (d.blocks.size()) d.release(d.blocks);
-        d.blocks.resize(9 * count);
-        d.track(d.blocks);
-    }
+void Assembly::Impl::materialize_linear_blocks() {
+    const std::int64_t count = static_cast<std::int64_t>(num_cells) * m * m;
+    ensure_blocks_allocated();
     if (count)
         element_blocks_kernel<<<grid_for(count, 256), 256>>>(
-            d.topo.cells.data(), d.positions.data(), d.num_cells, d.m, lame, d.blocks.data());
+            topo.cells.data(), positions.data(), num_cells, m, linear_lame, blocks.data());
     EDN_CUDA_CHECK_LAUNCH();
-    d.times.element = timer.stop();
+    blocks_hold_linear = true;
+}
+
+void Assembly::compute_element_blocks(const LameParameters<float>& lame) {
+    // Linear elasticity needs no stored blocks: the per-entry summation evaluates each block from
+    // the cell geometry where it is summed (so the element array, 5.6x the matrix at p = 1, is
+    // never allocated). Per-simplex summation materialises them on first use.
+    Impl& d = *impl_;
+    d.source = Impl::BlockSource::Linear;
+    d.linear_lame = lame;
+    d.blocks_hold_linear = false;
+    d.times.element = 0;
 }
 
 void Assembly::sum(SummationMethod method, const LameParameters<float>& lame) {
@@ -779,21 +885,41 @@ void Assembly::sum(SummationMethod method, const LameParameters<float>& lame) {
     const Index rows = d.layout.num_nodes();
     StageTimer timer;
     timer.start();
-    d.reset_counter();
     switch (method) {
     case SummationMethod::PerEntry:
         EDN_VERIFY(d.map_sources.size() || d.num_cells == 0, ErrorCode::Usage,
                    "per-entry summation needs build_per_entry_map() first");
-        if (d.bins)
-            sum_per_entry_kernel<<<persistent_grid(d.bins, 128), 128>>>(
-                d.map_offsets.data(), d.map_sources.data(), d.blocks.data(), d.bin_offsets.data(),
-                d.bins, d.counter.data(), d.values.data());
-        if (rows)
-            sum_per_entry_diag_kernel<<<grid_for(rows, 256), 256>>>(
-                d.map_offsets.data(), d.map_sources.data(), d.blocks.data(), d.num_slots, rows,
-                d.diag.data());
+        if (d.bins) {
+            if (d.source == Impl::BlockSource::Linear) {
+                switch (d.m) {
+                case 4:
+                    d.launch_sum_per_entry(LinearBlocks<4>{d.topo.cells.data(), d.positions.data(),
+                                                           d.integrals.data(), d.linear_lame},
+                                           4);
+                    break;
+                case 10:
+                    d.launch_sum_per_entry(LinearBlocks<10>{d.topo.cells.data(), d.positions.data(),
+                                                            d.integrals.data(), d.linear_lame},
+                                           10);
+                    break;
+                default:
+                    d.launch_sum_per_entry(LinearBlocks<20>{d.topo.cells.data(), d.positions.data(),
+                                                            d.integrals.data(), d.linear_lame},
+                                           20);
+                    break;
+                }
+            } else {
+                EDN_VERIFY(d.blocks.size() || d.num_cells == 0, ErrorCode::Usage,
+                           "per-entry summation needs element blocks (compute_element_blocks() "
+                           "or device_element_blocks())");
+                d.launch_sum_per_entry(StoredBlocks{d.blocks.data()}, 0);
+            }
+        }
         break;
     case SummationMethod::PerSimplex:
+        if (d.source == Impl::BlockSource::Linear && !d.blocks_hold_linear)
+            d.materialize_linear_blocks();
+        d.reset_counter();
         EDN_CUDA_CHECK(cudaMemsetAsync(d.values.data(), 0, d.values.bytes()));
         EDN_CUDA_CHECK(cudaMemsetAsync(d.diag.data(), 0, d.diag.bytes()));
         if (d.bins)
@@ -805,6 +931,7 @@ void Assembly::sum(SummationMethod method, const LameParameters<float>& lame) {
     case SummationMethod::Inline:
         EDN_VERIFY(d.layout.order == 1, ErrorCode::Unsupported,
                    "inline summation is implemented for p = 1 only");
+        d.reset_counter();
         EDN_CUDA_CHECK(cudaMemsetAsync(d.values.data(), 0, d.values.bytes()));
         EDN_CUDA_CHECK(cudaMemsetAsync(d.diag.data(), 0, d.diag.bytes()));
         if (d.bins)
@@ -820,11 +947,18 @@ void Assembly::sum(SummationMethod method, const LameParameters<float>& lame) {
 
 void Assembly::spmv_device(const float* x, float* y) const {
     Impl& d = *impl_;
-    d.reset_counter();
+    constexpr int kWarpsPerBin = 4;
+    if (d.spmv_grid == 0) {
+        int per_sm = 0;
+        EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, spmv_bins_kernel<kWarpsPerBin>, kWarpsPerBin * kWarp, 0));
+        d.spmv_grid = std::max(1, per_sm * d.sms);
+    }
     if (d.bins)
-        spmv_kernel<<<persistent_grid(d.bins, 128), 128>>>(
-            d.bin_offsets.data(), d.columns.data(), d.values.data(), d.diag.data(),
-            d.layout.num_nodes(), d.bins, d.counter.data(), x, y);
+        spmv_bins_kernel<kWarpsPerBin>
+            <<<std::min<Index>(d.bins, d.spmv_grid), kWarpsPerBin * kWarp>>>(
+                d.bin_offsets.data(), d.columns.data(), d.row_counts.data(), d.values.data(),
+                d.diag.data(), d.layout.num_nodes(), d.bins, x, y);
     EDN_CUDA_CHECK_LAUNCH();
 }
 

@@ -32,6 +32,8 @@ struct PcgOptions {
     /// Fuse p = z + beta p into the next SpMV (gathers z and p_old, double-buffered p) instead of
     /// a separate kernel.
     bool fused_direction = true;
+    /// Read the matrix (values, columns) with evict-first loads so the vectors stay in L2.
+    bool streaming_loads = true;
     /// Iterations enqueued between status read-backs.
     int check_interval = 8;
 };

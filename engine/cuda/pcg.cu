@@ -45,10 +45,21 @@ __device__ __forceinline__ double warp_sum(double v) {
 template <int K, int kBlock>
 __device__ void block_sum_partials(const double* values, Index count, double out[K]) {
     __shared__ double s[K][kBlock];
+    constexpr int kUnroll = 8; // loads in flight per thread: the tail is latency bound
     double acc[K];
     for (int k = 0; k < K; ++k) acc[k] = 0;
-    for (Index i = threadIdx.x; i < count; i += kBlock)
-        for (int k = 0; k < K; ++k) acc[k] += __ldcg(values + static_cast<std::int64_t>(i) * K + k);
+    for (Index base = threadIdx.x; base < count; base += kUnroll * kBlock) {
+        double v[kUnroll][K];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+            const Index i = base + u * kBlock;
+            for (int k = 0; k < K; ++k)
+                v[u][k] = i < count ? __ldcg(values + static_cast<std::int64_t>(i) * K + k) : 0.0;
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u)
+            for (int k = 0; k < K; ++k) acc[k] += v[u][k];
+    }
     for (int k = 0; k < K; ++k) s[k][threadIdx.x] = acc[k];
     __syncthreads();
     for (int half = kBlock / 2; half > 0; half >>= 1) {
@@ -163,9 +174,19 @@ __device__ __forceinline__ Index next_bin(unsigned int* counter, int lane) {
     return static_cast<Index>(__shfl_sync(0xffffffffu, bin, 0));
 }
 
-/// One bin: lane = row. Returns the lane's contributions to the per-bin dot products.
-template <SpmvMode kMode, bool kFused>
-__device__ __forceinline__ void spmv_bin(const SpmvArgs& a, Index bin, int lane, float beta) {
+/// Load of the matrix stream: evict-first in L2 when kStream (values are read once per SpMV and
+/// are larger than L2; keeping them out leaves the vectors cached for the next kernels).
+template <bool kStream, class T> __device__ __forceinline__ T load_matrix(const T* p) {
+    if constexpr (kStream)
+        return __ldcs(p);
+    else
+        return __ldg(p);
+}
+
+/// One bin: lane = row. Sets the bin's dot products (warp sums, valid in lane 0).
+template <SpmvMode kMode, bool kFused, bool kStream>
+__device__ __forceinline__ void spmv_bin(const SpmvArgs& a, Index bin, int lane, float beta,
+                                         double& dot0, double& dot1) {
     const Index row = bin * kWarp + lane;
     const Index begin = a.bin_offsets[bin];
     const Index width = (a.bin_offsets[bin + 1] - begin) / kWarp;
@@ -175,7 +196,8 @@ __device__ __forceinline__ void spmv_bin(const SpmvArgs& a, Index bin, int lane,
     constexpr bool fused = kMode == SpmvMode::Direction && kFused;
     float a0 = 0, a1 = 0, a2 = 0;
     for (Index j = 0; j < width; ++j) {
-        const std::int64_t col3 = 3 * static_cast<std::int64_t>(__ldg(cols + j * kWarp));
+        const std::int64_t col3 =
+            3 * static_cast<std::int64_t>(load_matrix<kStream>(cols + j * kWarp));
         float x0 = __ldg(a.x + col3), x1 = __ldg(a.x + col3 + 1), x2 = __ldg(a.x + col3 + 2);
         if (fused) {
             x0 = __ldg(a.z + col3) + beta * x0;
@@ -183,9 +205,10 @@ __device__ __forceinline__ void spmv_bin(const SpmvArgs& a, Index bin, int lane,
             x2 = __ldg(a.z + col3 + 2) + beta * x2;
         }
         const float* e = v + j * kWarp;
-        a0 += __ldg(e) * x0 + __ldg(e + plane) * x1 + __ldg(e + 2 * plane) * x2;
-        a1 += __ldg(e + 3 * plane) * x0 + __ldg(e + 4 * plane) * x1 + __ldg(e + 5 * plane) * x2;
-        a2 += __ldg(e + 6 * plane) * x0 + __ldg(e + 7 * plane) * x1 + __ldg(e + 8 * plane) * x2;
+        const auto m = [e, plane](int k) { return load_matrix<kStream>(e + k * plane); };
+        a0 += m(0) * x0 + m(1) * x1 + m(2) * x2;
+        a1 += m(3) * x0 + m(4) * x1 + m(5) * x2;
+        a2 += m(6) * x0 + m(7) * x1 + m(8) * x2;
     }
     double d0 = 0, d1 = 0;
     if (row < a.rows) {
@@ -225,29 +248,46 @@ __device__ __forceinline__ void spmv_bin(const SpmvArgs& a, Index bin, int lane,
         }
     }
     if constexpr (kMode != SpmvMode::Plain) {
-        d0 = warp_sum(d0);
-        d1 = warp_sum(d1);
-        if (lane == 0) {
-            a.partials[2 * static_cast<std::int64_t>(bin)] = d0;
-            a.partials[2 * static_cast<std::int64_t>(bin) + 1] = d1;
-        }
+        dot0 = warp_sum(d0);
+        dot1 = warp_sum(d1);
     }
 }
 
-template <SpmvMode kMode, bool kDynamic, bool kFused> __global__ void spmv_kernel(SpmvArgs a) {
+/// Partials of the dot products: per bin with the dynamic scheduler (a bin's warp varies), per
+/// block with the static one (a block's bins are fixed); either way summed in a fixed order.
+template <SpmvMode kMode, bool kDynamic, bool kFused, bool kStream>
+__global__ void __launch_bounds__(kSpmvBlock) spmv_kernel(SpmvArgs a) {
     float beta = 0;
     if constexpr (kMode != SpmvMode::Plain) {
         if (a.state->status != kRunning) return; // uniform over the grid
         beta = static_cast<float>(a.state->beta);
     }
     const int lane = threadIdx.x & 31;
+    double dot0 = 0, dot1 = 0;
     if constexpr (kDynamic) {
-        for (Index bin = next_bin(a.counter, lane); bin < a.bins; bin = next_bin(a.counter, lane))
-            spmv_bin<kMode, kFused>(a, bin, lane, beta);
+        for (Index bin = next_bin(a.counter, lane); bin < a.bins;
+             bin = next_bin(a.counter, lane)) {
+            spmv_bin<kMode, kFused, kStream>(a, bin, lane, beta, dot0, dot1);
+            if (kMode != SpmvMode::Plain && lane == 0) {
+                a.partials[2 * static_cast<std::int64_t>(bin)] = dot0;
+                a.partials[2 * static_cast<std::int64_t>(bin) + 1] = dot1;
+            }
+        }
     } else {
         const Index bin = static_cast<Index>(
             (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp);
-        if (bin < a.bins) spmv_bin<kMode, kFused>(a, bin, lane, beta);
+        if (bin < a.bins) spmv_bin<kMode, kFused, kStream>(a, bin, lane, beta, dot0, dot1);
+        if constexpr (kMode != SpmvMode::Plain) {
+            __shared__ double s[2][kSpmvBlock / kWarp];
+            if (lane == 0) s[0][threadIdx.x / kWarp] = dot0, s[1][threadIdx.x / kWarp] = dot1;
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                double t0 = 0, t1 = 0;
+                for (int w = 0; w < kSpmvBlock / kWarp; ++w) t0 += s[0][w], t1 += s[1][w];
+                a.partials[2 * static_cast<std::int64_t>(blockIdx.x)] = t0;
+                a.partials[2 * static_cast<std::int64_t>(blockIdx.x) + 1] = t1;
+            }
+        }
     }
     if constexpr (kMode == SpmvMode::Plain) {
         return;
@@ -258,7 +298,7 @@ template <SpmvMode kMode, bool kDynamic, bool kFused> __global__ void spmv_kerne
             if (threadIdx.x == 0) *a.counter = 0;
         }
         double sum[2];
-        block_sum_partials<2, kSpmvBlock>(a.partials, a.bins, sum);
+        block_sum_partials<2, kSpmvBlock>(a.partials, kDynamic ? a.bins : Index(gridDim.x), sum);
         if (threadIdx.x != 0) return;
         PcgState& s = *a.state;
         if constexpr (kMode == SpmvMode::Residual) {
@@ -359,25 +399,31 @@ unsigned int persistent_grid(Index bins) {
     return grid_for(warps * kWarp, kSpmvBlock);
 }
 
-template <SpmvMode kMode, bool kFused>
+template <SpmvMode kMode, bool kFused, bool kStream>
 void launch_spmv_as(const SpmvArgs& args, SpmvSchedule schedule, cudaStream_t stream) {
     if (schedule == SpmvSchedule::WarpDynamic)
-        spmv_kernel<kMode, true, kFused>
+        spmv_kernel<kMode, true, kFused, kStream>
             <<<persistent_grid(args.bins), kSpmvBlock, 0, stream>>>(args);
     else
-        spmv_kernel<kMode, false, kFused>
+        spmv_kernel<kMode, false, kFused, kStream>
             <<<grid_for(static_cast<std::int64_t>(args.bins) * kWarp, kSpmvBlock), kSpmvBlock, 0,
                stream>>>(args);
     EDN_CUDA_CHECK_LAUNCH();
 }
 
 template <SpmvMode kMode>
-void launch_spmv(const SpmvArgs& args, SpmvSchedule schedule, cudaStream_t stream) {
+void launch_spmv(const SpmvArgs& args, SpmvSchedule schedule, bool streaming,
+                 cudaStream_t stream) {
     if (args.bins == 0) return;
-    if (kMode == SpmvMode::Direction && args.fused)
-        launch_spmv_as<kMode, true>(args, schedule, stream);
+    const bool fused = kMode == SpmvMode::Direction && args.fused;
+    if (fused && streaming)
+        launch_spmv_as<kMode, true, true>(args, schedule, stream);
+    else if (fused)
+        launch_spmv_as<kMode, true, false>(args, schedule, stream);
+    else if (streaming)
+        launch_spmv_as<kMode, false, true>(args, schedule, stream);
     else
-        launch_spmv_as<kMode, false>(args, schedule, stream);
+        launch_spmv_as<kMode, false, false>(args, schedule, stream);
 }
 
 SpmvArgs matrix_args(const BinBcsrMatrixView<float>& m) {
@@ -412,7 +458,7 @@ void spmv(const BinBcsrMatrixView<float>& device_matrix, const float* x, float* 
     SpmvArgs a = matrix_args(device_matrix);
     a.x = x;
     a.y = y;
-    launch_spmv<SpmvMode::Plain>(a, SpmvSchedule::Static, static_cast<cudaStream_t>(stream));
+    launch_spmv<SpmvMode::Plain>(a, SpmvSchedule::Static, true, static_cast<cudaStream_t>(stream));
 }
 
 void device_synchronize() {
@@ -573,7 +619,8 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
         res.r = d.r.data();
         res.z_out = d.z.data();
         res.p_out = d.p[0].data();
-        launch_spmv<SpmvMode::Residual>(res, d.options.schedule, stream);
+        launch_spmv<SpmvMode::Residual>(res, d.options.schedule, d.options.streaming_loads,
+                                        stream);
     }
 
     const std::int64_t n3 = 3 * static_cast<std::int64_t>(rows);
@@ -592,7 +639,8 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
                 dir.p_out = p_new;
                 current = 1 - current;
             }
-            launch_spmv<SpmvMode::Direction>(dir, d.options.schedule, stream);
+            launch_spmv<SpmvMode::Direction>(dir, d.options.schedule, d.options.streaming_loads,
+                                             stream);
             update_kernel<<<row_blocks, kUpdateBlock, 0, stream>>>(
                 x, d.r.data(), d.z.data(), p_new, d.q.data(), d.inverse_diag.data(), fixed, rows,
                 d.partials.data(), done, d.state.data());

@@ -1,0 +1,223 @@
+#include "script.hpp"
+
+#include "core/error.hpp"
+#include "json.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace edn {
+namespace {
+
+/// Reads the members of one action, with messages "FILE: action N (line L): key: problem".
+class ActionReader {
+public:
+    ActionReader(const JsonValue& value, const std::string& where) : value_(value), where_(where) {}
+
+    [[noreturn]] void fail(const std::string& key, const std::string& problem) const {
+        EDN_THROW(ErrorCode::Parse, where_ << ": " << key << ": " << problem);
+    }
+
+    double number(const std::string& key, const JsonValue& v) const {
+        if (v.type != JsonValue::Type::Number) {
+            fail(key, std::string("expected a number, got ") + v.type_name());
+        }
+        return v.number;
+    }
+
+    std::int64_t integer(const std::string& key, const JsonValue& v, std::int64_t lo,
+                         std::int64_t hi) const {
+        const double x = number(key, v);
+        if (x != std::floor(x) || x < static_cast<double>(lo) || x > static_cast<double>(hi)) {
+            std::ostringstream range;
+            range << "expected an integer in [" << lo << ", " << hi << "], got " << x;
+            fail(key, range.str());
+        }
+        return static_cast<std::int64_t>(x);
+    }
+
+    double positive(const std::string& key, const JsonValue& v) const {
+        const double x = number(key, v);
+        if (!(x > 0.0)) fail(key, "expected a positive number");
+        return x;
+    }
+
+    bool boolean(const std::string& key, const JsonValue& v) const {
+        if (v.type != JsonValue::Type::Bool) {
+            fail(key, std::string("expected true or false, got ") + v.type_name());
+        }
+        return v.boolean;
+    }
+
+    const std::string& string(const std::string& key, const JsonValue& v) const {
+        if (v.type != JsonValue::Type::String) {
+            fail(key, std::string("expected a string, got ") + v.type_name());
+        }
+        return v.string;
+    }
+
+    template <std::size_t N>
+    std::array<double, N> vector(const std::string& key, const JsonValue& v) const {
+        if (v.type != JsonValue::Type::Array || v.array.size() != N) {
+            fail(key, "expected an array of " + std::to_string(N) + " numbers");
+        }
+        std::array<double, N> out{};
+        for (std::size_t i = 0; i < N; ++i) out[i] = number(key, v.array[i]);
+        return out;
+    }
+
+    template <class T, class Parse>
+    T named(const std::string& key, const JsonValue& v, Parse parse, const char* choices) const {
+        const std::string& text = string(key, v);
+        const std::optional<T> parsed = parse(text);
+        if (!parsed) fail(key, "unknown value \"" + text + "\" (expected " + choices + ")");
+        return *parsed;
+    }
+
+    ScriptDrag drag(const JsonValue& v) const {
+        if (v.type != JsonValue::Type::Object) fail("drag", "expected an object");
+        ScriptDrag drag;
+        for (const auto& [key, member] : v.object) {
+            const std::string name = "drag." + key;
+            if (key == "from") {
+                drag.from_pixel = vector<2>(name, member);
+            } else if (key == "vertex") {
+                drag.from_vertex = static_cast<Index>(integer(name, member, 0, 2147483647));
+            } else if (key == "to") {
+                if (member.type == JsonValue::Type::Array && member.array.size() == 2) {
+                    drag.to_pixel = vector<2>(name, member);
+                } else {
+                    drag.to_world = vector<3>(name, member);
+                }
+            } else if (key == "stiffness") {
+                drag.stiffness = positive(name, member);
+            } else {
+                fail(name, "unknown key (expected from, vertex, to, stiffness)");
+            }
+        }
+        if (drag.from_pixel.has_value() == drag.from_vertex.has_value()) {
+            fail("drag", "needs exactly one of \"from\" (pixel) and \"vertex\"");
+        }
+        if (!drag.to_pixel && !drag.to_world) fail("drag", "needs \"to\"");
+        return drag;
+    }
+
+    ScriptAction read() const {
+        if (value_.type != JsonValue::Type::Object) {
+            EDN_THROW(ErrorCode::Parse, where_ << ": expected an object, got " << value_.type_name());
+        }
+        const JsonValue* frame = value_.find("frame");
+        if (!frame) EDN_THROW(ErrorCode::Parse, where_ << ": missing \"frame\"");
+        ScriptAction action;
+        action.frame = integer("frame", *frame, 0, 1'000'000'000);
+        for (const auto& [key, v] : value_.object) {
+            if (key == "frame") continue;
+            if (key == "pin_below") {
+                action.pin_below = number(key, v);
+            } else if (key == "unpin_all") {
+                action.unpin_all = boolean(key, v);
+            } else if (key == "drag") {
+                action.drag = drag(v);
+            } else if (key == "release") {
+                action.release = boolean(key, v);
+            } else if (key == "order") {
+                action.order = static_cast<int>(integer(key, v, 1, 3));
+            } else if (key == "summation") {
+                action.summation = named<SummationMethod>(key, v, parse_summation_method,
+                                                          "per_entry, per_simplex, inline");
+            } else if (key == "material") {
+                action.material =
+                    named<Material>(key, v, parse_material, "linear, corotational, neohookean");
+            } else if (key == "backend") {
+                action.backend = named<Backend>(key, v, parse_backend, "cpu, cuda");
+            } else if (key == "integrator") {
+                action.integrator = named<Integrator>(key, v, parse_integrator,
+                                                      "backward_euler, midpoint, static");
+            } else if (key == "young") {
+                action.young = positive(key, v);
+            } else if (key == "poisson") {
+                action.poisson = number(key, v);
+            } else if (key == "density") {
+                action.density = positive(key, v);
+            } else if (key == "dt") {
+                action.dt = positive(key, v);
+            } else if (key == "damping") {
+                action.damping = number(key, v);
+            } else if (key == "newton_iterations") {
+                action.newton_iterations = static_cast<int>(integer(key, v, 1, 1000));
+            } else if (key == "gravity") {
+                action.gravity = vector<3>(key, v);
+            } else if (key == "pause") {
+                action.pause = boolean(key, v);
+            } else if (key == "step") {
+                action.step = boolean(key, v);
+            } else if (key == "reset") {
+                action.reset = boolean(key, v);
+            } else if (key == "color") {
+                action.color = named<ColorMode>(key, v, parse_color_mode,
+                                                "none, von_mises, displacement");
+            } else if (key == "wireframe") {
+                action.wireframe = boolean(key, v);
+            } else {
+                fail(key, "unknown action");
+            }
+        }
+        return action;
+    }
+
+private:
+    const JsonValue& value_;
+    std::string where_;
+};
+
+} // namespace
+
+const char* color_mode_name(ColorMode mode) {
+    switch (mode) {
+    case ColorMode::None: return "none";
+    case ColorMode::VonMises: return "von_mises";
+    case ColorMode::Displacement: return "displacement";
+    }
+    return "?";
+}
+
+std::optional<ColorMode> parse_color_mode(std::string_view name) {
+    for (ColorMode mode : {ColorMode::None, ColorMode::VonMises, ColorMode::Displacement}) {
+        if (name == color_mode_name(mode)) return mode;
+    }
+    return std::nullopt;
+}
+
+std::vector<ScriptAction> parse_script(const std::string& text, const std::string& source) {
+    const JsonValue root = parse_json(text, source);
+    const JsonValue* actions = root.find("actions");
+    EDN_VERIFY(root.type == JsonValue::Type::Object && actions != nullptr, ErrorCode::Parse,
+               source << ": expected an object with an \"actions\" array");
+    EDN_VERIFY(root.object.size() == 1, ErrorCode::Parse,
+               source << ": unknown top-level key besides \"actions\"");
+    EDN_VERIFY(actions->type == JsonValue::Type::Array, ErrorCode::Parse,
+               source << ": \"actions\" must be an array, got " << actions->type_name());
+    std::vector<ScriptAction> result;
+    for (std::size_t i = 0; i < actions->array.size(); ++i) {
+        const JsonValue& value = actions->array[i];
+        std::ostringstream where;
+        where << source << ": action " << i << " (line " << value.line << ")";
+        result.push_back(ActionReader(value, where.str()).read());
+    }
+    std::stable_sort(result.begin(), result.end(),
+                     [](const ScriptAction& a, const ScriptAction& b) { return a.frame < b.frame; });
+    return result;
+}
+
+std::vector<ScriptAction> load_script(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    EDN_VERIFY(in, ErrorCode::Io, path.string() << ": cannot open the script");
+    std::ostringstream text;
+    text << in.rdbuf();
+    EDN_VERIFY(!in.bad(), ErrorCode::Io, path.string() << ": read error");
+    return parse_script(text.str(), path.string());
+}
+
+} // namespace edn

@@ -1,0 +1,80 @@
+#pragma once
+/// Timed action scripts for headless runs (`--script actions.json`): what a user would do with
+/// the mouse and the panels, at given frames, so tests and benchmarks can drive the app.
+///
+///     {"actions": [{"frame": 0, "pin_below": 0.05},
+///                  {"frame": 10, "drag": {"from": [640, 360], "to": [0.3, 0, 1.2]}},
+///                  {"frame": 40, "release": true},
+///                  {"frame": 50, "order": 2}, {"frame": 60, "summation": "per_simplex"},
+///                  {"frame": 70, "material": "corotational"}, {"frame": 80, "backend": "cuda"}]}
+///
+/// Keys of one action (several may be combined): pin_below Z (world z; adds pins), unpin_all,
+/// drag {from: [px, py] screen pixels | vertex: i, to: [x, y, z] world | [px, py] screen at the
+/// picked depth, stiffness?}, release, order 1..3, summation per_entry|per_simplex|inline,
+/// material linear|corotational|neohookean, backend cpu|cuda, integrator, young, poisson,
+/// density, dt, damping, newton_iterations, gravity [x, y, z], pause, step, reset,
+/// color none|von_mises|displacement, wireframe.
+
+#include "core/types.hpp"
+#include "sim/simulation.hpp"
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace edn {
+
+/// What the surface colour shows.
+enum class ColorMode : std::uint8_t { None, VonMises, Displacement };
+
+/// "none", "von_mises", "displacement".
+const char* color_mode_name(ColorMode mode);
+/// Parses a colour mode name; nullopt when unknown.
+std::optional<ColorMode> parse_color_mode(std::string_view name);
+
+/// A scripted drag: where it grabs and where it pulls.
+struct ScriptDrag {
+    std::optional<std::array<double, 2>> from_pixel; ///< grab the surface under this pixel
+    std::optional<Index> from_vertex;                ///< or grab this mesh vertex
+    std::optional<std::array<double, 3>> to_world;   ///< pull towards this point
+    std::optional<std::array<double, 2>> to_pixel;   ///< or towards this pixel at the grab depth
+    std::optional<double> stiffness;                 ///< spring stiffness [N/m]; default: app's
+};
+
+/// One scripted action; every present member is applied at `frame`.
+struct ScriptAction {
+    std::int64_t frame = 0;                         ///< frame at whose start it applies
+    std::optional<double> pin_below;                ///< pin vertices with rest z below this
+    bool unpin_all = false;                         ///< remove every pin
+    std::optional<ScriptDrag> drag;                 ///< start (or move) a drag
+    bool release = false;                           ///< end the drag
+    std::optional<int> order;                       ///< element order
+    std::optional<SummationMethod> summation;       ///< summation method
+    std::optional<Material> material;               ///< material model
+    std::optional<Backend> backend;                 ///< backend
+    std::optional<Integrator> integrator;           ///< time integrator
+    std::optional<double> young;                    ///< Young's modulus
+    std::optional<double> poisson;                  ///< Poisson's ratio
+    std::optional<double> density;                  ///< density
+    std::optional<double> dt;                       ///< time step
+    std::optional<double> damping;                  ///< mass damping
+    std::optional<int> newton_iterations;           ///< Newton iterations per frame
+    std::optional<std::array<double, 3>> gravity;   ///< gravity vector
+    std::optional<bool> pause;                      ///< pause or resume
+    bool step = false;                              ///< one step while paused
+    bool reset = false;                             ///< back to rest, pins kept
+    std::optional<ColorMode> color;                 ///< surface colour
+    std::optional<bool> wireframe;                  ///< wireframe overlay
+};
+
+/// Parses a script (see the file comment). Throws edn::Error(Parse) with one line naming the
+/// file, the action and the problem. Actions come back sorted by frame (stable).
+std::vector<ScriptAction> parse_script(const std::string& text, const std::string& source);
+
+/// Reads and parses a script file; Io error when it cannot be read.
+std::vector<ScriptAction> load_script(const std::filesystem::path& path);
+
+} // namespace edn

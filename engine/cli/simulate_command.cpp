@@ -1,0 +1,215 @@
+// `elastodyn-cli simulate`: runs frames of the engine without a window and records what every
+// frame did (run.json) and the final state (.vtu for ParaView).
+#include "cli/commands.hpp"
+#include "cli/json.hpp"
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "mesh/mesh_loader.hpp"
+#include "mesh/vtu_io.hpp"
+#include "sim/simulation.hpp"
+
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <sstream>
+
+namespace edn::cli {
+namespace {
+
+/// "g" (magnitude along -z) or "gx,gy,gz".
+std::array<double, 3> parse_gravity(const std::string& text) {
+    std::array<double, 3> g{};
+    std::string s = text;
+    for (char& c : s)
+        if (c == ',') c = ' ';
+    std::istringstream in(s);
+    std::vector<double> values;
+    std::string token;
+    while (in >> token) {
+        char* end = nullptr;
+        const double v = std::strtod(token.c_str(), &end);
+        if (!end || *end != '\0' || !std::isfinite(v))
+            usage_error("simulate: option '--gravity': expected g or gx,gy,gz, got '" + text + "'");
+        values.push_back(v);
+    }
+    if (values.size() == 1) g = {0, 0, -values[0]};
+    else if (values.size() == 3) g = {values[0], values[1], values[2]};
+    else usage_error("simulate: option '--gravity': expected g or gx,gy,gz, got '" + text + "'");
+    return g;
+}
+
+JsonObject times_json(const StageTimes& t) {
+    JsonObject j;
+    j.add("element", t.element)
+        .add("summation", t.summation)
+        .add("pcg", t.pcg)
+        .add("line_search", t.line_search)
+        .add("total", t.total);
+    return j;
+}
+
+} // namespace
+
+int run_simulate(const std::vector<std::string>& arguments) {
+    std::vector<OptionSpec> specs = meshing_option_specs();
+    const std::vector<OptionSpec> own = {
+        {"order", "P", "polynomial order 1..3 (default 1)"},
+        {"material", "M", "linear | corotational | neohookean (default neohookean)"},
+        {"E", "E", "Young's modulus [Pa] (default 1e5)"},
+        {"nu", "NU", "Poisson's ratio in (-1, 0.5) (default 0.3)"},
+        {"rho", "RHO", "density [kg/m^3] (default 1000)"},
+        {"frames", "N", "number of steps (default 60)"},
+        {"dt", "H", "time step [s] (default 1/60)"},
+        {"static", "", "solve for equilibrium instead of stepping in time"},
+        {"integrator", "I", "backward_euler | midpoint (default backward_euler)"},
+        {"backend", "B", "cpu | cuda (default cpu)"},
+        {"summation", "S", "per_entry | per_simplex | inline (default per_entry)"},
+        {"pin-below", "Z", "pin every node whose rest z is below Z"},
+        {"gravity", "G", "g along -z, or gx,gy,gz (default 9.81)"},
+        {"damping", "A", "mass-proportional damping [1/s] (default 0)"},
+        {"newton", "K", "Newton iterations per frame (default 5)"},
+        {"newton-tol", "T", "Newton decrement tolerance, relative (default 1e-3)"},
+        {"cg-tol", "T", "PCG relative tolerance (default 1e-4)"},
+        {"cg-max", "K", "PCG iteration cap (default 200)"},
+        {"exact-hessian", "", "do not project element Hessians to PSD"},
+        {"ground", "Z", "penalty ground plane at height Z"},
+        {"out", "run.json", "per-frame record"},
+        {"vtu", "out.vtu", "final state: positions, displacement, von Mises stress per cell"},
+    };
+    specs.insert(specs.begin(), own.begin(), own.end());
+    const Args args("simulate", arguments, specs);
+    if (args.help_requested()) {
+        std::cout << args.usage("MESH [options]") << "Runs the simulation headless.\n";
+        return 0;
+    }
+    args.expect_positionals({"MESH"});
+    constexpr double huge = std::numeric_limits<double>::max();
+    constexpr double tiny = std::numeric_limits<double>::min();
+    SimulationSettings s;
+    s.order = static_cast<int>(args.integer_or("order", 1, 1, 3));
+    const std::string material = args.string_or("material", "neohookean");
+    if (auto m = parse_material(material)) s.material = *m;
+    else usage_error("simulate: unknown material '" + material + "'");
+    s.young = args.real_or("E", s.young, tiny, huge);
+    s.poisson = args.real_or("nu", s.poisson, -1.0, 0.5);
+    if (s.poisson <= -1.0 || s.poisson >= 0.5)
+        usage_error("simulate: option '--nu': must be in (-1, 0.5), got " + args.string_or("nu", ""));
+    s.density = args.real_or("rho", s.density, tiny, huge);
+    const long long frames = args.integer_or("frames", 60, 0, 100000000);
+    s.dt = args.real_or("dt", s.dt, tiny, huge);
+    const std::string integrator = args.string_or("integrator", "backward_euler");
+    if (auto i = parse_integrator(integrator); i && *i != Integrator::Static) s.integrator = *i;
+    else usage_error("simulate: unknown integrator '" + integrator + "' (backward_euler or midpoint)");
+    if (args.flag("static")) s.integrator = Integrator::Static;
+    const std::string backend = args.string_or("backend", "cpu");
+    if (auto b = parse_backend(backend)) s.backend = *b;
+    else usage_error("simulate: unknown backend '" + backend + "' (cpu or cuda)");
+    const std::string summation = args.string_or("summation", "per_entry");
+    if (auto m = parse_summation_method(summation)) s.summation = *m;
+    else usage_error("simulate: unknown summation method '" + summation + "'");
+    if (args.has("gravity")) s.gravity = parse_gravity(args.string_or("gravity", ""));
+    s.mass_damping = args.real_or("damping", 0.0, 0.0, huge);
+    s.max_newton_iterations = static_cast<int>(args.integer_or("newton", 5, 1, 1000));
+    s.newton_tolerance = args.real_or("newton-tol", s.newton_tolerance, tiny, huge);
+    s.pcg.relative_tolerance = args.real_or("cg-tol", s.pcg.relative_tolerance, tiny, 0.999);
+    s.pcg.max_iterations = static_cast<int>(args.integer_or("cg-max", 200, 1, 1000000));
+    s.project_hessian = !args.flag("exact-hessian");
+    if (args.has("ground")) s.ground_height = args.real_or("ground", 0.0, -huge, huge);
+    const std::string path = args.positionals()[0];
+
+    TetMesh mesh = load_tet_mesh(path, meshing_options(args));
+    Simulation sim(std::move(mesh), s);
+    Index pinned = 0;
+    if (args.has("pin-below")) pinned = sim.pin_below(args.real_or("pin-below", 0.0, -huge, huge));
+
+    std::vector<std::string> frame_records;
+    StageTimes sum{};
+    long long newton_total = 0, cg_total = 0, recovered = 0;
+    const long long steps = s.integrator == Integrator::Static ? std::max(1LL, std::min(frames, 1LL)) : frames;
+    for (long long f = 0; f < steps; ++f) {
+        const StepResult r = sim.step();
+        newton_total += r.newton_iterations;
+        cg_total += r.cg_iterations;
+        recovered += r.recovered;
+        sum.element += r.times.element, sum.summation += r.times.summation, sum.pcg += r.times.pcg,
+            sum.line_search += r.times.line_search, sum.total += r.times.total;
+        JsonObject j;
+        j.add("frame", f)
+            .add("newton_iterations", r.newton_iterations)
+            .add("cg_iterations", r.cg_iterations)
+            .add("initial_residual", r.initial_residual)
+            .add("final_residual", r.final_residual)
+            .add("potential", r.potential)
+            .add("strain_energy", r.strain_energy)
+            .add("kinetic_energy", r.kinetic_energy)
+            .add("converged", r.converged)
+            .add("line_search_failures", r.line_search_failures)
+            .add("recovered", r.recovered)
+            .add("components", sim.components())
+            .add("ms", times_json(r.times));
+        frame_records.push_back(j.dump(false));
+    }
+    const std::vector<double> x = sim.positions();
+    bool finite = true;
+    for (double v : x) finite = finite && std::isfinite(v);
+
+    JsonObject settings;
+    settings.add("order", s.order)
+        .add("material", material_name(s.material))
+        .add("E", s.young)
+        .add("nu", s.poisson)
+        .add("rho", s.density)
+        .add("dt", s.dt)
+        .add("integrator", integrator_name(s.integrator))
+        .add("backend", backend_name(s.backend))
+        .add("summation", summation_method_name(s.summation))
+        .add("newton", s.max_newton_iterations)
+        .add("cg_tol", s.pcg.relative_tolerance)
+        .add("pinned_nodes", pinned);
+    JsonObject summary;
+    const double n = static_cast<double>(std::max(1LL, steps));
+    summary.add("frames", steps)
+        .add("finite", finite)
+        .add("recovered_frames", recovered)
+        .add("mean_newton_iterations", newton_total / n)
+        .add("mean_cg_iterations", cg_total / n)
+        .add("mean_ms", times_json({sum.element / n, sum.summation / n, sum.pcg / n,
+                                    sum.line_search / n, sum.total / n}));
+    JsonObject run;
+    run.add("mesh", path)
+        .add("vertices", sim.mesh().num_vertices())
+        .add("cells", sim.mesh().num_cells())
+        .add("nodes", sim.num_nodes())
+        .add("nnz_blocks", static_cast<std::int64_t>(sim.nnz_blocks()))
+        .add("components", sim.components())
+        .add("settings", settings)
+        .add("summary", summary);
+    std::string frames_json = "[";
+    for (std::size_t i = 0; i < frame_records.size(); ++i)
+        frames_json += (i ? ",\n    " : "\n    ") + frame_records[i];
+    frames_json += frame_records.empty() ? "]" : "\n  ]";
+    run.add_raw("frames", frames_json);
+
+    // Outputs last, each complete or absent.
+    if (args.has("out")) {
+        const std::string text = run.dump(true);
+        write_file_atomically(args.string_or("out", ""), [&](std::ostream& out) { out << text << '\n'; });
+    }
+    if (args.has("vtu")) {
+        // Vertex nodes come first: the linear mesh's points are the first #V nodes.
+        TetMesh deformed = sim.mesh();
+        const auto& rest = sim.rest_positions();
+        VtuField displacement{"displacement", 3, {}};
+        for (Index i = 0; i < deformed.num_vertices(); ++i)
+            for (int d = 0; d < 3; ++d) {
+                deformed.positions[i][d] = x[3 * i + d];
+                displacement.values.push_back(x[3 * i + d] - rest[3 * i + d]);
+            }
+        VtuField stress{"von_mises", 1, sim.von_mises_stress()};
+        write_vtu(args.string_or("vtu", ""), deformed, {displacement}, {stress});
+    }
+    std::cout << summary.dump(true) << std::endl;
+    return finite ? 0 : 4;
+}
+
+} // namespace edn::cli

@@ -1,0 +1,518 @@
+// CUDA backend of Simulation (float): the element kernel, gradient gather, Hessian summation
+// into the Bin-BCSR* pattern of cuda::Assembly, block-Jacobi PCG (cuda::Pcg) and the line search
+// all run on the device; the host reads back only the scalars the Newton loop branches on
+// (potential, slope, residual norm: a few per iteration).
+#include "cuda/cuda_assembly.hpp"
+#include "cuda/cuda_check.cuh"
+#include "cuda/cuda_pcg.hpp"
+#include "sim/element_kernels.hpp"
+#include "sim/simulation_backend.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cub/cub.cuh>
+
+namespace edn {
+namespace {
+
+using cuda::DeviceBuffer;
+
+constexpr int kBlock = 256;
+unsigned int blocks_for(std::int64_t n) { return static_cast<unsigned int>((n + kBlock - 1) / kBlock); }
+
+/// Per-node (non-element) terms of the incremental potential.
+struct NodeTerms {
+    float inertia;        ///< c of c/2 (y - y~)^T M (y - y~)
+    float damping;        ///< alpha / h of the mass damping term
+    float gravity[3];
+    int has_ground;
+    float ground_height, ground_stiffness;
+};
+
+template <int P, class Material>
+__global__ void element_kernel(Material material, const RestElement<float>* rest,
+                               QuadratureTet<float> rule, const Index* cell_nodes, Index num_cells,
+                               const float* y, int outputs, bool project, float* energy,
+                               float* forces, float* blocks) {
+    constexpr int m = lagrange_tet_num_nodes(P);
+    const Index t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= num_cells) return;
+    float x[m][3];
+    for (int a = 0; a < m; ++a) {
+        const Index node = cell_nodes[static_cast<std::int64_t>(t) * m + a];
+        for (int d = 0; d < 3; ++d) x[a][d] = y[3 * node + d];
+    }
+    float e = 0;
+    float dummy_gradient[1][3];
+    evaluate_element<P>(material, rest[t], rule, x, outputs, project, e,
+                        (outputs & kGradient) ? reinterpret_cast<float(*)[3]>(forces + static_cast<std::int64_t>(t) * m * 3)
+                                              : dummy_gradient,
+                        (outputs & kHessian) ? blocks + static_cast<std::int64_t>(t) * m * m * 9 : nullptr);
+    energy[t] = e;
+}
+
+/// Per node: inertia, damping, gravity and ground terms; energy per node and (optionally) the
+/// full gradient with the element forces gathered through node->cells.
+__global__ void node_kernel(NodeTerms terms, NodeCellsView nc, const Index* cell_nodes, int m,
+                            const float* mass, const std::uint8_t* fixed, const float* y,
+                            const float* y_tilde, const float* x_start, const float* forces,
+                            Index n, bool with_gradient, float* node_energy, float* gradient) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float e = 0, g[3];
+    for (int d = 0; d < 3; ++d) {
+        const std::int64_t k = 3 * static_cast<std::int64_t>(i) + d;
+        const float dy = terms.inertia > 0 ? y[k] - y_tilde[k] : 0.f;
+        const float dv = y[k] - x_start[k];
+        e += 0.5f * mass[i] * (terms.inertia * dy * dy + terms.damping * dv * dv) - mass[i] * terms.gravity[d] * y[k];
+        g[d] = mass[i] * (terms.inertia * dy + terms.damping * dv - terms.gravity[d]);
+    }
+    if (terms.has_ground) {
+        const float pen = y[3 * i + 2] - terms.ground_height;
+        if (pen < 0) {
+            e += 0.5f * terms.ground_stiffness * pen * pen;
+            g[2] += terms.ground_stiffness * pen;
+        }
+    }
+    node_energy[i] = e;
+    if (!with_gradient) return;
+    Index simplex = 0;
+    const CsrView& csr = nc.csr_of(i, simplex);
+    for (Index k = csr.offsets[simplex]; k < csr.offsets[simplex + 1]; ++k) {
+        const Index t = csr.indices[k];
+        int a = 0;
+        while (cell_nodes[static_cast<std::int64_t>(t) * m + a] != i) ++a;
+        const float* f = forces + (static_cast<std::int64_t>(t) * m + a) * 3;
+        g[0] += f[0], g[1] += f[1], g[2] += f[2];
+    }
+    const bool pinned = fixed[i] != 0;
+    for (int d = 0; d < 3; ++d) gradient[3 * i + d] = pinned ? 0.f : g[d];
+}
+
+/// Drag spring: energy into slot 0 of `extra`, gradient added to its three vertices.
+__global__ void drag_kernel(DragSpring drag_in, const float* y, const std::uint8_t* fixed,
+                            bool with_gradient, float* extra, float* gradient) {
+    float p[3] = {0, 0, 0};
+    for (int k = 0; k < 3; ++k)
+        for (int d = 0; d < 3; ++d) p[d] += float(drag_in.weights[k]) * y[3 * drag_in.vertices[k] + d];
+    float e = 0;
+    for (int d = 0; d < 3; ++d) {
+        const float diff = p[d] - float(drag_in.target[d]);
+        e += 0.5f * float(drag_in.stiffness) * diff * diff;
+        if (with_gradient)
+            for (int k = 0; k < 3; ++k)
+                if (!fixed[drag_in.vertices[k]])
+                    gradient[3 * drag_in.vertices[k] + d] += float(drag_in.stiffness * drag_in.weights[k]) * diff;
+    }
+    extra[0] = e;
+}
+
+__global__ void add_diagonal_kernel(const float* mass, float scale, const float* y, NodeTerms terms,
+                                    Index n, float* diag) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const float add = mass[i] * scale;
+    diag[i] += add, diag[4 * static_cast<std::int64_t>(n) + i] += add;
+    diag[8 * static_cast<std::int64_t>(n) + i] += add;
+    if (terms.has_ground && y[3 * i + 2] < terms.ground_height)
+        diag[8 * static_cast<std::int64_t>(n) + i] += terms.ground_stiffness;
+}
+
+__global__ void add_drag_hessian_kernel(DragSpring drag_in, BinBcsrMatrixView<float> a) {
+    const int ab = threadIdx.x;
+    if (ab >= 9) return;
+    const int ia = ab / 3, ib = ab % 3;
+    const Index row = drag_in.vertices[ia], col = drag_in.vertices[ib];
+    const float w = float(drag_in.stiffness * drag_in.weights[ia] * drag_in.weights[ib]);
+    const Index n = a.pattern.num_rows;
+    if (row == col) {
+        for (int k : {0, 4, 8}) atomicAdd(&a.diag[static_cast<std::int64_t>(k) * n + row], w);
+        return;
+    }
+    const BinBcsrPatternView& p = a.pattern;
+    const Index begin = p.bin_offsets[row / kBinRows], lane = row % kBinRows;
+    for (Index j = 0; j < p.row_counts[row]; ++j)
+        if (p.columns[begin + j * kBinRows + lane] == col) {
+            for (int k : {0, 4, 8}) atomicAdd(&a.values[bin_bcsr_value_index(p.bin_offsets, row, j, k)], w);
+            return;
+        }
+}
+
+__global__ void axpy_kernel(const float* y, float alpha, const float* dx, std::int64_t n, float* out) {
+    const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < n) out[k] = y[k] + alpha * dx[k];
+}
+
+__global__ void product_kernel(const float* a, const float* b, std::int64_t n, float* out) {
+    const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < n) out[k] = a[k] * b[k];
+}
+
+__global__ void negate_kernel(const float* a, std::int64_t n, float* out) {
+    const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < n) out[k] = -a[k];
+}
+
+__global__ void fallback_direction_kernel(const float* g, const float* mass, const std::uint8_t* fixed,
+                                          float scale, Index n, float* dx) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    for (int d = 0; d < 3; ++d) dx[3 * i + d] = fixed[i] ? 0.f : -g[3 * i + d] / (mass[i] * scale);
+}
+
+__global__ void predictor_kernel(const float* x, const float* v, const std::uint8_t* fixed, float h,
+                                 bool dynamic, Index n, float* y_tilde, float* y) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    for (int d = 0; d < 3; ++d) {
+        const std::int64_t k = 3 * static_cast<std::int64_t>(i) + d;
+        y_tilde[k] = x[k] + (dynamic ? h * v[k] : 0.f);
+        y[k] = (dynamic && !fixed[i]) ? y_tilde[k] : x[k];
+    }
+}
+
+/// New state from the minimiser y; non-finite values are flagged in `bad`.
+__global__ void update_state_kernel(const float* y, const float* x_start, const std::uint8_t* fixed,
+                                    int integrator, float dt, Index n, float* x, float* v, int* bad) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    for (int d = 0; d < 3; ++d) {
+        const std::int64_t k = 3 * static_cast<std::int64_t>(i) + d;
+        float xn, vn;
+        if (integrator == int(Integrator::Midpoint)) {
+            xn = 2.f * y[k] - x_start[k];
+            vn = 4.f * (y[k] - x_start[k]) / dt - v[k];
+        } else if (integrator == int(Integrator::BackwardEuler)) {
+            xn = y[k];
+            vn = (y[k] - x_start[k]) / dt;
+        } else {
+            xn = y[k];
+            vn = 0.f;
+        }
+        if (fixed[i]) vn = 0.f;
+        if (!isfinite(xn) || !isfinite(vn)) atomicExch(bad, 1);
+        x[k] = xn, v[k] = vn;
+    }
+}
+
+template <int P, class Material>
+__global__ void von_mises_kernel(Material material, const RestElement<float>* rest, QuadratureTet<float> centroid,
+                                 const Index* cell_nodes, Index num_cells, const float* y, float* out) {
+    constexpr int m = lagrange_tet_num_nodes(P);
+    const Index t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= num_cells) return;
+    float dN[m][3];
+    LagrangeTet<P, float>::grad(centroid.bary[0], dN);
+    Mat3<float> F;
+    for (int r = 0; r < 3; ++r)
+        for (int j = 0; j < 3; ++j) {
+            float s = 0;
+            for (int a = 0; a < m; ++a) {
+                const float g = rest[t].inverse_jacobian[0][j] * dN[a][0] + rest[t].inverse_jacobian[1][j] * dN[a][1] +
+                                rest[t].inverse_jacobian[2][j] * dN[a][2];
+                s += y[3 * cell_nodes[static_cast<std::int64_t>(t) * m + a] + r] * g;
+            }
+            F.m[r][j] = s;
+        }
+    float psi;
+    Mat3<float> Pk;
+    material.evaluate(F, psi, Pk, nullptr, false);
+    out[t] = von_mises(Pk, F);
+}
+
+class CudaBackend final : public SimulationBackend {
+public:
+    CudaBackend(TetMesh m, const SimulationSettings& s);
+    StepResult step() override;
+    std::vector<double> positions() const override { return download(x_); }
+    std::vector<double> velocities() const override { return download(v_); }
+    void set_state(const std::vector<double>& x, const std::vector<double>& v) override {
+        upload(x_, x);
+        upload(v_, v);
+    }
+    std::vector<double> von_mises_stress() const override;
+    void pins_changed() override {
+        EDN_CUDA_CHECK(cudaMemcpy(fixed_.data(), fixed.data(), fixed.size(), cudaMemcpyHostToDevice));
+    }
+
+private:
+    static std::vector<double> download(const DeviceBuffer<float>& b) {
+        std::vector<float> f(b.size());
+        if (!f.empty()) EDN_CUDA_CHECK(cudaMemcpy(f.data(), b.data(), b.bytes(), cudaMemcpyDeviceToHost));
+        return {f.begin(), f.end()};
+    }
+    static void upload(DeviceBuffer<float>& b, const std::vector<double>& v) {
+        std::vector<float> f(v.begin(), v.end());
+        if (!f.empty()) EDN_CUDA_CHECK(cudaMemcpy(b.data(), f.data(), b.bytes(), cudaMemcpyHostToDevice));
+    }
+    /// Sum of `count` floats on the device (in double on the host after the copy).
+    double device_sum(const float* values, std::int64_t count);
+    double device_dot(const float* a, const float* b, std::int64_t count);
+    /// Element pass + node pass; returns the potential; fills g_ when with_gradient.
+    double evaluate(const float* y, int outputs);
+    template <int P, class Material> void launch_elements(const Material& material, const float* y, int outputs);
+    template <class F> void with_material(F&& f) const;
+    NodeTerms node_terms() const;
+
+    std::unique_ptr<cuda::Assembly> assembly_;
+    std::unique_ptr<cuda::Pcg> pcg_;
+    LameParameters<float> lame_{};
+    QuadratureTet<float> rule_{};
+    DeviceBuffer<RestElement<float>> rest_elements_;
+    DeviceBuffer<float> x_, v_, y_, y_tilde_, x_start_, trial_, g_, dx_, rhs_, scratch_;
+    DeviceBuffer<float> mass_, cell_energy_, node_energy_, forces_, extra_;
+    DeviceBuffer<std::uint8_t> fixed_;
+    DeviceBuffer<unsigned char> reduce_temp_;
+    DeviceBuffer<float> reduce_out_;
+    DeviceBuffer<int> bad_;
+};
+
+CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s) : SimulationBackend(std::move(m), s) {
+    const Index n = layout.num_nodes();
+    const Index nt = mesh.num_cells();
+    const int npc = nodes_per_cell(layout.order);
+    const auto lame = lame_from_young_poisson(settings.young, settings.poisson);
+    lame_ = {static_cast<float>(lame.lambda), static_cast<float>(lame.mu)};
+    rule_ = quadrature_for_degree<float>(element_quadrature_degree(layout.order));
+    assembly_ = std::make_unique<cuda::Assembly>(mesh, topology, layout.order);
+    assembly_->build_pattern();
+    if (settings.summation == SummationMethod::PerEntry) assembly_->build_per_entry_map();
+    pcg_ = std::make_unique<cuda::Pcg>(n);
+    std::vector<RestElement<float>> rest_host(nt);
+    for (Index t = 0; t < nt; ++t) {
+        double X[4][3];
+        for (int v = 0; v < 4; ++v)
+            for (int d = 0; d < 3; ++d) X[v][d] = mesh.positions[mesh.cells[t][v]][d];
+        const TetGeometry<double> g = tet_geometry(X);
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j) rest_host[t].inverse_jacobian[i][j] = static_cast<float>(g.inverse_jacobian.m[i][j]);
+        rest_host[t].abs_det = static_cast<float>(std::abs(g.det_jacobian));
+    }
+    rest_elements_.resize(nt);
+    EDN_CUDA_CHECK(cudaMemcpy(rest_elements_.data(), rest_host.data(), rest_elements_.bytes(), cudaMemcpyHostToDevice));
+    const std::size_t dofs = 3 * static_cast<std::size_t>(n);
+    for (auto* b : {&x_, &v_, &y_, &y_tilde_, &x_start_, &trial_, &g_, &dx_, &rhs_, &scratch_}) b->resize(dofs);
+    mass_.resize(n);
+    std::vector<float> mass_f(mass.begin(), mass.end());
+    EDN_CUDA_CHECK(cudaMemcpy(mass_.data(), mass_f.data(), mass_.bytes(), cudaMemcpyHostToDevice));
+    cell_energy_.resize(nt);
+    node_energy_.resize(n);
+    forces_.resize(static_cast<std::size_t>(nt) * npc * 3);
+    extra_.resize(1);
+    fixed_.resize(n);
+    bad_.resize(1);
+    reduce_out_.resize(1);
+    std::size_t temp = 0;
+    EDN_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp, cell_energy_.data(), reduce_out_.data(),
+                                          static_cast<std::int64_t>(std::max<std::size_t>(dofs, nt))));
+    reduce_temp_.resize(std::max<std::size_t>(temp, 1));
+    pins_changed();
+    upload(x_, rest);
+    EDN_CUDA_CHECK(cudaMemset(v_.data(), 0, v_.bytes()));
+    assembly_->device_element_blocks(); // allocate once
+}
+
+template <class F> void CudaBackend::with_material(F&& f) const {
+    switch (settings.material) {
+    case Material::Linear: f(LinearMaterial<float>{lame_}); break;
+    case Material::Corotational: f(Corotational<float>{lame_}); break;
+    case Material::NeoHookean: f(NeoHookean<float>{lame_}); break;
+    }
+}
+
+template <int P, class Material>
+void CudaBackend::launch_elements(const Material& material, const float* y, int outputs) {
+    const Index nt = mesh.num_cells();
+    const CellNodesView cn = assembly_->device_cell_nodes();
+    float* blocks = (outputs & kHessian) ? assembly_->device_element_blocks() : nullptr;
+    element_kernel<P><<<blocks_for(nt), 128>>>(material, rest_elements_.data(), rule_, cn.nodes, nt, y,
+                                                outputs, settings.project_hessian, cell_energy_.data(),
+                                                forces_.data(), blocks);
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
+NodeTerms CudaBackend::node_terms() const {
+    NodeTerms t{};
+    t.inertia = static_cast<float>(inertia_coefficient());
+    t.damping = settings.integrator == Integrator::Static ? 0.f : static_cast<float>(settings.mass_damping / effective_dt());
+    for (int d = 0; d < 3; ++d) t.gravity[d] = static_cast<float>(settings.gravity[d]);
+    t.has_ground = settings.ground_height.has_value();
+    t.ground_height = settings.ground_height ? static_cast<float>(*settings.ground_height) : 0.f;
+    t.ground_stiffness = static_cast<float>(settings.ground_stiffness);
+    return t;
+}
+
+double CudaBackend::device_sum(const float* values, std::int64_t count) {
+    if (count == 0) return 0.0;
+    std::size_t temp = reduce_temp_.size();
+    EDN_CUDA_CHECK(cub::DeviceReduce::Sum(reduce_temp_.data(), temp, values, reduce_out_.data(), count));
+    float out = 0;
+    EDN_CUDA_CHECK(cudaMemcpy(&out, reduce_out_.data(), sizeof(float), cudaMemcpyDeviceToHost));
+    return out;
+}
+
+double CudaBackend::device_dot(const float* a, const float* b, std::int64_t count) {
+    product_kernel<<<blocks_for(count), kBlock>>>(a, b, count, scratch_.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    return device_sum(scratch_.data(), count);
+}
+
+double CudaBackend::evaluate(const float* y, int outputs) {
+    with_material([&](const auto& material) {
+        switch (layout.order) {
+        case 1: launch_elements<1>(material, y, outputs); break;
+        case 2: launch_elements<2>(material, y, outputs); break;
+        default: launch_elements<3>(material, y, outputs); break;
+        }
+    });
+    const Index n = layout.num_nodes();
+    const bool with_gradient = outputs & kGradient;
+    node_kernel<<<blocks_for(n), kBlock>>>(node_terms(), assembly_->device_node_cells(),
+                                          assembly_->device_cell_nodes().nodes, nodes_per_cell(layout.order),
+                                          mass_.data(), fixed_.data(), y, y_tilde_.data(), x_start_.data(),
+                                          forces_.data(), n, with_gradient, node_energy_.data(), g_.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    double total = device_sum(cell_energy_.data(), mesh.num_cells()) + device_sum(node_energy_.data(), n);
+    if (drag) {
+        drag_kernel<<<1, 1>>>(*drag, y, fixed_.data(), with_gradient, extra_.data(), g_.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        float e = 0;
+        EDN_CUDA_CHECK(cudaMemcpy(&e, extra_.data(), sizeof(float), cudaMemcpyDeviceToHost));
+        total += e;
+    }
+    return total;
+}
+
+StepResult CudaBackend::step() {
+    const auto step_start = std::chrono::steady_clock::now();
+    StepResult result;
+    const Index n = layout.num_nodes();
+    const std::int64_t dofs = 3 * static_cast<std::int64_t>(n);
+    const bool dynamic = settings.integrator != Integrator::Static;
+    const float h = static_cast<float>(effective_dt());
+    EDN_CUDA_CHECK(cudaMemcpy(x_start_.data(), x_.data(), x_.bytes(), cudaMemcpyDeviceToDevice));
+    predictor_kernel<<<blocks_for(n), kBlock>>>(x_.data(), v_.data(), fixed_.data(), h, dynamic, n,
+                                                y_tilde_.data(), y_.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    double first_decrement = 0;
+    for (int it = 0; it < settings.max_newton_iterations; ++it) {
+        auto t0 = std::chrono::steady_clock::now();
+        const double e0 = evaluate(y_.data(), kEnergy | kGradient | kHessian);
+        const double gnorm = std::sqrt(device_dot(g_.data(), g_.data(), dofs));
+        result.times.element += elapsed_ms(t0);
+        if (it == 0) result.initial_residual = gnorm;
+        result.final_residual = gnorm;
+        result.residuals.push_back(gnorm);
+        if (!std::isfinite(e0) || !std::isfinite(gnorm)) break;
+        t0 = std::chrono::steady_clock::now();
+        assembly_->sum(settings.summation, lame_);
+        const BinBcsrMatrixView<float> a = assembly_->device_matrix();
+        const float mass_scale = static_cast<float>(inertia_coefficient() + node_terms().damping);
+        add_diagonal_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), mass_scale, y_.data(), node_terms(), n, a.diag);
+        if (drag) add_drag_hessian_kernel<<<1, 32>>>(*drag, a);
+        EDN_CUDA_CHECK_LAUNCH();
+        cuda::device_synchronize();
+        result.times.summation += elapsed_ms(t0);
+        t0 = std::chrono::steady_clock::now();
+        negate_kernel<<<blocks_for(dofs), kBlock>>>(g_.data(), dofs, rhs_.data());
+        EDN_CUDA_CHECK(cudaMemset(dx_.data(), 0, dx_.bytes()));
+        PcgSettings pcg = settings.pcg;
+        pcg.warm_start = false;
+        const PcgResult solve = pcg_->solve(a, rhs_.data(), dx_.data(), pcg, fixed_.data());
+        result.cg_iterations += solve.iterations;
+        result.times.pcg += elapsed_ms(t0);
+        double slope = device_dot(g_.data(), dx_.data(), dofs);
+        if (!(slope < 0) || !std::isfinite(slope)) {
+            ++result.line_search_failures;
+            const float scale = static_cast<float>(inertia_coefficient() + 1.0 / (double(h) * h));
+            fallback_direction_kernel<<<blocks_for(n), kBlock>>>(g_.data(), mass_.data(), fixed_.data(), scale, n, dx_.data());
+            EDN_CUDA_CHECK_LAUNCH();
+            slope = device_dot(g_.data(), dx_.data(), dofs);
+            if (!(slope < 0)) break;
+        }
+        const double decrement = -slope;
+        if (it == 0) first_decrement = decrement;
+        t0 = std::chrono::steady_clock::now();
+        float alpha = 1.f;
+        bool accepted = false;
+        for (int ls = 0; ls < 20; ++ls) {
+            axpy_kernel<<<blocks_for(dofs), kBlock>>>(y_.data(), alpha, dx_.data(), dofs, trial_.data());
+            EDN_CUDA_CHECK_LAUNCH();
+            const double et = evaluate(trial_.data(), kEnergy);
+            // float energies: allow round-off of the potential's magnitude in the Armijo test.
+            const double tolerance = 1e-6 * std::abs(e0);
+            if (std::isfinite(et) && et <= e0 + 1e-4 * alpha * slope + tolerance) {
+                accepted = true;
+                break;
+            }
+            alpha *= 0.5f;
+        }
+        result.times.line_search += elapsed_ms(t0);
+        if (!accepted) {
+            ++result.line_search_failures;
+            break;
+        }
+        std::swap(y_, trial_);
+        result.newton_iterations = it + 1;
+        if (decrement <= settings.newton_tolerance * settings.newton_tolerance * first_decrement ||
+            decrement <= 1e-30) {
+            result.converged = true;
+            break;
+        }
+    }
+    EDN_CUDA_CHECK(cudaMemset(bad_.data(), 0, sizeof(int)));
+    update_state_kernel<<<blocks_for(n), kBlock>>>(y_.data(), x_start_.data(), fixed_.data(),
+                                                   int(settings.integrator), float(settings.dt), n,
+                                                   x_.data(), v_.data(), bad_.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    int bad = 0;
+    EDN_CUDA_CHECK(cudaMemcpy(&bad, bad_.data(), sizeof(int), cudaMemcpyDeviceToHost));
+    if (bad) {
+        result.recovered = true;
+        EDN_CUDA_CHECK(cudaMemcpy(x_.data(), x_start_.data(), x_.bytes(), cudaMemcpyDeviceToDevice));
+        EDN_CUDA_CHECK(cudaMemset(v_.data(), 0, v_.bytes()));
+    }
+    // Energies of the new state (strain from the element pass, kinetic from v).
+    with_material([&](const auto& material) {
+        switch (layout.order) {
+        case 1: launch_elements<1>(material, x_.data(), kEnergy); break;
+        case 2: launch_elements<2>(material, x_.data(), kEnergy); break;
+        default: launch_elements<3>(material, x_.data(), kEnergy); break;
+        }
+    });
+    result.strain_energy = device_sum(cell_energy_.data(), mesh.num_cells());
+    {
+        std::vector<double> v = download(v_);
+        double kinetic = 0;
+        for (Index i = 0; i < n; ++i)
+            for (int d = 0; d < 3; ++d) kinetic += 0.5 * mass[i] * v[3 * i + d] * v[3 * i + d];
+        result.kinetic_energy = kinetic;
+    }
+    result.potential = evaluate(y_.data(), kEnergy);
+    result.times.total = elapsed_ms(step_start);
+    return result;
+}
+
+std::vector<double> CudaBackend::von_mises_stress() const {
+    const Index nt = mesh.num_cells();
+    DeviceBuffer<float> out(nt);
+    const QuadratureTet<float> centroid = quadrature_for_degree<float>(1);
+    const Index* nodes = assembly_->device_cell_nodes().nodes;
+    with_material([&](const auto& material) {
+        switch (layout.order) {
+        case 1: von_mises_kernel<1><<<blocks_for(nt), kBlock>>>(material, rest_elements_.data(), centroid, nodes, nt, x_.data(), out.data()); break;
+        case 2: von_mises_kernel<2><<<blocks_for(nt), kBlock>>>(material, rest_elements_.data(), centroid, nodes, nt, x_.data(), out.data()); break;
+        default: von_mises_kernel<3><<<blocks_for(nt), kBlock>>>(material, rest_elements_.data(), centroid, nodes, nt, x_.data(), out.data()); break;
+        }
+    });
+    EDN_CUDA_CHECK_LAUNCH();
+    return download(out);
+}
+
+} // namespace
+
+std::unique_ptr<SimulationBackend> make_cuda_backend(TetMesh mesh, const SimulationSettings& settings) {
+    return std::make_unique<CudaBackend>(std::move(mesh), settings);
+}
+
+} // namespace edn

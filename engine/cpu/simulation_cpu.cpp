@@ -53,8 +53,22 @@ public:
         v_ = v;
     }
     std::vector<double> von_mises_stress() const override;
+    double incremental_potential(const std::vector<double>& y, std::vector<double>* gradient) override {
+        prepare_step();
+        const double w = evaluate_elements(y, gradient ? (kEnergy | kGradient) : kEnergy);
+        if (gradient) gradient->assign(y.size(), 0.0);
+        return potential(y, w, gradient);
+    }
 
 private:
+    /// x_start = x, y~ = x + h v (or x for static).
+    void prepare_step() {
+        const double h = effective_dt();
+        const bool dynamic = settings.integrator != Integrator::Static;
+        x_start_ = x_;
+        y_tilde_.resize(x_.size());
+        for (std::size_t k = 0; k < x_.size(); ++k) y_tilde_[k] = x_[k] + (dynamic ? h * v_[k] : 0.0);
+    }
     /// Element energies (and gradients, Hessians) at node positions y; returns the sum of W.
     double evaluate_elements(const std::vector<double>& y, int outputs);
     template <int P, class Material>
@@ -240,10 +254,8 @@ StepResult CpuBackend::step() {
     const Index n = layout.num_nodes();
     const std::size_t dofs = 3 * static_cast<std::size_t>(n);
     const double h = effective_dt();
-    x_start_ = x_;
-    y_tilde_.resize(dofs);
     const bool dynamic = settings.integrator != Integrator::Static;
-    for (std::size_t k = 0; k < dofs; ++k) y_tilde_[k] = x_[k] + (dynamic ? h * v_[k] : 0.0);
+    prepare_step();
     std::vector<double> y = x_;
     if (dynamic)
         for (Index i = 0; i < n; ++i)

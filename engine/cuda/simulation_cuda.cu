@@ -231,6 +231,19 @@ public:
         upload(v_, v);
     }
     std::vector<double> von_mises_stress() const override;
+    double incremental_potential(const std::vector<double>& y, std::vector<double>* gradient) override {
+        const Index n = layout.num_nodes();
+        EDN_CUDA_CHECK(cudaMemcpy(x_start_.data(), x_.data(), x_.bytes(), cudaMemcpyDeviceToDevice));
+        predictor_kernel<<<blocks_for(n), kBlock>>>(x_.data(), v_.data(), fixed_.data(),
+                                                    static_cast<float>(effective_dt()),
+                                                    settings.integrator != Integrator::Static, n,
+                                                    y_tilde_.data(), y_.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        upload(trial_, y);
+        const double e = evaluate(trial_.data(), gradient ? (kEnergy | kGradient) : kEnergy);
+        if (gradient) *gradient = download(g_);
+        return e;
+    }
     void pins_changed() override {
         EDN_CUDA_CHECK(cudaMemcpy(fixed_.data(), fixed.data(), fixed.size(), cudaMemcpyHostToDevice));
     }

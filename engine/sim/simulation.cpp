@@ -210,6 +210,12 @@ void Simulation::set_state(const std::vector<double>& x, const std::vector<doubl
                "set_state: expected " << n << " values");
     backend_->set_state(x, v);
 }
+double Simulation::incremental_potential(const std::vector<double>& y, std::vector<double>* gradient) {
+    const std::size_t n = 3 * static_cast<std::size_t>(backend_->layout.num_nodes());
+    EDN_VERIFY(y.size() == n, ErrorCode::Usage, "incremental_potential: expected " << n << " values");
+    return backend_->incremental_potential(y, gradient);
+}
+
 const std::vector<double>& Simulation::rest_positions() const {
     return backend_->rest;
 }

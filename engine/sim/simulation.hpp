@@ -116,6 +116,9 @@ public:
     std::vector<double> velocities() const;
     /// Overwrites positions and velocities (3 per node each), e.g. after a topology change.
     void set_state(const std::vector<double>& positions, const std::vector<double>& velocities);
+    /// The incremental potential the next step() minimises, at node positions y (3 per node),
+    /// and its gradient (zero on pinned nodes) when `gradient` is not null: for tests and tools.
+    double incremental_potential(const std::vector<double>& y, std::vector<double>* gradient = nullptr);
     /// Rest positions of the nodes.
     const std::vector<double>& rest_positions() const;
     /// Per-node lumped mass (HRZ for p >= 2).

@@ -304,7 +304,8 @@ void App::new_ui_frame() {
 
 glm::mat4 App::view_projection() const {
     const glm::ivec2 size = context_->framebuffer_size();
-    const float aspect = static_cast<float>(std::max(size.x, 1)) / static_cast<float>(std::max(size.y, 1));
+    const float aspect =
+        static_cast<float>(std::max(size.x, 1)) / static_cast<float>(std::max(size.y, 1));
     return camera_.projection(aspect) * camera_.view();
 }
 
@@ -326,7 +327,8 @@ glm::vec3 App::grabbed_point() const {
     const std::optional<DragSpring>& drag = sim_->drag();
     glm::vec3 point(0.0f);
     for (std::size_t i = 0; i < 3; ++i) {
-        point += static_cast<float>(drag->weights[i]) * to_glm(sim_->vertex_position(drag->vertices[i]));
+        point +=
+            static_cast<float>(drag->weights[i]) * to_glm(sim_->vertex_position(drag->vertices[i]));
     }
     return point;
 }
@@ -392,8 +394,10 @@ void App::paint_pins(const glm::vec2& pixel, bool pin) {
     const std::optional<SurfaceHit> hit = pick(pixel);
     if (!hit) return;
     // Brush: a sphere around the hit whose radius is brush_radius pixels at the hit's depth.
-    const Ray side = pixel_ray(view_projection(), pixel + glm::vec2(gui_.brush_radius, 0.0f), viewport());
-    const glm::vec3 side_point = side.origin + glm::length(hit->point - side.origin) * side.direction;
+    const Ray side =
+        pixel_ray(view_projection(), pixel + glm::vec2(gui_.brush_radius, 0.0f), viewport());
+    const glm::vec3 side_point =
+        side.origin + glm::length(hit->point - side.origin) * side.direction;
     const float radius = glm::length(side_point - hit->point);
     std::vector<Index> vertices;
     for (std::size_t i = 0; i < surface_positions_.size(); ++i) {
@@ -546,13 +550,14 @@ void App::apply_script() {
             } else {
                 begin_drag_at(glm::vec2((*drag.from_pixel)[0], (*drag.from_pixel)[1]));
                 if (!dragging_) {
-                    report_error("script: drag from pixel (" + std::to_string((*drag.from_pixel)[0]) +
-                                 ", " + std::to_string((*drag.from_pixel)[1]) +
-                                 ") misses the surface");
+                    report_error("script: drag from pixel (" +
+                                 std::to_string((*drag.from_pixel)[0]) + ", " +
+                                 std::to_string((*drag.from_pixel)[1]) + ") misses the surface");
                 }
             }
             if (dragging_ && drag.to_world) {
-                move_drag_to(glm::vec3((*drag.to_world)[0], (*drag.to_world)[1], (*drag.to_world)[2]));
+                move_drag_to(
+                    glm::vec3((*drag.to_world)[0], (*drag.to_world)[1], (*drag.to_world)[2]));
             } else if (dragging_ && drag.to_pixel) {
                 move_drag(glm::vec2((*drag.to_pixel)[0], (*drag.to_pixel)[1]));
             }
@@ -608,7 +613,8 @@ void App::update_surface() {
         const std::vector<double>& stress = sim_->von_mises_stress();
         std::vector<float> weight(count, 0.0f);
         for (std::size_t f = 0; f < surface.triangles.size(); ++f) {
-            const float s = static_cast<float>(stress[static_cast<std::size_t>(surface.face_cell[f])]);
+            const float s =
+                static_cast<float>(stress[static_cast<std::size_t>(surface.face_cell[f])]);
             for (Index v : surface.triangles[f]) {
                 surface_scalars_[static_cast<std::size_t>(v)] += s;
                 weight[static_cast<std::size_t>(v)] += 1.0f;
@@ -619,7 +625,8 @@ void App::update_surface() {
         }
     } else if (gui_.color_mode == ColorMode::Displacement) {
         for (std::size_t i = 0; i < count; ++i) {
-            const Vec3& rest = scene_->mesh.positions[static_cast<std::size_t>(surface.mesh_vertex[i])];
+            const Vec3& rest =
+                scene_->mesh.positions[static_cast<std::size_t>(surface.mesh_vertex[i])];
             surface_scalars_[i] = glm::length(surface_positions_[i] - to_glm(rest));
         }
     }
@@ -639,7 +646,8 @@ void App::update_surface() {
     Markers markers;
     const std::vector<std::uint8_t>& pins = sim_->vertex_pins();
     for (std::size_t i = 0; i < count; ++i) {
-        if (pins[static_cast<std::size_t>(surface.mesh_vertex[i])]) markers.pins.push_back(surface_positions_[i]);
+        if (pins[static_cast<std::size_t>(surface.mesh_vertex[i])])
+            markers.pins.push_back(surface_positions_[i]);
     }
     if (sim_->drag()) {
         const std::array<double, 3>& target = sim_->drag()->target;
@@ -759,7 +767,8 @@ void App::write_stats(const std::filesystem::path& path) const {
                 << ", \"recovered\": " << (last_step_.recovered ? "true" : "false") << "}";
         }
         out << ",\n  \"errors\": [";
-        for (std::size_t i = 0; i < errors_.size(); ++i) out << (i ? ", " : "") << quoted(errors_[i]);
+        for (std::size_t i = 0; i < errors_.size(); ++i)
+            out << (i ? ", " : "") << quoted(errors_[i]);
         out << "]\n}\n";
     });
 }

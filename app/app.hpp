@@ -3,18 +3,18 @@
 /// in the canonical order poll, new frame, build UI, simulate, render, swap.
 
 #include "camera.hpp"
-#include "picking.hpp"
-#include "script.hpp"
-#include "sim_driver.hpp"
 #include "gl_context.hpp"
 #include "gui.hpp"
+#include "picking.hpp"
 #include "renderer.hpp"
 #include "resource_paths.hpp"
 #include "scene.hpp"
+#include "script.hpp"
+#include "sim_driver.hpp"
 #include "timings.hpp"
 
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <future>
 #include <memory>
@@ -108,9 +108,9 @@ private:
     std::vector<glm::vec3> surface_positions_; // current positions of the surface vertices
     std::vector<float> surface_scalars_;       // colour-map coordinates of the surface vertices
     TriangleBvh bvh_;
-    bool bvh_dirty_ = true;                    // positions changed since the last refit
-    bool dragging_ = false;                    // a drag spring follows the mouse
-    float drag_depth_ = 0.0f;                  // view depth of the grabbed point
+    bool bvh_dirty_ = true;   // positions changed since the last refit
+    bool dragging_ = false;   // a drag spring follows the mouse
+    float drag_depth_ = 0.0f; // view depth of the grabbed point
     bool step_once_ = false;
     StepResult last_step_;
     bool stepped_ = false;
@@ -118,8 +118,8 @@ private:
     std::chrono::steady_clock::time_point loading_start_;
     std::vector<ScriptAction> script_;
     std::size_t next_action_ = 0;
-    std::vector<std::string> errors_;          // non-fatal errors, for --stats
-    std::vector<FrameTimings> recording_;      // Record button
+    std::vector<std::string> errors_;     // non-fatal errors, for --stats
+    std::vector<FrameTimings> recording_; // Record button
     bool screenshot_requested_ = false;
     Camera camera_;
     RenderSettings settings_;

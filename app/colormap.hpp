@@ -10,9 +10,11 @@
 namespace edn {
 
 /// Control colours at t = 0, 1/4, 1/2, 3/4, 1: dark blue, cyan, green, yellow, red.
-inline constexpr std::array<glm::vec3, 5> kColormap = {
-    {{0.10f, 0.15f, 0.60f}, {0.10f, 0.70f, 0.85f}, {0.30f, 0.80f, 0.30f}, {0.95f, 0.85f, 0.20f},
-     {0.85f, 0.15f, 0.10f}}};
+inline constexpr std::array<glm::vec3, 5> kColormap = {{{0.10f, 0.15f, 0.60f},
+                                                        {0.10f, 0.70f, 0.85f},
+                                                        {0.30f, 0.80f, 0.30f},
+                                                        {0.95f, 0.85f, 0.20f},
+                                                        {0.85f, 0.15f, 0.10f}}};
 
 /// Piecewise-linear colour at t in [0, 1] (clamped), the same as shaders/surface.frag.
 inline glm::vec3 colormap(float t) {

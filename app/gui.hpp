@@ -16,19 +16,19 @@ struct RenderSettings;
 
 /// Numbers the Statistics panel shows.
 struct SceneStatistics {
-    std::string name;           ///< file name of the scene, empty when none is loaded
-    Index vertices = 0;         ///< tet-mesh vertices
-    Index cells = 0;            ///< tetrahedra
-    Index boundary_faces = 0;   ///< triangles of the boundary surface
-    Index surface_vertices = 0; ///< vertices of the boundary surface
-    bool simulated = false;     ///< a Simulation exists (the numbers below are meaningful)
-    Index nodes = 0;            ///< simulation nodes (order-dependent)
-    Index pinned_vertices = 0;  ///< vertices pinned by the user
-    std::int64_t nnz_blocks = 0;   ///< non-zero 3x3 blocks of the system matrix
-    std::size_t matrix_bytes = 0;  ///< bytes of the system matrix
-    Index components = 0;          ///< connected components
-    StepResult last_step;          ///< the most recent step's outcome
-    bool stepped = false;          ///< last_step holds a step
+    std::string name;             ///< file name of the scene, empty when none is loaded
+    Index vertices = 0;           ///< tet-mesh vertices
+    Index cells = 0;              ///< tetrahedra
+    Index boundary_faces = 0;     ///< triangles of the boundary surface
+    Index surface_vertices = 0;   ///< vertices of the boundary surface
+    bool simulated = false;       ///< a Simulation exists (the numbers below are meaningful)
+    Index nodes = 0;              ///< simulation nodes (order-dependent)
+    Index pinned_vertices = 0;    ///< vertices pinned by the user
+    std::int64_t nnz_blocks = 0;  ///< non-zero 3x3 blocks of the system matrix
+    std::size_t matrix_bytes = 0; ///< bytes of the system matrix
+    Index components = 0;         ///< connected components
+    StepResult last_step;         ///< the most recent step's outcome
+    bool stepped = false;         ///< last_step holds a step
 };
 
 /// UI state that persists between frames.
@@ -42,18 +42,18 @@ struct GuiState {
     std::string render_error;             ///< shader or GL error, shown in red
     std::string gl_description;           ///< "OpenGL 4.5 (Core Profile) ... on llvmpipe"
 
-    SimulationSettings settings;      ///< settings being edited (the active ones after rebuild)
-    std::string sim_error;            ///< last simulation build or step error
-    bool paused = false;              ///< space
-    float pin_height = 0.02f;         ///< "pin below" height, fraction of the mesh height
-    float brush_radius = 20.0f;       ///< pin brush radius in pixels (shift-drag)
-    float drag_stiffness = 0.0f;      ///< drag spring stiffness [N/m]; 0 = not yet chosen
+    SimulationSettings settings; ///< settings being edited (the active ones after rebuild)
+    std::string sim_error;       ///< last simulation build or step error
+    bool paused = false;         ///< space
+    float pin_height = 0.02f;    ///< "pin below" height, fraction of the mesh height
+    float brush_radius = 20.0f;  ///< pin brush radius in pixels (shift-drag)
+    float drag_stiffness = 0.0f; ///< drag spring stiffness [N/m]; 0 = not yet chosen
     ColorMode color_mode = ColorMode::VonMises; ///< what the surface colour shows
-    bool auto_range = true;           ///< colour range follows the data
-    float range_max = 1.0f;           ///< top of the colour range (von Mises [Pa] or [m])
+    bool auto_range = true;                     ///< colour range follows the data
+    float range_max = 1.0f;                     ///< top of the colour range (von Mises [Pa] or [m])
     std::string upload_method = "glBufferSubData (CPU backend)"; ///< surface upload path
-    bool recording = false;           ///< per-frame timings are being recorded
-    std::string status_message;       ///< last screenshot/record file written
+    bool recording = false;     ///< per-frame timings are being recorded
+    std::string status_message; ///< last screenshot/record file written
 };
 
 /// What the user asked for in this frame's UI; the app carries it out.

@@ -44,9 +44,8 @@ private:
     }
 
     void skip_space() {
-        while (pos_ < text_.size() &&
-               (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' ||
-                text_[pos_] == '\r')) {
+        while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
+                                       text_[pos_] == '\n' || text_[pos_] == '\r')) {
             ++pos_;
         }
     }
@@ -221,14 +220,30 @@ private:
             if (pos_ >= text_.size()) fail("unterminated escape");
             const char e = text_[pos_++];
             switch (e) {
-            case '"': out += '"'; break;
-            case '\\': out += '\\'; break;
-            case '/': out += '/'; break;
-            case 'b': out += '\b'; break;
-            case 'f': out += '\f'; break;
-            case 'n': out += '\n'; break;
-            case 'r': out += '\r'; break;
-            case 't': out += '\t'; break;
+            case '"':
+                out += '"';
+                break;
+            case '\\':
+                out += '\\';
+                break;
+            case '/':
+                out += '/';
+                break;
+            case 'b':
+                out += '\b';
+                break;
+            case 'f':
+                out += '\f';
+                break;
+            case 'n':
+                out += '\n';
+                break;
+            case 'r':
+                out += '\r';
+                break;
+            case 't':
+                out += '\t';
+                break;
             case 'u': {
                 unsigned code = parse_hex4();
                 if (code >= 0xD800 && code < 0xDC00) {
@@ -263,12 +278,18 @@ const JsonValue* JsonValue::find(const std::string& key) const {
 
 const char* JsonValue::type_name() const {
     switch (type) {
-    case Type::Null: return "null";
-    case Type::Bool: return "boolean";
-    case Type::Number: return "number";
-    case Type::String: return "string";
-    case Type::Array: return "array";
-    case Type::Object: return "object";
+    case Type::Null:
+        return "null";
+    case Type::Bool:
+        return "boolean";
+    case Type::Number:
+        return "number";
+    case Type::String:
+        return "string";
+    case Type::Array:
+        return "array";
+    case Type::Object:
+        return "object";
     }
     return "?";
 }

@@ -15,13 +15,13 @@ namespace edn {
 struct JsonValue {
     /// The JSON type of a value.
     enum class Type { Null, Bool, Number, String, Array, Object };
-    Type type = Type::Null;                 ///< which of the members below is meaningful
-    bool boolean = false;                   ///< Type::Bool
-    double number = 0.0;                    ///< Type::Number
-    std::string string;                     ///< Type::String
-    std::vector<JsonValue> array;           ///< Type::Array
+    Type type = Type::Null;                  ///< which of the members below is meaningful
+    bool boolean = false;                    ///< Type::Bool
+    double number = 0.0;                     ///< Type::Number
+    std::string string;                      ///< Type::String
+    std::vector<JsonValue> array;            ///< Type::Array
     std::map<std::string, JsonValue> object; ///< Type::Object
-    int line = 1;                           ///< where the value starts in the text (1-based)
+    int line = 1;                            ///< where the value starts in the text (1-based)
 
     /// The member `key` of an object, or nullptr (also when this is not an object).
     const JsonValue* find(const std::string& key) const;

@@ -79,7 +79,8 @@ std::optional<SurfaceHit> intersect_triangle(const Ray& ray, const glm::vec3& a,
     return hit;
 }
 
-void TriangleBvh::build(const std::vector<glm::vec3>& positions, const std::vector<Tri>& triangles) {
+void TriangleBvh::build(const std::vector<glm::vec3>& positions,
+                        const std::vector<Tri>& triangles) {
     triangles_ = triangles;
     nodes_.clear();
     order_.resize(triangles.size());
@@ -109,11 +110,14 @@ Index TriangleBvh::build_node(const std::vector<glm::vec3>& centroids, Index fir
     glm::vec3 lower(std::numeric_limits<float>::max());
     glm::vec3 upper(std::numeric_limits<float>::lowest());
     for (Index i = first; i < first + count; ++i) {
-        lower = glm::min(lower, centroids[static_cast<std::size_t>(order_[static_cast<std::size_t>(i)])]);
-        upper = glm::max(upper, centroids[static_cast<std::size_t>(order_[static_cast<std::size_t>(i)])]);
+        lower = glm::min(lower,
+                         centroids[static_cast<std::size_t>(order_[static_cast<std::size_t>(i)])]);
+        upper = glm::max(upper,
+                         centroids[static_cast<std::size_t>(order_[static_cast<std::size_t>(i)])]);
     }
     const glm::vec3 extent = upper - lower;
-    const int axis = extent.x >= extent.y && extent.x >= extent.z ? 0 : (extent.y >= extent.z ? 1 : 2);
+    const int axis =
+        extent.x >= extent.y && extent.x >= extent.z ? 0 : (extent.y >= extent.z ? 1 : 2);
     const Index half = count / 2;
     std::nth_element(order_.begin() + first, order_.begin() + first + half,
                      order_.begin() + first + count, [&](Index a, Index b) {
@@ -135,7 +139,8 @@ void TriangleBvh::refit(const std::vector<glm::vec3>& positions) {
             node.lower = glm::vec3(std::numeric_limits<float>::max());
             node.upper = glm::vec3(std::numeric_limits<float>::lowest());
             for (Index i = node.first; i < node.first + node.count; ++i) {
-                for (Index v : triangles_[static_cast<std::size_t>(order_[static_cast<std::size_t>(i)])]) {
+                for (Index v :
+                     triangles_[static_cast<std::size_t>(order_[static_cast<std::size_t>(i)])]) {
                     node.lower = glm::min(node.lower, positions[static_cast<std::size_t>(v)]);
                     node.upper = glm::max(node.upper, positions[static_cast<std::size_t>(v)]);
                 }

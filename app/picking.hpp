@@ -29,10 +29,10 @@ std::optional<glm::vec2> project_to_pixel(const glm::mat4& view_projection, cons
 
 /// Where a ray meets the surface.
 struct SurfaceHit {
-    Index triangle = -1;           ///< surface triangle index
-    float t = 0.0f;                ///< ray parameter of the hit
-    glm::vec3 barycentric{0.0f};   ///< weights of the triangle's three vertices
-    glm::vec3 point{0.0f};         ///< world position
+    Index triangle = -1;         ///< surface triangle index
+    float t = 0.0f;              ///< ray parameter of the hit
+    glm::vec3 barycentric{0.0f}; ///< weights of the triangle's three vertices
+    glm::vec3 point{0.0f};       ///< world position
 };
 
 /// Ray/triangle intersection (Moller-Trumbore, both sides); nullopt for a miss or a parallel ray.
@@ -47,7 +47,8 @@ public:
     /// Recomputes every box for new positions of the same vertices (O(#triangles)).
     void refit(const std::vector<glm::vec3>& positions);
     /// Nearest hit along the ray, or nullopt.
-    std::optional<SurfaceHit> intersect(const Ray& ray, const std::vector<glm::vec3>& positions) const;
+    std::optional<SurfaceHit> intersect(const Ray& ray,
+                                        const std::vector<glm::vec3>& positions) const;
     /// True once built over a non-empty surface.
     bool empty() const { return nodes_.empty(); }
 
@@ -55,9 +56,9 @@ private:
     struct Node {
         glm::vec3 lower{0.0f};
         glm::vec3 upper{0.0f};
-        Index left = -1;  // children; -1 for a leaf
+        Index left = -1; // children; -1 for a leaf
         Index right = -1;
-        Index first = 0;  // leaf: triangles order_[first, first + count)
+        Index first = 0; // leaf: triangles order_[first, first + count)
         Index count = 0;
     };
     Index build_node(const std::vector<glm::vec3>& centroids, Index first, Index count);

@@ -95,10 +95,9 @@ void Renderer::set_surface(const std::vector<Tri>& triangles, std::size_t num_ve
                               static_cast<GLsizeiptr>(triangles.size() * sizeof(Tri)),
                               triangles.data(), GL_STATIC_DRAW));
     glBindBuffer(GL_ARRAY_BUFFER, surface_vbo_);
-    EDN_GL_CHECK(glBufferData(GL_ARRAY_BUFFER,
-                              static_cast<GLsizeiptr>(num_vertices * kFloatsPerVertex * sizeof(float)),
-                              nullptr,
-                              GL_DYNAMIC_DRAW));
+    EDN_GL_CHECK(glBufferData(
+        GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(num_vertices * kFloatsPerVertex * sizeof(float)),
+        nullptr, GL_DYNAMIC_DRAW));
     glBindVertexArray(0);
 
     // Grid on the plane under the mesh, about three bounding radii across, with a round spacing

@@ -24,10 +24,10 @@ struct RenderSettings {
     glm::vec3 background{0.12f, 0.13f, 0.15f};    ///< clear colour
     glm::vec4 grid_color{0.36f, 0.37f, 0.40f, 1.0f};
     glm::vec4 wireframe_color{0.10f, 0.10f, 0.10f, 1.0f};
-    bool use_colormap = false;                    ///< colour by the per-vertex scalar
+    bool use_colormap = false;                       ///< colour by the per-vertex scalar
     glm::vec4 pin_color{0.20f, 0.45f, 1.00f, 1.0f};  ///< pinned nodes
     glm::vec4 drag_color{1.00f, 0.95f, 0.30f, 1.0f}; ///< drag spring and handle
-    float point_size = 6.0f;                          ///< pixels, pinned nodes and drag handle
+    float point_size = 6.0f;                         ///< pixels, pinned nodes and drag handle
 };
 
 /// Things drawn over the surface: pinned nodes and the drag spring.

@@ -106,7 +106,8 @@ public:
 
     ScriptAction read() const {
         if (value_.type != JsonValue::Type::Object) {
-            EDN_THROW(ErrorCode::Parse, where_ << ": expected an object, got " << value_.type_name());
+            EDN_THROW(ErrorCode::Parse,
+                      where_ << ": expected an object, got " << value_.type_name());
         }
         const JsonValue* frame = value_.find("frame");
         if (!frame) EDN_THROW(ErrorCode::Parse, where_ << ": missing \"frame\"");
@@ -133,8 +134,8 @@ public:
             } else if (key == "backend") {
                 action.backend = named<Backend>(key, v, parse_backend, "cpu, cuda");
             } else if (key == "integrator") {
-                action.integrator = named<Integrator>(key, v, parse_integrator,
-                                                      "backward_euler, midpoint, static");
+                action.integrator =
+                    named<Integrator>(key, v, parse_integrator, "backward_euler, midpoint, static");
             } else if (key == "young") {
                 action.young = positive(key, v);
             } else if (key == "poisson") {
@@ -156,8 +157,8 @@ public:
             } else if (key == "reset") {
                 action.reset = boolean(key, v);
             } else if (key == "color") {
-                action.color = named<ColorMode>(key, v, parse_color_mode,
-                                                "none, von_mises, displacement");
+                action.color =
+                    named<ColorMode>(key, v, parse_color_mode, "none, von_mises, displacement");
             } else if (key == "wireframe") {
                 action.wireframe = boolean(key, v);
             } else {
@@ -176,9 +177,12 @@ private:
 
 const char* color_mode_name(ColorMode mode) {
     switch (mode) {
-    case ColorMode::None: return "none";
-    case ColorMode::VonMises: return "von_mises";
-    case ColorMode::Displacement: return "displacement";
+    case ColorMode::None:
+        return "none";
+    case ColorMode::VonMises:
+        return "von_mises";
+    case ColorMode::Displacement:
+        return "displacement";
     }
     return "?";
 }
@@ -206,8 +210,9 @@ std::vector<ScriptAction> parse_script(const std::string& text, const std::strin
         where << source << ": action " << i << " (line " << value.line << ")";
         result.push_back(ActionReader(value, where.str()).read());
     }
-    std::stable_sort(result.begin(), result.end(),
-                     [](const ScriptAction& a, const ScriptAction& b) { return a.frame < b.frame; });
+    std::stable_sort(
+        result.begin(), result.end(),
+        [](const ScriptAction& a, const ScriptAction& b) { return a.frame < b.frame; });
     return result;
 }
 

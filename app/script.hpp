@@ -46,28 +46,28 @@ struct ScriptDrag {
 
 /// One scripted action; every present member is applied at `frame`.
 struct ScriptAction {
-    std::int64_t frame = 0;                         ///< frame at whose start it applies
-    std::optional<double> pin_below;                ///< pin vertices with rest z below this
-    bool unpin_all = false;                         ///< remove every pin
-    std::optional<ScriptDrag> drag;                 ///< start (or move) a drag
-    bool release = false;                           ///< end the drag
-    std::optional<int> order;                       ///< element order
-    std::optional<SummationMethod> summation;       ///< summation method
-    std::optional<Material> material;               ///< material model
-    std::optional<Backend> backend;                 ///< backend
-    std::optional<Integrator> integrator;           ///< time integrator
-    std::optional<double> young;                    ///< Young's modulus
-    std::optional<double> poisson;                  ///< Poisson's ratio
-    std::optional<double> density;                  ///< density
-    std::optional<double> dt;                       ///< time step
-    std::optional<double> damping;                  ///< mass damping
-    std::optional<int> newton_iterations;           ///< Newton iterations per frame
-    std::optional<std::array<double, 3>> gravity;   ///< gravity vector
-    std::optional<bool> pause;                      ///< pause or resume
-    bool step = false;                              ///< one step while paused
-    bool reset = false;                             ///< back to rest, pins kept
-    std::optional<ColorMode> color;                 ///< surface colour
-    std::optional<bool> wireframe;                  ///< wireframe overlay
+    std::int64_t frame = 0;                       ///< frame at whose start it applies
+    std::optional<double> pin_below;              ///< pin vertices with rest z below this
+    bool unpin_all = false;                       ///< remove every pin
+    std::optional<ScriptDrag> drag;               ///< start (or move) a drag
+    bool release = false;                         ///< end the drag
+    std::optional<int> order;                     ///< element order
+    std::optional<SummationMethod> summation;     ///< summation method
+    std::optional<Material> material;             ///< material model
+    std::optional<Backend> backend;               ///< backend
+    std::optional<Integrator> integrator;         ///< time integrator
+    std::optional<double> young;                  ///< Young's modulus
+    std::optional<double> poisson;                ///< Poisson's ratio
+    std::optional<double> density;                ///< density
+    std::optional<double> dt;                     ///< time step
+    std::optional<double> damping;                ///< mass damping
+    std::optional<int> newton_iterations;         ///< Newton iterations per frame
+    std::optional<std::array<double, 3>> gravity; ///< gravity vector
+    std::optional<bool> pause;                    ///< pause or resume
+    bool step = false;                            ///< one step while paused
+    bool reset = false;                           ///< back to rest, pins kept
+    std::optional<ColorMode> color;               ///< surface colour
+    std::optional<bool> wireframe;                ///< wireframe overlay
 };
 
 /// Parses a script (see the file comment). Throws edn::Error(Parse) with one line naming the

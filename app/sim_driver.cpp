@@ -78,7 +78,8 @@ std::vector<std::uint8_t> node_pins_from_vertices(const Topology& topology,
         const int count = node_vertex_weights(topology, layout, node, vertices, weights);
         bool all = true;
         for (int i = 0; i < count; ++i) {
-            all = all && vertex_pins[static_cast<std::size_t>(vertices[static_cast<std::size_t>(i)])];
+            all =
+                all && vertex_pins[static_cast<std::size_t>(vertices[static_cast<std::size_t>(i)])];
         }
         pins[static_cast<std::size_t>(node)] = all ? 1 : 0;
     }

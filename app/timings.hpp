@@ -33,9 +33,9 @@ const char* stage_name(Stage stage);
 
 /// Timings of one frame in milliseconds.
 struct FrameTimings {
-    std::int64_t frame = 0;                     ///< frame number, from 0
-    std::array<double, kStageCount> stage_ms{}; ///< time spent in each stage
-    double total_ms = 0.0;                      ///< begin_frame to end_frame
+    std::int64_t frame = 0;                      ///< frame number, from 0
+    std::array<double, kStageCount> stage_ms{};  ///< time spent in each stage
+    double total_ms = 0.0;                       ///< begin_frame to end_frame
     std::array<double, kSimStageCount> sim_ms{}; ///< engine-reported parts of Simulate
     int newton_iterations = 0;                   ///< of this frame's step (0: no step)
     int cg_iterations = 0;                       ///< of this frame's step

@@ -1,6 +1,7 @@
 // The GPU peers of the benchmarks: CUB COO -> BSR assembly and cuSPARSE BSR/CSR SpMV, plus
 // device helpers. Written for the benchmark only (no engine code depends on it).
 #include "core/error.hpp"
+#include "cuda/cuda_assembly.hpp"
 #include "cuda_peers.hpp"
 
 #include <algorithm>
@@ -188,7 +189,8 @@ double time_device_ms(const std::function<void()>& launch, int iterations, int r
     return median_of(samples);
 }
 
-void copy_to_device(float* device, const std::vector<float>& host) {
+void upload_element_blocks(cuda::Assembly& assembly, const std::vector<float>& host) {
+    float* device = assembly.device_element_blocks();
     if (!host.empty())
         EDN_BENCH_CUDA(
             cudaMemcpy(device, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));

@@ -12,6 +12,10 @@
 #include <string>
 #include <vector>
 
+namespace edn::cuda {
+class Assembly;
+}
+
 namespace edn::bench {
 
 /// Device 0 as the benchmarks see it.
@@ -56,8 +60,9 @@ private:
     std::size_t size_ = 0;
 };
 
-/// Copies `host` to the device array `device` (at least host.size() floats).
-void copy_to_device(float* device, const std::vector<float>& host);
+/// Copies `host` into the element block storage of `assembly` (cuda::Assembly::
+/// device_element_blocks(), full layout), so its next sum() reads these blocks.
+void upload_element_blocks(cuda::Assembly& assembly, const std::vector<float>& host);
 
 /// Times of one COO -> BSR assembly on the device (milliseconds, CUDA events).
 struct CooAssemblyTimes {

@@ -19,7 +19,7 @@ double copy_bandwidth_gbps(std::size_t, int) {
 double time_device_ms(const std::function<void()>&, int, int) {
     no_cuda();
 }
-void copy_to_device(float*, const std::vector<float>&) {
+void upload_element_blocks(cuda::Assembly&, const std::vector<float>&) {
     no_cuda();
 }
 DeviceFloats::DeviceFloats(const std::vector<float>&) {

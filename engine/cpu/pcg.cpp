@@ -161,8 +161,8 @@ PcgResult pcg(const BinBcsrMatrixView<T>& a, const T* b, T* x, const PcgSettings
 
 template PcgResult pcg(const BinBcsrMatrixView<float>&, const float*, float*, const PcgSettings&,
                        PcgWorkspace<float>&, const std::uint8_t*);
-template PcgResult pcg(const BinBcsrMatrixView<double>&, const double*, double*,
-                       const PcgSettings&, PcgWorkspace<double>&, const std::uint8_t*);
+template PcgResult pcg(const BinBcsrMatrixView<double>&, const double*, double*, const PcgSettings&,
+                       PcgWorkspace<double>&, const std::uint8_t*);
 
 } // namespace cpu
 } // namespace edn

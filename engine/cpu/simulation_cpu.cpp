@@ -60,6 +60,19 @@ public:
         return potential(y, w, gradient);
     }
 
+    std::vector<double> hessian_product(const std::vector<double>& y, const std::vector<double>& v) override {
+        prepare_step();
+        evaluate_elements(y, kEnergy | kGradient | kHessian);
+        assemble_hessian();
+        if (settings.ground_height)
+            for (Index i = 0; i < layout.num_nodes(); ++i)
+                if (y[3 * i + 2] < *settings.ground_height)
+                    matrix_.diag[8 * std::int64_t(layout.num_nodes()) + i] += settings.ground_stiffness;
+        std::vector<double> out(v.size());
+        cpu::spmv(matrix_.view(), v.data(), out.data());
+        return out;
+    }
+
 private:
     /// x_start = x, y~ = x + h v (or x for static).
     void prepare_step() {

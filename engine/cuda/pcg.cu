@@ -7,12 +7,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace edn::cuda {
 namespace {
 
 constexpr int kWarp = 32;
-constexpr int kSpmvBlock = 128;  // 4 warps
+constexpr int kSpmvBlock = 128; // 4 warps
 constexpr int kUpdateBlock = 256;
 
 enum Status : int { kRunning = 0, kConverged = 1, kBreakdown = 2, kCapped = 3 };
@@ -71,10 +72,11 @@ __device__ void block_sum_partials(const double* values, Index count, double out
 }
 
 /// After this block's partials are written: true in every thread of the last block to finish.
-/// The last block also resets `done` for the next launch.
-__device__ bool last_block_done(unsigned int* done) {
+/// The last block also resets `done` for the next launch. Only the threads that wrote partials
+/// (`wrote`) need the fence: nothing else is read by the last block.
+__device__ bool last_block_done(unsigned int* done, bool wrote) {
     __shared__ bool is_last;
-    __threadfence(); // make this thread's partials visible before the block is counted
+    if (wrote) __threadfence(); // partials visible before the block is counted
     __syncthreads();
     if (threadIdx.x == 0) {
         const unsigned int prev = atomicAdd(done, 1u);
@@ -83,6 +85,22 @@ __device__ bool last_block_done(unsigned int* done) {
     __syncthreads();
     if (is_last && threadIdx.x == 0) *done = 0;
     return is_last;
+}
+
+/// Programmatic dependent launch (Hopper): a kernel launched with the PDL attribute may start
+/// while its predecessor finishes; it waits here before reading anything the predecessor wrote.
+/// Both are no-ops without the attribute (and below sm_90).
+__device__ __forceinline__ void wait_for_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/// Lets the next (PDL-launched) kernel start launching its blocks.
+__device__ __forceinline__ void allow_next_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
 }
 
 __device__ __forceinline__ bool is_free(const std::uint8_t* fixed, Index row) {
@@ -122,7 +140,7 @@ __global__ void norm_b_kernel(const float* __restrict__ b, const std::uint8_t* f
         for (int w = 0; w < kUpdateBlock / kWarp; ++w) t += s[w];
         partials[blockIdx.x] = t;
     }
-    if (!last_block_done(done)) return;
+    if (!last_block_done(done, threadIdx.x == 0)) return;
     double sum[1];
     block_sum_partials<1, kUpdateBlock>(partials, gridDim.x, sum);
     if (threadIdx.x == 0) state->bb = sum[0];
@@ -155,13 +173,13 @@ struct SpmvArgs {
     unsigned int* done;    // finished blocks (last-block reduction)
     double* partials;      // per bin, 2 doubles
     PcgState* state;
-    const float* x;       // Plain/Residual: the multiplied vector; Direction: p_old
-    const float* z;       // Direction (fused): preconditioned residual
-    float* y;             // Plain: A x; Direction: q
-    float* p_out;         // Residual: p0; Direction (fused): p_new
-    const float* b;       // Residual
-    float* r;             // Residual
-    float* z_out;         // Residual
+    const float* x; // Plain/Residual: the multiplied vector; Direction: p_old
+    const float* z; // Direction (fused): preconditioned residual
+    float* y;       // Plain: A x; Direction: q
+    float* p_out;   // Residual: p0; Direction (fused): p_new
+    const float* b; // Residual
+    float* r;       // Residual
+    float* z_out;   // Residual
     const float* inverse_diag;
     const std::uint8_t* fixed;
     bool fused;
@@ -259,14 +277,14 @@ template <SpmvMode kMode, bool kDynamic, bool kFused, bool kStream>
 __global__ void __launch_bounds__(kSpmvBlock) spmv_kernel(SpmvArgs a) {
     float beta = 0;
     if constexpr (kMode != SpmvMode::Plain) {
+        wait_for_previous_kernel();
         if (a.state->status != kRunning) return; // uniform over the grid
         beta = static_cast<float>(a.state->beta);
     }
     const int lane = threadIdx.x & 31;
     double dot0 = 0, dot1 = 0;
     if constexpr (kDynamic) {
-        for (Index bin = next_bin(a.counter, lane); bin < a.bins;
-             bin = next_bin(a.counter, lane)) {
+        for (Index bin = next_bin(a.counter, lane); bin < a.bins; bin = next_bin(a.counter, lane)) {
             spmv_bin<kMode, kFused, kStream>(a, bin, lane, beta, dot0, dot1);
             if (kMode != SpmvMode::Plain && lane == 0) {
                 a.partials[2 * static_cast<std::int64_t>(bin)] = dot0;
@@ -292,7 +310,8 @@ __global__ void __launch_bounds__(kSpmvBlock) spmv_kernel(SpmvArgs a) {
     if constexpr (kMode == SpmvMode::Plain) {
         return;
     } else {
-        if (!last_block_done(a.done)) return;
+        allow_next_kernel();
+        if (!last_block_done(a.done, kDynamic ? lane == 0 : threadIdx.x == 0)) return;
         if constexpr (kDynamic) {
             // Every block has taken its last bin before being counted: safe to reset.
             if (threadIdx.x == 0) *a.counter = 0;
@@ -326,6 +345,7 @@ __global__ void update_kernel(float* __restrict__ x, float* __restrict__ r, floa
                               const float* __restrict__ p, const float* __restrict__ q,
                               const float* __restrict__ inverse_diag, const std::uint8_t* fixed,
                               Index rows, double* partials, unsigned int* done, PcgState* state) {
+    wait_for_previous_kernel();
     if (state->status != kRunning) return;
     const float alpha = static_cast<float>(state->alpha);
     const Index row = blockIdx.x * blockDim.x + threadIdx.x;
@@ -341,8 +361,8 @@ __global__ void update_kernel(float* __restrict__ x, float* __restrict__ r, floa
         }
         const float* m = inverse_diag + row;
         for (int i = 0; i < 3; ++i) {
-            const float zi = m[3 * i * n] * rv[0] + m[(3 * i + 1) * n] * rv[1] +
-                             m[(3 * i + 2) * n] * rv[2];
+            const float zi =
+                m[3 * i * n] * rv[0] + m[(3 * i + 1) * n] * rv[1] + m[(3 * i + 2) * n] * rv[2];
             z[r3 + i] = zi;
             rz += double(rv[i]) * zi;
             rr += double(rv[i]) * rv[i];
@@ -359,7 +379,8 @@ __global__ void update_kernel(float* __restrict__ x, float* __restrict__ r, floa
         partials[2 * blockIdx.x] = t0;
         partials[2 * blockIdx.x + 1] = t1;
     }
-    if (!last_block_done(done)) return;
+    allow_next_kernel();
+    if (!last_block_done(done, threadIdx.x == 0)) return;
     double sum[2];
     block_sum_partials<2, kUpdateBlock>(partials, gridDim.x, sum);
     if (threadIdx.x != 0) return;
@@ -380,6 +401,7 @@ __global__ void update_kernel(float* __restrict__ x, float* __restrict__ r, floa
 /// p = z + beta p (unfused variant).
 __global__ void direction_kernel(float* __restrict__ p, const float* __restrict__ z,
                                  std::int64_t n3, const PcgState* state) {
+    wait_for_previous_kernel();
     if (state->status != kRunning) return;
     const float beta = static_cast<float>(state->beta);
     const std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -399,31 +421,48 @@ unsigned int persistent_grid(Index bins) {
     return grid_for(warps * kWarp, kSpmvBlock);
 }
 
+/// Launches `kernel`, with the programmatic-dependent-launch attribute when `pdl` (the kernel
+/// then must call wait_for_previous_kernel() before reading its predecessor's output).
+template <class... Params, class... Args>
+void launch(void (*kernel)(Params...), unsigned int grid, int block, cudaStream_t stream, bool pdl,
+            Args&&... args) {
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(grid);
+    config.blockDim = dim3(block);
+    config.dynamicSmemBytes = 0;
+    config.stream = stream;
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[0].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = attribute;
+    config.numAttrs = pdl ? 1 : 0;
+    EDN_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+}
+
 template <SpmvMode kMode, bool kFused, bool kStream>
-void launch_spmv_as(const SpmvArgs& args, SpmvSchedule schedule, cudaStream_t stream) {
+void launch_spmv_as(const SpmvArgs& args, SpmvSchedule schedule, bool pdl, cudaStream_t stream) {
     if (schedule == SpmvSchedule::WarpDynamic)
-        spmv_kernel<kMode, true, kFused, kStream>
-            <<<persistent_grid(args.bins), kSpmvBlock, 0, stream>>>(args);
+        launch(spmv_kernel<kMode, true, kFused, kStream>, persistent_grid(args.bins), kSpmvBlock,
+               stream, pdl, args);
     else
-        spmv_kernel<kMode, false, kFused, kStream>
-            <<<grid_for(static_cast<std::int64_t>(args.bins) * kWarp, kSpmvBlock), kSpmvBlock, 0,
-               stream>>>(args);
-    EDN_CUDA_CHECK_LAUNCH();
+        launch(spmv_kernel<kMode, false, kFused, kStream>,
+               grid_for(static_cast<std::int64_t>(args.bins) * kWarp, kSpmvBlock), kSpmvBlock,
+               stream, pdl, args);
 }
 
 template <SpmvMode kMode>
-void launch_spmv(const SpmvArgs& args, SpmvSchedule schedule, bool streaming,
+void launch_spmv(const SpmvArgs& args, SpmvSchedule schedule, bool streaming, bool pdl,
                  cudaStream_t stream) {
     if (args.bins == 0) return;
     const bool fused = kMode == SpmvMode::Direction && args.fused;
     if (fused && streaming)
-        launch_spmv_as<kMode, true, true>(args, schedule, stream);
+        launch_spmv_as<kMode, true, true>(args, schedule, pdl, stream);
     else if (fused)
-        launch_spmv_as<kMode, true, false>(args, schedule, stream);
+        launch_spmv_as<kMode, true, false>(args, schedule, pdl, stream);
     else if (streaming)
-        launch_spmv_as<kMode, false, true>(args, schedule, stream);
+        launch_spmv_as<kMode, false, true>(args, schedule, pdl, stream);
     else
-        launch_spmv_as<kMode, false, false>(args, schedule, stream);
+        launch_spmv_as<kMode, false, false>(args, schedule, pdl, stream);
 }
 
 SpmvArgs matrix_args(const BinBcsrMatrixView<float>& m) {
@@ -458,7 +497,8 @@ void spmv(const BinBcsrMatrixView<float>& device_matrix, const float* x, float* 
     SpmvArgs a = matrix_args(device_matrix);
     a.x = x;
     a.y = y;
-    launch_spmv<SpmvMode::Plain>(a, SpmvSchedule::Static, true, static_cast<cudaStream_t>(stream));
+    launch_spmv<SpmvMode::Plain>(a, SpmvSchedule::Static, true, false,
+                                 static_cast<cudaStream_t>(stream));
 }
 
 void device_synchronize() {
@@ -523,6 +563,7 @@ struct Pcg::Impl {
     DeviceBuffer<PcgState> state;
     PinnedHost<PcgState> host_state{3}; // [0] initial values, [1], [2] read-back slots
     cudaEvent_t checked[2]{};
+    bool pdl_supported = false; // programmatic dependent launch needs compute capability 9.0
 
     explicit Impl(Index num_rows) : rows(num_rows) {}
     ~Impl() {
@@ -550,6 +591,10 @@ Pcg::Pcg(Index num_rows, PcgOptions options, void* stream)
     d.counters.resize(2);
     EDN_CUDA_CHECK(cudaMemset(d.counters.data(), 0, d.counters.bytes()));
     d.state.resize(1);
+    int device = 0, major = 0;
+    EDN_CUDA_CHECK(cudaGetDevice(&device));
+    EDN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    d.pdl_supported = major >= 9;
     for (cudaEvent_t& e : d.checked)
         EDN_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
 }
@@ -591,8 +636,8 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
     init.tol2 = settings.relative_tolerance * settings.relative_tolerance;
     init.max_iterations = settings.max_iterations;
     init.status = kRunning;
-    EDN_CUDA_CHECK(cudaMemcpyAsync(d.state.data(), &init, sizeof(PcgState),
-                                   cudaMemcpyHostToDevice, stream));
+    EDN_CUDA_CHECK(
+        cudaMemcpyAsync(d.state.data(), &init, sizeof(PcgState), cudaMemcpyHostToDevice, stream));
     invert_diagonal_kernel<<<grid_for(rows, kUpdateBlock), kUpdateBlock, 0, stream>>>(
         a.diag, rows, d.inverse_diag.data());
     EDN_CUDA_CHECK_LAUNCH();
@@ -619,7 +664,7 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
         res.r = d.r.data();
         res.z_out = d.z.data();
         res.p_out = d.p[0].data();
-        launch_spmv<SpmvMode::Residual>(res, d.options.schedule, d.options.streaming_loads,
+        launch_spmv<SpmvMode::Residual>(res, d.options.schedule, d.options.streaming_loads, false,
                                         stream);
     }
 
@@ -639,17 +684,18 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
                 dir.p_out = p_new;
                 current = 1 - current;
             }
+            // The first kernel of a chunk follows a status read-back copy: no PDL there.
+            const bool pdl = d.options.programmatic_launch && d.pdl_supported;
             launch_spmv<SpmvMode::Direction>(dir, d.options.schedule, d.options.streaming_loads,
-                                             stream);
-            update_kernel<<<row_blocks, kUpdateBlock, 0, stream>>>(
-                x, d.r.data(), d.z.data(), p_new, d.q.data(), d.inverse_diag.data(), fixed, rows,
-                d.partials.data(), done, d.state.data());
-            EDN_CUDA_CHECK_LAUNCH();
-            if (!args.fused) {
-                direction_kernel<<<grid_for(n3, kUpdateBlock), kUpdateBlock, 0, stream>>>(
-                    d.p[current].data(), d.z.data(), n3, d.state.data());
-                EDN_CUDA_CHECK_LAUNCH();
-            }
+                                             pdl && i > 0, stream);
+            launch(update_kernel, row_blocks, kUpdateBlock, stream, pdl, x, d.r.data(), d.z.data(),
+                   static_cast<const float*>(p_new), static_cast<const float*>(d.q.data()),
+                   static_cast<const float*>(d.inverse_diag.data()), fixed, rows, d.partials.data(),
+                   done, d.state.data());
+            if (!args.fused)
+                launch(direction_kernel, grid_for(n3, kUpdateBlock), kUpdateBlock, stream, pdl,
+                       d.p[current].data(), static_cast<const float*>(d.z.data()), n3,
+                       static_cast<const PcgState*>(d.state.data()));
         }
         enqueued += count;
         // Read the status back one chunk behind: the GPU already has the next chunk queued.
@@ -685,10 +731,9 @@ PcgResult Pcg::solve_host(const BinBcsrMatrixView<float>& a, const std::vector<f
     EDN_VERIFY(b.size() == n3 && x.size() == n3, ErrorCode::Usage,
                "Pcg::solve_host: b has " << b.size() << " and x " << x.size()
                                          << " entries, expected " << n3);
-    EDN_VERIFY(fixed.empty() || fixed.size() == static_cast<std::size_t>(impl_->rows),
-               ErrorCode::Usage,
-               "Pcg::solve_host: fixed has " << fixed.size() << " entries, expected 0 or "
-                                             << impl_->rows);
+    EDN_VERIFY(
+        fixed.empty() || fixed.size() == static_cast<std::size_t>(impl_->rows), ErrorCode::Usage,
+        "Pcg::solve_host: fixed has " << fixed.size() << " entries, expected 0 or " << impl_->rows);
     DeviceBuffer<float> db, dx;
     DeviceBuffer<std::uint8_t> dfixed;
     upload(db, b);

@@ -244,6 +244,14 @@ public:
         if (gradient) *gradient = download(g_);
         return e;
     }
+    std::vector<double> hessian_product(const std::vector<double>& y, const std::vector<double>& v) override {
+        incremental_potential(y, nullptr); // sets y~, x_start and trial_ = y
+        evaluate(trial_.data(), kEnergy | kGradient | kHessian);
+        assemble(trial_.data());
+        upload(rhs_, v);
+        cuda::spmv(assembly_->device_matrix(), rhs_.data(), dx_.data());
+        return download(dx_);
+    }
     void pins_changed() override {
         EDN_CUDA_CHECK(cudaMemcpy(fixed_.data(), fixed.data(), fixed.size(), cudaMemcpyHostToDevice));
     }
@@ -266,6 +274,8 @@ private:
     template <int P, class Material> void launch_elements(const Material& material, const float* y, int outputs);
     template <class F> void with_material(F&& f) const;
     NodeTerms node_terms() const;
+    /// Sums the element Hessians at y and adds the mass, ground and drag terms.
+    void assemble(const float* y);
 
     std::unique_ptr<cuda::Assembly> assembly_;
     std::unique_ptr<cuda::Pcg> pcg_;
@@ -355,6 +365,16 @@ NodeTerms CudaBackend::node_terms() const {
     return t;
 }
 
+void CudaBackend::assemble(const float* y) {
+    const Index n = layout.num_nodes();
+    assembly_->sum(settings.summation, lame_);
+    const BinBcsrMatrixView<float> a = assembly_->device_matrix();
+    const float mass_scale = static_cast<float>(inertia_coefficient() + node_terms().damping);
+    add_diagonal_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), mass_scale, y, node_terms(), n, a.diag);
+    if (drag) add_drag_hessian_kernel<<<1, 32>>>(*drag, a);
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
 double CudaBackend::device_sum(const float* values, std::int64_t count) {
     if (count == 0) return 0.0;
     std::size_t temp = reduce_temp_.size();
@@ -418,12 +438,8 @@ StepResult CudaBackend::step() {
         result.residuals.push_back(gnorm);
         if (!std::isfinite(e0) || !std::isfinite(gnorm)) break;
         t0 = std::chrono::steady_clock::now();
-        assembly_->sum(settings.summation, lame_);
+        assemble(y_.data());
         const BinBcsrMatrixView<float> a = assembly_->device_matrix();
-        const float mass_scale = static_cast<float>(inertia_coefficient() + node_terms().damping);
-        add_diagonal_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), mass_scale, y_.data(), node_terms(), n, a.diag);
-        if (drag) add_drag_hessian_kernel<<<1, 32>>>(*drag, a);
-        EDN_CUDA_CHECK_LAUNCH();
         cuda::device_synchronize();
         result.times.summation += elapsed_ms(t0);
         t0 = std::chrono::steady_clock::now();

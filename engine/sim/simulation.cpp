@@ -216,6 +216,12 @@ double Simulation::incremental_potential(const std::vector<double>& y, std::vect
     return backend_->incremental_potential(y, gradient);
 }
 
+std::vector<double> Simulation::hessian_product(const std::vector<double>& y, const std::vector<double>& v) {
+    const std::size_t n = 3 * static_cast<std::size_t>(backend_->layout.num_nodes());
+    EDN_VERIFY(y.size() == n && v.size() == n, ErrorCode::Usage, "hessian_product: expected " << n << " values");
+    return backend_->hessian_product(y, v);
+}
+
 const std::vector<double>& Simulation::rest_positions() const {
     return backend_->rest;
 }

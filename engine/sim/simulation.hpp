@@ -119,6 +119,8 @@ public:
     /// The incremental potential the next step() minimises, at node positions y (3 per node),
     /// and its gradient (zero on pinned nodes) when `gradient` is not null: for tests and tools.
     double incremental_potential(const std::vector<double>& y, std::vector<double>* gradient = nullptr);
+    /// H v with H the Hessian the Newton step assembles at y (pins not applied): for tests.
+    std::vector<double> hessian_product(const std::vector<double>& y, const std::vector<double>& v);
     /// Rest positions of the nodes.
     const std::vector<double>& rest_positions() const;
     /// Per-node lumped mass (HRZ for p >= 2).

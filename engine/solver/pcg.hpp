@@ -32,19 +32,19 @@ struct PcgSettings {
 
 /// Outcome of a PCG solve (an expected numerical outcome, never thrown).
 struct PcgResult {
-    int iterations = 0;            ///< x updates done
-    double initial_residual = 0;   ///< ||r_0|| (free dofs)
-    double final_residual = 0;     ///< ||r|| at return (recurrence residual, free dofs)
-    double reference_norm = 0;     ///< ||P b|| (or ||r_0|| when P b = 0), the tolerance's scale
-    bool converged = false;        ///< final_residual <= tol * reference_norm
-    bool breakdown = false;        ///< p.Ap <= 0 or not finite: matrix not SPD on the free dofs
+    int iterations = 0;          ///< x updates done
+    double initial_residual = 0; ///< ||r_0|| (free dofs)
+    double final_residual = 0;   ///< ||r|| at return (recurrence residual, free dofs)
+    double reference_norm = 0;   ///< ||P b|| (or ||r_0|| when P b = 0), the tolerance's scale
+    bool converged = false;      ///< final_residual <= tol * reference_norm
+    bool breakdown = false;      ///< p.Ap <= 0 or not finite: matrix not SPD on the free dofs
 };
 
 /// Host scratch vectors of a CPU solve; sized on first use and reused across solves.
 template <class T> struct PcgWorkspace {
-    std::vector<T> r, z, p, q;     ///< 3 * #rows each
-    std::vector<T> inverse_diag;   ///< 9 * #rows, planes as BinBcsrMatrixView::diag
-    std::vector<double> partials;  ///< per-chunk partial dot products
+    std::vector<T> r, z, p, q;    ///< 3 * #rows each
+    std::vector<T> inverse_diag;  ///< 9 * #rows, planes as BinBcsrMatrixView::diag
+    std::vector<double> partials; ///< per-chunk partial dot products
     /// Sizes every vector for `num_rows` block rows (no-op when already that size).
     void resize(Index num_rows);
 };

@@ -49,6 +49,37 @@ std::vector<std::string> lines_of(const std::string& text) {
     return lines;
 }
 
+std::vector<double> csv_values(const std::string& line) {
+    std::istringstream in(line);
+    std::vector<double> values;
+    for (std::string cell; std::getline(in, cell, ',');) values.push_back(std::stod(cell));
+    return values;
+}
+
+/// The number after `"key": ` in a JSON text (the app's --stats output); NaN when absent.
+double json_number(const std::string& text, const std::string& key) {
+    const std::size_t at = text.find("\"" + key + "\": ");
+    if (at == std::string::npos) return std::nan("");
+    return std::strtod(text.c_str() + at + key.size() + 4, nullptr);
+}
+
+/// The numbers of the array after `"key": [` in a JSON text.
+std::vector<double> json_array(const std::string& text, const std::string& key) {
+    std::vector<double> values;
+    std::size_t at = text.find("\"" + key + "\": [");
+    if (at == std::string::npos) return values;
+    const char* p = text.c_str() + at + key.size() + 5;
+    for (;;) {
+        char* end = nullptr;
+        const double value = std::strtod(p, &end);
+        if (end == p) break;
+        values.push_back(value);
+        p = end;
+        while (*p == ',' || *p == ' ') ++p;
+    }
+    return values;
+}
+
 /// Result of one run of the app.
 struct AppRun {
     int exit_code = -1;
@@ -150,8 +181,10 @@ bool is_mesh_pixel(const std::uint8_t* p) {
 TEST_F(App, HeadlessScreenshotShowsTheMeshCentred) {
     const fs::path scene = write_cube(3);
     const fs::path shot = dir_ / "shot.ppm";
-    const AppRun result = run("--headless --frames 3 --no-gui --width 320 --height 240 --scene " +
-                              quote(scene) + " --screenshot " + quote(shot));
+    const AppRun result =
+        run("--headless --frames 3 --no-gui --color none --width 320 --height 240 "
+            "--scene " +
+            quote(scene) + " --screenshot " + quote(shot));
     ASSERT_EQ(result.exit_code, 0) << result.err;
     ASSERT_TRUE(fs::exists(shot));
     const Ppm image = read_ppm(shot);
@@ -207,20 +240,25 @@ TEST_F(App, HeadlessPngWithGuiAndTimings) {
 
     const std::vector<std::string> lines = lines_of(read_text(csv));
     ASSERT_EQ(lines.size(), 4u);
-    EXPECT_EQ(lines[0], "frame,poll_ms,new_frame_ms,ui_ms,simulate_ms,render_ms,swap_ms,total_ms");
+    EXPECT_EQ(lines[0], "frame,poll_ms,new_frame_ms,ui_ms,simulate_ms,surface_ms,render_ms,swap_ms,"
+                        "total_ms,element_ms,summation_ms,pcg_ms,line_search_ms,newton_iterations,"
+                        "cg_iterations");
     for (std::size_t row = 1; row < lines.size(); ++row) {
-        std::istringstream in(lines[row]);
-        std::vector<double> values;
-        for (std::string cell; std::getline(in, cell, ',');) values.push_back(std::stod(cell));
-        ASSERT_EQ(values.size(), 8u) << lines[row];
+        const std::vector<double> values = csv_values(lines[row]);
+        ASSERT_EQ(values.size(), 15u) << lines[row];
         EXPECT_EQ(values[0], double(row - 1));
         double stages = 0.0;
-        for (std::size_t i = 1; i < values.size(); ++i) {
+        for (std::size_t i = 1; i <= 13; ++i) {
             EXPECT_TRUE(std::isfinite(values[i]) && values[i] >= 0.0) << lines[row];
-            if (i + 1 < values.size()) stages += values[i];
+            if (i <= 7) stages += values[i];
         }
         // The stages partition the frame: their sum cannot exceed the total.
-        EXPECT_LE(stages, values.back() * 1.0001 + 1e-6) << lines[row];
+        EXPECT_LE(stages, values[8] * 1.0001 + 1e-6) << lines[row];
+        // The engine's parts of a step lie inside the Simulate stage.
+        EXPECT_LE(values[9] + values[10] + values[11] + values[12], values[4] * 1.0001 + 1e-6)
+            << lines[row];
+        // The simulation runs every frame: at least one Newton iteration.
+        EXPECT_GE(values[13], 1.0) << lines[row];
     }
     // No temporary files left behind by the atomic writers.
     for (const auto& entry : fs::directory_iterator(dir_)) {
@@ -296,6 +334,132 @@ TEST_F(App, ShaderCompileErrorExits4NamingTheFile) {
     ASSERT_EQ(lines.size(), 1u) << result.err;
     EXPECT_NE(lines[0].find("surface.frag: compile error"), std::string::npos) << lines[0];
     EXPECT_NE(lines[0].find("undefined_name"), std::string::npos) << lines[0];
+}
+
+/// Pixels whose colour differs by more than 30 in some channel.
+std::size_t differing_pixels(const Ppm& a, const Ppm& b) {
+    std::size_t count = 0;
+    for (std::size_t i = 0; i + 2 < a.rgb.size() && i + 2 < b.rgb.size(); i += 3) {
+        for (std::size_t c = 0; c < 3; ++c) {
+            if (std::abs(int(a.rgb[i + c]) - int(b.rgb[i + c])) > 30) {
+                ++count;
+                break;
+            }
+        }
+    }
+    return count;
+}
+
+TEST_F(App, ScriptedDragChangesTheImage) {
+    const fs::path scene = write_cube(3);
+    // Grab the surface under the image centre (the camera frames the cube there) and pull it far
+    // sideways; the cube's base is pinned.
+    std::ofstream(dir_ / "drag.json") << R"({"actions": [{"frame": 0, "pin_below": 0.05},
+                           {"frame": 1, "drag": {"from": [80, 60], "to": [1.5, -1.5, 1.5]}}]})";
+    std::ofstream(dir_ / "still.json") << R"({"actions": [{"frame": 0, "pin_below": 0.05}]})";
+    const std::string common = "--headless --frames 12 --no-gui --color none --width 160 "
+                               "--height 120 --scene " +
+                               quote(scene);
+    const AppRun dragged =
+        run(common + " --script " + quote(dir_ / "drag.json") + " --screenshot " +
+            quote(dir_ / "drag.ppm") + " --stats " + quote(dir_ / "drag.json.out"));
+    ASSERT_EQ(dragged.exit_code, 0) << dragged.err;
+    EXPECT_TRUE(dragged.err.empty()) << dragged.err; // the pick hit the surface: no warning
+    const AppRun still =
+        run(common + " --script " + quote(dir_ / "still.json") + " --screenshot " +
+            quote(dir_ / "still.ppm") + " --stats " + quote(dir_ / "still.json.out"));
+    ASSERT_EQ(still.exit_code, 0) << still.err;
+
+    const Ppm a = read_ppm(dir_ / "drag.ppm");
+    const Ppm b = read_ppm(dir_ / "still.ppm");
+    ASSERT_EQ(a.rgb.size(), b.rgb.size());
+    ASSERT_FALSE(a.rgb.empty());
+    // The cube is about a fifth of the image; a pulled corner changes well over 1 % of it.
+    EXPECT_GT(double(differing_pixels(a, b)) / double(a.width * a.height), 0.01);
+
+    const std::string drag_stats = read_text(dir_ / "drag.json.out");
+    const std::string still_stats = read_text(dir_ / "still.json.out");
+    EXPECT_NE(drag_stats.find("\"dragging\": true"), std::string::npos) << drag_stats;
+    EXPECT_NE(drag_stats.find("\"finite\": true"), std::string::npos) << drag_stats;
+    // The pinned base holds (16 vertices of z = 0), the drag moves the body much more than gravity.
+    EXPECT_EQ(json_number(drag_stats, "pinned_vertices"), 16.0);
+    EXPECT_GT(json_number(drag_stats, "max_displacement"),
+              3.0 * json_number(still_stats, "max_displacement"));
+}
+
+TEST_F(App, DragFromVertexPullsTowardsTheTarget) {
+    const fs::path scene = write_cube(2);
+    // Vertex 26 is the corner (1, 1, 1); pull it up and out, base pinned.
+    std::ofstream(dir_ / "drag.json") << R"({"actions": [{"frame": 0, "pin_below": 0.05},
+                           {"frame": 0, "drag": {"vertex": 26, "to": [1.6, 1.6, 1.6]}}]})";
+    const AppRun result =
+        run("--headless --frames 10 --no-gui --width 64 --height 48 --scene " + quote(scene) +
+            " --script " + quote(dir_ / "drag.json") + " --stats " + quote(dir_ / "stats.json"));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string stats = read_text(dir_ / "stats.json");
+    const std::vector<double> upper = json_array(stats, "upper");
+    ASSERT_EQ(upper.size(), 3u) << stats;
+    // Without the drag nothing rises above z = 1 (gravity pulls down, the base is pinned).
+    EXPECT_GT(upper[0], 1.02) << stats;
+    EXPECT_GT(upper[2], 1.02) << stats;
+    const std::vector<double> lower = json_array(stats, "lower");
+    ASSERT_EQ(lower.size(), 3u) << stats;
+    EXPECT_NEAR(lower[2], 0.0, 1e-9) << stats; // pinned base stays where it was
+}
+
+TEST_F(App, SwitchingOrderSummationMaterialMidRunStaysFinite) {
+    const fs::path scene = write_cube(2);
+    std::ofstream(dir_ / "switch.json") << R"({"actions": [
+        {"frame": 0, "pin_below": 0.05},
+        {"frame": 1, "drag": {"vertex": 26, "to": [1.3, 1.3, 1.3]}},
+        {"frame": 3, "order": 2},
+        {"frame": 4, "summation": "per_simplex"},
+        {"frame": 5, "order": 3},
+        {"frame": 6, "material": "corotational"},
+        {"frame": 7, "summation": "inline"},
+        {"frame": 8, "order": 1, "material": "linear", "summation": "inline"},
+        {"frame": 9, "backend": "cuda"},
+        {"frame": 10, "release": true}]})";
+    const fs::path csv = dir_ / "timings.csv";
+    const AppRun result =
+        run("--headless --frames 12 --no-gui --width 64 --height 48 --scene " + quote(scene) +
+            " --script " + quote(dir_ / "switch.json") + " --timings " + quote(csv) + " --stats " +
+            quote(dir_ / "stats.json"));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(lines_of(read_text(csv)).size(), 13u);
+    const std::string stats = read_text(dir_ / "stats.json");
+    EXPECT_NE(stats.find("\"finite\": true"), std::string::npos) << stats;
+    EXPECT_NE(stats.find("\"order\": 1"), std::string::npos) << stats;
+    EXPECT_NE(stats.find("\"summation\": \"inline\""), std::string::npos) << stats;
+    EXPECT_NE(stats.find("\"material\": \"linear\""), std::string::npos) << stats;
+    EXPECT_EQ(json_number(stats, "nodes"), 27.0) << stats;
+    // Inline with p = 3 co-rotational (frame 7) is refused and reported, the run goes on.
+    EXPECT_NE(stats.find("inline"), stats.find("\"errors\"")) << stats;
+    EXPECT_NE(result.err.find("warning"), std::string::npos) << result.err;
+    for (const double x : json_array(stats, "lower")) EXPECT_GT(x, -2.0) << stats;
+    for (const double x : json_array(stats, "upper")) EXPECT_LT(x, 3.0) << stats;
+}
+
+TEST_F(App, BadScriptExits3WithOneLine) {
+    const fs::path scene = write_cube(1);
+    const std::array<std::pair<const char*, const char*>, 5> scripts = {{
+        {"{\"actions\": [", "bad.json"},
+        {R"({"actions": [{"frame": 1, "explode": true}]})", "explode"},
+        {R"({"actions": [{"frame": 1, "order": 4}]})", "order"},
+        {R"({"actions": [{"frame": 1, "drag": {"to": [0, 0, 0]}}]})", "drag"},
+        {R"({"steps": []})", "actions"},
+    }};
+    for (const auto& [text, expected] : scripts) {
+        std::ofstream(dir_ / "bad.json") << text;
+        const AppRun result = run("--headless --frames 2 --width 64 --height 48 --scene " +
+                                  quote(scene) + " --script " + quote(dir_ / "bad.json"));
+        EXPECT_EQ(result.exit_code, 3) << text;
+        const std::vector<std::string> lines = lines_of(result.err);
+        ASSERT_EQ(lines.size(), 1u) << result.err;
+        EXPECT_NE(lines[0].find("bad.json"), std::string::npos) << lines[0];
+        EXPECT_NE(lines[0].find(expected), std::string::npos) << lines[0];
+    }
+    EXPECT_EQ(run("--headless --frames 1 --script " + quote(dir_ / "none.json")).exit_code, 3);
 }
 
 } // namespace

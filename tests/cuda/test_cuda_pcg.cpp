@@ -52,7 +52,8 @@ std::vector<double> random_vector(std::size_t n, std::uint32_t seed) {
     return v;
 }
 
-template <class A, class B> double relative_error(const std::vector<A>& x, const std::vector<B>& y) {
+template <class A, class B>
+double relative_error(const std::vector<A>& x, const std::vector<B>& y) {
     double d = 0, s = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
         d += (double(x[i]) - double(y[i])) * (double(x[i]) - double(y[i]));
@@ -64,22 +65,26 @@ template <class A, class B> double relative_error(const std::vector<A>& x, const
 /// Every implementation choice (the streaming hint changes no arithmetic: only with `all`).
 std::vector<cuda::PcgOptions> all_variants(bool all = false) {
     std::vector<cuda::PcgOptions> v;
-    for (cuda::SpmvSchedule schedule : {cuda::SpmvSchedule::Static, cuda::SpmvSchedule::WarpDynamic})
+    for (cuda::SpmvSchedule schedule :
+         {cuda::SpmvSchedule::Static, cuda::SpmvSchedule::WarpDynamic})
         for (bool fused : {true, false})
-            for (bool streaming : {true, false}) {
-                if (!streaming && !all) continue;
-                cuda::PcgOptions o;
-                o.schedule = schedule;
-                o.fused_direction = fused;
-                o.streaming_loads = streaming;
-                v.push_back(o);
-            }
+            for (bool pdl : {true, false})
+                for (bool streaming : {true, false}) {
+                    if (!streaming && !all) continue;
+                    cuda::PcgOptions o;
+                    o.schedule = schedule;
+                    o.fused_direction = fused;
+                    o.programmatic_launch = pdl;
+                    o.streaming_loads = streaming;
+                    v.push_back(o);
+                }
     return v;
 }
 
 std::string variant_name(const cuda::PcgOptions& o) {
     return std::string(o.schedule == cuda::SpmvSchedule::Static ? "static" : "dynamic") +
-           (o.fused_direction ? "+fused" : "+separate") + (o.streaming_loads ? "+stream" : "");
+           (o.fused_direction ? "+fused" : "+separate") + (o.programmatic_launch ? "+pdl" : "") +
+           (o.streaming_loads ? "+stream" : "");
 }
 
 class CudaPcg : public ::testing::TestWithParam<int> {
@@ -193,15 +198,18 @@ TEST_P(CudaPcg, PinsZeroRhsWarmStartCapAndBreakdown) {
         const PcgResult r = pcg.solve_host(dm.view(), bf, x, settings, fixed);
         EXPECT_TRUE(r.converged);
         EXPECT_LT(relative_error(x, x_ref), 1e-3);
-        for (std::size_t i = 0; i < x.size(); ++i)
-            if (fixed[i / 3]) ASSERT_EQ(x[i], x0f[i]) << "fixed dof " << i << " moved";
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            if (fixed[i / 3]) {
+                ASSERT_EQ(x[i], x0f[i]) << "fixed dof " << i << " moved";
+            }
+        }
 
         settings.warm_start = true;
         settings.relative_tolerance = 1e-4;
         // b = 0 without pins: x = 0 at once.
         std::vector<float> xz = x0f;
-        const PcgResult z = pcg.solve_host(dm.view(), std::vector<float>(s.dofs(), 0.f), xz,
-                                           settings);
+        const PcgResult z =
+            pcg.solve_host(dm.view(), std::vector<float>(s.dofs(), 0.f), xz, settings);
         EXPECT_TRUE(z.converged);
         EXPECT_EQ(z.iterations, 0);
         EXPECT_EQ(xz, std::vector<float>(s.dofs(), 0.f));
@@ -218,8 +226,8 @@ TEST_P(CudaPcg, PinsZeroRhsWarmStartCapAndBreakdown) {
         // Same cap on the CPU float twin: same count, close iterates.
         std::vector<float> xcc(s.dofs(), 0.f);
         PcgWorkspace<float> wsf;
-        const PcgResult cc = cpu::pcg(s.af.view(), bf.data(), xcc.data(), settings, wsf,
-                                      fixed.data());
+        const PcgResult cc =
+            cpu::pcg(s.af.view(), bf.data(), xcc.data(), settings, wsf, fixed.data());
         EXPECT_EQ(cc.iterations, 13);
         EXPECT_LT(relative_error(xc, xcc), 1e-3);
     }
@@ -248,8 +256,8 @@ TEST(CudaPcgTiming, DISABLED_OneMillionTetsP1) {
     if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
     using clock = std::chrono::steady_clock;
     const int cells_per_axis = 55; // 6 * 55^3 = 998250 tets
-    const TetMesh mesh = make_box_tet_mesh(cells_per_axis, cells_per_axis, cells_per_axis,
-                                           {0, 0, 0}, {1, 1, 1});
+    const TetMesh mesh =
+        make_box_tet_mesh(cells_per_axis, cells_per_axis, cells_per_axis, {0, 0, 0}, {1, 1, 1});
     cuda::Assembly assembly(mesh, 1);
     assembly.build_pattern();
     const LameParameters<float> lame = lame_from_young_poisson(1000.f, 0.3f);
@@ -257,21 +265,24 @@ TEST(CudaPcgTiming, DISABLED_OneMillionTetsP1) {
     const BinBcsrPattern pattern = assembly.download_pattern();
     BinBcsrMatrix<float> k = assembly.download_matrix(pattern);
     const std::size_t n = pattern.num_rows;
+    const std::vector<double> bd = random_vector(3 * n, 40);
+    const std::vector<float> b(bd.begin(), bd.end());
+    {
+        // Plain SpMV (static mapping) against the assembly's warp-dynamic kernel: a smoke check.
+        const cuda::DeviceMatrix unshifted(k);
+        std::printf("[timing] spmv static vs assembly (dynamic): relative difference %.2e\n",
+                    relative_error(unshifted.multiply(b), assembly.spmv(b)));
+    }
     double mean = 0;
     for (std::size_t row = 0; row < n; ++row)
         mean += (k.diag[row] + k.diag[4 * n + row] + k.diag[8 * n + row]) / (3.0 * n);
     for (std::size_t row = 0; row < n; ++row)
         for (int d = 0; d < 3; ++d) k.diag[4 * d * n + row] += 0.01f * static_cast<float>(mean);
     const cuda::DeviceMatrix dm(k);
-    std::printf("[timing] %d tets, %zu nodes, %d bins, %d slots (%lld padded)\n",
-                mesh.num_cells(), n, pattern.num_bins(), pattern.num_slots(),
+    std::printf("[timing] %d tets, %zu nodes, %d bins, %d slots (%lld padded)\n", mesh.num_cells(),
+                n, pattern.num_bins(), pattern.num_slots(),
                 static_cast<long long>(pattern.padded_blocks()));
 
-    const std::vector<double> bd = random_vector(3 * n, 40);
-    const std::vector<float> b(bd.begin(), bd.end());
-    // Plain SpMV (static mapping) against the assembly's warp-dynamic kernel: a smoke check.
-    std::printf("[timing] spmv static vs assembly (dynamic): relative difference %.2e\n",
-                relative_error(dm.multiply(b), assembly.spmv(b)));
     for (const cuda::PcgOptions& o : all_variants(true)) {
         cuda::Pcg pcg(static_cast<Index>(n), o);
         PcgSettings never; // tolerance 0: runs to the cap
@@ -303,7 +314,7 @@ TEST(CudaPcgTiming, DISABLED_OneMillionTetsP1) {
         const auto t0 = clock::now();
         const PcgResult rr = pcg.solve_host(dm.view(), b, x, real);
         const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-        std::printf("[timing] pcg %-24s %.1f us/iteration; tol 1e-4 solve: %d iterations "
+        std::printf("[timing] pcg %-28s %.1f us/iteration; tol 1e-4 solve: %d iterations "
                     "(converged %d), %.2f ms with host copies\n",
                     variant_name(o).c_str(), best, rr.iterations, int(rr.converged), ms);
     }

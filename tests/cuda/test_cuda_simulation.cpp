@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <gtest/gtest.h>
+#include <iostream>
+#include <sstream>
 
 namespace edn {
 namespace {
@@ -134,6 +136,80 @@ TEST(CudaSimulation, PinnedNodesDoNotMove) {
     for (std::size_t i = 0; i < x.size() / 3; ++i)
         if (gpu.pinned()[i])
             for (int d = 0; d < 3; ++d) EXPECT_EQ(x[3 * i + d], static_cast<float>(rest[3 * i + d])) << "node " << i;
+}
+
+} // namespace
+} // namespace edn
+
+namespace edn {
+namespace {
+
+TEST(CudaSimulation, FirstFrameMatchesCpu) {
+    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+    for (Integrator integrator : {Integrator::Static, Integrator::BackwardEuler}) {
+        for (int newton : {1, 6}) {
+            SimulationSettings s;
+            s.material = Material::Linear;
+            s.integrator = integrator;
+            s.gravity = {-9.81, 0, 0};
+            s.young = 2e5;
+            s.max_newton_iterations = newton;
+            s.pcg.relative_tolerance = 1e-6;
+            s.pcg.max_iterations = 5000;
+            const TetMesh mesh = make_box_tet_mesh(2, 2, 6, {0, 0, 0}, {0.2, 0.2, 0.6});
+            SimulationSettings sg = s;
+            sg.backend = Backend::Cuda;
+            Simulation cpu(mesh, s), gpu(mesh, sg);
+            cpu.pin_below(1e-9);
+            gpu.pin_below(1e-9);
+            const StepResult rc = cpu.step(), rg = gpu.step();
+            const auto xc = cpu.positions(), xg = gpu.positions();
+            const auto& rest = cpu.rest_positions();
+            double diff = 0, scale = 0;
+            for (std::size_t k = 0; k < xc.size(); ++k)
+                diff = std::max(diff, std::abs(xc[k] - xg[k])), scale = std::max(scale, std::abs(xc[k] - rest[k]));
+            std::ostringstream log;
+            log << integrator_name(integrator) << " newton<=" << newton << ": cpu it " << rc.newton_iterations
+                << " cg " << rc.cg_iterations << " res";
+            for (double r : rc.residuals) log << ' ' << r;
+            log << " | gpu it " << rg.newton_iterations << " cg " << rg.cg_iterations << " res";
+            for (double r : rg.residuals) log << ' ' << r;
+            log << " | max diff " << diff << " scale " << scale << " ls fail " << rc.line_search_failures << "/"
+                << rg.line_search_failures;
+            std::cout << log.str() << std::endl;
+            EXPECT_LT(diff, 0.01 * scale) << log.str();
+        }
+    }
+}
+
+} // namespace
+} // namespace edn
+
+namespace edn {
+namespace {
+
+TEST(CudaSimulation, HessianProductMatchesCpu) {
+    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+    for (SummationMethod method : {SummationMethod::PerEntry, SummationMethod::PerSimplex}) {
+        for (Integrator integrator : {Integrator::Static, Integrator::BackwardEuler}) {
+            SimulationSettings s;
+            s.material = Material::Linear;
+            s.integrator = integrator;
+            s.summation = method;
+            const TetMesh mesh = make_box_tet_mesh(2, 2, 3, {0, 0, 0}, {0.2, 0.2, 0.3});
+            SimulationSettings sg = s;
+            sg.backend = Backend::Cuda;
+            Simulation cpu(mesh, s), gpu(mesh, sg);
+            std::vector<double> y = cpu.rest_positions(), v(y.size());
+            for (std::size_t k = 0; k < y.size(); ++k) y[k] += 0.01 * std::sin(0.7 * k + 0.3), v[k] = std::cos(1.3 * k);
+            const auto hc = cpu.hessian_product(y, v), hg = gpu.hessian_product(y, v);
+            double scale = 0, diff = 0;
+            for (std::size_t k = 0; k < hc.size(); ++k)
+                scale = std::max(scale, std::abs(hc[k])), diff = std::max(diff, std::abs(hc[k] - hg[k]));
+            EXPECT_LT(diff, 1e-4 * scale) << summation_method_name(method) << " " << integrator_name(integrator)
+                                          << " diff " << diff << " scale " << scale << " first " << hc[0] << " vs " << hg[0];
+        }
+    }
 }
 
 } // namespace

@@ -2,14 +2,14 @@
 // convergence, agreement with a dense Cholesky solve, warm start, b = 0, pins, iteration cap,
 // singular and indefinite matrices.
 #include "solver/pcg.hpp"
-#include "sparse/spmv.hpp"
 #include "sparse/sparse_fixtures.hpp"
+#include "sparse/spmv.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <gtest/gtest.h>
 #include <memory>
-#include <cstdio>
 #include <random>
 
 namespace edn {
@@ -249,8 +249,11 @@ TEST_P(PcgTest, PinnedNodesStayAndFreeRowsAreSolved) {
     }
     EXPECT_LE(std::sqrt(res2), 1e-8 * std::sqrt(pb2));
     EXPECT_LT(std::sqrt(err2 / ref2), 1e-6);
-    for (std::size_t i = 0; i < nd; ++i)
-        if (fixed[i / 3]) ASSERT_EQ(x[i], x0[i]) << "fixed dof " << i << " moved";
+    for (std::size_t i = 0; i < nd; ++i) {
+        if (fixed[i / 3]) {
+            ASSERT_EQ(x[i], x0[i]) << "fixed dof " << i << " moved";
+        }
+    }
 }
 
 TEST_P(PcgTest, IterationCapReportsNotConvergedWithoutNan) {
@@ -329,8 +332,8 @@ TEST_P(PcgTest, FloatTwinMatchesDoubleWithPins) {
         const PcgResult r = cpu::pcg(af.view(), bf.data(), xf.data(), settings, wsf, fixed.data());
         EXPECT_TRUE(r.converged);
         const double err = relative_error(std::vector<double>(xf.begin(), xf.end()), x);
-        std::printf("shift %.2f order %d: float iterations %d, relative error %.2e\n", shift,
-                    order, r.iterations, err);
+        std::printf("shift %.2f order %d: float iterations %d, relative error %.2e\n", shift, order,
+                    r.iterations, err);
         EXPECT_LT(err, 1e-3);
     }
 }

@@ -304,6 +304,8 @@ StepResult CpuBackend::step() {
         const PcgResult solve =
             cpu::pcg(matrix_.view(), rhs.data(), dx.data(), pcg, pcg_workspace_, fixed.data());
         result.cg_iterations += solve.iterations;
+        result.pcg_breakdowns += solve.breakdown;
+        result.pcg_unconverged += !solve.converged && !solve.breakdown;
         result.times.pcg += elapsed_ms(t0);
         double slope = 0; // g . dx, negative for a descent direction
         for (std::size_t k = 0; k < dofs; ++k) slope += g[k] * dx[k];

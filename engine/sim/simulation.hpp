@@ -74,6 +74,8 @@ struct StepResult {
     double kinetic_energy = 0;     ///< 1/2 v^T M v at the end of the step
     bool converged = false;        ///< Newton decrement below tolerance
     int line_search_failures = 0;  ///< iterations whose line search fell back
+    int pcg_breakdowns = 0;        ///< inner solves that stopped on p.Ap <= 0 (indefinite H)
+    int pcg_unconverged = 0;       ///< inner solves that hit the iteration cap
     bool recovered = false;        ///< a non-finite state was rolled back to the previous frame
     std::vector<double> residuals; ///< |g| (free dofs) at each Newton iterate, then after the last
     StageTimes times;

@@ -168,7 +168,7 @@ double CpuBackend::potential(const std::vector<double>& y, double strain_energy,
             const double dy = c > 0 ? y[k] - y_tilde_[k] : 0.0;
             const double dv = y[k] - x_start_[k];
             e += 0.5 * mass[i] * (c * dy * dy + damping * dv * dv) -
-                 mass[i] * settings.gravity[d] * y[k];
+                 mass[i] * settings.gravity[d] * dv; // gravity work from x_start (constant shift)
             if (gradient) (*gradient)[k] = mass[i] * (c * dy + damping * dv - settings.gravity[d]);
         }
         if (settings.ground_height) {

@@ -377,7 +377,9 @@ void CudaBackend::launch_elements(const Material& material, const float* y, int 
     const Index nt = mesh.num_cells();
     const CellNodesView cn = assembly_->device_cell_nodes();
     float* blocks = (outputs & kHessian) ? assembly_->device_element_blocks() : nullptr;
-    element_kernel<P><<<blocks_for(nt), 128>>>(material, rest_elements_.data(), rule_, cn.nodes, nt, y,
+    // 128 threads per block: the element kernels are register-heavy.
+    constexpr int kElementBlock = 128;
+    element_kernel<P><<<static_cast<unsigned int>((nt + kElementBlock - 1) / kElementBlock), kElementBlock>>>(material, rest_elements_.data(), rule_, cn.nodes, nt, y,
                                                 outputs, settings.project_hessian, cell_energy_.data(),
                                                 forces_.data(), blocks);
     EDN_CUDA_CHECK_LAUNCH();

@@ -49,6 +49,14 @@ Renderer::Renderer() {
     glVertexAttribPointer(2, 1, GL_FLOAT, GL_FALSE, kFloatsPerVertex * sizeof(float),
                           reinterpret_cast<const void*>(6 * sizeof(float)));
 
+    glGenVertexArrays(1, &pin_vao_);
+    glGenBuffers(1, &pin_ebo_);
+    glBindVertexArray(pin_vao_);
+    glBindBuffer(GL_ARRAY_BUFFER, surface_vbo_);
+    glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, pin_ebo_);
+    glEnableVertexAttribArray(0);
+    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, kFloatsPerVertex * sizeof(float), nullptr);
+
     glGenVertexArrays(1, &marker_vao_);
     glGenBuffers(1, &marker_vbo_);
     glBindVertexArray(marker_vao_);
@@ -70,6 +78,8 @@ Renderer::~Renderer() {
     release_offscreen();
     glDeleteBuffers(1, &marker_vbo_);
     glDeleteVertexArrays(1, &marker_vao_);
+    glDeleteBuffers(1, &pin_ebo_);
+    glDeleteVertexArrays(1, &pin_vao_);
     glDeleteBuffers(1, &grid_vbo_);
     glDeleteVertexArrays(1, &grid_vao_);
     glDeleteBuffers(1, &surface_ebo_);
@@ -90,6 +100,7 @@ void Renderer::set_surface(const std::vector<Tri>& triangles, std::size_t num_ve
     triangles_ = triangles;
     surface_vertices_ = num_vertices;
     surface_indices_ = 3 * triangles.size();
+    pinned_.clear(); // indices of the old surface
     glBindVertexArray(surface_vao_);
     EDN_GL_CHECK(glBufferData(GL_ELEMENT_ARRAY_BUFFER,
                               static_cast<GLsizeiptr>(triangles.size() * sizeof(Tri)),
@@ -131,7 +142,8 @@ void Renderer::clear_surface() {
     surface_vertices_ = 0;
     surface_indices_ = 0;
     grid_vertices_ = 0;
-    marker_pins_ = marker_drag_ = 0;
+    pinned_.clear();
+    marker_drag_ = 0;
 }
 
 void Renderer::update_surface(const std::vector<glm::vec3>& positions,
@@ -156,15 +168,23 @@ void Renderer::update_surface(const std::vector<glm::vec3>& positions,
                     interleaved_.data());
 }
 
+void Renderer::set_pinned_vertices(const std::vector<unsigned>& surface_vertices) {
+    if (surface_vertices == pinned_) return;
+    pinned_ = surface_vertices;
+    glBindVertexArray(pin_vao_);
+    EDN_GL_CHECK(glBufferData(GL_ELEMENT_ARRAY_BUFFER,
+                              static_cast<GLsizeiptr>(pinned_.size() * sizeof(unsigned)),
+                              pinned_.empty() ? nullptr : pinned_.data(), GL_DYNAMIC_DRAW));
+    glBindVertexArray(0);
+}
+
 void Renderer::update_markers(const Markers& markers) {
-    std::vector<glm::vec3> points = markers.pins;
-    points.insert(points.end(), markers.drag.begin(), markers.drag.end());
-    marker_pins_ = markers.pins.size();
     marker_drag_ = markers.drag.size();
     glBindBuffer(GL_ARRAY_BUFFER, marker_vbo_);
     EDN_GL_CHECK(glBufferData(GL_ARRAY_BUFFER,
-                              static_cast<GLsizeiptr>(points.size() * sizeof(glm::vec3)),
-                              points.empty() ? nullptr : points.data(), GL_STREAM_DRAW));
+                              static_cast<GLsizeiptr>(markers.drag.size() * sizeof(glm::vec3)),
+                              markers.drag.empty() ? nullptr : markers.drag.data(),
+                              GL_STREAM_DRAW));
 }
 
 void Renderer::release_offscreen() {
@@ -240,6 +260,7 @@ void Renderer::draw_scene(const Camera& camera, const RenderSettings& settings) 
         glUniform3fv(surface_program_.uniform("u_color"), 1,
                      glm::value_ptr(settings.surface_color));
         glUniform1i(surface_program_.uniform("u_use_colormap"), settings.use_colormap ? 1 : 0);
+        glUniform1f(surface_program_.uniform("u_scalar_scale"), settings.scalar_scale);
         glUniform3fv(surface_program_.uniform("u_colormap"), static_cast<GLsizei>(kColormap.size()),
                      glm::value_ptr(kColormap[0]));
         glBindVertexArray(surface_vao_);
@@ -260,23 +281,25 @@ void Renderer::draw_scene(const Camera& camera, const RenderSettings& settings) 
             glPolygonMode(GL_FRONT_AND_BACK, GL_FILL);
         }
     }
-    if (marker_pins_ + marker_drag_ > 0) {
+    if ((!pinned_.empty() && surface_indices_ > 0) || marker_drag_ > 0) {
         line_program_.use();
-        glBindVertexArray(marker_vao_);
         glPointSize(settings.point_size);
         // Pins sit on the surface: LEQUAL and the fill's polygon offset keep them visible.
         glDepthFunc(GL_LEQUAL);
-        if (marker_pins_ > 0) {
+        if (!pinned_.empty() && surface_indices_ > 0) {
             glUniform4fv(line_program_.uniform("u_color"), 1, glm::value_ptr(settings.pin_color));
-            glDrawArrays(GL_POINTS, 0, static_cast<GLsizei>(marker_pins_));
+            glBindVertexArray(pin_vao_);
+            glDrawElements(GL_POINTS, static_cast<GLsizei>(pinned_.size()), GL_UNSIGNED_INT,
+                           nullptr);
         }
+        glBindVertexArray(marker_vao_);
         if (marker_drag_ == 2) {
             // The spring is drawn through the mesh: the user must see where it pulls.
             glDisable(GL_DEPTH_TEST);
             glUniform4fv(line_program_.uniform("u_color"), 1, glm::value_ptr(settings.drag_color));
-            glDrawArrays(GL_LINES, static_cast<GLint>(marker_pins_), 2);
+            glDrawArrays(GL_LINES, 0, 2);
             glPointSize(1.5f * settings.point_size);
-            glDrawArrays(GL_POINTS, static_cast<GLint>(marker_pins_), 2);
+            glDrawArrays(GL_POINTS, 0, 2);
         }
         glDepthFunc(GL_LESS);
     }

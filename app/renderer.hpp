@@ -25,14 +25,14 @@ struct RenderSettings {
     glm::vec4 grid_color{0.36f, 0.37f, 0.40f, 1.0f};
     glm::vec4 wireframe_color{0.10f, 0.10f, 0.10f, 1.0f};
     bool use_colormap = false;                       ///< colour by the per-vertex scalar
+    float scalar_scale = 1.0f;                       ///< scalar times this: map coordinate
     glm::vec4 pin_color{0.20f, 0.45f, 1.00f, 1.0f};  ///< pinned nodes
     glm::vec4 drag_color{1.00f, 0.95f, 0.30f, 1.0f}; ///< drag spring and handle
     float point_size = 6.0f;                         ///< pixels, pinned nodes and drag handle
 };
 
-/// Things drawn over the surface: pinned nodes and the drag spring.
+/// Things drawn over the surface besides the pins (which come from the surface buffer).
 struct Markers {
-    std::vector<glm::vec3> pins; ///< positions of pinned nodes
     std::vector<glm::vec3> drag; ///< empty, or {grabbed point, target}
 };
 
@@ -61,10 +61,16 @@ public:
     /// Removes the surface (empty scene).
     void clear_surface();
     /// Uploads #S surface positions, their smooth normals (recomputed here every call because
-    /// the surface deforms) and #S colour-map coordinates in [0, 1] (empty: all 0) with
-    /// glBufferSubData. This is the only writer of the vertex buffer.
+    /// the surface deforms) and #S colour scalars (empty: all 0; times
+    /// RenderSettings::scalar_scale they are colour-map coordinates) with glBufferSubData.
     void update_surface(const std::vector<glm::vec3>& positions,
                         const std::vector<float>& scalars = {});
+    /// The surface vertex buffer (#S x 7 floats: position, normal, scalar), for CUDA-GL interop,
+    /// which writes it instead of update_surface. Reallocated by set_surface: register it again.
+    unsigned surface_vertex_buffer() const { return surface_vbo_; }
+    /// Surface vertices drawn as pin markers (indices into the surface buffer, so the markers
+    /// follow the surface whoever writes it). Uploaded only when the list changes.
+    void set_pinned_vertices(const std::vector<unsigned>& surface_vertices);
     /// Uploads the markers drawn by the next draw_scene calls.
     void update_markers(const Markers& markers);
 
@@ -92,9 +98,12 @@ private:
     std::vector<glm::vec3> normals_; // scratch, reused every frame
     std::vector<float> interleaved_; // scratch, reused every frame
 
+    unsigned pin_vao_ = 0; // the surface buffer's positions, indexed by pin_ebo_
+    unsigned pin_ebo_ = 0;
+    std::vector<unsigned> pinned_; // what pin_ebo_ holds
+
     unsigned marker_vao_ = 0;
-    unsigned marker_vbo_ = 0; // pins, then the drag segment's two points
-    std::size_t marker_pins_ = 0;
+    unsigned marker_vbo_ = 0; // the drag segment's two points
     std::size_t marker_drag_ = 0;
 
     unsigned grid_vao_ = 0;

@@ -1,6 +1,7 @@
 #include "sim_driver.hpp"
 
 #include "core/error.hpp"
+#include "interop.hpp"
 #include "scene.hpp"
 
 #include <numeric>
@@ -104,7 +105,7 @@ void SimDriver::rebuild(const SimulationSettings& settings) {
     auto next = build(scene_, settings); // throws before anything changes
     const NodeLayout next_layout = make_node_layout(scene_.topology, settings.order);
     // Carry displacements (not positions) so edge/face nodes sit on the new rest geometry.
-    std::vector<double> displacement = positions_;
+    std::vector<double> displacement = positions();
     const std::vector<double>& rest = simulation_->rest_positions();
     for (std::size_t i = 0; i < displacement.size(); ++i) displacement[i] -= rest[i];
     std::vector<double> x =
@@ -163,9 +164,24 @@ void SimDriver::set_drag(std::optional<DragSpring> drag) {
     simulation_->set_drag(std::move(drag));
 }
 
+const std::vector<double>& SimDriver::positions() const {
+    if (!positions_valid_) {
+        positions_ = simulation_->positions();
+        positions_valid_ = true;
+    }
+    return positions_;
+}
+
 Vec3 SimDriver::vertex_position(Index v) const {
     const std::size_t i = 3 * static_cast<std::size_t>(v);
-    return {positions_[i], positions_[i + 1], positions_[i + 2]};
+    if (!positions_valid_ && device_positions() != nullptr) {
+        // Vertex nodes come first, so node v is mesh vertex v.
+        float p[3];
+        SurfaceInterop::download(device_positions() + i, 3, p);
+        return {p[0], p[1], p[2]};
+    }
+    const std::vector<double>& x = positions();
+    return {x[i], x[i + 1], x[i + 2]};
 }
 
 const std::vector<double>& SimDriver::von_mises_stress() {
@@ -192,7 +208,7 @@ void SimDriver::apply_pins() {
 }
 
 void SimDriver::refresh() {
-    positions_ = simulation_->positions();
+    positions_valid_ = false;
     stress_valid_ = false;
 }
 

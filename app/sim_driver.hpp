@@ -44,7 +44,7 @@ public:
     /// Replaces the Simulation by one with `settings`, carrying positions, velocities, pins and
     /// the drag over. Strong guarantee: on edn::Error the current Simulation stays.
     void rebuild(const SimulationSettings& settings);
-    /// One time step; refreshes positions().
+    /// One time step; positions() is fetched again when next asked for.
     StepResult step();
     /// Back to the rest state with zero velocity; pins and drag kept.
     void reset();
@@ -64,9 +64,15 @@ public:
     /// The current drag spring.
     const std::optional<DragSpring>& drag() const { return drag_; }
 
-    /// Current node positions (3 per node), refreshed by step, rebuild and reset.
-    const std::vector<double>& positions() const { return positions_; }
-    /// Current position of mesh vertex v.
+    /// Current node positions (3 per node). Fetched from the Simulation on the first call after
+    /// a step, rebuild or reset (with the CUDA backend that is a device-to-host copy, so the
+    /// interop path asks only on clicks and at exit, never per frame).
+    const std::vector<double>& positions() const;
+    /// The CUDA backend's node positions in device memory (Simulation::device_positions), or
+    /// nullptr on the CPU backend.
+    const float* device_positions() const { return simulation_->device_positions(); }
+    /// Current position of mesh vertex v (copies only that vertex from the device when the
+    /// host positions are stale).
     Vec3 vertex_position(Index v) const;
     /// Per-cell von Mises stress of the current state (computed on demand, cached per state).
     const std::vector<double>& von_mises_stress();
@@ -84,7 +90,8 @@ private:
     NodeLayout layout_;
     std::vector<std::uint8_t> vertex_pins_;
     std::optional<DragSpring> drag_;
-    std::vector<double> positions_;
+    mutable std::vector<double> positions_; // cache of simulation_->positions()
+    mutable bool positions_valid_ = false;
     std::vector<double> stress_;
     bool stress_valid_ = false;
 };

@@ -45,20 +45,24 @@ std::string quote(std::string_view text) {
     return out + "\"";
 }
 
-const char* kUsage =
-    "usage: elastodyn-bench assembly|spmv [--backend cpu|cuda] [--max-tets N] [--orders 1,2,3] "
-    "[--repeat R] --out bench.json";
+/// One-line usage text of `program` (argv[0]).
+std::string usage_line(const std::string& program) {
+    return "usage: " + program +
+           " assembly|spmv|step [--backend cpu|cuda] [--max-tets N] [--orders 1,2,3] "
+           "[--repeat R] [--frames F] --out bench.json";
+}
 
-Options parse_options(int argc, char** argv) {
+Options parse_options(int argc, char** argv, const std::string& program) {
     Options o;
-    EDN_VERIFY(argc >= 2, ErrorCode::Usage, kUsage);
+    const std::string usage = usage_line(program);
+    EDN_VERIFY(argc >= 2, ErrorCode::Usage, usage);
     o.benchmark = argv[1];
-    EDN_VERIFY(o.benchmark == "assembly" || o.benchmark == "spmv", ErrorCode::Usage,
-               "unknown benchmark '" << o.benchmark << "'; " << kUsage);
+    EDN_VERIFY(o.benchmark == "assembly" || o.benchmark == "spmv" || o.benchmark == "step",
+               ErrorCode::Usage, "unknown benchmark '" << o.benchmark << "'; " << usage);
     for (int i = 2; i < argc; ++i) {
         const std::string arg = argv[i];
         auto value = [&]() -> std::string {
-            EDN_VERIFY(i + 1 < argc, ErrorCode::Usage, arg << " needs a value; " << kUsage);
+            EDN_VERIFY(i + 1 < argc, ErrorCode::Usage, arg << " needs a value; " << usage);
             return argv[++i];
         };
         auto integer = [&](const std::string& text) -> std::int64_t {
@@ -91,17 +95,22 @@ Options parse_options(int argc, char** argv) {
                 o.orders.push_back(static_cast<int>(p));
             }
             EDN_VERIFY(!o.orders.empty(), ErrorCode::Usage, "--orders: empty list");
+            o.orders_given = true;
         } else if (arg == "--repeat") {
             o.repeat = static_cast<int>(integer(value()));
             EDN_VERIFY(o.repeat >= 1 && o.repeat <= 1000, ErrorCode::Usage,
                        "--repeat must be in 1..1000");
+        } else if (arg == "--frames") {
+            o.frames = static_cast<int>(integer(value()));
+            EDN_VERIFY(o.frames >= 1 && o.frames <= 100000, ErrorCode::Usage,
+                       "--frames must be in 1..100000");
         } else if (arg == "--out") {
             o.out = value();
         } else {
-            EDN_THROW(ErrorCode::Usage, "unknown option '" << arg << "'; " << kUsage);
+            EDN_THROW(ErrorCode::Usage, "unknown option '" << arg << "'; " << usage);
         }
     }
-    EDN_VERIFY(!o.out.empty(), ErrorCode::Usage, "--out is required; " << kUsage);
+    EDN_VERIFY(!o.out.empty(), ErrorCode::Usage, "--out is required; " << usage);
     if (o.repeat == 0) o.repeat = o.backend == "cuda" ? 10 : 3;
     return o;
 }
@@ -246,22 +255,37 @@ void progress(const std::string& line) {
 }
 
 int run_bench(int argc, char** argv) {
+    std::string program = argc > 0 ? argv[0] : "elastodyn-bench";
+    if (const auto slash = program.rfind('/'); slash != std::string::npos)
+        program = program.substr(slash + 1);
+    // One line per failure, whatever the message holds.
+    auto fail = [&](std::string message, int code) {
+        for (char& c : message)
+            if (c == '\n' || c == '\r') c = ' ';
+        std::cout.flush();
+        std::cerr << program << ": error: " << message << std::endl;
+        return code;
+    };
     try {
-        const Options options = parse_options(argc, argv);
+        if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+            std::cout << usage_line(program) << "\n";
+            return 0;
+        }
+        const Options options = parse_options(argc, argv, program);
         if (options.benchmark == "assembly")
             run_assembly_bench(options);
-        else
+        else if (options.benchmark == "spmv")
             run_spmv_bench(options);
+        else
+            run_step_bench(options);
         return 0;
     } catch (const Error& e) {
-        std::cerr << "elastodyn-bench: " << error_code_name(e.code()) << ": " << e.what() << "\n";
-        return exit_code_for(e.code());
+        return fail(std::string(error_code_name(e.code())) + ": " + e.what(),
+                    exit_code_for(e.code()));
     } catch (const std::bad_alloc&) {
-        std::cerr << "elastodyn-bench: out of host memory\n";
-        return 4;
+        return fail("out of host memory", 4);
     } catch (const std::exception& e) {
-        std::cerr << "elastodyn-bench: internal error: " << e.what() << "\n";
-        return 4;
+        return fail(std::string("internal error: ") + e.what(), 4);
     }
 }
 

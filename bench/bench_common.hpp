@@ -15,18 +15,22 @@
 
 namespace edn::bench {
 
-/// Runs `elastodyn-bench assembly|spmv [--backend cpu|cuda] [--max-tets N] [--orders 1,2,3]
-/// [--repeat R] --out bench.json`; argv[0] is the program name. Returns the process exit code
-/// (0 success, 2 usage, 3 bad input, 4 resource or internal error); never throws.
+/// Runs `PROGRAM assembly|spmv|step [--backend cpu|cuda] [--max-tets N] [--orders 1,2,3]
+/// [--repeat R] [--frames F] --out bench.json`; argv[0] is the program name used in messages
+/// ("elastodyn-bench" or "elastodyn-cli bench"). Returns the process exit code (0 success,
+/// 2 usage, 3 bad input, 4 resource or internal error); never throws. Errors are one line on
+/// stderr.
 int run_bench(int argc, char** argv);
 
 /// Parsed command line.
 struct Options {
-    std::string benchmark;             ///< "assembly" or "spmv"
+    std::string benchmark;             ///< "assembly", "spmv" or "step"
     std::string backend = "cpu";       ///< "cpu" or "cuda"
     std::int64_t max_tets = 2'000'000; ///< largest mesh to run
     std::vector<int> orders = {1, 2, 3};
+    bool orders_given = false; ///< --orders was on the command line (step: default 1,2)
     int repeat = 0;  ///< repetitions per measurement (0: 10 on CUDA, 3 on CPU)
+    int frames = 30; ///< step: measured frames per case (after the warm-up frames)
     std::string out; ///< JSON output path
 };
 
@@ -125,5 +129,7 @@ void progress(const std::string& line);
 void run_assembly_bench(const Options& options);
 /// The SpMV benchmark (bench_spmv.cpp).
 void run_spmv_bench(const Options& options);
+/// The per-frame simulation benchmark (bench_step.cpp).
+void run_step_bench(const Options& options);
 
 } // namespace edn::bench

@@ -18,6 +18,10 @@ const std::vector<Command>& commands() {
          "[--backend cpu|cuda] [--summation per_entry|per_simplex|inline] [--pin-below Z] "
          "[--gravity g] [--out run.json] [--vtu out.vtu]",
          &run_simulate},
+        {"bench",
+         "assembly|spmv|step [--backend cpu|cuda] [--max-tets N] [--orders 1,2,3] [--repeat R] "
+         "[--frames F] --out bench.json",
+         &run_bench},
     };
     return table;
 }

@@ -33,6 +33,10 @@ int run_export(const std::vector<std::string>& arguments);
 /// `simulate MESH [--order p] [--material M] ... --frames N --dt h [--out run.json] [--vtu v]`
 int run_simulate(const std::vector<std::string>& arguments);
 
+/// `bench assembly|spmv|step [--backend cpu|cuda] [--max-tets N] [--orders 1,2,3] [--repeat R]
+/// [--frames F] --out bench.json` (bench/README.md)
+int run_bench(const std::vector<std::string>& arguments);
+
 /// The TetGen options shared by every command that may mesh an OBJ surface.
 std::vector<OptionSpec> meshing_option_specs();
 

@@ -260,6 +260,7 @@ public:
     StepResult step() override;
     std::vector<double> positions() const override { return download(x_); }
     std::vector<double> velocities() const override { return download(v_); }
+    const float* device_positions() const override { return x_.data(); }
     void set_state(const std::vector<double>& x, const std::vector<double>& v) override {
         upload(x_, x);
         upload(v_, v);

@@ -201,6 +201,9 @@ void Simulation::set_drag(std::optional<DragSpring> drag) {
 std::vector<double> Simulation::positions() const {
     return backend_->positions();
 }
+const float* Simulation::device_positions() const {
+    return backend_->device_positions();
+}
 std::vector<double> Simulation::velocities() const {
     return backend_->velocities();
 }

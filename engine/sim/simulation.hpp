@@ -114,6 +114,9 @@ public:
 
     /// Current node positions, 3 per node (node order of mesh/node_layout.hpp).
     std::vector<double> positions() const;
+    /// Device pointer to the current node positions, 3 floats per node (vertex nodes first), for
+    /// CUDA-GL interop: valid until the next step()/set_state(); nullptr for the CPU backend.
+    const float* device_positions() const;
     /// Current node velocities, 3 per node.
     std::vector<double> velocities() const;
     /// Overwrites positions and velocities (3 per node each), e.g. after a topology change.

@@ -19,6 +19,8 @@ public:
     virtual StepResult step() = 0;
     virtual std::vector<double> positions() const = 0;
     virtual std::vector<double> velocities() const = 0;
+    /// Device pointer to 3 #nodes float positions (CUDA backend), nullptr on the host backends.
+    virtual const float* device_positions() const { return nullptr; }
     virtual void set_state(const std::vector<double>& x, const std::vector<double>& v) = 0;
     virtual std::vector<double> von_mises_stress() const = 0;
     /// Incremental potential of the next step at node positions y (3 per node) from the current

@@ -1,0 +1,58 @@
+#pragma once
+/// CUDA-GL interop for the surface vertex buffer: with the CUDA backend the buffer is written on
+/// the device straight from the solver's node positions (no device-to-host copy of the mesh per
+/// frame). Plain C++ header: the CUDA side lives in interop.cu (interop_none.cpp without CUDA).
+
+#include "core/types.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace edn {
+
+/// True when the app was built with CUDA, so SurfaceInterop can work.
+bool interop_built();
+
+/// Which colour-map scalar SurfaceInterop writes into the vertex buffer.
+enum class InteropScalar : std::uint8_t {
+    None,         ///< zeros
+    Displacement, ///< |x - rest| per surface vertex, computed on the device
+    Host,         ///< given per surface vertex by the caller (von Mises, averaged on the host)
+};
+
+/// Owns the CUDA registration of the renderer's surface vertex buffer (7 floats per vertex:
+/// position, normal, colour scalar) for one surface topology. Each update() maps the buffer,
+/// gathers the boundary vertices' positions from the device positions, accumulates area-weighted
+/// normals over the boundary faces (atomics), normalises them, writes the scalar, and unmaps.
+class SurfaceInterop {
+public:
+    /// Registers GL buffer `vbo` (already allocated for #S vertices; its GL context current).
+    /// Re-create after the buffer is reallocated (new topology). Throws edn::Error(Device) when
+    /// CUDA cannot register it (e.g. the GL context is not on a CUDA device), Unsupported
+    /// without CUDA.
+    /// @param[in] mesh_vertex  #S node (= tet-mesh vertex, vertex nodes first) of each vertex
+    /// @param[in] triangles    #B surface triangles over the #S vertices
+    /// @param[in] rest         #S rest positions (displacement colours)
+    SurfaceInterop(unsigned vbo, const std::vector<Index>& mesh_vertex,
+                   const std::vector<Tri>& triangles, const std::vector<Vec3>& rest);
+    ~SurfaceInterop();
+    SurfaceInterop(const SurfaceInterop&) = delete;
+    SurfaceInterop& operator=(const SurfaceInterop&) = delete;
+
+    /// Map, write, unmap; returns when the device is done (honest frame timings). Returns the
+    /// largest scalar written (0 for None; reads one float back for Displacement).
+    /// @param[in] device_positions  3 #nodes floats in device memory (Simulation::device_positions)
+    /// @param[in] host_scalars      #S values for InteropScalar::Host, else ignored
+    float update(const float* device_positions, InteropScalar scalar,
+                 const std::vector<float>& host_scalars);
+
+    /// Copies `count` floats from device memory to `host` (a few values, e.g. dragged vertices).
+    static void download(const float* device, std::size_t count, float* host);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace edn

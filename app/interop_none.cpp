@@ -1,0 +1,29 @@
+// SurfaceInterop in a build without CUDA: never usable; the app uploads with glBufferSubData.
+
+#include "core/error.hpp"
+#include "interop.hpp"
+
+namespace edn {
+
+struct SurfaceInterop::Impl {};
+
+bool interop_built() {
+    return false;
+}
+
+SurfaceInterop::SurfaceInterop(unsigned, const std::vector<Index>&, const std::vector<Tri>&,
+                               const std::vector<Vec3>&) {
+    EDN_THROW(ErrorCode::Unsupported, "CUDA-GL interop: this elastodyn was built without CUDA");
+}
+
+SurfaceInterop::~SurfaceInterop() = default;
+
+float SurfaceInterop::update(const float*, InteropScalar, const std::vector<float>&) {
+    EDN_THROW(ErrorCode::Unsupported, "CUDA-GL interop: this elastodyn was built without CUDA");
+}
+
+void SurfaceInterop::download(const float*, std::size_t, float*) {
+    EDN_THROW(ErrorCode::Unsupported, "CUDA-GL interop: this elastodyn was built without CUDA");
+}
+
+} // namespace edn

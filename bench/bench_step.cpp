@@ -1,0 +1,362 @@
+// `bench step`: whole simulation frames (backward Euler, Newton + block-Jacobi PCG) on a box
+// pinned at the bottom under gravity, per order, material and summation method, with the
+// per-stage breakdown and the Newton and CG iteration counts. The step has no external peer:
+// a CUDA run's baseline is the CPU backend on the same mesh in the same run; a CPU run's is the
+// same CPU at one thread (p = 1; none for p >= 2, too slow to be worth it).
+#include "bench_common.hpp"
+#include "core/device.hpp"
+#include "core/error.hpp"
+#include "core/parallel.hpp"
+#include "cuda_peers.hpp"
+#include "mesh/box_mesh.hpp"
+#include "sim/simulation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <tuple>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace edn::bench {
+namespace {
+
+constexpr double kYoung = 1.0e5;
+constexpr double kPoisson = 0.3;
+constexpr double kDensity = 1000;
+/// Frames stepped before timing starts: the first frames allocate and fill caches.
+constexpr int kWarmupFrames = 3;
+/// The GPU scene: about the size of Cecka et al.'s hand model (125K tets).
+constexpr std::int64_t kCudaTets = 127'008;
+/// The CPU reference scene (the 2-core target: a 10K-tet p = 1 co-rotational scene >= 30 fps).
+constexpr std::int64_t kCpuTets = 10'368;
+/// Baselines are slow (the CPU at p = 2 runs seconds per frame): few frames, capped in time.
+constexpr int kBaselineFrames = 3;
+constexpr double kBaselineCapMs = 8000;
+/// The one-thread CPU baseline of a CPU run (p = 1 only).
+constexpr int kOneThreadFrames = 10;
+
+/// What one case simulates.
+struct StepCase {
+    int order = 1;
+    Material material = Material::NeoHookean;
+    SummationMethod method = SummationMethod::PerEntry;
+    bool drag = false; ///< a spring pulls the top sideways and up (strongly nonlinear)
+};
+
+/// Largest near-cubic box (cell counts differ by at most one) with at most `max_tets` tets.
+BoxCase step_box(std::int64_t max_tets) {
+    EDN_VERIFY(max_tets >= 6, ErrorCode::Usage,
+               "--max-tets " << max_tets << ": the step benchmark needs at least 6 tets");
+    int n = std::max(1, static_cast<int>(std::cbrt(double(max_tets) / 6.0)));
+    while (6LL * (n + 1) * (n + 1) * (n + 1) <= max_tets) ++n; // cbrt may round down
+    while (n > 1 && 6LL * n * n * n > max_tets) --n;
+    BoxCase best{n, n, n};
+    for (const BoxCase& c : {BoxCase{n, n, n + 1}, BoxCase{n, n + 1, n + 1}})
+        if (c.tets() <= max_tets) best = c;
+    return best;
+}
+
+/// The drag spring: the centroid of a top-face triangle near the centre of the top, pulled
+/// 0.25 m sideways and 0.15 m up (the box is 1 m tall).
+DragSpring top_drag(const BoxCase& box, const TetMesh& mesh) {
+    const Index i = box.nx / 2, j = box.ny / 2, k = box.nz;
+    auto vertex = [&](Index a, Index b) { return a + (box.nx + 1) * (b + (box.ny + 1) * k); };
+    // Kuhn split: (i,j), (i+1,j), (i+1,j+1) at the top is a face of the z-x-y path cell.
+    DragSpring d;
+    d.vertices = {vertex(i, j), vertex(i + 1, j), vertex(i + 1, j + 1)};
+    d.weights = {1.0 / 3, 1.0 / 3, 1.0 / 3};
+    Vec3 at{0, 0, 0};
+    for (Index v : d.vertices)
+        for (int a = 0; a < 3; ++a) at[a] += mesh.positions[v][a] / 3;
+    d.target = {at[0] + 0.25, at[1], at[2] + 0.15};
+    d.stiffness = 2e3;
+    return d;
+}
+
+SimulationSettings settings_for(const StepCase& c, Backend backend) {
+    SimulationSettings s;
+    s.order = c.order;
+    s.material = c.material;
+    s.young = kYoung;
+    s.poisson = kPoisson;
+    s.density = kDensity;
+    s.dt = 1.0 / 60.0;
+    s.integrator = Integrator::BackwardEuler;
+    s.backend = backend;
+    s.summation = c.method;
+    s.gravity = {0, 0, -9.81};
+    s.max_newton_iterations = 3;
+    s.pcg.relative_tolerance = 1e-4;
+    return s;
+}
+
+/// Timings and counters of the measured frames of one run.
+struct FrameStats {
+    std::vector<double> element, summation, pcg, line_search, total; ///< ms per frame
+    std::int64_t newton = 0, cg = 0;
+    int converged = 0, recovered = 0, line_search_failures = 0, pcg_unconverged = 0,
+        pcg_breakdowns = 0;
+    bool finite = true;
+    double setup_ms = 0; ///< Simulation construction (topology, pattern, maps, mass, upload)
+    double warmup_ms = 0;
+    Index nodes = 0;
+    std::int64_t nnz_blocks = 0;
+    std::size_t matrix_bytes = 0;
+    Index pinned = 0;
+
+    int frames() const { return static_cast<int>(total.size()); }
+};
+
+/// Steps `warmup` frames, then up to `frames` timed ones (stopping early once `cap_ms` has
+/// passed with at least one frame timed, when `cap_ms` > 0).
+FrameStats measure(const TetMesh& mesh, const BoxCase& box, const SimulationSettings& s,
+                   const StepCase& c, int warmup, int frames, double cap_ms) {
+    FrameStats st;
+    double t0 = now_ms();
+    Simulation sim(mesh, s);
+    st.setup_ms = now_ms() - t0;
+    st.nodes = sim.num_nodes();
+    st.nnz_blocks = sim.nnz_blocks();
+    st.matrix_bytes = sim.matrix_bytes();
+    // Below a quarter cell: the bottom layer of nodes only (p >= 2 nodes sit at half cells).
+    st.pinned = sim.pin_below(0.25 / box.nz);
+    if (c.drag) sim.set_drag(top_drag(box, mesh));
+    t0 = now_ms();
+    for (int f = 0; f < warmup; ++f) sim.step();
+    st.warmup_ms = now_ms() - t0;
+    const double start = now_ms();
+    for (int f = 0; f < frames; ++f) {
+        const StepResult r = sim.step();
+        st.element.push_back(r.times.element);
+        st.summation.push_back(r.times.summation);
+        st.pcg.push_back(r.times.pcg);
+        st.line_search.push_back(r.times.line_search);
+        st.total.push_back(r.times.total);
+        st.newton += r.newton_iterations;
+        st.cg += r.cg_iterations;
+        st.converged += r.converged;
+        st.recovered += r.recovered;
+        st.line_search_failures += r.line_search_failures;
+        st.pcg_unconverged += r.pcg_unconverged;
+        st.pcg_breakdowns += r.pcg_breakdowns;
+        if (cap_ms > 0 && now_ms() - start > cap_ms) break;
+    }
+    for (double v : sim.positions()) st.finite = st.finite && std::isfinite(v);
+    return st;
+}
+
+/// median_ms and the counters of `st` (without the mesh description).
+void add_stats(Json& j, const FrameStats& st) {
+    const double frames = std::max(1, st.frames());
+    Json ms;
+    ms.add("element", median(st.element))
+        .add("summation", median(st.summation))
+        .add("pcg", median(st.pcg))
+        .add("line_search", median(st.line_search))
+        .add("total", median(st.total));
+    double mean_total = 0;
+    for (double v : st.total) mean_total += v;
+    const double total = median(st.total);
+    j.add("frames", st.frames())
+        .add("median_ms", ms)
+        .add("mean_total_ms", mean_total / frames)
+        .add("max_total_ms", st.total.empty() ? std::nan("")
+                                              : *std::max_element(st.total.begin(), st.total.end()))
+        .add("fps", 1000.0 / total)
+        .add("newton_iterations", double(st.newton) / frames)
+        .add("cg_iterations", double(st.cg) / frames)
+        .add("cg_per_newton", st.newton > 0 ? double(st.cg) / double(st.newton) : 0.0)
+        .add("converged_frames", st.converged)
+        .add("recovered_frames", st.recovered)
+        .add("line_search_failures", st.line_search_failures)
+        .add("pcg_unconverged", st.pcg_unconverged)
+        .add("pcg_breakdowns", st.pcg_breakdowns)
+        .add_bool("finite", st.finite)
+        .add("setup_ms", st.setup_ms)
+        .add("warmup_ms", st.warmup_ms);
+}
+
+/// The DESIGN.md target a case is judged by, if any: {fps, met}.
+std::optional<double> target_fps(const StepCase& c, Backend backend, std::int64_t tets) {
+    if (c.drag) return std::nullopt;
+    if (backend == Backend::Cuda && tets >= kCudaTets * 9 / 10) {
+        if (c.order == 1 && c.material == Material::NeoHookean) return 1000.0 / 6.0;
+        if (c.order == 2) return 30.0;
+    }
+    if (backend == Backend::Cpu && tets >= kCpuTets * 9 / 10 && c.order == 1 &&
+        c.material == Material::Corotational)
+        return 30.0;
+    return std::nullopt;
+}
+
+/// The cases of a run: per order, co-rotational and neo-Hookean with per_entry and
+/// per_simplex; p = 1 adds linear with all three methods (inline is linear p = 1 only) and the
+/// drag scene. Targets first, so a run cut short has them.
+std::vector<StepCase> step_cases(const std::vector<int>& orders) {
+    const auto has = [&](int p) { return std::find(orders.begin(), orders.end(), p) != orders.end(); };
+    std::vector<StepCase> out;
+    const SummationMethod methods[] = {SummationMethod::PerEntry, SummationMethod::PerSimplex};
+    for (int p : {1, 2, 3}) {
+        if (!has(p)) continue;
+        for (Material m : {Material::NeoHookean, Material::Corotational})
+            for (SummationMethod s : methods) out.push_back({p, m, s, false});
+    }
+    if (has(1)) {
+        out.push_back({1, Material::NeoHookean, SummationMethod::PerEntry, true});
+        for (SummationMethod s : {SummationMethod::PerEntry, SummationMethod::PerSimplex,
+                                  SummationMethod::Inline})
+            out.push_back({1, Material::Linear, s, false});
+    }
+    return out;
+}
+
+} // namespace
+
+void run_step_bench(const Options& options_in) {
+    Options o = options_in;
+    const Backend backend = o.backend == "cuda" ? Backend::Cuda : Backend::Cpu;
+    if (!o.orders_given) o.orders = {1, 2};
+    std::string device;
+    if (backend == Backend::Cuda) {
+        EDN_VERIFY(cuda_device_available(), ErrorCode::Unsupported,
+                   "--backend cuda: no CUDA device");
+        device = device_info().name;
+    } else {
+        device = "cpu (" + std::to_string(num_threads()) + " threads)";
+    }
+    const BoxCase box = step_box(std::min(o.max_tets, backend == Backend::Cuda ? kCudaTets : kCpuTets));
+    const TetMesh mesh = make_box_tet_mesh(box.nx, box.ny, box.nz, {0, 0, 0},
+                                           {double(box.nx) / box.nz, double(box.ny) / box.nz, 1.0});
+    const int warmup = std::min(kWarmupFrames, o.frames);
+
+    Json header = bench_header(o, device);
+    Json scene;
+    scene.add("mesh", box.name())
+        .add("tets", box.tets())
+        .add("vertices", mesh.num_vertices())
+        .add("size_x_m", double(box.nx) / box.nz)
+        .add("size_y_m", double(box.ny) / box.nz)
+        .add("size_z_m", 1.0)
+        .add("E", kYoung)
+        .add("nu", kPoisson)
+        .add("rho", kDensity)
+        .add("dt", 1.0 / 60.0)
+        .add("integrator", "backward_euler")
+        .add("gravity", -9.81)
+        .add("pins", "nodes with rest z < a quarter cell (bottom face)")
+        .add("max_newton_iterations", 3)
+        .add("cg_relative_tolerance", 1e-4)
+        .add("cg_max_iterations", PcgSettings{}.max_iterations)
+        .add("warmup_frames", warmup)
+        .add("frames", o.frames)
+        .add("drag", "spring 2e3 N/m from a top-centre triangle to +0.25 m x, +0.15 m z");
+    header.add("scene", scene);
+    header.add("baseline_note",
+               backend == Backend::Cuda
+                   ? "no external peer for a whole step: baseline = the CPU backend (double, all "
+                     "host threads, per_entry) on the same mesh and scene in the same run, 1 "
+                     "warm-up + up to 3 frames (8 s cap), shared by the summation methods"
+                   : "no external peer: baseline = the same CPU step at 1 thread (p = 1 only, 1 "
+                     "warm-up + up to 10 frames); none for p >= 2");
+
+    // Baselines shared by the summation methods of an (order, material, drag) triple.
+    // The baseline object and its median total [ms] (NaN when none).
+    using Baseline = std::pair<Json, double>;
+    std::map<std::tuple<int, int, bool>, Baseline> baselines;
+    auto baseline_for = [&](const StepCase& c) -> Baseline {
+        const auto key = std::make_tuple(c.order, int(c.material), c.drag);
+        if (auto it = baselines.find(key); it != baselines.end()) return it->second;
+        Json b;
+        double total = std::nan("");
+        if (backend == Backend::Cuda) {
+            StepCase bc = c;
+            bc.method = SummationMethod::PerEntry;
+            progress("  baseline: cpu " + std::to_string(num_threads()) + " threads");
+            const FrameStats st = measure(mesh, box, settings_for(bc, Backend::Cpu), bc, 1,
+                                          std::min(o.frames, kBaselineFrames), kBaselineCapMs);
+            b.add("name", "cpu_backend_same_run")
+                .add("backend", "cpu")
+                .add("scalar", "double")
+                .add("threads", num_threads())
+                .add("method", summation_method_name(bc.method))
+                .add("warmup_frames", 1);
+            add_stats(b, st);
+            total = median(st.total);
+        } else {
+#if defined(_OPENMP)
+            if (c.order == 1) {
+                progress("  baseline: cpu 1 thread");
+                const int threads = omp_get_max_threads();
+                omp_set_num_threads(1);
+                FrameStats st;
+                try {
+                    st = measure(mesh, box, settings_for(c, Backend::Cpu), c, 1,
+                                 std::min(o.frames, kOneThreadFrames), 0);
+                } catch (...) {
+                    omp_set_num_threads(threads);
+                    throw;
+                }
+                omp_set_num_threads(threads);
+                b.add("name", "cpu_1_thread")
+                    .add("backend", "cpu")
+                    .add("threads", 1)
+                    .add("method", summation_method_name(c.method))
+                    .add("warmup_frames", 1);
+                add_stats(b, st);
+                return {b, median(st.total)}; // per method: the one-thread run is cheap
+            }
+#endif
+            b.add("name", "none");
+        }
+        baselines.emplace(key, Baseline{b, total});
+        return {b, total};
+    };
+
+    std::vector<Json> cases;
+    for (const StepCase& c : step_cases(o.orders)) {
+        const std::string label = box.name() + " p=" + std::to_string(c.order) + " " +
+                                  material_name(c.material) + " " +
+                                  summation_method_name(c.method) + (c.drag ? " drag" : "");
+        progress(label);
+        Json j;
+        j.add("mesh", box.name())
+            .add("tets", box.tets())
+            .add("order", c.order)
+            .add("method", summation_method_name(c.method))
+            .add("material", material_name(c.material))
+            .add("scene", c.drag ? "gravity+drag" : "gravity")
+            .add("scalar", backend == Backend::Cuda ? "float" : "double");
+        try {
+            const FrameStats st =
+                measure(mesh, box, settings_for(c, backend), c, warmup, o.frames, 0);
+            j.add("nodes", st.nodes)
+                .add("dofs", 3 * std::int64_t(st.nodes))
+                .add("pinned_nodes", st.pinned)
+                .add("nnz_blocks", st.nnz_blocks)
+                .add("matrix_bytes", st.matrix_bytes)
+                .add("warmup_frames", warmup);
+            add_stats(j, st);
+            const double ours = median(st.total);
+            if (const auto fps = target_fps(c, backend, box.tets())) {
+                Json t;
+                t.add("fps", *fps).add("ms", 1000.0 / *fps).add_bool("met", ours <= 1000.0 / *fps);
+                j.add("target", t);
+            }
+            const Baseline b = baseline_for(c);
+            j.add("baseline", b.first);
+            // Per frame; the baseline's frames are the scene's first ones (see its iterations).
+            j.add("speedup_vs_baseline", b.second / ours);
+        } catch (const Error& e) {
+            if (e.code() != ErrorCode::OutOfMemory) throw;
+            j.add("skipped", std::string("out of memory: ") + e.what());
+        }
+        cases.push_back(j);
+        write_bench_json(o, header, cases, false);
+    }
+    write_bench_json(o, header, cases, true);
+}
+
+} // namespace edn::bench

@@ -1,6 +1,8 @@
 #include "cli/material_tangent.hpp"
 
 #include "core/error.hpp"
+#include "core/parallel.hpp"
+#include "sim/element_kernels.hpp"
 #include "sparse/spmv.hpp"
 #include "sparse/summation.hpp"
 
@@ -13,6 +15,67 @@ std::optional<MaterialKind> parse_material(std::string_view name) {
     return std::nullopt;
 }
 
+namespace {
+
+/// Element energies, gradients and exact Hessians at x = rest + u of a nonlinear material;
+/// returns the total energy and fills the assembled gradient.
+template <int P, class Material>
+double nonlinear_elements(const Material& material, const TetMesh& mesh,
+                          const std::vector<Index>& cell_nodes, const std::vector<Vec3>& rest,
+                          const std::vector<double>& displacement, std::vector<double>& blocks,
+                          std::vector<double>& gradient) {
+    constexpr int m = lagrange_tet_num_nodes(P);
+    const QuadratureTet<double> rule = quadrature_for_degree<double>(element_quadrature_degree(P));
+    std::vector<double> energies(mesh.num_cells()),
+        forces(static_cast<std::size_t>(mesh.num_cells()) * m * 3);
+    parallel_for(0, mesh.num_cells(), [&](std::int64_t t) {
+        double X[4][3];
+        for (int v = 0; v < 4; ++v)
+            for (int d = 0; d < 3; ++d) X[v][d] = mesh.positions[mesh.cells[t][v]][d];
+        const TetGeometry<double> g = tet_geometry(X);
+        RestElement<double> r{};
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j) r.inverse_jacobian[i][j] = g.inverse_jacobian.m[i][j];
+        r.abs_det = std::abs(g.det_jacobian);
+        double x[m][3];
+        for (int a = 0; a < m; ++a) {
+            const Index node = cell_nodes[t * m + a];
+            for (int d = 0; d < 3; ++d) x[a][d] = rest[node][d] + displacement[3 * node + d];
+        }
+        double e = 0;
+        evaluate_element<P>(material, r, rule, x, kEnergy | kGradient | kHessian, /*project=*/false,
+                            e, reinterpret_cast<double(*)[3]>(forces.data() + t * m * 3),
+                            blocks.data() + t * m * m * 9);
+        energies[t] = e;
+    });
+    gradient.assign(displacement.size(), 0.0);
+    double total = 0;
+    for (Index t = 0; t < mesh.num_cells(); ++t) {
+        total += energies[t];
+        for (int a = 0; a < m; ++a)
+            for (int d = 0; d < 3; ++d)
+                gradient[3 * cell_nodes[t * m + a] + d] += forces[(t * m + a) * 3 + d];
+    }
+    return total;
+}
+
+template <class Material>
+double nonlinear_dispatch(const Material& material, int order, const TetMesh& mesh,
+                          const std::vector<Index>& cell_nodes, const std::vector<Vec3>& rest,
+                          const std::vector<double>& u, std::vector<double>& blocks,
+                          std::vector<double>& gradient) {
+    switch (order) {
+    case 1:
+        return nonlinear_elements<1>(material, mesh, cell_nodes, rest, u, blocks, gradient);
+    case 2:
+        return nonlinear_elements<2>(material, mesh, cell_nodes, rest, u, blocks, gradient);
+    default:
+        return nonlinear_elements<3>(material, mesh, cell_nodes, rest, u, blocks, gradient);
+    }
+}
+
+} // namespace
+
 MaterialTangent material_tangent(MaterialKind kind, const LameParameters<double>& lame,
                                  const TetMesh& mesh, const Topology& topology,
                                  const NodeLayout& layout, const BinBcsrPattern& pattern,
@@ -23,12 +86,12 @@ MaterialTangent material_tangent(MaterialKind kind, const LameParameters<double>
     const CellNodesView nodes_view{cell_nodes.data(), m, mesh.num_cells()};
     std::vector<double> blocks(static_cast<std::size_t>(mesh.num_cells()) * m * m * 9);
     MaterialTangent out{0.0, {}, BinBcsrMatrix<double>(pattern)};
+    const PerEntryMap map = cpu::build_per_entry_map(pattern, nodes_view);
     switch (kind) {
     case MaterialKind::Linear: {
         // W = 1/2 u^T K u: the tangent is K at any u, the gradient K u.
         cpu::linear_elastic_element_blocks(mesh.positions, mesh.cells, layout.order, lame,
                                            blocks.data());
-        const PerEntryMap map = cpu::build_per_entry_map(pattern, nodes_view);
         cpu::sum_per_entry(map.view(), blocks.data(), out.stiffness.view());
         out.gradient.resize(displacement.size());
         cpu::spmv(out.stiffness.view(), displacement.data(), out.gradient.data());
@@ -36,12 +99,24 @@ MaterialTangent material_tangent(MaterialKind kind, const LameParameters<double>
             out.energy += 0.5 * displacement[i] * out.gradient[i];
         break;
     }
-    case MaterialKind::Corotational:
-    case MaterialKind::NeoHookean:
-        EDN_THROW(ErrorCode::Unsupported,
-                  "export: nonlinear materials are not available in this build yet");
+    case MaterialKind::Corotational: {
+        // The exact tangent, dR/dF included (fem/corotational.hpp), unprojected.
+        Corotational<double> material{lame};
+        material.tangent = CorotationalTangent::exact;
+        out.energy = nonlinear_dispatch(material, layout.order, mesh, cell_nodes, rest,
+                                        displacement, blocks, out.gradient);
+        cpu::sum_per_entry(map.view(), blocks.data(), out.stiffness.view());
+        break;
     }
-    (void)rest;
+    case MaterialKind::NeoHookean: {
+        // W = mu/2 (tr F^T F - 3) - mu ln J + lambda/2 (ln J)^2 wherever J >= J0 = 1e-3
+        // (fem/neo_hookean.hpp extends ln J below J0).
+        out.energy = nonlinear_dispatch(NeoHookean<double>{lame}, layout.order, mesh, cell_nodes,
+                                        rest, displacement, blocks, out.gradient);
+        cpu::sum_per_entry(map.view(), blocks.data(), out.stiffness.view());
+        break;
+    }
+    }
     return out;
 }
 

@@ -32,9 +32,12 @@ std::array<double, 3> parse_gravity(const std::string& text) {
             usage_error("simulate: option '--gravity': expected g or gx,gy,gz, got '" + text + "'");
         values.push_back(v);
     }
-    if (values.size() == 1) g = {0, 0, -values[0]};
-    else if (values.size() == 3) g = {values[0], values[1], values[2]};
-    else usage_error("simulate: option '--gravity': expected g or gx,gy,gz, got '" + text + "'");
+    if (values.size() == 1)
+        g = {0, 0, -values[0]};
+    else if (values.size() == 3)
+        g = {values[0], values[1], values[2]};
+    else
+        usage_error("simulate: option '--gravity': expected g or gx,gy,gz, got '" + text + "'");
     return g;
 }
 
@@ -88,25 +91,35 @@ int run_simulate(const std::vector<std::string>& arguments) {
     SimulationSettings s;
     s.order = static_cast<int>(args.integer_or("order", 1, 1, 3));
     const std::string material = args.string_or("material", "neohookean");
-    if (auto m = parse_material(material)) s.material = *m;
-    else usage_error("simulate: unknown material '" + material + "'");
+    if (auto m = parse_material(material))
+        s.material = *m;
+    else
+        usage_error("simulate: unknown material '" + material + "'");
     s.young = args.real_or("E", s.young, tiny, huge);
     s.poisson = args.real_or("nu", s.poisson, -1.0, 0.5);
     if (s.poisson <= -1.0 || s.poisson >= 0.5)
-        usage_error("simulate: option '--nu': must be in (-1, 0.5), got " + args.string_or("nu", ""));
+        usage_error("simulate: option '--nu': must be in (-1, 0.5), got " +
+                    args.string_or("nu", ""));
     s.density = args.real_or("rho", s.density, tiny, huge);
     const long long frames = args.integer_or("frames", 60, 0, 100000000);
     s.dt = args.real_or("dt", s.dt, tiny, huge);
     const std::string integrator = args.string_or("integrator", "backward_euler");
-    if (auto i = parse_integrator(integrator); i && *i != Integrator::Static) s.integrator = *i;
-    else usage_error("simulate: unknown integrator '" + integrator + "' (backward_euler or midpoint)");
+    if (auto i = parse_integrator(integrator); i && *i != Integrator::Static)
+        s.integrator = *i;
+    else
+        usage_error("simulate: unknown integrator '" + integrator +
+                    "' (backward_euler or midpoint)");
     if (args.flag("static")) s.integrator = Integrator::Static;
     const std::string backend = args.string_or("backend", "cpu");
-    if (auto b = parse_backend(backend)) s.backend = *b;
-    else usage_error("simulate: unknown backend '" + backend + "' (cpu or cuda)");
+    if (auto b = parse_backend(backend))
+        s.backend = *b;
+    else
+        usage_error("simulate: unknown backend '" + backend + "' (cpu or cuda)");
     const std::string summation = args.string_or("summation", "per_entry");
-    if (auto m = parse_summation_method(summation)) s.summation = *m;
-    else usage_error("simulate: unknown summation method '" + summation + "'");
+    if (auto m = parse_summation_method(summation))
+        s.summation = *m;
+    else
+        usage_error("simulate: unknown summation method '" + summation + "'");
     if (args.has("gravity")) s.gravity = parse_gravity(args.string_or("gravity", ""));
     s.mass_damping = args.real_or("damping", 0.0, 0.0, huge);
     s.max_newton_iterations = static_cast<int>(args.integer_or("newton", 5, 1, 1000));
@@ -125,7 +138,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
     std::vector<std::string> frame_records;
     StageTimes sum{};
     long long newton_total = 0, cg_total = 0, recovered = 0;
-    const long long steps = s.integrator == Integrator::Static ? std::max(1LL, std::min(frames, 1LL)) : frames;
+    const long long steps =
+        s.integrator == Integrator::Static ? std::max(1LL, std::min(frames, 1LL)) : frames;
     for (long long f = 0; f < steps; ++f) {
         const StepResult r = sim.step();
         newton_total += r.newton_iterations;
@@ -193,7 +207,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
     // Outputs last, each complete or absent.
     if (args.has("out")) {
         const std::string text = run.dump(true);
-        write_file_atomically(args.string_or("out", ""), [&](std::ostream& out) { out << text << '\n'; });
+        write_file_atomically(args.string_or("out", ""),
+                              [&](std::ostream& out) { out << text << '\n'; });
     }
     if (args.has("vtu")) {
         // Vertex nodes come first: the linear mesh's points are the first #V nodes.

@@ -5,10 +5,14 @@
 
 namespace edn {
 
+/// Below this many iterations parallel_for runs serially: a fork/join costs more than it saves
+/// (and much more when the machine is oversubscribed and OpenMP threads spin).
+inline constexpr std::int64_t kParallelThreshold = 2048;
+
 /// Calls body(i) for i in [begin, end) on all cores; body must be thread-safe.
 template <class Body> void parallel_for(std::int64_t begin, std::int64_t end, Body&& body) {
 #if defined(_OPENMP)
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (end - begin >= kParallelThreshold)
     for (std::int64_t i = begin; i < end; ++i) body(i);
 #else
     for (std::int64_t i = begin; i < end; ++i) body(i);

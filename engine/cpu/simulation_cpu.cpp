@@ -276,12 +276,17 @@ StepResult CpuBackend::step() {
                 for (int d = 0; d < 3; ++d) y[3 * i + d] = y_tilde_[3 * i + d];
 
     std::vector<double> g(dofs), dx(dofs), trial(dofs);
+    // Energies at the current iterate, kept so the step needs no extra element pass to report
+    // them (NaN until known).
+    double w_at_y = std::nan(""), e_at_y = std::nan(""), wt = 0, et = 0;
     double first_decrement = 0;
     for (int it = 0; it < settings.max_newton_iterations; ++it) {
         auto t0 = std::chrono::steady_clock::now();
         const double w = evaluate_elements(y, kEnergy | kGradient | kHessian);
+        w_at_y = w;
         result.times.element += elapsed_ms(t0);
         const double e0 = potential(y, w, &g);
+        e_at_y = e0;
         double gnorm = 0;
         for (double v : g) gnorm += v * v;
         gnorm = std::sqrt(gnorm);
@@ -331,8 +336,8 @@ StepResult CpuBackend::step() {
         bool accepted = false;
         for (int ls = 0; ls < 20; ++ls) {
             for (std::size_t k = 0; k < dofs; ++k) trial[k] = y[k] + alpha * dx[k];
-            const double wt = evaluate_elements(trial, kEnergy);
-            const double et = potential(trial, wt, nullptr);
+            wt = evaluate_elements(trial, kEnergy);
+            et = potential(trial, wt, nullptr);
             if (std::isfinite(et) && et <= e0 + 1e-4 * alpha * slope) {
                 accepted = true;
                 break;
@@ -345,6 +350,7 @@ StepResult CpuBackend::step() {
             break; // keep y: no step decreased the potential
         }
         y.swap(trial);
+        w_at_y = wt, e_at_y = et;
         result.newton_iterations = it + 1;
         if (decrement <= settings.newton_tolerance * settings.newton_tolerance * first_decrement ||
             decrement <= 1e-30) {
@@ -382,12 +388,13 @@ StepResult CpuBackend::step() {
         if (fixed[i])
             for (int d = 0; d < 3; ++d) v_[3 * i + d] = 0.0;
     // Energies of the new state.
-    result.strain_energy = evaluate_elements(x_, kEnergy);
+    const bool x_is_y = !result.recovered && settings.integrator != Integrator::Midpoint;
+    result.strain_energy = x_is_y && std::isfinite(w_at_y) ? w_at_y : evaluate_elements(x_, kEnergy);
     double kinetic = 0;
     for (Index i = 0; i < n; ++i)
         for (int d = 0; d < 3; ++d) kinetic += 0.5 * mass[i] * v_[3 * i + d] * v_[3 * i + d];
     result.kinetic_energy = kinetic;
-    result.potential = potential(y, evaluate_elements(y, kEnergy), nullptr);
+    result.potential = std::isfinite(e_at_y) ? e_at_y : potential(y, evaluate_elements(y, kEnergy), nullptr);
     result.times.total = elapsed_ms(step_start);
     return result;
 }

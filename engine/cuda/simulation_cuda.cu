@@ -18,12 +18,14 @@ namespace {
 using cuda::DeviceBuffer;
 
 constexpr int kBlock = 256;
-unsigned int blocks_for(std::int64_t n) { return static_cast<unsigned int>((n + kBlock - 1) / kBlock); }
+unsigned int blocks_for(std::int64_t n) {
+    return static_cast<unsigned int>((n + kBlock - 1) / kBlock);
+}
 
 /// Per-node (non-element) terms of the incremental potential.
 struct NodeTerms {
-    float inertia;        ///< c of c/2 (y - y~)^T M (y - y~)
-    float damping;        ///< alpha / h of the mass damping term
+    float inertia; ///< c of c/2 (y - y~)^T M (y - y~)
+    float damping; ///< alpha / h of the mass damping term
     float gravity[3];
     int has_ground;
     float ground_height, ground_stiffness;
@@ -44,10 +46,12 @@ __global__ void element_kernel(Material material, const RestElement<float>* rest
     }
     float e = 0;
     float dummy_gradient[1][3];
-    evaluate_element<P>(material, rest[t], rule, x, outputs, project, e,
-                        (outputs & kGradient) ? reinterpret_cast<float(*)[3]>(forces + static_cast<std::int64_t>(t) * m * 3)
-                                              : dummy_gradient,
-                        (outputs & kHessian) ? blocks + static_cast<std::int64_t>(t) * m * m * 9 : nullptr);
+    evaluate_element<P>(
+        material, rest[t], rule, x, outputs, project, e,
+        (outputs & kGradient)
+            ? reinterpret_cast<float(*)[3]>(forces + static_cast<std::int64_t>(t) * m * 3)
+            : dummy_gradient,
+        (outputs & kHessian) ? blocks + static_cast<std::int64_t>(t) * m * m * 9 : nullptr);
     energy[t] = e;
 }
 
@@ -66,7 +70,8 @@ __global__ void node_kernel(NodeTerms terms, NodeCellsView nc, const Index* cell
         const float dv = y[k] - x_start[k];
         // Gravity work measured from x_start: the potential differs from the CPU's by a constant,
         // and float keeps the digits that the line search compares.
-        e += 0.5f * mass[i] * (terms.inertia * dy * dy + terms.damping * dv * dv) - mass[i] * terms.gravity[d] * dv;
+        e += 0.5f * mass[i] * (terms.inertia * dy * dy + terms.damping * dv * dv) -
+             mass[i] * terms.gravity[d] * dv;
         g[d] = mass[i] * (terms.inertia * dy + terms.damping * dv - terms.gravity[d]);
     }
     if (terms.has_ground) {
@@ -96,7 +101,8 @@ __global__ void drag_kernel(DragSpring drag_in, const float* y, const std::uint8
                             bool with_gradient, float* extra, float* gradient) {
     float p[3] = {0, 0, 0};
     for (int k = 0; k < 3; ++k)
-        for (int d = 0; d < 3; ++d) p[d] += float(drag_in.weights[k]) * y[3 * drag_in.vertices[k] + d];
+        for (int d = 0; d < 3; ++d)
+            p[d] += float(drag_in.weights[k]) * y[3 * drag_in.vertices[k] + d];
     float e = 0;
     for (int d = 0; d < 3; ++d) {
         const float diff = p[d] - float(drag_in.target[d]);
@@ -104,7 +110,8 @@ __global__ void drag_kernel(DragSpring drag_in, const float* y, const std::uint8
         if (with_gradient)
             for (int k = 0; k < 3; ++k)
                 if (!fixed[drag_in.vertices[k]])
-                    gradient[3 * drag_in.vertices[k] + d] += float(drag_in.stiffness * drag_in.weights[k]) * diff;
+                    gradient[3 * drag_in.vertices[k] + d] +=
+                        float(drag_in.stiffness * drag_in.weights[k]) * diff;
     }
     extra[0] = e;
 }
@@ -135,7 +142,8 @@ __global__ void add_drag_hessian_kernel(DragSpring drag_in, BinBcsrMatrixView<fl
     const Index begin = p.bin_offsets[row / kBinRows], lane = row % kBinRows;
     for (Index j = 0; j < p.row_counts[row]; ++j)
         if (p.columns[begin + j * kBinRows + lane] == col) {
-            for (int k : {0, 4, 8}) atomicAdd(&a.values[bin_bcsr_value_index(p.bin_offsets, row, j, k)], w);
+            for (int k : {0, 4, 8})
+                atomicAdd(&a.values[bin_bcsr_value_index(p.bin_offsets, row, j, k)], w);
             return;
         }
 }
@@ -172,7 +180,15 @@ __global__ void dot_kernel(const float* a, const float* b, std::int64_t n, doubl
     if (threadIdx.x == 0) atomicAdd(out, partial[0]);
 }
 
-__global__ void axpy_kernel(const float* y, float alpha, const float* dx, std::int64_t n, float* out) {
+__global__ void kinetic_kernel(const float* mass, const float* v, Index n, float* out) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const float* vi = v + 3 * static_cast<std::int64_t>(i);
+    out[i] = 0.5f * mass[i] * (vi[0] * vi[0] + vi[1] * vi[1] + vi[2] * vi[2]);
+}
+
+__global__ void axpy_kernel(const float* y, float alpha, const float* dx, std::int64_t n,
+                            float* out) {
     const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (k < n) out[k] = y[k] + alpha * dx[k];
 }
@@ -187,8 +203,9 @@ __global__ void negate_kernel(const float* a, std::int64_t n, float* out) {
     if (k < n) out[k] = -a[k];
 }
 
-__global__ void fallback_direction_kernel(const float* g, const float* mass, const std::uint8_t* fixed,
-                                          float scale, Index n, float* dx) {
+__global__ void fallback_direction_kernel(const float* g, const float* mass,
+                                          const std::uint8_t* fixed, float scale, Index n,
+                                          float* dx) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     for (int d = 0; d < 3; ++d) dx[3 * i + d] = fixed[i] ? 0.f : -g[3 * i + d] / (mass[i] * scale);
@@ -207,7 +224,8 @@ __global__ void predictor_kernel(const float* x, const float* v, const std::uint
 
 /// New state from the minimiser y; non-finite values are flagged in `bad`.
 __global__ void update_state_kernel(const float* y, const float* x_start, const std::uint8_t* fixed,
-                                    int integrator, float dt, Index n, float* x, float* v, int* bad) {
+                                    int integrator, float dt, Index n, float* x, float* v,
+                                    int* bad) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     for (int d = 0; d < 3; ++d) {
@@ -230,8 +248,9 @@ __global__ void update_state_kernel(const float* y, const float* x_start, const 
 }
 
 template <int P, class Material>
-__global__ void von_mises_kernel(Material material, const RestElement<float>* rest, QuadratureTet<float> centroid,
-                                 const Index* cell_nodes, Index num_cells, const float* y, float* out) {
+__global__ void von_mises_kernel(Material material, const RestElement<float>* rest,
+                                 QuadratureTet<float> centroid, const Index* cell_nodes,
+                                 Index num_cells, const float* y, float* out) {
     constexpr int m = lagrange_tet_num_nodes(P);
     const Index t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= num_cells) return;
@@ -242,7 +261,8 @@ __global__ void von_mises_kernel(Material material, const RestElement<float>* re
         for (int j = 0; j < 3; ++j) {
             float s = 0;
             for (int a = 0; a < m; ++a) {
-                const float g = rest[t].inverse_jacobian[0][j] * dN[a][0] + rest[t].inverse_jacobian[1][j] * dN[a][1] +
+                const float g = rest[t].inverse_jacobian[0][j] * dN[a][0] +
+                                rest[t].inverse_jacobian[1][j] * dN[a][1] +
                                 rest[t].inverse_jacobian[2][j] * dN[a][2];
                 s += y[3 * cell_nodes[static_cast<std::int64_t>(t) * m + a] + r] * g;
             }
@@ -266,20 +286,22 @@ public:
         upload(v_, v);
     }
     std::vector<double> von_mises_stress() const override;
-    double incremental_potential(const std::vector<double>& y, std::vector<double>* gradient) override {
+    double incremental_potential(const std::vector<double>& y,
+                                 std::vector<double>* gradient) override {
         const Index n = layout.num_nodes();
-        EDN_CUDA_CHECK(cudaMemcpy(x_start_.data(), x_.data(), x_.bytes(), cudaMemcpyDeviceToDevice));
-        predictor_kernel<<<blocks_for(n), kBlock>>>(x_.data(), v_.data(), fixed_.data(),
-                                                    static_cast<float>(effective_dt()),
-                                                    settings.integrator != Integrator::Static, n,
-                                                    y_tilde_.data(), y_.data());
+        EDN_CUDA_CHECK(
+            cudaMemcpy(x_start_.data(), x_.data(), x_.bytes(), cudaMemcpyDeviceToDevice));
+        predictor_kernel<<<blocks_for(n), kBlock>>>(
+            x_.data(), v_.data(), fixed_.data(), static_cast<float>(effective_dt()),
+            settings.integrator != Integrator::Static, n, y_tilde_.data(), y_.data());
         EDN_CUDA_CHECK_LAUNCH();
         upload(trial_, y);
         const double e = evaluate(trial_.data(), gradient ? (kEnergy | kGradient) : kEnergy);
         if (gradient) *gradient = download(g_);
         return e;
     }
-    std::vector<double> hessian_product(const std::vector<double>& y, const std::vector<double>& v) override {
+    std::vector<double> hessian_product(const std::vector<double>& y,
+                                        const std::vector<double>& v) override {
         incremental_potential(y, nullptr); // sets y~, x_start and trial_ = y
         evaluate(trial_.data(), kEnergy | kGradient | kHessian);
         assemble(trial_.data());
@@ -288,25 +310,29 @@ public:
         return download(dx_);
     }
     void pins_changed() override {
-        EDN_CUDA_CHECK(cudaMemcpy(fixed_.data(), fixed.data(), fixed.size(), cudaMemcpyHostToDevice));
+        EDN_CUDA_CHECK(
+            cudaMemcpy(fixed_.data(), fixed.data(), fixed.size(), cudaMemcpyHostToDevice));
     }
 
 private:
     static std::vector<double> download(const DeviceBuffer<float>& b) {
         std::vector<float> f(b.size());
-        if (!f.empty()) EDN_CUDA_CHECK(cudaMemcpy(f.data(), b.data(), b.bytes(), cudaMemcpyDeviceToHost));
+        if (!f.empty())
+            EDN_CUDA_CHECK(cudaMemcpy(f.data(), b.data(), b.bytes(), cudaMemcpyDeviceToHost));
         return {f.begin(), f.end()};
     }
     static void upload(DeviceBuffer<float>& b, const std::vector<double>& v) {
         std::vector<float> f(v.begin(), v.end());
-        if (!f.empty()) EDN_CUDA_CHECK(cudaMemcpy(b.data(), f.data(), b.bytes(), cudaMemcpyHostToDevice));
+        if (!f.empty())
+            EDN_CUDA_CHECK(cudaMemcpy(b.data(), f.data(), b.bytes(), cudaMemcpyHostToDevice));
     }
     /// Sum of `count` floats on the device (in double on the host after the copy).
     double device_sum(const float* values, std::int64_t count);
     double device_dot(const float* a, const float* b, std::int64_t count);
     /// Element pass + node pass; returns the potential; fills g_ when with_gradient.
     double evaluate(const float* y, int outputs);
-    template <int P, class Material> void launch_elements(const Material& material, const float* y, int outputs);
+    template <int P, class Material>
+    void launch_elements(const Material& material, const float* y, int outputs);
     template <class F> void with_material(F&& f) const;
     NodeTerms node_terms() const;
     /// Sums the element Hessians at y and adds the mass, ground and drag terms.
@@ -321,10 +347,12 @@ private:
     DeviceBuffer<float> mass_, cell_energy_, node_energy_, forces_, extra_;
     DeviceBuffer<std::uint8_t> fixed_;
     DeviceBuffer<double> reduce_out_;
+    double last_strain_energy_ = 0; ///< W of the last evaluate()
     DeviceBuffer<int> bad_;
 };
 
-CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s) : SimulationBackend(std::move(m), s) {
+CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s)
+    : SimulationBackend(std::move(m), s) {
     const Index n = layout.num_nodes();
     const Index nt = mesh.num_cells();
     const int npc = nodes_per_cell(layout.order);
@@ -342,13 +370,17 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s) : SimulationBac
             for (int d = 0; d < 3; ++d) X[v][d] = mesh.positions[mesh.cells[t][v]][d];
         const TetGeometry<double> g = tet_geometry(X);
         for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 3; ++j) rest_host[t].inverse_jacobian[i][j] = static_cast<float>(g.inverse_jacobian.m[i][j]);
+            for (int j = 0; j < 3; ++j)
+                rest_host[t].inverse_jacobian[i][j] =
+                    static_cast<float>(g.inverse_jacobian.m[i][j]);
         rest_host[t].abs_det = static_cast<float>(std::abs(g.det_jacobian));
     }
     rest_elements_.resize(nt);
-    EDN_CUDA_CHECK(cudaMemcpy(rest_elements_.data(), rest_host.data(), rest_elements_.bytes(), cudaMemcpyHostToDevice));
+    EDN_CUDA_CHECK(cudaMemcpy(rest_elements_.data(), rest_host.data(), rest_elements_.bytes(),
+                              cudaMemcpyHostToDevice));
     const std::size_t dofs = 3 * static_cast<std::size_t>(n);
-    for (auto* b : {&x_, &v_, &y_, &y_tilde_, &x_start_, &trial_, &g_, &dx_, &rhs_, &scratch_}) b->resize(dofs);
+    for (auto* b : {&x_, &v_, &y_, &y_tilde_, &x_start_, &trial_, &g_, &dx_, &rhs_, &scratch_})
+        b->resize(dofs);
     mass_.resize(n);
     std::vector<float> mass_f(mass.begin(), mass.end());
     EDN_CUDA_CHECK(cudaMemcpy(mass_.data(), mass_f.data(), mass_.bytes(), cudaMemcpyHostToDevice));
@@ -367,9 +399,15 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s) : SimulationBac
 
 template <class F> void CudaBackend::with_material(F&& f) const {
     switch (settings.material) {
-    case Material::Linear: f(LinearMaterial<float>{lame_}); break;
-    case Material::Corotational: f(Corotational<float>{lame_}); break;
-    case Material::NeoHookean: f(NeoHookean<float>{lame_}); break;
+    case Material::Linear:
+        f(LinearMaterial<float>{lame_});
+        break;
+    case Material::Corotational:
+        f(Corotational<float>{lame_});
+        break;
+    case Material::NeoHookean:
+        f(NeoHookean<float>{lame_});
+        break;
     }
 }
 
@@ -380,16 +418,19 @@ void CudaBackend::launch_elements(const Material& material, const float* y, int 
     float* blocks = (outputs & kHessian) ? assembly_->device_element_blocks() : nullptr;
     // 128 threads per block: the element kernels are register-heavy.
     constexpr int kElementBlock = 128;
-    element_kernel<P><<<static_cast<unsigned int>((nt + kElementBlock - 1) / kElementBlock), kElementBlock>>>(material, rest_elements_.data(), rule_, cn.nodes, nt, y,
-                                                outputs, settings.project_hessian, cell_energy_.data(),
-                                                forces_.data(), blocks);
+    element_kernel<P>
+        <<<static_cast<unsigned int>((nt + kElementBlock - 1) / kElementBlock), kElementBlock>>>(
+            material, rest_elements_.data(), rule_, cn.nodes, nt, y, outputs,
+            settings.project_hessian, cell_energy_.data(), forces_.data(), blocks);
     EDN_CUDA_CHECK_LAUNCH();
 }
 
 NodeTerms CudaBackend::node_terms() const {
     NodeTerms t{};
     t.inertia = static_cast<float>(inertia_coefficient());
-    t.damping = settings.integrator == Integrator::Static ? 0.f : static_cast<float>(settings.mass_damping / effective_dt());
+    t.damping = settings.integrator == Integrator::Static
+                    ? 0.f
+                    : static_cast<float>(settings.mass_damping / effective_dt());
     for (int d = 0; d < 3; ++d) t.gravity[d] = static_cast<float>(settings.gravity[d]);
     t.has_ground = settings.ground_height.has_value();
     t.ground_height = settings.ground_height ? static_cast<float>(*settings.ground_height) : 0.f;
@@ -402,7 +443,8 @@ void CudaBackend::assemble(const float* y) {
     assembly_->sum(settings.summation, lame_);
     const BinBcsrMatrixView<float> a = assembly_->device_matrix();
     const float mass_scale = static_cast<float>(inertia_coefficient() + node_terms().damping);
-    add_diagonal_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), mass_scale, y, node_terms(), n, a.diag);
+    add_diagonal_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), mass_scale, y, node_terms(), n,
+                                                   a.diag);
     if (drag) add_drag_hessian_kernel<<<1, 32>>>(*drag, a);
     EDN_CUDA_CHECK_LAUNCH();
 }
@@ -432,19 +474,26 @@ double CudaBackend::device_dot(const float* a, const float* b, std::int64_t coun
 double CudaBackend::evaluate(const float* y, int outputs) {
     with_material([&](const auto& material) {
         switch (layout.order) {
-        case 1: launch_elements<1>(material, y, outputs); break;
-        case 2: launch_elements<2>(material, y, outputs); break;
-        default: launch_elements<3>(material, y, outputs); break;
+        case 1:
+            launch_elements<1>(material, y, outputs);
+            break;
+        case 2:
+            launch_elements<2>(material, y, outputs);
+            break;
+        default:
+            launch_elements<3>(material, y, outputs);
+            break;
         }
     });
     const Index n = layout.num_nodes();
     const bool with_gradient = outputs & kGradient;
-    node_kernel<<<blocks_for(n), kBlock>>>(node_terms(), assembly_->device_node_cells(),
-                                          assembly_->device_cell_nodes().nodes, nodes_per_cell(layout.order),
-                                          mass_.data(), fixed_.data(), y, y_tilde_.data(), x_start_.data(),
-                                          forces_.data(), n, with_gradient, node_energy_.data(), g_.data());
+    node_kernel<<<blocks_for(n), kBlock>>>(
+        node_terms(), assembly_->device_node_cells(), assembly_->device_cell_nodes().nodes,
+        nodes_per_cell(layout.order), mass_.data(), fixed_.data(), y, y_tilde_.data(),
+        x_start_.data(), forces_.data(), n, with_gradient, node_energy_.data(), g_.data());
     EDN_CUDA_CHECK_LAUNCH();
-    double total = device_sum(cell_energy_.data(), mesh.num_cells()) + device_sum(node_energy_.data(), n);
+    last_strain_energy_ = device_sum(cell_energy_.data(), mesh.num_cells());
+    double total = last_strain_energy_ + device_sum(node_energy_.data(), n);
     if (drag) {
         drag_kernel<<<1, 1>>>(*drag, y, fixed_.data(), with_gradient, extra_.data(), g_.data());
         EDN_CUDA_CHECK_LAUNCH();
@@ -467,9 +516,13 @@ StepResult CudaBackend::step() {
                                                 y_tilde_.data(), y_.data());
     EDN_CUDA_CHECK_LAUNCH();
     double first_decrement = 0;
+    // Energies at the current iterate (NaN until known), so reporting needs no extra pass.
+    double e_at_y = std::nan(""), w_at_y = std::nan(""), trial_e = 0, trial_w = 0;
     for (int it = 0; it < settings.max_newton_iterations; ++it) {
         auto t0 = std::chrono::steady_clock::now();
         const double e0 = evaluate(y_.data(), kEnergy | kGradient | kHessian);
+        e_at_y = e0;
+        w_at_y = last_strain_energy_;
         const double gnorm = std::sqrt(device_dot(g_.data(), g_.data(), dofs));
         result.times.element += elapsed_ms(t0);
         if (it == 0) result.initial_residual = gnorm;
@@ -495,7 +548,8 @@ StepResult CudaBackend::step() {
         if (!(slope < 0) || !std::isfinite(slope)) {
             ++result.line_search_failures;
             const float scale = static_cast<float>(inertia_coefficient() + 1.0 / (double(h) * h));
-            fallback_direction_kernel<<<blocks_for(n), kBlock>>>(g_.data(), mass_.data(), fixed_.data(), scale, n, dx_.data());
+            fallback_direction_kernel<<<blocks_for(n), kBlock>>>(
+                g_.data(), mass_.data(), fixed_.data(), scale, n, dx_.data());
             EDN_CUDA_CHECK_LAUNCH();
             slope = device_dot(g_.data(), dx_.data(), dofs);
             if (!(slope < 0)) break;
@@ -506,9 +560,12 @@ StepResult CudaBackend::step() {
         float alpha = 1.f;
         bool accepted = false;
         for (int ls = 0; ls < 20; ++ls) {
-            axpy_kernel<<<blocks_for(dofs), kBlock>>>(y_.data(), alpha, dx_.data(), dofs, trial_.data());
+            axpy_kernel<<<blocks_for(dofs), kBlock>>>(y_.data(), alpha, dx_.data(), dofs,
+                                                      trial_.data());
             EDN_CUDA_CHECK_LAUNCH();
             const double et = evaluate(trial_.data(), kEnergy);
+            trial_e = et;
+            trial_w = last_strain_energy_;
             // Energies are float sums (in double): allow their round-off in the Armijo test.
             const double tolerance = 1e-7 * std::abs(e0);
             if (std::isfinite(et) && et <= e0 + 1e-4 * alpha * slope + tolerance) {
@@ -523,6 +580,7 @@ StepResult CudaBackend::step() {
             break;
         }
         std::swap(y_, trial_);
+        e_at_y = trial_e, w_at_y = trial_w;
         result.newton_iterations = it + 1;
         if (decrement <= settings.newton_tolerance * settings.newton_tolerance * first_decrement ||
             decrement <= 1e-30) {
@@ -539,26 +597,34 @@ StepResult CudaBackend::step() {
     EDN_CUDA_CHECK(cudaMemcpy(&bad, bad_.data(), sizeof(int), cudaMemcpyDeviceToHost));
     if (bad) {
         result.recovered = true;
-        EDN_CUDA_CHECK(cudaMemcpy(x_.data(), x_start_.data(), x_.bytes(), cudaMemcpyDeviceToDevice));
+        EDN_CUDA_CHECK(
+            cudaMemcpy(x_.data(), x_start_.data(), x_.bytes(), cudaMemcpyDeviceToDevice));
         EDN_CUDA_CHECK(cudaMemset(v_.data(), 0, v_.bytes()));
     }
-    // Energies of the new state (strain from the element pass, kinetic from v).
-    with_material([&](const auto& material) {
-        switch (layout.order) {
-        case 1: launch_elements<1>(material, x_.data(), kEnergy); break;
-        case 2: launch_elements<2>(material, x_.data(), kEnergy); break;
-        default: launch_elements<3>(material, x_.data(), kEnergy); break;
-        }
-    });
-    result.strain_energy = device_sum(cell_energy_.data(), mesh.num_cells());
-    {
-        std::vector<double> v = download(v_);
-        double kinetic = 0;
-        for (Index i = 0; i < n; ++i)
-            for (int d = 0; d < 3; ++d) kinetic += 0.5 * mass[i] * v[3 * i + d] * v[3 * i + d];
-        result.kinetic_energy = kinetic;
+    // Energies of the new state: W(x) is W at the last accepted iterate unless the state changed
+    // after it (midpoint, recovery); kinetic energy is reduced on the device (no copy of v).
+    if (settings.integrator == Integrator::Midpoint || bad || !std::isfinite(w_at_y)) {
+        with_material([&](const auto& material) {
+            switch (layout.order) {
+            case 1:
+                launch_elements<1>(material, x_.data(), kEnergy);
+                break;
+            case 2:
+                launch_elements<2>(material, x_.data(), kEnergy);
+                break;
+            default:
+                launch_elements<3>(material, x_.data(), kEnergy);
+                break;
+            }
+        });
+        result.strain_energy = device_sum(cell_energy_.data(), mesh.num_cells());
+    } else {
+        result.strain_energy = w_at_y;
     }
-    result.potential = evaluate(y_.data(), kEnergy);
+    kinetic_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), v_.data(), n, node_energy_.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    result.kinetic_energy = device_sum(node_energy_.data(), n);
+    result.potential = std::isfinite(e_at_y) ? e_at_y : evaluate(y_.data(), kEnergy);
     result.times.total = elapsed_ms(step_start);
     return result;
 }
@@ -570,9 +636,18 @@ std::vector<double> CudaBackend::von_mises_stress() const {
     const Index* nodes = assembly_->device_cell_nodes().nodes;
     with_material([&](const auto& material) {
         switch (layout.order) {
-        case 1: von_mises_kernel<1><<<blocks_for(nt), kBlock>>>(material, rest_elements_.data(), centroid, nodes, nt, x_.data(), out.data()); break;
-        case 2: von_mises_kernel<2><<<blocks_for(nt), kBlock>>>(material, rest_elements_.data(), centroid, nodes, nt, x_.data(), out.data()); break;
-        default: von_mises_kernel<3><<<blocks_for(nt), kBlock>>>(material, rest_elements_.data(), centroid, nodes, nt, x_.data(), out.data()); break;
+        case 1:
+            von_mises_kernel<1><<<blocks_for(nt), kBlock>>>(
+                material, rest_elements_.data(), centroid, nodes, nt, x_.data(), out.data());
+            break;
+        case 2:
+            von_mises_kernel<2><<<blocks_for(nt), kBlock>>>(
+                material, rest_elements_.data(), centroid, nodes, nt, x_.data(), out.data());
+            break;
+        default:
+            von_mises_kernel<3><<<blocks_for(nt), kBlock>>>(
+                material, rest_elements_.data(), centroid, nodes, nt, x_.data(), out.data());
+            break;
         }
     });
     EDN_CUDA_CHECK_LAUNCH();
@@ -581,7 +656,8 @@ std::vector<double> CudaBackend::von_mises_stress() const {
 
 } // namespace
 
-std::unique_ptr<SimulationBackend> make_cuda_backend(TetMesh mesh, const SimulationSettings& settings) {
+std::unique_ptr<SimulationBackend> make_cuda_backend(TetMesh mesh,
+                                                     const SimulationSettings& settings) {
     return std::make_unique<CudaBackend>(std::move(mesh), settings);
 }
 

@@ -89,6 +89,7 @@ App::App(AppOptions options)
     gui_.settings = default_app_settings();
     if (options_.color) gui_.color_mode = *options_.color;
     gui_.paused = options_.paused;
+    if (options_.backend) gui_.settings.backend = *options_.backend;
 }
 
 App::~App() {
@@ -208,6 +209,7 @@ void App::show_scene(LoadedScene loaded) {
     scene_ = std::move(loaded.scene);
     stepped_ = false;
     if (!scene_) {
+        interop_.reset();
         if (renderer_) renderer_->clear_surface();
         surface_positions_.clear();
         return;
@@ -227,11 +229,15 @@ void App::show_scene(LoadedScene loaded) {
 }
 
 void App::upload_scene() {
+    // set_surface reallocates the vertex buffer: the registration goes with the old one.
+    interop_.reset();
+    interop_failed_ = false;
     renderer_->set_surface(scene_->surface.triangles, scene_->surface.mesh_vertex.size(),
                            scene_->lower, scene_->upper);
     gather_surface_positions(scene_->mesh.positions, scene_->surface, surface_positions_);
     bvh_.build(surface_positions_, scene_->surface.triangles);
     bvh_dirty_ = false;
+    surface_positions_stale_ = false;
     camera_.fit(scene_->lower, scene_->upper);
 }
 
@@ -316,6 +322,7 @@ glm::vec2 App::viewport() const {
 
 std::optional<SurfaceHit> App::pick(const glm::vec2& pixel) {
     if (!scene_ || bvh_.empty()) return std::nullopt;
+    refresh_surface_positions();
     if (bvh_dirty_) {
         bvh_.refit(surface_positions_);
         bvh_dirty_ = false;
@@ -469,6 +476,9 @@ void App::rebuild_simulation(const SimulationSettings& settings) {
     try {
         sim_->rebuild(settings);
         gui_.sim_error.clear();
+        // New Simulation (order, backend): register again rather than trust the old state.
+        interop_.reset();
+        interop_failed_ = false;
     } catch (const Error& error) {
         report_error(error.what());
     }
@@ -588,27 +598,60 @@ void App::simulate() {
                             last_step_.newton_iterations, last_step_.cg_iterations);
 }
 
-void App::update_surface() {
-    if (!scene_ || !sim_) {
-        surface_scalars_.clear();
-        if (scene_) renderer_->update_surface(surface_positions_);
-        renderer_->update_markers({});
-        return;
-    }
+void App::refresh_surface_positions() {
+    if (!surface_positions_stale_ || !sim_ || !scene_) return;
+    // Interop frames leave the host copy behind; picking and painting fetch it on demand.
     const std::vector<double>& x = sim_->positions();
     const BoundarySurface& surface = scene_->surface;
-    const std::size_t count = surface.mesh_vertex.size();
-    surface_positions_.resize(count);
-    for (std::size_t i = 0; i < count; ++i) {
+    surface_positions_.resize(surface.mesh_vertex.size());
+    for (std::size_t i = 0; i < surface.mesh_vertex.size(); ++i) {
         const std::size_t v = 3 * static_cast<std::size_t>(surface.mesh_vertex[i]);
         surface_positions_[i] = glm::vec3(static_cast<float>(x[v]), static_cast<float>(x[v + 1]),
                                           static_cast<float>(x[v + 2]));
     }
+    surface_positions_stale_ = false;
     bvh_dirty_ = true;
+}
 
-    // Colour-map values per surface vertex, then scaled to [0, 1] by the (auto) range.
+bool App::upload_with_interop() {
+    if (sim_->device_positions() == nullptr || !options_.interop) {
+        interop_.reset(); // CPU backend: glBufferSubData writes the buffer
+        return false;
+    }
+    if (!interop_ && !interop_failed_) {
+        const BoundarySurface& surface = scene_->surface;
+        std::vector<Vec3> rest(surface.mesh_vertex.size());
+        for (std::size_t i = 0; i < rest.size(); ++i)
+            rest[i] = scene_->mesh.positions[static_cast<std::size_t>(surface.mesh_vertex[i])];
+        try {
+            interop_ = std::make_unique<SurfaceInterop>(
+                renderer_->surface_vertex_buffer(), surface.mesh_vertex, surface.triangles, rest);
+        } catch (const Error& error) {
+            // E.g. GL on another device than CUDA (Mesa): the host path still works.
+            interop_failed_ = true;
+            report_error(std::string("CUDA-GL interop unavailable, using glBufferSubData: ") +
+                         error.what());
+        }
+    }
+    return interop_ != nullptr;
+}
+
+void App::update_surface() {
+    if (!scene_ || !sim_) {
+        surface_scalars_.clear();
+        if (scene_) renderer_->update_surface(surface_positions_);
+        renderer_->set_pinned_vertices({});
+        renderer_->update_markers({});
+        return;
+    }
+    const BoundarySurface& surface = scene_->surface;
+    const std::size_t count = surface.mesh_vertex.size();
+    const bool interop = upload_with_interop();
+
+    // Colour scalars per surface vertex (unscaled; the shader multiplies by 1 / range). Von Mises
+    // is averaged here from the per-cell stress on both paths; displacement on the interop path
+    // is computed on the device.
     surface_scalars_.assign(count, 0.0f);
-    float peak = 0.0f;
     if (gui_.color_mode == ColorMode::VonMises) {
         const std::vector<double>& stress = sim_->von_mises_stress();
         std::vector<float> weight(count, 0.0f);
@@ -622,33 +665,63 @@ void App::update_surface() {
         }
         for (std::size_t i = 0; i < count; ++i) {
             if (weight[i] > 0.0f) surface_scalars_[i] /= weight[i];
-        }
-    } else if (gui_.color_mode == ColorMode::Displacement) {
-        for (std::size_t i = 0; i < count; ++i) {
-            const Vec3& rest =
-                scene_->mesh.positions[static_cast<std::size_t>(surface.mesh_vertex[i])];
-            surface_scalars_[i] = glm::length(surface_positions_[i] - to_glm(rest));
+            if (!std::isfinite(surface_scalars_[i])) surface_scalars_[i] = 0.0f;
         }
     }
-    for (float& s : surface_scalars_) {
-        if (!std::isfinite(s)) s = 0.0f;
-        peak = std::max(peak, s);
+
+    float peak = 0.0f;
+    if (interop) {
+        const InteropScalar kind = gui_.color_mode == ColorMode::VonMises ? InteropScalar::Host
+                                   : gui_.color_mode == ColorMode::Displacement
+                                       ? InteropScalar::Displacement
+                                       : InteropScalar::None;
+        peak = interop_->update(sim_->device_positions(), kind, surface_scalars_);
+        surface_positions_stale_ = true;
+        gui_.upload_method = "CUDA-GL interop (CUDA backend)";
+    } else {
+        const std::vector<double>& x = sim_->positions();
+        surface_positions_.resize(count);
+        for (std::size_t i = 0; i < count; ++i) {
+            const std::size_t v = 3 * static_cast<std::size_t>(surface.mesh_vertex[i]);
+            surface_positions_[i] =
+                glm::vec3(static_cast<float>(x[v]), static_cast<float>(x[v + 1]),
+                          static_cast<float>(x[v + 2]));
+        }
+        surface_positions_stale_ = false;
+        bvh_dirty_ = true;
+        if (gui_.color_mode == ColorMode::Displacement) {
+            for (std::size_t i = 0; i < count; ++i) {
+                const Vec3& rest =
+                    scene_->mesh.positions[static_cast<std::size_t>(surface.mesh_vertex[i])];
+                const float d = glm::length(surface_positions_[i] - to_glm(rest));
+                surface_scalars_[i] = std::isfinite(d) ? d : 0.0f;
+            }
+        }
+        for (float s : surface_scalars_) peak = std::max(peak, s);
+        renderer_->update_surface(surface_positions_, surface_scalars_);
+        gui_.upload_method = sim_->device_positions() != nullptr
+                                 ? options_.interop
+                                       ? "glBufferSubData (CUDA backend, interop unavailable)"
+                                       : "glBufferSubData (CUDA backend, --no-interop)"
+                                 : "glBufferSubData (CPU backend)";
     }
     if (gui_.auto_range) {
         // Rise at once, decay slowly: the legend stays readable while the body wobbles.
         gui_.range_max = std::max(peak, 0.97f * gui_.range_max);
         gui_.range_max = std::max(gui_.range_max, std::numeric_limits<float>::min());
     }
-    for (float& s : surface_scalars_) s /= gui_.range_max;
+    settings_.scalar_scale = 1.0f / gui_.range_max;
     settings_.use_colormap = gui_.color_mode != ColorMode::None;
-    renderer_->update_surface(surface_positions_, surface_scalars_);
 
-    Markers markers;
+    // Pins are drawn from the surface buffer, so they need no host positions either.
     const std::vector<std::uint8_t>& pins = sim_->vertex_pins();
+    pinned_surface_.clear();
     for (std::size_t i = 0; i < count; ++i) {
         if (pins[static_cast<std::size_t>(surface.mesh_vertex[i])])
-            markers.pins.push_back(surface_positions_[i]);
+            pinned_surface_.push_back(static_cast<unsigned>(i));
     }
+    renderer_->set_pinned_vertices(pinned_surface_);
+    Markers markers;
     if (sim_->drag()) {
         const std::array<double, 3>& target = sim_->drag()->target;
         markers.drag = {grabbed_point(), glm::vec3(target[0], target[1], target[2])};
@@ -750,6 +823,7 @@ void App::write_stats(const std::filesystem::path& path) const {
             out << ",\n  \"material\": " << quoted(material_name(s.material));
             out << ",\n  \"summation\": " << quoted(summation_method_name(s.summation));
             out << ",\n  \"backend\": " << quoted(backend_name(s.backend));
+            out << ",\n  \"upload\": " << quoted(gui_.upload_method);
             out << ",\n  \"vertices\": " << scene_->mesh.num_vertices();
             out << ",\n  \"cells\": " << scene_->mesh.num_cells();
             out << ",\n  \"nodes\": " << simulation.num_nodes();
@@ -777,7 +851,9 @@ void App::shutdown() {
     // A load in flight must finish before the app goes (it owns nothing of ours, but the
     // future's destructor would block anyway; make it explicit).
     if (loading_.valid()) loading_.wait();
-    // GL objects go first, while the context is still current.
+    // GL objects go first, while the context is still current; the CUDA registration of the
+    // surface buffer before the buffer.
+    interop_.reset();
     renderer_.reset();
     if (imgui_renderer_) ImGui_ImplOpenGL3_Shutdown();
     if (imgui_platform_) ImGui_ImplGlfw_Shutdown();

@@ -5,6 +5,7 @@
 #include "camera.hpp"
 #include "gl_context.hpp"
 #include "gui.hpp"
+#include "interop.hpp"
 #include "picking.hpp"
 #include "renderer.hpp"
 #include "resource_paths.hpp"
@@ -39,6 +40,8 @@ struct AppOptions {
     std::optional<std::filesystem::path> stats;      ///< --stats: final state summary (JSON)
     std::optional<ColorMode> color;                  ///< --color: surface colour
     bool paused = false;                             ///< --paused: start without stepping
+    std::optional<Backend> backend;                  ///< --backend: simulation backend
+    bool interop = true; ///< false with --no-interop: glBufferSubData also for the CUDA backend
 };
 
 /// The app's default simulation: soft neo-Hookean p = 1, so the bunny wobbles visibly.
@@ -87,6 +90,8 @@ private:
     glm::vec2 viewport() const;
     glm::vec3 grabbed_point() const;
     void update_surface();
+    bool upload_with_interop();
+    void refresh_surface_positions();
     void write_stats(const std::filesystem::path& path) const;
     void frame(bool last_frame);
     void new_ui_frame();
@@ -106,7 +111,11 @@ private:
     std::unique_ptr<Scene> scene_;
     std::unique_ptr<SimDriver> sim_;           // destroyed before scene_ (it refers to it)
     std::vector<glm::vec3> surface_positions_; // current positions of the surface vertices
-    std::vector<float> surface_scalars_;       // colour-map coordinates of the surface vertices
+    std::vector<float> surface_scalars_;       // colour scalars of the surface vertices (unscaled)
+    bool surface_positions_stale_ = false;     // interop wrote the buffer; host copy is old
+    std::unique_ptr<SurfaceInterop> interop_;  // registration of the surface buffer (CUDA)
+    bool interop_failed_ = false;              // registration refused: glBufferSubData instead
+    std::vector<unsigned> pinned_surface_;     // scratch: pinned surface vertices
     TriangleBvh bvh_;
     bool bvh_dirty_ = true;   // positions changed since the last refit
     bool dragging_ = false;   // a drag spring follows the mouse

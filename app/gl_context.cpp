@@ -144,7 +144,9 @@ public:
     GLFWwindow* window() const override { return nullptr; }
     void poll_events() override {}
     bool should_close() const override { return false; }
-    void swap_buffers() override {}
+    // No buffers to swap offscreen. Finishing here bounds the queued GPU work to one frame, so
+    // per-frame timings (and the next frame's interop map) do not absorb earlier frames' draws.
+    void swap_buffers() override { glFinish(); }
     glm::ivec2 framebuffer_size() const override { return size_; }
     std::string platform() const override { return platform_; }
 

@@ -35,6 +35,7 @@ void statistics_panel(const GuiState& state, const SceneStatistics& statistics,
     ImGui::SetNextWindowSize(ImVec2(300, 0), ImGuiCond_FirstUseEver);
     ImGui::Begin("Statistics");
     ImGui::Text("Scene: %s", statistics.name.empty() ? "(none)" : statistics.name.c_str());
+    ImGui::Text("upload: %s", state.upload_method.c_str()); // which surface path is active
     ImGui::Text("Vertices:        %d", statistics.vertices);
     ImGui::Text("Cells:           %d", statistics.cells);
     ImGui::Text("Boundary faces:  %d", statistics.boundary_faces);
@@ -61,7 +62,6 @@ void statistics_panel(const GuiState& state, const SceneStatistics& statistics,
     ImGui::Separator();
     const double frame_ms = timings.mean_ms(Stage::Count, kAveragedFrames);
     ImGui::Text("%.1f fps (%.2f ms/frame)", frame_ms > 0.0 ? 1000.0 / frame_ms : 0.0, frame_ms);
-    ImGui::Text("upload: %s", state.upload_method.c_str());
     ImGui::TextWrapped("%s", state.gl_description.c_str());
     ImGui::End();
 }

@@ -51,7 +51,7 @@ struct GuiState {
     ColorMode color_mode = ColorMode::VonMises; ///< what the surface colour shows
     bool auto_range = true;                     ///< colour range follows the data
     float range_max = 1.0f;                     ///< top of the colour range (von Mises [Pa] or [m])
-    std::string upload_method = "glBufferSubData (CPU backend)"; ///< surface upload path
+    std::string upload_method = "glBufferSubData (CPU backend)"; ///< surface upload path (overlay)
     bool recording = false;     ///< per-frame timings are being recorded
     std::string status_message; ///< last screenshot/record file written
 };

@@ -8,9 +8,9 @@
 #include "cuda/cuda_check.cuh"
 #include "interop.hpp"
 
-#include <cuda_gl_interop.h>
 #include <algorithm>
 #include <cstring>
+#include <cuda_gl_interop.h>
 #include <cuda_runtime.h>
 
 namespace edn {
@@ -128,8 +128,8 @@ SurfaceInterop::SurfaceInterop(unsigned vbo, const std::vector<Index>& mesh_vert
                               cudaMemcpyHostToDevice));
     impl_->scalars.resize(mesh_vertex.size());
     // Every float of the buffer is rewritten each frame, so the old contents may be discarded.
-    EDN_CUDA_CHECK(cudaGraphicsGLRegisterBuffer(&impl_->resource, vbo,
-                                                cudaGraphicsRegisterFlagsWriteDiscard));
+    EDN_CUDA_CHECK(
+        cudaGraphicsGLRegisterBuffer(&impl_->resource, vbo, cudaGraphicsRegisterFlagsWriteDiscard));
 }
 
 SurfaceInterop::~SurfaceInterop() {
@@ -143,8 +143,7 @@ float SurfaceInterop::update(const float* device_positions, InteropScalar scalar
     EDN_VERIFY(device_positions != nullptr, ErrorCode::Internal,
                "CUDA-GL interop: no device positions (not the CUDA backend)");
     if (scalar == InteropScalar::Host) {
-        EDN_VERIFY(host_scalars.size() == static_cast<std::size_t>(s.vertices),
-                   ErrorCode::Internal,
+        EDN_VERIFY(host_scalars.size() == static_cast<std::size_t>(s.vertices), ErrorCode::Internal,
                    "CUDA-GL interop: " << host_scalars.size() << " scalars for " << s.vertices
                                        << " surface vertices");
         EDN_CUDA_CHECK(cudaMemcpy(s.scalars.data(), host_scalars.data(), s.scalars.bytes(),
@@ -189,8 +188,8 @@ float SurfaceInterop::update(const float* device_positions, InteropScalar scalar
     float peak = 0.0f;
     if (scalar == InteropScalar::Displacement) {
         unsigned bits = 0;
-        EDN_CUDA_CHECK(cudaMemcpy(&bits, s.peak_bits.data(), sizeof(unsigned),
-                                  cudaMemcpyDeviceToHost));
+        EDN_CUDA_CHECK(
+            cudaMemcpy(&bits, s.peak_bits.data(), sizeof(unsigned), cudaMemcpyDeviceToHost));
         std::memcpy(&peak, &bits, sizeof(float));
     } else {
         // The surface stage's timing covers the kernels, not only their launch.

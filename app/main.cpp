@@ -15,6 +15,7 @@ constexpr const char* kUsage =
     "usage: elastodyn [--scene FILE] [--frames N] [--headless] [--screenshot OUT.png|OUT.ppm]\n"
     "                 [--timings OUT.csv] [--width W] [--height H] [--no-gui]\n"
     "                 [--script ACTIONS.json] [--stats OUT.json] [--color MODE] [--paused]\n"
+    "                 [--backend cpu|cuda] [--no-interop]\n"
     "  --scene FILE       tet mesh to show: OBJ surface (meshed by TetGen), .node/.ele or .msh;\n"
     "                     a path, or a file name in the assets folder\n"
     "                     (default: the model named in assets/default_scene.txt)\n"
@@ -28,6 +29,10 @@ constexpr const char* kUsage =
     "  --stats FILE       write the final state (bounding box, finite flag, errors) as JSON\n"
     "  --color MODE       surface colour: none, von_mises (default) or displacement\n"
     "  --paused           start with the simulation paused\n"
+    "  --backend NAME     simulation backend: cpu (default) or cuda (surface written by\n"
+    "                     CUDA-GL interop)\n"
+    "  --no-interop       with cuda, upload from host positions with glBufferSubData instead\n"
+    "                     (comparison runs)\n"
     "Exit codes: 0 success, 2 usage error, 3 bad input, 4 display, GL or internal error.\n";
 
 /// Parses a positive integer option value; throws a usage error naming the option.
@@ -77,6 +82,13 @@ edn::AppOptions parse_arguments(int argc, char** argv) {
             options.color = edn::parse_color_mode(name);
             EDN_VERIFY(options.color, edn::ErrorCode::Usage,
                        arg << ": expected none, von_mises or displacement, got '" << name << "'");
+        } else if (arg == "--backend") {
+            const std::string_view name = value();
+            options.backend = edn::parse_backend(name);
+            EDN_VERIFY(options.backend, edn::ErrorCode::Usage,
+                       arg << ": expected cpu or cuda, got '" << name << "'");
+        } else if (arg == "--no-interop") {
+            options.interop = false;
         } else if (arg == "--paused") {
             options.paused = true;
         } else if (arg == "--help" || arg == "-h") {

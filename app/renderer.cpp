@@ -181,10 +181,9 @@ void Renderer::set_pinned_vertices(const std::vector<unsigned>& surface_vertices
 void Renderer::update_markers(const Markers& markers) {
     marker_drag_ = markers.drag.size();
     glBindBuffer(GL_ARRAY_BUFFER, marker_vbo_);
-    EDN_GL_CHECK(glBufferData(GL_ARRAY_BUFFER,
-                              static_cast<GLsizeiptr>(markers.drag.size() * sizeof(glm::vec3)),
-                              markers.drag.empty() ? nullptr : markers.drag.data(),
-                              GL_STREAM_DRAW));
+    EDN_GL_CHECK(glBufferData(
+        GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(markers.drag.size() * sizeof(glm::vec3)),
+        markers.drag.empty() ? nullptr : markers.drag.data(), GL_STREAM_DRAW));
 }
 
 void Renderer::release_offscreen() {

@@ -29,9 +29,9 @@ struct Options {
     std::int64_t max_tets = 2'000'000; ///< largest mesh to run
     std::vector<int> orders = {1, 2, 3};
     bool orders_given = false; ///< --orders was on the command line (step: default 1,2)
-    int repeat = 0;  ///< repetitions per measurement (0: 10 on CUDA, 3 on CPU)
-    int frames = 30; ///< step: measured frames per case (after the warm-up frames)
-    std::string out; ///< JSON output path
+    int repeat = 0;            ///< repetitions per measurement (0: 10 on CUDA, 3 on CPU)
+    int frames = 30;           ///< step: measured frames per case (after the warm-up frames)
+    std::string out;           ///< JSON output path
 };
 
 /// An ordered JSON object (keys keep insertion order).

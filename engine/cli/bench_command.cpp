@@ -23,7 +23,8 @@ int run_bench(const std::vector<std::string>& arguments) {
     return edn::bench::run_bench(static_cast<int>(storage.size()), argv.data());
 #else
     (void)arguments;
-    EDN_THROW(ErrorCode::Unsupported, "bench: this build has no benchmarks (bench/ sources absent)");
+    EDN_THROW(ErrorCode::Unsupported,
+              "bench: this build has no benchmarks (bench/ sources absent)");
 #endif
 }
 

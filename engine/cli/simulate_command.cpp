@@ -4,13 +4,18 @@
 #include "cli/json.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "mesh/cut.hpp"
 #include "mesh/mesh_loader.hpp"
 #include "mesh/vtu_io.hpp"
 #include "sim/simulation.hpp"
+#include "sim/state_transfer.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <numeric>
+#include <optional>
 #include <sstream>
 
 namespace edn::cli {
@@ -39,6 +44,85 @@ std::array<double, 3> parse_gravity(const std::string& text) {
     else
         usage_error("simulate: option '--gravity': expected g or gx,gy,gz, got '" + text + "'");
     return g;
+}
+
+/// "px py pz nx ny nz" (spaces and/or commas): a point on the plane and its normal.
+CutPlane parse_cut_plane(const std::string& text) {
+    std::string s = text;
+    for (char& c : s)
+        if (c == ',') c = ' ';
+    std::istringstream in(s);
+    std::vector<double> values;
+    std::string token;
+    const std::string expected = "simulate: option '--cut-plane': expected \"px py pz nx ny nz\" "
+                                 "with a non-zero normal, got '" +
+                                 text + "'";
+    while (in >> token) {
+        char* end = nullptr;
+        const double v = std::strtod(token.c_str(), &end);
+        if (!end || *end != '\0' || !std::isfinite(v)) usage_error(expected);
+        values.push_back(v);
+    }
+    if (values.size() != 6 || (values[3] == 0 && values[4] == 0 && values[5] == 0))
+        usage_error(expected);
+    CutPlane plane;
+    plane.point = {values[0], values[1], values[2]};
+    plane.normal = {values[3], values[4], values[5]};
+    return plane;
+}
+
+/// One topology change, as recorded in run.json.
+struct CutRecord {
+    long long frame = 0;
+    Index cut_faces = 0;
+    Index duplicated_vertices = 0;
+    double repattern_ms = 0; ///< the new Simulation's construction: topology .. summation plans
+};
+
+/// Cuts the simulation in `holder` along `plane`: the rest mesh is cut, cells are classified on
+/// the current deformed vertex positions (what the user sees), and positions, velocities and
+/// pins are carried to the new nodes. The new Simulation is emplaced in the same storage.
+CutRecord apply_cut(std::optional<Simulation>& holder, const CutPlane& plane, long long frame) {
+    const Simulation& old = *holder;
+    const NodeState state{old.positions(), old.velocities(), old.pinned()};
+    const TetMesh old_mesh = old.mesh();
+    const SimulationSettings settings = old.settings();
+    std::vector<Vec3> deformed(old_mesh.positions.size());
+    for (std::size_t v = 0; v < deformed.size(); ++v)
+        for (int d = 0; d < 3; ++d) deformed[v][d] = state.positions[3 * v + d];
+    CutResult cut = cut_mesh(old_mesh, plane, deformed);
+    const StateTransfer transfer =
+        transfer_node_state(old_mesh, cut.mesh, cut.vertex_origin, settings.order, state);
+    CutRecord record{frame, cut.cut_faces, cut.duplicated_vertices, 0.0};
+    const auto start = std::chrono::steady_clock::now();
+    holder.emplace(std::move(cut.mesh), settings); // destroys the old simulation first
+    record.repattern_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    holder->set_state(transfer.state.positions, transfer.state.velocities);
+    for (Index i = 0; i < holder->num_nodes(); ++i)
+        if (transfer.state.pinned[i]) holder->set_pinned(i, true);
+    return record;
+}
+
+/// Per vertex: 1 when its connected component (cells sharing a vertex) holds no pinned vertex
+/// node, i.e. the vertex belongs to a part that can fall away. Pins of higher-order nodes imply
+/// pinned vertices for --pin-below (an edge/face node below Z has a vertex below Z).
+std::vector<std::uint8_t> free_vertices(const Simulation& sim) {
+    const TetMesh& mesh = sim.mesh();
+    std::vector<Index> parent(mesh.num_vertices());
+    std::iota(parent.begin(), parent.end(), 0);
+    auto find = [&](Index v) {
+        while (parent[v] != v) v = parent[v] = parent[parent[v]];
+        return v;
+    };
+    for (const Cell& c : mesh.cells)
+        for (int i = 1; i < 4; ++i) parent[find(c[i])] = find(c[0]);
+    std::vector<std::uint8_t> pinned_root(mesh.num_vertices(), 0);
+    for (Index v = 0; v < mesh.num_vertices(); ++v)
+        if (sim.pinned()[v]) pinned_root[find(v)] = 1;
+    std::vector<std::uint8_t> result(mesh.num_vertices());
+    for (Index v = 0; v < mesh.num_vertices(); ++v) result[v] = pinned_root[find(v)] ? 0 : 1;
+    return result;
 }
 
 JsonObject times_json(const StageTimes& t) {
@@ -76,6 +160,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"cg-max", "K", "PCG iteration cap (default 200)"},
         {"exact-hessian", "", "do not project element Hessians to PSD"},
         {"ground", "Z", "penalty ground plane at height Z"},
+        {"cut-plane", "PLANE", "cut along the plane \"px py pz nx ny nz\" (or comma-separated)"},
+        {"cut-frame", "K", "cut before frame K (default 0: before the first frame)"},
         {"out", "run.json", "per-frame record"},
         {"vtu", "out.vtu", "final state: positions, displacement, von Mises stress per cell"},
     };
@@ -130,18 +216,40 @@ int run_simulate(const std::vector<std::string>& arguments) {
     if (args.has("ground")) s.ground_height = args.real_or("ground", 0.0, -huge, huge);
     const std::string path = args.positionals()[0];
 
+    std::optional<CutPlane> cut_plane;
+    if (args.has("cut-plane")) cut_plane = parse_cut_plane(args.string_or("cut-plane", ""));
+    if (args.has("cut-frame") && !cut_plane)
+        usage_error("simulate: option '--cut-frame' needs '--cut-plane'");
+    const long long cut_frame = args.integer_or("cut-frame", 0, 0, frames);
+
     TetMesh mesh = load_tet_mesh(path, meshing_options(args));
-    Simulation sim(std::move(mesh), s);
+    // A cut emplaces a new Simulation in the same storage; `sim` then names the new object
+    // (it is transparently replaceable, [basic.life]/8), so the code below keeps using `sim`.
+    std::optional<Simulation> holder;
+    holder.emplace(std::move(mesh), s);
+    Simulation& sim = *holder;
     Index pinned = 0;
     if (args.has("pin-below")) pinned = sim.pin_below(args.real_or("pin-below", 0.0, -huge, huge));
 
     std::vector<std::string> frame_records;
+    std::vector<CutRecord> cuts;
+    std::vector<std::uint8_t> is_free = free_vertices(sim);
     StageTimes sum{};
     long long newton_total = 0, cg_total = 0, recovered = 0;
     const long long steps =
         s.integrator == Integrator::Static ? std::max(1LL, std::min(frames, 1LL)) : frames;
     for (long long f = 0; f < steps; ++f) {
+        if (cut_plane && cuts.empty() && f == cut_frame) {
+            cuts.push_back(apply_cut(holder, *cut_plane, f));
+            is_free = free_vertices(sim);
+        }
         const StepResult r = sim.step();
+        // Lowest node, and lowest vertex of the parts holding no pin (null when none).
+        const std::vector<double> xf = sim.positions();
+        double min_z = std::numeric_limits<double>::infinity(), free_min_z = min_z;
+        for (std::size_t i = 2; i < xf.size(); i += 3) min_z = std::min(min_z, xf[i]);
+        for (std::size_t v = 0; v < is_free.size(); ++v)
+            if (is_free[v]) free_min_z = std::min(free_min_z, xf[3 * v + 2]);
         newton_total += r.newton_iterations;
         cg_total += r.cg_iterations;
         recovered += r.recovered;
@@ -160,9 +268,12 @@ int run_simulate(const std::vector<std::string>& arguments) {
             .add("line_search_failures", r.line_search_failures)
             .add("recovered", r.recovered)
             .add("components", sim.components())
+            .add("min_z", min_z)
+            .add("free_min_z", free_min_z)
             .add("ms", times_json(r.times));
         frame_records.push_back(j.dump(false));
     }
+    if (cut_plane && cuts.empty()) cuts.push_back(apply_cut(holder, *cut_plane, steps));
     const std::vector<double> x = sim.positions();
     bool finite = true;
     for (double v : x) finite = finite && std::isfinite(v);
@@ -203,6 +314,16 @@ int run_simulate(const std::vector<std::string>& arguments) {
         frames_json += (i ? ",\n    " : "\n    ") + frame_records[i];
     frames_json += frame_records.empty() ? "]" : "\n  ]";
     run.add_raw("frames", frames_json);
+    std::string cuts_json = "[";
+    for (std::size_t i = 0; i < cuts.size(); ++i) {
+        JsonObject c;
+        c.add("frame", cuts[i].frame)
+            .add("cut_faces", cuts[i].cut_faces)
+            .add("duplicated_vertices", cuts[i].duplicated_vertices)
+            .add("repattern_ms", cuts[i].repattern_ms);
+        cuts_json += (i ? ", " : "") + c.dump(false);
+    }
+    run.add_raw("cuts", cuts_json + "]");
 
     // Outputs last, each complete or absent.
     if (args.has("out")) {

@@ -463,3 +463,53 @@ TEST_F(App, BadScriptExits3WithOneLine) {
 }
 
 } // namespace
+
+TEST_F(App, BackendOptionAndUploadPathInStats) {
+    EXPECT_EQ(run("--backend gpu --headless").exit_code, 2);
+    EXPECT_EQ(run("--backend").exit_code, 2);
+    const fs::path stats = dir_ / "stats.json";
+    const AppRun cpu =
+        run("--headless --scene sphere.obj --frames 3 --backend cpu --stats " + quote(stats));
+    ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+    const std::string text = read_text(stats);
+    EXPECT_NE(text.find("\"backend\": \"cpu\""), std::string::npos) << text;
+    EXPECT_NE(text.find("\"upload\": \"glBufferSubData (CPU backend)\""), std::string::npos)
+        << text;
+}
+
+/// The interop path writes the same vertex buffer as the host path: at rest (paused, so both
+/// runs show the same positions) the two images agree up to float rounding of the normals.
+/// Needs the CUDA backend and a GL context on the same GPU; skipped elsewhere.
+TEST_F(App, CudaInteropImageMatchesHostUpload) {
+    const std::string common = "--headless --scene sphere.obj --backend cuda --paused --frames 3 "
+                               "--no-gui --color none --width 320 --height 240 ";
+    const fs::path stats = dir_ / "interop.json";
+    const AppRun interop =
+        run(common + "--screenshot " + quote(dir_ / "interop.ppm") + " --stats " + quote(stats));
+    if (interop.exit_code != 0) {
+        // No CUDA in this build, or no device: the CUDA backend cannot be built.
+        ASSERT_NE(interop.err.find("CUDA"), std::string::npos) << interop.err;
+        GTEST_SKIP() << "no CUDA backend here: " << interop.err;
+    }
+    if (read_text(stats).find("\"upload\": \"CUDA-GL interop (CUDA backend)\"") ==
+        std::string::npos) {
+        GTEST_SKIP() << "CUDA-GL interop unavailable (GL not on the CUDA device): " << interop.err;
+    }
+    const AppRun host = run(common + "--no-interop --screenshot " + quote(dir_ / "host.ppm"));
+    ASSERT_EQ(host.exit_code, 0) << host.err;
+    const Ppm a = read_ppm(dir_ / "interop.ppm");
+    const Ppm b = read_ppm(dir_ / "host.ppm");
+    ASSERT_EQ(a.rgb.size(), b.rgb.size());
+    ASSERT_FALSE(a.rgb.empty());
+    std::size_t mesh = 0, different = 0;
+    for (std::size_t p = 0; p < a.rgb.size(); p += 3) {
+        mesh += is_mesh_pixel(&a.rgb[p]) ? 1 : 0;
+        bool differs = false;
+        for (int c = 0; c < 3; ++c)
+            differs = differs || std::abs(int(a.rgb[p + c]) - int(b.rgb[p + c])) > 16;
+        different += differs ? 1 : 0;
+    }
+    const std::size_t pixels = a.rgb.size() / 3;
+    EXPECT_GT(mesh, pixels / 50) << "the interop image shows no mesh";
+    EXPECT_LT(different, pixels / 500) << different << " of " << pixels << " pixels differ";
+}

@@ -1,0 +1,57 @@
+#pragma once
+/// Cutting a tetrahedral mesh along a plane by separating it along mesh faces (vertex
+/// duplication). No cell is created, removed or split: cells only get renumbered vertices, so
+/// volume and mass are conserved exactly and no zero-volume or inverted cell can appear.
+///
+/// Algorithm (cut_mesh):
+///   1. Side of each cell: sign of the signed distance of its centroid to the plane
+///      (n.(c - p) >= 0 is "+"), measured on `classify_positions` (the deformed vertex
+///      positions, so that the cut matches what the user sees) or on the rest positions.
+///   2. Cut faces: interior faces whose two cells lie on different sides and whose centroid
+///      (same positions) lies within `radius` of the plane point p (infinite radius: every face
+///      between the two sides). These faces form the blade's trace on the mesh.
+///   3. Per vertex v, its incident cells are grouped by union-find through the faces containing
+///      v that are NOT cut (two cells sharing such a face stay together). The group holding the
+///      lowest cell id keeps v; every further group gets a new vertex, a copy of v's rest
+///      position, appended after the old vertices in (vertex, group) order. A vertex whose star
+///      was already split in the input (cells touching v only through an edge or v itself) keeps
+///      such pre-existing pinches: only groups that the cut faces separated inside one face-
+///      connected part of the star get new vertices.
+///   4. Each cell's vertices are replaced by the vertex of the group it belongs to.
+/// A cut face whose three vertices are all split becomes two boundary faces; with a finite
+/// radius, faces at the crack front may stay attached (a vertex's cells remain connected around
+/// the crack tip), which is what a partial cut should do. Deterministic, parallel over vertices.
+
+#include "core/types.hpp"
+#include "mesh/tet_mesh.hpp"
+
+#include <limits>
+#include <span>
+#include <vector>
+
+namespace edn {
+
+/// A cutting blade: the plane through `point` with normal `normal`, limited to faces whose
+/// centroid lies within `radius` of `point` (infinite by default).
+struct CutPlane {
+    Vec3 point{};                                            ///< a point on the plane [m]
+    Vec3 normal{};                                           ///< plane normal, any non-zero length
+    double radius = std::numeric_limits<double>::infinity(); ///< > 0; faces farther are not cut
+};
+
+/// What cut_mesh produced.
+struct CutResult {
+    TetMesh mesh;                     ///< #V' >= #V vertices, same cells (renumbered vertices)
+    std::vector<Index> vertex_origin; ///< #V' old vertex each new vertex copies (identity first)
+    Index cut_faces = 0;              ///< interior faces that became two boundary faces
+    Index duplicated_vertices = 0;    ///< #V' - #V
+};
+
+/// Cuts `mesh` (validated, positive cells) along `plane` (see the file comment).
+/// `classify_positions` (#V, optional) are the positions used to classify cells and faces;
+/// empty means the rest positions. Throws edn::Error(Usage) for a zero or non-finite normal,
+/// a non-finite point, a non-positive radius or a classify_positions of the wrong size.
+CutResult cut_mesh(const TetMesh& mesh, const CutPlane& plane,
+                   std::span<const Vec3> classify_positions = {});
+
+} // namespace edn

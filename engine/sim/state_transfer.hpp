@@ -1,0 +1,45 @@
+#pragma once
+/// Carrying the node state of a simulation across a topology change (cut, later refinement):
+/// positions, velocities and pins of the old mesh's order-p nodes mapped onto the new mesh's
+/// nodes (node numbering of mesh/node_layout.hpp: vertex nodes, then edge nodes, then face nodes).
+///
+/// Every new vertex names the old vertex it copies (vertex_origin). A new vertex node takes its
+/// origin's values. A new edge (or face) node is matched through the origins of its simplex's
+/// vertices: when the old mesh has that edge (face), its node values are copied, with the edge's
+/// node order reversed when the renumbering flipped which end is the lower global vertex (edge
+/// nodes run from the lower global vertex). Otherwise (a simplex the old mesh did not have) the
+/// node is interpolated linearly from the new vertex nodes and is pinned only when all of the
+/// simplex's vertices are. For a cut every simplex is found, so the transfer is an exact copy:
+/// positions are identical and, since a split node's lumped mass is shared among its copies that
+/// all carry its velocity, total linear momentum sum m_i v_i is conserved.
+
+#include "core/types.hpp"
+#include "mesh/tet_mesh.hpp"
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace edn {
+
+/// Per-node state of a simulation.
+struct NodeState {
+    std::vector<double> positions;    ///< 3 per node
+    std::vector<double> velocities;   ///< 3 per node
+    std::vector<std::uint8_t> pinned; ///< 1 per node
+};
+
+/// What transfer_node_state produced.
+struct StateTransfer {
+    NodeState state;              ///< on the new mesh's nodes
+    Index interpolated_nodes = 0; ///< edge/face nodes whose simplex the old mesh lacked
+};
+
+/// Maps `old_state` (nodes of `old_mesh` at order `order`) onto the nodes of `new_mesh` at the
+/// same order (see the file comment). `vertex_origin` has one old vertex per new vertex.
+/// Throws edn::Error(Usage) on mismatched sizes or out-of-range origins.
+StateTransfer transfer_node_state(const TetMesh& old_mesh, const TetMesh& new_mesh,
+                                  std::span<const Index> vertex_origin, int order,
+                                  const NodeState& old_state);
+
+} // namespace edn

@@ -1,0 +1,187 @@
+// Runs `elastodyn-cli bench` as a user would: the step benchmark on a small CPU mesh writes the
+// Bench JSON with finite timings and plausible iteration counts; usage errors exit 2 with one
+// line and leave no output file.
+
+#include "core/device.hpp"
+#include "test_util.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+extern char** environ;
+
+namespace edn {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Exit code and captured output of one CLI run.
+struct BenchRun {
+    int exit_code = -1; ///< -1 unless the process exited normally
+    std::string out, err;
+};
+
+std::string read_text(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+class CliBench : public ::testing::Test {
+protected:
+    void SetUp() override {
+        const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+        root_ = fs::temp_directory_path() /
+                ("edn_cli_bench_" + std::to_string(::getpid()) + "_" + name);
+        fs::remove_all(root_);
+        fs::create_directories(root_);
+    }
+    void TearDown() override {
+        std::error_code ignored;
+        fs::remove_all(root_, ignored);
+    }
+
+    /// Runs elastodyn-cli with `arguments` (no shell), stdout and stderr captured in files.
+    BenchRun run(const std::vector<std::string>& arguments) const {
+        std::vector<std::string> storage = {test::cli_path().string()};
+        storage.insert(storage.end(), arguments.begin(), arguments.end());
+        std::vector<char*> argv;
+        for (std::string& s : storage) argv.push_back(s.data());
+        argv.push_back(nullptr);
+        const fs::path out = root_ / "stdout.txt", err = root_ / "stderr.txt";
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                         0644);
+        posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                         0644);
+        pid_t pid = 0;
+        const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+        posix_spawn_file_actions_destroy(&actions);
+        BenchRun result;
+        if (spawned != 0) {
+            ADD_FAILURE() << "cannot start " << storage[0];
+            return result;
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+        result.out = read_text(out);
+        result.err = read_text(err);
+        return result;
+    }
+
+    fs::path root_;
+};
+
+/// The numbers of the flat JSON object that follows `"key":` at `from` (values only).
+std::vector<double> object_numbers(const std::string& text, std::size_t from) {
+    std::vector<double> values;
+    const std::size_t open = text.find('{', from), close = text.find('}', open);
+    std::size_t at = open;
+    while ((at = text.find(':', at)) != std::string::npos && at < close) {
+        ++at;
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str() + at, &end);
+        values.push_back(end == text.c_str() + at ? std::nan("") : v); // null -> NaN
+    }
+    return values;
+}
+
+/// The number after `"key":` at or after `from` (NaN when absent or not a number).
+double number_after(const std::string& text, const std::string& key, std::size_t from) {
+    const std::size_t at = text.find("\"" + key + "\":", from);
+    if (at == std::string::npos) return std::nan("");
+    const char* start = text.c_str() + at + key.size() + 3;
+    char* end = nullptr;
+    const double v = std::strtod(start, &end);
+    return end == start ? std::nan("") : v;
+}
+
+TEST_F(CliBench, StepWritesFiniteTimingsAndIterations) {
+    const fs::path json = root_ / "bench.json";
+    const BenchRun r = run({"bench", "step", "--backend", "cpu", "--max-tets", "2000", "--frames",
+                            "3", "--out", json.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string text = read_text(json);
+    for (const char* key : {"\"benchmark\": \"step\"", "\"backend\": \"cpu\"", "\"device\"",
+                            "\"commit\"", "\"complete\": true", "\"cases\""})
+        EXPECT_NE(text.find(key), std::string::npos) << key;
+
+    // One case per line: p = 1 and 2 x 2 materials x 2 methods, drag, linear x 3 methods.
+    int cases = 0;
+    for (std::size_t at = text.find("{\"mesh\":"); at != std::string::npos;
+         at = text.find("{\"mesh\":", at + 1)) {
+        ++cases;
+        const std::string line = text.substr(at, text.find('\n', at) - at);
+        SCOPED_TRACE(line.substr(0, 120));
+        for (const char* key : {"\"tets\":", "\"order\":", "\"method\":", "\"material\":",
+                                "\"median_ms\":", "\"baseline\":"})
+            EXPECT_NE(line.find(key), std::string::npos) << key;
+        // The 2000-tet cap gives the largest near-cubic box below it: 6 x 7 x 7 hexahedra.
+        EXPECT_EQ(number_after(line, "tets", 0), 1764);
+        EXPECT_EQ(number_after(line, "frames", 0), 3);
+        const std::size_t median_at = line.find("\"median_ms\":");
+        ASSERT_NE(median_at, std::string::npos);
+        const std::vector<double> ms = object_numbers(line, median_at);
+        ASSERT_EQ(ms.size(), 5u); // element, summation, pcg, line_search, total
+        for (double v : ms) {
+            EXPECT_TRUE(std::isfinite(v));
+            EXPECT_GE(v, 0);
+        }
+        // The total covers every stage (each median is over the same frames, so allow slack).
+        EXPECT_GE(ms[4], 0.5 * (ms[0] + ms[1] + ms[2] + ms[3]));
+        const double fps = number_after(line, "fps", 0);
+        EXPECT_TRUE(std::isfinite(fps));
+        EXPECT_NEAR(fps, 1000.0 / ms[4], 1e-3 * fps);
+        const double newton = number_after(line, "newton_iterations", 0);
+        EXPECT_GE(newton, 1); // gravity moves the box: at least one Newton step per frame
+        EXPECT_LE(newton, 3); // max_newton_iterations = 3
+        const double cg = number_after(line, "cg_iterations", 0);
+        EXPECT_GE(cg, newton);  // each Newton step solves with at least one CG iteration
+        EXPECT_LE(cg, 3 * 200); // the CG cap per solve
+        EXPECT_NE(line.find("\"finite\":true"), std::string::npos);
+    }
+    EXPECT_EQ(cases, 12);
+}
+
+TEST_F(CliBench, UsageErrorsExit2WithOneLine) {
+    const fs::path json = root_ / "bench.json";
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"bench", "nonsense", "--out", json.string()},
+          std::vector<std::string>{"bench", "step", "--frames", "0", "--out", json.string()},
+          std::vector<std::string>{"bench", "step", "--max-tets", "2000"},
+          std::vector<std::string>{"bench", "step", "--bogus", "--out", json.string()},
+          std::vector<std::string>{"bench"}}) {
+        SCOPED_TRACE(args.size() > 1 ? args[1] : "(none)");
+        const BenchRun r = run(args);
+        EXPECT_EQ(r.exit_code, 2);
+        ASSERT_FALSE(r.err.empty());
+        EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+        EXPECT_FALSE(fs::exists(json));
+    }
+}
+
+TEST_F(CliBench, CudaWithoutDeviceFailsCleanly) {
+    if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present";
+    const fs::path json = root_ / "bench.json";
+    const BenchRun r =
+        run({"bench", "step", "--backend", "cuda", "--max-tets", "2000", "--out", json.string()});
+    EXPECT_EQ(r.exit_code, 4);
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_FALSE(fs::exists(json));
+}
+
+} // namespace
+} // namespace edn

@@ -1,0 +1,168 @@
+// `elastodyn-cli simulate --cut-plane ... --cut-frame k` on a generated vertical beam pinned at
+// its foot: the cut separates it into two components and the free upper part falls (checked
+// against free fall), the cut's counts against the grid (brute force), and usage errors.
+
+#include "mesh/box_mesh.hpp"
+#include "mesh/tetgen_io.hpp"
+#include "test_util.hpp"
+
+#include <cmath>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <optional>
+#include <regex>
+#include <spawn.h>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+extern char** environ;
+
+namespace edn {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_text(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+/// Runs elastodyn-cli with `arguments` (no shell), stdout and stderr to files in `dir`; returns
+/// the exit code (-1 when killed by a signal).
+int run_cli(const fs::path& dir, const std::vector<std::string>& arguments) {
+    std::vector<std::string> storage = {test::cli_path().string()};
+    storage.insert(storage.end(), arguments.begin(), arguments.end());
+    std::vector<char*> argv;
+    for (std::string& s : storage) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    const std::string out = (dir / "stdout.txt").string(), err = (dir / "stderr.txt").string();
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (spawned != 0) return -2;
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return -2;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// One frame record of run.json (only what these tests read).
+struct FrameRecord {
+    int components = 0;
+    std::optional<double> free_min_z; ///< absent when the JSON holds null
+};
+
+std::vector<FrameRecord> read_frames(const std::string& json) {
+    std::vector<FrameRecord> frames;
+    const std::regex pattern(R"re("components":(\d+), "min_z":[^,]*, "free_min_z":([^,]*),)re");
+    for (auto it = std::sregex_iterator(json.begin(), json.end(), pattern);
+         it != std::sregex_iterator(); ++it) {
+        FrameRecord r;
+        r.components = std::stoi((*it)[1]);
+        if ((*it)[2] != "null") r.free_min_z = std::stod((*it)[2]);
+        frames.push_back(r);
+    }
+    return frames;
+}
+
+class CliCut : public ::testing::Test {
+protected:
+    void SetUp() override {
+        const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+        dir_ =
+            fs::temp_directory_path() / ("edn_cli_cut_" + std::to_string(::getpid()) + "_" + name);
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+        // Vertical beam 0.4 x 0.4 x 2.4, cells of 0.2: the plane z = 1.2 is grid layer 6.
+        write_node_ele(dir_ / "beam.node", make_box_tet_mesh(2, 2, 12, {0, 0, 0}, {0.4, 0.4, 2.4}));
+    }
+    void TearDown() override {
+        std::error_code ignored;
+        fs::remove_all(dir_, ignored);
+    }
+    std::vector<std::string> simulate(std::vector<std::string> extra,
+                                      const std::string& frames = "40") const {
+        std::vector<std::string> a = {"simulate",    (dir_ / "beam.node").string(),
+                                      "--frames",    frames,
+                                      "--pin-below", "0.01",
+                                      "--gravity",   "9.81",
+                                      "--E",         "1e7"};
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    }
+    fs::path dir_;
+};
+
+TEST_F(CliCut, PlaneCutSeparatesPinnedBeamAndTheFreePartFalls) {
+    const fs::path out = dir_ / "run.json";
+    ASSERT_EQ(run_cli(dir_, simulate({"--cut-plane", "0.2 0.2 1.2 0 0 1", "--cut-frame", "5",
+                                      "--out", out.string()})),
+              0)
+        << read_text(dir_ / "stderr.txt");
+    const std::string json = read_text(out);
+    const std::vector<FrameRecord> frames = read_frames(json);
+    ASSERT_EQ(frames.size(), 40u);
+    for (int f = 0; f < 5; ++f) {
+        EXPECT_EQ(frames[f].components, 1) << "frame " << f;
+        EXPECT_FALSE(frames[f].free_min_z) << "frame " << f; // everything hangs on the pins
+    }
+    for (int f = 5; f < 40; ++f) {
+        EXPECT_EQ(frames[f].components, 2) << "frame " << f;
+        ASSERT_TRUE(frames[f].free_min_z) << "frame " << f;
+        if (f > 5) {
+            EXPECT_LT(*frames[f].free_min_z, *frames[f - 1].free_min_z) << "frame " << f;
+        }
+    }
+    // The free half starts near z = 1.2 and falls: over 34 frames free fall drops 0.5 g t^2;
+    // backward Euler damps a little, so ask for 80% of it.
+    const double t = 34.0 / 60.0;
+    EXPECT_NEAR(*frames[5].free_min_z, 1.2, 0.05);
+    EXPECT_LT(*frames[39].free_min_z, *frames[5].free_min_z - 0.8 * 0.5 * 9.81 * t * t);
+    // Brute force for a cut along grid layer 6: its 3 x 3 vertices doubled, its 2 x 2 squares of
+    // two triangles each separated.
+    const std::regex cut(
+        R"re("cuts": \[\{"frame":5, "cut_faces":8, "duplicated_vertices":9, "repattern_ms":[0-9.e+-]+\}\])re");
+    EXPECT_TRUE(std::regex_search(json, cut)) << json.substr(0, 2000);
+    EXPECT_NE(json.find("\"vertices\": 126"), std::string::npos); // 3*3*13 + 9
+}
+
+TEST_F(CliCut, CommaSeparatedPlaneAndCutBeforeTheFirstFrame) {
+    const fs::path out = dir_ / "run.json";
+    ASSERT_EQ(
+        run_cli(dir_, simulate({"--cut-plane", "0.2,0.2,1.2,0,0,1", "--out", out.string()}, "3")),
+        0)
+        << read_text(dir_ / "stderr.txt");
+    const std::vector<FrameRecord> frames = read_frames(read_text(out));
+    ASSERT_EQ(frames.size(), 3u);
+    for (const FrameRecord& f : frames) EXPECT_EQ(f.components, 2);
+}
+
+TEST_F(CliCut, BadCutOptionsAreUsageErrors) {
+    const fs::path out = dir_ / "run.json";
+    for (const std::vector<std::string>& extra :
+         {std::vector<std::string>{"--cut-plane", "1 2 3"},
+          std::vector<std::string>{"--cut-plane", "0 0 1 0 0 0"},
+          std::vector<std::string>{"--cut-plane", "0 0 1 0 0 x"},
+          std::vector<std::string>{"--cut-frame", "3"},
+          std::vector<std::string>{"--cut-plane", "0 0 1 0 0 1", "--cut-frame", "41"}}) {
+        std::vector<std::string> with_out = extra;
+        with_out.insert(with_out.end(), {"--out", out.string()});
+        EXPECT_EQ(run_cli(dir_, simulate(with_out)), 2) << extra[0] << " " << extra[1];
+        const std::string err = read_text(dir_ / "stderr.txt");
+        EXPECT_NE(err.find("cut-"), std::string::npos) << err;
+        EXPECT_FALSE(fs::exists(out));
+    }
+}
+
+} // namespace
+} // namespace edn

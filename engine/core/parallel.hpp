@@ -9,12 +9,19 @@ namespace edn {
 /// (and much more when the machine is oversubscribed and OpenMP threads spin).
 inline constexpr std::int64_t kParallelThreshold = 2048;
 
-/// Calls body(i) for i in [begin, end) on all cores; body must be thread-safe.
-template <class Body> void parallel_for(std::int64_t begin, std::int64_t end, Body&& body) {
+/// Item counts for heavy items (a bin of 32 rows, an element kernel): parallel from a few items.
+inline constexpr std::int64_t kHeavyItems = 4;
+
+/// Calls body(i) for i in [begin, end) on all cores; body must be thread-safe. Runs serially
+/// when there are fewer than `min_items` items (use kHeavyItems when one item is much work).
+template <class Body>
+void parallel_for(std::int64_t begin, std::int64_t end, Body&& body,
+                  std::int64_t min_items = kParallelThreshold) {
 #if defined(_OPENMP)
-#pragma omp parallel for schedule(static) if (end - begin >= kParallelThreshold)
+#pragma omp parallel for schedule(static) if (end - begin >= min_items)
     for (std::int64_t i = begin; i < end; ++i) body(i);
 #else
+    (void)min_items;
     for (std::int64_t i = begin; i < end; ++i) body(i);
 #endif
 }

@@ -20,16 +20,20 @@ public:
         : SimulationBackend(std::move(m), s), matrix_(pattern) {
         const int npc = nodes_per_cell(layout.order);
         rest_elements_.resize(mesh.num_cells());
-        parallel_for(0, mesh.num_cells(), [&](std::int64_t t) {
-            double X[4][3];
-            for (int v = 0; v < 4; ++v)
-                for (int d = 0; d < 3; ++d) X[v][d] = mesh.positions[mesh.cells[t][v]][d];
-            const TetGeometry<double> g = tet_geometry(X);
-            RestElement<double>& r = rest_elements_[t];
-            for (int i = 0; i < 3; ++i)
-                for (int j = 0; j < 3; ++j) r.inverse_jacobian[i][j] = g.inverse_jacobian.m[i][j];
-            r.abs_det = std::abs(g.det_jacobian);
-        });
+        parallel_for(
+            0, mesh.num_cells(),
+            [&](std::int64_t t) {
+                double X[4][3];
+                for (int v = 0; v < 4; ++v)
+                    for (int d = 0; d < 3; ++d) X[v][d] = mesh.positions[mesh.cells[t][v]][d];
+                const TetGeometry<double> g = tet_geometry(X);
+                RestElement<double>& r = rest_elements_[t];
+                for (int i = 0; i < 3; ++i)
+                    for (int j = 0; j < 3; ++j)
+                        r.inverse_jacobian[i][j] = g.inverse_jacobian.m[i][j];
+                r.abs_det = std::abs(g.det_jacobian);
+            },
+            kHeavyItems);
         rule_ = quadrature_for_degree<double>(element_quadrature_degree(layout.order));
         blocks_.resize(static_cast<std::size_t>(mesh.num_cells()) * npc * npc * 9);
         forces_.resize(static_cast<std::size_t>(mesh.num_cells()) * npc * 3);
@@ -53,21 +57,24 @@ public:
         v_ = v;
     }
     std::vector<double> von_mises_stress() const override;
-    double incremental_potential(const std::vector<double>& y, std::vector<double>* gradient) override {
+    double incremental_potential(const std::vector<double>& y,
+                                 std::vector<double>* gradient) override {
         prepare_step();
         const double w = evaluate_elements(y, gradient ? (kEnergy | kGradient) : kEnergy);
         if (gradient) gradient->assign(y.size(), 0.0);
         return potential(y, w, gradient);
     }
 
-    std::vector<double> hessian_product(const std::vector<double>& y, const std::vector<double>& v) override {
+    std::vector<double> hessian_product(const std::vector<double>& y,
+                                        const std::vector<double>& v) override {
         prepare_step();
         evaluate_elements(y, kEnergy | kGradient | kHessian);
         assemble_hessian();
         if (settings.ground_height)
             for (Index i = 0; i < layout.num_nodes(); ++i)
                 if (y[3 * i + 2] < *settings.ground_height)
-                    matrix_.diag[8 * std::int64_t(layout.num_nodes()) + i] += settings.ground_stiffness;
+                    matrix_.diag[8 * std::int64_t(layout.num_nodes()) + i] +=
+                        settings.ground_stiffness;
         std::vector<double> out(v.size());
         cpu::spmv(matrix_.view(), v.data(), out.data());
         return out;
@@ -80,7 +87,8 @@ private:
         const bool dynamic = settings.integrator != Integrator::Static;
         x_start_ = x_;
         y_tilde_.resize(x_.size());
-        for (std::size_t k = 0; k < x_.size(); ++k) y_tilde_[k] = x_[k] + (dynamic ? h * v_[k] : 0.0);
+        for (std::size_t k = 0; k < x_.size(); ++k)
+            y_tilde_[k] = x_[k] + (dynamic ? h * v_[k] : 0.0);
     }
     /// Element energies (and gradients, Hessians) at node positions y; returns the sum of W.
     double evaluate_elements(const std::vector<double>& y, int outputs);
@@ -112,16 +120,19 @@ double CpuBackend::evaluate_elements_with(const Material& material, const std::v
                                           int outputs) {
     constexpr int m = lagrange_tet_num_nodes(P);
     const bool project = settings.project_hessian;
-    parallel_for(0, mesh.num_cells(), [&](std::int64_t t) {
-        double x[m][3];
-        for (int a = 0; a < m; ++a)
-            for (int d = 0; d < 3; ++d) x[a][d] = y[3 * cell_nodes[t * m + a] + d];
-        double energy = 0;
-        evaluate_element<P>(material, rest_elements_[t], rule_, x, outputs, project, energy,
-                            reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3),
-                            blocks_.data() + t * m * m * 9);
-        cell_energy_[t] = energy;
-    });
+    parallel_for(
+        0, mesh.num_cells(),
+        [&](std::int64_t t) {
+            double x[m][3];
+            for (int a = 0; a < m; ++a)
+                for (int d = 0; d < 3; ++d) x[a][d] = y[3 * cell_nodes[t * m + a] + d];
+            double energy = 0;
+            evaluate_element<P>(material, rest_elements_[t], rule_, x, outputs, project, energy,
+                                reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3),
+                                blocks_.data() + t * m * m * 9);
+            cell_energy_[t] = energy;
+        },
+        kHeavyItems);
     // Deterministic sum (fixed order).
     double total = 0;
     for (double e : cell_energy_) total += e;
@@ -389,12 +400,14 @@ StepResult CpuBackend::step() {
             for (int d = 0; d < 3; ++d) v_[3 * i + d] = 0.0;
     // Energies of the new state.
     const bool x_is_y = !result.recovered && settings.integrator != Integrator::Midpoint;
-    result.strain_energy = x_is_y && std::isfinite(w_at_y) ? w_at_y : evaluate_elements(x_, kEnergy);
+    result.strain_energy =
+        x_is_y && std::isfinite(w_at_y) ? w_at_y : evaluate_elements(x_, kEnergy);
     double kinetic = 0;
     for (Index i = 0; i < n; ++i)
         for (int d = 0; d < 3; ++d) kinetic += 0.5 * mass[i] * v_[3 * i + d] * v_[3 * i + d];
     result.kinetic_energy = kinetic;
-    result.potential = std::isfinite(e_at_y) ? e_at_y : potential(y, evaluate_elements(y, kEnergy), nullptr);
+    result.potential =
+        std::isfinite(e_at_y) ? e_at_y : potential(y, evaluate_elements(y, kEnergy), nullptr);
     result.times.total = elapsed_ms(step_start);
     return result;
 }
@@ -404,35 +417,39 @@ std::vector<double> CpuBackend::von_mises_stress() const {
     std::vector<double> out(mesh.num_cells());
     const QuadratureTet<double> centroid = quadrature_for_degree<double>(1);
     auto run = [&](const auto& material) {
-        parallel_for(0, mesh.num_cells(), [&](std::int64_t t) {
-            double dN[20][3];
-            auto grads = [&]<int P>() {
-                LagrangeTet<P, double>::grad(centroid.bary[0], reinterpret_cast<double(*)[3]>(dN));
-            };
-            if (layout.order == 1)
-                grads.template operator()<1>();
-            else if (layout.order == 2)
-                grads.template operator()<2>();
-            else
-                grads.template operator()<3>();
-            Mat3<double> F;
-            const RestElement<double>& r = rest_elements_[t];
-            for (int row = 0; row < 3; ++row)
-                for (int j = 0; j < 3; ++j) {
-                    double s = 0;
-                    for (int a = 0; a < m; ++a) {
-                        const double g = r.inverse_jacobian[0][j] * dN[a][0] +
-                                         r.inverse_jacobian[1][j] * dN[a][1] +
-                                         r.inverse_jacobian[2][j] * dN[a][2];
-                        s += x_[3 * cell_nodes[std::int64_t(t) * m + a] + row] * g;
+        parallel_for(
+            0, mesh.num_cells(),
+            [&](std::int64_t t) {
+                double dN[20][3];
+                auto grads = [&]<int P>() {
+                    LagrangeTet<P, double>::grad(centroid.bary[0],
+                                                 reinterpret_cast<double(*)[3]>(dN));
+                };
+                if (layout.order == 1)
+                    grads.template operator()<1>();
+                else if (layout.order == 2)
+                    grads.template operator()<2>();
+                else
+                    grads.template operator()<3>();
+                Mat3<double> F;
+                const RestElement<double>& r = rest_elements_[t];
+                for (int row = 0; row < 3; ++row)
+                    for (int j = 0; j < 3; ++j) {
+                        double s = 0;
+                        for (int a = 0; a < m; ++a) {
+                            const double g = r.inverse_jacobian[0][j] * dN[a][0] +
+                                             r.inverse_jacobian[1][j] * dN[a][1] +
+                                             r.inverse_jacobian[2][j] * dN[a][2];
+                            s += x_[3 * cell_nodes[std::int64_t(t) * m + a] + row] * g;
+                        }
+                        F.m[row][j] = s;
                     }
-                    F.m[row][j] = s;
-                }
-            double psi;
-            Mat3<double> P;
-            material.evaluate(F, psi, P, nullptr, false);
-            out[t] = von_mises(P, F);
-        });
+                double psi;
+                Mat3<double> P;
+                material.evaluate(F, psi, P, nullptr, false);
+                out[t] = von_mises(P, F);
+            },
+            kHeavyItems);
     };
     switch (settings.material) {
     case Material::Linear:

@@ -12,43 +12,46 @@ namespace edn::cpu {
 template <class T> void spmv(const BinBcsrMatrixView<T>& a, const T* x, T* y) {
     const BinBcsrPatternView& p = a.pattern;
     const std::int64_t n = p.num_rows;
-    parallel_for(0, p.num_bins, [&](std::int64_t bin) {
-        const Index begin = p.bin_offsets[bin];
-        const Index width = (p.bin_offsets[bin + 1] - begin) / kBinRows;
-        const T* values = a.values + 9 * static_cast<std::int64_t>(begin);
-        const Index* columns = p.columns + begin;
-        const std::int64_t plane = static_cast<std::int64_t>(width) * kBinRows;
-        const std::int64_t first = bin * kBinRows;
-        const int lanes = static_cast<int>(std::min<std::int64_t>(kBinRows, n - first));
-        // Slot j of all 32 rows is contiguous in each of the 9 planes: walk j outside and the
-        // lanes inside so every plane is read sequentially (the GPU's coalesced order).
-        T acc[kBinRows][3];
-        Index count[kBinRows];
-        for (int lane = 0; lane < lanes; ++lane) {
-            const std::int64_t row = first + lane;
-            count[lane] = p.row_counts[row];
-            for (int r = 0; r < 3; ++r)
-                acc[lane][r] = a.diag[(3 * r) * n + row] * x[3 * row] +
-                               a.diag[(3 * r + 1) * n + row] * x[3 * row + 1] +
-                               a.diag[(3 * r + 2) * n + row] * x[3 * row + 2];
-        }
-        for (Index j = 0; j < width; ++j) {
-            const std::int64_t s0 = static_cast<std::int64_t>(j) * kBinRows;
-            const Index* cols = columns + s0;
-            const T* v = values + s0;
+    parallel_for(
+        0, p.num_bins,
+        [&](std::int64_t bin) {
+            const Index begin = p.bin_offsets[bin];
+            const Index width = (p.bin_offsets[bin + 1] - begin) / kBinRows;
+            const T* values = a.values + 9 * static_cast<std::int64_t>(begin);
+            const Index* columns = p.columns + begin;
+            const std::int64_t plane = static_cast<std::int64_t>(width) * kBinRows;
+            const std::int64_t first = bin * kBinRows;
+            const int lanes = static_cast<int>(std::min<std::int64_t>(kBinRows, n - first));
+            // Slot j of all 32 rows is contiguous in each of the 9 planes: walk j outside and the
+            // lanes inside so every plane is read sequentially (the GPU's coalesced order).
+            T acc[kBinRows][3];
+            Index count[kBinRows];
             for (int lane = 0; lane < lanes; ++lane) {
-                if (j >= count[lane]) continue; // padding: never read
-                const std::int64_t col = cols[lane];
-                const T x0 = x[3 * col], x1 = x[3 * col + 1], x2 = x[3 * col + 2];
+                const std::int64_t row = first + lane;
+                count[lane] = p.row_counts[row];
                 for (int r = 0; r < 3; ++r)
-                    acc[lane][r] += v[(3 * r) * plane + lane] * x0 +
-                                    v[(3 * r + 1) * plane + lane] * x1 +
-                                    v[(3 * r + 2) * plane + lane] * x2;
+                    acc[lane][r] = a.diag[(3 * r) * n + row] * x[3 * row] +
+                                   a.diag[(3 * r + 1) * n + row] * x[3 * row + 1] +
+                                   a.diag[(3 * r + 2) * n + row] * x[3 * row + 2];
             }
-        }
-        for (int lane = 0; lane < lanes; ++lane)
-            for (int r = 0; r < 3; ++r) y[3 * (first + lane) + r] = acc[lane][r];
-    });
+            for (Index j = 0; j < width; ++j) {
+                const std::int64_t s0 = static_cast<std::int64_t>(j) * kBinRows;
+                const Index* cols = columns + s0;
+                const T* v = values + s0;
+                for (int lane = 0; lane < lanes; ++lane) {
+                    if (j >= count[lane]) continue; // padding: never read
+                    const std::int64_t col = cols[lane];
+                    const T x0 = x[3 * col], x1 = x[3 * col + 1], x2 = x[3 * col + 2];
+                    for (int r = 0; r < 3; ++r)
+                        acc[lane][r] += v[(3 * r) * plane + lane] * x0 +
+                                        v[(3 * r + 1) * plane + lane] * x1 +
+                                        v[(3 * r + 2) * plane + lane] * x2;
+                }
+            }
+            for (int lane = 0; lane < lanes; ++lane)
+                for (int r = 0; r < 3; ++r) y[3 * (first + lane) + r] = acc[lane][r];
+        },
+        kHeavyItems);
 }
 
 template <class T>

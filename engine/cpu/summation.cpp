@@ -122,16 +122,19 @@ void linear_elastic_element_blocks(const std::vector<Vec3>& positions,
     auto run = [&]<int P>() {
         constexpr int m = lagrange_tet_num_nodes(P);
         const QuadratureTet<T> rule = quadrature_for_degree<T>(stiffness_quadrature_degree(P));
-        parallel_for(0, static_cast<std::int64_t>(cells.size()), [&](std::int64_t t) {
-            T X[4][3];
-            for (int v = 0; v < 4; ++v)
-                for (int d = 0; d < 3; ++d) X[v][d] = static_cast<T>(positions[cells[t][v]][d]);
-            T(*K)[m][3][3] = reinterpret_cast<T(*)[m][3][3]>(element_blocks + t * m * m * 9);
-            if constexpr (P == 1)
-                linear_elastic_stiffness_tet4(X, lame, K);
-            else
-                linear_elastic_stiffness<P>(X, lame, rule, K);
-        });
+        parallel_for(
+            0, static_cast<std::int64_t>(cells.size()),
+            [&](std::int64_t t) {
+                T X[4][3];
+                for (int v = 0; v < 4; ++v)
+                    for (int d = 0; d < 3; ++d) X[v][d] = static_cast<T>(positions[cells[t][v]][d]);
+                T(*K)[m][3][3] = reinterpret_cast<T(*)[m][3][3]>(element_blocks + t * m * m * 9);
+                if constexpr (P == 1)
+                    linear_elastic_stiffness_tet4(X, lame, K);
+                else
+                    linear_elastic_stiffness<P>(X, lame, rule, K);
+            },
+            kHeavyItems);
     };
     switch (order) {
     case 1:
@@ -152,19 +155,22 @@ template <class T>
 void sum_per_entry(const PerEntryMapView& map, const T* element_blocks, BinBcsrMatrixView<T> out) {
     const BinBcsrPatternView& p = out.pattern;
     // Off-diagonal: one target per slot; padding slots have no sources and become 0.
-    parallel_for(0, p.num_bins, [&](std::int64_t bin) {
-        const Index begin = p.bin_offsets[bin], end = p.bin_offsets[bin + 1];
-        const std::int64_t plane = end - begin;
-        T* values = out.values + 9 * static_cast<std::int64_t>(begin);
-        for (Index s = begin; s < end; ++s) {
-            T acc[9] = {};
-            for (Index e = map.offsets[s]; e < map.offsets[s + 1]; ++e) {
-                const T* block = element_blocks + 9 * static_cast<std::int64_t>(map.sources[e]);
-                for (int k = 0; k < 9; ++k) acc[k] += block[k];
+    parallel_for(
+        0, p.num_bins,
+        [&](std::int64_t bin) {
+            const Index begin = p.bin_offsets[bin], end = p.bin_offsets[bin + 1];
+            const std::int64_t plane = end - begin;
+            T* values = out.values + 9 * static_cast<std::int64_t>(begin);
+            for (Index s = begin; s < end; ++s) {
+                T acc[9] = {};
+                for (Index e = map.offsets[s]; e < map.offsets[s + 1]; ++e) {
+                    const T* block = element_blocks + 9 * static_cast<std::int64_t>(map.sources[e]);
+                    for (int k = 0; k < 9; ++k) acc[k] += block[k];
+                }
+                for (int k = 0; k < 9; ++k) values[k * plane + (s - begin)] = acc[k];
             }
-            for (int k = 0; k < 9; ++k) values[k * plane + (s - begin)] = acc[k];
-        }
-    });
+        },
+        kHeavyItems);
     parallel_for(0, p.num_rows, [&](std::int64_t row) {
         const Index target = map.num_slots + static_cast<Index>(row);
         T acc[9] = {};
@@ -182,19 +188,22 @@ void sum_per_simplex(const NodeCellsView& node_cells, const CellNodesView& cell_
                      const T* element_blocks, BinBcsrMatrixView<T> out) {
     zero(out);
     const int m = cell_nodes.per_cell;
-    parallel_for(0, out.pattern.num_rows, [&](std::int64_t row_) {
-        const Index row = static_cast<Index>(row_);
-        Index simplex = 0;
-        const CsrView& csr = node_cells.csr_of(row, simplex);
-        for (Index e = csr.offsets[simplex]; e < csr.offsets[simplex + 1]; ++e) {
-            const Index t = csr.indices[e];
-            const Index* nodes = cell_nodes.nodes + static_cast<std::int64_t>(t) * m;
-            int a = 0;
-            while (nodes[a] != row) ++a;
-            const T* blocks = element_blocks + (static_cast<std::int64_t>(t) * m + a) * m * 9;
-            for (int b = 0; b < m; ++b) add_block(out, row, nodes[b], blocks + 9 * b);
-        }
-    });
+    parallel_for(
+        0, out.pattern.num_rows,
+        [&](std::int64_t row_) {
+            const Index row = static_cast<Index>(row_);
+            Index simplex = 0;
+            const CsrView& csr = node_cells.csr_of(row, simplex);
+            for (Index e = csr.offsets[simplex]; e < csr.offsets[simplex + 1]; ++e) {
+                const Index t = csr.indices[e];
+                const Index* nodes = cell_nodes.nodes + static_cast<std::int64_t>(t) * m;
+                int a = 0;
+                while (nodes[a] != row) ++a;
+                const T* blocks = element_blocks + (static_cast<std::int64_t>(t) * m + a) * m * 9;
+                for (int b = 0; b < m; ++b) add_block(out, row, nodes[b], blocks + 9 * b);
+            }
+        },
+        256);
 }
 
 template <class T>
@@ -203,21 +212,24 @@ void sum_inline_linear_p1(const NodeCellsView& node_cells, const Cell* cells, co
     EDN_VERIFY(node_cells.layout.order == 1, ErrorCode::Unsupported,
                "inline summation is implemented for p = 1 only");
     zero(out);
-    parallel_for(0, out.pattern.num_rows, [&](std::int64_t row_) {
-        const Index row = static_cast<Index>(row_);
-        const CsrView& csr = node_cells.vertex_cells;
-        for (Index e = csr.offsets[row]; e < csr.offsets[row + 1]; ++e) {
-            const Cell& cell = cells[csr.indices[e]];
-            T X[4][3];
-            for (int v = 0; v < 4; ++v)
-                for (int d = 0; d < 3; ++d) X[v][d] = positions[3 * cell[v] + d];
-            int a = 0;
-            while (cell[a] != row) ++a;
-            T K[4][4][3][3];
-            linear_elastic_stiffness_tet4(X, lame, K);
-            for (int b = 0; b < 4; ++b) add_block(out, row, cell[b], &K[a][b][0][0]);
-        }
-    });
+    parallel_for(
+        0, out.pattern.num_rows,
+        [&](std::int64_t row_) {
+            const Index row = static_cast<Index>(row_);
+            const CsrView& csr = node_cells.vertex_cells;
+            for (Index e = csr.offsets[row]; e < csr.offsets[row + 1]; ++e) {
+                const Cell& cell = cells[csr.indices[e]];
+                T X[4][3];
+                for (int v = 0; v < 4; ++v)
+                    for (int d = 0; d < 3; ++d) X[v][d] = positions[3 * cell[v] + d];
+                int a = 0;
+                while (cell[a] != row) ++a;
+                T K[4][4][3][3];
+                linear_elastic_stiffness_tet4(X, lame, K);
+                for (int b = 0; b < 4; ++b) add_block(out, row, cell[b], &K[a][b][0][0]);
+            }
+        },
+        256);
 }
 
 #define EDN_INSTANTIATE(T)                                                                         \

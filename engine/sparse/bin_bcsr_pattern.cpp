@@ -48,12 +48,16 @@ std::vector<Index> bin_bcsr_bin_offsets(const std::vector<Index>& row_counts) {
     const std::int64_t rows = static_cast<std::int64_t>(row_counts.size());
     const std::int64_t bins = (rows + kBinRows - 1) / kBinRows;
     std::vector<std::int64_t> widths(bins, 0);
-    parallel_for(0, bins, [&](std::int64_t b) {
-        Index width = 0;
-        const std::int64_t end = std::min<std::int64_t>(rows, (b + 1) * kBinRows);
-        for (std::int64_t r = b * kBinRows; r < end; ++r) width = std::max(width, row_counts[r]);
-        widths[b] = width;
-    });
+    parallel_for(
+        0, bins,
+        [&](std::int64_t b) {
+            Index width = 0;
+            const std::int64_t end = std::min<std::int64_t>(rows, (b + 1) * kBinRows);
+            for (std::int64_t r = b * kBinRows; r < end; ++r)
+                width = std::max(width, row_counts[r]);
+            widths[b] = width;
+        },
+        kHeavyItems);
     std::vector<Index> offsets(bins + 1, 0);
     std::int64_t total = 0;
     for (std::int64_t b = 0; b < bins; ++b) {
@@ -101,41 +105,45 @@ void fill_bin_bcsr_columns(const Topology& topology, const std::vector<Cell>& ce
     const int m = nodes_per_cell(layout.order);
     const Index rows = pattern.num_rows;
     const Index bins = pattern.num_bins();
-    parallel_for(0, bins, [&](std::int64_t b) {
-        std::vector<Index> row_columns;
-        Index local[20];
-        const Index begin = pattern.bin_offsets[b];
-        const Index width = (pattern.bin_offsets[b + 1] - begin) / kBinRows;
-        for (Index lane = 0; lane < kBinRows; ++lane) {
-            const Index row = static_cast<Index>(b) * kBinRows + lane;
-            if (row >= rows) break;
-            row_columns.clear();
-            for (Index cell : node_cells(topology, layout, row)) {
-                cell_nodes(topology, cells, layout, cell, local);
-                for (int a = 0; a < m; ++a)
-                    if (local[a] != row) row_columns.push_back(local[a]);
+    parallel_for(
+        0, bins,
+        [&](std::int64_t b) {
+            std::vector<Index> row_columns;
+            Index local[20];
+            const Index begin = pattern.bin_offsets[b];
+            const Index width = (pattern.bin_offsets[b + 1] - begin) / kBinRows;
+            for (Index lane = 0; lane < kBinRows; ++lane) {
+                const Index row = static_cast<Index>(b) * kBinRows + lane;
+                if (row >= rows) break;
+                row_columns.clear();
+                for (Index cell : node_cells(topology, layout, row)) {
+                    cell_nodes(topology, cells, layout, cell, local);
+                    for (int a = 0; a < m; ++a)
+                        if (local[a] != row) row_columns.push_back(local[a]);
+                }
+                std::sort(row_columns.begin(), row_columns.end());
+                row_columns.erase(std::unique(row_columns.begin(), row_columns.end()),
+                                  row_columns.end());
+                EDN_VERIFY(static_cast<Index>(row_columns.size()) == pattern.row_counts[row],
+                           ErrorCode::Internal,
+                           "Bin-BCSR* pattern: row " << row << " has " << row_columns.size()
+                                                     << " neighbours but Eq. 6 predicted "
+                                                     << pattern.row_counts[row]
+                                                     << " (mesh not a valid simplicial complex?)");
+                for (Index j = 0; j < width; ++j) {
+                    const Index col =
+                        j < static_cast<Index>(row_columns.size()) ? row_columns[j] : row;
+                    pattern.columns[begin + j * kBinRows + lane] = col;
+                }
             }
-            std::sort(row_columns.begin(), row_columns.end());
-            row_columns.erase(std::unique(row_columns.begin(), row_columns.end()),
-                              row_columns.end());
-            EDN_VERIFY(static_cast<Index>(row_columns.size()) == pattern.row_counts[row],
-                       ErrorCode::Internal,
-                       "Bin-BCSR* pattern: row " << row << " has " << row_columns.size()
-                                                 << " neighbours but Eq. 6 predicted "
-                                                 << pattern.row_counts[row]
-                                                 << " (mesh not a valid simplicial complex?)");
-            for (Index j = 0; j < width; ++j) {
-                const Index col = j < static_cast<Index>(row_columns.size()) ? row_columns[j] : row;
-                pattern.columns[begin + j * kBinRows + lane] = col;
+            // Rows past the end of the last bin are padding too: point them at a valid node.
+            for (Index lane = 0; lane < kBinRows; ++lane) {
+                const Index row = static_cast<Index>(b) * kBinRows + lane;
+                if (row < rows) continue;
+                for (Index j = 0; j < width; ++j) pattern.columns[begin + j * kBinRows + lane] = 0;
             }
-        }
-        // Rows past the end of the last bin are padding too: point them at a valid node.
-        for (Index lane = 0; lane < kBinRows; ++lane) {
-            const Index row = static_cast<Index>(b) * kBinRows + lane;
-            if (row < rows) continue;
-            for (Index j = 0; j < width; ++j) pattern.columns[begin + j * kBinRows + lane] = 0;
-        }
-    });
+        },
+        kHeavyItems);
 }
 
 BinBcsrPattern build_bin_bcsr_pattern(const Topology& topology, const std::vector<Cell>& cells,

@@ -121,7 +121,8 @@ TEST_F(CliBench, StepWritesFiniteTimingsAndIterations) {
 
     // One case per line: p = 1 and 2 x 2 materials x 2 methods, drag, linear x 3 methods.
     int cases = 0;
-    for (std::size_t at = text.find("{\"mesh\":"); at != std::string::npos;
+    // (the header's "scene" object also starts with "mesh": count from "cases" on).
+    for (std::size_t at = text.find("{\"mesh\":", text.find("\"cases\"")); at != std::string::npos;
          at = text.find("{\"mesh\":", at + 1)) {
         ++cases;
         const std::string line = text.substr(at, text.find('\n', at) - at);

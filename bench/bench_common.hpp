@@ -129,6 +129,8 @@ void progress(const std::string& line);
 void run_assembly_bench(const Options& options);
 /// The SpMV benchmark (bench_spmv.cpp).
 void run_spmv_bench(const Options& options);
+/// Node order (natural, shuffled, Morton) against SpMV and summation (bench_reorder.cpp).
+void run_reorder_bench(const Options& options);
 /// The per-frame simulation benchmark (bench_step.cpp).
 void run_step_bench(const Options& options);
 

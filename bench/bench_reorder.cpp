@@ -63,14 +63,17 @@ Json measure(const Options& o, const std::string& name, const TetMesh& mesh, int
         }
         const std::size_t n = 3 * std::size_t(layout.num_nodes());
         DeviceFloats dx(std::vector<float>(n, 1.0f)), dy(std::vector<float>(n, 0.0f));
-        const double spmv = time_device_ms([&] { a.spmv_device(dx.data(), dy.data()); }, 50, repeat);
+        const double spmv =
+            time_device_ms([&] { a.spmv_device(dx.data(), dy.data()); }, 50, repeat);
         ms.add("summation", median(sums)).add("spmv", spmv);
     } else {
         const int m = nodes_per_cell(order);
         const std::vector<Index> cells = cell_node_table(topology, mesh.cells, layout);
         std::vector<double> blocks(mesh.cells.size() * m * m * 9);
-        cpu::linear_elastic_element_blocks(mesh.positions, mesh.cells, order, lame_d, blocks.data());
-        const PerEntryMap map = cpu::build_per_entry_map(pattern, {cells.data(), m, mesh.num_cells()});
+        cpu::linear_elastic_element_blocks(mesh.positions, mesh.cells, order, lame_d,
+                                           blocks.data());
+        const PerEntryMap map =
+            cpu::build_per_entry_map(pattern, {cells.data(), m, mesh.num_cells()});
         BinBcsrMatrix<double> k(pattern);
         std::vector<double> sums, spmvs;
         std::vector<double> x(3 * std::size_t(layout.num_nodes()), 1.0), y(x.size());

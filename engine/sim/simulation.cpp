@@ -213,15 +213,19 @@ void Simulation::set_state(const std::vector<double>& x, const std::vector<doubl
                "set_state: expected " << n << " values");
     backend_->set_state(x, v);
 }
-double Simulation::incremental_potential(const std::vector<double>& y, std::vector<double>* gradient) {
+double Simulation::incremental_potential(const std::vector<double>& y,
+                                         std::vector<double>* gradient) {
     const std::size_t n = 3 * static_cast<std::size_t>(backend_->layout.num_nodes());
-    EDN_VERIFY(y.size() == n, ErrorCode::Usage, "incremental_potential: expected " << n << " values");
+    EDN_VERIFY(y.size() == n, ErrorCode::Usage,
+               "incremental_potential: expected " << n << " values");
     return backend_->incremental_potential(y, gradient);
 }
 
-std::vector<double> Simulation::hessian_product(const std::vector<double>& y, const std::vector<double>& v) {
+std::vector<double> Simulation::hessian_product(const std::vector<double>& y,
+                                                const std::vector<double>& v) {
     const std::size_t n = 3 * static_cast<std::size_t>(backend_->layout.num_nodes());
-    EDN_VERIFY(y.size() == n && v.size() == n, ErrorCode::Usage, "hessian_product: expected " << n << " values");
+    EDN_VERIFY(y.size() == n && v.size() == n, ErrorCode::Usage,
+               "hessian_product: expected " << n << " values");
     return backend_->hessian_product(y, v);
 }
 

@@ -123,7 +123,8 @@ public:
     void set_state(const std::vector<double>& positions, const std::vector<double>& velocities);
     /// The incremental potential the next step() minimises, at node positions y (3 per node),
     /// and its gradient (zero on pinned nodes) when `gradient` is not null: for tests and tools.
-    double incremental_potential(const std::vector<double>& y, std::vector<double>* gradient = nullptr);
+    double incremental_potential(const std::vector<double>& y,
+                                 std::vector<double>* gradient = nullptr);
     /// H v with H the Hessian the Newton step assembles at y (pins not applied): for tests.
     std::vector<double> hessian_product(const std::vector<double>& y, const std::vector<double>& v);
     /// Rest positions of the nodes.

@@ -25,9 +25,11 @@ public:
     virtual std::vector<double> von_mises_stress() const = 0;
     /// Incremental potential of the next step at node positions y (3 per node) from the current
     /// state, and its gradient (free dofs) when `gradient` is not null.
-    virtual double incremental_potential(const std::vector<double>& y, std::vector<double>* gradient) = 0;
+    virtual double incremental_potential(const std::vector<double>& y,
+                                         std::vector<double>* gradient) = 0;
     /// H v for the Hessian of incremental_potential at y (as the Newton step assembles it).
-    virtual std::vector<double> hessian_product(const std::vector<double>& y, const std::vector<double>& v) = 0;
+    virtual std::vector<double> hessian_product(const std::vector<double>& y,
+                                                const std::vector<double>& v) = 0;
     /// Called after pins changed.
     virtual void pins_changed() {}
 

@@ -544,17 +544,18 @@ TEST_F(Cli, InfoReportsTheBinBcsrPattern) {
     EXPECT_EQ(std::stol(json.at("bytes")), 4 * 9 * (slots + nodes) + 4 * slots + 4 * (bins + 1));
 }
 
-
 /// Energy printed by `export` (its JSON "energy").
-double export_energy(const CliRun& run) { return std::stod(parse_flat_json(run.out).at("energy")); }
+double export_energy(const CliRun& run) {
+    return std::stod(parse_flat_json(run.out).at("energy"));
+}
 
 TEST_F(Cli, ExportNonlinearTangentIsTheJacobianOfTheForceAndRotationsAreFree) {
     const fs::path mesh = test::data_path("good/cube.node");
     for (const char* material : {"neohookean", "corotational"}) {
         for (int order = 1; order <= 2; ++order) {
             const std::string p = std::to_string(order);
-            const CliRun nodes_run = run({"export", mesh.string(), "--order", p, "--material", material,
-                                          "--nodes", (out_dir_ / "nodes.txt").string()});
+            const CliRun nodes_run = run({"export", mesh.string(), "--order", p, "--material",
+                                          material, "--nodes", (out_dir_ / "nodes.txt").string()});
             ASSERT_EQ(nodes_run.exit_code, 0) << nodes_run.err;
             const std::vector<double> x = read_numbers(out_dir_ / "nodes.txt");
             const long n = static_cast<long>(x.size());
@@ -568,22 +569,35 @@ TEST_F(Cli, ExportNonlinearTangentIsTheJacobianOfTheForceAndRotationsAreFree) {
             auto write_u = [&](const std::string& name, double scale) {
                 std::ofstream out(out_dir_ / name);
                 out << std::setprecision(17);
-                for (long i = 0; i < n; ++i) out << u[i] + scale * v[i] << ((i % 3 == 2) ? '\n' : ' ');
+                for (long i = 0; i < n; ++i)
+                    out << u[i] + scale * v[i] << ((i % 3 == 2) ? '\n' : ' ');
             };
             write_u("U0.txt", 0), write_u("Up.txt", h), write_u("Um.txt", -h);
             auto run_at = [&](const std::string& name, bool matrix) {
-                std::vector<std::string> args = {"export", mesh.string(), "--order", p, "--material", material,
-                                                  "--E", "1000", "--nu", "0.3", "--displacement",
-                                                  (out_dir_ / name).string(), "--force",
-                                                  (out_dir_ / ("f_" + name)).string()};
+                std::vector<std::string> args = {"export",
+                                                 mesh.string(),
+                                                 "--order",
+                                                 p,
+                                                 "--material",
+                                                 material,
+                                                 "--E",
+                                                 "1000",
+                                                 "--nu",
+                                                 "0.3",
+                                                 "--displacement",
+                                                 (out_dir_ / name).string(),
+                                                 "--force",
+                                                 (out_dir_ / ("f_" + name)).string()};
                 if (matrix) args.insert(args.end(), {"--matrix", (out_dir_ / "K.mtx").string()});
                 return run(args);
             };
-            const CliRun r0 = run_at("U0.txt", true), rp = run_at("Up.txt", false), rm = run_at("Um.txt", false);
+            const CliRun r0 = run_at("U0.txt", true), rp = run_at("Up.txt", false),
+                         rm = run_at("Um.txt", false);
             ASSERT_EQ(r0.exit_code, 0) << r0.err;
             ASSERT_EQ(rp.exit_code, 0) << rp.err;
             ASSERT_EQ(rm.exit_code, 0) << rm.err;
-            const auto f0 = read_numbers(out_dir_ / "f_U0.txt"), fp = read_numbers(out_dir_ / "f_Up.txt"),
+            const auto f0 = read_numbers(out_dir_ / "f_U0.txt"),
+                       fp = read_numbers(out_dir_ / "f_Up.txt"),
                        fm = read_numbers(out_dir_ / "f_Um.txt");
             long nn = 0;
             const auto k = read_matrix_market(out_dir_ / "K.mtx", nn);
@@ -591,7 +605,8 @@ TEST_F(Cli, ExportNonlinearTangentIsTheJacobianOfTheForceAndRotationsAreFree) {
             // dW/dx . V against the energy difference.
             double fv = 0;
             for (long i = 0; i < n; ++i) fv += f0[i] * v[i];
-            EXPECT_NEAR((export_energy(rp) - export_energy(rm)) / (2 * h), fv, 1e-5 * (std::abs(fv) + 1))
+            EXPECT_NEAR((export_energy(rp) - export_energy(rm)) / (2 * h), fv,
+                        1e-5 * (std::abs(fv) + 1))
                 << material << " p" << order;
             // K V against the force difference.
             std::vector<double> kv(n, 0.0);
@@ -599,7 +614,8 @@ TEST_F(Cli, ExportNonlinearTangentIsTheJacobianOfTheForceAndRotationsAreFree) {
             for (const auto& [rc, value] : k) kv[rc.first] += value * v[rc.second];
             for (double q : kv) scale = std::max(scale, std::abs(q));
             for (long i = 0; i < n; ++i)
-                EXPECT_NEAR((fp[i] - fm[i]) / (2 * h), kv[i], 1e-5 * scale) << material << " p" << order << " dof " << i;
+                EXPECT_NEAR((fp[i] - fm[i]) / (2 * h), kv[i], 1e-5 * scale)
+                    << material << " p" << order << " dof " << i;
         }
         // A rigid rotation of the rest shape: zero energy and zero force.
         const CliRun nodes_run = run({"export", mesh.string(), "--material", material, "--nodes",
@@ -610,10 +626,12 @@ TEST_F(Cli, ExportNonlinearTangentIsTheJacobianOfTheForceAndRotationsAreFree) {
             std::ofstream out(out_dir_ / "R.txt");
             out << std::setprecision(17);
             for (std::size_t i = 0; i < x.size(); i += 3)
-                out << (c * x[i] - s * x[i + 1]) - x[i] << ' ' << (s * x[i] + c * x[i + 1]) - x[i + 1] << " 0\n";
+                out << (c * x[i] - s * x[i + 1]) - x[i] << ' '
+                    << (s * x[i] + c * x[i + 1]) - x[i + 1] << " 0\n";
         }
-        const CliRun rot = run({"export", mesh.string(), "--material", material, "--displacement",
-                                (out_dir_ / "R.txt").string(), "--force", (out_dir_ / "fR.txt").string()});
+        const CliRun rot =
+            run({"export", mesh.string(), "--material", material, "--displacement",
+                 (out_dir_ / "R.txt").string(), "--force", (out_dir_ / "fR.txt").string()});
         ASSERT_EQ(rot.exit_code, 0) << rot.err;
         EXPECT_NEAR(export_energy(rot), 0.0, 1e-9) << material;
         for (double f : read_numbers(out_dir_ / "fR.txt")) EXPECT_NEAR(f, 0.0, 1e-8) << material;

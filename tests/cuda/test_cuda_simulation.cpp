@@ -69,20 +69,27 @@ TEST_P(CudaSimulationTest, TrajectoryMatchesCpuOver100Frames) {
     const auto sc = cpu.von_mises_stress(), sg = gpu.von_mises_stress();
     ASSERT_EQ(sc.size(), sg.size());
     double smax = 0, sdiff = 0;
-    for (std::size_t i = 0; i < sc.size(); ++i) smax = std::max(smax, sc[i]), sdiff = std::max(sdiff, std::abs(sc[i] - sg[i]));
+    for (std::size_t i = 0; i < sc.size(); ++i)
+        smax = std::max(smax, sc[i]), sdiff = std::max(sdiff, std::abs(sc[i] - sg[i]));
     EXPECT_LT(sdiff, 0.05 * smax);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, CudaSimulationTest,
-    ::testing::Values(TrajectoryCase{1, Material::NeoHookean, SummationMethod::PerEntry, Integrator::BackwardEuler},
-                      TrajectoryCase{1, Material::Corotational, SummationMethod::PerSimplex, Integrator::BackwardEuler},
-                      TrajectoryCase{1, Material::Linear, SummationMethod::Inline, Integrator::BackwardEuler},
-                      TrajectoryCase{2, Material::NeoHookean, SummationMethod::PerEntry, Integrator::Midpoint},
-                      TrajectoryCase{2, Material::Corotational, SummationMethod::PerEntry, Integrator::BackwardEuler}),
+    ::testing::Values(
+        TrajectoryCase{1, Material::NeoHookean, SummationMethod::PerEntry,
+                       Integrator::BackwardEuler},
+        TrajectoryCase{1, Material::Corotational, SummationMethod::PerSimplex,
+                       Integrator::BackwardEuler},
+        TrajectoryCase{1, Material::Linear, SummationMethod::Inline, Integrator::BackwardEuler},
+        TrajectoryCase{2, Material::NeoHookean, SummationMethod::PerEntry, Integrator::Midpoint},
+        TrajectoryCase{2, Material::Corotational, SummationMethod::PerEntry,
+                       Integrator::BackwardEuler}),
     [](const auto& info) {
-        return std::string(material_name(info.param.material)) + "_p" + std::to_string(info.param.order) + "_" +
-               summation_method_name(info.param.summation) + "_" + integrator_name(info.param.integrator);
+        return std::string(material_name(info.param.material)) + "_p" +
+               std::to_string(info.param.order) + "_" +
+               summation_method_name(info.param.summation) + "_" +
+               integrator_name(info.param.integrator);
     });
 
 } // namespace
@@ -110,10 +117,12 @@ TEST(CudaSimulation, PotentialAndGradientMatchCpuAtADeformedState) {
             std::vector<double> gc, gg;
             const double ec = cpu.incremental_potential(y, &gc);
             const double eg = gpu.incremental_potential(y, &gg);
-            EXPECT_NEAR(eg, ec, 1e-4 * std::abs(ec) + 1e-6) << material_name(material) << " p" << order;
+            EXPECT_NEAR(eg, ec, 1e-4 * std::abs(ec) + 1e-6)
+                << material_name(material) << " p" << order;
             double scale = 0, diff = 0;
             for (std::size_t k = 0; k < gc.size(); ++k)
-                scale = std::max(scale, std::abs(gc[k])), diff = std::max(diff, std::abs(gc[k] - gg[k]));
+                scale = std::max(scale, std::abs(gc[k])),
+                diff = std::max(diff, std::abs(gc[k] - gg[k]));
             EXPECT_LT(diff, 1e-3 * scale) << material_name(material) << " p" << order;
             // Pinned nodes: zero gradient on both.
             for (std::size_t i = 0; i < gc.size() / 3; ++i)
@@ -135,7 +144,8 @@ TEST(CudaSimulation, PinnedNodesDoNotMove) {
     const auto& rest = gpu.rest_positions();
     for (std::size_t i = 0; i < x.size() / 3; ++i)
         if (gpu.pinned()[i])
-            for (int d = 0; d < 3; ++d) EXPECT_EQ(x[3 * i + d], static_cast<float>(rest[3 * i + d])) << "node " << i;
+            for (int d = 0; d < 3; ++d)
+                EXPECT_EQ(x[3 * i + d], static_cast<float>(rest[3 * i + d])) << "node " << i;
 }
 
 } // namespace
@@ -168,17 +178,18 @@ TEST(CudaSimulation, FirstFrameMatchesCpu) {
             const auto& rest = cpu.rest_positions();
             double diff = 0, scale = 0;
             for (std::size_t k = 0; k < xc.size(); ++k)
-                diff = std::max(diff, std::abs(xc[k] - xg[k])), scale = std::max(scale, std::abs(xc[k] - rest[k]));
+                diff = std::max(diff, std::abs(xc[k] - xg[k])),
+                scale = std::max(scale, std::abs(xc[k] - rest[k]));
             std::ostringstream log;
-            log << integrator_name(integrator) << " newton<=" << newton << ": cpu it " << rc.newton_iterations
-                << " cg " << rc.cg_iterations << " res";
+            log << integrator_name(integrator) << " newton<=" << newton << ": cpu it "
+                << rc.newton_iterations << " cg " << rc.cg_iterations << " res";
             for (double r : rc.residuals) log << ' ' << r;
             log << " | gpu it " << rg.newton_iterations << " cg " << rg.cg_iterations << " res";
             for (double r : rg.residuals) log << ' ' << r;
-            log << " | pcg breakdown " << rc.pcg_breakdowns << "/" << rg.pcg_breakdowns << " unconverged "
-                << rc.pcg_unconverged << "/" << rg.pcg_unconverged;
-            log << " | max diff " << diff << " scale " << scale << " ls fail " << rc.line_search_failures << "/"
-                << rg.line_search_failures;
+            log << " | pcg breakdown " << rc.pcg_breakdowns << "/" << rg.pcg_breakdowns
+                << " unconverged " << rc.pcg_unconverged << "/" << rg.pcg_unconverged;
+            log << " | max diff " << diff << " scale " << scale << " ls fail "
+                << rc.line_search_failures << "/" << rg.line_search_failures;
             std::cout << log.str() << std::endl;
             // One Newton iteration leaves the inexact inner solve's error in x (float vs double
             // PCG stop at different iterates); converged Newton must agree closely.
@@ -206,13 +217,16 @@ TEST(CudaSimulation, HessianProductMatchesCpu) {
             sg.backend = Backend::Cuda;
             Simulation cpu(mesh, s), gpu(mesh, sg);
             std::vector<double> y = cpu.rest_positions(), v(y.size());
-            for (std::size_t k = 0; k < y.size(); ++k) y[k] += 0.01 * std::sin(0.7 * k + 0.3), v[k] = std::cos(1.3 * k);
+            for (std::size_t k = 0; k < y.size(); ++k)
+                y[k] += 0.01 * std::sin(0.7 * k + 0.3), v[k] = std::cos(1.3 * k);
             const auto hc = cpu.hessian_product(y, v), hg = gpu.hessian_product(y, v);
             double scale = 0, diff = 0;
             for (std::size_t k = 0; k < hc.size(); ++k)
-                scale = std::max(scale, std::abs(hc[k])), diff = std::max(diff, std::abs(hc[k] - hg[k]));
-            EXPECT_LT(diff, 1e-4 * scale) << summation_method_name(method) << " " << integrator_name(integrator)
-                                          << " diff " << diff << " scale " << scale << " first " << hc[0] << " vs " << hg[0];
+                scale = std::max(scale, std::abs(hc[k])),
+                diff = std::max(diff, std::abs(hc[k] - hg[k]));
+            EXPECT_LT(diff, 1e-4 * scale)
+                << summation_method_name(method) << " " << integrator_name(integrator) << " diff "
+                << diff << " scale " << scale << " first " << hc[0] << " vs " << hg[0];
         }
     }
 }

@@ -3,6 +3,7 @@
 #include "core/atomic_file.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/parallel.hpp"
 #include "mesh/box_mesh.hpp"
 
@@ -16,33 +17,9 @@
 namespace edn::bench {
 namespace {
 
+/// Quoted JSON string (core/json_text.hpp).
 std::string quote(std::string_view text) {
-    std::string out = "\"";
-    for (char c : text) {
-        switch (c) {
-        case '"':
-            out += "\\\"";
-            break;
-        case '\\':
-            out += "\\\\";
-            break;
-        case '\n':
-            out += "\\n";
-            break;
-        case '\t':
-            out += "\\t";
-            break;
-        default:
-            if (static_cast<unsigned char>(c) < 0x20) {
-                char buf[8];
-                std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-                out += buf;
-            } else {
-                out += c;
-            }
-        }
-    }
-    return out + "\"";
+    return json_string(text);
 }
 
 /// One-line usage text of `program` (argv[0]).

@@ -2,6 +2,8 @@
 /// Minimal ordered JSON object writer for the CLI's machine-readable output: keys keep the order
 /// in which commands add them, so new keys can be appended without touching existing ones.
 
+#include "core/json_text.hpp"
+
 #include <concepts>
 #include <cstdint>
 #include <string>
@@ -11,11 +13,8 @@
 
 namespace edn::cli {
 
-/// `text` as a quoted JSON string with escapes.
-std::string json_string(std::string_view text);
-
-/// A finite double in shortest round-trip form; NaN and infinities become null.
-std::string json_number(double value);
+using edn::json_number;
+using edn::json_string;
 
 /// An ordered JSON object.
 class JsonObject {

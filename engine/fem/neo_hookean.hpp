@@ -28,6 +28,7 @@
 /// dPdF[3 i + j][3 k + l] = d P_ij / d F_kl = d^2 psi / d F_ij d F_kl (symmetric).
 
 #include "core/types.hpp"
+#include "fem/isotropic_tangent.hpp"
 #include "fem/linear_elasticity.hpp"
 #include "fem/psd_projection.hpp"
 #include "fem/small_matrix.hpp"
@@ -111,8 +112,8 @@ template <class T> struct NeoHookean {
     }
 
     /// Energy density, stress and (when dPdF is not null) tangent in one pass; the tangent is
-    /// projected onto the PSD cone (Jacobi eigen-decomposition, negative eigenvalues clamped)
-    /// when project_psd is set.
+    /// projected onto the PSD cone when project_psd is set (analytic eigensystem,
+    /// projected_tangent; equal to the Jacobi projection of the exact tangent).
     EDN_HOST_DEVICE inline void evaluate(const Mat3<T>& F, T& psi, Mat3<T>& P, T (*dPdF)[9],
                                          bool project_psd_tangent) const {
         const ExtendedLog<T> l = extended_log(det(F), extension_jacobian);
@@ -122,12 +123,44 @@ template <class T> struct NeoHookean {
               T(0.5) * lame.lambda * l.value * l.value;
         P = lame.mu * F + (a * l.first) * C;
         if (dPdF == nullptr) return;
+        if (project_psd_tangent) {
+            projected_tangent(F, dPdF);
+            return;
+        }
         const T cc = a * l.second + lame.lambda * l.first * l.first;
         for (int x = 0; x < 9; ++x)
             for (int y = 0; y < 9; ++y)
                 dPdF[x][y] = cc * C.m[x / 3][x % 3] * C.m[y / 3][y % 3] + (x == y ? lame.mu : T(0));
         add_cofactor_derivative(F, a * l.first, dPdF);
-        if (project_psd_tangent) project_psd<9>(dPdF);
+    }
+
+    /// The PSD projection (or, with project = false, the exact value) of dP/dF from its analytic
+    /// eigensystem (isotropic_tangent.hpp) instead
+    /// of a 9x9 Jacobi eigen-solve: in singular values psi = mu/2 (sum s_k^2 - 3) - mu l(J) +
+    /// lambda/2 l(J)^2, J = s0 s1 s2, pi_k = dJ/ds_k = J / s_k (product of the other two),
+    /// c1 = (lambda l - mu) l', c2 = (lambda l - mu) l'' + lambda l'^2:
+    ///   psi_k = mu s_k + c1 pi_k,
+    ///   H_ab  = mu delta_ab + c2 pi_a pi_b + c1 s_c  (a != b, c the third index),
+    ///   alpha_ij = (psi_i - psi_j)/(s_i - s_j) = mu - c1 s_k,
+    ///   beta_ij  = (psi_i + psi_j)/(s_i + s_j) = mu + c1 s_k     (k the third index):
+    /// no divisions, so exact also for repeated or vanishing singular values.
+    EDN_HOST_DEVICE inline void projected_tangent(const Mat3<T>& F, T dPdF[9][9],
+                                                  bool project = true) const {
+        const Svd3<T> svd = svd3_rotation_variant(F);
+        const Vec3T<T>& s = svd.sigma;
+        const ExtendedLog<T> l = extended_log(s[0] * s[1] * s[2], extension_jacobian);
+        const T a = lame.lambda * l.value - lame.mu;
+        const T c1 = a * l.first;
+        const T c2 = a * l.second + lame.lambda * l.first * l.first;
+        const T pi[3] = {s[1] * s[2], s[0] * s[2], s[0] * s[1]};
+        T H[3][3];
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j)
+                H[i][j] = c2 * pi[i] * pi[j] + (i == j ? lame.mu : c1 * s[3 - i - j]);
+        // Pairs (0,1), (0,2), (1,2): the third index is 2, 1, 0.
+        const T alpha[3] = {lame.mu - c1 * s[2], lame.mu - c1 * s[1], lame.mu - c1 * s[0]};
+        const T beta[3] = {lame.mu + c1 * s[2], lame.mu + c1 * s[1], lame.mu + c1 * s[0]};
+        assemble_isotropic_tangent(svd, H, alpha, beta, project, dPdF);
     }
 };
 

@@ -219,8 +219,13 @@ TEST(NeoHookean, EvaluateMatchesSeparateCallsAndProjectionIsPsd) {
         symmetric_eigen_jacobi<9>(work, ev, V);
         if (*std::min_element(ev, ev + 9) <= 1e-8 * kLame.lambda) continue;
         ++definite;
+        // The projection is computed from the analytic eigensystem, so "unchanged" holds to
+        // round-off rather than bit for bit.
+        double scale = 0;
         for (int x = 0; x < 9; ++x)
-            for (int y = 0; y < 9; ++y) EXPECT_EQ(D[x][y], Dp[x][y]);
+            for (int y = 0; y < 9; ++y) scale = std::max(scale, std::abs(D[x][y]));
+        for (int x = 0; x < 9; ++x)
+            for (int y = 0; y < 9; ++y) EXPECT_NEAR(D[x][y], Dp[x][y], 1e-10 * scale);
     }
     EXPECT_GT(definite, 10);
 }

@@ -8,13 +8,6 @@
 
 namespace edn::cli {
 
-std::optional<MaterialKind> parse_material(std::string_view name) {
-    if (name == "linear") return MaterialKind::Linear;
-    if (name == "corotational") return MaterialKind::Corotational;
-    if (name == "neohookean") return MaterialKind::NeoHookean;
-    return std::nullopt;
-}
-
 namespace {
 
 /// Element energies, gradients and exact Hessians at x = rest + u of a nonlinear material;

@@ -5,6 +5,7 @@
 #include "fem/linear_elasticity.hpp"
 #include "mesh/node_layout.hpp"
 #include "mesh/topology.hpp"
+#include "sim/simulation.hpp"
 #include "sparse/bin_bcsr_matrix.hpp"
 
 #include <optional>
@@ -13,11 +14,8 @@
 
 namespace edn::cli {
 
-/// Material models of the export command.
-enum class MaterialKind { Linear, Corotational, NeoHookean };
-
-/// "linear", "corotational", "neohookean"; nullopt otherwise.
-std::optional<MaterialKind> parse_material(std::string_view name);
+/// Material models of the export command: the simulation's (sim/simulation.hpp).
+using MaterialKind = Material;
 
 /// W, dW/dx and d2W/dx2 of the mesh.
 struct MaterialTangent {

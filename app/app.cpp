@@ -1,6 +1,7 @@
 #include "app.hpp"
 
 #include "core/atomic_file.hpp"
+#include "core/device.hpp"
 #include "core/error.hpp"
 
 #include <algorithm>
@@ -89,7 +90,11 @@ App::App(AppOptions options)
     gui_.settings = default_app_settings();
     if (options_.color) gui_.color_mode = *options_.color;
     gui_.paused = options_.paused;
-    if (options_.backend) gui_.settings.backend = *options_.backend;
+    // A GPU when there is one: the CPU backend is the fallback, not the default.
+    if (options_.backend)
+        gui_.settings.backend = *options_.backend;
+    else if (edn::cuda_device_available())
+        gui_.settings.backend = edn::Backend::Cuda;
 }
 
 App::~App() {

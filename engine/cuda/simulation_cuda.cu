@@ -51,16 +51,18 @@ __global__ void element_kernel(Material material, const RestElement<float>* rest
         (outputs & kGradient)
             ? reinterpret_cast<float(*)[3]>(forces + static_cast<std::int64_t>(t) * m * 3)
             : dummy_gradient,
-        (outputs & kHessian) ? blocks + static_cast<std::int64_t>(t) * m * m * 9 : nullptr);
+        (outputs & kHessian) ? blocks + static_cast<std::int64_t>(t) * m * m * 9 : nullptr,
+        /*displacement_form=*/true);
     energy[t] = e;
 }
 
 /// Per node: inertia, damping, gravity and ground terms; energy per node and (optionally) the
 /// full gradient with the element forces gathered through node->cells.
 __global__ void node_kernel(NodeTerms terms, NodeCellsView nc, const Index* cell_nodes, int m,
-                            const float* mass, const std::uint8_t* fixed, const float* y,
-                            const float* y_tilde, const float* x_start, const float* forces,
-                            Index n, bool with_gradient, float* node_energy, float* gradient) {
+                            const float* mass, const std::uint8_t* fixed, const float* rest_x,
+                            const float* y, const float* y_tilde, const float* x_start,
+                            const float* forces, Index n, bool with_gradient, float* node_energy,
+                            float* gradient) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float e = 0, g[3];
@@ -75,7 +77,7 @@ __global__ void node_kernel(NodeTerms terms, NodeCellsView nc, const Index* cell
         g[d] = mass[i] * (terms.inertia * dy + terms.damping * dv - terms.gravity[d]);
     }
     if (terms.has_ground) {
-        const float pen = y[3 * i + 2] - terms.ground_height;
+        const float pen = rest_x[3 * i + 2] + y[3 * i + 2] - terms.ground_height;
         if (pen < 0) {
             e += 0.5f * terms.ground_stiffness * pen * pen;
             g[2] += terms.ground_stiffness * pen;
@@ -97,12 +99,14 @@ __global__ void node_kernel(NodeTerms terms, NodeCellsView nc, const Index* cell
 }
 
 /// Drag spring: energy into slot 0 of `extra`, gradient added to its three vertices.
-__global__ void drag_kernel(DragSpring drag_in, const float* y, const std::uint8_t* fixed,
-                            bool with_gradient, float* extra, float* gradient) {
+__global__ void drag_kernel(DragSpring drag_in, const float* rest_x, const float* y,
+                            const std::uint8_t* fixed, bool with_gradient, float* extra,
+                            float* gradient) {
     float p[3] = {0, 0, 0};
     for (int k = 0; k < 3; ++k)
         for (int d = 0; d < 3; ++d)
-            p[d] += float(drag_in.weights[k]) * y[3 * drag_in.vertices[k] + d];
+            p[d] += float(drag_in.weights[k]) *
+                    (rest_x[3 * drag_in.vertices[k] + d] + y[3 * drag_in.vertices[k] + d]);
     float e = 0;
     for (int d = 0; d < 3; ++d) {
         const float diff = p[d] - float(drag_in.target[d]);
@@ -116,14 +120,14 @@ __global__ void drag_kernel(DragSpring drag_in, const float* y, const std::uint8
     extra[0] = e;
 }
 
-__global__ void add_diagonal_kernel(const float* mass, float scale, const float* y, NodeTerms terms,
-                                    Index n, float* diag) {
+__global__ void add_diagonal_kernel(const float* mass, float scale, const float* rest_x,
+                                    const float* y, NodeTerms terms, Index n, float* diag) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const float add = mass[i] * scale;
     diag[i] += add, diag[4 * static_cast<std::int64_t>(n) + i] += add;
     diag[8 * static_cast<std::int64_t>(n) + i] += add;
-    if (terms.has_ground && y[3 * i + 2] < terms.ground_height)
+    if (terms.has_ground && rest_x[3 * i + 2] + y[3 * i + 2] < terms.ground_height)
         diag[8 * static_cast<std::int64_t>(n) + i] += terms.ground_stiffness;
 }
 
@@ -185,6 +189,12 @@ __global__ void kinetic_kernel(const float* mass, const float* v, Index n, float
     if (i >= n) return;
     const float* vi = v + 3 * static_cast<std::int64_t>(i);
     out[i] = 0.5f * mass[i] * (vi[0] * vi[0] + vi[1] * vi[1] + vi[2] * vi[2]);
+}
+
+/// x = X + u (node positions from displacements), for device_positions().
+__global__ void positions_kernel(const float* rest_x, const float* u, std::int64_t n, float* x) {
+    const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < n) x[k] = rest_x[k] + u[k];
 }
 
 __global__ void axpy_kernel(const float* y, float alpha, const float* dx, std::int64_t n,
@@ -266,7 +276,7 @@ __global__ void von_mises_kernel(Material material, const RestElement<float>* re
                                 rest[t].inverse_jacobian[2][j] * dN[a][2];
                 s += y[3 * cell_nodes[static_cast<std::int64_t>(t) * m + a] + r] * g;
             }
-            F.m[r][j] = s;
+            F.m[r][j] = s + (r == j ? 1.f : 0.f); // y holds displacements
         }
     float psi;
     Mat3<float> Pk;
@@ -278,12 +288,19 @@ class CudaBackend final : public SimulationBackend {
 public:
     CudaBackend(TetMesh m, const SimulationSettings& s);
     StepResult step() override;
-    std::vector<double> positions() const override { return download(x_); }
+    // x_, y_, trial_, x_start_ and y_tilde_ hold displacements u = x - X (float keeps the digits
+    // of small motions of large bodies); positions are X + u.
+    std::vector<double> positions() const override {
+        std::vector<double> u = download(x_);
+        for (std::size_t k = 0; k < u.size(); ++k) u[k] += rest[k];
+        return u;
+    }
     std::vector<double> velocities() const override { return download(v_); }
-    const float* device_positions() const override { return x_.data(); }
+    const float* device_positions() const override { return positions_.data(); }
     void set_state(const std::vector<double>& x, const std::vector<double>& v) override {
-        upload(x_, x);
+        upload(x_, minus_rest(x));
         upload(v_, v);
+        update_positions();
     }
     std::vector<double> von_mises_stress() const override;
     double incremental_potential(const std::vector<double>& y,
@@ -295,7 +312,7 @@ public:
             x_.data(), v_.data(), fixed_.data(), static_cast<float>(effective_dt()),
             settings.integrator != Integrator::Static, n, y_tilde_.data(), y_.data());
         EDN_CUDA_CHECK_LAUNCH();
-        upload(trial_, y);
+        upload(trial_, minus_rest(y));
         const double e = evaluate(trial_.data(), gradient ? (kEnergy | kGradient) : kEnergy);
         if (gradient) *gradient = download(g_);
         return e;
@@ -335,6 +352,19 @@ private:
     void launch_elements(const Material& material, const float* y, int outputs);
     template <class F> void with_material(F&& f) const;
     NodeTerms node_terms() const;
+    /// x - X on the host.
+    std::vector<double> minus_rest(const std::vector<double>& x) const {
+        std::vector<double> u(x.size());
+        for (std::size_t k = 0; k < x.size(); ++k) u[k] = x[k] - rest[k];
+        return u;
+    }
+    /// positions_ = X + u.
+    void update_positions() {
+        const std::int64_t n = static_cast<std::int64_t>(x_.size());
+        positions_kernel<<<blocks_for(n), kBlock>>>(rest_x_.data(), x_.data(), n,
+                                                    positions_.data());
+        EDN_CUDA_CHECK_LAUNCH();
+    }
     /// Sums the element Hessians at y and adds the mass, ground and drag terms.
     void assemble(const float* y);
 
@@ -344,6 +374,7 @@ private:
     QuadratureTet<float> rule_{};
     DeviceBuffer<RestElement<float>> rest_elements_;
     DeviceBuffer<float> x_, v_, y_, y_tilde_, x_start_, trial_, g_, dx_, rhs_, scratch_;
+    DeviceBuffer<float> rest_x_, positions_; ///< X and X + u (3 per node)
     DeviceBuffer<float> mass_, cell_energy_, node_energy_, forces_, extra_;
     DeviceBuffer<std::uint8_t> fixed_;
     DeviceBuffer<double> reduce_out_;
@@ -392,7 +423,11 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s)
     bad_.resize(1);
     reduce_out_.resize(1);
     pins_changed();
-    upload(x_, rest);
+    rest_x_.resize(dofs);
+    positions_.resize(dofs);
+    upload(rest_x_, rest);
+    EDN_CUDA_CHECK(cudaMemset(x_.data(), 0, x_.bytes())); // at rest: u = 0
+    update_positions();
     EDN_CUDA_CHECK(cudaMemset(v_.data(), 0, v_.bytes()));
     assembly_->device_element_blocks(); // allocate once
 }
@@ -443,8 +478,8 @@ void CudaBackend::assemble(const float* y) {
     assembly_->sum(settings.summation, lame_);
     const BinBcsrMatrixView<float> a = assembly_->device_matrix();
     const float mass_scale = static_cast<float>(inertia_coefficient() + node_terms().damping);
-    add_diagonal_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), mass_scale, y, node_terms(), n,
-                                                   a.diag);
+    add_diagonal_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), mass_scale, rest_x_.data(), y,
+                                                   node_terms(), n, a.diag);
     if (drag) add_drag_hessian_kernel<<<1, 32>>>(*drag, a);
     EDN_CUDA_CHECK_LAUNCH();
 }
@@ -489,13 +524,15 @@ double CudaBackend::evaluate(const float* y, int outputs) {
     const bool with_gradient = outputs & kGradient;
     node_kernel<<<blocks_for(n), kBlock>>>(
         node_terms(), assembly_->device_node_cells(), assembly_->device_cell_nodes().nodes,
-        nodes_per_cell(layout.order), mass_.data(), fixed_.data(), y, y_tilde_.data(),
-        x_start_.data(), forces_.data(), n, with_gradient, node_energy_.data(), g_.data());
+        nodes_per_cell(layout.order), mass_.data(), fixed_.data(), rest_x_.data(), y,
+        y_tilde_.data(), x_start_.data(), forces_.data(), n, with_gradient, node_energy_.data(),
+        g_.data());
     EDN_CUDA_CHECK_LAUNCH();
     last_strain_energy_ = device_sum(cell_energy_.data(), mesh.num_cells());
     double total = last_strain_energy_ + device_sum(node_energy_.data(), n);
     if (drag) {
-        drag_kernel<<<1, 1>>>(*drag, y, fixed_.data(), with_gradient, extra_.data(), g_.data());
+        drag_kernel<<<1, 1>>>(*drag, rest_x_.data(), y, fixed_.data(), with_gradient, extra_.data(),
+                              g_.data());
         EDN_CUDA_CHECK_LAUNCH();
         float e = 0;
         EDN_CUDA_CHECK(cudaMemcpy(&e, extra_.data(), sizeof(float), cudaMemcpyDeviceToHost));
@@ -625,6 +662,7 @@ StepResult CudaBackend::step() {
     EDN_CUDA_CHECK_LAUNCH();
     result.kinetic_energy = device_sum(node_energy_.data(), n);
     result.potential = std::isfinite(e_at_y) ? e_at_y : evaluate(y_.data(), kEnergy);
+    update_positions();
     result.times.total = elapsed_ms(step_start);
     return result;
 }

@@ -62,13 +62,14 @@ template <class T> struct RestElement {
 /// What to compute.
 enum ElementOutput : int { kEnergy = 1, kGradient = 2, kHessian = 4 };
 
-/// Evaluates one element. x: m x 3 current node positions (local order); outputs are written
-/// (not accumulated): energy, gradient[m][3], hessian[m][m][9] (row-major 3x3 blocks).
+/// Evaluates one element. x: m x 3 current node positions (local order), or displacements when
+/// displacement_form; outputs are written (not accumulated): energy, gradient[m][3],
+/// hessian[m][m][9] (row-major 3x3 blocks).
 template <int P, class T, class Material>
 EDN_HOST_DEVICE inline void evaluate_element(const Material& material, const RestElement<T>& rest,
                                              const QuadratureTet<T>& rule, const T (*x)[3],
                                              int outputs, bool project, T& energy, T (*gradient)[3],
-                                             T* hessian) {
+                                             T* hessian, bool displacement_form = false) {
     constexpr int m = lagrange_tet_num_nodes(P);
     energy = T(0);
     if (outputs & kGradient)
@@ -89,7 +90,9 @@ EDN_HOST_DEVICE inline void evaluate_element(const Material& material, const Res
             for (int j = 0; j < 3; ++j) {
                 T s = T(0);
                 for (int a = 0; a < m; ++a) s += x[a][r] * g[a][j];
-                F.m[r][j] = s;
+                // Displacement form: x holds u = x - X and F = I + grad u (sum_a X_a g_a^T = I
+                // on straight-sided elements), which keeps float precision for small strains.
+                F.m[r][j] = s + (displacement_form && r == j ? T(1) : T(0));
             }
         const T w = rule.weight[q] * rest.abs_det;
         T psi;

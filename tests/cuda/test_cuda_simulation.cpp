@@ -145,7 +145,7 @@ TEST(CudaSimulation, PinnedNodesDoNotMove) {
     for (std::size_t i = 0; i < x.size() / 3; ++i)
         if (gpu.pinned()[i])
             for (int d = 0; d < 3; ++d)
-                EXPECT_EQ(x[3 * i + d], static_cast<float>(rest[3 * i + d])) << "node " << i;
+                EXPECT_EQ(x[3 * i + d], rest[3 * i + d]) << "node " << i;
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 #include "core/atomic_file.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
+#include "sim/state_transfer.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -31,6 +32,17 @@ constexpr double kDragStiffnessPerKg = 100.0;
 
 /// Default pins: vertices below this fraction of the mesh height (so models stand).
 constexpr float kDefaultPinFraction = 0.02f;
+
+/// Cuts Ctrl+Z can take back; each snapshot holds a mesh and its node state.
+constexpr std::size_t kMaxUndo = 8;
+
+/// Strokes shorter than this (pixels) are clicks, not cuts.
+constexpr float kMinStrokePixels = 3.0f;
+
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+}
 
 std::string gl_description(const std::string& platform) {
     auto text = [](GLenum name) {
@@ -210,7 +222,9 @@ void App::poll_loading() {
 
 void App::show_scene(LoadedScene loaded) {
     end_drag();
-    sim_.reset(); // before the scene it refers to
+    stroking_ = false;
+    undo_.clear(); // snapshots belong to the previous scene
+    sim_.reset();  // before the scene it refers to
     scene_ = std::move(loaded.scene);
     stepped_ = false;
     if (!scene_) {
@@ -233,7 +247,7 @@ void App::show_scene(LoadedScene loaded) {
     if (renderer_) upload_scene();
 }
 
-void App::upload_scene() {
+void App::upload_scene(bool fit_camera) {
     // set_surface reallocates the vertex buffer: the registration goes with the old one.
     interop_.reset();
     interop_failed_ = false;
@@ -243,7 +257,7 @@ void App::upload_scene() {
     bvh_.build(surface_positions_, scene_->surface.triangles);
     bvh_dirty_ = false;
     surface_positions_stale_ = false;
-    camera_.fit(scene_->lower, scene_->upper);
+    if (fit_camera) camera_.fit(scene_->lower, scene_->upper);
 }
 
 void App::pin_below_fraction(float fraction) {
@@ -430,10 +444,28 @@ void App::handle_mouse() {
             camera_.pan(delta, context_->framebuffer_size().y);
         }
         if (io.MouseWheel != 0.0f) camera_.zoom(io.MouseWheel);
-        if (io.KeyShift && ImGui::IsMouseDown(ImGuiMouseButton_Left) && !dragging_) {
+        if (gui_.cut_mode) {
+            if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+                stroking_ = true;
+                stroke_from_ = stroke_to_ = mouse;
+            }
+        } else if (io.KeyShift && ImGui::IsMouseDown(ImGuiMouseButton_Left) && !dragging_) {
             paint_pins(mouse, !io.KeyCtrl);
         } else if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
             begin_drag_at(mouse);
+        }
+    }
+    if (stroking_) {
+        stroke_to_ = mouse;
+        if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
+            // The stroke is drawn over the scene and the panels until release.
+            ImGui::GetForegroundDrawList()->AddLine(ImVec2(stroke_from_.x, stroke_from_.y),
+                                                    ImVec2(stroke_to_.x, stroke_to_.y),
+                                                    IM_COL32(255, 150, 40, 255), 2.0f);
+        } else {
+            stroking_ = false;
+            if (const std::optional<CutPlane> plane = stroke_plane(stroke_from_, stroke_to_))
+                cut(*plane);
         }
     }
     if (dragging_) {
@@ -455,6 +487,11 @@ void App::handle_input() {
         if (ImGui::IsKeyPressed(' ', false)) gui_.paused = !gui_.paused;
         if (ImGui::IsKeyPressed('S', true)) step_once_ = true;
         if (ImGui::IsKeyPressed('R', false) && sim_) sim_->reset();
+        if (io.KeyCtrl && ImGui::IsKeyPressed('Z', false)) undo_cut();
+        if (!io.KeyCtrl && ImGui::IsKeyPressed('C', false)) {
+            gui_.cut_mode = !gui_.cut_mode;
+            stroking_ = false;
+        }
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) quit_ = true;
     }
 }
@@ -515,6 +552,7 @@ void App::apply(const GuiActions& actions) {
     if (actions.pin_below) pin_below_fraction(gui_.pin_height);
     if (actions.clear_pins && sim_) sim_->clear_pins();
     if (actions.screenshot) screenshot_requested_ = true;
+    if (actions.undo) undo_cut();
     if (actions.toggle_record) {
         if (gui_.recording) {
             const std::filesystem::path path = "elastodyn-timings-" + timestamp() + ".csv";
@@ -582,7 +620,166 @@ void App::apply_script() {
         if (action.reset && sim_) sim_->reset();
         if (action.color) gui_.color_mode = *action.color;
         if (action.wireframe) settings_.show_wireframe = *action.wireframe;
+        if (action.cut && action.cut->from_pixel) {
+            const glm::vec2 from((*action.cut->from_pixel)[0], (*action.cut->from_pixel)[1]);
+            const glm::vec2 to((*action.cut->to_pixel)[0], (*action.cut->to_pixel)[1]);
+            if (const std::optional<CutPlane> plane = stroke_plane(from, to)) {
+                cut(*plane);
+            } else {
+                report_error("script: cut stroke too short or behind the camera");
+            }
+        } else if (action.cut) {
+            CutPlane plane;
+            plane.point = action.cut->point;
+            plane.normal = action.cut->normal;
+            if (action.cut->radius) plane.radius = *action.cut->radius;
+            cut(plane);
+        }
+        if (action.undo) undo_cut();
     }
+}
+
+std::optional<CutPlane> App::stroke_plane(const glm::vec2& from, const glm::vec2& to) {
+    if (!scene_ || glm::length(to - from) < kMinStrokePixels) return std::nullopt;
+    const glm::mat4 view_proj = view_projection();
+    const glm::vec2 size = viewport();
+    const glm::mat4 view = camera_.view();
+    const glm::vec3 forward = -glm::vec3(view[0][2], view[1][2], view[2][2]);
+    const glm::vec3 eye = camera_.eye();
+    const glm::vec2 middle = 0.5f * (from + to);
+    // The blade sits at the depth of the surface under the stroke's middle (else the orbit
+    // target): there the stroke's world length is what the user sees.
+    float depth = glm::dot(camera_.target() - eye, forward);
+    if (const std::optional<SurfaceHit> hit = pick(middle))
+        depth = glm::dot(hit->point - eye, forward);
+    auto at_depth = [&](const glm::vec2& pixel) -> std::optional<glm::vec3> {
+        const Ray ray = pixel_ray(view_proj, pixel, size);
+        const float along = glm::dot(ray.direction, forward);
+        if (along <= 1e-6f) return std::nullopt;
+        return ray.origin + ((depth - glm::dot(ray.origin - eye, forward)) / along) * ray.direction;
+    };
+    const std::optional<glm::vec3> a = at_depth(from);
+    const std::optional<glm::vec3> b = at_depth(to);
+    const std::optional<glm::vec3> m = at_depth(middle);
+    if (!a || !b || !m) return std::nullopt;
+    // The plane holds the stroke and the view ray through its middle, so it holds the eye and
+    // both end rays: the stroke swept along the view.
+    const glm::vec3 normal = glm::cross(*b - *a, pixel_ray(view_proj, middle, size).direction);
+    if (!(glm::length(normal) > 0.0f)) return std::nullopt;
+    CutPlane plane;
+    plane.point = {m->x, m->y, m->z};
+    plane.normal = {normal.x, normal.y, normal.z};
+    plane.radius = 0.5 * static_cast<double>(glm::length(*b - *a));
+    return plane;
+}
+
+bool App::cut(const CutPlane& plane) {
+    if (!sim_ || !scene_) {
+        gui_.cut_message = "cut: no simulation to cut";
+        report_error(gui_.cut_message);
+        return false;
+    }
+    try {
+        const Simulation& old = sim_->simulation();
+        const SimulationSettings settings = old.settings();
+        const NodeState state{sim_->positions(), old.velocities(), old.pinned()};
+        const TetMesh& old_mesh = scene_->mesh;
+        // Classify on the deformed shape: the cut follows what the user sees.
+        std::vector<Vec3> deformed(old_mesh.positions.size());
+        for (std::size_t v = 0; v < deformed.size(); ++v) {
+            for (std::size_t d = 0; d < 3; ++d) deformed[v][d] = state.positions[3 * v + d];
+        }
+        CutResult result = cut_mesh(old_mesh, plane, deformed);
+        EDN_VERIFY(result.cut_faces > 0, ErrorCode::Usage,
+                   "cut: the blade crosses no interior face of "
+                       << scene_->path.filename().string());
+        const StateTransfer transfer =
+            transfer_node_state(old_mesh, result.mesh, result.vertex_origin, settings.order, state);
+        const std::vector<std::uint8_t>& old_pins = sim_->vertex_pins();
+        std::vector<std::uint8_t> pins(result.vertex_origin.size());
+        for (std::size_t v = 0; v < pins.size(); ++v) {
+            pins[v] = old_pins[static_cast<std::size_t>(result.vertex_origin[v])];
+        }
+        auto scene = std::make_unique<Scene>(make_scene(scene_->path, std::move(result.mesh)));
+        const auto start = std::chrono::steady_clock::now();
+        std::unique_ptr<Simulation> simulation = SimDriver::build(*scene, settings);
+        const double repattern_ms = milliseconds_since(start);
+        simulation->set_state(transfer.state.positions, transfer.state.velocities);
+
+        // Nothing has changed so far; from here on nothing throws but allocation.
+        CutSnapshot snapshot;
+        snapshot.settings = settings;
+        snapshot.positions = state.positions;
+        snapshot.velocities = state.velocities;
+        snapshot.vertex_pins = old_pins;
+        snapshot.scene = install(std::move(scene), std::move(simulation), pins);
+        undo_.push_back(std::move(snapshot));
+        if (undo_.size() > kMaxUndo) undo_.pop_front();
+
+        cuts_.push_back({frame_index_, result.cut_faces, result.duplicated_vertices, repattern_ms});
+        last_repattern_ms_ = repattern_ms;
+        timings_.add_repattern(repattern_ms);
+        gui_.cut_message = "cut: " + std::to_string(result.cut_faces) + " faces, " +
+                           std::to_string(result.duplicated_vertices) + " vertices duplicated, " +
+                           std::to_string(sim_->simulation().components()) + " components";
+        return true;
+    } catch (const Error& error) {
+        gui_.cut_message = error.what(); // the current scene stays
+        report_error(error.what());
+        return false;
+    }
+}
+
+bool App::undo_cut() {
+    if (undo_.empty()) {
+        gui_.cut_message = "undo: no cut to undo";
+        report_error(gui_.cut_message);
+        return false;
+    }
+    try {
+        CutSnapshot& snapshot = undo_.back();
+        const auto start = std::chrono::steady_clock::now();
+        std::unique_ptr<Simulation> simulation =
+            SimDriver::build(*snapshot.scene, snapshot.settings);
+        const double repattern_ms = milliseconds_since(start);
+        simulation->set_state(snapshot.positions, snapshot.velocities);
+        CutSnapshot taken = std::move(undo_.back());
+        undo_.pop_back();
+        install(std::move(taken.scene), std::move(simulation), taken.vertex_pins);
+        ++undos_;
+        last_repattern_ms_ = repattern_ms;
+        timings_.add_repattern(repattern_ms);
+        gui_.cut_message = "undo: back to " + std::to_string(scene_->mesh.num_vertices()) +
+                           " vertices, " + std::to_string(sim_->simulation().components()) +
+                           " components";
+        return true;
+    } catch (const Error& error) {
+        gui_.cut_message = error.what();
+        report_error(error.what());
+        return false;
+    }
+}
+
+std::unique_ptr<Scene> App::install(std::unique_ptr<Scene> scene,
+                                    std::unique_ptr<Simulation> simulation,
+                                    const std::vector<std::uint8_t>& vertex_pins) {
+    end_drag(); // its vertices are numbered in the old mesh
+    stroking_ = false;
+    sim_.reset(); // before the scene it refers to
+    std::unique_ptr<Scene> old = std::move(scene_);
+    scene_ = std::move(scene);
+    sim_ = std::make_unique<SimDriver>(*scene_, std::move(simulation));
+    std::vector<Index> pinned;
+    for (std::size_t v = 0; v < vertex_pins.size(); ++v) {
+        if (vertex_pins[v]) pinned.push_back(static_cast<Index>(v));
+    }
+    sim_->set_vertices_pinned(pinned, true);
+    gui_.settings = sim_->simulation().settings();
+    gui_.sim_error.clear();
+    // New topology: the same path as a scene change (new buffer, new interop registration), but
+    // the camera stays where the user cut.
+    if (renderer_) upload_scene(false);
+    return old;
 }
 
 void App::simulate() {
@@ -770,6 +967,13 @@ SceneStatistics App::statistics() const {
         result.nnz_blocks = simulation.nnz_blocks();
         result.matrix_bytes = simulation.matrix_bytes();
         result.components = simulation.components();
+        result.cuts = static_cast<Index>(cuts_.size());
+        if (!cuts_.empty()) {
+            result.last_cut_faces = cuts_.back().cut_faces;
+            result.last_duplicated = cuts_.back().duplicated_vertices;
+        }
+        result.last_repattern_ms = last_repattern_ms_;
+        result.undo_depth = undo_.size();
         result.pinned_vertices = static_cast<Index>(
             std::count(sim_->vertex_pins().begin(), sim_->vertex_pins().end(), 1));
         result.last_step = last_step_;
@@ -832,6 +1036,7 @@ void App::write_stats(const std::filesystem::path& path) const {
             out << ",\n  \"vertices\": " << scene_->mesh.num_vertices();
             out << ",\n  \"cells\": " << scene_->mesh.num_cells();
             out << ",\n  \"nodes\": " << simulation.num_nodes();
+            out << ",\n  \"components\": " << simulation.components();
             out << ",\n  \"pinned_vertices\": "
                 << std::count(sim_->vertex_pins().begin(), sim_->vertex_pins().end(), 1);
             out << ",\n  \"finite\": " << (finite ? "true" : "false");
@@ -845,6 +1050,16 @@ void App::write_stats(const std::filesystem::path& path) const {
                 << ", \"final_residual\": " << number(last_step_.final_residual)
                 << ", \"recovered\": " << (last_step_.recovered ? "true" : "false") << "}";
         }
+        out << ",\n  \"cuts\": [";
+        for (std::size_t i = 0; i < cuts_.size(); ++i) {
+            out << (i ? ", " : "") << "{\"frame\": " << cuts_[i].frame
+                << ", \"cut_faces\": " << cuts_[i].cut_faces
+                << ", \"duplicated_vertices\": " << cuts_[i].duplicated_vertices
+                << ", \"repattern_ms\": " << number(cuts_[i].repattern_ms) << "}";
+        }
+        out << "]";
+        out << ",\n  \"undos\": " << undos_;
+        out << ",\n  \"undo_depth\": " << undo_.size();
         out << ",\n  \"errors\": [";
         for (std::size_t i = 0; i < errors_.size(); ++i)
             out << (i ? ", " : "") << quoted(errors_[i]);

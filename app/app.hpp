@@ -6,6 +6,7 @@
 #include "gl_context.hpp"
 #include "gui.hpp"
 #include "interop.hpp"
+#include "mesh/cut.hpp"
 #include "picking.hpp"
 #include "renderer.hpp"
 #include "resource_paths.hpp"
@@ -16,6 +17,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <future>
 #include <memory>
@@ -54,6 +56,23 @@ struct LoadedScene {
     std::string simulation_error;           ///< why, when it failed
 };
 
+/// One cut the app applied (for --stats).
+struct CutRecord {
+    std::int64_t frame = 0;        ///< frame it was applied in
+    Index cut_faces = 0;           ///< interior faces opened
+    Index duplicated_vertices = 0; ///< vertices added
+    double repattern_ms = 0.0;     ///< building the new Simulation
+};
+
+/// What Ctrl+Z goes back to: the scene (mesh) before a cut, its settings and its node state.
+struct CutSnapshot {
+    std::unique_ptr<Scene> scene;          ///< the mesh before the cut, with its boundary
+    SimulationSettings settings;           ///< the simulation settings then
+    std::vector<double> positions;         ///< node positions (3 per node)
+    std::vector<double> velocities;        ///< node velocities (3 per node)
+    std::vector<std::uint8_t> vertex_pins; ///< the pin store (per vertex)
+};
+
 /// The interactive application. Construction does nothing heavy; run() does the work.
 class App {
 public:
@@ -71,7 +90,7 @@ private:
     void start();
     void load_initial_scene();
     void show_scene(LoadedScene loaded);
-    void upload_scene();
+    void upload_scene(bool fit_camera = true);
     void start_loading(const std::filesystem::path& path);
     void poll_loading();
     void apply_script();
@@ -85,6 +104,12 @@ private:
     void move_drag_to(const glm::vec3& target);
     void end_drag();
     void paint_pins(const glm::vec2& pixel, bool pin);
+    std::optional<CutPlane> stroke_plane(const glm::vec2& from, const glm::vec2& to);
+    bool cut(const CutPlane& plane);
+    bool undo_cut();
+    std::unique_ptr<Scene> install(std::unique_ptr<Scene> scene,
+                                   std::unique_ptr<Simulation> simulation,
+                                   const std::vector<std::uint8_t>& vertex_pins);
     std::optional<SurfaceHit> pick(const glm::vec2& pixel);
     glm::mat4 view_projection() const;
     glm::vec2 viewport() const;
@@ -135,6 +160,13 @@ private:
     GuiState gui_;
     TimingRecorder timings_;
     std::int64_t frame_index_ = 0;
+    bool stroking_ = false;          // cut mode: a stroke is being drawn
+    glm::vec2 stroke_from_{0.0f};    // cut stroke start (pixels)
+    glm::vec2 stroke_to_{0.0f};      // cut stroke end (pixels)
+    std::deque<CutSnapshot> undo_;   // before each cut, newest last, at most kMaxUndo
+    std::vector<CutRecord> cuts_;    // every cut applied (for --stats)
+    std::int64_t undos_ = 0;         // undos applied
+    double last_repattern_ms_ = 0.0; // of the last cut or undo
     bool quit_ = false;
 };
 

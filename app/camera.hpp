@@ -29,6 +29,8 @@ public:
     glm::mat4 projection(float aspect) const;
     /// Camera position in world space.
     glm::vec3 eye() const;
+    /// The point the camera orbits around.
+    const glm::vec3& target() const { return target_; }
 
 private:
     glm::vec3 direction() const; // unit vector from target to eye

@@ -36,6 +36,9 @@ void statistics_panel(const GuiState& state, const SceneStatistics& statistics,
     ImGui::Begin("Statistics");
     ImGui::Text("Scene: %s", statistics.name.empty() ? "(none)" : statistics.name.c_str());
     ImGui::Text("upload: %s", state.upload_method.c_str()); // which surface path is active
+    if (state.cut_mode) {
+        ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.2f, 1.0f), "CUT mode: left-drag a stroke (C: off)");
+    }
     ImGui::Text("Vertices:        %d", statistics.vertices);
     ImGui::Text("Cells:           %d", statistics.cells);
     ImGui::Text("Boundary faces:  %d", statistics.boundary_faces);
@@ -47,6 +50,13 @@ void statistics_panel(const GuiState& state, const SceneStatistics& statistics,
         ImGui::Text("Matrix memory:   %.2f MiB",
                     static_cast<double>(statistics.matrix_bytes) / (1024.0 * 1024.0));
         ImGui::Text("Components:      %d", statistics.components);
+        if (statistics.cuts > 0 || statistics.undo_depth > 0 || statistics.last_repattern_ms > 0) {
+            ImGui::Text("Cuts:            %d (undo depth %zu)", statistics.cuts,
+                        statistics.undo_depth);
+            ImGui::Text("Last cut:        %d faces, %d dup. vertices", statistics.last_cut_faces,
+                        statistics.last_duplicated);
+            ImGui::Text("Re-pattern:      %.2f ms", statistics.last_repattern_ms);
+        }
         if (statistics.stepped) {
             const StepResult& step = statistics.last_step;
             ImGui::Text("Newton its:      %d%s%s", step.newton_iterations,
@@ -191,6 +201,10 @@ void simulation_panel(GuiState& state, GuiActions& actions) {
     ImGui::SameLine();
     actions.clear_pins = ImGui::Button("Clear pins");
     ImGui::SliderFloat("brush [px]", &state.brush_radius, 2.0f, 200.0f, "%.0f");
+    ImGui::Checkbox("Cut mode (C)", &state.cut_mode);
+    ImGui::SameLine();
+    actions.undo = ImGui::Button("Undo cut (Ctrl+Z)");
+    if (!state.cut_message.empty()) ImGui::TextWrapped("%s", state.cut_message.c_str());
     ImGui::InputFloat("drag k [N/m]", &state.drag_stiffness, 0.0f, 0.0f, "%.4g");
     state.drag_stiffness = std::max(state.drag_stiffness, 0.0f);
     ImGui::End();
@@ -263,6 +277,14 @@ void timing_panel(GuiState& state, const TimingRecorder& timings, GuiActions& ac
                            ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
         ImGui::SameLine();
         ImGui::Text("%s %.2f", segments[s].name, latest[s]);
+    }
+    // Re-patterning happens once per cut: show the latest one in the plotted window.
+    for (auto f = frames.rbegin(); f != frames.rend(); ++f) {
+        if (f->repattern_ms > 0.0) {
+            ImGui::Text("repattern %.2f (frame %lld)", f->repattern_ms,
+                        static_cast<long long>(f->frame));
+            break;
+        }
     }
     actions.toggle_record = ImGui::Button(state.recording ? "Stop recording" : "Record CSV");
     ImGui::SameLine();

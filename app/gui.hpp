@@ -27,6 +27,11 @@ struct SceneStatistics {
     std::int64_t nnz_blocks = 0;  ///< non-zero 3x3 blocks of the system matrix
     std::size_t matrix_bytes = 0; ///< bytes of the system matrix
     Index components = 0;         ///< connected components
+    Index cuts = 0;               ///< cuts applied in this run
+    Index last_cut_faces = 0;     ///< interior faces the last cut opened
+    Index last_duplicated = 0;    ///< vertices the last cut duplicated
+    double last_repattern_ms = 0; ///< building the Simulation after the last cut or undo
+    std::size_t undo_depth = 0;   ///< snapshots Ctrl+Z can go back to
     StepResult last_step;         ///< the most recent step's outcome
     bool stepped = false;         ///< last_step holds a step
 };
@@ -54,6 +59,8 @@ struct GuiState {
     std::string upload_method = "glBufferSubData (CPU backend)"; ///< surface upload path (overlay)
     bool recording = false;     ///< per-frame timings are being recorded
     std::string status_message; ///< last screenshot/record file written
+    bool cut_mode = false;      ///< C: a left drag draws a cutting stroke instead of pulling
+    std::string cut_message;    ///< outcome of the last cut or undo (or why it failed)
 };
 
 /// What the user asked for in this frame's UI; the app carries it out.
@@ -69,6 +76,7 @@ struct GuiActions {
     bool clear_pins = false;       ///< remove all pins
     bool toggle_record = false;    ///< start or stop recording timings
     bool screenshot = false;       ///< write a PNG of the next frame
+    bool undo = false;             ///< undo the last cut
 };
 
 /// Builds this frame's panels (between ImGui::NewFrame and ImGui::Render).

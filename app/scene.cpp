@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <glm/common.hpp>
 #include <limits>
+#include <utility>
 
 namespace edn {
 
@@ -40,10 +41,10 @@ void gather_surface_positions(const std::vector<Vec3>& positions, const Boundary
     }
 }
 
-Scene load_scene(const std::filesystem::path& path, const TetrahedralizeOptions& options) {
+Scene make_scene(const std::filesystem::path& path, TetMesh mesh) {
     Scene scene;
     scene.path = path;
-    scene.mesh = load_tet_mesh(path, options);
+    scene.mesh = std::move(mesh);
     EDN_VERIFY(scene.mesh.num_cells() > 0, ErrorCode::EmptyMesh, path.string() << ": no cells");
     scene.topology = build_topology(scene.mesh);
     scene.surface = compact_boundary(scene.topology.boundary_faces, scene.mesh.num_vertices());
@@ -57,6 +58,10 @@ Scene load_scene(const std::filesystem::path& path, const TetrahedralizeOptions&
         scene.upper = glm::max(scene.upper, q);
     }
     return scene;
+}
+
+Scene load_scene(const std::filesystem::path& path, const TetrahedralizeOptions& options) {
+    return make_scene(path, load_tet_mesh(path, options));
 }
 
 } // namespace edn

@@ -33,6 +33,10 @@ struct Scene {
 /// OBJ surfaces are meshed with `options`. Throws edn::Error naming the file.
 Scene load_scene(const std::filesystem::path& path, const TetrahedralizeOptions& options = {});
 
+/// A scene of an already loaded (validated) tet mesh: topology, boundary and bounds (cuts and
+/// undo build their scenes this way).
+Scene make_scene(const std::filesystem::path& path, TetMesh mesh);
+
 /// Renumbers `boundary_faces` (tet-mesh vertex ids) onto the vertices they use, in ascending
 /// tet-mesh order.
 BoundarySurface compact_boundary(const std::vector<Tri>& boundary_faces, Index num_vertices);

@@ -104,6 +104,44 @@ public:
         return drag;
     }
 
+    ScriptCut cut(const JsonValue& v) const {
+        if (v.type != JsonValue::Type::Object) fail("cut", "expected an object");
+        ScriptCut cut;
+        bool point = false;
+        bool normal = false;
+        for (const auto& [key, member] : v.object) {
+            const std::string name = "cut." + key;
+            if (key == "point") {
+                cut.point = vector<3>(name, member);
+                point = true;
+            } else if (key == "normal") {
+                cut.normal = vector<3>(name, member);
+                normal = true;
+            } else if (key == "radius") {
+                cut.radius = positive(name, member);
+            } else if (key == "from") {
+                cut.from_pixel = vector<2>(name, member);
+            } else if (key == "to") {
+                cut.to_pixel = vector<2>(name, member);
+            } else {
+                fail(name, "unknown key (expected point, normal, radius, from, to)");
+            }
+        }
+        const bool stroke = cut.from_pixel || cut.to_pixel;
+        if (stroke) {
+            if (!cut.from_pixel || !cut.to_pixel || point || normal || cut.radius) {
+                fail("cut", "a stroke needs \"from\" and \"to\" and no plane keys");
+            }
+            return cut;
+        }
+        if (!point || !normal)
+            fail("cut", "needs \"point\" and \"normal\" (or \"from\" and \"to\")");
+        if (cut.normal[0] == 0.0 && cut.normal[1] == 0.0 && cut.normal[2] == 0.0) {
+            fail("cut.normal", "must not be zero");
+        }
+        return cut;
+    }
+
     ScriptAction read() const {
         if (value_.type != JsonValue::Type::Object) {
             EDN_THROW(ErrorCode::Parse,
@@ -161,6 +199,10 @@ public:
                     named<ColorMode>(key, v, parse_color_mode, "none, von_mises, displacement");
             } else if (key == "wireframe") {
                 action.wireframe = boolean(key, v);
+            } else if (key == "cut") {
+                action.cut = cut(v);
+            } else if (key == "undo") {
+                action.undo = boolean(key, v);
             } else {
                 fail(key, "unknown action");
             }

@@ -13,7 +13,10 @@
 /// picked depth, stiffness?}, release, order 1..3, summation per_entry|per_simplex|inline,
 /// material linear|corotational|neohookean, backend cpu|cuda, integrator, young, poisson,
 /// density, dt, damping, newton_iterations, gravity [x, y, z], pause, step, reset,
-/// color none|von_mises|displacement, wireframe.
+/// color none|von_mises|displacement, wireframe, cut {point: [x, y, z], normal: [x, y, z],
+/// radius?} (world; cuts the mesh along the plane, faces within radius of point) or cut {from:
+/// [px, py], to: [px, py]} (a screen stroke, as drawn in cut mode), undo (back to the state
+/// before the last cut).
 
 #include "core/types.hpp"
 #include "sim/simulation.hpp"
@@ -44,6 +47,15 @@ struct ScriptDrag {
     std::optional<double> stiffness;                 ///< spring stiffness [N/m]; default: app's
 };
 
+/// A scripted cut: the blade plane in world coordinates (edn::CutPlane), or a screen stroke.
+struct ScriptCut {
+    std::array<double, 3> point{};  ///< a point on the plane
+    std::array<double, 3> normal{}; ///< plane normal
+    std::optional<double> radius;   ///< only faces within this distance of point; default all
+    std::optional<std::array<double, 2>> from_pixel; ///< stroke start (instead of the plane)
+    std::optional<std::array<double, 2>> to_pixel;   ///< stroke end
+};
+
 /// One scripted action; every present member is applied at `frame`.
 struct ScriptAction {
     std::int64_t frame = 0;                       ///< frame at whose start it applies
@@ -68,6 +80,8 @@ struct ScriptAction {
     bool reset = false;                           ///< back to rest, pins kept
     std::optional<ColorMode> color;               ///< surface colour
     std::optional<bool> wireframe;                ///< wireframe overlay
+    std::optional<ScriptCut> cut;                 ///< cut the mesh (after the other keys)
+    bool undo = false;                            ///< undo the last cut (after the other keys)
 };
 
 /// Parses a script (see the file comment). Throws edn::Error(Parse) with one line naming the

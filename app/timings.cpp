@@ -128,13 +128,14 @@ void TimingRecorder::write_csv(const std::filesystem::path& path,
         for (std::size_t s = 0; s < kSimStageCount; ++s) {
             out << ',' << sim_stage_name(static_cast<SimStage>(s)) << "_ms";
         }
-        out << ",newton_iterations,cg_iterations\n";
+        out << ",newton_iterations,cg_iterations,repattern_ms\n";
         for (const FrameTimings& row : rows) {
             out << row.frame;
             for (double ms : row.stage_ms) out << ',' << ms;
             out << ',' << row.total_ms;
             for (double ms : row.sim_ms) out << ',' << ms;
-            out << ',' << row.newton_iterations << ',' << row.cg_iterations << '\n';
+            out << ',' << row.newton_iterations << ',' << row.cg_iterations << ','
+                << row.repattern_ms << '\n';
         }
     });
 }

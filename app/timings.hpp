@@ -39,6 +39,7 @@ struct FrameTimings {
     std::array<double, kSimStageCount> sim_ms{}; ///< engine-reported parts of Simulate
     int newton_iterations = 0;                   ///< of this frame's step (0: no step)
     int cg_iterations = 0;                       ///< of this frame's step
+    double repattern_ms = 0.0; ///< building the Simulation of a cut or undo this frame (0: none)
 };
 
 /// Records the last `capacity` frames. Usage per frame: begin_frame, lap(stage) after each
@@ -55,6 +56,9 @@ public:
     /// Records the engine's stage times and iteration counts of this frame's step.
     void set_simulation(const std::array<double, kSimStageCount>& sim_ms, int newton_iterations,
                         int cg_iterations);
+    /// Adds the time spent re-patterning (building a new Simulation after a cut or an undo) in
+    /// this frame; it lies inside the stage that did it.
+    void add_repattern(double ms) { current_.repattern_ms += ms; }
     /// Closes the frame and stores it, dropping the oldest when full.
     void end_frame();
 
@@ -69,7 +73,7 @@ public:
     std::size_t size() const { return size_; }
 
     /// Writes "frame,poll_ms,...,swap_ms,total_ms,element_ms,...,line_search_ms,
-    /// newton_iterations,cg_iterations" and one row per stored frame, atomically.
+    /// newton_iterations,cg_iterations,repattern_ms" and one row per stored frame, atomically.
     /// Throws edn::Error (Io) naming the file.
     void write_csv(const std::filesystem::path& path) const;
     /// The same CSV for the given frames.

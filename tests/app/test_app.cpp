@@ -116,25 +116,29 @@ protected:
     }
 
     /// A unit cube of n^3 sub-cubes, six tets each, as a TetGen .node/.ele pair; returns .node.
-    fs::path write_cube(int n) const {
+    fs::path write_cube(int n) const { return write_box({n, n, n}, 1.0 / n); }
+
+    /// A box of nx * ny * nz sub-cubes of edge `h` from the origin, six tets each (Kuhn
+    /// subdivision), as cube.node / cube.ele; returns the .node path.
+    fs::path write_box(const std::array<int, 3>& cells, double h) const {
         const fs::path node = dir_ / "cube.node";
-        auto id = [n](int i, int j, int k) { return (k * (n + 1) + j) * (n + 1) + i; };
+        const int nx = cells[0], ny = cells[1], nz = cells[2];
+        auto id = [&](int i, int j, int k) { return (k * (ny + 1) + j) * (nx + 1) + i; };
         std::ofstream nodes(node);
-        nodes << (n + 1) * (n + 1) * (n + 1) << " 3 0 0\n";
-        for (int k = 0; k <= n; ++k)
-            for (int j = 0; j <= n; ++j)
-                for (int i = 0; i <= n; ++i)
-                    nodes << id(i, j, k) << ' ' << double(i) / n << ' ' << double(j) / n << ' '
-                          << double(k) / n << '\n';
+        nodes << (nx + 1) * (ny + 1) * (nz + 1) << " 3 0 0\n";
+        for (int k = 0; k <= nz; ++k)
+            for (int j = 0; j <= ny; ++j)
+                for (int i = 0; i <= nx; ++i)
+                    nodes << id(i, j, k) << ' ' << i * h << ' ' << j * h << ' ' << k * h << '\n';
         // Kuhn subdivision: the six tets along the main diagonal of each sub-cube.
         const std::array<std::array<int, 3>, 6> axis_orders = {
             {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}};
         std::ofstream elements(dir_ / "cube.ele");
-        elements << 6 * n * n * n << " 4 0\n";
+        elements << 6 * nx * ny * nz << " 4 0\n";
         int cell = 0;
-        for (int k = 0; k < n; ++k)
-            for (int j = 0; j < n; ++j)
-                for (int i = 0; i < n; ++i)
+        for (int k = 0; k < nz; ++k)
+            for (int j = 0; j < ny; ++j)
+                for (int i = 0; i < nx; ++i)
                     for (const auto& order : axis_orders) {
                         std::array<int, 3> corner = {i, j, k};
                         elements << cell++ << ' ' << id(corner[0], corner[1], corner[2]);
@@ -242,10 +246,11 @@ TEST_F(App, HeadlessPngWithGuiAndTimings) {
     ASSERT_EQ(lines.size(), 4u);
     EXPECT_EQ(lines[0], "frame,poll_ms,new_frame_ms,ui_ms,simulate_ms,surface_ms,render_ms,swap_ms,"
                         "total_ms,element_ms,summation_ms,pcg_ms,line_search_ms,newton_iterations,"
-                        "cg_iterations");
+                        "cg_iterations,repattern_ms");
     for (std::size_t row = 1; row < lines.size(); ++row) {
         const std::vector<double> values = csv_values(lines[row]);
-        ASSERT_EQ(values.size(), 15u) << lines[row];
+        ASSERT_EQ(values.size(), 16u) << lines[row];
+        EXPECT_EQ(values[15], 0.0) << lines[row]; // no cut in this run
         EXPECT_EQ(values[0], double(row - 1));
         double stages = 0.0;
         for (std::size_t i = 1; i <= 13; ++i) {
@@ -442,12 +447,16 @@ TEST_F(App, SwitchingOrderSummationMaterialMidRunStaysFinite) {
 
 TEST_F(App, BadScriptExits3WithOneLine) {
     const fs::path scene = write_cube(1);
-    const std::array<std::pair<const char*, const char*>, 5> scripts = {{
+    const std::array<std::pair<const char*, const char*>, 8> scripts = {{
         {"{\"actions\": [", "bad.json"},
         {R"({"actions": [{"frame": 1, "explode": true}]})", "explode"},
         {R"({"actions": [{"frame": 1, "order": 4}]})", "order"},
         {R"({"actions": [{"frame": 1, "drag": {"to": [0, 0, 0]}}]})", "drag"},
         {R"({"steps": []})", "actions"},
+        {R"({"actions": [{"frame": 1, "cut": {"point": [0, 0, 0]}}]})", "cut"},
+        {R"({"actions": [{"frame": 1, "cut": {"point": [0, 0, 0], "normal": [0, 0, 0]}}]})",
+         "cut.normal"},
+        {R"({"actions": [{"frame": 1, "cut": {"from": [0, 0]}}]})", "stroke"},
     }};
     for (const auto& [text, expected] : scripts) {
         std::ofstream(dir_ / "bad.json") << text;
@@ -460,6 +469,121 @@ TEST_F(App, BadScriptExits3WithOneLine) {
         EXPECT_NE(lines[0].find(expected), std::string::npos) << lines[0];
     }
     EXPECT_EQ(run("--headless --frames 1 --script " + quote(dir_ / "none.json")).exit_code, 3);
+}
+
+/// A standing beam 0.5 x 0.5 x 2 (2 x 2 x 8 sub-cubes of 0.25), base pinned by the default pins
+/// (below 2 % of the height: the z = 0 layer), stiff enough that uncut it barely sags.
+constexpr const char* kBeamRun = "--headless --no-gui --width 64 --height 48 --backend cpu ";
+
+TEST_F(App, ScriptedCutSeparatesTheBeamAndTheTopFalls) {
+    const fs::path scene = write_box({2, 2, 8}, 0.25);
+    // The plane z = 1 is the vertex layer between sub-cube layers 3 and 4: every interior face
+    // on it (2 x 2 squares, 2 triangles each) is cut, and its 3 x 3 vertices are duplicated.
+    std::ofstream(dir_ / "cut.json") << R"({"actions": [{"frame": 0, "young": 1e7},
+        {"frame": 5, "cut": {"point": [0.25, 0.25, 1.0], "normal": [0, 0, 1]}}]})";
+    const fs::path csv = dir_ / "timings.csv";
+    const AppRun result = run(std::string(kBeamRun) + "--frames 36 --scene " + quote(scene) +
+                              " --script " + quote(dir_ / "cut.json") + " --timings " + quote(csv) +
+                              " --stats " + quote(dir_ / "stats.json"));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string stats = read_text(dir_ / "stats.json");
+    EXPECT_NE(stats.find("\"finite\": true"), std::string::npos) << stats;
+    EXPECT_EQ(json_number(stats, "components"), 2.0) << stats;
+    EXPECT_EQ(json_number(stats, "vertices"), 81.0 + 9.0) << stats;
+    EXPECT_EQ(json_number(stats, "cells"), 6.0 * 32.0) << stats;
+    EXPECT_EQ(json_number(stats, "cut_faces"), 8.0) << stats;
+    EXPECT_EQ(json_number(stats, "duplicated_vertices"), 9.0) << stats;
+    EXPECT_EQ(json_number(stats, "pinned_vertices"), 9.0) << stats; // the base, unchanged
+    EXPECT_EQ(json_number(stats, "frame"), 5.0) << stats;           // of the cut record
+    EXPECT_NE(stats.find("\"errors\": []"), std::string::npos) << stats;
+    // The upper half falls freely for 30 frames (0.5 s): about g t^2 / 2 = 1.2 m, damped a
+    // little; uncut, a 1e7 Pa beam sags by rho g L^2 / (2 E) = 2 mm.
+    const std::vector<double> upper = json_array(stats, "upper");
+    ASSERT_EQ(upper.size(), 3u) << stats;
+    EXPECT_LT(upper[2], 1.6) << stats;
+    const std::vector<double> lower = json_array(stats, "lower");
+    ASSERT_EQ(lower.size(), 3u) << stats;
+    EXPECT_LT(lower[2], 0.7) << stats;
+    // The re-pattern time is in the timings, on the cut's frame only.
+    const std::vector<std::string> lines = lines_of(read_text(csv));
+    ASSERT_EQ(lines.size(), 37u);
+    EXPECT_NE(lines[0].find(",repattern_ms"), std::string::npos) << lines[0];
+    for (std::size_t row = 1; row < lines.size(); ++row) {
+        const std::vector<double> values = csv_values(lines[row]);
+        ASSERT_EQ(values.size(), 16u) << lines[row];
+        if (row - 1 == 5)
+            EXPECT_GT(values[15], 0.0) << lines[row];
+        else
+            EXPECT_EQ(values[15], 0.0) << lines[row];
+    }
+}
+
+TEST_F(App, ScriptedUndoRestoresTheUncutBeam) {
+    const fs::path scene = write_box({2, 2, 8}, 0.25);
+    std::ofstream(dir_ / "undo.json") << R"({"actions": [{"frame": 0, "young": 1e7},
+        {"frame": 5, "cut": {"point": [0.25, 0.25, 1.0], "normal": [0, 0, 1]}},
+        {"frame": 8, "undo": true}]})";
+    const AppRun result =
+        run(std::string(kBeamRun) + "--frames 36 --scene " + quote(scene) + " --script " +
+            quote(dir_ / "undo.json") + " --stats " + quote(dir_ / "stats.json"));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string stats = read_text(dir_ / "stats.json");
+    EXPECT_NE(stats.find("\"finite\": true"), std::string::npos) << stats;
+    EXPECT_EQ(json_number(stats, "components"), 1.0) << stats;
+    EXPECT_EQ(json_number(stats, "vertices"), 81.0) << stats;
+    EXPECT_EQ(json_number(stats, "pinned_vertices"), 9.0) << stats;
+    EXPECT_EQ(json_number(stats, "undos"), 1.0) << stats;
+    EXPECT_EQ(json_number(stats, "undo_depth"), 0.0) << stats;
+    // Back to the frame-5 state of the whole beam: the top stays up (sag of millimetres).
+    const std::vector<double> upper = json_array(stats, "upper");
+    ASSERT_EQ(upper.size(), 3u) << stats;
+    EXPECT_GT(upper[2], 1.95) << stats;
+}
+
+TEST_F(App, ScreenStrokeCutsTheBeamWhereItIsDrawn) {
+    const fs::path scene = write_box({2, 2, 8}, 0.25);
+    // The camera frames the beam: a horizontal stroke across the middle of the image makes a
+    // blade (tilted by the camera's pitch) through the beam's middle that severs it. A stroke
+    // shorter than the click threshold cuts nothing and says so.
+    std::ofstream(dir_ / "stroke.json") << R"({"actions": [{"frame": 0, "young": 1e7},
+        {"frame": 2, "cut": {"from": [1, 24], "to": [63, 24]}}]})";
+    const AppRun result =
+        run(std::string(kBeamRun) + "--frames 4 --scene " + quote(scene) + " --script " +
+            quote(dir_ / "stroke.json") + " --stats " + quote(dir_ / "stats.json"));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string stats = read_text(dir_ / "stats.json");
+    EXPECT_EQ(json_number(stats, "components"), 2.0) << stats;
+    EXPECT_GE(json_number(stats, "duplicated_vertices"), 9.0) << stats;
+    EXPECT_NE(stats.find("\"finite\": true"), std::string::npos) << stats;
+
+    std::ofstream(dir_ / "short.json") << R"({"actions": [
+        {"frame": 2, "cut": {"from": [32, 24], "to": [33, 24]}}]})";
+    const AppRun short_run =
+        run(std::string(kBeamRun) + "--frames 4 --scene " + quote(scene) + " --script " +
+            quote(dir_ / "short.json") + " --stats " + quote(dir_ / "short_stats.json"));
+    ASSERT_EQ(short_run.exit_code, 0) << short_run.err;
+    const std::string short_stats = read_text(dir_ / "short_stats.json");
+    EXPECT_EQ(json_number(short_stats, "components"), 1.0) << short_stats;
+    EXPECT_NE(short_stats.find("stroke too short"), std::string::npos) << short_stats;
+}
+
+TEST_F(App, FailedCutAndUndoAreReportedAndTheSceneStays) {
+    const fs::path scene = write_box({2, 2, 8}, 0.25);
+    // A plane beside the beam cuts nothing; an undo with no cut has nothing to go back to.
+    std::ofstream(dir_ / "miss.json") << R"({"actions": [
+        {"frame": 2, "cut": {"point": [5, 5, 5], "normal": [0, 0, 1]}},
+        {"frame": 3, "undo": true}]})";
+    const AppRun result =
+        run(std::string(kBeamRun) + "--frames 5 --scene " + quote(scene) + " --script " +
+            quote(dir_ / "miss.json") + " --stats " + quote(dir_ / "stats.json"));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string stats = read_text(dir_ / "stats.json");
+    EXPECT_EQ(json_number(stats, "components"), 1.0) << stats;
+    EXPECT_EQ(json_number(stats, "vertices"), 81.0) << stats;
+    EXPECT_NE(stats.find("\"cuts\": []"), std::string::npos) << stats;
+    EXPECT_NE(stats.find("crosses no interior face"), std::string::npos) << stats;
+    EXPECT_NE(stats.find("no cut to undo"), std::string::npos) << stats;
+    EXPECT_EQ(lines_of(result.err).size(), 2u) << result.err; // one warning line each
 }
 
 } // namespace

@@ -6,6 +6,7 @@
 #include "mesh/tetrahedralize.hpp"
 
 #include "core/error.hpp"
+#include "mesh/reorder.hpp"
 #include "mesh/tetgen_bridge.hpp"
 
 #include <cerrno>
@@ -355,7 +356,10 @@ TetMesh tetrahedralize(const SurfaceMesh& surface, const TetrahedralizeOptions& 
     TetMesh mesh = std::move(meshed.mesh);
     enforce_max_volume(mesh, options.max_volume);
     validate_tet_mesh(mesh, source);
-    return mesh;
+    // TetGen's numbering has little locality (mean |row - col| of the p = 1 pattern ~6300 on a
+    // 110K-tet bunny, ~420 after): renumber along a Morton curve, which speeds up summation and
+    // SpMV (bench/README.md, "Node order"). The mesh is ours, so no external numbering is lost.
+    return reorder_mesh(mesh, Reordering::Morton);
 }
 
 } // namespace edn

@@ -26,7 +26,7 @@ IntersectionReport find_self_intersections(const SurfaceMesh& surface,
 
 /// Meshes a checked, outward-oriented closed surface. Throws edn::Error: SelfIntersecting
 /// ("self-intersecting surface: N intersecting triangles"), MeshingFailed (0 tets, crash).
-/// The result is validated (validate_tet_mesh).
+/// The result is validated (validate_tet_mesh) and renumbered along a Morton curve (locality).
 TetMesh tetrahedralize(const SurfaceMesh& surface, const TetrahedralizeOptions& options,
                        const std::string& source);
 

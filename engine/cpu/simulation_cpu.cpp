@@ -55,6 +55,7 @@ public:
     void set_state(const std::vector<double>& x, const std::vector<double>& v) override {
         x_ = x;
         v_ = v;
+        first_dx_.clear(); // the last correction says nothing about a new state
     }
     std::vector<double> von_mises_stress() const override;
     double incremental_potential(const std::vector<double>& y,
@@ -112,6 +113,7 @@ private:
     BinBcsrMatrix<double> matrix_;
     PcgWorkspace<double> pcg_workspace_;
     std::vector<double> x_, v_, y_tilde_, x_start_, positions_flat_;
+    std::vector<double> first_dx_; ///< the last frame's first Newton correction (PCG warm start)
     LameParameters<double> lame_{};
 };
 
@@ -314,15 +316,21 @@ StepResult CpuBackend::step() {
         result.times.summation += elapsed_ms(t0);
         t0 = std::chrono::steady_clock::now();
         std::vector<double> rhs(dofs);
-        for (std::size_t k = 0; k < dofs; ++k) rhs[k] = -g[k], dx[k] = 0.0;
+        // The first correction of a frame resembles the last frame's (smooth motion): start PCG
+        // from it (a guess only; the tolerance is unchanged). Later iterations start from 0.
+        const bool warm = it == 0 && first_dx_.size() == dofs;
+        for (std::size_t k = 0; k < dofs; ++k)
+            rhs[k] = -g[k],
+            dx[k] = warm && !fixed[k / 3] ? first_dx_[k] : 0.0; // pins may have changed
         PcgSettings pcg = settings.pcg;
-        pcg.warm_start = false;
+        pcg.warm_start = warm;
         const PcgResult solve =
             cpu::pcg(matrix_.view(), rhs.data(), dx.data(), pcg, pcg_workspace_, fixed.data());
         result.cg_iterations += solve.iterations;
         result.pcg_breakdowns += solve.breakdown;
         result.pcg_unconverged += !solve.converged && !solve.breakdown;
         result.times.pcg += elapsed_ms(t0);
+        if (it == 0) first_dx_ = dx;
         double slope = 0; // g . dx, negative for a descent direction
         for (std::size_t k = 0; k < dofs; ++k) slope += g[k] * dx[k];
         if (!(slope < 0) || !std::isfinite(slope)) {

@@ -197,6 +197,16 @@ __global__ void positions_kernel(const float* rest_x, const float* u, std::int64
     if (k < n) x[k] = rest_x[k] + u[k];
 }
 
+/// out = in on free nodes, 0 on pinned ones.
+__global__ void masked_copy_kernel(const float* in, const std::uint8_t* fixed, Index n,
+                                   float* out) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    for (int d = 0; d < 3; ++d)
+        out[3 * static_cast<std::int64_t>(i) + d] =
+            fixed[i] ? 0.f : in[3 * static_cast<std::int64_t>(i) + d];
+}
+
 __global__ void axpy_kernel(const float* y, float alpha, const float* dx, std::int64_t n,
                             float* out) {
     const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -301,6 +311,7 @@ public:
         upload(x_, minus_rest(x));
         upload(v_, v);
         update_positions();
+        have_first_dx_ = false; // the last correction says nothing about a new state
     }
     std::vector<double> von_mises_stress() const override;
     double incremental_potential(const std::vector<double>& y,
@@ -375,6 +386,8 @@ private:
     DeviceBuffer<RestElement<float>> rest_elements_;
     DeviceBuffer<float> x_, v_, y_, y_tilde_, x_start_, trial_, g_, dx_, rhs_, scratch_;
     DeviceBuffer<float> rest_x_, positions_; ///< X and X + u (3 per node)
+    DeviceBuffer<float> first_dx_; ///< the last frame's first Newton correction (PCG warm start)
+    bool have_first_dx_ = false;
     DeviceBuffer<float> mass_, cell_energy_, node_energy_, forces_, extra_;
     DeviceBuffer<std::uint8_t> fixed_;
     DeviceBuffer<double> reduce_out_;
@@ -425,6 +438,7 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s)
     pins_changed();
     rest_x_.resize(dofs);
     positions_.resize(dofs);
+    first_dx_.resize(dofs);
     upload(rest_x_, rest);
     EDN_CUDA_CHECK(cudaMemset(x_.data(), 0, x_.bytes())); // at rest: u = 0
     update_positions();
@@ -573,10 +587,22 @@ StepResult CudaBackend::step() {
         result.times.summation += elapsed_ms(t0);
         t0 = std::chrono::steady_clock::now();
         negate_kernel<<<blocks_for(dofs), kBlock>>>(g_.data(), dofs, rhs_.data());
-        EDN_CUDA_CHECK(cudaMemset(dx_.data(), 0, dx_.bytes()));
+        // The first correction of a frame starts from the last frame's (smooth motion); pins may
+        // have changed since, so pinned dofs start from 0. Later iterations start from 0.
+        const bool warm = it == 0 && have_first_dx_;
+        if (warm)
+            masked_copy_kernel<<<blocks_for(n), kBlock>>>(first_dx_.data(), fixed_.data(), n,
+                                                          dx_.data());
+        else
+            EDN_CUDA_CHECK(cudaMemsetAsync(dx_.data(), 0, dx_.bytes()));
         PcgSettings pcg = settings.pcg;
-        pcg.warm_start = false;
+        pcg.warm_start = warm;
         const PcgResult solve = pcg_->solve(a, rhs_.data(), dx_.data(), pcg, fixed_.data());
+        if (it == 0) {
+            EDN_CUDA_CHECK(cudaMemcpyAsync(first_dx_.data(), dx_.data(), dx_.bytes(),
+                                           cudaMemcpyDeviceToDevice));
+            have_first_dx_ = true;
+        }
         result.cg_iterations += solve.iterations;
         result.pcg_breakdowns += solve.breakdown;
         result.pcg_unconverged += !solve.converged && !solve.breakdown;

@@ -144,8 +144,7 @@ TEST(CudaSimulation, PinnedNodesDoNotMove) {
     const auto& rest = gpu.rest_positions();
     for (std::size_t i = 0; i < x.size() / 3; ++i)
         if (gpu.pinned()[i])
-            for (int d = 0; d < 3; ++d)
-                EXPECT_EQ(x[3 * i + d], rest[3 * i + d]) << "node " << i;
+            for (int d = 0; d < 3; ++d) EXPECT_EQ(x[3 * i + d], rest[3 * i + d]) << "node " << i;
 }
 
 } // namespace
@@ -229,6 +228,25 @@ TEST(CudaSimulation, HessianProductMatchesCpu) {
                 << diff << " scale " << scale << " first " << hc[0] << " vs " << hg[0];
         }
     }
+}
+
+TEST(CudaSimulation, NodesPinnedMidRunStayPut) {
+    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+    SimulationSettings s;
+    s.backend = Backend::Cuda;
+    s.gravity = {-9.81, 0, 0};
+    Simulation sim(make_box_tet_mesh(2, 2, 4, {0, 0, 0}, {0.2, 0.2, 0.4}), s);
+    sim.pin_below(1e-9);
+    for (int i = 0; i < 5; ++i) sim.step();
+    const auto& rest = sim.rest_positions();
+    for (Index i = 0; i < sim.num_nodes(); ++i)
+        if (std::abs(rest[3 * i + 2] - 0.1) < 1e-9) sim.set_pinned(i, true);
+    const auto held = sim.positions();
+    for (int i = 0; i < 5; ++i) sim.step();
+    const auto x = sim.positions();
+    for (Index i = 0; i < sim.num_nodes(); ++i)
+        if (sim.pinned()[i])
+            for (int d = 0; d < 3; ++d) EXPECT_EQ(x[3 * i + d], held[3 * i + d]) << "node " << i;
 }
 
 } // namespace

@@ -212,5 +212,23 @@ TEST(Simulation, LumpedMassIsPositiveAndSumsToRhoV) {
     }
 }
 
+TEST(Simulation, NodesPinnedMidRunStayPut) {
+    SimulationSettings s;
+    s.gravity = {-9.81, 0, 0};
+    Simulation sim(make_box_tet_mesh(2, 2, 4, {0, 0, 0}, {0.2, 0.2, 0.4}), s);
+    sim.pin_below(1e-9);
+    for (int i = 0; i < 5; ++i) sim.step();
+    // Pin a second layer while it moves: from now on it must not move (warm starts included).
+    const auto& rest = sim.rest_positions();
+    for (Index i = 0; i < sim.num_nodes(); ++i)
+        if (std::abs(rest[3 * i + 2] - 0.1) < 1e-9) sim.set_pinned(i, true);
+    const auto held = sim.positions();
+    for (int i = 0; i < 5; ++i) sim.step();
+    const auto x = sim.positions();
+    for (Index i = 0; i < sim.num_nodes(); ++i)
+        if (sim.pinned()[i])
+            for (int d = 0; d < 3; ++d) EXPECT_EQ(x[3 * i + d], held[3 * i + d]) << "node " << i;
+}
+
 } // namespace
 } // namespace edn

@@ -113,6 +113,8 @@ private:
     BinBcsrMatrix<double> matrix_;
     PcgWorkspace<double> pcg_workspace_;
     std::vector<double> x_, v_, y_tilde_, x_start_, positions_flat_;
+    mutable std::vector<double> node_energy_; ///< scratch of potential()
+    std::vector<double> rhs_;                 ///< scratch of step(): -g
     std::vector<double> first_dx_; ///< the last frame's first Newton correction (PCG warm start)
     LameParameters<double> lame_{};
 };
@@ -173,7 +175,10 @@ double CpuBackend::potential(const std::vector<double>& y, double strain_energy,
     const double damping =
         settings.integrator == Integrator::Static ? 0.0 : settings.mass_damping / effective_dt();
     const int m = nodes_per_cell(layout.order);
-    std::vector<double> node_energy(n, 0.0);
+    // Per-node terms, summed in a fixed order afterwards (deterministic); reused buffer because
+    // the line search calls this several times per Newton iteration.
+    std::vector<double>& node_energy = node_energy_;
+    node_energy.assign(n, 0.0);
     parallel_for(0, n, [&](std::int64_t i) {
         double e = 0;
         for (int d = 0; d < 3; ++d) {
@@ -315,7 +320,8 @@ StepResult CpuBackend::step() {
                     matrix_.diag[8 * std::int64_t(n) + i] += settings.ground_stiffness;
         result.times.summation += elapsed_ms(t0);
         t0 = std::chrono::steady_clock::now();
-        std::vector<double> rhs(dofs);
+        std::vector<double>& rhs = rhs_;
+        rhs.resize(dofs);
         // The first correction of a frame resembles the last frame's (smooth motion): start PCG
         // from it (a guess only; the tolerance is unchanged). Later iterations start from 0.
         const bool warm = it == 0 && first_dx_.size() == dofs;

@@ -25,7 +25,8 @@ std::string quote(std::string_view text) {
 /// One-line usage text of `program` (argv[0]).
 std::string usage_line(const std::string& program) {
     return "usage: " + program +
-           " assembly|spmv|step|reorder [--backend cpu|cuda] [--max-tets N] [--orders 1,2,3] "
+           " assembly|spmv|step|reorder|repattern [--backend cpu|cuda] [--max-tets N] [--orders "
+           "1,2,3] "
            "[--repeat R] [--frames F] --out bench.json";
 }
 
@@ -35,7 +36,7 @@ Options parse_options(int argc, char** argv, const std::string& program) {
     EDN_VERIFY(argc >= 2, ErrorCode::Usage, usage);
     o.benchmark = argv[1];
     EDN_VERIFY(o.benchmark == "assembly" || o.benchmark == "spmv" || o.benchmark == "step" ||
-                   o.benchmark == "reorder",
+                   o.benchmark == "reorder" || o.benchmark == "repattern",
                ErrorCode::Usage, "unknown benchmark '" << o.benchmark << "'; " << usage);
     for (int i = 2; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -256,6 +257,8 @@ int run_bench(int argc, char** argv) {
             run_spmv_bench(options);
         else if (options.benchmark == "reorder")
             run_reorder_bench(options);
+        else if (options.benchmark == "repattern")
+            run_repattern_bench(options);
         else
             run_step_bench(options);
         return 0;

@@ -131,6 +131,8 @@ void run_assembly_bench(const Options& options);
 void run_spmv_bench(const Options& options);
 /// Node order (natural, shuffled, Morton) against SpMV and summation (bench_reorder.cpp).
 void run_reorder_bench(const Options& options);
+/// Re-pattern after a cut, device and host (bench_repattern.cpp).
+void run_repattern_bench(const Options& options);
 /// The per-frame simulation benchmark (bench_step.cpp).
 void run_step_bench(const Options& options);
 

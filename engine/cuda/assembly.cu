@@ -547,6 +547,7 @@ struct Assembly::Impl {
     DeviceBuffer<float> values, diag;
     Index num_slots = 0;
     Index bins = 0;
+    mutable std::int64_t nnz_cache = -1; // nnz_blocks(), once computed
     // maps and element blocks
     DeviceBuffer<Index> map_offsets, map_sources;
     DeviceBuffer<float> blocks;
@@ -1027,6 +1028,19 @@ const AssemblyTimes& Assembly::times() const {
 std::size_t Assembly::matrix_bytes() const {
     const Impl& d = *impl_;
     return d.values.bytes() + d.diag.bytes() + d.columns.bytes() + d.bin_offsets.bytes();
+}
+std::int64_t Assembly::nnz_blocks() const {
+    const Impl& d = *impl_;
+    if (d.nnz_cache < 0) {
+        std::vector<Index> counts(d.row_counts.size());
+        if (!counts.empty())
+            EDN_CUDA_CHECK(cudaMemcpy(counts.data(), d.row_counts.data(), d.row_counts.bytes(),
+                                      cudaMemcpyDeviceToHost));
+        std::int64_t total = d.layout.num_nodes();
+        for (Index c : counts) total += c;
+        d.nnz_cache = total;
+    }
+    return d.nnz_cache;
 }
 std::size_t Assembly::map_bytes() const {
     return impl_->map_offsets.bytes() + impl_->map_sources.bytes();

@@ -79,6 +79,8 @@ public:
     const AssemblyTimes& times() const;
     /// Bytes of the matrix (values, diagonal, columns, bin offsets) on the device.
     std::size_t matrix_bytes() const;
+    /// Stored non-zero blocks, diagonal included (padding excluded); computed once, on first call.
+    std::int64_t nnz_blocks() const;
     /// Bytes of the per-entry map on the device.
     std::size_t map_bytes() const;
     /// Bytes of the element blocks on the device.

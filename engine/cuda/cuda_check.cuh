@@ -4,6 +4,7 @@
 #include "core/error.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <cuda_runtime.h>
 #include <utility>
 
@@ -25,7 +26,25 @@
 
 namespace edn::cuda {
 
-/// Owning device array of T (cudaMalloc/cudaFree); move-only.
+/// Lets the default memory pool keep up to 512 MiB of freed memory for re-use (instead of
+/// returning it at every synchronisation), once per process.
+inline void keep_pool_memory() {
+    static const bool once = [] {
+        int device = 0;
+        cudaMemPool_t pool{};
+        if (cudaGetDevice(&device) == cudaSuccess &&
+            cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess) {
+            std::uint64_t threshold = 512ull << 20;
+            cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+        }
+        cudaGetLastError(); // a device without pools still works, just slower
+        return true;
+    }();
+    (void)once;
+}
+
+/// Owning device array of T (stream-ordered allocation on the default stream); move-only. Work on
+/// other streams must be synchronised with the default stream before a buffer it uses is freed.
 template <class T> class DeviceBuffer {
 public:
     DeviceBuffer() = default;
@@ -44,11 +63,15 @@ public:
     }
     ~DeviceBuffer() { release(); }
 
-    /// Reallocates to exactly `count` elements (contents are not kept).
+    /// Reallocates to exactly `count` elements (contents are not kept). Stream-ordered on the
+    /// default stream (see keep_pool_memory): a re-pattern makes dozens of temporaries, and
+    /// cudaMalloc/cudaFree (cudaFree synchronises the device) cost more than the kernels then.
     void resize(std::size_t count) {
         release();
-        if (count > 0)
-            EDN_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)));
+        if (count > 0) {
+            keep_pool_memory();
+            EDN_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&data_), count * sizeof(T), 0));
+        }
         size_ = count;
     }
     T* data() const { return data_; }
@@ -57,7 +80,7 @@ public:
 
 private:
     void release() noexcept {
-        if (data_) cudaFree(data_);
+        if (data_) cudaFreeAsync(data_, 0);
         data_ = nullptr;
         size_ = 0;
     }

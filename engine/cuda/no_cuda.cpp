@@ -74,6 +74,9 @@ std::size_t Assembly::matrix_bytes() const {
 std::size_t Assembly::map_bytes() const {
     no_cuda();
 }
+std::int64_t Assembly::nnz_blocks() const {
+    no_cuda();
+}
 std::size_t Assembly::element_bytes() const {
     no_cuda();
 }

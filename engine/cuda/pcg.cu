@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cooperative_groups.h>
 #include <utility>
 
 namespace edn::cuda {
@@ -201,10 +202,18 @@ template <bool kStream, class T> __device__ __forceinline__ T load_matrix(const 
         return __ldg(p);
 }
 
-/// One bin: lane = row. Sets the bin's dot products (warp sums, valid in lane 0).
-template <SpmvMode kMode, bool kFused, bool kStream>
+/// One bin: lane = row. Sets the bin's dot products (warp sums, valid in lane 0). kCoherent: x
+/// (and z) were written earlier in the same kernel (persistent loop), so they are read with
+/// ordinary loads, not through the non-coherent read-only path.
+template <SpmvMode kMode, bool kFused, bool kStream, bool kCoherent = false>
 __device__ __forceinline__ void spmv_bin(const SpmvArgs& a, Index bin, int lane, float beta,
                                          double& dot0, double& dot1) {
+    const auto ldx = [](const float* ptr) {
+        if constexpr (kCoherent)
+            return *ptr;
+        else
+            return __ldg(ptr);
+    };
     const Index row = bin * kWarp + lane;
     const Index begin = a.bin_offsets[bin];
     const Index width = (a.bin_offsets[bin + 1] - begin) / kWarp;
@@ -216,11 +225,11 @@ __device__ __forceinline__ void spmv_bin(const SpmvArgs& a, Index bin, int lane,
     for (Index j = 0; j < width; ++j) {
         const std::int64_t col3 =
             3 * static_cast<std::int64_t>(load_matrix<kStream>(cols + j * kWarp));
-        float x0 = __ldg(a.x + col3), x1 = __ldg(a.x + col3 + 1), x2 = __ldg(a.x + col3 + 2);
+        float x0 = ldx(a.x + col3), x1 = ldx(a.x + col3 + 1), x2 = ldx(a.x + col3 + 2);
         if (fused) {
-            x0 = __ldg(a.z + col3) + beta * x0;
-            x1 = __ldg(a.z + col3 + 1) + beta * x1;
-            x2 = __ldg(a.z + col3 + 2) + beta * x2;
+            x0 = ldx(a.z + col3) + beta * x0;
+            x1 = ldx(a.z + col3 + 1) + beta * x1;
+            x2 = ldx(a.z + col3 + 2) + beta * x2;
         }
         const float* e = v + j * kWarp;
         const auto m = [e, plane](int k) { return load_matrix<kStream>(e + k * plane); };
@@ -408,6 +417,129 @@ __global__ void direction_kernel(float* __restrict__ p, const float* __restrict_
     if (i < n3) p[i] = z[i] + beta * p[i];
 }
 
+// ---- persistent loop ---------------------------------------------------------------------------
+
+constexpr int kPersistentBlock = 256;
+
+/// Sum over the grid of one double per block, in a fixed order, valid in every thread of every
+/// block (each block reduces all partials itself: no extra grid barrier for a broadcast).
+template <int K> __device__ void grid_sum(const double* partials, double out[K]) {
+    __shared__ double result[K];
+    double sum[K];
+    block_sum_partials<K, kPersistentBlock>(partials, gridDim.x, sum);
+    if (threadIdx.x == 0)
+        for (int k = 0; k < K; ++k) result[k] = sum[k];
+    __syncthreads();
+    for (int k = 0; k < K; ++k) out[k] = result[k];
+    __syncthreads();
+}
+
+/// Block sum of per-thread values into partials[K * blockIdx.x + k].
+template <int K> __device__ void block_partials(double v[K], double* partials) {
+    __shared__ double s[K][kPersistentBlock / kWarp];
+    for (int k = 0; k < K; ++k) v[k] = warp_sum(v[k]);
+    if ((threadIdx.x & 31) == 0)
+        for (int k = 0; k < K; ++k) s[k][threadIdx.x / kWarp] = v[k];
+    __syncthreads();
+    if (threadIdx.x == 0)
+        for (int k = 0; k < K; ++k) {
+            double t = 0;
+            for (int w = 0; w < kPersistentBlock / kWarp; ++w) t += s[k][w];
+            partials[K * blockIdx.x + k] = t;
+        }
+}
+
+/// The whole PCG loop in one cooperative launch (after the Residual SpMV set the state up): per
+/// iteration SpMV + p.q | alpha, x/r/z update + r.z, r.r | beta, p = z + beta p, with a grid
+/// barrier after each phase. Same scalars and stopping rule as the kernel-per-phase loop; every
+/// block computes them itself from the same partials, so all blocks agree without a broadcast.
+template <bool kStream>
+__global__ void __launch_bounds__(kPersistentBlock)
+    pcg_persistent_kernel(SpmvArgs a, float* __restrict__ x, float* __restrict__ r,
+                          float* __restrict__ z, float* __restrict__ p, float* __restrict__ q,
+                          double* partials_a, double* partials_b) {
+    namespace cg = cooperative_groups;
+    cg::grid_group grid = cg::this_grid();
+    PcgState st = *a.state;
+    if (st.status != kRunning) return; // uniform: every block read the same state
+    const int lane = threadIdx.x & 31;
+    const Index warp = static_cast<Index>(
+        (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp);
+    const Index warps = static_cast<Index>(gridDim.x * (blockDim.x / kWarp));
+    const Index threads = static_cast<Index>(gridDim.x * blockDim.x);
+    const Index first = static_cast<Index>(blockIdx.x * blockDim.x + threadIdx.x);
+    const std::int64_t n = a.rows;
+    SpmvArgs dir = a;
+    dir.x = p;
+    dir.y = q;
+    while (true) {
+        // 1. q = A p, p.q
+        double pq[1] = {0};
+        for (Index bin = warp; bin < a.bins; bin += warps) {
+            double d0 = 0, d1 = 0;
+            spmv_bin<SpmvMode::Direction, false, kStream, true>(dir, bin, lane, 0.f, d0, d1);
+            if (lane == 0) pq[0] += d0;
+        }
+        block_partials<1>(pq, partials_a);
+        grid.sync();
+        double sum_pq[1];
+        grid_sum<1>(partials_a, sum_pq);
+        const double alpha = st.rz / sum_pq[0];
+        if (!(sum_pq[0] > 0) || !isfinite(alpha)) {
+            st.status = kBreakdown;
+            break;
+        }
+        st.alpha = alpha;
+        // 2. x += alpha p; r = P (r - alpha q); z = P M^-1 r; r.z, r.r
+        double dots[2] = {0, 0};
+        const float af = static_cast<float>(alpha);
+        for (Index row = first; row < a.rows; row += threads) {
+            const std::int64_t r3 = 3 * static_cast<std::int64_t>(row);
+            const bool free = is_free(a.fixed, row);
+            float rv[3];
+            for (int i = 0; i < 3; ++i) {
+                x[r3 + i] += af * p[r3 + i];
+                rv[i] = free ? r[r3 + i] - af * q[r3 + i] : 0.f;
+                r[r3 + i] = rv[i];
+            }
+            const float* m = a.inverse_diag + row;
+            for (int i = 0; i < 3; ++i) {
+                const float zi =
+                    m[3 * i * n] * rv[0] + m[(3 * i + 1) * n] * rv[1] + m[(3 * i + 2) * n] * rv[2];
+                z[r3 + i] = zi;
+                dots[0] += double(rv[i]) * zi;
+                dots[1] += double(rv[i]) * rv[i];
+            }
+        }
+        block_partials<2>(dots, partials_b);
+        grid.sync();
+        double sums[2];
+        grid_sum<2>(partials_b, sums);
+        ++st.iterations;
+        st.rr = sums[1];
+        if (sums[1] <= st.tol2 * st.ref2) {
+            st.status = kConverged;
+            break;
+        }
+        if (!(sums[0] > 0) || !isfinite(sums[0])) {
+            st.status = kBreakdown;
+            break;
+        }
+        st.beta = sums[0] / st.rz;
+        st.rz = sums[0];
+        const bool capped = st.iterations >= st.max_iterations;
+        // 3. p = z + beta p (also after the cap, as the kernel-per-phase loop does)
+        const float bf = static_cast<float>(st.beta);
+        for (Index i = first; i < 3 * a.rows; i += threads) p[i] = z[i] + bf * p[i];
+        if (capped) {
+            st.status = kCapped;
+            break;
+        }
+        grid.sync();
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) *a.state = st;
+}
+
 unsigned int grid_for(std::int64_t n, int block) {
     return static_cast<unsigned int>(std::max<std::int64_t>(1, (n + block - 1) / block));
 }
@@ -553,6 +685,17 @@ std::vector<float> DeviceMatrix::multiply(const std::vector<float>& x) const {
 
 // ---- Pcg ----------------------------------------------------------------------------------------
 
+PcgResult to_result(const PcgState& state) {
+    PcgResult result;
+    result.iterations = state.iterations;
+    result.initial_residual = std::sqrt(state.rr0);
+    result.final_residual = std::sqrt(state.rr);
+    result.reference_norm = std::sqrt(state.ref2);
+    result.converged = state.status == kConverged;
+    result.breakdown = state.status == kBreakdown;
+    return result;
+}
+
 struct Pcg::Impl {
     Index rows = 0;
     PcgOptions options;
@@ -564,11 +707,37 @@ struct Pcg::Impl {
     PinnedHost<PcgState> host_state{3}; // [0] initial values, [1], [2] read-back slots
     cudaEvent_t checked[2]{};
     bool pdl_supported = false; // programmatic dependent launch needs compute capability 9.0
+    int cooperative_blocks[2] = {0, 0}; // co-resident blocks of the persistent kernel (stream, not)
+
+    /// The captured chunk graph and what it was captured for (pointers, sizes, options).
+    struct GraphKey {
+        SpmvArgs args{};
+        float* x = nullptr;
+        PcgOptions options{};
+        int count = 0;
+        bool operator==(const GraphKey& o) const {
+            const SpmvArgs& a = args;
+            const SpmvArgs& b = o.args;
+            return a.bin_offsets == b.bin_offsets && a.columns == b.columns &&
+                   a.values == b.values && a.diag == b.diag && a.rows == b.rows &&
+                   a.bins == b.bins && a.fixed == b.fixed && a.fused == b.fused && x == o.x &&
+                   options.schedule == o.options.schedule &&
+                   options.fused_direction == o.options.fused_direction &&
+                   options.streaming_loads == o.options.streaming_loads &&
+                   options.programmatic_launch == o.options.programmatic_launch && count == o.count;
+        }
+    };
+    cudaStream_t capture_stream = nullptr; // graphs cannot be captured on the legacy stream
+    cudaGraphExec_t chunk_graph = nullptr;
+    GraphKey graph_key{};
+    bool graph_failed = false; // capture not supported here: launch kernels one by one
 
     explicit Impl(Index num_rows) : rows(num_rows) {}
     ~Impl() {
         for (cudaEvent_t& e : checked)
             if (e) cudaEventDestroy(e);
+        if (chunk_graph) cudaGraphExecDestroy(chunk_graph);
+        if (capture_stream) cudaStreamDestroy(capture_stream);
     }
 };
 
@@ -595,6 +764,18 @@ Pcg::Pcg(Index num_rows, PcgOptions options, void* stream)
     EDN_CUDA_CHECK(cudaGetDevice(&device));
     EDN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
     d.pdl_supported = major >= 9;
+    int cooperative = 0, sms = 0;
+    EDN_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+    EDN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    if (cooperative) {
+        int per_sm = 0;
+        EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, pcg_persistent_kernel<true>, kPersistentBlock, 0));
+        d.cooperative_blocks[1] = per_sm * sms;
+        EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, pcg_persistent_kernel<false>, kPersistentBlock, 0));
+        d.cooperative_blocks[0] = per_sm * sms;
+    }
     for (cudaEvent_t& e : d.checked)
         EDN_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
 }
@@ -669,10 +850,37 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
     }
 
     const std::int64_t n3 = 3 * static_cast<std::int64_t>(rows);
-    int enqueued = 0, chunk = 0, current = 0; // current: p buffer holding the latest direction
-    bool pending = false;
-    while (enqueued < settings.max_iterations) {
-        const int count = std::min(d.options.check_interval, settings.max_iterations - enqueued);
+    const int max_blocks = d.cooperative_blocks[d.options.streaming_loads ? 1 : 0];
+    if (!args.fused && rows <= d.options.persistent_max_rows && max_blocks > 0 &&
+        settings.max_iterations > 0) {
+        // One warp per bin per pass at most: no more blocks than that (cheaper barriers).
+        const Index bins = args.bins;
+        const int blocks = static_cast<int>(std::min<std::int64_t>(
+            max_blocks, std::max<std::int64_t>(1, (bins + kPersistentBlock / kWarp - 1) /
+                                                      (kPersistentBlock / kWarp))));
+        float* p0 = d.p[0].data();
+        float* q = d.q.data();
+        float* r = d.r.data();
+        float* z = d.z.data();
+        double* partials_a = d.partials.data();
+        double* partials_b = d.partials.data() + blocks;
+        void* params[] = {&args, &x, &r, &z, &p0, &q, &partials_a, &partials_b};
+        const void* kernel = d.options.streaming_loads
+                                 ? reinterpret_cast<const void*>(pcg_persistent_kernel<true>)
+                                 : reinterpret_cast<const void*>(pcg_persistent_kernel<false>);
+        EDN_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, dim3(blocks), dim3(kPersistentBlock),
+                                                   params, 0, stream));
+        PcgState& final_state = d.host_state.data[1];
+        EDN_CUDA_CHECK(cudaMemcpyAsync(&final_state, d.state.data(), sizeof(PcgState),
+                                       cudaMemcpyDeviceToHost, stream));
+        EDN_CUDA_CHECK(cudaStreamSynchronize(stream));
+        return to_result(final_state);
+    }
+    int current = 0; // p buffer holding the latest direction
+    const int interval = d.options.check_interval;
+    // Enqueues `count` iterations on `s` (the first kernel follows a status read-back copy or a
+    // graph boundary: no PDL there).
+    auto enqueue_chunk = [&](int count, cudaStream_t s) {
         for (int i = 0; i < count; ++i) {
             SpmvArgs dir = args;
             dir.x = d.p[current].data();
@@ -684,19 +892,61 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
                 dir.p_out = p_new;
                 current = 1 - current;
             }
-            // The first kernel of a chunk follows a status read-back copy: no PDL there.
             const bool pdl = d.options.programmatic_launch && d.pdl_supported;
             launch_spmv<SpmvMode::Direction>(dir, d.options.schedule, d.options.streaming_loads,
-                                             pdl && i > 0, stream);
-            launch(update_kernel, row_blocks, kUpdateBlock, stream, pdl, x, d.r.data(), d.z.data(),
+                                             pdl && i > 0, s);
+            launch(update_kernel, row_blocks, kUpdateBlock, s, pdl, x, d.r.data(), d.z.data(),
                    static_cast<const float*>(p_new), static_cast<const float*>(d.q.data()),
                    static_cast<const float*>(d.inverse_diag.data()), fixed, rows, d.partials.data(),
                    done, d.state.data());
             if (!args.fused)
-                launch(direction_kernel, grid_for(n3, kUpdateBlock), kUpdateBlock, stream, pdl,
+                launch(direction_kernel, grid_for(n3, kUpdateBlock), kUpdateBlock, s, pdl,
                        d.p[current].data(), static_cast<const float*>(d.z.data()), n3,
                        static_cast<const PcgState*>(d.state.data()));
         }
+    };
+    // Captures one chunk on the private capture stream into d.chunk_graph (replacing the old
+    // one); false, remembered, when this device or driver cannot capture or instantiate it.
+    auto recapture = [&](const Impl::GraphKey& key) {
+        if (d.chunk_graph) {
+            EDN_CUDA_CHECK(cudaGraphExecDestroy(d.chunk_graph));
+            d.chunk_graph = nullptr;
+        }
+        if (!d.capture_stream)
+            EDN_CUDA_CHECK(cudaStreamCreateWithFlags(&d.capture_stream, cudaStreamNonBlocking));
+        EDN_CUDA_CHECK(cudaStreamBeginCapture(d.capture_stream, cudaStreamCaptureModeThreadLocal));
+        const int saved = current;
+        enqueue_chunk(interval, d.capture_stream);
+        current = saved;
+        cudaGraph_t graph = nullptr;
+        EDN_CUDA_CHECK(cudaStreamEndCapture(d.capture_stream, &graph));
+        const cudaError_t status = cudaGraphInstantiate(&d.chunk_graph, graph, 0);
+        cudaGraphDestroy(graph);
+        if (status != cudaSuccess) {
+            cudaGetLastError(); // clear it: fall back to plain launches
+            d.chunk_graph = nullptr;
+            d.graph_failed = true;
+            return false;
+        }
+        d.graph_key = key;
+        return true;
+    };
+    // Graph replay: a chunk always runs check_interval iterations (those after convergence or
+    // the cap return at once); with the fused direction an even count keeps p in one buffer.
+    bool use_graph = d.options.graph && !d.graph_failed && (!args.fused || interval % 2 == 0);
+    if (use_graph) {
+        const Impl::GraphKey key{args, x, d.options, interval};
+        if (!d.chunk_graph || !(key == d.graph_key)) use_graph = recapture(key);
+    }
+    int enqueued = 0, chunk = 0;
+    bool pending = false;
+    while (enqueued < settings.max_iterations) {
+        const int count =
+            use_graph ? interval : std::min(interval, settings.max_iterations - enqueued);
+        if (use_graph)
+            EDN_CUDA_CHECK(cudaGraphLaunch(d.chunk_graph, stream));
+        else
+            enqueue_chunk(count, stream);
         enqueued += count;
         // Read the status back one chunk behind: the GPU already has the next chunk queued.
         const int slot = chunk & 1;
@@ -715,13 +965,7 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
     EDN_CUDA_CHECK(cudaMemcpyAsync(&final_state, d.state.data(), sizeof(PcgState),
                                    cudaMemcpyDeviceToHost, stream));
     EDN_CUDA_CHECK(cudaStreamSynchronize(stream));
-    result.iterations = final_state.iterations;
-    result.initial_residual = std::sqrt(final_state.rr0);
-    result.final_residual = std::sqrt(final_state.rr);
-    result.reference_norm = std::sqrt(final_state.ref2);
-    result.converged = final_state.status == kConverged;
-    result.breakdown = final_state.status == kBreakdown;
-    return result;
+    return to_result(final_state);
 }
 
 PcgResult Pcg::solve_host(const BinBcsrMatrixView<float>& a, const std::vector<float>& b,

@@ -337,6 +337,8 @@ public:
         cuda::spmv(assembly_->device_matrix(), rhs_.data(), dx_.data());
         return download(dx_);
     }
+    std::int64_t nnz_blocks() const override { return assembly_->nnz_blocks(); }
+    std::size_t matrix_bytes() const override { return assembly_->matrix_bytes(); }
     void pins_changed() override {
         EDN_CUDA_CHECK(
             cudaMemcpy(fixed_.data(), fixed.data(), fixed.size(), cudaMemcpyHostToDevice));
@@ -396,16 +398,29 @@ private:
 };
 
 CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s)
-    : SimulationBackend(std::move(m), s) {
+    : SimulationBackend(std::move(m), s, /*host_pattern=*/false) {
     const Index n = layout.num_nodes();
     const Index nt = mesh.num_cells();
     const int npc = nodes_per_cell(layout.order);
     const auto lame = lame_from_young_poisson(settings.young, settings.poisson);
     lame_ = {static_cast<float>(lame.lambda), static_cast<float>(lame.mu)};
     rule_ = quadrature_for_degree<float>(element_quadrature_degree(layout.order));
-    assembly_ = std::make_unique<cuda::Assembly>(mesh, topology, layout.order);
+    // Topology, counts, bins, allocation, columns and maps on the device (the host topology of
+    // the base class only feeds host-side set-up: masses, rest positions, components). The GPU
+    // topology numbers edges and faces as the host does (tests/cuda), so both agree on nodes.
+    if (mesh.num_vertices() < (1 << 21))
+        assembly_ = std::make_unique<cuda::Assembly>(mesh, layout.order);
+    else
+        assembly_ = std::make_unique<cuda::Assembly>(mesh, topology, layout.order);
     assembly_->build_pattern();
     if (settings.summation == SummationMethod::PerEntry) assembly_->build_per_entry_map();
+    {
+        const cuda::AssemblyTimes& t = assembly_->times();
+        pattern_ms = t.topology + t.count + t.bin_offsets + t.alloc + t.columns +
+                     (settings.summation == SummationMethod::PerEntry ? t.maps : 0.0);
+    }
+    EDN_ASSERT(assembly_->layout().num_nodes() == layout.num_nodes(),
+               "device and host node layouts differ");
     pcg_ = std::make_unique<cuda::Pcg>(n);
     std::vector<RestElement<float>> rest_host(nt);
     for (Index t = 0; t < nt; ++t) {

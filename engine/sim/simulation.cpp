@@ -73,6 +73,8 @@ void validate(const SimulationSettings& s) {
     for (double g : s.gravity) EDN_VERIFY(finite(g), ErrorCode::Usage, "gravity must be finite");
     EDN_VERIFY(finite(s.mass_damping) && s.mass_damping >= 0, ErrorCode::Usage,
                "damping must be >= 0, got " << s.mass_damping);
+    EDN_VERIFY(finite(s.stiffness_damping) && s.stiffness_damping >= 0, ErrorCode::Usage,
+               "stiffness damping must be >= 0, got " << s.stiffness_damping);
     EDN_VERIFY(s.max_newton_iterations >= 1 && s.max_newton_iterations <= 1000, ErrorCode::Usage,
                "Newton iterations must be in 1..1000, got " << s.max_newton_iterations);
     EDN_VERIFY(finite(s.newton_tolerance) && s.newton_tolerance > 0, ErrorCode::Usage,
@@ -115,13 +117,18 @@ void add_lumped_mass(const TetMesh& mesh, const std::vector<Index>& cell_nodes, 
 
 } // namespace
 
-SimulationBackend::SimulationBackend(TetMesh mesh_in, const SimulationSettings& s)
+SimulationBackend::SimulationBackend(TetMesh mesh_in, const SimulationSettings& s,
+                                     bool host_pattern)
     : mesh(std::move(mesh_in)), settings(s) {
     validate(settings);
     EDN_VERIFY(mesh.num_cells() > 0, ErrorCode::EmptyMesh, "simulation: mesh has no cells");
+    const auto start = std::chrono::steady_clock::now();
     topology = build_topology(mesh);
     layout = make_node_layout(topology, settings.order);
-    pattern = build_bin_bcsr_pattern(topology, mesh.cells, layout);
+    if (host_pattern) {
+        pattern = build_bin_bcsr_pattern(topology, mesh.cells, layout);
+        pattern_ms = elapsed_ms(start);
+    }
     cell_nodes = cell_node_table(topology, mesh.cells, layout);
     const std::vector<Vec3> x = node_positions(mesh, topology, layout);
     rest.resize(3 * x.size());
@@ -251,11 +258,13 @@ Index Simulation::num_nodes() const {
     return backend_->layout.num_nodes();
 }
 std::int64_t Simulation::nnz_blocks() const {
-    return backend_->pattern.nnz_blocks();
+    return backend_->nnz_blocks();
 }
 std::size_t Simulation::matrix_bytes() const {
-    return backend_->pattern.matrix_bytes(
-        backend_->settings.backend == Backend::Cuda ? sizeof(float) : sizeof(double));
+    return backend_->matrix_bytes();
+}
+double Simulation::pattern_build_ms() const {
+    return backend_->pattern_ms;
 }
 Index Simulation::components() const {
     return backend_->components;

@@ -50,7 +50,10 @@ struct SimulationSettings {
     SummationMethod summation = SummationMethod::PerEntry;
     std::array<double, 3> gravity = {0, 0, -9.81}; ///< [m/s^2]
     double mass_damping = 0;                       ///< Rayleigh alpha [1/s] (mass-proportional)
-    int max_newton_iterations = 5;                 ///< per frame
+    /// Rayleigh beta [s] (stiffness-proportional): per element (beta/h) Psi_lin(y - x_start), the
+    /// linear elastic energy of the step's displacement (zero for static solves).
+    double stiffness_damping = 0;
+    int max_newton_iterations = 5;       ///< per frame
     double newton_tolerance = 1e-3;      ///< on the Newton decrement, relative to the first
     PcgSettings pcg;                     ///< inner linear solves
     bool project_hessian = true;         ///< PSD-project per quadrature point (else exact)
@@ -145,6 +148,10 @@ public:
     std::size_t matrix_bytes() const;
     /// Connected components of the mesh.
     Index components() const;
+    /// Milliseconds the construction spent building the pattern and summation plans (topology,
+    /// counts, bins, allocation, columns, maps): device time of the GPU stages for the CUDA
+    /// backend, host time for the CPU backend. What a topology change costs before the next frame.
+    double pattern_build_ms() const;
 
 private:
     std::unique_ptr<SimulationBackend> backend_;

@@ -13,7 +13,9 @@ namespace edn {
 /// Host-side set-up common to every backend: topology, node layout, pattern, masses, pins.
 class SimulationBackend {
 public:
-    SimulationBackend(TetMesh mesh, const SimulationSettings& settings);
+    /// `host_pattern`: build the Bin-BCSR* pattern on the host (the CPU backend; the CUDA backend
+    /// builds its own on the device and leaves `pattern` empty).
+    SimulationBackend(TetMesh mesh, const SimulationSettings& settings, bool host_pattern = true);
     virtual ~SimulationBackend() = default;
 
     virtual StepResult step() = 0;
@@ -32,6 +34,9 @@ public:
                                                 const std::vector<double>& v) = 0;
     /// Called after pins changed.
     virtual void pins_changed() {}
+    /// Non-zero blocks and bytes of the system matrix.
+    virtual std::int64_t nnz_blocks() const { return pattern.nnz_blocks(); }
+    virtual std::size_t matrix_bytes() const { return pattern.matrix_bytes(sizeof(double)); }
 
     TetMesh mesh;
     SimulationSettings settings;
@@ -44,6 +49,9 @@ public:
     std::vector<std::uint8_t> fixed; ///< #nodes pin mask
     std::optional<DragSpring> drag;
     Index components = 0;
+    /// Milliseconds of the last pattern build, topology to summation plans (CUDA: device time of
+    /// the GPU stages; CPU: host time).
+    double pattern_ms = 0;
 
     /// Coefficient c of the inertia term c/2 (y - y~)^T M (y - y~) and the effective step.
     double inertia_coefficient() const;

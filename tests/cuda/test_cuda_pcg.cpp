@@ -69,22 +69,33 @@ std::vector<cuda::PcgOptions> all_variants(bool all = false) {
          {cuda::SpmvSchedule::Static, cuda::SpmvSchedule::WarpDynamic})
         for (bool fused : {true, false})
             for (bool pdl : {true, false})
-                for (bool streaming : {true, false}) {
-                    if (!streaming && !all) continue;
-                    cuda::PcgOptions o;
-                    o.schedule = schedule;
-                    o.fused_direction = fused;
-                    o.programmatic_launch = pdl;
-                    o.streaming_loads = streaming;
-                    v.push_back(o);
-                }
+                for (bool streaming : {true, false})
+                    for (bool graph : {true, false}) {
+                        if (!streaming && !all) continue;
+                        cuda::PcgOptions o;
+                        o.schedule = schedule;
+                        o.fused_direction = fused;
+                        o.programmatic_launch = pdl;
+                        o.streaming_loads = streaming;
+                        o.graph = graph;
+                        o.persistent_max_rows = 0;
+                        v.push_back(o);
+                    }
+    for (bool streaming : {true, false}) { // the persistent loop (ignores schedule, pdl, graph)
+        if (!streaming && !all) continue;
+        cuda::PcgOptions o;
+        o.streaming_loads = streaming;
+        o.persistent_max_rows = 1 << 30;
+        v.push_back(o);
+    }
     return v;
 }
 
 std::string variant_name(const cuda::PcgOptions& o) {
     return std::string(o.schedule == cuda::SpmvSchedule::Static ? "static" : "dynamic") +
            (o.fused_direction ? "+fused" : "+separate") + (o.programmatic_launch ? "+pdl" : "") +
-           (o.streaming_loads ? "+stream" : "");
+           (o.streaming_loads ? "+stream" : "") + (o.graph ? "+graph" : "") +
+           (o.persistent_max_rows > 0 ? "+persistent" : "");
 }
 
 class CudaPcg : public ::testing::TestWithParam<int> {
@@ -165,6 +176,80 @@ TEST_P(CudaPcg, SolveMatchesCpuDoubleAndFloat) {
             EXPECT_EQ(w.iterations, 0);
         }
     }
+}
+
+TEST_P(CudaPcg, GraphReplayEqualsPlainLaunches) {
+    // The chunk graph runs the same kernels in the same order: same bits, same iteration count,
+    // for caps that end inside a chunk (the graph always runs whole chunks).
+    const int order = GetParam();
+    const TetMesh mesh = meshes(order)[1];
+    System s(mesh, order, 0.05);
+    const std::vector<double> b = random_vector(s.dofs(), 35);
+    const std::vector<float> bf(b.begin(), b.end());
+    const cuda::DeviceMatrix dm(s.af);
+    for (int cap : {5, 13, 2000})
+        for (int interval : {1, 3, 8}) {
+            PcgSettings settings;
+            settings.relative_tolerance = 1e-5;
+            settings.max_iterations = cap;
+            settings.warm_start = false;
+            cuda::PcgOptions plain;
+            plain.graph = false;
+            plain.persistent_max_rows = 0;
+            plain.check_interval = interval;
+            cuda::PcgOptions graph = plain;
+            graph.graph = true;
+            cuda::Pcg a(s.rows(), plain), g(s.rows(), graph);
+            std::vector<float> xa(s.dofs(), 0.f), xg(s.dofs(), 0.f);
+            const PcgResult ra = a.solve_host(dm.view(), bf, xa, settings);
+            const PcgResult rg = g.solve_host(dm.view(), bf, xg, settings);
+            SCOPED_TRACE("cap " + std::to_string(cap) + " interval " + std::to_string(interval));
+            EXPECT_EQ(ra.iterations, rg.iterations);
+            EXPECT_LE(rg.iterations, cap);
+            EXPECT_EQ(ra.converged, rg.converged);
+            EXPECT_EQ(xa, xg);
+        }
+}
+
+TEST_P(CudaPcg, PersistentLoopMatchesKernelPerPhaseLoop) {
+    // Same algorithm and stopping rule; the dot products are summed in another grouping, so the
+    // results agree to rounding (iterations within one) rather than bit for bit.
+    const int order = GetParam();
+    const TetMesh mesh = meshes(order)[2];
+    System s(mesh, order, 0.05);
+    const std::vector<double> b = random_vector(s.dofs(), 36);
+    const std::vector<float> bf(b.begin(), b.end());
+    const cuda::DeviceMatrix dm(s.af);
+    std::vector<std::uint8_t> fixed(s.rows(), 0);
+    for (Index i = 0; i < s.rows(); i += 7) fixed[i] = 1;
+    for (int cap : {1, 6, 2000})
+        for (bool pins : {false, true}) {
+            PcgSettings settings;
+            settings.relative_tolerance = 1e-5;
+            settings.max_iterations = cap;
+            settings.warm_start = false;
+            cuda::PcgOptions chunked;
+            chunked.persistent_max_rows = 0;
+            cuda::PcgOptions persistent;
+            persistent.persistent_max_rows = 1 << 30;
+            cuda::Pcg a(s.rows(), chunked), g(s.rows(), persistent);
+            std::vector<float> xa(s.dofs(), 0.f), xg(s.dofs(), 0.f);
+            const std::vector<std::uint8_t> f = pins ? fixed : std::vector<std::uint8_t>{};
+            const PcgResult ra = a.solve_host(dm.view(), bf, xa, settings, f);
+            const PcgResult rg = g.solve_host(dm.view(), bf, xg, settings, f);
+            SCOPED_TRACE("cap " + std::to_string(cap) + (pins ? " pins" : ""));
+            EXPECT_LE(std::abs(ra.iterations - rg.iterations), 1);
+            EXPECT_LE(rg.iterations, cap);
+            EXPECT_EQ(ra.converged, rg.converged);
+            EXPECT_FALSE(rg.breakdown);
+            EXPECT_LT(relative_error(xg, std::vector<double>(xa.begin(), xa.end())),
+                      cap == 2000 ? 1e-4 : 1e-5);
+            if (pins) {
+                for (Index i = 0; i < s.rows(); ++i) {
+                    if (fixed[i]) ASSERT_EQ(xg[3 * i], 0.f);
+                }
+            }
+        }
 }
 
 TEST_P(CudaPcg, PinsZeroRhsWarmStartCapAndBreakdown) {

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "mesh/cut.hpp"
 #include "mesh/mesh_loader.hpp"
+#include "mesh/refine.hpp"
 #include "mesh/vtu_io.hpp"
 #include "sim/simulation.hpp"
 #include "sim/state_transfer.hpp"
@@ -71,6 +72,33 @@ CutPlane parse_cut_plane(const std::string& text) {
     return plane;
 }
 
+/// A --refine-sphere request.
+struct RefineSphere {
+    Vec3 center{};
+    double radius = 0;
+};
+
+/// "cx cy cz r" (spaces and/or commas): the sphere whose cells are refined.
+RefineSphere parse_refine_sphere(const std::string& text) {
+    std::string s = text;
+    for (char& c : s)
+        if (c == ',') c = ' ';
+    std::istringstream in(s);
+    std::vector<double> values;
+    std::string token;
+    const std::string expected = "simulate: option '--refine-sphere': expected \"cx cy cz r\" "
+                                 "with a finite center and a radius > 0, got '" +
+                                 text + "'";
+    while (in >> token) {
+        char* end = nullptr;
+        const double v = std::strtod(token.c_str(), &end);
+        if (!end || *end != '\0' || !std::isfinite(v)) usage_error(expected);
+        values.push_back(v);
+    }
+    if (values.size() != 4 || !(values[3] > 0)) usage_error(expected);
+    return {{values[0], values[1], values[2]}, values[3]};
+}
+
 /// One topology change, as recorded in run.json.
 struct CutRecord {
     long long frame = 0;
@@ -79,28 +107,80 @@ struct CutRecord {
     double repattern_ms = 0; ///< the new Simulation's construction: topology .. summation plans
 };
 
+/// Replaces the simulation in `holder` by one of `mesh` with the same settings, carrying `state`
+/// (positions, velocities, pins on the new mesh's nodes). Returns the construction time [ms]:
+/// topology .. summation plans.
+double replace_simulation(std::optional<Simulation>& holder, TetMesh mesh, const NodeState& state) {
+    const SimulationSettings settings = holder->settings();
+    const auto start = std::chrono::steady_clock::now();
+    holder.emplace(std::move(mesh), settings); // destroys the old simulation first
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    holder->set_state(state.positions, state.velocities);
+    for (Index i = 0; i < holder->num_nodes(); ++i)
+        if (state.pinned[i]) holder->set_pinned(i, true);
+    return ms;
+}
+
+/// The current positions of the vertex nodes (the first #V nodes).
+std::vector<Vec3> deformed_vertices(const Simulation& sim, const NodeState& state) {
+    std::vector<Vec3> deformed(sim.mesh().positions.size());
+    for (std::size_t v = 0; v < deformed.size(); ++v)
+        for (int d = 0; d < 3; ++d) deformed[v][d] = state.positions[3 * v + d];
+    return deformed;
+}
+
 /// Cuts the simulation in `holder` along `plane`: the rest mesh is cut, cells are classified on
 /// the current deformed vertex positions (what the user sees), and positions, velocities and
 /// pins are carried to the new nodes. The new Simulation is emplaced in the same storage.
 CutRecord apply_cut(std::optional<Simulation>& holder, const CutPlane& plane, long long frame) {
     const Simulation& old = *holder;
     const NodeState state{old.positions(), old.velocities(), old.pinned()};
-    const TetMesh old_mesh = old.mesh();
-    const SimulationSettings settings = old.settings();
-    std::vector<Vec3> deformed(old_mesh.positions.size());
-    for (std::size_t v = 0; v < deformed.size(); ++v)
-        for (int d = 0; d < 3; ++d) deformed[v][d] = state.positions[3 * v + d];
-    CutResult cut = cut_mesh(old_mesh, plane, deformed);
+    const TetMesh& old_mesh = old.mesh();
+    CutResult cut = cut_mesh(old_mesh, plane, deformed_vertices(old, state));
     const StateTransfer transfer =
-        transfer_node_state(old_mesh, cut.mesh, cut.vertex_origin, settings.order, state);
+        transfer_node_state(old_mesh, cut.mesh, cut.vertex_origin, old.settings().order, state);
     CutRecord record{frame, cut.cut_faces, cut.duplicated_vertices, 0.0};
+    record.repattern_ms = replace_simulation(holder, std::move(cut.mesh), transfer.state);
+    return record;
+}
+
+/// One refinement, as recorded in run.json.
+struct RefineRecord {
+    long long frame = 0;
+    const char* kind = "sphere"; ///< "sphere" or "uniform"
+    Index cells_before = 0, cells_after = 0, new_vertices = 0;
+    double min_dihedral_deg = 0, input_min_dihedral_deg = 0;
+    double refine_ms = 0;    ///< refinement and state transfer
+    double repattern_ms = 0; ///< the new Simulation's construction: topology .. summation plans
+};
+
+/// Refines the simulation in `holder`: inside `sphere` (cells classified on the current
+/// deformed vertex positions, `levels` bisection rounds) or, without a sphere, uniformly 1 -> 8.
+/// The state is carried by evaluating the old finite element field on the nested new mesh.
+RefineRecord apply_refine(std::optional<Simulation>& holder,
+                          const std::optional<RefineSphere>& sphere, int levels, long long frame) {
+    const Simulation& old = *holder;
+    const NodeState state{old.positions(), old.velocities(), old.pinned()};
+    const TetMesh& old_mesh = old.mesh();
     const auto start = std::chrono::steady_clock::now();
-    holder.emplace(std::move(cut.mesh), settings); // destroys the old simulation first
-    record.repattern_ms =
+    RefineResult refined = sphere ? refine_sphere(old_mesh, sphere->center, sphere->radius, levels,
+                                                  deformed_vertices(old, state))
+                                  : refine_uniform(old_mesh);
+    const StateTransfer transfer = transfer_node_state_nested(
+        old_mesh, refined.mesh, refined.cell_parent, old.settings().order, state);
+    RefineRecord record{frame,
+                        sphere ? "sphere" : "uniform",
+                        refined.cells_before,
+                        refined.cells_after,
+                        refined.new_vertices,
+                        refined.min_dihedral_deg,
+                        refined.input_min_dihedral_deg,
+                        0.0,
+                        0.0};
+    record.refine_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    holder->set_state(transfer.state.positions, transfer.state.velocities);
-    for (Index i = 0; i < holder->num_nodes(); ++i)
-        if (transfer.state.pinned[i]) holder->set_pinned(i, true);
+    record.repattern_ms = replace_simulation(holder, std::move(refined.mesh), transfer.state);
     return record;
 }
 
@@ -162,6 +242,12 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"ground", "Z", "penalty ground plane at height Z"},
         {"cut-plane", "PLANE", "cut along the plane \"px py pz nx ny nz\" (or comma-separated)"},
         {"cut-frame", "K", "cut before frame K (default 0: before the first frame)"},
+        {"refine-sphere", "SPHERE",
+         "refine the cells touching the sphere \"cx cy cz r\" (or comma-separated)"},
+        {"refine-levels", "L", "bisection rounds of --refine-sphere, 1..8 (default 3)"},
+        {"refine-uniform", "", "refine every cell into 8 instead"},
+        {"refine-frame", "K",
+         "refine before frame K (default 0); after the cut when both are at frame K"},
         {"out", "run.json", "per-frame record"},
         {"vtu", "out.vtu", "final state: positions, displacement, von Mises stress per cell"},
     };
@@ -221,10 +307,26 @@ int run_simulate(const std::vector<std::string>& arguments) {
     if (args.has("cut-frame") && !cut_plane)
         usage_error("simulate: option '--cut-frame' needs '--cut-plane'");
     const long long cut_frame = args.integer_or("cut-frame", 0, 0, frames);
+    std::optional<RefineSphere> refine_sphere_request;
+    if (args.has("refine-sphere"))
+        refine_sphere_request = parse_refine_sphere(args.string_or("refine-sphere", ""));
+    const bool refine_uniform_request = args.flag("refine-uniform");
+    if (refine_sphere_request && refine_uniform_request)
+        usage_error(
+            "simulate: options '--refine-sphere' and '--refine-uniform' exclude each other");
+    if (args.has("refine-levels") && !refine_sphere_request)
+        usage_error("simulate: option '--refine-levels' needs '--refine-sphere'");
+    const bool refine = refine_sphere_request || refine_uniform_request;
+    if (args.has("refine-frame") && !refine)
+        usage_error(
+            "simulate: option '--refine-frame' needs '--refine-sphere' or '--refine-uniform'");
+    const int refine_levels = static_cast<int>(args.integer_or("refine-levels", 3, 1, 8));
+    const long long refine_frame = args.integer_or("refine-frame", 0, 0, frames);
 
     TetMesh mesh = load_tet_mesh(path, meshing_options(args));
-    // A cut emplaces a new Simulation in the same storage; `sim` then names the new object
-    // (it is transparently replaceable, [basic.life]/8), so the code below keeps using `sim`.
+    // A cut or a refinement emplaces a new Simulation in the same storage; `sim` then names the new
+    // object (it is transparently replaceable, [basic.life]/8), so the code below keeps using
+    // `sim`.
     std::optional<Simulation> holder;
     holder.emplace(std::move(mesh), s);
     Simulation& sim = *holder;
@@ -233,6 +335,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
 
     std::vector<std::string> frame_records;
     std::vector<CutRecord> cuts;
+    std::vector<RefineRecord> refinements;
     std::vector<std::uint8_t> is_free = free_vertices(sim);
     StageTimes sum{};
     long long newton_total = 0, cg_total = 0, recovered = 0;
@@ -241,6 +344,11 @@ int run_simulate(const std::vector<std::string>& arguments) {
     for (long long f = 0; f < steps; ++f) {
         if (cut_plane && cuts.empty() && f == cut_frame) {
             cuts.push_back(apply_cut(holder, *cut_plane, f));
+            is_free = free_vertices(sim);
+        }
+        // Cut first, then refine: the refinement sees the cut mesh.
+        if (refine && refinements.empty() && f == refine_frame) {
+            refinements.push_back(apply_refine(holder, refine_sphere_request, refine_levels, f));
             is_free = free_vertices(sim);
         }
         const StepResult r = sim.step();
@@ -274,6 +382,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
         frame_records.push_back(j.dump(false));
     }
     if (cut_plane && cuts.empty()) cuts.push_back(apply_cut(holder, *cut_plane, steps));
+    if (refine && refinements.empty())
+        refinements.push_back(apply_refine(holder, refine_sphere_request, refine_levels, steps));
     const std::vector<double> x = sim.positions();
     bool finite = true;
     for (double v : x) finite = finite && std::isfinite(v);
@@ -324,6 +434,22 @@ int run_simulate(const std::vector<std::string>& arguments) {
         cuts_json += (i ? ", " : "") + c.dump(false);
     }
     run.add_raw("cuts", cuts_json + "]");
+    std::string refinements_json = "[";
+    for (std::size_t i = 0; i < refinements.size(); ++i) {
+        const RefineRecord& r = refinements[i];
+        JsonObject j;
+        j.add("frame", r.frame)
+            .add("kind", r.kind)
+            .add("cells_before", r.cells_before)
+            .add("cells_after", r.cells_after)
+            .add("new_vertices", r.new_vertices)
+            .add("min_dihedral_deg", r.min_dihedral_deg)
+            .add("input_min_dihedral_deg", r.input_min_dihedral_deg)
+            .add("refine_ms", r.refine_ms)
+            .add("repattern_ms", r.repattern_ms);
+        refinements_json += (i ? ", " : "") + j.dump(false);
+    }
+    run.add_raw("refinements", refinements_json + "]");
 
     // Outputs last, each complete or absent.
     if (args.has("out")) {

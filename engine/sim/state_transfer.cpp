@@ -2,10 +2,36 @@
 
 #include "core/error.hpp"
 #include "core/parallel.hpp"
+#include "fem/lagrange_tet.hpp"
 #include "mesh/node_layout.hpp"
 #include "mesh/topology.hpp"
+#include "sparse/bin_bcsr_pattern.hpp"
+
+#include <cmath>
+#include <limits>
 
 namespace edn {
+namespace {
+
+/// Order-p Lagrange basis values N (nodes_per_cell(order) entries) at barycentric point L.
+void eval_basis(int order, const double L[4], double* N) {
+    switch (order) {
+    case 1:
+        LagrangeTet<1, double>::eval(L, N);
+        break;
+    case 2:
+        LagrangeTet<2, double>::eval(L, N);
+        break;
+    default:
+        LagrangeTet<3, double>::eval(L, N);
+        break;
+    }
+}
+
+/// Basis weights below this count as zero for pins and for "coincides with an old node".
+constexpr double kNegligibleWeight = 1e-9;
+
+} // namespace
 
 StateTransfer transfer_node_state(const TetMesh& old_mesh, const TetMesh& new_mesh,
                                   std::span<const Index> vertex_origin, int order,
@@ -105,6 +131,113 @@ StateTransfer transfer_node_state(const TetMesh& old_mesh, const TetMesh& new_me
     for (Index e = 0; e < num_edges; ++e) result.interpolated_nodes += interpolated[e] * per_edge;
     for (Index f = 0; f < new_topology.num_faces(); ++f)
         result.interpolated_nodes += interpolated[num_edges + f] * layout.nodes_per_face();
+    return result;
+}
+
+StateTransfer transfer_node_state_nested(const TetMesh& old_mesh, const TetMesh& new_mesh,
+                                         std::span<const Index> cell_parent, int order,
+                                         const NodeState& old_state) {
+    const Topology old_topology = build_topology(old_mesh);
+    const Topology new_topology = build_topology(new_mesh);
+    const NodeLayout old_layout = make_node_layout(old_topology, order);
+    const NodeLayout layout = make_node_layout(new_topology, order);
+    const std::size_t old_nodes = static_cast<std::size_t>(old_layout.num_nodes());
+    EDN_VERIFY(old_state.positions.size() == 3 * old_nodes &&
+                   old_state.velocities.size() == 3 * old_nodes &&
+                   old_state.pinned.size() == old_nodes,
+               ErrorCode::Usage,
+               "state transfer: old state must hold "
+                   << old_nodes << " nodes, got " << old_state.pinned.size() << " pins, "
+                   << old_state.positions.size() << " position values");
+    EDN_VERIFY(cell_parent.size() == static_cast<std::size_t>(new_mesh.num_cells()),
+               ErrorCode::Usage,
+               "state transfer: expected " << new_mesh.num_cells() << " cell parents, got "
+                                           << cell_parent.size());
+    for (Index p : cell_parent)
+        EDN_VERIFY(p >= 0 && p < old_mesh.num_cells(), ErrorCode::Usage,
+                   "state transfer: cell parent " << p << " out of range");
+
+    const int m = nodes_per_cell(order);
+    const std::vector<Index> old_cell_nodes =
+        cell_node_table(old_topology, old_mesh.cells, old_layout);
+    const std::vector<Index> new_cell_nodes = cell_node_table(new_topology, new_mesh.cells, layout);
+    const Index n = layout.num_nodes();
+    // Each node is evaluated once, in the first cell that holds it (deterministic).
+    std::vector<Index> owner(n, std::numeric_limits<Index>::max());
+    for (Index t = 0; t < new_mesh.num_cells(); ++t)
+        for (int a = 0; a < m; ++a) {
+            Index& o = owner[new_cell_nodes[static_cast<std::size_t>(t) * m + a]];
+            if (o > t) o = t;
+        }
+
+    StateTransfer result;
+    NodeState& s = result.state;
+    s.positions.assign(3 * static_cast<std::size_t>(n), 0.0);
+    s.velocities.assign(3 * static_cast<std::size_t>(n), 0.0);
+    s.pinned.assign(n, 0);
+    std::vector<std::uint8_t> interpolated(n, 0);
+    parallel_for(
+        0, new_mesh.num_cells(),
+        [&](std::int64_t t) {
+            const Index parent = cell_parent[t];
+            const Cell& pc = old_mesh.cells[parent];
+            const Vec3& p0 = old_mesh.positions[pc[0]];
+            // Columns of the parent's affine map, and the rows of its inverse (cofactors / det).
+            Vec3 col[3];
+            for (int k = 0; k < 3; ++k)
+                for (int d = 0; d < 3; ++d) col[k][d] = old_mesh.positions[pc[k + 1]][d] - p0[d];
+            auto cross = [](const Vec3& a, const Vec3& b) -> Vec3 {
+                return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                        a[0] * b[1] - a[1] * b[0]};
+            };
+            const Vec3 rows[3] = {cross(col[1], col[2]), cross(col[2], col[0]),
+                                  cross(col[0], col[1])};
+            const double det =
+                col[0][0] * rows[0][0] + col[0][1] * rows[0][1] + col[0][2] * rows[0][2];
+            EDN_ASSERT(det > 0, "state transfer: parent cell " << parent << " is not positive");
+            const Cell& c = new_mesh.cells[t];
+            std::vector<double> N(m);
+            for (int a = 0; a < m; ++a) {
+                const Index node = new_cell_nodes[static_cast<std::size_t>(t) * m + a];
+                if (owner[node] != t) continue;
+                const std::array<double, 4> b = local_node_barycentric(order, a);
+                Vec3 x{};
+                for (int k = 0; k < 4; ++k)
+                    for (int d = 0; d < 3; ++d) x[d] += b[k] * new_mesh.positions[c[k]][d];
+                double L[4];
+                L[0] = 1;
+                for (int k = 0; k < 3; ++k) {
+                    double xi = 0;
+                    for (int d = 0; d < 3; ++d) xi += rows[k][d] * (x[d] - p0[d]);
+                    L[k + 1] = xi / det;
+                    L[0] -= L[k + 1];
+                }
+                // Round-off zeros become exact zeros so that a node at an old node copies it
+                // bit for bit.
+                double sum = 0;
+                for (double& l : L) {
+                    if (std::abs(l) < 1e-12) l = 0;
+                    sum += l;
+                }
+                for (double& l : L) l /= sum;
+                eval_basis(order, L, N.data());
+                bool all_pinned = true, coincides = false;
+                for (int q = 0; q < m; ++q) {
+                    const Index from = old_cell_nodes[static_cast<std::size_t>(parent) * m + q];
+                    for (int d = 0; d < 3; ++d) {
+                        s.positions[3 * node + d] += N[q] * old_state.positions[3 * from + d];
+                        s.velocities[3 * node + d] += N[q] * old_state.velocities[3 * from + d];
+                    }
+                    if (std::abs(N[q]) <= kNegligibleWeight) continue;
+                    all_pinned = all_pinned && old_state.pinned[from];
+                    coincides = coincides || std::abs(N[q] - 1) <= kNegligibleWeight;
+                }
+                s.pinned[node] = all_pinned ? 1 : 0;
+                interpolated[node] = coincides ? 0 : 1;
+            }
+        },
+        kHeavyItems * 64);
+    for (std::uint8_t i : interpolated) result.interpolated_nodes += i;
     return result;
 }
 

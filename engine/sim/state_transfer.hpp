@@ -12,6 +12,14 @@
 /// simplex's vertices are. For a cut every simplex is found, so the transfer is an exact copy:
 /// positions are identical and, since a split node's lumped mass is shared among its copies that
 /// all carry its velocity, total linear momentum sum m_i v_i is conserved.
+///
+/// Nested meshes (refinement, transfer_node_state_nested): every new cell lies inside one old
+/// cell (its parent). Each new node takes the value of the OLD order-p Lagrange field of its
+/// parent at the node's barycentric coordinates in the parent (rest configuration). Since the
+/// order-p space of the refined mesh contains the old one, the fields (positions, velocities)
+/// are unchanged as functions: sum_i m_i v_i = integral(rho v) is conserved exactly with a
+/// row-sum lumped mass (p = 1) and the deformed shape is identical. A new node is pinned when
+/// every old node of the parent with a non-negligible basis weight (|N| > 1e-9) is pinned.
 
 #include "core/types.hpp"
 #include "mesh/tet_mesh.hpp"
@@ -41,5 +49,14 @@ struct StateTransfer {
 StateTransfer transfer_node_state(const TetMesh& old_mesh, const TetMesh& new_mesh,
                                   std::span<const Index> vertex_origin, int order,
                                   const NodeState& old_state);
+
+/// Maps `old_state` (nodes of `old_mesh` at order `order`) onto the nodes of `new_mesh`, a
+/// nested refinement of it: `cell_parent` (#T') names the old cell containing each new cell
+/// (rest positions). See the file comment. StateTransfer::interpolated_nodes counts the new
+/// nodes that do not coincide with an old node. Throws edn::Error(Usage) on mismatched sizes
+/// or out-of-range parents.
+StateTransfer transfer_node_state_nested(const TetMesh& old_mesh, const TetMesh& new_mesh,
+                                         std::span<const Index> cell_parent, int order,
+                                         const NodeState& old_state);
 
 } // namespace edn

@@ -3,6 +3,7 @@
 #include "core/atomic_file.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
+#include "mesh/refine.hpp"
 #include "sim/state_transfer.hpp"
 
 #include <algorithm>
@@ -35,6 +36,10 @@ constexpr float kDefaultPinFraction = 0.02f;
 
 /// Cuts Ctrl+Z can take back; each snapshot holds a mesh and its node state.
 constexpr std::size_t kMaxUndo = 8;
+
+/// Largest mesh a refinement may produce in the app (cells): beyond it a frame takes seconds
+/// and the matrix gigabytes.
+constexpr std::int64_t kMaxRefineCells = 4'000'000;
 
 /// Strokes shorter than this (pixels) are clicks, not cuts.
 constexpr float kMinStrokePixels = 3.0f;
@@ -296,6 +301,7 @@ void App::frame(bool last_frame) {
 
         render(last_frame);
         ui_frame_open = false;
+        if (interop_) interop_->frame_drawn();
         timings_.lap(Stage::Render);
 
         context_->swap_buffers();
@@ -449,6 +455,14 @@ void App::handle_mouse() {
                 stroking_ = true;
                 stroke_from_ = stroke_to_ = mouse;
             }
+        } else if (gui_.refine_mode) {
+            if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+                if (const std::optional<Vec3> point = pick_world(mouse)) {
+                    refine(point, default_refine_radius(), gui_.refine_levels);
+                } else {
+                    gui_.cut_message = "refine: click on the surface";
+                }
+            }
         } else if (io.KeyShift && ImGui::IsMouseDown(ImGuiMouseButton_Left) && !dragging_) {
             paint_pins(mouse, !io.KeyCtrl);
         } else if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
@@ -490,6 +504,12 @@ void App::handle_input() {
         if (io.KeyCtrl && ImGui::IsKeyPressed('Z', false)) undo_cut();
         if (!io.KeyCtrl && ImGui::IsKeyPressed('C', false)) {
             gui_.cut_mode = !gui_.cut_mode;
+            if (gui_.cut_mode) gui_.refine_mode = false; // one left-click tool at a time
+            stroking_ = false;
+        }
+        if (ImGui::IsKeyPressed('B', false)) {
+            gui_.refine_mode = !gui_.refine_mode;
+            if (gui_.refine_mode) gui_.cut_mode = false;
             stroking_ = false;
         }
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) quit_ = true;
@@ -552,6 +572,7 @@ void App::apply(const GuiActions& actions) {
     if (actions.pin_below) pin_below_fraction(gui_.pin_height);
     if (actions.clear_pins && sim_) sim_->clear_pins();
     if (actions.screenshot) screenshot_requested_ = true;
+    if (actions.refine_uniform) refine(std::nullopt, 0.0, 1);
     if (actions.undo) undo_cut();
     if (actions.toggle_record) {
         if (gui_.recording) {
@@ -635,6 +656,26 @@ void App::apply_script() {
             if (action.cut->radius) plane.radius = *action.cut->radius;
             cut(plane);
         }
+        if (action.refine) {
+            const ScriptRefine& brush = *action.refine;
+            const double radius = brush.radius ? *brush.radius : default_refine_radius();
+            const int levels = brush.levels ? *brush.levels : gui_.refine_levels;
+            if (brush.pixel) {
+                const glm::vec2 pixel((*brush.pixel)[0], (*brush.pixel)[1]);
+                if (const std::optional<Vec3> point = pick_world(pixel)) {
+                    refine(point, radius, levels);
+                } else {
+                    char text[96];
+                    std::snprintf(text, sizeof(text),
+                                  "script: refine at pixel (%g, %g) misses the surface",
+                                  static_cast<double>(pixel.x), static_cast<double>(pixel.y));
+                    report_error(text);
+                }
+            } else {
+                refine(brush.center, radius, levels);
+            }
+        }
+        if (action.refine_uniform) refine(std::nullopt, 0.0, 1);
         if (action.undo) undo_cut();
     }
 }
@@ -681,7 +722,6 @@ bool App::cut(const CutPlane& plane) {
     }
     try {
         const Simulation& old = sim_->simulation();
-        const SimulationSettings settings = old.settings();
         const NodeState state{sim_->positions(), old.velocities(), old.pinned()};
         const TetMesh& old_mesh = scene_->mesh;
         // Classify on the deformed shape: the cut follows what the user sees.
@@ -693,32 +733,16 @@ bool App::cut(const CutPlane& plane) {
         EDN_VERIFY(result.cut_faces > 0, ErrorCode::Usage,
                    "cut: the blade crosses no interior face of "
                        << scene_->path.filename().string());
-        const StateTransfer transfer =
-            transfer_node_state(old_mesh, result.mesh, result.vertex_origin, settings.order, state);
+        const StateTransfer transfer = transfer_node_state(
+            old_mesh, result.mesh, result.vertex_origin, old.settings().order, state);
         const std::vector<std::uint8_t>& old_pins = sim_->vertex_pins();
         std::vector<std::uint8_t> pins(result.vertex_origin.size());
         for (std::size_t v = 0; v < pins.size(); ++v) {
             pins[v] = old_pins[static_cast<std::size_t>(result.vertex_origin[v])];
         }
-        auto scene = std::make_unique<Scene>(make_scene(scene_->path, std::move(result.mesh)));
-        const auto start = std::chrono::steady_clock::now();
-        std::unique_ptr<Simulation> simulation = SimDriver::build(*scene, settings);
-        const double repattern_ms = milliseconds_since(start);
-        simulation->set_state(transfer.state.positions, transfer.state.velocities);
-
-        // Nothing has changed so far; from here on nothing throws but allocation.
-        CutSnapshot snapshot;
-        snapshot.settings = settings;
-        snapshot.positions = state.positions;
-        snapshot.velocities = state.velocities;
-        snapshot.vertex_pins = old_pins;
-        snapshot.scene = install(std::move(scene), std::move(simulation), pins);
-        undo_.push_back(std::move(snapshot));
-        if (undo_.size() > kMaxUndo) undo_.pop_front();
-
+        const double repattern_ms =
+            replace_topology(std::move(result.mesh), state, transfer.state, pins);
         cuts_.push_back({frame_index_, result.cut_faces, result.duplicated_vertices, repattern_ms});
-        last_repattern_ms_ = repattern_ms;
-        timings_.add_repattern(repattern_ms);
         gui_.cut_message = "cut: " + std::to_string(result.cut_faces) + " faces, " +
                            std::to_string(result.duplicated_vertices) + " vertices duplicated, " +
                            std::to_string(sim_->simulation().components()) + " components";
@@ -728,6 +752,114 @@ bool App::cut(const CutPlane& plane) {
         report_error(error.what());
         return false;
     }
+}
+
+double App::default_refine_radius() const {
+    if (!scene_) return 0.0;
+    return static_cast<double>(gui_.refine_radius_fraction *
+                               glm::length(scene_->upper - scene_->lower));
+}
+
+std::optional<Vec3> App::pick_world(const glm::vec2& pixel) {
+    const std::optional<SurfaceHit> hit = pick(pixel);
+    if (!hit) return std::nullopt;
+    return Vec3{hit->point.x, hit->point.y, hit->point.z};
+}
+
+bool App::refine(const std::optional<Vec3>& center, double radius, int levels) {
+    if (!sim_ || !scene_) {
+        gui_.cut_message = "refine: no simulation to refine";
+        report_error(gui_.cut_message);
+        return false;
+    }
+    try {
+        const Simulation& old = sim_->simulation();
+        const NodeState state{sim_->positions(), old.velocities(), old.pinned()};
+        const TetMesh& old_mesh = scene_->mesh;
+        const std::string name = scene_->path.filename().string();
+        const auto start = std::chrono::steady_clock::now();
+        RefineResult result;
+        if (center) {
+            // Classify on the deformed shape: the brush refines what the user points at.
+            std::vector<Vec3> deformed(old_mesh.positions.size());
+            for (std::size_t v = 0; v < deformed.size(); ++v) {
+                for (std::size_t d = 0; d < 3; ++d) deformed[v][d] = state.positions[3 * v + d];
+            }
+            result = refine_sphere(old_mesh, *center, radius, levels, deformed);
+            EDN_VERIFY(result.split_cells > 0, ErrorCode::Usage,
+                       "refine: no cell of " << name << " within " << radius << " of ("
+                                             << (*center)[0] << ", " << (*center)[1] << ", "
+                                             << (*center)[2] << ")");
+        } else {
+            // Checked before the work: 8x of a large mesh is the allocation to avoid.
+            const std::int64_t cells = 8 * static_cast<std::int64_t>(old_mesh.num_cells());
+            EDN_VERIFY(cells <= kMaxRefineCells, ErrorCode::Usage,
+                       "refine: " << name << ": 1->8 would make " << cells
+                                  << " cells, more than the app's limit of " << kMaxRefineCells);
+            result = refine_uniform(old_mesh);
+        }
+        EDN_VERIFY(result.cells_after <= kMaxRefineCells, ErrorCode::Usage,
+                   "refine: " << name << ": " << result.cells_after
+                              << " cells, more than the app's limit of " << kMaxRefineCells);
+        StateTransfer transfer = transfer_node_state_nested(
+            old_mesh, result.mesh, result.cell_parent, old.settings().order, state);
+        // Vertex nodes come first in the node order: their pins are the per-vertex pin store.
+        const std::size_t vertices = result.mesh.positions.size();
+        std::vector<std::uint8_t> pins(transfer.state.pinned.begin(),
+                                       transfer.state.pinned.begin() +
+                                           static_cast<std::ptrdiff_t>(vertices));
+        const double refine_ms = milliseconds_since(start);
+
+        RefineRecord record;
+        record.frame = frame_index_;
+        record.uniform = !center;
+        record.cells_before = result.cells_before;
+        record.cells_after = result.cells_after;
+        record.min_dihedral_deg = result.min_dihedral_deg;
+        record.refine_ms = refine_ms;
+        record.repattern_ms = replace_topology(std::move(result.mesh), state, transfer.state, pins);
+        record.pattern_build_ms = last_pattern_build_ms_;
+        refinements_.push_back(record);
+        char text[256];
+        std::snprintf(text, sizeof(text),
+                      "refine%s: %d -> %d cells, worst dihedral %.1f deg, refine %.2f ms, "
+                      "re-pattern %.2f ms (pattern %.2f ms)",
+                      center ? "" : " 1->8", record.cells_before, record.cells_after,
+                      record.min_dihedral_deg, record.refine_ms, record.repattern_ms,
+                      record.pattern_build_ms);
+        gui_.cut_message = text;
+        return true;
+    } catch (const Error& error) {
+        gui_.cut_message = error.what(); // the current scene stays
+        report_error(error.what());
+        return false;
+    }
+}
+
+double App::replace_topology(TetMesh mesh, const NodeState& old_state, const NodeState& new_state,
+                             const std::vector<std::uint8_t>& vertex_pins) {
+    const SimulationSettings settings = sim_->simulation().settings();
+    auto scene = std::make_unique<Scene>(make_scene(scene_->path, std::move(mesh)));
+    const auto start = std::chrono::steady_clock::now();
+    std::unique_ptr<Simulation> simulation = SimDriver::build(*scene, settings);
+    const double repattern_ms = milliseconds_since(start);
+    simulation->set_state(new_state.positions, new_state.velocities);
+    const double pattern_ms = simulation->pattern_build_ms();
+
+    // Nothing has changed so far; from here on nothing throws but allocation.
+    CutSnapshot snapshot;
+    snapshot.settings = settings;
+    snapshot.positions = old_state.positions;
+    snapshot.velocities = old_state.velocities;
+    snapshot.vertex_pins = sim_->vertex_pins();
+    snapshot.scene = install(std::move(scene), std::move(simulation), vertex_pins);
+    undo_.push_back(std::move(snapshot));
+    if (undo_.size() > kMaxUndo) undo_.pop_front();
+
+    last_repattern_ms_ = repattern_ms;
+    last_pattern_build_ms_ = pattern_ms;
+    timings_.add_repattern(repattern_ms);
+    return repattern_ms;
 }
 
 bool App::undo_cut() {
@@ -745,13 +877,15 @@ bool App::undo_cut() {
         simulation->set_state(snapshot.positions, snapshot.velocities);
         CutSnapshot taken = std::move(undo_.back());
         undo_.pop_back();
+        const double pattern_ms = simulation->pattern_build_ms();
         install(std::move(taken.scene), std::move(simulation), taken.vertex_pins);
         ++undos_;
         last_repattern_ms_ = repattern_ms;
+        last_pattern_build_ms_ = pattern_ms;
         timings_.add_repattern(repattern_ms);
         gui_.cut_message = "undo: back to " + std::to_string(scene_->mesh.num_vertices()) +
-                           " vertices, " + std::to_string(sim_->simulation().components()) +
-                           " components";
+                           " vertices, " + std::to_string(scene_->mesh.num_cells()) + " cells, " +
+                           std::to_string(sim_->simulation().components()) + " components";
         return true;
     } catch (const Error& error) {
         gui_.cut_message = error.what();
@@ -826,8 +960,9 @@ bool App::upload_with_interop() {
         for (std::size_t i = 0; i < rest.size(); ++i)
             rest[i] = scene_->mesh.positions[static_cast<std::size_t>(surface.mesh_vertex[i])];
         try {
-            interop_ = std::make_unique<SurfaceInterop>(
-                renderer_->surface_vertex_buffer(), surface.mesh_vertex, surface.triangles, rest);
+            interop_ = std::make_unique<SurfaceInterop>(renderer_->surface_vertex_buffer(),
+                                                        surface.mesh_vertex, surface.triangles,
+                                                        surface.face_cell, rest);
         } catch (const Error& error) {
             // E.g. GL on another device than CUDA (Mesa): the host path still works.
             interop_failed_ = true;
@@ -850,11 +985,14 @@ void App::update_surface() {
     const std::size_t count = surface.mesh_vertex.size();
     const bool interop = upload_with_interop();
 
-    // Colour scalars per surface vertex (unscaled; the shader multiplies by 1 / range). Von Mises
-    // is averaged here from the per-cell stress on both paths; displacement on the interop path
-    // is computed on the device.
+    // Colour scalars per surface vertex (unscaled; the shader multiplies by 1 / range). On the
+    // interop path von Mises (averaged over each vertex's faces) and displacement are computed on
+    // the device; on the host path they are computed here.
+    const float* device_stress = interop && gui_.color_mode == ColorMode::VonMises
+                                     ? sim_->device_von_mises_stress()
+                                     : nullptr;
     surface_scalars_.assign(count, 0.0f);
-    if (gui_.color_mode == ColorMode::VonMises) {
+    if (gui_.color_mode == ColorMode::VonMises && device_stress == nullptr) {
         const std::vector<double>& stress = sim_->von_mises_stress();
         std::vector<float> weight(count, 0.0f);
         for (std::size_t f = 0; f < surface.triangles.size(); ++f) {
@@ -873,13 +1011,17 @@ void App::update_surface() {
 
     float peak = 0.0f;
     if (interop) {
-        const InteropScalar kind = gui_.color_mode == ColorMode::VonMises ? InteropScalar::Host
-                                   : gui_.color_mode == ColorMode::Displacement
-                                       ? InteropScalar::Displacement
-                                       : InteropScalar::None;
-        peak = interop_->update(sim_->device_positions(), kind, surface_scalars_);
+        const InteropScalar kind =
+            gui_.color_mode == ColorMode::VonMises
+                ? (device_stress != nullptr ? InteropScalar::Cells : InteropScalar::Host)
+            : gui_.color_mode == ColorMode::Displacement ? InteropScalar::Displacement
+                                                         : InteropScalar::None;
+        peak = interop_->update(sim_->device_positions(), kind, surface_scalars_, device_stress);
+        renderer_->use_surface_buffer(interop_->external_buffer());
         surface_positions_stale_ = true;
-        gui_.upload_method = "CUDA-GL interop (CUDA backend)";
+        gui_.upload_method = interop_->external_buffer() != 0
+                                 ? "CUDA-GL interop, external memory (CUDA backend)"
+                                 : "CUDA-GL interop, mapped buffer (CUDA backend)";
     } else {
         const std::vector<double>& x = sim_->positions();
         surface_positions_.resize(count);
@@ -972,7 +1114,9 @@ SceneStatistics App::statistics() const {
             result.last_cut_faces = cuts_.back().cut_faces;
             result.last_duplicated = cuts_.back().duplicated_vertices;
         }
+        result.refinements = static_cast<Index>(refinements_.size());
         result.last_repattern_ms = last_repattern_ms_;
+        result.last_pattern_build_ms = last_pattern_build_ms_;
         result.undo_depth = undo_.size();
         result.pinned_vertices = static_cast<Index>(
             std::count(sim_->vertex_pins().begin(), sim_->vertex_pins().end(), 1));
@@ -1058,6 +1202,21 @@ void App::write_stats(const std::filesystem::path& path) const {
                 << ", \"repattern_ms\": " << number(cuts_[i].repattern_ms) << "}";
         }
         out << "]";
+        out << ",\n  \"refinements\": [";
+        for (std::size_t i = 0; i < refinements_.size(); ++i) {
+            const RefineRecord& r = refinements_[i];
+            out << (i ? ", " : "") << "{\"frame\": " << r.frame
+                << ", \"uniform\": " << (r.uniform ? "true" : "false")
+                << ", \"cells_before\": " << r.cells_before
+                << ", \"cells_after\": " << r.cells_after
+                << ", \"min_dihedral_deg\": " << number(r.min_dihedral_deg)
+                << ", \"refine_ms\": " << number(r.refine_ms)
+                << ", \"repattern_ms\": " << number(r.repattern_ms)
+                << ", \"pattern_build_ms\": " << number(r.pattern_build_ms) << "}";
+        }
+        out << "]";
+        out << ",\n  \"last_repattern_ms\": " << number(last_repattern_ms_);
+        out << ",\n  \"last_pattern_build_ms\": " << number(last_pattern_build_ms_);
         out << ",\n  \"undos\": " << undos_;
         out << ",\n  \"undo_depth\": " << undo_.size();
         out << ",\n  \"errors\": [";

@@ -12,6 +12,7 @@
 #include "resource_paths.hpp"
 #include "scene.hpp"
 #include "script.hpp"
+#include "sim/state_transfer.hpp"
 #include "sim_driver.hpp"
 #include "timings.hpp"
 
@@ -64,9 +65,22 @@ struct CutRecord {
     double repattern_ms = 0.0;     ///< building the new Simulation
 };
 
-/// What Ctrl+Z goes back to: the scene (mesh) before a cut, its settings and its node state.
+/// One refinement the app applied (for --stats).
+struct RefineRecord {
+    std::int64_t frame = 0;        ///< frame it was applied in
+    bool uniform = false;          ///< 1 -> 8 of every cell (else a brush sphere)
+    Index cells_before = 0;        ///< cells of the mesh before
+    Index cells_after = 0;         ///< cells of the refined mesh
+    double min_dihedral_deg = 0.0; ///< worst (smallest) dihedral angle of the refined mesh
+    double refine_ms = 0.0;        ///< refinement and state transfer
+    double repattern_ms = 0.0;     ///< building the new Simulation
+    double pattern_build_ms = 0.0; ///< its pattern and summation plans (Simulation)
+};
+
+/// What Ctrl+Z goes back to: the scene (mesh) before a cut or refinement, its settings and its
+/// node state.
 struct CutSnapshot {
-    std::unique_ptr<Scene> scene;          ///< the mesh before the cut, with its boundary
+    std::unique_ptr<Scene> scene;          ///< the mesh before the change, with its boundary
     SimulationSettings settings;           ///< the simulation settings then
     std::vector<double> positions;         ///< node positions (3 per node)
     std::vector<double> velocities;        ///< node velocities (3 per node)
@@ -106,6 +120,11 @@ private:
     void paint_pins(const glm::vec2& pixel, bool pin);
     std::optional<CutPlane> stroke_plane(const glm::vec2& from, const glm::vec2& to);
     bool cut(const CutPlane& plane);
+    bool refine(const std::optional<Vec3>& center, double radius, int levels);
+    std::optional<Vec3> pick_world(const glm::vec2& pixel);
+    double default_refine_radius() const;
+    double replace_topology(TetMesh mesh, const NodeState& old_state, const NodeState& new_state,
+                            const std::vector<std::uint8_t>& vertex_pins);
     bool undo_cut();
     std::unique_ptr<Scene> install(std::unique_ptr<Scene> scene,
                                    std::unique_ptr<Simulation> simulation,
@@ -160,13 +179,15 @@ private:
     GuiState gui_;
     TimingRecorder timings_;
     std::int64_t frame_index_ = 0;
-    bool stroking_ = false;          // cut mode: a stroke is being drawn
-    glm::vec2 stroke_from_{0.0f};    // cut stroke start (pixels)
-    glm::vec2 stroke_to_{0.0f};      // cut stroke end (pixels)
-    std::deque<CutSnapshot> undo_;   // before each cut, newest last, at most kMaxUndo
-    std::vector<CutRecord> cuts_;    // every cut applied (for --stats)
-    std::int64_t undos_ = 0;         // undos applied
-    double last_repattern_ms_ = 0.0; // of the last cut or undo
+    bool stroking_ = false;                 // cut mode: a stroke is being drawn
+    glm::vec2 stroke_from_{0.0f};           // cut stroke start (pixels)
+    glm::vec2 stroke_to_{0.0f};             // cut stroke end (pixels)
+    std::deque<CutSnapshot> undo_;          // before each cut or refinement, newest last
+    std::vector<CutRecord> cuts_;           // every cut applied (for --stats)
+    std::vector<RefineRecord> refinements_; // every refinement applied (for --stats)
+    std::int64_t undos_ = 0;                // undos applied
+    double last_repattern_ms_ = 0.0;        // of the last cut, refinement or undo
+    double last_pattern_build_ms_ = 0.0;    // its pattern and summation plans
     bool quit_ = false;
 };
 

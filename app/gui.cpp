@@ -39,6 +39,9 @@ void statistics_panel(const GuiState& state, const SceneStatistics& statistics,
     if (state.cut_mode) {
         ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.2f, 1.0f), "CUT mode: left-drag a stroke (C: off)");
     }
+    if (state.refine_mode) {
+        ImGui::TextColored(ImVec4(0.4f, 0.9f, 1.0f, 1.0f), "REFINE brush: left-click (B: off)");
+    }
     ImGui::Text("Vertices:        %d", statistics.vertices);
     ImGui::Text("Cells:           %d", statistics.cells);
     ImGui::Text("Boundary faces:  %d", statistics.boundary_faces);
@@ -50,12 +53,15 @@ void statistics_panel(const GuiState& state, const SceneStatistics& statistics,
         ImGui::Text("Matrix memory:   %.2f MiB",
                     static_cast<double>(statistics.matrix_bytes) / (1024.0 * 1024.0));
         ImGui::Text("Components:      %d", statistics.components);
-        if (statistics.cuts > 0 || statistics.undo_depth > 0 || statistics.last_repattern_ms > 0) {
+        if (statistics.cuts > 0 || statistics.refinements > 0 || statistics.undo_depth > 0 ||
+            statistics.last_repattern_ms > 0) {
             ImGui::Text("Cuts:            %d (undo depth %zu)", statistics.cuts,
                         statistics.undo_depth);
             ImGui::Text("Last cut:        %d faces, %d dup. vertices", statistics.last_cut_faces,
                         statistics.last_duplicated);
-            ImGui::Text("Re-pattern:      %.2f ms", statistics.last_repattern_ms);
+            ImGui::Text("Refinements:     %d", statistics.refinements);
+            ImGui::Text("Re-pattern:      %.2f ms (pattern %.2f ms)", statistics.last_repattern_ms,
+                        statistics.last_pattern_build_ms);
         }
         if (statistics.stepped) {
             const StepResult& step = statistics.last_step;
@@ -127,6 +133,7 @@ void scene_panel(GuiState& state, RenderSettings& settings, GuiActions& actions)
     ImGui::TextDisabled("left drag: pull, shift drag: paint pins (ctrl: erase)");
     ImGui::TextDisabled("right: orbit, middle: pan, wheel: zoom");
     ImGui::TextDisabled("space: pause, S: step, R: reset, F: fit, Esc: quit");
+    ImGui::TextDisabled("C: cut mode, B: refine brush, Ctrl+Z: undo");
     ImGui::End();
 }
 
@@ -201,9 +208,20 @@ void simulation_panel(GuiState& state, GuiActions& actions) {
     ImGui::SameLine();
     actions.clear_pins = ImGui::Button("Clear pins");
     ImGui::SliderFloat("brush [px]", &state.brush_radius, 2.0f, 200.0f, "%.0f");
-    ImGui::Checkbox("Cut mode (C)", &state.cut_mode);
+    if (ImGui::Checkbox("Cut mode (C)", &state.cut_mode) && state.cut_mode)
+        state.refine_mode = false; // one left-click tool at a time
     ImGui::SameLine();
-    actions.undo = ImGui::Button("Undo cut (Ctrl+Z)");
+    if (ImGui::Checkbox("Refine brush (B)", &state.refine_mode) && state.refine_mode)
+        state.cut_mode = false;
+    ImGui::SetNextItemWidth(120);
+    ImGui::SliderFloat("##refine_radius", &state.refine_radius_fraction, 0.005f, 0.5f,
+                       "r %.3f of diag.", ImGuiSliderFlags_Logarithmic);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(80);
+    ImGui::SliderInt("levels", &state.refine_levels, 1, 5);
+    actions.refine_uniform = ImGui::Button("Refine all (1->8)");
+    ImGui::SameLine();
+    actions.undo = ImGui::Button("Undo (Ctrl+Z)");
     if (!state.cut_message.empty()) ImGui::TextWrapped("%s", state.cut_message.c_str());
     ImGui::InputFloat("drag k [N/m]", &state.drag_stiffness, 0.0f, 0.0f, "%.4g");
     state.drag_stiffness = std::max(state.drag_stiffness, 0.0f);
@@ -278,7 +296,7 @@ void timing_panel(GuiState& state, const TimingRecorder& timings, GuiActions& ac
         ImGui::SameLine();
         ImGui::Text("%s %.2f", segments[s].name, latest[s]);
     }
-    // Re-patterning happens once per cut: show the latest one in the plotted window.
+    // Re-patterning happens once per cut or refinement: show the latest one in the plotted window.
     for (auto f = frames.rbegin(); f != frames.rend(); ++f) {
         if (f->repattern_ms > 0.0) {
             ImGui::Text("repattern %.2f (frame %lld)", f->repattern_ms,

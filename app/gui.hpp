@@ -30,10 +30,12 @@ struct SceneStatistics {
     Index cuts = 0;               ///< cuts applied in this run
     Index last_cut_faces = 0;     ///< interior faces the last cut opened
     Index last_duplicated = 0;    ///< vertices the last cut duplicated
-    double last_repattern_ms = 0; ///< building the Simulation after the last cut or undo
-    std::size_t undo_depth = 0;   ///< snapshots Ctrl+Z can go back to
-    StepResult last_step;         ///< the most recent step's outcome
-    bool stepped = false;         ///< last_step holds a step
+    Index refinements = 0;        ///< refinements applied in this run
+    double last_repattern_ms = 0; ///< building the Simulation after the last cut, refine or undo
+    double last_pattern_build_ms = 0; ///< its pattern and summation plans
+    std::size_t undo_depth = 0;       ///< snapshots Ctrl+Z can go back to
+    StepResult last_step;             ///< the most recent step's outcome
+    bool stepped = false;             ///< last_step holds a step
 };
 
 /// UI state that persists between frames.
@@ -60,7 +62,10 @@ struct GuiState {
     bool recording = false;     ///< per-frame timings are being recorded
     std::string status_message; ///< last screenshot/record file written
     bool cut_mode = false;      ///< C: a left drag draws a cutting stroke instead of pulling
-    std::string cut_message;    ///< outcome of the last cut or undo (or why it failed)
+    std::string cut_message;    ///< outcome of the last cut, refinement or undo (or why it failed)
+    bool refine_mode = false;   ///< B: a left click refines the cells around the picked point
+    float refine_radius_fraction = 0.05f; ///< refine brush radius, fraction of the bbox diagonal
+    int refine_levels = 2;                ///< bisection rounds of the refine brush
 };
 
 /// What the user asked for in this frame's UI; the app carries it out.
@@ -76,7 +81,8 @@ struct GuiActions {
     bool clear_pins = false;       ///< remove all pins
     bool toggle_record = false;    ///< start or stop recording timings
     bool screenshot = false;       ///< write a PNG of the next frame
-    bool undo = false;             ///< undo the last cut
+    bool undo = false;             ///< undo the last cut or refinement
+    bool refine_uniform = false;   ///< refine every cell 1 -> 8
 };
 
 /// Builds this frame's panels (between ImGui::NewFrame and ImGui::Render).

@@ -1,5 +1,13 @@
-// SurfaceInterop: the surface vertex buffer registered with CUDA once per topology, mapped and
-// written by kernels from the CUDA backend's node positions every frame, then unmapped.
+// SurfaceInterop: the surface vertex buffer written by kernels from the CUDA backend's node
+// positions every frame. Two paths:
+//  - external memory (preferred): CUDA allocates the buffer's memory (cuMemCreate, exportable as
+//    a file descriptor), GL imports it (GL_EXT_memory_object_fd) as the storage of a buffer of its
+//    own; CUDA writes it in place every frame, with a GL fence wait before (the last frame's draws
+//    are done) and a stream synchronisation after (the draws see the data). No map/unmap.
+//  - registered buffer (fallback): cudaGraphicsGLRegisterBuffer on the renderer's buffer, mapped
+//    and unmapped every frame.
+// The driver API functions are fetched at run time (cudaGetDriverEntryPointByVersion), so the app
+// does not link libcuda and still starts on machines without a driver.
 //
 // cuda_gl_interop.h includes <GL/gl.h> for GLuint/GLenum; this file uses no other GL and never
 // sees GLAD, so the two GL headers never meet in one translation unit.
@@ -7,11 +15,19 @@
 #include "core/error.hpp"
 #include "cuda/cuda_check.cuh"
 #include "interop.hpp"
+#include "interop_gl.hpp"
 
 #include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <cuda.h>
 #include <cuda_gl_interop.h>
 #include <cuda_runtime.h>
+#include <type_traits>
+#include <unistd.h>
 
 namespace edn {
 namespace {
@@ -29,31 +45,42 @@ int blocks_for(int count) {
 __global__ void gather_kernel(const float* __restrict__ x, const Index* __restrict__ mesh_vertex,
                               const float* __restrict__ rest, const float* __restrict__ scalars,
                               int mode, int count, float* __restrict__ vbo,
-                              unsigned* __restrict__ peak_bits) {
+                              float* __restrict__ face_count, unsigned* __restrict__ peak_bits) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    const long long node = mesh_vertex[i];
-    const float px = x[3 * node], py = x[3 * node + 1], pz = x[3 * node + 2];
-    float* out = vbo + static_cast<long long>(kFloatsPerVertex) * i;
-    out[0] = px;
-    out[1] = py;
-    out[2] = pz;
-    out[3] = out[4] = out[5] = 0.0f;
+    const bool valid = i < count; // no early return: every lane joins the peak reduction
     float s = 0.0f;
-    if (mode == static_cast<int>(InteropScalar::Displacement)) {
-        const float dx = px - rest[3 * i], dy = py - rest[3 * i + 1], dz = pz - rest[3 * i + 2];
-        s = sqrtf(dx * dx + dy * dy + dz * dz);
-        if (!isfinite(s)) s = 0.0f;
-        atomicMax(peak_bits, __float_as_uint(s));
-    } else if (mode == static_cast<int>(InteropScalar::Host)) {
-        s = scalars[i];
+    if (valid) {
+        const long long node = mesh_vertex[i];
+        const float px = x[3 * node], py = x[3 * node + 1], pz = x[3 * node + 2];
+        float* out = vbo + static_cast<long long>(kFloatsPerVertex) * i;
+        out[0] = px;
+        out[1] = py;
+        out[2] = pz;
+        out[3] = out[4] = out[5] = 0.0f;
+        if (mode == static_cast<int>(InteropScalar::Displacement)) {
+            const float dx = px - rest[3 * i], dy = py - rest[3 * i + 1], dz = pz - rest[3 * i + 2];
+            s = sqrtf(dx * dx + dy * dy + dz * dz);
+            if (!isfinite(s)) s = 0.0f;
+        } else if (mode == static_cast<int>(InteropScalar::Host)) {
+            s = scalars[i];
+        }
+        out[6] = s; // Cells: 0, the faces add their cells' values, normalize_kernel averages
+        if (mode == static_cast<int>(InteropScalar::Cells)) face_count[i] = 0.0f;
     }
-    out[6] = s;
+    if (mode == static_cast<int>(InteropScalar::Displacement)) {
+        // One atomic per warp: every lane on one address serialised the kernel.
+        unsigned bits = __float_as_uint(s);
+        for (int o = 16; o > 0; o >>= 1) bits = max(bits, __shfl_down_sync(0xffffffffu, bits, o));
+        if ((threadIdx.x & 31) == 0) atomicMax(peak_bits, bits);
+    }
 }
 
 /// Adds each face's unnormalised normal (twice its area times the unit normal) to its vertices.
+/// Cells mode: also adds the face's cell value to its vertices' scalars and counts the faces.
 __global__ void face_normal_kernel(const Index* __restrict__ triangles, int num_triangles,
-                                   float* __restrict__ vbo) {
+                                   const Index* __restrict__ face_cell,
+                                   const float* __restrict__ cell_values, float* __restrict__ vbo,
+                                   float* __restrict__ face_count) {
     const int f = blockIdx.x * blockDim.x + threadIdx.x;
     if (f >= num_triangles) return;
     const long long a = triangles[3 * f], b = triangles[3 * f + 1], c = triangles[3 * f + 2];
@@ -69,30 +96,100 @@ __global__ void face_normal_kernel(const Index* __restrict__ triangles, int num_
         atomicAdd(n + 1, ny);
         atomicAdd(n + 2, nz);
     }
+    if (cell_values) {
+        float value = cell_values[face_cell[f]];
+        if (!isfinite(value)) value = 0.0f;
+        for (long long v : {a, b, c}) {
+            atomicAdd(vbo + kFloatsPerVertex * v + 6, value);
+            atomicAdd(face_count + v, 1.0f);
+        }
+    }
 }
 
-/// Unit normals (zero stays zero, as compute_vertex_normals does on the host).
-__global__ void normalize_kernel(int count, float* __restrict__ vbo) {
+/// Unit normals (zero stays zero, as compute_vertex_normals does on the host); with `cells`, the
+/// scalar becomes the mean over the vertex's faces and the peak is taken (one atomic per warp).
+__global__ void normalize_kernel(int count, float* __restrict__ vbo, bool cells,
+                                 const float* __restrict__ face_count,
+                                 unsigned* __restrict__ peak_bits) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    float* n = vbo + static_cast<long long>(kFloatsPerVertex) * i + 3;
-    const float length = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-    const float scale = length > 0.0f ? 1.0f / length : 0.0f;
-    n[0] *= scale;
-    n[1] *= scale;
-    n[2] *= scale;
+    float value = 0.0f;
+    if (i < count) {
+        float* n = vbo + static_cast<long long>(kFloatsPerVertex) * i + 3;
+        const float length = sqrtf(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        const float scale = length > 0.0f ? 1.0f / length : 0.0f;
+        n[0] *= scale;
+        n[1] *= scale;
+        n[2] *= scale;
+        if (cells) {
+            value = face_count[i] > 0.0f ? n[3] / face_count[i] : 0.0f;
+            n[3] = value;
+        }
+    }
+    if (cells) {
+        unsigned bits = __float_as_uint(value);
+        for (int o = 16; o > 0; o >>= 1) bits = max(bits, __shfl_down_sync(0xffffffffu, bits, o));
+        if ((threadIdx.x & 31) == 0) atomicMax(peak_bits, bits);
+    }
 }
+
+/// The driver API calls of the external-memory path, looked up at run time.
+struct DriverApi {
+    decltype(&cuMemGetAllocationGranularity) granularity = nullptr;
+    decltype(&cuMemCreate) create = nullptr;
+    decltype(&cuMemExportToShareableHandle) export_handle = nullptr;
+    decltype(&cuMemAddressReserve) reserve = nullptr;
+    decltype(&cuMemMap) map = nullptr;
+    decltype(&cuMemSetAccess) set_access = nullptr;
+    decltype(&cuMemUnmap) unmap = nullptr;
+    decltype(&cuMemAddressFree) address_free = nullptr;
+    decltype(&cuMemRelease) release = nullptr;
+
+    /// All found?
+    bool load() {
+        auto get = [](const char* name, auto& fn) {
+            void* p = nullptr;
+            cudaDriverEntryPointQueryResult status{};
+            if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &status) !=
+                    cudaSuccess ||
+                status != cudaDriverEntryPointSuccess) {
+                cudaGetLastError();
+                return false;
+            }
+            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+            return true;
+        };
+        return get("cuMemGetAllocationGranularity", granularity) && get("cuMemCreate", create) &&
+               get("cuMemExportToShareableHandle", export_handle) &&
+               get("cuMemAddressReserve", reserve) && get("cuMemMap", map) &&
+               get("cuMemSetAccess", set_access) && get("cuMemUnmap", unmap) &&
+               get("cuMemAddressFree", address_free) && get("cuMemRelease", release);
+    }
+};
 
 } // namespace
 
 struct SurfaceInterop::Impl {
+    // External-memory path (imported.buffer != 0).
+    DriverApi driver;
+    CUmemGenericAllocationHandle allocation = 0;
+    CUdeviceptr address = 0;
+    std::size_t allocation_bytes = 0;
+    gl_external::ImportedBuffer imported;
+    void* draw_fence = nullptr; // GL fence after the last frame's draws (frame_drawn)
+    // Registered-buffer path.
     cudaGraphicsResource_t resource = nullptr;
+    // EDN_INTEROP_PROFILE=1: per-update split (prepare + launch, kernels, finish, total) printed
+    // as medians to stderr when the object goes away (diagnostics).
+    bool profile = false;
+    std::vector<std::array<double, 4>> samples;
     int vertices = 0;
     int triangles = 0;
     cuda::DeviceBuffer<Index> mesh_vertex;     // #S
     cuda::DeviceBuffer<Index> triangle_index;  // 3 #B
     cuda::DeviceBuffer<float> rest;            // 3 #S
     cuda::DeviceBuffer<float> scalars;         // #S, InteropScalar::Host
+    cuda::DeviceBuffer<Index> face_cell;       // #B, InteropScalar::Cells
+    cuda::DeviceBuffer<float> face_count;      // #S faces per vertex, InteropScalar::Cells
     cuda::DeviceBuffer<unsigned> peak_bits{1}; // largest scalar of the last update
 };
 
@@ -101,8 +198,12 @@ bool interop_built() {
 }
 
 SurfaceInterop::SurfaceInterop(unsigned vbo, const std::vector<Index>& mesh_vertex,
-                               const std::vector<Tri>& triangles, const std::vector<Vec3>& rest)
+                               const std::vector<Tri>& triangles,
+                               const std::vector<Index>& face_cell, const std::vector<Vec3>& rest)
     : impl_(std::make_unique<Impl>()) {
+    EDN_VERIFY(face_cell.size() == triangles.size(), ErrorCode::Internal,
+               "CUDA-GL interop: " << face_cell.size() << " face cells for " << triangles.size()
+                                   << " surface triangles");
     EDN_VERIFY(rest.size() == mesh_vertex.size(), ErrorCode::Internal,
                "CUDA-GL interop: " << rest.size() << " rest positions for " << mesh_vertex.size()
                                    << " surface vertices");
@@ -127,18 +228,118 @@ SurfaceInterop::SurfaceInterop(unsigned vbo, const std::vector<Index>& mesh_vert
     EDN_CUDA_CHECK(cudaMemcpy(impl_->rest.data(), rest_float.data(), impl_->rest.bytes(),
                               cudaMemcpyHostToDevice));
     impl_->scalars.resize(mesh_vertex.size());
+    impl_->face_count.resize(mesh_vertex.size());
+    impl_->face_cell.resize(face_cell.size());
+    if (!face_cell.empty())
+        EDN_CUDA_CHECK(cudaMemcpy(impl_->face_cell.data(), face_cell.data(),
+                                  impl_->face_cell.bytes(), cudaMemcpyHostToDevice));
+    if (const char* p = std::getenv("EDN_INTEROP_PROFILE"); p && *p == '1') impl_->profile = true;
+    if (impl_->vertices > 0 && try_external_memory()) return;
     // Every float of the buffer is rewritten each frame, so the old contents may be discarded.
     EDN_CUDA_CHECK(
         cudaGraphicsGLRegisterBuffer(&impl_->resource, vbo, cudaGraphicsRegisterFlagsWriteDiscard));
 }
 
+bool SurfaceInterop::try_external_memory() {
+    Impl& s = *impl_;
+    // EDN_INTEROP_MAPPED=1 forces the registered-buffer path (tests and comparisons).
+    if (const char* forced = std::getenv("EDN_INTEROP_MAPPED"); forced && *forced == '1')
+        return false;
+    if (!gl_external::supported() || !s.driver.load()) return false;
+    int device = 0;
+    EDN_CUDA_CHECK(cudaGetDevice(&device));
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = device;
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    std::size_t granularity = 0;
+    if (s.driver.granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
+            CUDA_SUCCESS ||
+        granularity == 0)
+        return false;
+    const std::size_t bytes =
+        static_cast<std::size_t>(s.vertices) * kFloatsPerVertex * sizeof(float);
+    s.allocation_bytes = (bytes + granularity - 1) / granularity * granularity;
+    if (s.driver.create(&s.allocation, s.allocation_bytes, &prop, 0) != CUDA_SUCCESS) return false;
+    bool ok = false;
+    int fd = -1;
+    if (s.driver.export_handle(&fd, s.allocation, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) ==
+            CUDA_SUCCESS &&
+        s.driver.reserve(&s.address, s.allocation_bytes, 0, 0, 0) == CUDA_SUCCESS) {
+        CUmemAccessDesc access{};
+        access.location = prop.location;
+        access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        ok = s.driver.map(s.address, s.allocation_bytes, 0, s.allocation, 0) == CUDA_SUCCESS &&
+             s.driver.set_access(s.address, s.allocation_bytes, &access, 1) == CUDA_SUCCESS;
+        if (ok) {
+            s.imported = gl_external::import_buffer(fd, s.allocation_bytes, bytes);
+            ok = s.imported.buffer != 0;
+            if (ok) fd = -1; // GL owns it now
+        }
+    }
+    if (fd >= 0) close(fd);
+    if (!ok) release_external_memory();
+    return ok;
+}
+
+void SurfaceInterop::release_external_memory() noexcept {
+    Impl& s = *impl_;
+    if (s.draw_fence) {
+        gl_external::wait_and_delete_fence(s.draw_fence);
+        s.draw_fence = nullptr;
+    }
+    if (s.imported.buffer || s.imported.memory) gl_external::release(s.imported);
+    s.imported = {};
+    if (s.address) {
+        s.driver.unmap(s.address, s.allocation_bytes);
+        s.driver.address_free(s.address, s.allocation_bytes);
+        s.address = 0;
+    }
+    if (s.allocation) {
+        s.driver.release(s.allocation);
+        s.allocation = 0;
+    }
+}
+
+unsigned SurfaceInterop::external_buffer() const {
+    return impl_->imported.buffer;
+}
+
+void SurfaceInterop::frame_drawn() {
+    Impl& s = *impl_;
+    if (!s.imported.buffer) return; // the mapped path synchronises in cudaGraphicsMapResources
+    if (s.draw_fence) gl_external::wait_and_delete_fence(s.draw_fence); // two draws, no update
+    s.draw_fence = gl_external::insert_fence();
+}
+
 SurfaceInterop::~SurfaceInterop() {
     // No throwing from a destructor; a failure here only leaks the registration.
-    if (impl_ && impl_->resource) cudaGraphicsUnregisterResource(impl_->resource);
+    if (!impl_) return;
+    if (impl_->profile && !impl_->samples.empty()) {
+        std::array<double, 4> median{};
+        for (int k = 0; k < 4; ++k) {
+            std::vector<double> v;
+            for (const auto& sample : impl_->samples) v.push_back(sample[k]);
+            std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+            median[k] = v[v.size() / 2];
+        }
+        std::fprintf(stderr,
+                     "interop profile (%s, %zu updates, median ms): prepare+launch %.3f, "
+                     "kernels %.3f, finish %.3f, total %.3f\n",
+                     impl_->imported.buffer ? "external memory" : "mapped buffer",
+                     impl_->samples.size(), median[0], median[1], median[2], median[3]);
+    }
+    if (impl_->address) {
+        cudaDeviceSynchronize(); // no kernel may still write the memory
+        release_external_memory();
+    }
+    if (impl_->resource) cudaGraphicsUnregisterResource(impl_->resource);
 }
 
 float SurfaceInterop::update(const float* device_positions, InteropScalar scalar,
-                             const std::vector<float>& host_scalars) {
+                             const std::vector<float>& host_scalars,
+                             const float* device_cell_values) {
     Impl& s = *impl_;
     EDN_VERIFY(device_positions != nullptr, ErrorCode::Internal,
                "CUDA-GL interop: no device positions (not the CUDA backend)");
@@ -149,54 +350,92 @@ float SurfaceInterop::update(const float* device_positions, InteropScalar scalar
         EDN_CUDA_CHECK(cudaMemcpy(s.scalars.data(), host_scalars.data(), s.scalars.bytes(),
                                   cudaMemcpyHostToDevice));
     }
-    if (scalar == InteropScalar::Displacement)
+    const bool cells = scalar == InteropScalar::Cells;
+    EDN_VERIFY(!cells || device_cell_values != nullptr, ErrorCode::Internal,
+               "CUDA-GL interop: no device cell values for the cell colour map");
+    if (scalar == InteropScalar::Displacement || cells)
         EDN_CUDA_CHECK(cudaMemsetAsync(s.peak_bits.data(), 0, sizeof(unsigned)));
 
-    // The map orders the kernels after GL's earlier use of the buffer (last frame's draw).
-    EDN_CUDA_CHECK(cudaGraphicsMapResources(1, &s.resource, 0));
+    using clock = std::chrono::steady_clock;
+    const bool profile = s.profile;
+    const auto t0 = clock::now();
     float* vbo = nullptr;
-    std::size_t mapped_bytes = 0;
-    cudaError_t status = cudaGraphicsResourceGetMappedPointer(reinterpret_cast<void**>(&vbo),
-                                                              &mapped_bytes, s.resource);
-    if (status == cudaSuccess &&
-        mapped_bytes < static_cast<std::size_t>(s.vertices) * kFloatsPerVertex * sizeof(float)) {
-        cudaGraphicsUnmapResources(1, &s.resource, 0);
-        EDN_THROW(ErrorCode::Internal, "CUDA-GL interop: the mapped vertex buffer has "
-                                           << mapped_bytes << " bytes for " << s.vertices
-                                           << " vertices");
+    cudaError_t status = cudaSuccess;
+    const bool external = s.imported.buffer != 0;
+    if (external) {
+        // GL's last reads of the buffer (the previous frame's draws) must be done: the fence set
+        // after them by frame_drawn(), else a fence now.
+        if (s.draw_fence) {
+            gl_external::wait_and_delete_fence(s.draw_fence);
+            s.draw_fence = nullptr;
+        } else {
+            gl_external::wait_for_gl();
+        }
+        vbo = reinterpret_cast<float*>(s.address);
+    } else {
+        // The map orders the kernels after GL's earlier use of the buffer (last frame's draw).
+        EDN_CUDA_CHECK(cudaGraphicsMapResources(1, &s.resource, 0));
+        std::size_t mapped_bytes = 0;
+        status = cudaGraphicsResourceGetMappedPointer(reinterpret_cast<void**>(&vbo), &mapped_bytes,
+                                                      s.resource);
+        if (status == cudaSuccess && mapped_bytes < static_cast<std::size_t>(s.vertices) *
+                                                        kFloatsPerVertex * sizeof(float)) {
+            cudaGraphicsUnmapResources(1, &s.resource, 0);
+            EDN_THROW(ErrorCode::Internal, "CUDA-GL interop: the mapped vertex buffer has "
+                                               << mapped_bytes << " bytes for " << s.vertices
+                                               << " vertices");
+        }
     }
     if (status == cudaSuccess && s.vertices > 0) {
         gather_kernel<<<blocks_for(s.vertices), kBlock>>>(
             device_positions, s.mesh_vertex.data(), s.rest.data(), s.scalars.data(),
-            static_cast<int>(scalar), s.vertices, vbo, s.peak_bits.data());
+            static_cast<int>(scalar), s.vertices, vbo, s.face_count.data(), s.peak_bits.data());
         status = cudaGetLastError();
         if (status == cudaSuccess && s.triangles > 0) {
-            face_normal_kernel<<<blocks_for(s.triangles), kBlock>>>(s.triangle_index.data(),
-                                                                    s.triangles, vbo);
+            face_normal_kernel<<<blocks_for(s.triangles), kBlock>>>(
+                s.triangle_index.data(), s.triangles, s.face_cell.data(),
+                cells ? device_cell_values : nullptr, vbo, s.face_count.data());
             status = cudaGetLastError();
         }
         if (status == cudaSuccess) {
-            normalize_kernel<<<blocks_for(s.vertices), kBlock>>>(s.vertices, vbo);
+            normalize_kernel<<<blocks_for(s.vertices), kBlock>>>(
+                s.vertices, vbo, cells, s.face_count.data(), s.peak_bits.data());
             status = cudaGetLastError();
         }
     }
+    auto t1 = t0, t2 = t0;
+    if (profile) {
+        // (Diagnostics only) wait for the kernels, to split the stage's time.
+        t1 = clock::now();
+        cudaStreamSynchronize(0);
+        t2 = clock::now();
+    }
     // Unmap even after a failure, so GL can use the buffer again.
-    const cudaError_t unmap = cudaGraphicsUnmapResources(1, &s.resource, 0);
+    const cudaError_t unmap =
+        external ? cudaSuccess : cudaGraphicsUnmapResources(1, &s.resource, 0);
     EDN_CUDA_CHECK(status);
     EDN_CUDA_CHECK(unmap);
 
     float peak = 0.0f;
-    if (scalar == InteropScalar::Displacement) {
+    if (scalar == InteropScalar::Displacement || cells) {
         unsigned bits = 0;
         EDN_CUDA_CHECK(
             cudaMemcpy(&bits, s.peak_bits.data(), sizeof(unsigned), cudaMemcpyDeviceToHost));
         std::memcpy(&peak, &bits, sizeof(float));
     } else {
-        // The surface stage's timing covers the kernels, not only their launch.
+        // The surface stage's timing covers the kernels, not only their launch; on the external
+        // path this is also what makes the data visible to the GL draws issued next.
         EDN_CUDA_CHECK(cudaStreamSynchronize(0));
     }
     if (scalar == InteropScalar::Host) {
         for (float value : host_scalars) peak = std::max(peak, value);
+    }
+    if (profile) {
+        const auto t3 = clock::now();
+        const auto ms = [](auto a, auto b) {
+            return std::chrono::duration<double, std::milli>(b - a).count();
+        };
+        s.samples.push_back({ms(t0, t1), ms(t1, t2), ms(t2, t3), ms(t0, t3)});
     }
     return peak;
 }

@@ -18,11 +18,13 @@ bool interop_built();
 enum class InteropScalar : std::uint8_t {
     None,         ///< zeros
     Displacement, ///< |x - rest| per surface vertex, computed on the device
-    Host,         ///< given per surface vertex by the caller (von Mises, averaged on the host)
+    Host,         ///< given per surface vertex by the caller (host path)
+    Cells, ///< per surface vertex the mean of its faces' cell values (device, e.g. von Mises)
 };
 
-/// Owns the CUDA registration of the renderer's surface vertex buffer (7 floats per vertex:
-/// position, normal, colour scalar) for one surface topology. Each update() maps the buffer,
+/// Owns the CUDA side of the surface vertex buffer (7 floats per vertex: position, normal, colour
+/// scalar) for one surface topology: an imported buffer of its own (external_buffer()) or the
+/// registration of the renderer's buffer. Each update() maps the buffer (registered path),
 /// gathers the boundary vertices' positions from the device positions, accumulates area-weighted
 /// normals over the boundary faces (atomics), normalises them, writes the scalar, and unmaps.
 class SurfaceInterop {
@@ -33,24 +35,42 @@ public:
     /// without CUDA.
     /// @param[in] mesh_vertex  #S node (= tet-mesh vertex, vertex nodes first) of each vertex
     /// @param[in] triangles    #B surface triangles over the #S vertices
+    /// @param[in] face_cell    #B cell of each surface triangle (InteropScalar::Cells)
     /// @param[in] rest         #S rest positions (displacement colours)
     SurfaceInterop(unsigned vbo, const std::vector<Index>& mesh_vertex,
-                   const std::vector<Tri>& triangles, const std::vector<Vec3>& rest);
+                   const std::vector<Tri>& triangles, const std::vector<Index>& face_cell,
+                   const std::vector<Vec3>& rest);
     ~SurfaceInterop();
     SurfaceInterop(const SurfaceInterop&) = delete;
     SurfaceInterop& operator=(const SurfaceInterop&) = delete;
 
     /// Map, write, unmap; returns when the device is done (honest frame timings). Returns the
-    /// largest scalar written (0 for None; reads one float back for Displacement).
-    /// @param[in] device_positions  3 #nodes floats in device memory (Simulation::device_positions)
-    /// @param[in] host_scalars      #S values for InteropScalar::Host, else ignored
+    /// largest scalar written (0 for None; reads one float back for Displacement and Cells).
+    /// @param[in] device_positions    3 #nodes floats in device memory
+    /// (Simulation::device_positions)
+    /// @param[in] host_scalars        #S values for InteropScalar::Host, else ignored
+    /// @param[in] device_cell_values  #cells floats in device memory for InteropScalar::Cells
+    ///                                (Simulation::device_von_mises_stress), else ignored
     float update(const float* device_positions, InteropScalar scalar,
-                 const std::vector<float>& host_scalars);
+                 const std::vector<float>& host_scalars, const float* device_cell_values = nullptr);
 
     /// Copies `count` floats from device memory to `host` (a few values, e.g. dragged vertices).
     static void download(const float* device, std::size_t count, float* host);
 
+    /// The GL buffer update() writes when the external-memory path is in use (its storage is
+    /// CUDA memory imported through GL_EXT_memory_object_fd): the renderer must draw the surface
+    /// from it (Renderer::use_surface_buffer). 0 when the renderer's own buffer is registered and
+    /// mapped every frame instead.
+    unsigned external_buffer() const;
+
+    /// Call after the frame's draws that read the buffer: sets the GL fence the next update()
+    /// waits for (external-memory path; without it update() has to fence everything itself).
+    void frame_drawn();
+
 private:
+    bool try_external_memory();
+    void release_external_memory() noexcept;
+
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

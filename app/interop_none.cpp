@@ -12,15 +12,21 @@ bool interop_built() {
 }
 
 SurfaceInterop::SurfaceInterop(unsigned, const std::vector<Index>&, const std::vector<Tri>&,
-                               const std::vector<Vec3>&) {
+                               const std::vector<Index>&, const std::vector<Vec3>&) {
     EDN_THROW(ErrorCode::Unsupported, "CUDA-GL interop: this elastodyn was built without CUDA");
 }
 
 SurfaceInterop::~SurfaceInterop() = default;
 
-float SurfaceInterop::update(const float*, InteropScalar, const std::vector<float>&) {
+float SurfaceInterop::update(const float*, InteropScalar, const std::vector<float>&, const float*) {
     EDN_THROW(ErrorCode::Unsupported, "CUDA-GL interop: this elastodyn was built without CUDA");
 }
+
+unsigned SurfaceInterop::external_buffer() const {
+    return 0;
+}
+
+void SurfaceInterop::frame_drawn() {}
 
 void SurfaceInterop::download(const float*, std::size_t, float*) {
     EDN_THROW(ErrorCode::Unsupported, "CUDA-GL interop: this elastodyn was built without CUDA");

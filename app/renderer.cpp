@@ -38,24 +38,17 @@ Renderer::Renderer() {
     glGenBuffers(1, &surface_vbo_);
     glGenBuffers(1, &surface_ebo_);
     glBindVertexArray(surface_vao_);
-    glBindBuffer(GL_ARRAY_BUFFER, surface_vbo_);
     glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, surface_ebo_);
     glEnableVertexAttribArray(0);
-    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, kFloatsPerVertex * sizeof(float), nullptr);
     glEnableVertexAttribArray(1);
-    glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, kFloatsPerVertex * sizeof(float),
-                          reinterpret_cast<const void*>(3 * sizeof(float)));
     glEnableVertexAttribArray(2);
-    glVertexAttribPointer(2, 1, GL_FLOAT, GL_FALSE, kFloatsPerVertex * sizeof(float),
-                          reinterpret_cast<const void*>(6 * sizeof(float)));
 
     glGenVertexArrays(1, &pin_vao_);
     glGenBuffers(1, &pin_ebo_);
     glBindVertexArray(pin_vao_);
-    glBindBuffer(GL_ARRAY_BUFFER, surface_vbo_);
     glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, pin_ebo_);
     glEnableVertexAttribArray(0);
-    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, kFloatsPerVertex * sizeof(float), nullptr);
+    bind_surface_attributes(surface_vbo_);
 
     glGenVertexArrays(1, &marker_vao_);
     glGenBuffers(1, &marker_vbo_);
@@ -95,8 +88,29 @@ void Renderer::load_shaders(const std::filesystem::path& shader_dir) {
     line_program_ = std::move(line);
 }
 
+void Renderer::bind_surface_attributes(unsigned vbo) {
+    glBindVertexArray(surface_vao_);
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, kFloatsPerVertex * sizeof(float), nullptr);
+    glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, kFloatsPerVertex * sizeof(float),
+                          reinterpret_cast<const void*>(3 * sizeof(float)));
+    glVertexAttribPointer(2, 1, GL_FLOAT, GL_FALSE, kFloatsPerVertex * sizeof(float),
+                          reinterpret_cast<const void*>(6 * sizeof(float)));
+    glBindVertexArray(pin_vao_);
+    glBindBuffer(GL_ARRAY_BUFFER, vbo);
+    glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, kFloatsPerVertex * sizeof(float), nullptr);
+    glBindVertexArray(0);
+    bound_surface_vbo_ = vbo;
+}
+
+void Renderer::use_surface_buffer(unsigned vbo) {
+    const unsigned target = vbo != 0 ? vbo : surface_vbo_;
+    if (target != bound_surface_vbo_) bind_surface_attributes(target);
+}
+
 void Renderer::set_surface(const std::vector<Tri>& triangles, std::size_t num_vertices,
                            const glm::vec3& lower, const glm::vec3& upper) {
+    use_surface_buffer(0);
     triangles_ = triangles;
     surface_vertices_ = num_vertices;
     surface_indices_ = 3 * triangles.size();
@@ -148,6 +162,7 @@ void Renderer::clear_surface() {
 
 void Renderer::update_surface(const std::vector<glm::vec3>& positions,
                               const std::vector<float>& scalars) {
+    use_surface_buffer(0);
     EDN_ASSERT(positions.size() == surface_vertices_,
                "update_surface: " << positions.size() << " positions for " << surface_vertices_
                                   << " surface vertices");

@@ -68,6 +68,10 @@ public:
     /// The surface vertex buffer (#S x 7 floats: position, normal, scalar), for CUDA-GL interop,
     /// which writes it instead of update_surface. Reallocated by set_surface: register it again.
     unsigned surface_vertex_buffer() const { return surface_vbo_; }
+    /// Draws the surface (and pin markers) from buffer `vbo` (same layout, #S vertices) instead
+    /// of the renderer's own, e.g. the CUDA-written buffer of the external-memory interop path;
+    /// 0 goes back to the own buffer (set_surface and update_surface do that themselves).
+    void use_surface_buffer(unsigned vbo);
     /// Surface vertices drawn as pin markers (indices into the surface buffer, so the markers
     /// follow the surface whoever writes it). Uploaded only when the list changes.
     void set_pinned_vertices(const std::vector<unsigned>& surface_vertices);
@@ -90,7 +94,9 @@ private:
     ShaderProgram line_program_;
 
     unsigned surface_vao_ = 0;
-    unsigned surface_vbo_ = 0; // interleaved position, normal, scalar (7 floats per vertex)
+    unsigned surface_vbo_ = 0;       // interleaved position, normal, scalar (7 floats per vertex)
+    unsigned bound_surface_vbo_ = 0; // the buffer the surface and pin VAOs read from
+    void bind_surface_attributes(unsigned vbo);
     unsigned surface_ebo_ = 0;
     std::size_t surface_vertices_ = 0;
     std::size_t surface_indices_ = 0;

@@ -142,6 +142,30 @@ public:
         return cut;
     }
 
+    ScriptRefine refine(const JsonValue& v) const {
+        if (v.type != JsonValue::Type::Object) fail("refine", "expected an object");
+        ScriptRefine refine;
+        for (const auto& [key, member] : v.object) {
+            const std::string name = "refine." + key;
+            if (key == "center") {
+                refine.center = vector<3>(name, member);
+            } else if (key == "pixel") {
+                refine.pixel = vector<2>(name, member);
+            } else if (key == "radius") {
+                refine.radius = positive(name, member);
+                if (!std::isfinite(*refine.radius)) fail(name, "expected a finite number");
+            } else if (key == "levels") {
+                refine.levels = static_cast<int>(integer(name, member, 1, 8));
+            } else {
+                fail(name, "unknown key (expected center, pixel, radius, levels)");
+            }
+        }
+        if (refine.center.has_value() == refine.pixel.has_value()) {
+            fail("refine", "needs exactly one of \"center\" (world) and \"pixel\"");
+        }
+        return refine;
+    }
+
     ScriptAction read() const {
         if (value_.type != JsonValue::Type::Object) {
             EDN_THROW(ErrorCode::Parse,
@@ -201,6 +225,10 @@ public:
                 action.wireframe = boolean(key, v);
             } else if (key == "cut") {
                 action.cut = cut(v);
+            } else if (key == "refine") {
+                action.refine = refine(v);
+            } else if (key == "refine_uniform") {
+                action.refine_uniform = boolean(key, v);
             } else if (key == "undo") {
                 action.undo = boolean(key, v);
             } else {

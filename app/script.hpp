@@ -15,8 +15,11 @@
 /// density, dt, damping, newton_iterations, gravity [x, y, z], pause, step, reset,
 /// color none|von_mises|displacement, wireframe, cut {point: [x, y, z], normal: [x, y, z],
 /// radius?} (world; cuts the mesh along the plane, faces within radius of point) or cut {from:
-/// [px, py], to: [px, py]} (a screen stroke, as drawn in cut mode), undo (back to the state
-/// before the last cut).
+/// [px, py], to: [px, py]} (a screen stroke, as drawn in cut mode), refine {center: [x, y, z] |
+/// pixel: [px, py], radius?, levels?} (refine brush: the cells within radius of the world point
+/// or of the surface point under the pixel, levels 1..8 bisection rounds; defaults: the GUI's
+/// brush), refine_uniform (every cell 1 -> 8), undo (back to the state before the last cut or
+/// refinement). Cut, refine, refine_uniform and undo apply in that order, after the other keys.
 
 #include "core/types.hpp"
 #include "sim/simulation.hpp"
@@ -56,6 +59,14 @@ struct ScriptCut {
     std::optional<std::array<double, 2>> to_pixel;   ///< stroke end
 };
 
+/// A scripted refine brush: a sphere around a world point or around the picked surface point.
+struct ScriptRefine {
+    std::optional<Vec3> center;                 ///< world centre
+    std::optional<std::array<double, 2>> pixel; ///< or the surface point under this pixel
+    std::optional<double> radius;               ///< world radius; default: the GUI brush's
+    std::optional<int> levels;                  ///< bisection rounds 1..8; default: the GUI's
+};
+
 /// One scripted action; every present member is applied at `frame`.
 struct ScriptAction {
     std::int64_t frame = 0;                       ///< frame at whose start it applies
@@ -81,7 +92,9 @@ struct ScriptAction {
     std::optional<ColorMode> color;               ///< surface colour
     std::optional<bool> wireframe;                ///< wireframe overlay
     std::optional<ScriptCut> cut;                 ///< cut the mesh (after the other keys)
-    bool undo = false;                            ///< undo the last cut (after the other keys)
+    std::optional<ScriptRefine> refine;           ///< refine brush (after the cut)
+    bool refine_uniform = false;                  ///< refine every cell 1 -> 8 (after refine)
+    bool undo = false;                            ///< undo the last cut or refinement (last)
 };
 
 /// Parses a script (see the file comment). Throws edn::Error(Parse) with one line naming the

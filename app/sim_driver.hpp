@@ -71,6 +71,9 @@ public:
     /// The CUDA backend's node positions in device memory (Simulation::device_positions), or
     /// nullptr on the CPU backend.
     const float* device_positions() const { return simulation_->device_positions(); }
+    /// Per-cell von Mises stress in device memory (Simulation::device_von_mises_stress; CUDA
+    /// backend), nullptr otherwise.
+    const float* device_von_mises_stress() const { return simulation_->device_von_mises_stress(); }
     /// Current position of mesh vertex v (copies only that vertex from the device when the
     /// host positions are stale).
     Vec3 vertex_position(Index v) const;

@@ -1,5 +1,6 @@
 // `bench repattern`: what a topology change costs before the next frame. A box mesh is cut by a
-// plane (mesh/cut.hpp: separation along faces, vertex duplication), then the exact pattern and
+// plane (mesh/cut.hpp: separation along faces, vertex duplication) or refined in a sphere
+// (mesh/refine.hpp: one round of longest-edge bisection with closure), then the exact pattern and
 // summation plans of the cut mesh are rebuilt from scratch: topology -> exact counts (Eq. 6) ->
 // bins -> one allocation -> columns -> per-entry map. CUDA: all of it on the device from the
 // uploaded cells (cuda::Assembly(mesh, order)); its peer in the same run is the same rebuild on
@@ -12,6 +13,7 @@
 #include "mesh/box_mesh.hpp"
 #include "mesh/cut.hpp"
 #include "mesh/node_layout.hpp"
+#include "mesh/refine.hpp"
 #include "sim/simulation.hpp"
 #include "sparse/bin_bcsr_pattern.hpp"
 #include "sparse/summation.hpp"
@@ -105,40 +107,54 @@ void run_repattern_bench(const Options& o) {
         CutPlane plane;
         plane.point = {0.5, 0.5, 0.5};
         plane.normal = {1.0, 0.3, 0.1};
-        const double c0 = now_ms();
+        double c0 = now_ms();
         const CutResult cut = cut_mesh(mesh, plane);
         const double cut_ms = now_ms() - c0;
-        for (int order : orders) {
-            if (!order_runs_on(order, box.tets(), 720'000)) continue;
-            progress("repattern " + box.name() + " p" + std::to_string(order));
-            const int repeat = o.repeat > 0 ? o.repeat : (o.backend == "cuda" ? 10 : 3);
-            const int host_repeat = box.tets() > 500'000 ? 1 : std::min(repeat, 3);
-            Json c;
-            c.add("mesh", box.name())
-                .add("tets", static_cast<std::int64_t>(cut.mesh.cells.size()))
-                .add("vertices_after_cut", static_cast<std::int64_t>(cut.mesh.num_vertices()))
-                .add("order", order)
-                .add("change", "plane cut")
-                .add("cut_faces", static_cast<std::int64_t>(cut.cut_faces))
-                .add("cut_ms_host", cut_ms);
-            if (o.backend == "cuda") c.add("device_ms", device_rebuild(cut.mesh, order, repeat));
-            c.add("baseline", Json()
-                                  .add("name", "host rebuild (CPU backend path)")
-                                  .add("ms", host_rebuild(cut.mesh, order, host_repeat)));
-            // The whole Simulation rebuild after the change, as the app and CLI do it.
-            SimulationSettings s;
-            s.order = order;
-            s.backend = o.backend == "cuda" ? Backend::Cuda : Backend::Cpu;
-            s.material = Material::Corotational;
-            const double s0 = now_ms();
-            {
-                Simulation sim(cut.mesh, s);
-                c.add("simulation_rebuild_ms_wall", now_ms() - s0);
-                c.add("simulation_pattern_build_ms", sim.pattern_build_ms());
+        c0 = now_ms();
+        const RefineResult refined = refine_sphere(mesh, {0.5, 0.5, 0.5}, 0.1, 1);
+        const double refine_ms = now_ms() - c0;
+        struct Changed {
+            const char* change;
+            const TetMesh* mesh;
+            double host_ms;
+        };
+        const Changed changes[] = {{"plane cut", &cut.mesh, cut_ms},
+                                   {"sphere refine (r = 0.1, 1 level)", &refined.mesh, refine_ms}};
+        for (const Changed& changed : changes)
+            for (int order : orders) {
+                if (!order_runs_on(order, box.tets(), 720'000)) continue;
+                progress("repattern " + box.name() + " p" + std::to_string(order) + " " +
+                         changed.change);
+                const int repeat = o.repeat > 0 ? o.repeat : (o.backend == "cuda" ? 10 : 3);
+                const int host_repeat = box.tets() > 500'000 ? 1 : std::min(repeat, 3);
+                const TetMesh& changed_mesh = *changed.mesh;
+                Json c;
+                c.add("mesh", box.name())
+                    .add("tets_before", box.tets())
+                    .add("tets", static_cast<std::int64_t>(changed_mesh.cells.size()))
+                    .add("vertices", static_cast<std::int64_t>(changed_mesh.num_vertices()))
+                    .add("order", order)
+                    .add("change", changed.change)
+                    .add("change_ms_host", changed.host_ms);
+                if (o.backend == "cuda")
+                    c.add("device_ms", device_rebuild(changed_mesh, order, repeat));
+                c.add("baseline", Json()
+                                      .add("name", "host rebuild (CPU backend path)")
+                                      .add("ms", host_rebuild(changed_mesh, order, host_repeat)));
+                // The whole Simulation rebuild after the change, as the app and CLI do it.
+                SimulationSettings s;
+                s.order = order;
+                s.backend = o.backend == "cuda" ? Backend::Cuda : Backend::Cpu;
+                s.material = Material::Corotational;
+                const double s0 = now_ms();
+                {
+                    Simulation sim(changed_mesh, s);
+                    c.add("simulation_rebuild_ms_wall", now_ms() - s0);
+                    c.add("simulation_pattern_build_ms", sim.pattern_build_ms());
+                }
+                cases.push_back(c);
+                write_bench_json(o, header, cases, false);
             }
-            cases.push_back(c);
-            write_bench_json(o, header, cases, false);
-        }
     }
     write_bench_json(o, header, cases, true);
 }

@@ -234,6 +234,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"pin-below", "Z", "pin every node whose rest z is below Z"},
         {"gravity", "G", "g along -z, or gx,gy,gz (default 9.81)"},
         {"damping", "A", "mass-proportional damping [1/s] (default 0)"},
+        {"stiffness-damping", "B",
+         "stiffness-proportional (Rayleigh beta) damping [s] (default 0)"},
         {"newton", "K", "Newton iterations per frame (default 5)"},
         {"newton-tol", "T", "Newton decrement tolerance, relative (default 1e-3)"},
         {"cg-tol", "T", "PCG relative tolerance (default 1e-4)"},
@@ -294,6 +296,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
         usage_error("simulate: unknown summation method '" + summation + "'");
     if (args.has("gravity")) s.gravity = parse_gravity(args.string_or("gravity", ""));
     s.mass_damping = args.real_or("damping", 0.0, 0.0, huge);
+    s.stiffness_damping = args.real_or("stiffness-damping", 0.0, 0.0, huge);
     s.max_newton_iterations = static_cast<int>(args.integer_or("newton", 5, 1, 1000));
     s.newton_tolerance = args.real_or("newton-tol", s.newton_tolerance, tiny, huge);
     s.pcg.relative_tolerance = args.real_or("cg-tol", s.pcg.relative_tolerance, tiny, 0.999);

@@ -38,6 +38,7 @@ public:
         blocks_.resize(static_cast<std::size_t>(mesh.num_cells()) * npc * npc * 9);
         forces_.resize(static_cast<std::size_t>(mesh.num_cells()) * npc * 3);
         cell_energy_.resize(mesh.num_cells());
+        cell_damping_energy_.resize(mesh.num_cells());
         const CellNodesView cells_view{cell_nodes.data(), npc, mesh.num_cells()};
         if (settings.summation == SummationMethod::PerEntry)
             map_ = cpu::build_per_entry_map(pattern, cells_view);
@@ -91,7 +92,9 @@ private:
         for (std::size_t k = 0; k < x_.size(); ++k)
             y_tilde_[k] = x_[k] + (dynamic ? h * v_[k] : 0.0);
     }
-    /// Element energies (and gradients, Hessians) at node positions y; returns the sum of W.
+    /// Element energies (and gradients, Hessians) at node positions y, Rayleigh stiffness
+    /// damping included; returns the sum (W plus the damping potential) and keeps W alone in
+    /// last_strain_energy_.
     double evaluate_elements(const std::vector<double>& y, int outputs);
     template <int P, class Material>
     double evaluate_elements_with(const Material& material, const std::vector<double>& y,
@@ -100,6 +103,12 @@ private:
     double potential(const std::vector<double>& y, double strain_energy,
                      std::vector<double>* gradient) const;
     void assemble_hessian();
+    /// beta / h of the Rayleigh stiffness damping (0 for static solves).
+    double stiffness_damping_coefficient() const {
+        return settings.integrator == Integrator::Static
+                   ? 0.0
+                   : settings.stiffness_damping / effective_dt();
+    }
     bool all_finite(const std::vector<double>& v) const {
         for (double x : v)
             if (!std::isfinite(x)) return false;
@@ -108,13 +117,15 @@ private:
 
     std::vector<RestElement<double>> rest_elements_;
     QuadratureTet<double> rule_;
-    std::vector<double> blocks_, forces_, cell_energy_;
+    std::vector<double> blocks_, forces_, cell_energy_, cell_damping_energy_;
+    double last_strain_energy_ = 0; ///< W of the last evaluate_elements (damping excluded)
     PerEntryMap map_;
     BinBcsrMatrix<double> matrix_;
     PcgWorkspace<double> pcg_workspace_;
     std::vector<double> x_, v_, y_tilde_, x_start_, positions_flat_;
     mutable std::vector<double> node_energy_; ///< scratch of potential()
     std::vector<double> rhs_;                 ///< scratch of step(): -g
+    std::vector<double> g_trial_;             ///< scratch of step(): gradient at a trial point
     std::vector<double> first_dx_; ///< the last frame's first Newton correction (PCG warm start)
     LameParameters<double> lame_{};
 };
@@ -124,22 +135,32 @@ double CpuBackend::evaluate_elements_with(const Material& material, const std::v
                                           int outputs) {
     constexpr int m = lagrange_tet_num_nodes(P);
     const bool project = settings.project_hessian;
+    const double damping = stiffness_damping_coefficient();
     parallel_for(
         0, mesh.num_cells(),
         [&](std::int64_t t) {
-            double x[m][3];
+            double x[m][3], delta[m][3];
             for (int a = 0; a < m; ++a)
-                for (int d = 0; d < 3; ++d) x[a][d] = y[3 * cell_nodes[t * m + a] + d];
-            double energy = 0;
-            evaluate_element<P>(material, rest_elements_[t], rule_, x, outputs, project, energy,
-                                reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3),
-                                blocks_.data() + t * m * m * 9);
+                for (int d = 0; d < 3; ++d) {
+                    const std::int64_t k = 3 * std::int64_t(cell_nodes[t * m + a]) + d;
+                    x[a][d] = y[k];
+                    delta[a][d] = damping > 0 ? y[k] - x_start_[k] : 0.0;
+                }
+            double energy = 0, damping_energy = 0;
+            evaluate_element_damped<P>(material, rest_elements_[t], rule_, x, delta, lame_, damping,
+                                       outputs, project, energy, damping_energy,
+                                       reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3),
+                                       blocks_.data() + t * m * m * 9);
             cell_energy_[t] = energy;
+            cell_damping_energy_[t] = damping_energy;
         },
         kHeavyItems);
-    // Deterministic sum (fixed order).
+    // Deterministic sums (fixed order).
     double total = 0;
     for (double e : cell_energy_) total += e;
+    last_strain_energy_ = total;
+    if (damping > 0)
+        for (double e : cell_damping_energy_) total += e;
     return total;
 }
 
@@ -245,10 +266,20 @@ void CpuBackend::assemble_hessian() {
         cpu::sum_per_simplex(node_cells_view(topology, layout), cells_view, blocks_.data(),
                              matrix_.view());
         break;
-    case SummationMethod::Inline:
+    case SummationMethod::Inline: {
         cpu::sum_inline_linear_p1(node_cells_view(topology, layout), mesh.cells.data(),
                                   positions_flat_.data(), lame_, matrix_.view());
+        // Inline recomputes K from the rest geometry (linear material, p = 1): the damping
+        // Hessian (beta/h) K0 is then (beta/h) times that same matrix.
+        const double damping = stiffness_damping_coefficient();
+        if (damping > 0) {
+            const std::int64_t values = 9 * std::int64_t(pattern.bin_offsets[pattern.num_bins()]);
+            const std::int64_t diag = 9 * std::int64_t(layout.num_nodes());
+            parallel_for(0, values, [&](std::int64_t i) { matrix_.values[i] *= 1.0 + damping; });
+            parallel_for(0, diag, [&](std::int64_t i) { matrix_.diag[i] *= 1.0 + damping; });
+        }
         break;
+    }
     }
     const Index n = layout.num_nodes();
     const double c = inertia_coefficient();
@@ -294,17 +325,27 @@ StepResult CpuBackend::step() {
                 for (int d = 0; d < 3; ++d) y[3 * i + d] = y_tilde_[3 * i + d];
 
     std::vector<double> g(dofs), dx(dofs), trial(dofs);
+    std::vector<double>& g_trial = g_trial_;
     // Energies at the current iterate, kept so the step needs no extra element pass to report
     // them (NaN until known).
-    double w_at_y = std::nan(""), e_at_y = std::nan(""), wt = 0, et = 0;
+    // strain_* is W alone (the element passes also return the stiffness-damping potential).
+    double e_at_y = std::nan(""), wt = 0, et = 0, strain_at_y = std::nan(""), strain_t = 0;
     double first_decrement = 0;
+    // True when the accepted line-search point was evaluated with gradient and Hessian (the
+    // full step, alpha = 1, accepted): the next Newton iteration starts from that evaluation
+    // (the same y, so the same numbers) instead of repeating the element pass.
+    bool evaluated_at_y = false;
     for (int it = 0; it < settings.max_newton_iterations; ++it) {
         auto t0 = std::chrono::steady_clock::now();
-        const double w = evaluate_elements(y, kEnergy | kGradient | kHessian);
-        w_at_y = w;
-        result.times.element += elapsed_ms(t0);
-        const double e0 = potential(y, w, &g);
-        e_at_y = e0;
+        double e0 = e_at_y;
+        if (!evaluated_at_y) {
+            const double w = evaluate_elements(y, kEnergy | kGradient | kHessian);
+            strain_at_y = last_strain_energy_;
+            result.times.element += elapsed_ms(t0);
+            e0 = potential(y, w, &g);
+            e_at_y = e0;
+        }
+        evaluated_at_y = false;
         double gnorm = 0;
         for (double v : g) gnorm += v * v;
         gnorm = std::sqrt(gnorm);
@@ -355,30 +396,49 @@ StepResult CpuBackend::step() {
         }
         const double decrement = -slope;
         if (it == 0) first_decrement = decrement;
+        const bool converging =
+            decrement <= settings.newton_tolerance * settings.newton_tolerance * first_decrement ||
+            decrement <= 1e-30;
+        // When another Newton iteration follows an accepted full step, evaluate the full step
+        // with gradient and Hessian: that iteration needs exactly this evaluation (timed as an
+        // element pass, not as line search).
+        const bool full_first = !converging && it + 1 < settings.max_newton_iterations;
         // Backtracking (Armijo) line search on the incremental potential.
         t0 = std::chrono::steady_clock::now();
         double alpha = 1.0;
         bool accepted = false;
+        double element_in_search = 0;
         for (int ls = 0; ls < 20; ++ls) {
             for (std::size_t k = 0; k < dofs; ++k) trial[k] = y[k] + alpha * dx[k];
-            wt = evaluate_elements(trial, kEnergy);
-            et = potential(trial, wt, nullptr);
+            if (ls == 0 && full_first) {
+                const auto te = std::chrono::steady_clock::now();
+                wt = evaluate_elements(trial, kEnergy | kGradient | kHessian);
+                element_in_search = elapsed_ms(te);
+                g_trial.resize(dofs);
+                et = potential(trial, wt, &g_trial);
+            } else {
+                wt = evaluate_elements(trial, kEnergy);
+                et = potential(trial, wt, nullptr);
+            }
+            strain_t = last_strain_energy_;
             if (std::isfinite(et) && et <= e0 + 1e-4 * alpha * slope) {
                 accepted = true;
+                evaluated_at_y = ls == 0 && full_first;
                 break;
             }
             alpha *= 0.5;
         }
-        result.times.line_search += elapsed_ms(t0);
+        result.times.element += element_in_search;
+        result.times.line_search += elapsed_ms(t0) - element_in_search;
         if (!accepted) {
             ++result.line_search_failures;
             break; // keep y: no step decreased the potential
         }
         y.swap(trial);
-        w_at_y = wt, e_at_y = et;
+        if (evaluated_at_y) g.swap(g_trial);
+        e_at_y = et, strain_at_y = strain_t;
         result.newton_iterations = it + 1;
-        if (decrement <= settings.newton_tolerance * settings.newton_tolerance * first_decrement ||
-            decrement <= 1e-30) {
+        if (converging) {
             result.converged = true;
             break;
         }
@@ -414,8 +474,12 @@ StepResult CpuBackend::step() {
             for (int d = 0; d < 3; ++d) v_[3 * i + d] = 0.0;
     // Energies of the new state.
     const bool x_is_y = !result.recovered && settings.integrator != Integrator::Midpoint;
-    result.strain_energy =
-        x_is_y && std::isfinite(w_at_y) ? w_at_y : evaluate_elements(x_, kEnergy);
+    if (x_is_y && std::isfinite(strain_at_y)) {
+        result.strain_energy = strain_at_y;
+    } else {
+        evaluate_elements(x_, kEnergy);
+        result.strain_energy = last_strain_energy_;
+    }
     double kinetic = 0;
     for (Index i = 0; i < n; ++i)
         for (int d = 0; d < 3; ++d) kinetic += 0.5 * mass[i] * v_[3 * i + d] * v_[3 * i + d];

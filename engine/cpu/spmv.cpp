@@ -9,49 +9,117 @@
 
 namespace edn::cpu {
 
-template <class T> void spmv(const BinBcsrMatrixView<T>& a, const T* x, T* y) {
+namespace {
+
+/// One full bin (all 32 rows exist): slot j of the 32 rows is contiguous in each of the 9 planes,
+/// so the 32 lanes are processed as vectors (structure of arrays, no per-lane branch: padding
+/// slots hold column = the row itself and value 0, so reading them adds 0).
+template <class T>
+inline void spmv_full_bin(const T* values, const Index* columns, Index width, const T* diag,
+                          std::int64_t n, std::int64_t first, const T* x, T* y) {
+    const std::int64_t plane = static_cast<std::int64_t>(width) * kBinRows;
+    T acc[3][kBinRows];
+    for (int r = 0; r < 3; ++r)
+        for (int lane = 0; lane < kBinRows; ++lane) {
+            const std::int64_t row = first + lane;
+            acc[r][lane] = diag[(3 * r) * n + row] * x[3 * row] +
+                           diag[(3 * r + 1) * n + row] * x[3 * row + 1] +
+                           diag[(3 * r + 2) * n + row] * x[3 * row + 2];
+        }
+    for (Index j = 0; j < width; ++j) {
+        const std::int64_t s0 = static_cast<std::int64_t>(j) * kBinRows;
+        const Index* cols = columns + s0;
+        T xg[3][kBinRows];
+        for (int lane = 0; lane < kBinRows; ++lane) {
+            const std::int64_t col = cols[lane];
+            xg[0][lane] = x[3 * col];
+            xg[1][lane] = x[3 * col + 1];
+            xg[2][lane] = x[3 * col + 2];
+        }
+        const T* v = values + s0;
+        for (int r = 0; r < 3; ++r) {
+            const T* v0 = v + (3 * r) * plane;
+            const T* v1 = v + (3 * r + 1) * plane;
+            const T* v2 = v + (3 * r + 2) * plane;
+            for (int lane = 0; lane < kBinRows; ++lane)
+                acc[r][lane] +=
+                    v0[lane] * xg[0][lane] + v1[lane] * xg[1][lane] + v2[lane] * xg[2][lane];
+        }
+    }
+    for (int lane = 0; lane < kBinRows; ++lane)
+        for (int r = 0; r < 3; ++r) y[3 * (first + lane) + r] = acc[r][lane];
+}
+
+/// The last bin when it is partial: rows past the end have no x entry, so lanes are checked.
+template <class T>
+inline void spmv_partial_bin(const BinBcsrMatrixView<T>& a, const T* x, T* y, std::int64_t bin) {
     const BinBcsrPatternView& p = a.pattern;
     const std::int64_t n = p.num_rows;
+    const Index begin = p.bin_offsets[bin];
+    const Index width = (p.bin_offsets[bin + 1] - begin) / kBinRows;
+    const T* values = a.values + 9 * static_cast<std::int64_t>(begin);
+    const Index* columns = p.columns + begin;
+    const std::int64_t plane = static_cast<std::int64_t>(width) * kBinRows;
+    const std::int64_t first = bin * kBinRows;
+    const int lanes = static_cast<int>(std::min<std::int64_t>(kBinRows, n - first));
+    for (int lane = 0; lane < lanes; ++lane) {
+        const std::int64_t row = first + lane;
+        T acc[3];
+        for (int r = 0; r < 3; ++r)
+            acc[r] = a.diag[(3 * r) * n + row] * x[3 * row] +
+                     a.diag[(3 * r + 1) * n + row] * x[3 * row + 1] +
+                     a.diag[(3 * r + 2) * n + row] * x[3 * row + 2];
+        for (Index j = 0; j < p.row_counts[row]; ++j) {
+            const std::int64_t s = static_cast<std::int64_t>(j) * kBinRows + lane;
+            const std::int64_t col = columns[s];
+            for (int r = 0; r < 3; ++r)
+                acc[r] += values[(3 * r) * plane + s] * x[3 * col] +
+                          values[(3 * r + 1) * plane + s] * x[3 * col + 1] +
+                          values[(3 * r + 2) * plane + s] * x[3 * col + 2];
+        }
+        for (int r = 0; r < 3; ++r) y[3 * row + r] = acc[r];
+    }
+}
+
+} // namespace
+
+template <class T>
+void spmv_bins(const BinBcsrMatrixView<T>& a, const T* x, T* y, std::int64_t bin_begin,
+               std::int64_t bin_end) {
+    const BinBcsrPatternView& p = a.pattern;
+    const std::int64_t n = p.num_rows;
+    for (std::int64_t bin = bin_begin; bin < bin_end; ++bin) {
+        if ((bin + 1) * kBinRows > n) {
+            spmv_partial_bin(a, x, y, bin);
+            continue;
+        }
+        const Index begin = p.bin_offsets[bin];
+        spmv_full_bin(a.values + 9 * static_cast<std::int64_t>(begin), p.columns + begin,
+                      (p.bin_offsets[bin + 1] - begin) / kBinRows, a.diag, n, bin * kBinRows, x, y);
+    }
+}
+
+template <class T> void spmv(const BinBcsrMatrixView<T>& a, const T* x, T* y) {
+    const BinBcsrPatternView& p = a.pattern;
+    const std::int64_t bins = p.num_bins;
+    // A few parts per thread, each a bin range of about equal slot count (the work, padding
+    // included): bins differ in width (at p >= 2, vertex-node bins are about twice as wide as
+    // edge-node bins, and vertex nodes come first), so equal bin counts would not balance.
+    const std::int64_t parts = std::min<std::int64_t>(bins, 4 * std::int64_t(num_threads()));
+    if (parts <= 1) {
+        spmv_bins(a, x, y, 0, bins);
+        return;
+    }
+    const std::int64_t slots = p.bin_offsets[bins];
+    const auto bound = [&](std::int64_t part) -> std::int64_t {
+        if (part >= parts) return bins;
+        const std::int64_t target = slots * part / parts;
+        return std::lower_bound(p.bin_offsets, p.bin_offsets + bins, target,
+                                [](Index offset, std::int64_t t) { return offset < t; }) -
+               p.bin_offsets;
+    };
     parallel_for(
-        0, p.num_bins,
-        [&](std::int64_t bin) {
-            const Index begin = p.bin_offsets[bin];
-            const Index width = (p.bin_offsets[bin + 1] - begin) / kBinRows;
-            const T* values = a.values + 9 * static_cast<std::int64_t>(begin);
-            const Index* columns = p.columns + begin;
-            const std::int64_t plane = static_cast<std::int64_t>(width) * kBinRows;
-            const std::int64_t first = bin * kBinRows;
-            const int lanes = static_cast<int>(std::min<std::int64_t>(kBinRows, n - first));
-            // Slot j of all 32 rows is contiguous in each of the 9 planes: walk j outside and the
-            // lanes inside so every plane is read sequentially (the GPU's coalesced order).
-            T acc[kBinRows][3];
-            Index count[kBinRows];
-            for (int lane = 0; lane < lanes; ++lane) {
-                const std::int64_t row = first + lane;
-                count[lane] = p.row_counts[row];
-                for (int r = 0; r < 3; ++r)
-                    acc[lane][r] = a.diag[(3 * r) * n + row] * x[3 * row] +
-                                   a.diag[(3 * r + 1) * n + row] * x[3 * row + 1] +
-                                   a.diag[(3 * r + 2) * n + row] * x[3 * row + 2];
-            }
-            for (Index j = 0; j < width; ++j) {
-                const std::int64_t s0 = static_cast<std::int64_t>(j) * kBinRows;
-                const Index* cols = columns + s0;
-                const T* v = values + s0;
-                for (int lane = 0; lane < lanes; ++lane) {
-                    if (j >= count[lane]) continue; // padding: never read
-                    const std::int64_t col = cols[lane];
-                    const T x0 = x[3 * col], x1 = x[3 * col + 1], x2 = x[3 * col + 2];
-                    for (int r = 0; r < 3; ++r)
-                        acc[lane][r] += v[(3 * r) * plane + lane] * x0 +
-                                        v[(3 * r + 1) * plane + lane] * x1 +
-                                        v[(3 * r + 2) * plane + lane] * x2;
-                }
-            }
-            for (int lane = 0; lane < lanes; ++lane)
-                for (int r = 0; r < 3; ++r) y[3 * (first + lane) + r] = acc[lane][r];
-        },
-        kHeavyItems);
+        0, parts, [&](std::int64_t part) { spmv_bins(a, x, y, bound(part), bound(part + 1)); }, 2);
 }
 
 template <class T>
@@ -76,6 +144,10 @@ template <class T> void invert_diagonal(const BinBcsrMatrixView<T>& a, T* invers
 }
 
 template void spmv(const BinBcsrMatrixView<float>&, const float*, float*);
+template void spmv_bins(const BinBcsrMatrixView<float>&, const float*, float*, std::int64_t,
+                        std::int64_t);
+template void spmv_bins(const BinBcsrMatrixView<double>&, const double*, double*, std::int64_t,
+                        std::int64_t);
 template void spmv(const BinBcsrMatrixView<double>&, const double*, double*);
 template void apply_block_jacobi(Index, const float*, const float*, float*);
 template void apply_block_jacobi(Index, const double*, const double*, double*);

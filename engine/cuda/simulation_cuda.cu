@@ -31,11 +31,19 @@ struct NodeTerms {
     float ground_height, ground_stiffness;
 };
 
+/// Rayleigh stiffness damping inputs of the element kernel (coefficient 0: none).
+struct ElementDamping {
+    const float* y_start = nullptr; ///< displacements at the start of the step (3 per node)
+    LameParameters<float> lame{};   ///< the material's Lame parameters
+    float coefficient = 0;          ///< beta / h
+    float* energy = nullptr;        ///< per cell damping potential
+};
+
 template <int P, class Material>
 __global__ void element_kernel(Material material, const RestElement<float>* rest,
                                QuadratureTet<float> rule, const Index* cell_nodes, Index num_cells,
                                const float* y, int outputs, bool project, float* energy,
-                               float* forces, float* blocks) {
+                               float* forces, float* blocks, ElementDamping damping) {
     constexpr int m = lagrange_tet_num_nodes(P);
     const Index t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= num_cells) return;
@@ -46,13 +54,27 @@ __global__ void element_kernel(Material material, const RestElement<float>* rest
     }
     float e = 0;
     float dummy_gradient[1][3];
-    evaluate_element<P>(
-        material, rest[t], rule, x, outputs, project, e,
+    float(*gradient)[3] =
         (outputs & kGradient)
             ? reinterpret_cast<float(*)[3]>(forces + static_cast<std::int64_t>(t) * m * 3)
-            : dummy_gradient,
-        (outputs & kHessian) ? blocks + static_cast<std::int64_t>(t) * m * m * 9 : nullptr,
-        /*displacement_form=*/true);
+            : dummy_gradient;
+    float* hessian =
+        (outputs & kHessian) ? blocks + static_cast<std::int64_t>(t) * m * m * 9 : nullptr;
+    if (damping.coefficient > 0.f) {
+        float delta[m][3];
+        for (int a = 0; a < m; ++a) {
+            const Index node = cell_nodes[static_cast<std::int64_t>(t) * m + a];
+            for (int d = 0; d < 3; ++d) delta[a][d] = x[a][d] - damping.y_start[3 * node + d];
+        }
+        float ed = 0;
+        evaluate_element_damped<P>(material, rest[t], rule, x, delta, damping.lame,
+                                   damping.coefficient, outputs, project, e, ed, gradient, hessian,
+                                   /*displacement_form=*/true);
+        damping.energy[t] = ed;
+    } else {
+        evaluate_element<P>(material, rest[t], rule, x, outputs, project, e, gradient, hessian,
+                            /*displacement_form=*/true);
+    }
     energy[t] = e;
 }
 
@@ -314,6 +336,7 @@ public:
         have_first_dx_ = false; // the last correction says nothing about a new state
     }
     std::vector<double> von_mises_stress() const override;
+    const float* device_von_mises_stress() override;
     double incremental_potential(const std::vector<double>& y,
                                  std::vector<double>* gradient) override {
         const Index n = layout.num_nodes();
@@ -391,6 +414,13 @@ private:
     DeviceBuffer<float> first_dx_; ///< the last frame's first Newton correction (PCG warm start)
     bool have_first_dx_ = false;
     DeviceBuffer<float> mass_, cell_energy_, node_energy_, forces_, extra_;
+    DeviceBuffer<float> damping_energy_; ///< per cell Rayleigh stiffness damping potential
+    DeviceBuffer<float> von_mises_;      ///< per cell, device_von_mises_stress()
+    /// Per cell von Mises stress of the current state into `out` (#cells device floats).
+    void compute_von_mises(float* out) const;
+    /// beta / h (0 for static solves or beta = 0).
+    float damping_coefficient() const;
+    ElementDamping element_damping();
     DeviceBuffer<std::uint8_t> fixed_;
     DeviceBuffer<double> reduce_out_;
     double last_strain_energy_ = 0; ///< W of the last evaluate()
@@ -485,8 +515,28 @@ void CudaBackend::launch_elements(const Material& material, const float* y, int 
     element_kernel<P>
         <<<static_cast<unsigned int>((nt + kElementBlock - 1) / kElementBlock), kElementBlock>>>(
             material, rest_elements_.data(), rule_, cn.nodes, nt, y, outputs,
-            settings.project_hessian, cell_energy_.data(), forces_.data(), blocks);
+            settings.project_hessian, cell_energy_.data(), forces_.data(), blocks,
+            element_damping());
     EDN_CUDA_CHECK_LAUNCH();
+}
+
+float CudaBackend::damping_coefficient() const {
+    return settings.integrator == Integrator::Static
+               ? 0.f
+               : static_cast<float>(settings.stiffness_damping / effective_dt());
+}
+
+ElementDamping CudaBackend::element_damping() {
+    ElementDamping d;
+    d.coefficient = damping_coefficient();
+    if (d.coefficient > 0.f) {
+        if (damping_energy_.size() != static_cast<std::size_t>(mesh.num_cells()))
+            damping_energy_.resize(mesh.num_cells());
+        d.y_start = x_start_.data();
+        d.lame = lame_;
+        d.energy = damping_energy_.data();
+    }
+    return d;
 }
 
 NodeTerms CudaBackend::node_terms() const {
@@ -504,7 +554,11 @@ NodeTerms CudaBackend::node_terms() const {
 
 void CudaBackend::assemble(const float* y) {
     const Index n = layout.num_nodes();
-    assembly_->sum(settings.summation, lame_);
+    // Inline (linear p = 1) evaluates K itself: K is linear in (lambda, mu), so the stiffness
+    // damping's (beta / h) K0 = (beta / h) K is a scaling of the Lame parameters.
+    const float scale =
+        settings.summation == SummationMethod::Inline ? 1.f + damping_coefficient() : 1.f;
+    assembly_->sum(settings.summation, {lame_.lambda * scale, lame_.mu * scale});
     const BinBcsrMatrixView<float> a = assembly_->device_matrix();
     const float mass_scale = static_cast<float>(inertia_coefficient() + node_terms().damping);
     add_diagonal_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), mass_scale, rest_x_.data(), y,
@@ -559,6 +613,8 @@ double CudaBackend::evaluate(const float* y, int outputs) {
     EDN_CUDA_CHECK_LAUNCH();
     last_strain_energy_ = device_sum(cell_energy_.data(), mesh.num_cells());
     double total = last_strain_energy_ + device_sum(node_energy_.data(), n);
+    // Rayleigh stiffness damping: part of the potential, not of the strain energy.
+    if (damping_coefficient() > 0.f) total += device_sum(damping_energy_.data(), mesh.num_cells());
     if (drag) {
         drag_kernel<<<1, 1>>>(*drag, rest_x_.data(), y, fixed_.data(), with_gradient, extra_.data(),
                               g_.data());
@@ -709,28 +765,40 @@ StepResult CudaBackend::step() {
 }
 
 std::vector<double> CudaBackend::von_mises_stress() const {
+    DeviceBuffer<float> out(mesh.num_cells());
+    compute_von_mises(out.data());
+    return download(out);
+}
+
+const float* CudaBackend::device_von_mises_stress() {
+    if (von_mises_.size() != static_cast<std::size_t>(mesh.num_cells()))
+        von_mises_.resize(mesh.num_cells());
+    compute_von_mises(von_mises_.data());
+    return von_mises_.data();
+}
+
+void CudaBackend::compute_von_mises(float* out) const {
     const Index nt = mesh.num_cells();
-    DeviceBuffer<float> out(nt);
+    if (nt == 0) return;
     const QuadratureTet<float> centroid = quadrature_for_degree<float>(1);
     const Index* nodes = assembly_->device_cell_nodes().nodes;
     with_material([&](const auto& material) {
         switch (layout.order) {
         case 1:
-            von_mises_kernel<1><<<blocks_for(nt), kBlock>>>(
-                material, rest_elements_.data(), centroid, nodes, nt, x_.data(), out.data());
+            von_mises_kernel<1><<<blocks_for(nt), kBlock>>>(material, rest_elements_.data(),
+                                                            centroid, nodes, nt, x_.data(), out);
             break;
         case 2:
-            von_mises_kernel<2><<<blocks_for(nt), kBlock>>>(
-                material, rest_elements_.data(), centroid, nodes, nt, x_.data(), out.data());
+            von_mises_kernel<2><<<blocks_for(nt), kBlock>>>(material, rest_elements_.data(),
+                                                            centroid, nodes, nt, x_.data(), out);
             break;
         default:
-            von_mises_kernel<3><<<blocks_for(nt), kBlock>>>(
-                material, rest_elements_.data(), centroid, nodes, nt, x_.data(), out.data());
+            von_mises_kernel<3><<<blocks_for(nt), kBlock>>>(material, rest_elements_.data(),
+                                                            centroid, nodes, nt, x_.data(), out);
             break;
         }
     });
     EDN_CUDA_CHECK_LAUNCH();
-    return download(out);
 }
 
 } // namespace

@@ -54,6 +54,16 @@ enum class CorotationalTangent {
     fixed_rotation ///< 2 mu I + lambda vec(R) vec(R)^T: R held fixed; PSD, not exact
 };
 
+/// The co-rotational stress and tangent in the SVD frame, for element kernels that assemble
+/// U (...) U^T blocks directly instead of forming the 9x9 dP/dF (same eigensystem as evaluate).
+template <class T> struct CorotationalFrame {
+    Svd3<T> svd;  ///< F = U diag(sigma) V^T (rotation variant)
+    T dpsi[3];    ///< dpsi/dsigma_k, so P = U diag(dpsi) V^T
+    T H[3][3];    ///< d2psi/dsigma^2 on the directions u_k v_k^T (projected on request)
+    T coupled[3]; ///< pairs (0,1), (0,2), (1,2): (alpha + beta) / 2
+    T crossed[3]; ///< pairs (0,1), (0,2), (1,2): (alpha - beta) / 2
+};
+
 /// Co-rotational material (see the file comment).
 template <class T> struct Corotational {
     LameParameters<T> lame;                                   ///< Lame parameters (lambda, mu)
@@ -113,7 +123,7 @@ template <class T> struct Corotational {
         T H[3][3];
         for (int a = 0; a < 3; ++a)
             for (int b = 0; b < 3; ++b) H[a][b] = lame.lambda + (a == b ? T(2) * lame.mu : T(0));
-        if (project_psd_tangent) project_psd<3>(H);
+        if (project_psd_tangent && !h_is_psd()) project_psd<3>(H); // see evaluate_frame
         for (int a = 0; a < 3; ++a)
             for (int b = 0; b < 3; ++b) {
                 T ea[9];
@@ -144,6 +154,44 @@ template <class T> struct Corotational {
             }
     }
 
+    /// Energy density and (when with_tangent) the exact tangent's eigensystem in the SVD frame:
+    /// the dP/dF of evaluate is sum_ab H_ab e_a e_b^T + sum_pairs (alpha s s^T + beta k k^T) with
+    /// the directions of the file comment; coupled/crossed combine alpha and beta per pair.
+    EDN_HOST_DEVICE inline T evaluate_frame(const Mat3<T>& F, bool with_tangent,
+                                            bool project_psd_tangent,
+                                            CorotationalFrame<T>& out) const {
+        out.svd = svd3_rotation_variant(F);
+        const Vec3T<T>& sigma = out.svd.sigma;
+        const T s = sigma[0] + sigma[1] + sigma[2] - T(3);
+        for (int k = 0; k < 3; ++k)
+            out.dpsi[k] = T(2) * lame.mu * (sigma[k] - T(1)) + lame.lambda * s;
+        if (with_tangent) {
+            for (int a = 0; a < 3; ++a)
+                for (int b = 0; b < 3; ++b)
+                    out.H[a][b] = lame.lambda + (a == b ? T(2) * lame.mu : T(0));
+            // H = 2 mu I + lambda 1 1^T has eigenvalues 2 mu (twice) and 2 mu + 3 lambda: the
+            // projection is the identity unless one is negative (never for valid E, nu).
+            if (project_psd_tangent && !h_is_psd()) project_psd<3>(out.H);
+            constexpr T eps = std::numeric_limits<T>::epsilon();
+            const T min_sum = sqrt_eps(eps);
+            int pair = 0;
+            for (int i = 0; i < 2; ++i)
+                for (int j = i + 1; j < 3; ++j, ++pair) {
+                    T sum = sigma[i] + sigma[j];
+                    if (!(sum > min_sum)) sum = min_sum;
+                    T alpha = T(2) * lame.mu;
+                    T beta = T(2) * lame.mu + (T(2) * lame.lambda * s - T(4) * lame.mu) / sum;
+                    if (project_psd_tangent) {
+                        if (alpha < T(0)) alpha = T(0);
+                        if (beta < T(0)) beta = T(0);
+                    }
+                    out.coupled[pair] = T(0.5) * (alpha + beta);
+                    out.crossed[pair] = T(0.5) * (alpha - beta);
+                }
+        }
+        return energy_from_singular_values(sigma);
+    }
+
     /// mu sum (sigma_k - 1)^2 + lambda/2 (sum sigma_k - 3)^2.
     EDN_HOST_DEVICE inline T energy_from_singular_values(const Vec3T<T>& sigma) const {
         const T s = sigma[0] + sigma[1] + sigma[2] - T(3);
@@ -153,6 +201,11 @@ template <class T> struct Corotational {
     }
 
 private:
+    /// Whether 2 mu I + lambda 1 1^T is PSD (its eigenvalues 2 mu and 2 mu + 3 lambda >= 0).
+    EDN_HOST_DEVICE inline bool h_is_psd() const {
+        return lame.mu >= T(0) && T(2) * lame.mu + T(3) * lame.lambda >= T(0);
+    }
+
     /// sqrt(eps) without a runtime sqrt of a constant: eps is 2^-23 or 2^-52.
     EDN_HOST_DEVICE static constexpr T sqrt_eps(T eps) {
         return eps < T(1e-10) ? T(1.4901161193847656e-8) : T(3.4526698300124393e-4);

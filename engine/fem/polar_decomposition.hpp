@@ -100,9 +100,11 @@ template <class T> EDN_HOST_DEVICE inline Svd3<T> svd3_rotation_variant(const Ma
                     beta += B[r][q] * B[r][q];
                     gamma += B[r][p] * B[r][q];
                 }
-                // Columns orthogonal to working precision (also true when one of them is 0).
+                // Columns orthogonal to working precision (also true when one of them is 0):
+                // |gamma| <= eps sqrt(alpha beta), compared in squares (no sqrt on the path).
                 const T abs_gamma = gamma < T(0) ? -gamma : gamma;
-                if (!(abs_gamma > eps * sqrt(alpha * beta)) || !(abs_gamma > tiny)) continue;
+                if (!(gamma * gamma > (eps * eps) * (alpha * beta)) || !(abs_gamma > tiny))
+                    continue;
                 rotated = true;
                 const T zeta = (beta - alpha) / (T(2) * gamma);
                 const T abs_zeta = zeta < T(0) ? -zeta : zeta;
@@ -113,7 +115,9 @@ template <class T> EDN_HOST_DEVICE inline Svd3<T> svd3_rotation_variant(const Ma
                     t = T(1) / (abs_zeta + sqrt(T(1) + zeta * zeta));
                     if (zeta < T(0)) t = -t;
                 }
-                const T c = T(1) / sqrt(T(1) + t * t);
+                // 1 + t^2 rounds to 1 below eps/2: c = 1 exactly, as the formula would give.
+                const T t2 = t * t;
+                const T c = t2 < T(0.5) * eps ? T(1) : T(1) / sqrt(T(1) + t2);
                 const T s = c * t;
                 for (int r = 0; r < 3; ++r) {
                     const T bp = B[r][p];

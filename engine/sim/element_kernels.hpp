@@ -62,38 +62,71 @@ template <class T> struct RestElement {
 /// What to compute.
 enum ElementOutput : int { kEnergy = 1, kGradient = 2, kHessian = 4 };
 
-/// Evaluates one element. x: m x 3 current node positions (local order), or displacements when
-/// displacement_form; outputs are written (not accumulated): energy, gradient[m][3],
-/// hessian[m][m][9] (row-major 3x3 blocks).
-template <int P, class T, class Material>
-EDN_HOST_DEVICE inline void evaluate_element(const Material& material, const RestElement<T>& rest,
-                                             const QuadratureTet<T>& rule, const T (*x)[3],
-                                             int outputs, bool project, T& energy, T (*gradient)[3],
-                                             T* hessian, bool displacement_form = false) {
+/// Rest physical shape gradients g_a = J^{-T} dN_a/dxi at barycentric point `bary`.
+template <int P, class T>
+EDN_HOST_DEVICE inline void element_shape_gradients(const RestElement<T>& rest, const T* bary,
+                                                    T (*g)[3]) {
     constexpr int m = lagrange_tet_num_nodes(P);
+    T dN[m][3];
+    LagrangeTet<P, T>::grad(bary, dN);
+    for (int a = 0; a < m; ++a)
+        for (int j = 0; j < 3; ++j)
+            g[a][j] = rest.inverse_jacobian[0][j] * dN[a][0] +
+                      rest.inverse_jacobian[1][j] * dN[a][1] +
+                      rest.inverse_jacobian[2][j] * dN[a][2];
+}
+
+/// F = sum_a x_a g_a^T (+ I in displacement form, where x holds u = x - X: sum_a X_a g_a^T = I
+/// on straight-sided elements, and leaving it out keeps float precision for small strains).
+template <int M, class T>
+EDN_HOST_DEVICE inline Mat3<T> element_deformation_gradient(const T (*x)[3], const T (*g)[3],
+                                                            bool displacement_form) {
+    Mat3<T> F;
+    for (int r = 0; r < 3; ++r)
+        for (int j = 0; j < 3; ++j) {
+            T s = T(0);
+            for (int a = 0; a < M; ++a) s += x[a][r] * g[a][j];
+            F.m[r][j] = s + (displacement_form && r == j ? T(1) : T(0));
+        }
+    return F;
+}
+
+/// Writes `value` into `out` at the first quadrature point and adds it at the others: no zeroing
+/// pass, and no read-modify-write of the first point's contribution (the Hessian is 144 floats
+/// per element at p = 1, in global memory on the GPU, where the zero + add doubled its traffic).
+template <class T> EDN_HOST_DEVICE inline void put(bool first, T& out, T value) {
+    if (first)
+        out = value;
+    else
+        out += value;
+}
+
+/// Zeroes the requested outputs of an element evaluation (the arrays only for an empty rule:
+/// otherwise the first quadrature point overwrites them, see put()).
+template <int M, class T>
+EDN_HOST_DEVICE inline void clear_element_outputs(int outputs, T& energy, T (*gradient)[3],
+                                                  T* hessian, bool arrays = true) {
     energy = T(0);
+    if (!arrays) return;
     if (outputs & kGradient)
-        for (int a = 0; a < m; ++a) gradient[a][0] = gradient[a][1] = gradient[a][2] = T(0);
+        for (int a = 0; a < M; ++a) gradient[a][0] = gradient[a][1] = gradient[a][2] = T(0);
     if (outputs & kHessian)
-        for (int i = 0; i < m * m * 9; ++i) hessian[i] = T(0);
+        for (int i = 0; i < M * M * 9; ++i) hessian[i] = T(0);
+}
+
+/// evaluate_element through the material's 9x9 dP/dF (any material).
+template <int P, class T, class Material>
+EDN_HOST_DEVICE inline void
+evaluate_element_generic(const Material& material, const RestElement<T>& rest,
+                         const QuadratureTet<T>& rule, const T (*x)[3], int outputs, bool project,
+                         T& energy, T (*gradient)[3], T* hessian, bool displacement_form) {
+    constexpr int m = lagrange_tet_num_nodes(P);
+    clear_element_outputs<m>(outputs, energy, gradient, hessian, rule.num_points == 0);
     for (int q = 0; q < rule.num_points; ++q) {
-        T dN[m][3];
-        LagrangeTet<P, T>::grad(rule.bary[q], dN);
+        const bool first = q == 0;
         T g[m][3];
-        for (int a = 0; a < m; ++a)
-            for (int j = 0; j < 3; ++j)
-                g[a][j] = rest.inverse_jacobian[0][j] * dN[a][0] +
-                          rest.inverse_jacobian[1][j] * dN[a][1] +
-                          rest.inverse_jacobian[2][j] * dN[a][2];
-        Mat3<T> F;
-        for (int r = 0; r < 3; ++r)
-            for (int j = 0; j < 3; ++j) {
-                T s = T(0);
-                for (int a = 0; a < m; ++a) s += x[a][r] * g[a][j];
-                // Displacement form: x holds u = x - X and F = I + grad u (sum_a X_a g_a^T = I
-                // on straight-sided elements), which keeps float precision for small strains.
-                F.m[r][j] = s + (displacement_form && r == j ? T(1) : T(0));
-            }
+        element_shape_gradients<P>(rest, rule.bary[q], g);
+        const Mat3<T> F = element_deformation_gradient<m>(x, g, displacement_form);
         const T w = rule.weight[q] * rest.abs_det;
         T psi;
         Mat3<T> Pk;
@@ -103,8 +136,8 @@ EDN_HOST_DEVICE inline void evaluate_element(const Material& material, const Res
         if (outputs & kGradient)
             for (int a = 0; a < m; ++a)
                 for (int r = 0; r < 3; ++r)
-                    gradient[a][r] +=
-                        w * (Pk.m[r][0] * g[a][0] + Pk.m[r][1] * g[a][1] + Pk.m[r][2] * g[a][2]);
+                    put(first, gradient[a][r],
+                        w * (Pk.m[r][0] * g[a][0] + Pk.m[r][1] * g[a][1] + Pk.m[r][2] * g[a][2]));
         if (outputs & kHessian)
             for (int a = 0; a < m; ++a) {
                 // A[r][c][l] = sum_j D[3r+j][3c+l] g_a[j]
@@ -117,11 +150,169 @@ EDN_HOST_DEVICE inline void evaluate_element(const Material& material, const Res
                     T* block = hessian + (a * m + b) * 9;
                     for (int r = 0; r < 3; ++r)
                         for (int c = 0; c < 3; ++c)
-                            block[3 * r + c] += A[r][3 * c] * g[b][0] + A[r][3 * c + 1] * g[b][1] +
-                                                A[r][3 * c + 2] * g[b][2];
+                            put(first, block[3 * r + c],
+                                A[r][3 * c] * g[b][0] + A[r][3 * c + 1] * g[b][1] +
+                                    A[r][3 * c + 2] * g[b][2]);
                 }
             }
     }
+}
+
+/// Evaluates one element. x: m x 3 current node positions (local order), or displacements when
+/// displacement_form; outputs are written (not accumulated): energy, gradient[m][3],
+/// hessian[m][m][9] (row-major 3x3 blocks).
+template <int P, class T, class Material>
+EDN_HOST_DEVICE inline void evaluate_element(const Material& material, const RestElement<T>& rest,
+                                             const QuadratureTet<T>& rule, const T (*x)[3],
+                                             int outputs, bool project, T& energy, T (*gradient)[3],
+                                             T* hessian, bool displacement_form = false) {
+    evaluate_element_generic<P>(material, rest, rule, x, outputs, project, energy, gradient,
+                                hessian, displacement_form);
+}
+
+/// evaluate_element for the co-rotational material with the exact (optionally projected)
+/// tangent, without the 9x9 dP/dF: with h_a = V^T g_a, the element blocks are
+///   K_ab = sum_q w_q U Kf_ab U^T,  Kf_ii = H_ii h_a[i] h_b[i] + sum_{j != i} c_ij h_a[j] h_b[j],
+///   Kf_ij = H_ij h_a[i] h_b[j] + d_ij h_a[j] h_b[i]  (i != j),
+/// c_ij = (alpha + beta)/2, d_ij = (alpha - beta)/2 of the pair (corotational.hpp): the same
+/// eigen-sum as the generic path in about a quarter of the arithmetic; K_ba = K_ab^T.
+template <int P, class T>
+EDN_HOST_DEVICE inline void
+evaluate_element(const Corotational<T>& material, const RestElement<T>& rest,
+                 const QuadratureTet<T>& rule, const T (*x)[3], int outputs, bool project,
+                 T& energy, T (*gradient)[3], T* hessian, bool displacement_form = false) {
+    if (material.tangent != CorotationalTangent::exact) {
+        evaluate_element_generic<P>(material, rest, rule, x, outputs, project, energy, gradient,
+                                    hessian, displacement_form);
+        return;
+    }
+    constexpr int m = lagrange_tet_num_nodes(P);
+    clear_element_outputs<m>(outputs, energy, gradient, hessian, rule.num_points == 0);
+    for (int q = 0; q < rule.num_points; ++q) {
+        const bool first = q == 0;
+        T g[m][3];
+        element_shape_gradients<P>(rest, rule.bary[q], g);
+        const Mat3<T> F = element_deformation_gradient<m>(x, g, displacement_form);
+        const T w = rule.weight[q] * rest.abs_det;
+        CorotationalFrame<T> fr;
+        energy += w * material.evaluate_frame(F, (outputs & kHessian) != 0, project, fr);
+        if ((outputs & (kGradient | kHessian)) == 0) continue;
+        const Mat3<T>& U = fr.svd.U;
+        const Mat3<T>& V = fr.svd.V;
+        T h[m][3];
+        for (int a = 0; a < m; ++a)
+            for (int k = 0; k < 3; ++k)
+                h[a][k] = V.m[0][k] * g[a][0] + V.m[1][k] * g[a][1] + V.m[2][k] * g[a][2];
+        if (outputs & kGradient)
+            for (int a = 0; a < m; ++a) {
+                // f_a = w P g_a = w U diag(dpsi) h_a
+                const T t0 = w * fr.dpsi[0] * h[a][0], t1 = w * fr.dpsi[1] * h[a][1],
+                        t2 = w * fr.dpsi[2] * h[a][2];
+                for (int r = 0; r < 3; ++r)
+                    put(first, gradient[a][r], U.m[r][0] * t0 + U.m[r][1] * t1 + U.m[r][2] * t2);
+            }
+        if ((outputs & kHessian) == 0) continue;
+        // Pair index of (i, j), i != j: (0,1) -> 0, (0,2) -> 1, (1,2) -> 2.
+        for (int a = 0; a < m; ++a)
+            for (int b = a; b < m; ++b) {
+                T Kf[3][3];
+                for (int i = 0; i < 3; ++i)
+                    for (int j = 0; j < 3; ++j) {
+                        if (i == j) {
+                            const int j1 = i == 0 ? 1 : 0, j2 = i == 2 ? 1 : 2;
+                            Kf[i][i] = fr.H[i][i] * h[a][i] * h[b][i] +
+                                       fr.coupled[i + j1 - 1] * h[a][j1] * h[b][j1] +
+                                       fr.coupled[i + j2 - 1] * h[a][j2] * h[b][j2];
+                        } else {
+                            Kf[i][j] = fr.H[i][j] * h[a][i] * h[b][j] +
+                                       fr.crossed[i + j - 1] * h[a][j] * h[b][i];
+                        }
+                    }
+                // W = w U Kf, then K = W U^T
+                T W[3][3];
+                for (int r = 0; r < 3; ++r)
+                    for (int j = 0; j < 3; ++j)
+                        W[r][j] = w * (U.m[r][0] * Kf[0][j] + U.m[r][1] * Kf[1][j] +
+                                       U.m[r][2] * Kf[2][j]);
+                T* block = hessian + (a * m + b) * 9;
+                T* mirror = hessian + (b * m + a) * 9;
+                for (int r = 0; r < 3; ++r)
+                    for (int c = 0; c < 3; ++c) {
+                        const T k = W[r][0] * U.m[c][0] + W[r][1] * U.m[c][1] + W[r][2] * U.m[c][2];
+                        put(first, block[3 * r + c], k);
+                        if (b != a) put(first, mirror[3 * c + r], k);
+                    }
+            }
+    }
+}
+
+/// Adds one element's Rayleigh stiffness-damping potential coefficient * Psi_lin(delta) (the
+/// LINEAR elastic energy of the displacement delta over the step, with the material's Lame
+/// parameters, on the element's rule), its gradient coefficient K0 delta and its Hessian
+/// coefficient K0 (constant, PSD) to energy, gradient[m][3] and hessian[m][m][9] (accumulated,
+/// not overwritten; the parts not in `outputs` are left alone). coefficient = beta / h. Only
+/// sym(grad delta) enters, so an (infinitesimal) rigid motion over the step is not damped.
+///   K0_ab[r][c] = sum_q w_q (mu (g_a . g_b) delta_rc + mu g_a[c] g_b[r] + lambda g_a[r] g_b[c])
+template <int P, class T>
+EDN_HOST_DEVICE inline void
+add_stiffness_damping(const LameParameters<T>& lame, T coefficient, const RestElement<T>& rest,
+                      const QuadratureTet<T>& rule, const T (*delta)[3], int outputs, T& energy,
+                      T (*gradient)[3], T* hessian) {
+    constexpr int m = lagrange_tet_num_nodes(P);
+    for (int q = 0; q < rule.num_points; ++q) {
+        T g[m][3];
+        element_shape_gradients<P>(rest, rule.bary[q], g);
+        const Mat3<T> G = element_deformation_gradient<m>(delta, g, false); // grad delta
+        const T w = coefficient * rule.weight[q] * rest.abs_det;
+        T eps[3][3];
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j) eps[i][j] = T(0.5) * (G.m[i][j] + G.m[j][i]);
+        const T tr = eps[0][0] + eps[1][1] + eps[2][2];
+        T e2 = T(0);
+        T stress[3][3];
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j) {
+                e2 += eps[i][j] * eps[i][j];
+                stress[i][j] = T(2) * lame.mu * eps[i][j] + (i == j ? lame.lambda * tr : T(0));
+            }
+        energy += w * (lame.mu * e2 + T(0.5) * lame.lambda * tr * tr);
+        if (outputs & kGradient)
+            for (int a = 0; a < m; ++a)
+                for (int r = 0; r < 3; ++r)
+                    gradient[a][r] += w * (stress[r][0] * g[a][0] + stress[r][1] * g[a][1] +
+                                           stress[r][2] * g[a][2]);
+        if (outputs & kHessian)
+            for (int a = 0; a < m; ++a)
+                for (int b = 0; b < m; ++b) {
+                    T* block = hessian + (a * m + b) * 9;
+                    const T mu_dot =
+                        lame.mu * (g[a][0] * g[b][0] + g[a][1] * g[b][1] + g[a][2] * g[b][2]);
+                    for (int r = 0; r < 3; ++r)
+                        for (int c = 0; c < 3; ++c)
+                            block[3 * r + c] +=
+                                w * (lame.mu * g[a][c] * g[b][r] + lame.lambda * g[a][r] * g[b][c] +
+                                     (r == c ? mu_dot : T(0)));
+                }
+    }
+}
+
+/// evaluate_element plus the Rayleigh stiffness damping of the element (add_stiffness_damping
+/// with coefficient = beta / h, none when coefficient <= 0): `energy` gets the elastic energy
+/// alone, `damping_energy` the damping potential; gradient and Hessian get both.
+/// @param[in] delta  m x 3 displacement of the nodes over the step, y - x_start (local order)
+template <int P, class T, class Material>
+EDN_HOST_DEVICE inline void
+evaluate_element_damped(const Material& material, const RestElement<T>& rest,
+                        const QuadratureTet<T>& rule, const T (*x)[3], const T (*delta)[3],
+                        const LameParameters<T>& damping_lame, T coefficient, int outputs,
+                        bool project, T& energy, T& damping_energy, T (*gradient)[3], T* hessian,
+                        bool displacement_form = false) {
+    evaluate_element<P>(material, rest, rule, x, outputs, project, energy, gradient, hessian,
+                        displacement_form);
+    damping_energy = T(0);
+    if (coefficient > T(0))
+        add_stiffness_damping<P>(damping_lame, coefficient, rest, rule, delta, outputs,
+                                 damping_energy, gradient, hessian);
 }
 
 /// von Mises stress of the Cauchy stress sigma = P F^T / J (J clamped away from 0).

@@ -245,6 +245,9 @@ const std::vector<double>& Simulation::lumped_mass() const {
 std::vector<double> Simulation::von_mises_stress() const {
     return backend_->von_mises_stress();
 }
+const float* Simulation::device_von_mises_stress() const {
+    return backend_->device_von_mises_stress();
+}
 const std::vector<std::uint8_t>& Simulation::pinned() const {
     return backend_->fixed;
 }

@@ -136,6 +136,9 @@ public:
     const std::vector<double>& lumped_mass() const;
     /// Per-cell von Mises stress of the current state (at the cell's first quadrature point).
     std::vector<double> von_mises_stress() const;
+    /// The same on the device, #cells floats (CUDA backend; valid until the next call, step()
+    /// or set_state()), for colouring the surface without a copy; nullptr for the CPU backend.
+    const float* device_von_mises_stress() const;
     /// Whether each node is pinned.
     const std::vector<std::uint8_t>& pinned() const;
 

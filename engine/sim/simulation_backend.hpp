@@ -25,6 +25,9 @@ public:
     virtual const float* device_positions() const { return nullptr; }
     virtual void set_state(const std::vector<double>& x, const std::vector<double>& v) = 0;
     virtual std::vector<double> von_mises_stress() const = 0;
+    /// Per-cell von Mises stress of the current state in device memory (CUDA backend; valid
+    /// until the next call or step), nullptr on the host backends.
+    virtual const float* device_von_mises_stress() { return nullptr; }
     /// Incremental potential of the next step at node positions y (3 per node) from the current
     /// state, and its gradient (free dofs) when `gradient` is not null.
     virtual double incremental_potential(const std::vector<double>& y,

@@ -1,13 +1,16 @@
 // Runs the `elastodyn` app headless (EGL, no display needed) and checks what it writes.
 // Skipped when the app was not built (ELASTODYN_BUILD_APP=OFF).
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <set>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -447,7 +450,7 @@ TEST_F(App, SwitchingOrderSummationMaterialMidRunStaysFinite) {
 
 TEST_F(App, BadScriptExits3WithOneLine) {
     const fs::path scene = write_cube(1);
-    const std::array<std::pair<const char*, const char*>, 8> scripts = {{
+    const std::array<std::pair<const char*, const char*>, 12> scripts = {{
         {"{\"actions\": [", "bad.json"},
         {R"({"actions": [{"frame": 1, "explode": true}]})", "explode"},
         {R"({"actions": [{"frame": 1, "order": 4}]})", "order"},
@@ -457,6 +460,12 @@ TEST_F(App, BadScriptExits3WithOneLine) {
         {R"({"actions": [{"frame": 1, "cut": {"point": [0, 0, 0], "normal": [0, 0, 0]}}]})",
          "cut.normal"},
         {R"({"actions": [{"frame": 1, "cut": {"from": [0, 0]}}]})", "stroke"},
+        {R"({"actions": [{"frame": 1, "refine": {"center": [0, 0, 0], "radius": -1}}]})",
+         "refine.radius"},
+        {R"({"actions": [{"frame": 1, "refine": {"radius": 0.1}}]})", "refine"},
+        {R"({"actions": [{"frame": 1, "refine": {"pixel": [1, 1], "levels": 9}}]})",
+         "refine.levels"},
+        {R"({"actions": [{"frame": 1, "refine_uniform": 1}]})", "refine_uniform"},
     }};
     for (const auto& [text, expected] : scripts) {
         std::ofstream(dir_ / "bad.json") << text;
@@ -615,25 +624,181 @@ TEST_F(App, CudaInteropImageMatchesHostUpload) {
         ASSERT_NE(interop.err.find("CUDA"), std::string::npos) << interop.err;
         GTEST_SKIP() << "no CUDA backend here: " << interop.err;
     }
-    if (read_text(stats).find("\"upload\": \"CUDA-GL interop (CUDA backend)\"") ==
-        std::string::npos) {
+    if (read_text(stats).find("\"upload\": \"CUDA-GL interop") == std::string::npos) {
         GTEST_SKIP() << "CUDA-GL interop unavailable (GL not on the CUDA device): " << interop.err;
     }
+    const bool external = read_text(stats).find("external memory") != std::string::npos;
+    std::printf("[interop] default path: %s\n", external ? "external memory" : "mapped buffer");
+    // The registered, mapped-buffer path, forced (what GL drivers without
+    // GL_EXT_memory_object_fd get).
+    const fs::path mapped_stats = dir_ / "mapped.json";
+    const AppRun mapped = run(common + "--screenshot " + quote(dir_ / "mapped.ppm") + " --stats " +
+                                  quote(mapped_stats),
+                              "EDN_INTEROP_MAPPED=1 ");
+    ASSERT_EQ(mapped.exit_code, 0) << mapped.err;
+    EXPECT_NE(read_text(mapped_stats).find("mapped buffer"), std::string::npos);
     const AppRun host = run(common + "--no-interop --screenshot " + quote(dir_ / "host.ppm"));
     ASSERT_EQ(host.exit_code, 0) << host.err;
-    const Ppm a = read_ppm(dir_ / "interop.ppm");
     const Ppm b = read_ppm(dir_ / "host.ppm");
-    ASSERT_EQ(a.rgb.size(), b.rgb.size());
-    ASSERT_FALSE(a.rgb.empty());
-    std::size_t mesh = 0, different = 0;
-    for (std::size_t p = 0; p < a.rgb.size(); p += 3) {
-        mesh += is_mesh_pixel(&a.rgb[p]) ? 1 : 0;
+    for (const char* name : {"interop.ppm", "mapped.ppm"}) {
+        SCOPED_TRACE(name);
+        const Ppm a = read_ppm(dir_ / name);
+        ASSERT_EQ(a.rgb.size(), b.rgb.size());
+        ASSERT_FALSE(a.rgb.empty());
+        std::size_t mesh = 0, different = 0;
+        for (std::size_t p = 0; p < a.rgb.size(); p += 3) {
+            mesh += is_mesh_pixel(&a.rgb[p]) ? 1 : 0;
+            bool differs = false;
+            for (int c = 0; c < 3; ++c)
+                differs = differs || std::abs(int(a.rgb[p + c]) - int(b.rgb[p + c])) > 16;
+            different += differs ? 1 : 0;
+        }
+        const std::size_t pixels = a.rgb.size() / 3;
+        EXPECT_GT(mesh, pixels / 50) << "the interop image shows no mesh";
+        EXPECT_LT(different, pixels / 500) << different << " of " << pixels << " pixels differ";
+    }
+    // Von Mises colours: averaged over each vertex's faces on the device (interop) and on the
+    // host (--no-interop) after the same deterministic CUDA frames.
+    const std::string moving = "--headless --scene sphere.obj --backend cuda --frames 12 --no-gui "
+                               "--color von_mises --width 320 --height 240 ";
+    ASSERT_EQ(run(moving + "--screenshot " + quote(dir_ / "vm_interop.ppm")).exit_code, 0);
+    ASSERT_EQ(run(moving + "--no-interop --screenshot " + quote(dir_ / "vm_host.ppm")).exit_code,
+              0);
+    const Ppm va = read_ppm(dir_ / "vm_interop.ppm");
+    const Ppm vb = read_ppm(dir_ / "vm_host.ppm");
+    ASSERT_EQ(va.rgb.size(), vb.rgb.size());
+    std::size_t different = 0;
+    for (std::size_t p = 0; p < va.rgb.size(); p += 3) {
         bool differs = false;
         for (int c = 0; c < 3; ++c)
-            differs = differs || std::abs(int(a.rgb[p + c]) - int(b.rgb[p + c])) > 16;
+            differs = differs || std::abs(int(va.rgb[p + c]) - int(vb.rgb[p + c])) > 16;
         different += differs ? 1 : 0;
     }
-    const std::size_t pixels = a.rgb.size() / 3;
-    EXPECT_GT(mesh, pixels / 50) << "the interop image shows no mesh";
-    EXPECT_LT(different, pixels / 500) << different << " of " << pixels << " pixels differ";
+    EXPECT_LT(different, va.rgb.size() / 3 / 200) << different << " pixels differ (von Mises)";
 }
+
+namespace {
+
+/// Distinct edges of the cells in a TetGen .ele file (brute force over the 6 edges of each cell).
+std::size_t count_edges(const fs::path& ele) {
+    std::ifstream in(ele);
+    std::size_t cells = 0, corners = 0, attributes = 0;
+    in >> cells >> corners >> attributes;
+    std::set<std::pair<long, long>> edges;
+    for (std::size_t c = 0; c < cells; ++c) {
+        long id = 0;
+        std::array<long, 4> v{};
+        in >> id >> v[0] >> v[1] >> v[2] >> v[3];
+        for (int a = 0; a < 4; ++a)
+            for (int b = a + 1; b < 4; ++b)
+                edges.insert({std::min(v[a], v[b]), std::max(v[a], v[b])});
+    }
+    return edges.size();
+}
+
+TEST_F(App, ScriptedRefineBrushAddsCellsAndUndoRestoresThem) {
+    const fs::path scene = write_box({2, 2, 8}, 0.25);
+    // A brush around the beam's middle: only cells near z = 1 are split (the closure spreads a
+    // little), the base pins stay, and the run goes on with the finer mesh.
+    std::ofstream(dir_ / "refine.json") << R"({"actions": [{"frame": 0, "young": 1e7},
+        {"frame": 3, "refine": {"center": [0.25, 0.25, 1.0], "radius": 0.2, "levels": 2}}]})";
+    const fs::path csv = dir_ / "timings.csv";
+    const AppRun result = run(std::string(kBeamRun) + "--frames 8 --scene " + quote(scene) +
+                              " --script " + quote(dir_ / "refine.json") + " --timings " +
+                              quote(csv) + " --stats " + quote(dir_ / "stats.json"));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string stats = read_text(dir_ / "stats.json");
+    EXPECT_NE(stats.find("\"finite\": true"), std::string::npos) << stats;
+    EXPECT_NE(stats.find("\"errors\": []"), std::string::npos) << stats;
+    const double cells = json_number(stats, "cells");
+    EXPECT_GT(cells, 192.0) << stats;
+    EXPECT_LT(cells, 8.0 * 192.0) << stats; // local, not everywhere
+    EXPECT_GT(json_number(stats, "vertices"), 81.0) << stats;
+    EXPECT_EQ(json_number(stats, "cells_before"), 192.0) << stats;
+    EXPECT_EQ(json_number(stats, "cells_after"), cells) << stats;
+    EXPECT_NE(stats.find("\"uniform\": false"), std::string::npos) << stats;
+    // Bisection of Kuhn cells keeps angles bounded well away from 0.
+    EXPECT_GT(json_number(stats, "min_dihedral_deg"), 10.0) << stats;
+    EXPECT_GT(json_number(stats, "repattern_ms"), 0.0) << stats;
+    EXPECT_EQ(json_number(stats, "components"), 1.0) << stats;
+    EXPECT_GE(json_number(stats, "pinned_vertices"), 9.0) << stats;
+    // Whole beam, stiff: the top stays up (the refined state is the same shape).
+    const std::vector<double> upper = json_array(stats, "upper");
+    ASSERT_EQ(upper.size(), 3u) << stats;
+    EXPECT_GT(upper[2], 1.95) << stats;
+    // The re-pattern time is in the timings, on the refinement's frame only.
+    const std::vector<std::string> lines = lines_of(read_text(csv));
+    ASSERT_EQ(lines.size(), 9u);
+    for (std::size_t row = 1; row < lines.size(); ++row) {
+        const std::vector<double> values = csv_values(lines[row]);
+        ASSERT_EQ(values.size(), 16u) << lines[row];
+        if (row - 1 == 3)
+            EXPECT_GT(values[15], 0.0) << lines[row];
+        else
+            EXPECT_EQ(values[15], 0.0) << lines[row];
+    }
+
+    std::ofstream(dir_ / "undo.json") << R"({"actions": [{"frame": 0, "young": 1e7},
+        {"frame": 3, "refine": {"center": [0.25, 0.25, 1.0], "radius": 0.2, "levels": 2}},
+        {"frame": 5, "undo": true}]})";
+    const AppRun undone =
+        run(std::string(kBeamRun) + "--frames 8 --scene " + quote(scene) + " --script " +
+            quote(dir_ / "undo.json") + " --stats " + quote(dir_ / "undo_stats.json"));
+    ASSERT_EQ(undone.exit_code, 0) << undone.err;
+    const std::string undo_stats = read_text(dir_ / "undo_stats.json");
+    EXPECT_NE(undo_stats.find("\"finite\": true"), std::string::npos) << undo_stats;
+    EXPECT_EQ(json_number(undo_stats, "cells"), 192.0) << undo_stats;
+    EXPECT_EQ(json_number(undo_stats, "vertices"), 81.0) << undo_stats;
+    EXPECT_EQ(json_number(undo_stats, "pinned_vertices"), 9.0) << undo_stats;
+    EXPECT_EQ(json_number(undo_stats, "undos"), 1.0) << undo_stats;
+    EXPECT_EQ(json_number(undo_stats, "undo_depth"), 0.0) << undo_stats;
+}
+
+TEST_F(App, ScriptedUniformRefinementGivesEightTimesTheCells) {
+    const fs::path scene = write_box({2, 2, 8}, 0.25);
+    std::ofstream(dir_ / "uniform.json") << R"({"actions": [{"frame": 0, "young": 1e7},
+        {"frame": 1, "refine_uniform": true}]})";
+    const AppRun result =
+        run(std::string(kBeamRun) + "--frames 4 --scene " + quote(scene) + " --script " +
+            quote(dir_ / "uniform.json") + " --stats " + quote(dir_ / "stats.json"));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string stats = read_text(dir_ / "stats.json");
+    EXPECT_NE(stats.find("\"finite\": true"), std::string::npos) << stats;
+    EXPECT_EQ(json_number(stats, "cells"), 8.0 * 192.0) << stats;
+    // One new vertex per edge of the input.
+    EXPECT_EQ(json_number(stats, "vertices"),
+              81.0 + static_cast<double>(count_edges(dir_ / "cube.ele")))
+        << stats;
+    // The pinned base (3 x 3 vertices at z = 0) becomes the 5 x 5 grid of its refinement: a
+    // midpoint is pinned when both ends of its edge are.
+    EXPECT_EQ(json_number(stats, "pinned_vertices"), 25.0) << stats;
+    EXPECT_NE(stats.find("\"uniform\": true"), std::string::npos) << stats;
+    EXPECT_GT(json_number(stats, "min_dihedral_deg"), 10.0) << stats;
+    EXPECT_NE(stats.find("\"errors\": []"), std::string::npos) << stats;
+}
+
+TEST_F(App, RefineAtPixelAndMissesAreReportedAndTheSceneStays) {
+    const fs::path scene = write_box({2, 2, 8}, 0.25);
+    // The camera frames the beam: the image centre is on its surface, a corner is not. A brush
+    // far outside the mesh touches no cell. Failures are reported and the refined scene stays.
+    std::ofstream(dir_ / "pixel.json") << R"({"actions": [
+        {"frame": 1, "refine": {"pixel": [32, 24], "radius": 0.2, "levels": 1}},
+        {"frame": 2, "refine": {"center": [5, 5, 5], "radius": 0.1}},
+        {"frame": 3, "refine": {"pixel": [0, 0], "radius": 0.1}}]})";
+    const AppRun result =
+        run(std::string(kBeamRun) + "--frames 4 --scene " + quote(scene) + " --script " +
+            quote(dir_ / "pixel.json") + " --stats " + quote(dir_ / "stats.json"));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string stats = read_text(dir_ / "stats.json");
+    EXPECT_NE(stats.find("\"finite\": true"), std::string::npos) << stats;
+    const double cells = json_number(stats, "cells");
+    EXPECT_GT(cells, 192.0) << stats;
+    EXPECT_EQ(json_number(stats, "cells_after"), cells) << stats;
+    // One refinement recorded.
+    EXPECT_EQ(stats.find("cells_after", stats.find("cells_after") + 1), std::string::npos) << stats;
+    EXPECT_NE(stats.find("refine: no cell"), std::string::npos) << stats;
+    EXPECT_NE(stats.find("misses the surface"), std::string::npos) << stats;
+    EXPECT_EQ(lines_of(result.err).size(), 2u) << result.err; // one warning line each
+}
+
+} // namespace

@@ -8,6 +8,7 @@
 #include "fem/reference_integrals.hpp"
 #include "sparse/block3.hpp"
 
+#include <cstdlib>
 #include <cub/cub.cuh>
 
 namespace edn::cuda {
@@ -435,7 +436,7 @@ __global__ void sum_inline_p1_kernel(NodeCellsDevice nc, const int4* cells, cons
 /// y = K x: a thread block of K warps per bin (static grid stride: one launch, no counter);
 /// warp w takes slots j = w, w + K, ... of its lane's row (lane = row) up to the row's count,
 /// so padding is not read; warps 1..K-1 hand their sums to warp 0 through shared memory.
-template <int K>
+template <int K, bool kStream = false>
 __global__ void __launch_bounds__(K * 32)
     spmv_bins_kernel(const Index* __restrict__ bin_offsets, const Index* __restrict__ columns,
                      const Index* __restrict__ row_counts, const float* __restrict__ values,
@@ -453,12 +454,18 @@ __global__ void __launch_bounds__(K * 32)
         float a0 = 0, a1 = 0, a2 = 0;
 #pragma unroll 2
         for (Index j = w; j < count; j += K) {
-            const Index col = __ldg(cols + j * kWarp);
+            // kStream: evict-first loads of the matrix stream, so x stays cached in L2.
+            const auto ld = [](const auto* p) {
+                if constexpr (kStream)
+                    return __ldcs(p);
+                else
+                    return __ldg(p);
+            };
+            const Index col = ld(cols + j * kWarp);
             const float* b = v + j * kWarp;
-            const float b0 = __ldg(b), b1 = __ldg(b + plane), b2 = __ldg(b + 2 * plane),
-                        b3 = __ldg(b + 3 * plane), b4 = __ldg(b + 4 * plane),
-                        b5 = __ldg(b + 5 * plane), b6 = __ldg(b + 6 * plane),
-                        b7 = __ldg(b + 7 * plane), b8 = __ldg(b + 8 * plane);
+            const float b0 = ld(b), b1 = ld(b + plane), b2 = ld(b + 2 * plane),
+                        b3 = ld(b + 3 * plane), b4 = ld(b + 4 * plane), b5 = ld(b + 5 * plane),
+                        b6 = ld(b + 6 * plane), b7 = ld(b + 7 * plane), b8 = ld(b + 8 * plane);
             const float x0 = __ldg(x + 3 * col), x1 = __ldg(x + 3 * col + 1),
                         x2 = __ldg(x + 3 * col + 2);
             a0 += b0 * x0 + b1 * x1 + b2 * x2;
@@ -946,20 +953,80 @@ void Assembly::sum(SummationMethod method, const LameParameters<float>& lame) {
     d.times.summation = timer.stop();
 }
 
-void Assembly::spmv_device(const float* x, float* y) const {
-    Impl& d = *impl_;
-    constexpr int kWarpsPerBin = 4;
-    if (d.spmv_grid == 0) {
+/// The SpMV arrays of an assembly.
+struct SpmvOperands {
+    const Index *bin_offsets, *columns, *row_counts;
+    const float *values, *diag;
+    Index rows, bins;
+    int sms;
+};
+
+template <int K, bool kStream>
+void launch_spmv_bins(const SpmvOperands& o, int& grid_cache, const float* x, float* y) {
+    if (grid_cache == 0) {
         int per_sm = 0;
         EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm, spmv_bins_kernel<kWarpsPerBin>, kWarpsPerBin * kWarp, 0));
-        d.spmv_grid = std::max(1, per_sm * d.sms);
+            &per_sm, spmv_bins_kernel<K, kStream>, K * kWarp, 0));
+        grid_cache = std::max(1, per_sm * o.sms);
     }
-    if (d.bins)
-        spmv_bins_kernel<kWarpsPerBin>
-            <<<std::min<Index>(d.bins, d.spmv_grid), kWarpsPerBin * kWarp>>>(
-                d.bin_offsets.data(), d.columns.data(), d.row_counts.data(), d.values.data(),
-                d.diag.data(), d.layout.num_nodes(), d.bins, x, y);
+    spmv_bins_kernel<K, kStream><<<std::min<Index>(o.bins, grid_cache), K * kWarp>>>(
+        o.bin_offsets, o.columns, o.row_counts, o.values, o.diag, o.rows, o.bins, x, y);
+}
+
+void Assembly::spmv_device(const float* x, float* y) const {
+    Impl& d = *impl_;
+    // Warps per bin and load policy from the matrix's shape (H100 measurements, bench/README.md):
+    // short rows (p = 1, ~14 blocks) are best with 2 warps per bin, long rows with 4; the matrix
+    // stream read evict-first (so x stays in L2) pays off once the matrix is larger than what L2
+    // keeps between calls, except for the longest rows (p = 3), whose x gathers reuse more.
+    // EDN_SPMV_VARIANT = K (1, 2, 4, 8) + 10 for streaming loads overrides it (measurements).
+    static const int forced = [] {
+        const char* v = std::getenv("EDN_SPMV_VARIANT");
+        return v ? std::atoi(v) : 0;
+    }();
+    int variant = forced;
+    if (variant == 0) {
+        const double width =
+            d.layout.num_nodes() > 0 ? double(d.num_slots) / double(d.layout.num_nodes()) : 0.0;
+        const bool large = matrix_bytes() > (std::size_t(32) << 20);
+        variant = width <= 20 ? (large ? 12 : 4) : width <= 35 ? (large ? 14 : 4) : 4;
+    }
+    if (d.bins) {
+        const SpmvOperands o{d.bin_offsets.data(),
+                             d.columns.data(),
+                             d.row_counts.data(),
+                             d.values.data(),
+                             d.diag.data(),
+                             d.layout.num_nodes(),
+                             d.bins,
+                             d.sms};
+        switch (variant) {
+        case 1:
+            launch_spmv_bins<1, false>(o, d.spmv_grid, x, y);
+            break;
+        case 2:
+            launch_spmv_bins<2, false>(o, d.spmv_grid, x, y);
+            break;
+        case 8:
+            launch_spmv_bins<8, false>(o, d.spmv_grid, x, y);
+            break;
+        case 11:
+            launch_spmv_bins<1, true>(o, d.spmv_grid, x, y);
+            break;
+        case 12:
+            launch_spmv_bins<2, true>(o, d.spmv_grid, x, y);
+            break;
+        case 14:
+            launch_spmv_bins<4, true>(o, d.spmv_grid, x, y);
+            break;
+        case 18:
+            launch_spmv_bins<8, true>(o, d.spmv_grid, x, y);
+            break;
+        default:
+            launch_spmv_bins<4, false>(o, d.spmv_grid, x, y);
+            break;
+        }
+    }
     EDN_CUDA_CHECK_LAUNCH();
 }
 

@@ -40,6 +40,10 @@ struct PcgOptions {
     /// Launch each loop kernel with programmatic dependent launch, so its blocks start while the
     /// previous kernel's last block reduces the dot products (used on sm_90 and later only).
     bool programmatic_launch = true;
+    /// Warps per bin of the q = A p SpMV (static schedule, unfused direction): 1, 2, or 0 to
+    /// choose from the mean row length (2 for short rows, <= 20 blocks as at p = 1, where it
+    /// measured faster on the H100; 1 otherwise).
+    int warps_per_bin = 0;
     /// Iterations enqueued between status read-backs.
     int check_interval = 8;
     /// Replay each chunk of `check_interval` iterations as one CUDA graph (captured once per

@@ -183,7 +183,9 @@ struct SpmvArgs {
     float* z_out;   // Residual
     const float* inverse_diag;
     const std::uint8_t* fixed;
+    const Index* row_counts; // exact off-diagonal blocks per row (split kernel: no padding read)
     bool fused;
+    bool split; // Direction, static, unfused: two warps per bin (short rows)
 };
 
 /// Listing 1: a warp takes the next bin from a global counter.
@@ -280,6 +282,15 @@ __device__ __forceinline__ void spmv_bin(const SpmvArgs& a, Index bin, int lane,
     }
 }
 
+/// alpha = r.z / p.q of the iteration, or breakdown.
+__device__ __forceinline__ void set_alpha(PcgState& s, double pq) {
+    const double alpha = s.rz / pq;
+    if (!(pq > 0) || !isfinite(alpha))
+        s.status = kBreakdown;
+    else
+        s.alpha = alpha;
+}
+
 /// Partials of the dot products: per bin with the dynamic scheduler (a bin's warp varies), per
 /// block with the static one (a block's bins are fixed); either way summed in a fixed order.
 template <SpmvMode kMode, bool kDynamic, bool kFused, bool kStream>
@@ -337,14 +348,75 @@ __global__ void __launch_bounds__(kSpmvBlock) spmv_kernel(SpmvArgs a) {
             s.beta = 0;
             if (sum[1] <= s.tol2 * s.ref2) s.status = kConverged;
         } else {
-            const double pq = sum[0];
-            const double alpha = s.rz / pq;
-            if (!(pq > 0) || !isfinite(alpha))
-                s.status = kBreakdown;
-            else
-                s.alpha = alpha;
+            set_alpha(s, sum[0]);
         }
     }
+}
+
+/// q = A p and p.q with two warps per bin (static grid, unfused direction): warp `sub` of a bin
+/// takes slots sub, sub + 2, ... of its lane's row up to the row's exact count (padding is not
+/// read), warp 1 hands its sums to warp 0 through shared memory. For short rows (p = 1) this
+/// keeps twice the loads in flight per bin of the one-warp kernel (bench/README.md).
+template <bool kStream>
+__global__ void __launch_bounds__(kSpmvBlock) spmv_direction_split_kernel(SpmvArgs a) {
+    wait_for_previous_kernel();
+    if (a.state->status != kRunning) return; // uniform over the grid
+    constexpr int kPerBin = 2, kBinsPerBlock = kSpmvBlock / (kPerBin * kWarp);
+    __shared__ float part[kBinsPerBlock][3][kWarp];
+    __shared__ double block_dot[kSpmvBlock / kWarp];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const int local = w / kPerBin, sub = w % kPerBin;
+    const Index bin = static_cast<Index>(blockIdx.x) * kBinsPerBlock + local;
+    const Index row = bin * kWarp + lane;
+    const bool valid = bin < a.bins && row < a.rows;
+    float a0 = 0, a1 = 0, a2 = 0;
+    if (bin < a.bins) {
+        const Index begin = a.bin_offsets[bin];
+        const std::int64_t plane = a.bin_offsets[bin + 1] - begin;
+        const Index count = valid ? __ldg(a.row_counts + row) : 0;
+        const float* v = a.values + 9 * static_cast<std::int64_t>(begin) + lane;
+        const Index* cols = a.columns + begin + lane;
+#pragma unroll 2
+        for (Index j = sub; j < count; j += kPerBin) {
+            const std::int64_t col3 =
+                3 * static_cast<std::int64_t>(load_matrix<kStream>(cols + j * kWarp));
+            const float x0 = __ldg(a.x + col3), x1 = __ldg(a.x + col3 + 1),
+                        x2 = __ldg(a.x + col3 + 2);
+            const float* e = v + j * kWarp;
+            const auto m = [e, plane](int k) { return load_matrix<kStream>(e + k * plane); };
+            a0 += m(0) * x0 + m(1) * x1 + m(2) * x2;
+            a1 += m(3) * x0 + m(4) * x1 + m(5) * x2;
+            a2 += m(6) * x0 + m(7) * x1 + m(8) * x2;
+        }
+    }
+    if (sub == 1) part[local][0][lane] = a0, part[local][1][lane] = a1, part[local][2][lane] = a2;
+    __syncthreads();
+    double d0 = 0;
+    if (sub == 0 && valid) {
+        a0 += part[local][0][lane], a1 += part[local][1][lane], a2 += part[local][2][lane];
+        const std::int64_t n = a.rows, r3 = 3 * static_cast<std::int64_t>(row);
+        const float x0 = a.x[r3], x1 = a.x[r3 + 1], x2 = a.x[r3 + 2];
+        const float* d = a.diag + row;
+        a0 += d[0] * x0 + d[n] * x1 + d[2 * n] * x2;
+        a1 += d[3 * n] * x0 + d[4 * n] * x1 + d[5 * n] * x2;
+        a2 += d[6 * n] * x0 + d[7 * n] * x1 + d[8 * n] * x2;
+        a.y[r3] = a0, a.y[r3 + 1] = a1, a.y[r3 + 2] = a2;
+        d0 = double(x0) * a0 + double(x1) * a1 + double(x2) * a2;
+    }
+    d0 = warp_sum(d0);
+    if (lane == 0) block_dot[w] = d0;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t = 0;
+        for (int k = 0; k < kSpmvBlock / kWarp; ++k) t += block_dot[k];
+        a.partials[2 * static_cast<std::int64_t>(blockIdx.x)] = t;
+        a.partials[2 * static_cast<std::int64_t>(blockIdx.x) + 1] = 0;
+    }
+    allow_next_kernel();
+    if (!last_block_done(a.done, threadIdx.x == 0)) return;
+    double sum[2];
+    block_sum_partials<2, kSpmvBlock>(a.partials, Index(gridDim.x), sum);
+    if (threadIdx.x == 0) set_alpha(*a.state, sum[0]);
 }
 
 // ---- update and direction -----------------------------------------------------------------------
@@ -587,6 +659,15 @@ void launch_spmv(const SpmvArgs& args, SpmvSchedule schedule, bool streaming, bo
                  cudaStream_t stream) {
     if (args.bins == 0) return;
     const bool fused = kMode == SpmvMode::Direction && args.fused;
+    if (kMode == SpmvMode::Direction && args.split && !fused && schedule == SpmvSchedule::Static) {
+        constexpr int kBinsPerBlock = kSpmvBlock / (2 * kWarp);
+        const unsigned int grid = grid_for(args.bins, kBinsPerBlock);
+        if (streaming)
+            launch(spmv_direction_split_kernel<true>, grid, kSpmvBlock, stream, pdl, args);
+        else
+            launch(spmv_direction_split_kernel<false>, grid, kSpmvBlock, stream, pdl, args);
+        return;
+    }
     if (fused && streaming)
         launch_spmv_as<kMode, true, true>(args, schedule, pdl, stream);
     else if (fused)
@@ -605,6 +686,7 @@ SpmvArgs matrix_args(const BinBcsrMatrixView<float>& m) {
     a.diag = m.diag;
     a.rows = m.pattern.num_rows;
     a.bins = m.pattern.num_bins;
+    a.row_counts = m.pattern.row_counts;
     return a;
 }
 
@@ -720,7 +802,8 @@ struct Pcg::Impl {
             const SpmvArgs& b = o.args;
             return a.bin_offsets == b.bin_offsets && a.columns == b.columns &&
                    a.values == b.values && a.diag == b.diag && a.rows == b.rows &&
-                   a.bins == b.bins && a.fixed == b.fixed && a.fused == b.fused && x == o.x &&
+                   a.bins == b.bins && a.fixed == b.fixed && a.fused == b.fused &&
+                   a.split == b.split && a.row_counts == b.row_counts && x == o.x &&
                    options.schedule == o.options.schedule &&
                    options.fused_direction == o.options.fused_direction &&
                    options.streaming_loads == o.options.streaming_loads &&
@@ -728,6 +811,10 @@ struct Pcg::Impl {
         }
     };
     cudaStream_t capture_stream = nullptr; // graphs cannot be captured on the legacy stream
+    // Mean row length of the last matrix (warps_per_bin = 0), read back once per matrix.
+    const Index* width_of = nullptr;
+    double mean_width = 0;
+    Index slots = 0;
     cudaGraphExec_t chunk_graph = nullptr;
     GraphKey graph_key{};
     bool graph_failed = false; // capture not supported here: launch kernels one by one
@@ -789,6 +876,8 @@ const PcgOptions& Pcg::options() const {
     return impl_->options;
 }
 void Pcg::set_options(const PcgOptions& options) {
+    EDN_VERIFY(options.warps_per_bin >= 0 && options.warps_per_bin <= 2, ErrorCode::Usage,
+               "Pcg: warps_per_bin must be 0, 1 or 2, got " << options.warps_per_bin);
     EDN_VERIFY(options.check_interval >= 1, ErrorCode::Usage,
                "Pcg: check_interval must be >= 1, got " << options.check_interval);
     impl_->options = options;
@@ -838,6 +927,20 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
     args.inverse_diag = d.inverse_diag.data();
     args.fixed = fixed;
     args.fused = d.options.fused_direction;
+    if (d.options.warps_per_bin == 0 && d.width_of != a.pattern.bin_offsets) {
+        Index slots = 0;
+        EDN_CUDA_CHECK(cudaMemcpy(&slots, a.pattern.bin_offsets + a.pattern.num_bins, sizeof slots,
+                                  cudaMemcpyDeviceToHost));
+        d.mean_width = double(slots) / double(rows);
+        d.slots = slots;
+        d.width_of = a.pattern.bin_offsets;
+    }
+    // Two warps per bin pay off for short rows of a small matrix (latency bound: 127K p = 1 tets,
+    // PCG 3.45 -> 3.33 ms per frame); a large one is bandwidth bound and the one-warp kernel is
+    // faster (1M tets: 53.4 vs 55.2 us per iteration).
+    args.split = a.pattern.row_counts != nullptr &&
+                 (d.options.warps_per_bin == 2 ||
+                  (d.options.warps_per_bin == 0 && d.mean_width <= 20.0 && d.slots <= (1 << 20)));
     {
         SpmvArgs res = args;
         res.x = x;

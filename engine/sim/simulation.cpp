@@ -117,13 +117,17 @@ void add_lumped_mass(const TetMesh& mesh, const std::vector<Index>& cell_nodes, 
 
 } // namespace
 
-SimulationBackend::SimulationBackend(TetMesh mesh_in, const SimulationSettings& s,
-                                     bool host_pattern)
-    : mesh(std::move(mesh_in)), settings(s) {
-    validate(settings);
+void SimulationBackend::check(const TetMesh& mesh, const SimulationSettings& s) {
+    validate(s);
     EDN_VERIFY(mesh.num_cells() > 0, ErrorCode::EmptyMesh, "simulation: mesh has no cells");
+}
+
+SimulationBackend::SimulationBackend(TetMesh mesh_in, const SimulationSettings& s,
+                                     bool host_pattern, std::optional<Topology> prebuilt)
+    : mesh(std::move(mesh_in)), settings(s) {
+    check(mesh, settings);
     const auto start = std::chrono::steady_clock::now();
-    topology = build_topology(mesh);
+    topology = prebuilt ? std::move(*prebuilt) : build_topology(mesh);
     layout = make_node_layout(topology, settings.order);
     if (host_pattern) {
         pattern = build_bin_bcsr_pattern(topology, mesh.cells, layout);

@@ -7,6 +7,7 @@
 #include "sparse/bin_bcsr_pattern.hpp"
 
 #include <chrono>
+#include <optional>
 
 namespace edn {
 
@@ -14,8 +15,13 @@ namespace edn {
 class SimulationBackend {
 public:
     /// `host_pattern`: build the Bin-BCSR* pattern on the host (the CPU backend; the CUDA backend
-    /// builds its own on the device and leaves `pattern` empty).
-    SimulationBackend(TetMesh mesh, const SimulationSettings& settings, bool host_pattern = true);
+    /// builds its own on the device and leaves `pattern` empty). `prebuilt`: the mesh's topology
+    /// when the caller already has it (the CUDA backend downloads the one built on the device;
+    /// boundary faces and the per-simplex counts may be missing), else it is built here.
+    SimulationBackend(TetMesh mesh, const SimulationSettings& settings, bool host_pattern = true,
+                      std::optional<Topology> prebuilt = std::nullopt);
+    /// Throws edn::Error like the constructor for bad settings or an empty mesh.
+    static void check(const TetMesh& mesh, const SimulationSettings& settings);
     virtual ~SimulationBackend() = default;
 
     virtual StepResult step() = 0;

@@ -81,6 +81,12 @@ std::vector<cuda::PcgOptions> all_variants(bool all = false) {
                         o.persistent_max_rows = 0;
                         v.push_back(o);
                     }
+    for (int warps : {1, 2}) { // q = A p with one or two warps per bin (static, unfused)
+        cuda::PcgOptions o;
+        o.warps_per_bin = warps;
+        o.persistent_max_rows = 0;
+        v.push_back(o);
+    }
     for (bool streaming : {true, false}) { // the persistent loop (ignores schedule, pdl, graph)
         if (!streaming && !all) continue;
         cuda::PcgOptions o;
@@ -95,7 +101,8 @@ std::string variant_name(const cuda::PcgOptions& o) {
     return std::string(o.schedule == cuda::SpmvSchedule::Static ? "static" : "dynamic") +
            (o.fused_direction ? "+fused" : "+separate") + (o.programmatic_launch ? "+pdl" : "") +
            (o.streaming_loads ? "+stream" : "") + (o.graph ? "+graph" : "") +
-           (o.persistent_max_rows > 0 ? "+persistent" : "");
+           (o.persistent_max_rows > 0 ? "+persistent" : "") +
+           (o.warps_per_bin > 0 ? "+warps" + std::to_string(o.warps_per_bin) : "");
 }
 
 class CudaPcg : public ::testing::TestWithParam<int> {

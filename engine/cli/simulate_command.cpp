@@ -47,23 +47,29 @@ std::array<double, 3> parse_gravity(const std::string& text) {
     return g;
 }
 
-/// "px py pz nx ny nz" (spaces and/or commas): a point on the plane and its normal.
-CutPlane parse_cut_plane(const std::string& text) {
+/// Finite numbers separated by spaces and/or commas; calls usage_error(expected) on anything else.
+std::vector<double> parse_numbers(const std::string& text, const std::string& expected) {
     std::string s = text;
     for (char& c : s)
         if (c == ',') c = ' ';
     std::istringstream in(s);
     std::vector<double> values;
     std::string token;
-    const std::string expected = "simulate: option '--cut-plane': expected \"px py pz nx ny nz\" "
-                                 "with a non-zero normal, got '" +
-                                 text + "'";
     while (in >> token) {
         char* end = nullptr;
         const double v = std::strtod(token.c_str(), &end);
         if (!end || *end != '\0' || !std::isfinite(v)) usage_error(expected);
         values.push_back(v);
     }
+    return values;
+}
+
+/// "px py pz nx ny nz" (spaces and/or commas): a point on the plane and its normal.
+CutPlane parse_cut_plane(const std::string& text) {
+    const std::string expected = "simulate: option '--cut-plane': expected \"px py pz nx ny nz\" "
+                                 "with a non-zero normal, got '" +
+                                 text + "'";
+    const std::vector<double> values = parse_numbers(text, expected);
     if (values.size() != 6 || (values[3] == 0 && values[4] == 0 && values[5] == 0))
         usage_error(expected);
     CutPlane plane;
@@ -80,21 +86,10 @@ struct RefineSphere {
 
 /// "cx cy cz r" (spaces and/or commas): the sphere whose cells are refined.
 RefineSphere parse_refine_sphere(const std::string& text) {
-    std::string s = text;
-    for (char& c : s)
-        if (c == ',') c = ' ';
-    std::istringstream in(s);
-    std::vector<double> values;
-    std::string token;
     const std::string expected = "simulate: option '--refine-sphere': expected \"cx cy cz r\" "
                                  "with a finite center and a radius > 0, got '" +
                                  text + "'";
-    while (in >> token) {
-        char* end = nullptr;
-        const double v = std::strtod(token.c_str(), &end);
-        if (!end || *end != '\0' || !std::isfinite(v)) usage_error(expected);
-        values.push_back(v);
-    }
+    const std::vector<double> values = parse_numbers(text, expected);
     if (values.size() != 4 || !(values[3] > 0)) usage_error(expected);
     return {{values[0], values[1], values[2]}, values[3]};
 }

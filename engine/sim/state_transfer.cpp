@@ -31,6 +31,18 @@ void eval_basis(int order, const double L[4], double* N) {
 /// Basis weights below this count as zero for pins and for "coincides with an old node".
 constexpr double kNegligibleWeight = 1e-9;
 
+/// Throws edn::Error(Usage) unless `old_state` holds every node of `old_layout`.
+void check_old_state(const NodeLayout& old_layout, const NodeState& old_state) {
+    const std::size_t old_nodes = static_cast<std::size_t>(old_layout.num_nodes());
+    EDN_VERIFY(old_state.positions.size() == 3 * old_nodes &&
+                   old_state.velocities.size() == 3 * old_nodes &&
+                   old_state.pinned.size() == old_nodes,
+               ErrorCode::Usage,
+               "state transfer: old state must hold "
+                   << old_nodes << " nodes, got " << old_state.pinned.size() << " pins, "
+                   << old_state.positions.size() << " position values");
+}
+
 } // namespace
 
 StateTransfer transfer_node_state(const TetMesh& old_mesh, const TetMesh& new_mesh,
@@ -40,14 +52,7 @@ StateTransfer transfer_node_state(const TetMesh& old_mesh, const TetMesh& new_me
     const Topology new_topology = build_topology(new_mesh);
     const NodeLayout old_layout = make_node_layout(old_topology, order);
     const NodeLayout layout = make_node_layout(new_topology, order);
-    const std::size_t old_nodes = static_cast<std::size_t>(old_layout.num_nodes());
-    EDN_VERIFY(old_state.positions.size() == 3 * old_nodes &&
-                   old_state.velocities.size() == 3 * old_nodes &&
-                   old_state.pinned.size() == old_nodes,
-               ErrorCode::Usage,
-               "state transfer: old state must hold "
-                   << old_nodes << " nodes, got " << old_state.pinned.size() << " pins, "
-                   << old_state.positions.size() << " position values");
+    check_old_state(old_layout, old_state);
     EDN_VERIFY(vertex_origin.size() == static_cast<std::size_t>(new_mesh.num_vertices()),
                ErrorCode::Usage,
                "state transfer: expected " << new_mesh.num_vertices() << " vertex origins, got "
@@ -141,14 +146,7 @@ StateTransfer transfer_node_state_nested(const TetMesh& old_mesh, const TetMesh&
     const Topology new_topology = build_topology(new_mesh);
     const NodeLayout old_layout = make_node_layout(old_topology, order);
     const NodeLayout layout = make_node_layout(new_topology, order);
-    const std::size_t old_nodes = static_cast<std::size_t>(old_layout.num_nodes());
-    EDN_VERIFY(old_state.positions.size() == 3 * old_nodes &&
-                   old_state.velocities.size() == 3 * old_nodes &&
-                   old_state.pinned.size() == old_nodes,
-               ErrorCode::Usage,
-               "state transfer: old state must hold "
-                   << old_nodes << " nodes, got " << old_state.pinned.size() << " pins, "
-                   << old_state.positions.size() << " position values");
+    check_old_state(old_layout, old_state);
     EDN_VERIFY(cell_parent.size() == static_cast<std::size_t>(new_mesh.num_cells()),
                ErrorCode::Usage,
                "state transfer: expected " << new_mesh.num_cells() << " cell parents, got "

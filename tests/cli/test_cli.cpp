@@ -43,12 +43,7 @@ struct CliRun {
     std::string err;       ///< everything written to stderr
 };
 
-std::string read_text(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
+using test::read_text;
 
 /// Fixture: an output directory the CLI writes into, and a separate one for captured output, so
 /// that the output directory can be checked for leftovers.

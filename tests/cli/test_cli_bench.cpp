@@ -31,12 +31,7 @@ struct BenchRun {
     std::string out, err;
 };
 
-std::string read_text(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
+using test::read_text;
 
 class CliBench : public ::testing::Test {
 protected:

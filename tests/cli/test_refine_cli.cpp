@@ -20,41 +20,13 @@
 #include <unistd.h>
 #include <vector>
 
-extern char** environ;
-
 namespace edn {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_text(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-/// Runs elastodyn-cli with `arguments` (no shell), stdout and stderr to files in `dir`; returns
-/// the exit code (-1 when killed by a signal).
-int run_cli(const fs::path& dir, const std::vector<std::string>& arguments) {
-    std::vector<std::string> storage = {test::cli_path().string()};
-    storage.insert(storage.end(), arguments.begin(), arguments.end());
-    std::vector<char*> argv;
-    for (std::string& s : storage) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    const std::string out = (dir / "stdout.txt").string(), err = (dir / "stderr.txt").string();
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = 0;
-    const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (spawned != 0) return -2;
-    int status = 0;
-    if (waitpid(pid, &status, 0) != pid) return -2;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+using test::read_text;
+using test::run_cli;
 
 /// The refinement records of run.json (only the fields these tests read).
 struct RefineRecord {

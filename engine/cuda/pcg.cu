@@ -353,31 +353,32 @@ __global__ void __launch_bounds__(kSpmvBlock) spmv_kernel(SpmvArgs a) {
     }
 }
 
-/// q = A p and p.q with two warps per bin (static grid, unfused direction): warp `sub` of a bin
-/// takes slots sub, sub + 2, ... of its lane's row up to the row's exact count (padding is not
-/// read), warp 1 hands its sums to warp 0 through shared memory. For short rows (p = 1) this
-/// keeps twice the loads in flight per bin of the one-warp kernel (bench/README.md).
+/// q = A p and p.q with two warps per bin (unfused direction): a block of two warps takes bins
+/// blockIdx.x, + gridDim.x, ... (a grid of resident blocks, static assignment, so the dot product
+/// is summed in a fixed order); warp `sub` takes slots sub, sub + 2, ... of its lane's row up to
+/// the row's exact count (padding is not read) and warp 1 hands its sums to warp 0 through shared
+/// memory. For short rows (p = 1) this keeps twice the loads in flight per bin of the one-warp
+/// kernel (bench/README.md).
+constexpr int kSplitBlock = 2 * kWarp;
+
 template <bool kStream>
-__global__ void __launch_bounds__(kSpmvBlock) spmv_direction_split_kernel(SpmvArgs a) {
+__global__ void __launch_bounds__(kSplitBlock) spmv_direction_split_kernel(SpmvArgs a) {
     wait_for_previous_kernel();
     if (a.state->status != kRunning) return; // uniform over the grid
-    constexpr int kPerBin = 2, kBinsPerBlock = kSpmvBlock / (kPerBin * kWarp);
-    __shared__ float part[kBinsPerBlock][3][kWarp];
-    __shared__ double block_dot[kSpmvBlock / kWarp];
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    const int local = w / kPerBin, sub = w % kPerBin;
-    const Index bin = static_cast<Index>(blockIdx.x) * kBinsPerBlock + local;
-    const Index row = bin * kWarp + lane;
-    const bool valid = bin < a.bins && row < a.rows;
-    float a0 = 0, a1 = 0, a2 = 0;
-    if (bin < a.bins) {
+    __shared__ float part[3][kWarp];
+    const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
+    double dot = 0;
+    for (Index bin = blockIdx.x; bin < a.bins; bin += gridDim.x) {
+        const Index row = bin * kWarp + lane;
+        const bool valid = row < a.rows;
         const Index begin = a.bin_offsets[bin];
         const std::int64_t plane = a.bin_offsets[bin + 1] - begin;
         const Index count = valid ? __ldg(a.row_counts + row) : 0;
         const float* v = a.values + 9 * static_cast<std::int64_t>(begin) + lane;
         const Index* cols = a.columns + begin + lane;
+        float a0 = 0, a1 = 0, a2 = 0;
 #pragma unroll 2
-        for (Index j = sub; j < count; j += kPerBin) {
+        for (Index j = sub; j < count; j += 2) {
             const std::int64_t col3 =
                 3 * static_cast<std::int64_t>(load_matrix<kStream>(cols + j * kWarp));
             const float x0 = __ldg(a.x + col3), x1 = __ldg(a.x + col3 + 1),
@@ -388,34 +389,30 @@ __global__ void __launch_bounds__(kSpmvBlock) spmv_direction_split_kernel(SpmvAr
             a1 += m(3) * x0 + m(4) * x1 + m(5) * x2;
             a2 += m(6) * x0 + m(7) * x1 + m(8) * x2;
         }
+        if (sub == 1) part[0][lane] = a0, part[1][lane] = a1, part[2][lane] = a2;
+        __syncthreads();
+        if (sub == 0 && valid) {
+            a0 += part[0][lane], a1 += part[1][lane], a2 += part[2][lane];
+            const std::int64_t n = a.rows, r3 = 3 * static_cast<std::int64_t>(row);
+            const float x0 = a.x[r3], x1 = a.x[r3 + 1], x2 = a.x[r3 + 2];
+            const float* d = a.diag + row;
+            a0 += d[0] * x0 + d[n] * x1 + d[2 * n] * x2;
+            a1 += d[3 * n] * x0 + d[4 * n] * x1 + d[5 * n] * x2;
+            a2 += d[6 * n] * x0 + d[7 * n] * x1 + d[8 * n] * x2;
+            a.y[r3] = a0, a.y[r3 + 1] = a1, a.y[r3 + 2] = a2;
+            dot += double(x0) * a0 + double(x1) * a1 + double(x2) * a2;
+        }
+        __syncthreads(); // part is reused by the next bin
     }
-    if (sub == 1) part[local][0][lane] = a0, part[local][1][lane] = a1, part[local][2][lane] = a2;
-    __syncthreads();
-    double d0 = 0;
-    if (sub == 0 && valid) {
-        a0 += part[local][0][lane], a1 += part[local][1][lane], a2 += part[local][2][lane];
-        const std::int64_t n = a.rows, r3 = 3 * static_cast<std::int64_t>(row);
-        const float x0 = a.x[r3], x1 = a.x[r3 + 1], x2 = a.x[r3 + 2];
-        const float* d = a.diag + row;
-        a0 += d[0] * x0 + d[n] * x1 + d[2 * n] * x2;
-        a1 += d[3 * n] * x0 + d[4 * n] * x1 + d[5 * n] * x2;
-        a2 += d[6 * n] * x0 + d[7 * n] * x1 + d[8 * n] * x2;
-        a.y[r3] = a0, a.y[r3 + 1] = a1, a.y[r3 + 2] = a2;
-        d0 = double(x0) * a0 + double(x1) * a1 + double(x2) * a2;
-    }
-    d0 = warp_sum(d0);
-    if (lane == 0) block_dot[w] = d0;
-    __syncthreads();
+    dot = warp_sum(dot);
     if (threadIdx.x == 0) {
-        double t = 0;
-        for (int k = 0; k < kSpmvBlock / kWarp; ++k) t += block_dot[k];
-        a.partials[2 * static_cast<std::int64_t>(blockIdx.x)] = t;
+        a.partials[2 * static_cast<std::int64_t>(blockIdx.x)] = dot;
         a.partials[2 * static_cast<std::int64_t>(blockIdx.x) + 1] = 0;
     }
     allow_next_kernel();
     if (!last_block_done(a.done, threadIdx.x == 0)) return;
     double sum[2];
-    block_sum_partials<2, kSpmvBlock>(a.partials, Index(gridDim.x), sum);
+    block_sum_partials<2, kSplitBlock>(a.partials, Index(gridDim.x), sum);
     if (threadIdx.x == 0) set_alpha(*a.state, sum[0]);
 }
 
@@ -612,6 +609,15 @@ __global__ void __launch_bounds__(kPersistentBlock)
     if (blockIdx.x == 0 && threadIdx.x == 0) *a.state = st;
 }
 
+/// Blocks of kSplitBlock threads of `kernel` resident on the whole device at once.
+template <class Kernel> int resident_blocks(Kernel kernel) {
+    int device = 0, sms = 0, per_sm = 0;
+    EDN_CUDA_CHECK(cudaGetDevice(&device));
+    EDN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kSplitBlock, 0));
+    return std::max(1, per_sm * sms);
+}
+
 unsigned int grid_for(std::int64_t n, int block) {
     return static_cast<unsigned int>(std::max<std::int64_t>(1, (n + block - 1) / block));
 }
@@ -660,12 +666,14 @@ void launch_spmv(const SpmvArgs& args, SpmvSchedule schedule, bool streaming, bo
     if (args.bins == 0) return;
     const bool fused = kMode == SpmvMode::Direction && args.fused;
     if (kMode == SpmvMode::Direction && args.split && !fused && schedule == SpmvSchedule::Static) {
-        constexpr int kBinsPerBlock = kSpmvBlock / (2 * kWarp);
-        const unsigned int grid = grid_for(args.bins, kBinsPerBlock);
+        static const int resident[2] = {resident_blocks(spmv_direction_split_kernel<false>),
+                                        resident_blocks(spmv_direction_split_kernel<true>)};
+        const unsigned int grid =
+            static_cast<unsigned int>(std::min<std::int64_t>(args.bins, resident[streaming]));
         if (streaming)
-            launch(spmv_direction_split_kernel<true>, grid, kSpmvBlock, stream, pdl, args);
+            launch(spmv_direction_split_kernel<true>, grid, kSplitBlock, stream, pdl, args);
         else
-            launch(spmv_direction_split_kernel<false>, grid, kSpmvBlock, stream, pdl, args);
+            launch(spmv_direction_split_kernel<false>, grid, kSplitBlock, stream, pdl, args);
         return;
     }
     if (fused && streaming)

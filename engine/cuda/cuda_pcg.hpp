@@ -40,9 +40,9 @@ struct PcgOptions {
     /// Launch each loop kernel with programmatic dependent launch, so its blocks start while the
     /// previous kernel's last block reduces the dot products (used on sm_90 and later only).
     bool programmatic_launch = true;
-    /// Warps per bin of the q = A p SpMV (static schedule, unfused direction): 1, 2, or 0 to
-    /// choose from the mean row length (2 for short rows, <= 20 blocks as at p = 1, where it
-    /// measured faster on the H100; 1 otherwise).
+    /// Warps per bin of the q = A p SpMV (static schedule, unfused direction): 1, 2, 4, or 0 to
+    /// choose from the matrix (2 for short rows, <= 20 blocks as at p = 1, in matrices of at most
+    /// 2^20 slots, else 1; 4 measured slower everywhere on the H100).
     int warps_per_bin = 0;
     /// Iterations enqueued between status read-backs.
     int check_interval = 8;

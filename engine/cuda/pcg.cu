@@ -185,7 +185,7 @@ struct SpmvArgs {
     const std::uint8_t* fixed;
     const Index* row_counts; // exact off-diagonal blocks per row (split kernel: no padding read)
     bool fused;
-    bool split; // Direction, static, unfused: two warps per bin (short rows)
+    int split; // Direction, static, unfused: warps per bin (1: the one-warp kernel, 2 or 4)
 };
 
 /// Listing 1: a warp takes the next bin from a global counter.
@@ -353,19 +353,17 @@ __global__ void __launch_bounds__(kSpmvBlock) spmv_kernel(SpmvArgs a) {
     }
 }
 
-/// q = A p and p.q with two warps per bin (unfused direction): a block of two warps takes bins
+/// q = A p and p.q with K warps per bin (unfused direction): a block of K warps takes bins
 /// blockIdx.x, + gridDim.x, ... (a grid of resident blocks, static assignment, so the dot product
-/// is summed in a fixed order); warp `sub` takes slots sub, sub + 2, ... of its lane's row up to
-/// the row's exact count (padding is not read) and warp 1 hands its sums to warp 0 through shared
-/// memory. For short rows (p = 1) this keeps twice the loads in flight per bin of the one-warp
-/// kernel (bench/README.md).
-constexpr int kSplitBlock = 2 * kWarp;
-
-template <bool kStream>
-__global__ void __launch_bounds__(kSplitBlock) spmv_direction_split_kernel(SpmvArgs a) {
+/// is summed in a fixed order); warp `sub` takes slots sub, sub + K, ... of its lane's row up to
+/// the row's exact count (padding is not read) and warps 1..K-1 hand their sums to warp 0
+/// through shared memory. More loads in flight per bin than the one-warp kernel: K = 2 for the
+/// short rows of small p = 1 matrices, K = 4 for the long rows of p >= 2 (bench/README.md).
+template <int K, bool kStream>
+__global__ void __launch_bounds__(K* kWarp) spmv_direction_split_kernel(SpmvArgs a) {
     wait_for_previous_kernel();
     if (a.state->status != kRunning) return; // uniform over the grid
-    __shared__ float part[3][kWarp];
+    __shared__ float part[K][3][kWarp];
     const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
     double dot = 0;
     for (Index bin = blockIdx.x; bin < a.bins; bin += gridDim.x) {
@@ -378,7 +376,7 @@ __global__ void __launch_bounds__(kSplitBlock) spmv_direction_split_kernel(SpmvA
         const Index* cols = a.columns + begin + lane;
         float a0 = 0, a1 = 0, a2 = 0;
 #pragma unroll 2
-        for (Index j = sub; j < count; j += 2) {
+        for (Index j = sub; j < count; j += K) {
             const std::int64_t col3 =
                 3 * static_cast<std::int64_t>(load_matrix<kStream>(cols + j * kWarp));
             const float x0 = __ldg(a.x + col3), x1 = __ldg(a.x + col3 + 1),
@@ -389,10 +387,11 @@ __global__ void __launch_bounds__(kSplitBlock) spmv_direction_split_kernel(SpmvA
             a1 += m(3) * x0 + m(4) * x1 + m(5) * x2;
             a2 += m(6) * x0 + m(7) * x1 + m(8) * x2;
         }
-        if (sub == 1) part[0][lane] = a0, part[1][lane] = a1, part[2][lane] = a2;
+        if (sub > 0) part[sub][0][lane] = a0, part[sub][1][lane] = a1, part[sub][2][lane] = a2;
         __syncthreads();
         if (sub == 0 && valid) {
-            a0 += part[0][lane], a1 += part[1][lane], a2 += part[2][lane];
+            for (int k = 1; k < K; ++k)
+                a0 += part[k][0][lane], a1 += part[k][1][lane], a2 += part[k][2][lane];
             const std::int64_t n = a.rows, r3 = 3 * static_cast<std::int64_t>(row);
             const float x0 = a.x[r3], x1 = a.x[r3 + 1], x2 = a.x[r3 + 2];
             const float* d = a.diag + row;
@@ -412,7 +411,7 @@ __global__ void __launch_bounds__(kSplitBlock) spmv_direction_split_kernel(SpmvA
     allow_next_kernel();
     if (!last_block_done(a.done, threadIdx.x == 0)) return;
     double sum[2];
-    block_sum_partials<2, kSplitBlock>(a.partials, Index(gridDim.x), sum);
+    block_sum_partials<2, K * kWarp>(a.partials, Index(gridDim.x), sum);
     if (threadIdx.x == 0) set_alpha(*a.state, sum[0]);
 }
 
@@ -609,12 +608,12 @@ __global__ void __launch_bounds__(kPersistentBlock)
     if (blockIdx.x == 0 && threadIdx.x == 0) *a.state = st;
 }
 
-/// Blocks of kSplitBlock threads of `kernel` resident on the whole device at once.
-template <class Kernel> int resident_blocks(Kernel kernel) {
+/// Blocks of `block` threads of `kernel` resident on the whole device at once.
+template <class Kernel> int resident_blocks(Kernel kernel, int block) {
     int device = 0, sms = 0, per_sm = 0;
     EDN_CUDA_CHECK(cudaGetDevice(&device));
     EDN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kSplitBlock, 0));
+    EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, 0));
     return std::max(1, per_sm * sms);
 }
 
@@ -665,15 +664,25 @@ void launch_spmv(const SpmvArgs& args, SpmvSchedule schedule, bool streaming, bo
                  cudaStream_t stream) {
     if (args.bins == 0) return;
     const bool fused = kMode == SpmvMode::Direction && args.fused;
-    if (kMode == SpmvMode::Direction && args.split && !fused && schedule == SpmvSchedule::Static) {
-        static const int resident[2] = {resident_blocks(spmv_direction_split_kernel<false>),
-                                        resident_blocks(spmv_direction_split_kernel<true>)};
+    if (kMode == SpmvMode::Direction && args.split > 1 && !fused &&
+        schedule == SpmvSchedule::Static) {
+        // Resident blocks of each variant, looked up once.
+        static const int resident[2][2] = {
+            {resident_blocks(spmv_direction_split_kernel<2, false>, 2 * kWarp),
+             resident_blocks(spmv_direction_split_kernel<2, true>, 2 * kWarp)},
+            {resident_blocks(spmv_direction_split_kernel<4, false>, 4 * kWarp),
+             resident_blocks(spmv_direction_split_kernel<4, true>, 4 * kWarp)}};
+        const int k = args.split == 2 ? 0 : 1;
         const unsigned int grid =
-            static_cast<unsigned int>(std::min<std::int64_t>(args.bins, resident[streaming]));
-        if (streaming)
-            launch(spmv_direction_split_kernel<true>, grid, kSplitBlock, stream, pdl, args);
+            static_cast<unsigned int>(std::min<std::int64_t>(args.bins, resident[k][streaming]));
+        if (k == 0 && streaming)
+            launch(spmv_direction_split_kernel<2, true>, grid, 2 * kWarp, stream, pdl, args);
+        else if (k == 0)
+            launch(spmv_direction_split_kernel<2, false>, grid, 2 * kWarp, stream, pdl, args);
+        else if (streaming)
+            launch(spmv_direction_split_kernel<4, true>, grid, 4 * kWarp, stream, pdl, args);
         else
-            launch(spmv_direction_split_kernel<false>, grid, kSplitBlock, stream, pdl, args);
+            launch(spmv_direction_split_kernel<4, false>, grid, 4 * kWarp, stream, pdl, args);
         return;
     }
     if (fused && streaming)
@@ -884,8 +893,10 @@ const PcgOptions& Pcg::options() const {
     return impl_->options;
 }
 void Pcg::set_options(const PcgOptions& options) {
-    EDN_VERIFY(options.warps_per_bin >= 0 && options.warps_per_bin <= 2, ErrorCode::Usage,
-               "Pcg: warps_per_bin must be 0, 1 or 2, got " << options.warps_per_bin);
+    EDN_VERIFY(options.warps_per_bin == 0 || options.warps_per_bin == 1 ||
+                   options.warps_per_bin == 2 || options.warps_per_bin == 4,
+               ErrorCode::Usage,
+               "Pcg: warps_per_bin must be 0, 1, 2 or 4, got " << options.warps_per_bin);
     EDN_VERIFY(options.check_interval >= 1, ErrorCode::Usage,
                "Pcg: check_interval must be >= 1, got " << options.check_interval);
     impl_->options = options;
@@ -943,12 +954,17 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
         d.slots = slots;
         d.width_of = a.pattern.bin_offsets;
     }
-    // Two warps per bin pay off for short rows of a small matrix (latency bound: 127K p = 1 tets,
-    // PCG 3.45 -> 3.33 ms per frame); a large one is bandwidth bound and the one-warp kernel is
-    // faster (1M tets: 53.4 vs 55.2 us per iteration).
-    args.split = a.pattern.row_counts != nullptr &&
-                 (d.options.warps_per_bin == 2 ||
-                  (d.options.warps_per_bin == 0 && d.mean_width <= 20.0 && d.slots <= (1 << 20)));
+    // Warps per bin of q = A p: two for the short rows (p = 1) of a small matrix (latency bound:
+    // 127K tets, PCG 3.45 -> 3.31 ms per frame; at 1M tets the one-warp kernel is as fast), one
+    // otherwise (four warps measured slower for the long rows of p = 2: 127K-tet frame PCG 47.6
+    // -> 55.0 ms).
+    args.split = 1;
+    if (a.pattern.row_counts != nullptr) {
+        if (d.options.warps_per_bin > 0)
+            args.split = d.options.warps_per_bin;
+        else if (d.mean_width <= 20.0 && d.slots <= (1 << 20))
+            args.split = 2;
+    }
     {
         SpmvArgs res = args;
         res.x = x;

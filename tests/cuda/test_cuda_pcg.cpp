@@ -81,7 +81,7 @@ std::vector<cuda::PcgOptions> all_variants(bool all = false) {
                         o.persistent_max_rows = 0;
                         v.push_back(o);
                     }
-    for (int warps : {1, 2}) { // q = A p with one or two warps per bin (static, unfused)
+    for (int warps : {1, 2, 4}) { // q = A p with 1, 2 or 4 warps per bin (static, unfused)
         cuda::PcgOptions o;
         o.warps_per_bin = warps;
         o.persistent_max_rows = 0;

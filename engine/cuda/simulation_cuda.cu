@@ -79,14 +79,19 @@ __global__ void element_kernel(Material material, const RestElement<float>* rest
 }
 
 /// Hessian passes of higher-order elements (energy, gradient and Hessian; no stiffness damping),
-/// m threads per element instead of one: a thread per element and quadrature point evaluates the
-/// material there (F, psi, P, the 9x9 tangent) into shared memory, then thread a of the element
-/// sums its row of blocks K_ab over the points in registers and writes it once. The one-thread
-/// kernel spilled (255 registers) and added each point's 900 floats into global memory: 8.7 ms
-/// and 4.4 GB of DRAM traffic per pass at 127K p = 2 tets on the H100.
+/// m threads per element instead of one (blocks of kElements * m <= 128 threads): a thread per
+/// element and quadrature point evaluates the material there (F, psi, P, the 9x9 tangent) into
+/// shared memory, then thread a of the element sums its row of blocks K_ab over the points in
+/// registers and writes it once. The one-thread kernel spilled (255 registers) and added each
+/// point's 900 floats into global memory: 8.7 ms and 4.4 GB of DRAM traffic per pass at 127K p = 2
+/// tets on the H100.
 template <int P, int kMaxQ> struct CooperativeHessian {
     static constexpr int m = lagrange_tet_num_nodes(P);
-    static constexpr int kElements = 128 / m; ///< elements per block of 128 threads
+    /// Elements per block: as many as 128 threads hold, within 48 KB of shared memory.
+    static constexpr int kElements = (128 / m) * kMaxQ * (m * 3 + 91) * 4 <= 48 * 1024
+                                         ? 128 / m
+                                         : 48 * 1024 / (kMaxQ * (m * 3 + 91) * 4);
+    static constexpr int kChunk = 10; ///< blocks K_ab summed in registers at a time
     struct Point {
         float g[m][3]; ///< rest shape gradients
         float D[9][9]; ///< w dP/dF
@@ -136,35 +141,42 @@ __global__ void __launch_bounds__(128)
         for (int q = 0; q < nq; ++q) e += points[local][q].energy;
         energy[t] = e;
     }
-    // Row a: the force on node a and the blocks K_ab, b = 0..m-1.
+    // Row a: the force on node a and the blocks K_ab, b = 0..m-1, kChunk blocks at a time.
     float f[3] = {0, 0, 0};
-    float acc[m][9];
-    for (int b = 0; b < m; ++b)
-        for (int k = 0; k < 9; ++k) acc[b][k] = 0;
     for (int q = 0; q < nq; ++q) {
         const typename H::Point& pt = points[local][q];
-        const float ga0 = pt.g[a][0], ga1 = pt.g[a][1], ga2 = pt.g[a][2];
         for (int rr = 0; rr < 3; ++rr)
-            f[rr] += pt.Pk[3 * rr] * ga0 + pt.Pk[3 * rr + 1] * ga1 + pt.Pk[3 * rr + 2] * ga2;
-        // A[r][c][l] = sum_j D[3r+j][3c+l] g_a[j]
-        float A[3][9];
-        for (int rr = 0; rr < 3; ++rr)
-            for (int cl = 0; cl < 9; ++cl)
-                A[rr][cl] = pt.D[3 * rr][cl] * ga0 + pt.D[3 * rr + 1][cl] * ga1 +
-                            pt.D[3 * rr + 2][cl] * ga2;
-        for (int b = 0; b < m; ++b) {
-            const float gb0 = pt.g[b][0], gb1 = pt.g[b][1], gb2 = pt.g[b][2];
-            for (int rr = 0; rr < 3; ++rr)
-                for (int c = 0; c < 3; ++c)
-                    acc[b][3 * rr + c] +=
-                        A[rr][3 * c] * gb0 + A[rr][3 * c + 1] * gb1 + A[rr][3 * c + 2] * gb2;
-        }
+            f[rr] += pt.Pk[3 * rr] * pt.g[a][0] + pt.Pk[3 * rr + 1] * pt.g[a][1] +
+                     pt.Pk[3 * rr + 2] * pt.g[a][2];
     }
     float* fo = forces + (static_cast<std::int64_t>(t) * m + a) * 3;
     fo[0] = f[0], fo[1] = f[1], fo[2] = f[2];
     float* row = blocks + (static_cast<std::int64_t>(t) * m + a) * m * 9;
-    for (int b = 0; b < m; ++b)
-        for (int k = 0; k < 9; ++k) row[9 * b + k] = acc[b][k];
+    constexpr int kChunk = H::kChunk < m ? H::kChunk : m;
+    for (int b0 = 0; b0 < m; b0 += kChunk) {
+        float acc[kChunk][9];
+        for (int b = 0; b < kChunk; ++b)
+            for (int k = 0; k < 9; ++k) acc[b][k] = 0;
+        for (int q = 0; q < nq; ++q) {
+            const typename H::Point& pt = points[local][q];
+            const float ga0 = pt.g[a][0], ga1 = pt.g[a][1], ga2 = pt.g[a][2];
+            // A[r][c][l] = sum_j D[3r+j][3c+l] g_a[j]
+            float A[3][9];
+            for (int rr = 0; rr < 3; ++rr)
+                for (int cl = 0; cl < 9; ++cl)
+                    A[rr][cl] = pt.D[3 * rr][cl] * ga0 + pt.D[3 * rr + 1][cl] * ga1 +
+                                pt.D[3 * rr + 2][cl] * ga2;
+            for (int b = 0; b < kChunk && b0 + b < m; ++b) {
+                const float gb0 = pt.g[b0 + b][0], gb1 = pt.g[b0 + b][1], gb2 = pt.g[b0 + b][2];
+                for (int rr = 0; rr < 3; ++rr)
+                    for (int c = 0; c < 3; ++c)
+                        acc[b][3 * rr + c] +=
+                            A[rr][3 * c] * gb0 + A[rr][3 * c + 1] * gb1 + A[rr][3 * c + 2] * gb2;
+            }
+        }
+        for (int b = 0; b < kChunk && b0 + b < m; ++b)
+            for (int k = 0; k < 9; ++k) row[9 * (b0 + b) + k] = acc[b][k];
+    }
 }
 
 /// Per node: inertia, damping, gravity and ground terms; energy per node and (optionally) the
@@ -601,16 +613,18 @@ void CudaBackend::launch_elements(const Material& material, const float* y, int 
     const Index nt = mesh.num_cells();
     const CellNodesView cn = assembly_->device_cell_nodes();
     float* blocks = (outputs & kHessian) ? assembly_->device_element_blocks() : nullptr;
-    if constexpr (P == 2) {
-        // Hessian passes of p = 2 elements: m threads per element (see the kernel).
-        constexpr int kMaxQ = 4;
+    if constexpr (P >= 2) {
+        // Hessian passes of p >= 2 elements: m threads per element (see the kernel). The rules:
+        // 4 points at p = 2 (degree 2), 15 at p = 3 (degree 4).
+        constexpr int kMaxQ = P == 2 ? 4 : 15;
         if (outputs == (kEnergy | kGradient | kHessian) && damping_coefficient() == 0.f &&
             rule_.num_points <= kMaxQ) {
             using H = CooperativeHessian<P, kMaxQ>;
             element_hessian_cooperative_kernel<P, kMaxQ>
-                <<<static_cast<unsigned int>((nt + H::kElements - 1) / H::kElements), 128>>>(
-                    material, rest_elements_.data(), rule_, cn.nodes, nt, y,
-                    settings.project_hessian, cell_energy_.data(), forces_.data(), blocks);
+                <<<static_cast<unsigned int>((nt + H::kElements - 1) / H::kElements),
+                   H::kElements * H::m>>>(material, rest_elements_.data(), rule_, cn.nodes, nt, y,
+                                          settings.project_hessian, cell_energy_.data(),
+                                          forces_.data(), blocks);
             EDN_CUDA_CHECK_LAUNCH();
             return;
         }

@@ -84,6 +84,8 @@ INSTANTIATE_TEST_SUITE_P(
         TrajectoryCase{1, Material::Linear, SummationMethod::Inline, Integrator::BackwardEuler},
         TrajectoryCase{2, Material::NeoHookean, SummationMethod::PerEntry, Integrator::Midpoint},
         TrajectoryCase{2, Material::Corotational, SummationMethod::PerEntry,
+                       Integrator::BackwardEuler},
+        TrajectoryCase{3, Material::NeoHookean, SummationMethod::PerEntry,
                        Integrator::BackwardEuler}),
     [](const auto& info) {
         return std::string(material_name(info.param.material)) + "_p" +

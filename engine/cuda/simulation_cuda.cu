@@ -615,8 +615,8 @@ void CudaBackend::launch_elements(const Material& material, const float* y, int 
     float* blocks = (outputs & kHessian) ? assembly_->device_element_blocks() : nullptr;
     if constexpr (P >= 2) {
         // Hessian passes of p >= 2 elements: m threads per element (see the kernel). The rules:
-        // 4 points at p = 2 (degree 2), 15 at p = 3 (degree 4).
-        constexpr int kMaxQ = P == 2 ? 4 : 15;
+        // 4 points at p = 2 (degree 2), 14 at p = 3 (degree 4: the positive degree-5 rule).
+        constexpr int kMaxQ = P == 2 ? 4 : 14;
         if (outputs == (kEnergy | kGradient | kHessian) && damping_coefficient() == 0.f &&
             rule_.num_points <= kMaxQ) {
             using H = CooperativeHessian<P, kMaxQ>;

@@ -91,41 +91,6 @@ EDN_HOST_DEVICE constexpr int hyperelastic_quadrature_degree(int order) {
     return order <= 1 ? 1 : (order == 2 ? 2 : 5);
 }
 
-/// A 14-point degree-5 rule with positive weights: orbits of (a, a, a, 1-3a) for two values of a
-/// (4 points each) and of (b, b, 1/2-b, 1/2-b) (6 points). Six unknowns, fixed by exactness on
-/// the six symmetric polynomials of degree <= 5 (degrees 0, 2, 3, 4, 4, 5 in the barycentric
-/// coordinates); solved by Gauss-Newton on all 56 monomials of degree <= 5, residual 3e-17. Same
-/// rule as P. Keast (CMAME 55, 1986) / Walkington's 14-point rule; tests check exactness on every
-/// monomial up to degree 5 and positivity.
-template <class T> EDN_HOST_DEVICE constexpr QuadratureTet<T> tet_quadrature_degree5_positive() {
-    constexpr double a1 = 0.09273525031089125;
-    constexpr double a2 = 0.3108859192633013;
-    constexpr double b = 0.4544962958743506;
-    constexpr double w1 = 0.012248840519393678;
-    constexpr double w2 = 0.018781320953002795;
-    constexpr double w3 = 0.007091003462846788;
-    QuadratureTet<T> rule{};
-    rule.num_points = 14;
-    rule.degree = 5;
-    int q = 0;
-    for (int orbit = 0; orbit < 2; ++orbit) {
-        const double a = orbit == 0 ? a1 : a2;
-        for (int p = 0; p < 4; ++p) {
-            for (int i = 0; i < 4; ++i) rule.bary[q][i] = T(i == p ? 1.0 - 3.0 * a : a);
-            rule.weight[q] = T(orbit == 0 ? w1 : w2);
-            ++q;
-        }
-    }
-    for (int e = 0; e < 6; ++e) {
-        const int i = tet_edge_vertex(e, 0);
-        const int j = tet_edge_vertex(e, 1);
-        for (int k = 0; k < 4; ++k) rule.bary[q][k] = T(k == i || k == j ? b : 0.5 - b);
-        rule.weight[q] = T(w3);
-        ++q;
-    }
-    return rule;
-}
-
 /// The quadrature rule for hyperelastic elements of order p (positive weights; file comment).
 template <class T> EDN_HOST_DEVICE constexpr QuadratureTet<T> hyperelastic_quadrature(int order) {
     const int degree = hyperelastic_quadrature_degree(order);

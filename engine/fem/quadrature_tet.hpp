@@ -87,6 +87,44 @@ template <class T> EDN_HOST_DEVICE constexpr QuadratureTet<T> tet_quadrature_deg
     return rule;
 }
 
+/// A 14-point degree-5 rule with positive weights: orbits of (a, a, a, 1-3a) for two values of a
+/// (4 points each) and of (b, b, 1/2-b, 1/2-b) (6 points). Six unknowns, fixed by exactness on
+/// the six symmetric polynomials of degree <= 5 (degrees 0, 2, 3, 4, 4, 5 in the barycentric
+/// coordinates); solved by Gauss-Newton on all 56 monomials of degree <= 5, residual 3e-17. Same
+/// rule as P. Keast (CMAME 55, 1986) / Walkington's 14-point rule; tests check exactness on every
+/// monomial up to degree 5 and positivity. quadrature_for_degree uses it for degrees 3..5 instead
+/// of Grundmann-Moeller, whose negative weights make a sum of per-point PSD-projected tangents
+/// indefinite.
+template <class T> EDN_HOST_DEVICE constexpr QuadratureTet<T> tet_quadrature_degree5_positive() {
+    constexpr double a1 = 0.09273525031089125;
+    constexpr double a2 = 0.3108859192633013;
+    constexpr double b = 0.4544962958743506;
+    constexpr double w1 = 0.012248840519393678;
+    constexpr double w2 = 0.018781320953002795;
+    constexpr double w3 = 0.007091003462846788;
+    QuadratureTet<T> rule{};
+    rule.num_points = 14;
+    rule.degree = 5;
+    int q = 0;
+    for (int orbit = 0; orbit < 2; ++orbit) {
+        const double a = orbit == 0 ? a1 : a2;
+        for (int p = 0; p < 4; ++p) {
+            for (int i = 0; i < 4; ++i) rule.bary[q][i] = T(i == p ? 1.0 - 3.0 * a : a);
+            rule.weight[q] = T(orbit == 0 ? w1 : w2);
+            ++q;
+        }
+    }
+    for (int e = 0; e < 6; ++e) {
+        constexpr int kEdges[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
+        const int i = kEdges[e][0];
+        const int j = kEdges[e][1];
+        for (int k = 0; k < 4; ++k) rule.bary[q][k] = T(k == i || k == j ? b : 0.5 - b);
+        rule.weight[q] = T(w3);
+        ++q;
+    }
+    return rule;
+}
+
 /// The Grundmann-Moeller rule of index s (degree 2s+1) on the reference tetrahedron, for
 /// 0 <= s <= 4 (1, 5, 15, 35, 70 points). Returns an empty rule (num_points = 0) otherwise.
 template <class T>
@@ -121,12 +159,14 @@ EDN_HOST_DEVICE constexpr QuadratureTet<T> tet_quadrature_grundmann_moller(int s
     return rule;
 }
 
-/// The cheapest rule of this file exact for all polynomials of degree <= d (d <= 9); an empty
+/// A cheap rule of this file exact for all polynomials of degree <= d (d <= 9), with positive
+/// weights up to degree 5 (the element rules: p = 3 uses degree 4); an empty
 /// rule (num_points = 0) when d > kMaxTetQuadratureDegree, since kernels cannot throw.
 template <class T> EDN_HOST_DEVICE constexpr QuadratureTet<T> quadrature_for_degree(int d) {
     if (d <= 1) return tet_quadrature_centroid<T>();
     if (d == 2) return tet_quadrature_degree2<T>();
     if (d > kMaxTetQuadratureDegree) return QuadratureTet<T>{};
+    if (d <= 5) return tet_quadrature_degree5_positive<T>();
     return tet_quadrature_grundmann_moller<T>(d / 2); // smallest s with 2s+1 >= d
 }
 

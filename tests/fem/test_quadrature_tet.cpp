@@ -1,5 +1,6 @@
 #include "fem/quadrature_tet.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>
 
@@ -87,13 +88,30 @@ TEST(FemQuadratureTet, GrundmannMollerRulesExactToTheirDegree) {
     EXPECT_EQ(tet_quadrature_grundmann_moller<double>(-1).num_points, 0);
 }
 
+TEST(FemQuadratureTet, PositiveDegree5Rule) {
+    const QuadratureTet<double> rule = tet_quadrature_degree5_positive<double>();
+    check_rule(rule, 5, 14);
+    EXPECT_GT(max_monomial_error(rule, 6), 1e-8); // degree 5, not 6: the check can fail
+    for (int q = 0; q < rule.num_points; ++q) EXPECT_GT(rule.weight[q], 0.0) << "point " << q;
+    // Grundmann-Moeller s = 1, 2 have a negative weight: why the element rules avoid them.
+    for (int s = 1; s <= 2; ++s) {
+        const QuadratureTet<double> gm = tet_quadrature_grundmann_moller<double>(s);
+        double lowest = 1;
+        for (int q = 0; q < gm.num_points; ++q) lowest = std::min(lowest, gm.weight[q]);
+        EXPECT_LT(lowest, 0.0) << "s = " << s;
+    }
+}
+
 TEST(FemQuadratureTet, QuadratureForDegree) {
-    const int expected_points[10] = {1, 1, 4, 5, 15, 15, 35, 35, 70, 70};
+    const int expected_points[10] = {1, 1, 4, 14, 14, 14, 35, 35, 70, 70};
     for (int d = 0; d <= kMaxTetQuadratureDegree; ++d) {
         const QuadratureTet<double> rule = quadrature_for_degree<double>(d);
         EXPECT_GE(rule.degree, d);
         EXPECT_EQ(rule.num_points, expected_points[d]) << "degree " << d;
         EXPECT_LT(max_monomial_error(rule, d), 1e-13) << "degree " << d;
+        if (d <= 5) {
+            for (int q = 0; q < rule.num_points; ++q) EXPECT_GT(rule.weight[q], 0.0);
+        }
     }
     EXPECT_EQ(quadrature_for_degree<double>(kMaxTetQuadratureDegree + 1).num_points, 0);
 }
@@ -101,7 +119,7 @@ TEST(FemQuadratureTet, QuadratureForDegree) {
 TEST(FemQuadratureTet, ConstexprAndFloat) {
     // Generation is constexpr: a rule can be a compile-time constant on the host.
     static constexpr QuadratureTet<double> rule = quadrature_for_degree<double>(5);
-    static_assert(rule.num_points == 15);
+    static_assert(rule.num_points == 14);
     const QuadratureTet<float> rf = quadrature_for_degree<float>(6);
     float wsum = 0;
     for (int q = 0; q < rf.num_points; ++q) wsum += rf.weight[q];

@@ -152,6 +152,38 @@ TEST_F(CliBench, StepWritesFiniteTimingsAndIterations) {
     EXPECT_EQ(cases, 12);
 }
 
+TEST_F(CliBench, RepatternTimesTheHostRebuildAfterACutAndARefinement) {
+    const fs::path json = root_ / "repattern.json";
+    const BenchRun r = run({"bench", "repattern", "--backend", "cpu", "--max-tets", "10000",
+                            "--orders", "1", "--repeat", "1", "--out", json.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string text = read_text(json);
+    for (const char* key : {"\"benchmark\": \"repattern\"", "\"complete\": true", "\"cases\""})
+        EXPECT_NE(text.find(key), std::string::npos) << key;
+    int cases = 0;
+    for (std::size_t at = text.find("{\"mesh\":", text.find("\"cases\"")); at != std::string::npos;
+         at = text.find("{\"mesh\":", at + 1)) {
+        ++cases;
+        const std::string line = text.substr(at, text.find('\n', at) - at);
+        SCOPED_TRACE(line.substr(0, 160));
+        // Below 100K tets the largest allowed box: 11 x 11 x 11 hexahedra, 7986 tets.
+        EXPECT_EQ(number_after(line, "tets_before", 0), 7986);
+        const double tets = number_after(line, "tets", line.find("\"tets\":"));
+        if (line.find("plane cut") != std::string::npos)
+            EXPECT_EQ(tets, 7986); // a cut separates faces, it adds no cell
+        else
+            EXPECT_GT(tets, 7986); // the refinement splits cells
+        for (const char* key : {"topology", "pattern", "maps", "total"}) {
+            const double ms = number_after(line, key, line.find("\"baseline\""));
+            EXPECT_TRUE(std::isfinite(ms) && ms >= 0) << key;
+        }
+        EXPECT_GT(number_after(line, "nnz_blocks", 0), tets / 6);
+        EXPECT_GT(number_after(line, "simulation_pattern_build_ms", 0), 0);
+        EXPECT_GT(number_after(line, "simulation_rebuild_ms_wall", 0), 0);
+    }
+    EXPECT_EQ(cases, 2);
+}
+
 TEST_F(CliBench, UsageErrorsExit2WithOneLine) {
     const fs::path json = root_ / "bench.json";
     for (const std::vector<std::string>& args :

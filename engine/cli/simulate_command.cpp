@@ -22,31 +22,6 @@
 namespace edn::cli {
 namespace {
 
-/// "g" (magnitude along -z) or "gx,gy,gz".
-std::array<double, 3> parse_gravity(const std::string& text) {
-    std::array<double, 3> g{};
-    std::string s = text;
-    for (char& c : s)
-        if (c == ',') c = ' ';
-    std::istringstream in(s);
-    std::vector<double> values;
-    std::string token;
-    while (in >> token) {
-        char* end = nullptr;
-        const double v = std::strtod(token.c_str(), &end);
-        if (!end || *end != '\0' || !std::isfinite(v))
-            usage_error("simulate: option '--gravity': expected g or gx,gy,gz, got '" + text + "'");
-        values.push_back(v);
-    }
-    if (values.size() == 1)
-        g = {0, 0, -values[0]};
-    else if (values.size() == 3)
-        g = {values[0], values[1], values[2]};
-    else
-        usage_error("simulate: option '--gravity': expected g or gx,gy,gz, got '" + text + "'");
-    return g;
-}
-
 /// Finite numbers separated by spaces and/or commas; calls usage_error(expected) on anything else.
 std::vector<double> parse_numbers(const std::string& text, const std::string& expected) {
     std::string s = text;
@@ -62,6 +37,16 @@ std::vector<double> parse_numbers(const std::string& text, const std::string& ex
         values.push_back(v);
     }
     return values;
+}
+
+/// "g" (magnitude along -z) or "gx,gy,gz".
+std::array<double, 3> parse_gravity(const std::string& text) {
+    const std::string expected =
+        "simulate: option '--gravity': expected g or gx,gy,gz, got '" + text + "'";
+    const std::vector<double> values = parse_numbers(text, expected);
+    if (values.size() == 1) return {0, 0, -values[0]};
+    if (values.size() != 3) usage_error(expected);
+    return {values[0], values[1], values[2]};
 }
 
 /// "px py pz nx ny nz" (spaces and/or commas): a point on the plane and its normal.

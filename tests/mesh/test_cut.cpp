@@ -7,6 +7,7 @@
 #include "mesh/mesh_fixtures.hpp"
 #include "mesh/mesh_loader.hpp"
 #include "mesh/node_layout.hpp"
+#include "mesh/pattern_check.hpp"
 #include "mesh/topology.hpp"
 #include "sparse/bin_bcsr_pattern.hpp"
 #include "test_util.hpp"
@@ -150,27 +151,7 @@ void check_cut(const TetMesh& old_mesh, const CutPlane& plane, const CutResult& 
     }
 }
 
-/// Brute-force pattern: all node pairs sharing a cell, against the exact Bin-BCSR* pattern.
-void check_pattern(const TetMesh& mesh, int order) {
-    const Topology topology = build_topology(mesh);
-    const NodeLayout layout = make_node_layout(topology, order);
-    const BinBcsrPattern p = build_bin_bcsr_pattern(topology, mesh.cells, layout);
-    const std::vector<Index> nodes = cell_node_table(topology, mesh.cells, layout);
-    const int m = nodes_per_cell(order);
-    std::vector<std::set<Index>> neighbours(layout.num_nodes());
-    for (Index t = 0; t < mesh.num_cells(); ++t)
-        for (int a = 0; a < m; ++a)
-            for (int b = 0; b < m; ++b)
-                if (a != b) neighbours[nodes[t * m + a]].insert(nodes[t * m + b]);
-    ASSERT_EQ(p.num_rows, layout.num_nodes());
-    for (Index row = 0; row < p.num_rows; ++row) {
-        ASSERT_EQ(p.row_counts[row], static_cast<Index>(neighbours[row].size())) << "row " << row;
-        std::vector<Index> cols;
-        for (Index j = 0; j < p.row_counts[row]; ++j)
-            cols.push_back(p.columns[p.view().slot(row, j)]);
-        ASSERT_EQ(cols, std::vector<Index>(neighbours[row].begin(), neighbours[row].end()));
-    }
-}
+using test::check_pattern;
 
 TEST(Cut, RandomPlanesOnPerturbedBoxes) {
     std::mt19937 rng(2024);

@@ -25,7 +25,7 @@ std::string quote(std::string_view text) {
 /// One-line usage text of `program` (argv[0]).
 std::string usage_line(const std::string& program) {
     return "usage: " + program +
-           " assembly|spmv|step|reorder|repattern [--backend cpu|cuda] [--max-tets N] [--orders "
+           " assembly|spmv|step|reorder|repattern|pcg [--backend cpu|cuda] [--max-tets N] [--min-tets N] [--orders "
            "1,2,3] "
            "[--repeat R] [--frames F] --out bench.json";
 }
@@ -36,7 +36,8 @@ Options parse_options(int argc, char** argv, const std::string& program) {
     EDN_VERIFY(argc >= 2, ErrorCode::Usage, usage);
     o.benchmark = argv[1];
     EDN_VERIFY(o.benchmark == "assembly" || o.benchmark == "spmv" || o.benchmark == "step" ||
-                   o.benchmark == "reorder" || o.benchmark == "repattern",
+                   o.benchmark == "reorder" || o.benchmark == "repattern" ||
+                   o.benchmark == "pcg",
                ErrorCode::Usage, "unknown benchmark '" << o.benchmark << "'; " << usage);
     for (int i = 2; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -63,6 +64,9 @@ Options parse_options(int argc, char** argv, const std::string& program) {
         } else if (arg == "--max-tets") {
             o.max_tets = integer(value());
             EDN_VERIFY(o.max_tets > 0, ErrorCode::Usage, "--max-tets must be positive");
+        } else if (arg == "--min-tets") {
+            o.min_tets = integer(value());
+            EDN_VERIFY(o.min_tets >= 0, ErrorCode::Usage, "--min-tets must not be negative");
         } else if (arg == "--orders") {
             o.orders.clear();
             std::stringstream list(value());
@@ -216,7 +220,8 @@ Json bench_header(const Options& options, const std::string& device) {
         .add("commit", commit_id())
         .add("host_threads", num_threads())
         .add("repeat", options.repeat)
-        .add("max_tets", options.max_tets);
+        .add("max_tets", options.max_tets)
+        .add("min_tets", options.min_tets);
     return h;
 }
 
@@ -259,6 +264,8 @@ int run_bench(int argc, char** argv) {
             run_reorder_bench(options);
         else if (options.benchmark == "repattern")
             run_repattern_bench(options);
+        else if (options.benchmark == "pcg")
+            run_pcg_bench(options);
         else
             run_step_bench(options);
         return 0;

@@ -27,6 +27,7 @@ struct Options {
     std::string benchmark;             ///< "assembly", "spmv" or "step"
     std::string backend = "cpu";       ///< "cpu" or "cuda"
     std::int64_t max_tets = 2'000'000; ///< largest mesh to run
+    std::int64_t min_tets = 0;         ///< pcg: smallest mesh to run
     std::vector<int> orders = {1, 2, 3};
     bool orders_given = false; ///< --orders was on the command line (step: default 1,2)
     int repeat = 0;            ///< repetitions per measurement (0: 10 on CUDA, 3 on CPU)
@@ -133,6 +134,8 @@ void run_spmv_bench(const Options& options);
 void run_reorder_bench(const Options& options);
 /// Re-pattern after a cut, device and host (bench_repattern.cpp).
 void run_repattern_bench(const Options& options);
+/// One PCG iteration per CUDA solver variant, against the CPU PCG (bench_pcg.cpp).
+void run_pcg_bench(const Options& options);
 /// The per-frame simulation benchmark (bench_step.cpp).
 void run_step_bench(const Options& options);
 

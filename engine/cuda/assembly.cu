@@ -54,12 +54,11 @@ __global__ void cell_nodes_kernel(const int4* cells, const Index* cell_edges,
         const bool forward = edges[e].x == v[ev[le][0]]; // edge nodes run from the lower vertex
         for (int k = 0; k < p - 1; ++k) {
             const int kk = forward ? k : p - 2 - k;
-            o[at++] = layout.num_vertices + e * (p - 1) + kk;
+            o[at++] = layout.edge_node(e, kk);
         }
     }
     if (p == 3)
-        for (int lf = 0; lf < 4; ++lf)
-            o[at++] = layout.num_vertices + 2 * layout.num_edges + cell_faces[4 * t + lf];
+        for (int lf = 0; lf < 4; ++lf) o[at++] = layout.face_node(cell_faces[4 * t + lf], 0);
 }
 
 // ---- exact counts (Eq. 6), accumulated per simplex with atomics (paper sec. 4.1) ---------------
@@ -122,9 +121,9 @@ __global__ void expand_row_counts(const Index* vertex_count, const Index* edge_c
     if (node < layout.num_vertices)
         count = vertex_count[node];
     else if (node < layout.first_face_node())
-        count = edge_count[(node - layout.num_vertices) / (layout.order - 1)];
+        count = edge_count[layout.edge_of_node(node)];
     else
-        count = face_count[node - layout.first_face_node()];
+        count = face_count[layout.face_of_node(node)];
     row_counts[node] = count - 1; // the diagonal block is stored apart
 }
 
@@ -149,10 +148,10 @@ struct NodeCellsDevice {
         if (node < layout.num_vertices) {
             begin = vertex_offsets[node], end = vertex_offsets[node + 1], list = vertex_cells;
         } else if (node < layout.first_face_node()) {
-            const Index e = (node - layout.num_vertices) / (layout.order - 1);
+            const Index e = layout.edge_of_node(node);
             begin = edge_offsets[e], end = edge_offsets[e + 1], list = edge_cells;
         } else {
-            const Index f = node - layout.first_face_node();
+            const Index f = layout.face_of_node(node);
             begin = face_offsets[f], end = face_offsets[f + 1], list = face_cells;
         }
     }
@@ -592,6 +591,15 @@ struct Assembly::Impl {
                 topo.face_offsets.data(),
                 topo.face_cells.data()};
     }
+    /// Points the layout's node slot order at the device topology's (kernels use `layout`).
+    void use_device_slots() {
+        const bool edges = layout.order >= 2 && topo.edge_at.size() == std::size_t(topo.num_edges);
+        const bool faces = layout.order >= 3 && topo.face_at.size() == std::size_t(topo.num_faces);
+        layout.edge_slot = edges ? topo.edge_slot.data() : nullptr;
+        layout.edge_at = edges ? topo.edge_at.data() : nullptr;
+        layout.face_slot = faces ? topo.face_slot.data() : nullptr;
+        layout.face_at = faces ? topo.face_at.data() : nullptr;
+    }
     void finish_setup(const TetMesh& mesh, int order);
     void ensure_blocks_allocated();
     /// Per-entry summation of every target, blocks from `src`; `nodes` > 0 stages that many
@@ -620,6 +628,7 @@ Assembly::Assembly(const TetMesh& mesh, const Topology& topology, int order)
     StageTimer timer;
     timer.start();
     upload_topology(mesh, topology, d.topo);
+    d.use_device_slots();
     d.held += d.topo.bytes();
     d.peak = std::max(d.peak, d.held);
     d.finish_setup(mesh, order);
@@ -638,7 +647,7 @@ Assembly::Assembly(const TetMesh& mesh, int order) : impl_(std::make_unique<Impl
     d.times.upload = timer.stop();
     timer.start();
     std::size_t peak_extra = 0;
-    build_device_topology(d.topo, peak_extra);
+    build_device_topology(d.topo, peak_extra, order);
     d.held += d.topo.bytes() - d.topo.cells.bytes();
     d.peak = std::max(std::max(d.peak, d.held), peak_extra);
     d.times.topology = timer.stop();
@@ -646,6 +655,7 @@ Assembly::Assembly(const TetMesh& mesh, int order) : impl_(std::make_unique<Impl
     d.layout.num_vertices = d.topo.num_vertices;
     d.layout.num_edges = d.topo.num_edges;
     d.layout.num_faces = d.topo.num_faces;
+    d.use_device_slots();
     EDN_VERIFY(static_cast<std::int64_t>(d.layout.num_vertices) +
                        std::int64_t(order - 1) * d.layout.num_edges +
                        std::int64_t(d.layout.nodes_per_face()) * d.layout.num_faces <

@@ -64,7 +64,7 @@ public:
     NodeCellsView device_node_cells() const;
     CellNodesView device_cell_nodes() const;
     /// The node layout of this assembly.
-    const NodeLayout& layout() const;
+    const NodeLayout& layout() const; ///< its node slot order pointers are device pointers
 
     /// The device topology, copied back (no boundary faces), for tests.
     Topology download_topology() const;

@@ -35,6 +35,10 @@ struct PcgOptions {
     /// Fuse p = z + beta p into the next SpMV (gathers z and p_old, double-buffered p) instead of
     /// a separate kernel.
     bool fused_direction = false;
+    /// Single-reduction recurrences (Chronopoulos-Gear CG): per iteration one vector kernel
+    /// (p, s = A p by recurrence, x, r, z and r.z) and one SpMV (w = A z and z.w), two grid-wide
+    /// dependencies instead of three; ignored with fused_direction and by the persistent loop.
+    bool single_reduction = false;
     /// Read the matrix (values, columns) with evict-first loads so the vectors stay in L2.
     bool streaming_loads = true;
     /// Launch each loop kernel with programmatic dependent launch, so its blocks start while the

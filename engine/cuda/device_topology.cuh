@@ -19,19 +19,24 @@ struct DeviceTopology {
     DeviceBuffer<Index> vertex_offsets, vertex_cells; ///< vertexCells CSR (ascending cells)
     DeviceBuffer<Index> edge_offsets, edge_cells;     ///< edgeCells CSR (ascending cells)
     DeviceBuffer<Index> face_offsets, face_cells;     ///< faceCells CSR (ascending cells)
+    /// Node slot order (Topology::edge_slot ...); empty where not built (the identity).
+    DeviceBuffer<Index> edge_slot, edge_at, face_slot, face_at;
 
     /// Bytes held on the device.
     std::size_t bytes() const {
         return cells.bytes() + edges.bytes() + faces.bytes() + face_edges.bytes() +
                cell_edges.bytes() + cell_faces.bytes() + vertex_offsets.bytes() +
                vertex_cells.bytes() + edge_offsets.bytes() + edge_cells.bytes() +
-               face_offsets.bytes() + face_cells.bytes();
+               face_offsets.bytes() + face_cells.bytes() + edge_slot.bytes() + edge_at.bytes() +
+               face_slot.bytes() + face_at.bytes();
     }
 };
 
 /// Builds everything but `cells` (already uploaded, num_vertices and num_cells set) on the
 /// device. Reads back only #E and #F. `peak_extra` receives the largest temporary bytes held.
-void build_device_topology(DeviceTopology& topology, std::size_t& peak_extra);
+/// The node slot order is built for the nodes an order-`order` layout has (edges from p = 2,
+/// faces from p = 3), equal to the host's (order_node_slots).
+void build_device_topology(DeviceTopology& topology, std::size_t& peak_extra, int order);
 
 /// Uploads a host topology (and the mesh cells).
 void upload_topology(const TetMesh& mesh, const Topology& host, DeviceTopology& topology);

@@ -32,7 +32,7 @@ struct PcgState {
     int iterations; // x updates done
     int max_iterations;
     int status;
-    int pad;
+    int single; // single-reduction (Chronopoulos-Gear) recurrences: alpha from r.z, u.Au, beta
 };
 
 // ---- reductions -------------------------------------------------------------------------------
@@ -282,8 +282,10 @@ __device__ __forceinline__ void spmv_bin(const SpmvArgs& a, Index bin, int lane,
     }
 }
 
-/// alpha = r.z / p.q of the iteration, or breakdown.
+/// alpha = r.z / p.q of the iteration, or breakdown. Single-reduction form: the SpMV gave
+/// u.Au (u the preconditioned residual) instead of p.q, and p.q = u.Au - beta r.z / alpha_old.
 __device__ __forceinline__ void set_alpha(PcgState& s, double pq) {
+    if (s.single && s.beta != 0) pq -= s.beta * s.rz / s.alpha;
     const double alpha = s.rz / pq;
     if (!(pq > 0) || !isfinite(alpha))
         s.status = kBreakdown;
@@ -453,6 +455,75 @@ __global__ void update_kernel(float* __restrict__ x, float* __restrict__ r, floa
     if (threadIdx.x == 0) {
         double t0 = 0, t1 = 0;
         for (int w = 0; w < kUpdateBlock / kWarp; ++w) t0 += s[0][w], t1 += s[1][w];
+        partials[2 * blockIdx.x] = t0;
+        partials[2 * blockIdx.x + 1] = t1;
+    }
+    allow_next_kernel();
+    if (!last_block_done(done, threadIdx.x == 0)) return;
+    double sum[2];
+    block_sum_partials<2, kUpdateBlock>(partials, gridDim.x, sum);
+    if (threadIdx.x != 0) return;
+    PcgState& st = *state;
+    ++st.iterations;
+    st.rr = sum[1];
+    if (sum[1] <= st.tol2 * st.ref2) {
+        st.status = kConverged;
+    } else if (!(sum[0] > 0) || !isfinite(sum[0])) {
+        st.status = kBreakdown;
+    } else {
+        st.beta = sum[0] / st.rz;
+        st.rz = sum[0];
+        if (st.iterations >= st.max_iterations) st.status = kCapped;
+    }
+}
+
+/// Single-reduction iteration (Chronopoulos-Gear), the vector half: p = u + beta p,
+/// s = w + beta s (s = A p without an SpMV; w = A u from the previous SpMV), x += alpha p,
+/// r = P (r - alpha s), u = P M^-1 r; r.u, r.r; the last block decides and sets beta. The SpMV
+/// that follows computes w = A u and u.w, from which set_alpha derives alpha: one grid-wide
+/// dependency fewer per iteration than update_kernel + direction_kernel.
+__global__ void update_single_kernel(float* __restrict__ x, float* __restrict__ r,
+                                     float* __restrict__ u, float* __restrict__ p,
+                                     float* __restrict__ s, const float* __restrict__ w,
+                                     const float* __restrict__ inverse_diag,
+                                     const std::uint8_t* fixed, Index rows, double* partials,
+                                     unsigned int* done, PcgState* state) {
+    wait_for_previous_kernel();
+    if (state->status != kRunning) return;
+    const float alpha = static_cast<float>(state->alpha);
+    const float beta = static_cast<float>(state->beta);
+    const Index row = blockIdx.x * blockDim.x + threadIdx.x;
+    double ru = 0, rr = 0;
+    if (row < rows) {
+        const std::int64_t n = rows, r3 = 3 * static_cast<std::int64_t>(row);
+        const bool free = is_free(fixed, row);
+        float rv[3];
+        for (int i = 0; i < 3; ++i) {
+            const float pi = u[r3 + i] + beta * p[r3 + i];
+            const float si = w[r3 + i] + beta * s[r3 + i];
+            p[r3 + i] = pi;
+            s[r3 + i] = si;
+            x[r3 + i] += alpha * pi;
+            rv[i] = free ? r[r3 + i] - alpha * si : 0.f;
+            r[r3 + i] = rv[i];
+        }
+        const float* m = inverse_diag + row;
+        for (int i = 0; i < 3; ++i) {
+            const float ui =
+                m[3 * i * n] * rv[0] + m[(3 * i + 1) * n] * rv[1] + m[(3 * i + 2) * n] * rv[2];
+            u[r3 + i] = ui;
+            ru += double(rv[i]) * ui;
+            rr += double(rv[i]) * rv[i];
+        }
+    }
+    __shared__ double sh[2][kUpdateBlock / kWarp];
+    ru = warp_sum(ru);
+    rr = warp_sum(rr);
+    if ((threadIdx.x & 31) == 0) sh[0][threadIdx.x / kWarp] = ru, sh[1][threadIdx.x / kWarp] = rr;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t0 = 0, t1 = 0;
+        for (int k = 0; k < kUpdateBlock / kWarp; ++k) t0 += sh[0][k], t1 += sh[1][k];
         partials[2 * blockIdx.x] = t0;
         partials[2 * blockIdx.x + 1] = t1;
     }
@@ -823,6 +894,7 @@ struct Pcg::Impl {
                    a.split == b.split && a.row_counts == b.row_counts && x == o.x &&
                    options.schedule == o.options.schedule &&
                    options.fused_direction == o.options.fused_direction &&
+                   options.single_reduction == o.options.single_reduction &&
                    options.streaming_loads == o.options.streaming_loads &&
                    options.programmatic_launch == o.options.programmatic_launch && count == o.count;
         }
@@ -925,6 +997,8 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
     init.tol2 = settings.relative_tolerance * settings.relative_tolerance;
     init.max_iterations = settings.max_iterations;
     init.status = kRunning;
+    const bool single = d.options.single_reduction && !d.options.fused_direction;
+    init.single = single ? 1 : 0;
     EDN_CUDA_CHECK(
         cudaMemcpyAsync(d.state.data(), &init, sizeof(PcgState), cudaMemcpyHostToDevice, stream));
     invert_diagonal_kernel<<<grid_for(rows, kUpdateBlock), kUpdateBlock, 0, stream>>>(
@@ -978,7 +1052,7 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
 
     const std::int64_t n3 = 3 * static_cast<std::int64_t>(rows);
     const int max_blocks = d.cooperative_blocks[d.options.streaming_loads ? 1 : 0];
-    if (!args.fused && rows <= d.options.persistent_max_rows && max_blocks > 0 &&
+    if (!args.fused && !single && rows <= d.options.persistent_max_rows && max_blocks > 0 &&
         settings.max_iterations > 0) {
         // One warp per bin per pass at most: no more blocks than that (cheaper barriers).
         const Index bins = args.bins;
@@ -1003,12 +1077,35 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
         EDN_CUDA_CHECK(cudaStreamSynchronize(stream));
         return to_result(final_state);
     }
+    if (single) {
+        // p_-1 = s_-1 = 0 (beta_0 = 0 multiplies them), then w_0 = A u_0, u_0.w_0 -> alpha_0.
+        EDN_CUDA_CHECK(cudaMemsetAsync(d.p[0].data(), 0, d.p[0].bytes(), stream));
+        EDN_CUDA_CHECK(cudaMemsetAsync(d.p[1].data(), 0, d.p[1].bytes(), stream));
+        SpmvArgs first = args;
+        first.x = d.z.data();
+        first.y = d.q.data();
+        launch_spmv<SpmvMode::Direction>(first, d.options.schedule, d.options.streaming_loads,
+                                         false, stream);
+    }
     int current = 0; // p buffer holding the latest direction
     const int interval = d.options.check_interval;
     // Enqueues `count` iterations on `s` (the first kernel follows a status read-back copy or a
     // graph boundary: no PDL there).
     auto enqueue_chunk = [&](int count, cudaStream_t s) {
-        for (int i = 0; i < count; ++i) {
+        for (int i = 0; i < count && single; ++i) {
+            // u = z, w = q, p = p[0], s = p[1]: vector half, then w = A u and u.w.
+            const bool pdl = d.options.programmatic_launch && d.pdl_supported;
+            launch(update_single_kernel, row_blocks, kUpdateBlock, s, pdl && i > 0, x, d.r.data(),
+                   d.z.data(), d.p[0].data(), d.p[1].data(), static_cast<const float*>(d.q.data()),
+                   static_cast<const float*>(d.inverse_diag.data()), fixed, rows, d.partials.data(),
+                   done, d.state.data());
+            SpmvArgs w = args;
+            w.x = d.z.data();
+            w.y = d.q.data();
+            launch_spmv<SpmvMode::Direction>(w, d.options.schedule, d.options.streaming_loads, pdl,
+                                             s);
+        }
+        for (int i = 0; i < count && !single; ++i) {
             SpmvArgs dir = args;
             dir.x = d.p[current].data();
             dir.z = d.z.data();

@@ -207,7 +207,58 @@ std::vector<Index> vertex_cell_counts(std::span<const Cell> cells, Index num_ver
     return counts;
 }
 
-void build_device_topology(DeviceTopology& topo, std::size_t& peak_extra) {
+__global__ void count_face_edges_kernel(const Index* face_edges, Index nf, Index* counts) {
+    const Index f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= nf) return;
+    for (int i = 0; i < 3; ++i) atomicAdd(&counts[face_edges[3 * f + i]], 1);
+}
+
+/// Sort keys of the node slot order: window << 8 | min(cells (+ extra), 255); values = ids.
+__global__ void slot_keys_kernel(const Index* offsets, const Index* extra, Index n,
+                                 unsigned int* keys, Index* values) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Index count = offsets[i + 1] - offsets[i];
+    if (extra) count += extra[i];
+    keys[i] = (static_cast<unsigned int>(i / kNodeSlotWindow) << 8) |
+              static_cast<unsigned int>(count < 255 ? count : 255);
+    values[i] = i;
+}
+
+__global__ void invert_slots_kernel(const Index* at, Index n, Index* slot) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) slot[at[i]] = i;
+}
+
+/// at/slot of `n` simplices with CSR `offsets` of their cells (+ `extra` per simplex): a stable
+/// radix sort by (window, key), the host's per-window stable sort.
+void order_slots(const DeviceBuffer<Index>& offsets, const Index* extra, Index n,
+                 DeviceBuffer<Index>& slot, DeviceBuffer<Index>& at, std::size_t& peak_extra,
+                 std::size_t base) {
+    slot.resize(n);
+    at.resize(n);
+    if (n == 0) return;
+    DeviceBuffer<unsigned int> keys(n), keys_out(n);
+    DeviceBuffer<Index> values(n);
+    slot_keys_kernel<<<blocks_for(n), kBlock>>>(offsets.data(), extra, n, keys.data(),
+                                                values.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    const int bits = 8 + bits_for((n + kNodeSlotWindow - 1) / kNodeSlotWindow);
+    std::size_t temp_bytes = 0;
+    EDN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.data(),
+                                                   keys_out.data(), values.data(), at.data(), n,
+                                                   0, bits));
+    DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
+    EDN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), temp_bytes, keys.data(),
+                                                   keys_out.data(), values.data(), at.data(), n,
+                                                   0, bits));
+    peak_extra = std::max(peak_extra, base + slot.bytes() + at.bytes() + 2 * keys.bytes() +
+                                          values.bytes() + temp.bytes());
+    invert_slots_kernel<<<blocks_for(n), kBlock>>>(at.data(), n, slot.data());
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
+void build_device_topology(DeviceTopology& topo, std::size_t& peak_extra, int order) {
     const Index nt = topo.num_cells, nv = topo.num_vertices;
     EDN_VERIFY(nv < (1 << 21), ErrorCode::Unsupported,
                "GPU topology supports meshes below 2^21 vertices (" << nv << " given)");
@@ -285,6 +336,23 @@ void build_device_topology(DeviceTopology& topo, std::size_t& peak_extra) {
             topo.num_faces, topo.faces.data(), topo.face_edges.data());
         EDN_CUDA_CHECK_LAUNCH();
     }
+    base += topo.face_offsets.bytes() + topo.face_cells.bytes() + topo.faces.bytes() +
+            topo.face_edges.bytes() + topo.cell_faces.bytes();
+    // Node slot order: edges by T_e + F_e (p >= 2), faces by T_f (p = 3).
+    if (order >= 2) {
+        DeviceBuffer<Index> faces_of_edge(topo.num_edges);
+        EDN_CUDA_CHECK(cudaMemset(faces_of_edge.data(), 0, faces_of_edge.bytes()));
+        if (topo.num_faces > 0) {
+            count_face_edges_kernel<<<blocks_for(topo.num_faces), kBlock>>>(
+                topo.face_edges.data(), topo.num_faces, faces_of_edge.data());
+            EDN_CUDA_CHECK_LAUNCH();
+        }
+        order_slots(topo.edge_offsets, faces_of_edge.data(), topo.num_edges, topo.edge_slot,
+                    topo.edge_at, peak_extra, base + faces_of_edge.bytes());
+    }
+    if (order >= 3)
+        order_slots(topo.face_offsets, nullptr, topo.num_faces, topo.face_slot, topo.face_at,
+                    peak_extra, base + topo.edge_slot.bytes() + topo.edge_at.bytes());
 }
 
 void upload_topology(const TetMesh& mesh, const Topology& host, DeviceTopology& d) {
@@ -308,6 +376,10 @@ void upload_topology(const TetMesh& mesh, const Topology& host, DeviceTopology& 
     up(d.edge_cells, host.edge_cells.indices.data(), host.edge_cells.indices.size());
     up(d.face_offsets, host.face_cells.offsets.data(), host.face_cells.offsets.size());
     up(d.face_cells, host.face_cells.indices.data(), host.face_cells.indices.size());
+    up(d.edge_slot, host.edge_slot.data(), host.edge_slot.size());
+    up(d.edge_at, host.edge_at.data(), host.edge_at.size());
+    up(d.face_slot, host.face_slot.data(), host.face_slot.size());
+    up(d.face_at, host.face_at.data(), host.face_at.size());
 }
 
 Topology download_topology(const DeviceTopology& d) {
@@ -346,6 +418,10 @@ Topology download_topology(const DeviceTopology& d) {
     down(t.edge_cells.indices, d.edge_cells, d.edge_cells.size());
     down(t.face_cells.offsets, d.face_offsets, d.face_offsets.size());
     down(t.face_cells.indices, d.face_cells, d.face_cells.size());
+    down(t.edge_slot, d.edge_slot, d.edge_slot.size());
+    down(t.edge_at, d.edge_at, d.edge_at.size());
+    down(t.face_slot, d.face_slot, d.face_slot.size());
+    down(t.face_at, d.face_at, d.face_at.size());
     return t;
 }
 

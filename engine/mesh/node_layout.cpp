@@ -17,7 +17,18 @@ NodeLayout make_node_layout(const Topology& topology, int order) {
     EDN_VERIFY(nodes <= std::numeric_limits<Index>::max(), ErrorCode::OutOfMemory,
                "node layout: " << nodes << " nodes of order " << order
                                << " exceed the 32-bit index range");
-    return NodeLayout{order, topology.num_vertices, topology.num_edges(), topology.num_faces()};
+    NodeLayout layout{order, topology.num_vertices, topology.num_edges(), topology.num_faces()};
+    if (order >= 2 && static_cast<Index>(topology.edge_at.size()) == topology.num_edges() &&
+        static_cast<Index>(topology.edge_slot.size()) == topology.num_edges()) {
+        layout.edge_slot = topology.edge_slot.data();
+        layout.edge_at = topology.edge_at.data();
+    }
+    if (order >= 3 && static_cast<Index>(topology.face_at.size()) == topology.num_faces() &&
+        static_cast<Index>(topology.face_slot.size()) == topology.num_faces()) {
+        layout.face_slot = topology.face_slot.data();
+        layout.face_at = topology.face_at.data();
+    }
+    return layout;
 }
 
 NodeKind node_kind(const NodeLayout& layout, Index node) {
@@ -32,9 +43,9 @@ Index node_simplex(const NodeLayout& layout, Index node) {
     case NodeKind::Vertex:
         return node;
     case NodeKind::Edge:
-        return (node - layout.first_edge_node()) / layout.nodes_per_edge();
+        return layout.edge_of_node(node);
     case NodeKind::Face:
-        return (node - layout.first_face_node()) / layout.nodes_per_face();
+        return layout.face_of_node(node);
     }
     return -1;
 }

@@ -4,9 +4,12 @@
 ///
 /// Global node numbering (node indices derive from simplex indices, paper sec. 4.1):
 ///   vertex nodes  [0, V)                     node of vertex v          = v
-///   edge nodes    [V, V + (p-1)E)            node k of edge e          = V + e(p-1) + k
+///   edge nodes    [V, V + (p-1)E)            node k of edge e          = V + slot(e)(p-1) + k
 ///   face nodes    [V + (p-1)E, num_nodes())  node k of face f          = V + (p-1)E +
-///   f(p-1)(p-2)/2 + k
+///   slot(f)(p-1)(p-2)/2 + k
+/// slot(e) is the edge's place in the topology's node slot order (Topology::edge_slot: edges
+/// grouped by row length within windows of 1024, so the 32-row bins of the matrix carry little
+/// padding); without one (a hand-made topology) slot(e) = e. Likewise for faces.
 /// Edge node k (0 <= k < p-1) of edge (a, b), a < b, lies at a + (k+1)/p (b - a): edge nodes are
 /// ordered from the edge's lower global vertex. For p = 3 the one face node lies at the face
 /// centroid. There are no cell-interior nodes for p <= 3.
@@ -55,6 +58,13 @@ struct NodeLayout {
     Index num_vertices = 0; ///< #V
     Index num_edges = 0;    ///< #E
     Index num_faces = 0;    ///< #F
+    /// Node slot order (Topology::edge_slot ...): #E slot of each edge and edge of each slot, #F
+    /// likewise; nullptr = the identity. Host pointers into the topology the layout was made
+    /// from (keep it alive and in place), or device pointers in a layout made for kernels.
+    const Index* edge_slot = nullptr;
+    const Index* edge_at = nullptr;
+    const Index* face_slot = nullptr;
+    const Index* face_at = nullptr;
 
     /// Nodes inside each edge: p-1.
     EDN_HOST_DEVICE Index nodes_per_edge() const { return order - 1; }
@@ -72,15 +82,26 @@ struct NodeLayout {
     }
     /// Global index of node k of edge e (k counted from the edge's lower vertex).
     EDN_HOST_DEVICE Index edge_node(Index edge, int k) const {
-        return first_edge_node() + edge * nodes_per_edge() + k;
+        return first_edge_node() + (edge_slot ? edge_slot[edge] : edge) * nodes_per_edge() + k;
     }
     /// Global index of node k of face f.
     EDN_HOST_DEVICE Index face_node(Index face, int k) const {
-        return first_face_node() + face * nodes_per_face() + k;
+        return first_face_node() + (face_slot ? face_slot[face] : face) * nodes_per_face() + k;
+    }
+    /// The edge of an edge node (first_edge_node() <= node < first_face_node()).
+    EDN_HOST_DEVICE Index edge_of_node(Index node) const {
+        const Index slot = (node - first_edge_node()) / nodes_per_edge();
+        return edge_at ? edge_at[slot] : slot;
+    }
+    /// The face of a face node (node >= first_face_node(), p = 3).
+    EDN_HOST_DEVICE Index face_of_node(Index node) const {
+        const Index slot = (node - first_face_node()) / nodes_per_face();
+        return face_at ? face_at[slot] : slot;
     }
 };
 
-/// The node layout of order `order` on `topology`; throws edn::Error(Usage) unless 1 <= order <= 3
+/// The node layout of order `order` on `topology` (with its node slot order when it has one:
+/// the layout then points into `topology`); throws edn::Error(Usage) unless 1 <= order <= 3
 /// or when the node count exceeds the 32-bit index range (OutOfMemory).
 NodeLayout make_node_layout(const Topology& topology, int order);
 

@@ -312,7 +312,48 @@ Topology build_topology(const TetMesh& mesh) {
         topo.boundary_faces[b] = {cells[c][fv[0]], cells[c][fv[1]], cells[c][fv[2]]};
         topo.boundary_face_cell[b] = c;
     });
+    order_node_slots(topo);
     return topo;
+}
+
+namespace {
+
+/// at[i]: the ids of each window [w, w + kNodeSlotWindow) stably sorted by key(id); slot: inverse.
+template <class Key>
+void windowed_order(Index n, Key key, std::vector<Index>& slot, std::vector<Index>& at) {
+    at.resize(n);
+    slot.resize(n);
+    const Index windows = (n + kNodeSlotWindow - 1) / kNodeSlotWindow;
+    parallel_for(0, windows, [&](std::int64_t w) {
+        const Index begin = static_cast<Index>(w) * kNodeSlotWindow;
+        const Index end = std::min(n, begin + kNodeSlotWindow);
+        std::iota(at.begin() + begin, at.begin() + end, begin);
+        std::stable_sort(at.begin() + begin, at.begin() + end,
+                         [&](Index a, Index b) { return key(a) < key(b); });
+        for (Index i = begin; i < end; ++i) slot[at[i]] = i;
+    });
+}
+
+} // namespace
+
+void order_node_slots(Topology& t) {
+    const Index ne = t.num_edges(), nf = t.num_faces();
+    EDN_VERIFY(t.edge_cells.num_rows() == ne && t.face_cells.num_rows() == nf &&
+                   static_cast<Index>(t.face_edges.size()) == nf,
+               ErrorCode::Internal, "order_node_slots: incomplete topology");
+    // F_e from face_edges (a downloaded device topology has no edge_face_count).
+    std::vector<Index> faces_of_edge = t.edge_face_count;
+    if (static_cast<Index>(faces_of_edge.size()) != ne) {
+        faces_of_edge.assign(ne, 0);
+        for (Index f = 0; f < nf; ++f)
+            for (Index e : t.face_edges[f]) ++faces_of_edge[e];
+    }
+    windowed_order(
+        ne, [&](Index e) { return node_slot_key(t.edge_cells.row_size(e) + faces_of_edge[e]); },
+        t.edge_slot, t.edge_at);
+    windowed_order(
+        nf, [&](Index f) { return node_slot_key(t.face_cells.row_size(f)); }, t.face_slot,
+        t.face_at);
 }
 
 Index num_components(const Topology& topology) {

@@ -46,12 +46,11 @@ struct NodeCellsView {
             simplex = node;
             return vertex_cells;
         }
-        const Index first_face = layout.num_vertices + (layout.order - 1) * layout.num_edges;
-        if (node < first_face) {
-            simplex = (node - layout.num_vertices) / (layout.order - 1);
+        if (node < layout.first_face_node()) {
+            simplex = layout.edge_of_node(node);
             return edge_cells;
         }
-        simplex = node - first_face; // (p-1)(p-2)/2 = 1 face node for p = 3
+        simplex = layout.face_of_node(node);
         return face_cells;
     }
 };

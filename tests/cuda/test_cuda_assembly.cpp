@@ -121,6 +121,19 @@ TEST_P(CudaAssemblyTest, GpuTopologyAndPatternEqualCpu) {
         EXPECT_EQ(t.edge_cells.indices, f.topology.edge_cells.indices);
         EXPECT_EQ(t.face_cells.offsets, f.topology.face_cells.offsets);
         EXPECT_EQ(t.face_cells.indices, f.topology.face_cells.indices);
+        // The node slot order: built on the device for the nodes the order has.
+        if (order >= 2) {
+            EXPECT_EQ(t.edge_at, f.topology.edge_at);
+            EXPECT_EQ(t.edge_slot, f.topology.edge_slot);
+        } else {
+            EXPECT_TRUE(t.edge_at.empty());
+        }
+        if (order >= 3) {
+            EXPECT_EQ(t.face_at, f.topology.face_at);
+            EXPECT_EQ(t.face_slot, f.topology.face_slot);
+        } else {
+            EXPECT_TRUE(t.face_at.empty());
+        }
         gpu.build_pattern();
         const BinBcsrPattern p = gpu.download_pattern();
         EXPECT_EQ(p.row_counts, f.pattern.row_counts);

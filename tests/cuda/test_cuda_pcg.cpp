@@ -75,22 +75,40 @@ std::vector<cuda::PcgOptions> all_variants(bool all = false) {
                         cuda::PcgOptions o;
                         o.schedule = schedule;
                         o.fused_direction = fused;
+                        o.single_reduction = false;
                         o.programmatic_launch = pdl;
                         o.streaming_loads = streaming;
                         o.graph = graph;
                         o.persistent_max_rows = 0;
                         v.push_back(o);
                     }
-    for (int warps : {1, 2, 4}) { // q = A p with 1, 2 or 4 warps per bin (static, unfused)
-        cuda::PcgOptions o;
-        o.warps_per_bin = warps;
-        o.persistent_max_rows = 0;
-        v.push_back(o);
-    }
+    for (bool single : {false, true})
+        for (int warps : {1, 2, 4}) { // q = A p with 1, 2 or 4 warps per bin (static, unfused)
+            cuda::PcgOptions o;
+            o.warps_per_bin = warps;
+            o.single_reduction = single;
+            o.fused_direction = false;
+            o.persistent_max_rows = 0;
+            v.push_back(o);
+        }
+    for (cuda::SpmvSchedule schedule :
+         {cuda::SpmvSchedule::Static, cuda::SpmvSchedule::WarpDynamic})
+        for (bool pdl : {true, false})
+            for (bool graph : {true, false}) { // single-reduction recurrences
+                cuda::PcgOptions o;
+                o.schedule = schedule;
+                o.fused_direction = false;
+                o.single_reduction = true;
+                o.programmatic_launch = pdl;
+                o.graph = graph;
+                o.persistent_max_rows = 0;
+                v.push_back(o);
+            }
     for (bool streaming : {true, false}) { // the persistent loop (ignores schedule, pdl, graph)
         if (!streaming && !all) continue;
         cuda::PcgOptions o;
         o.streaming_loads = streaming;
+        o.single_reduction = false;
         o.persistent_max_rows = 1 << 30;
         v.push_back(o);
     }
@@ -99,9 +117,11 @@ std::vector<cuda::PcgOptions> all_variants(bool all = false) {
 
 std::string variant_name(const cuda::PcgOptions& o) {
     return std::string(o.schedule == cuda::SpmvSchedule::Static ? "static" : "dynamic") +
-           (o.fused_direction ? "+fused" : "+separate") + (o.programmatic_launch ? "+pdl" : "") +
-           (o.streaming_loads ? "+stream" : "") + (o.graph ? "+graph" : "") +
-           (o.persistent_max_rows > 0 ? "+persistent" : "") +
+           (o.fused_direction    ? "+fused"
+            : o.single_reduction ? "+single"
+                                 : "+separate") +
+           (o.programmatic_launch ? "+pdl" : "") + (o.streaming_loads ? "+stream" : "") +
+           (o.graph ? "+graph" : "") + (o.persistent_max_rows > 0 ? "+persistent" : "") +
            (o.warps_per_bin > 0 ? "+warps" + std::to_string(o.warps_per_bin) : "");
 }
 
@@ -195,27 +215,30 @@ TEST_P(CudaPcg, GraphReplayEqualsPlainLaunches) {
     const std::vector<float> bf(b.begin(), b.end());
     const cuda::DeviceMatrix dm(s.af);
     for (int cap : {5, 13, 2000})
-        for (int interval : {1, 3, 8}) {
-            PcgSettings settings;
-            settings.relative_tolerance = 1e-5;
-            settings.max_iterations = cap;
-            settings.warm_start = false;
-            cuda::PcgOptions plain;
-            plain.graph = false;
-            plain.persistent_max_rows = 0;
-            plain.check_interval = interval;
-            cuda::PcgOptions graph = plain;
-            graph.graph = true;
-            cuda::Pcg a(s.rows(), plain), g(s.rows(), graph);
-            std::vector<float> xa(s.dofs(), 0.f), xg(s.dofs(), 0.f);
-            const PcgResult ra = a.solve_host(dm.view(), bf, xa, settings);
-            const PcgResult rg = g.solve_host(dm.view(), bf, xg, settings);
-            SCOPED_TRACE("cap " + std::to_string(cap) + " interval " + std::to_string(interval));
-            EXPECT_EQ(ra.iterations, rg.iterations);
-            EXPECT_LE(rg.iterations, cap);
-            EXPECT_EQ(ra.converged, rg.converged);
-            EXPECT_EQ(xa, xg);
-        }
+        for (int interval : {1, 3, 8})
+            for (bool single : {false, true}) {
+                PcgSettings settings;
+                settings.relative_tolerance = 1e-5;
+                settings.max_iterations = cap;
+                settings.warm_start = false;
+                cuda::PcgOptions plain;
+                plain.graph = false;
+                plain.persistent_max_rows = 0;
+                plain.check_interval = interval;
+                plain.single_reduction = single;
+                cuda::PcgOptions graph = plain;
+                graph.graph = true;
+                cuda::Pcg a(s.rows(), plain), g(s.rows(), graph);
+                std::vector<float> xa(s.dofs(), 0.f), xg(s.dofs(), 0.f);
+                const PcgResult ra = a.solve_host(dm.view(), bf, xa, settings);
+                const PcgResult rg = g.solve_host(dm.view(), bf, xg, settings);
+                SCOPED_TRACE("cap " + std::to_string(cap) + " interval " +
+                             std::to_string(interval) + (single ? " single" : ""));
+                EXPECT_EQ(ra.iterations, rg.iterations);
+                EXPECT_LE(rg.iterations, cap);
+                EXPECT_EQ(ra.converged, rg.converged);
+                EXPECT_EQ(xa, xg);
+            }
 }
 
 TEST_P(CudaPcg, PersistentLoopMatchesKernelPerPhaseLoop) {
@@ -237,6 +260,7 @@ TEST_P(CudaPcg, PersistentLoopMatchesKernelPerPhaseLoop) {
             settings.warm_start = false;
             cuda::PcgOptions chunked;
             chunked.persistent_max_rows = 0;
+            chunked.single_reduction = false;
             cuda::PcgOptions persistent;
             persistent.persistent_max_rows = 1 << 30;
             cuda::Pcg a(s.rows(), chunked), g(s.rows(), persistent);
@@ -253,7 +277,9 @@ TEST_P(CudaPcg, PersistentLoopMatchesKernelPerPhaseLoop) {
                       cap == 2000 ? 1e-4 : 1e-5);
             if (pins) {
                 for (Index i = 0; i < s.rows(); ++i) {
-                    if (fixed[i]) ASSERT_EQ(xg[3 * i], 0.f);
+                    if (fixed[i]) {
+                        ASSERT_EQ(xg[3 * i], 0.f);
+                    }
                 }
             }
         }

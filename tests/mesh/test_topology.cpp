@@ -384,6 +384,43 @@ TEST(Topology, RejectsInvalidCells) {
     }
 }
 
+/// Checks one node slot order: a permutation with its inverse, windows of kNodeSlotWindow slots
+/// holding the ids of the same window, stably sorted by `key`.
+template <class Key>
+void expect_slot_order(const std::vector<Index>& slot, const std::vector<Index>& at, Index n,
+                       Key key) {
+    ASSERT_EQ(static_cast<Index>(at.size()), n);
+    ASSERT_EQ(static_cast<Index>(slot.size()), n);
+    for (Index i = 0; i < n; ++i) {
+        ASSERT_GE(at[i], 0);
+        ASSERT_LT(at[i], n);
+        ASSERT_EQ(slot[at[i]], i);
+        EXPECT_EQ(at[i] / kNodeSlotWindow, i / kNodeSlotWindow) << "slot " << i;
+        if (i % kNodeSlotWindow != 0) {
+            const Index k0 = key(at[i - 1]), k1 = key(at[i]);
+            EXPECT_LE(k0, k1) << "slot " << i;
+            if (k0 == k1) EXPECT_LT(at[i - 1], at[i]) << "slot " << i; // stable
+        }
+    }
+}
+
+TEST(Topology, NodeSlotOrderSortsEachWindowByCellAndFaceCounts) {
+    // ~20K edges and ~33K faces: many windows, interior and boundary simplices of several counts.
+    const TetMesh mesh =
+        test::shuffle_mesh(test::make_random_perturbed_box(16, 14, 12, 1.0, 1.0, 1.0), 9);
+    const Topology t = build_topology(mesh);
+    ASSERT_GT(t.num_edges(), 8 * kNodeSlotWindow);
+    expect_slot_order(t.edge_slot, t.edge_at, t.num_edges(), [&](Index e) {
+        return node_slot_key(t.edge_cells.row_size(e) + t.edge_face_count[e]);
+    });
+    expect_slot_order(t.face_slot, t.face_at, t.num_faces(),
+                      [&](Index f) { return node_slot_key(t.face_cells.row_size(f)); });
+    // The order is not the identity on such a mesh (else it would not group anything).
+    Index moved = 0;
+    for (Index e = 0; e < t.num_edges(); ++e) moved += t.edge_at[e] != e;
+    EXPECT_GT(moved, t.num_edges() / 4);
+}
+
 TEST(Topology, DeterministicAcrossRuns) {
     const TetMesh mesh =
         test::shuffle_mesh(test::make_random_perturbed_box(6, 5, 4, 1.0, 1.0, 1.0), 5);
@@ -395,6 +432,8 @@ TEST(Topology, DeterministicAcrossRuns) {
     EXPECT_EQ(a.edge_cells.indices, b.edge_cells.indices);
     EXPECT_EQ(a.face_cells.indices, b.face_cells.indices);
     EXPECT_EQ(a.boundary_faces, b.boundary_faces);
+    EXPECT_EQ(a.edge_at, b.edge_at);
+    EXPECT_EQ(a.face_at, b.face_at);
 }
 
 } // namespace

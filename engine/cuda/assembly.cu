@@ -988,7 +988,7 @@ void Assembly::spmv_device(const float* x, float* y) const {
     // Warps per bin and load policy from the matrix's shape (H100 measurements, bench/README.md):
     // short rows (p = 1, ~14 blocks) are best with 2 warps per bin, long rows with 4; the matrix
     // stream read evict-first (so x stays in L2) pays off once the matrix is larger than what L2
-    // keeps between calls, except for the longest rows (p = 3), whose x gathers reuse more.
+    // keeps between calls; with the node slot order (little padding) that holds for p = 3 too.
     // EDN_SPMV_VARIANT = K (1, 2, 4, 8) + 10 for streaming loads overrides it (measurements).
     static const int forced = [] {
         const char* v = std::getenv("EDN_SPMV_VARIANT");
@@ -999,7 +999,7 @@ void Assembly::spmv_device(const float* x, float* y) const {
         const double width =
             d.layout.num_nodes() > 0 ? double(d.num_slots) / double(d.layout.num_nodes()) : 0.0;
         const bool large = matrix_bytes() > (std::size_t(32) << 20);
-        variant = width <= 20 ? (large ? 12 : 4) : width <= 35 ? (large ? 14 : 4) : 4;
+        variant = width <= 20 ? (large ? 12 : 4) : (large ? 14 : 4);
     }
     if (d.bins) {
         const SpmvOperands o{d.bin_offsets.data(),

@@ -25,7 +25,8 @@ std::string quote(std::string_view text) {
 /// One-line usage text of `program` (argv[0]).
 std::string usage_line(const std::string& program) {
     return "usage: " + program +
-           " assembly|spmv|step|reorder|repattern|pcg [--backend cpu|cuda] [--max-tets N] [--min-tets N] [--orders "
+           " assembly|spmv|step|reorder|repattern|pcg [--backend cpu|cuda] [--max-tets N] "
+           "[--min-tets N] [--orders "
            "1,2,3] "
            "[--repeat R] [--frames F] --out bench.json";
 }
@@ -36,8 +37,7 @@ Options parse_options(int argc, char** argv, const std::string& program) {
     EDN_VERIFY(argc >= 2, ErrorCode::Usage, usage);
     o.benchmark = argv[1];
     EDN_VERIFY(o.benchmark == "assembly" || o.benchmark == "spmv" || o.benchmark == "step" ||
-                   o.benchmark == "reorder" || o.benchmark == "repattern" ||
-                   o.benchmark == "pcg",
+                   o.benchmark == "reorder" || o.benchmark == "repattern" || o.benchmark == "pcg",
                ErrorCode::Usage, "unknown benchmark '" << o.benchmark << "'; " << usage);
     for (int i = 2; i < argc; ++i) {
         const std::string arg = argv[i];

@@ -40,6 +40,9 @@ std::vector<Variant> variants() {
     cuda::PcgOptions standard2 = standard;
     standard2.warps_per_bin = 2;
     v.push_back({"standard, 2 warps per bin", standard2});
+    cuda::PcgOptions standard4 = standard;
+    standard4.warps_per_bin = 4;
+    v.push_back({"standard, 4 warps per bin", standard4});
     cuda::PcgOptions fused = standard;
     fused.fused_direction = true;
     v.push_back({"fused_direction (q = A (z + beta p) | update)", fused});

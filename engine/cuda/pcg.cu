@@ -358,9 +358,10 @@ __global__ void __launch_bounds__(kSpmvBlock) spmv_kernel(SpmvArgs a) {
 /// q = A p and p.q with K warps per bin (unfused direction): a block of K warps takes bins
 /// blockIdx.x, + gridDim.x, ... (a grid of resident blocks, static assignment, so the dot product
 /// is summed in a fixed order); warp `sub` takes slots sub, sub + K, ... of its lane's row up to
-/// the row's exact count (padding is not read) and warps 1..K-1 hand their sums to warp 0
-/// through shared memory. More loads in flight per bin than the one-warp kernel: K = 2 for the
-/// short rows of small p = 1 matrices, K = 4 for the long rows of p >= 2 (bench/README.md).
+/// the row's exact count (padding is not read); the warps' sums meet in shared memory and the
+/// bin's 96 outputs are written (and dotted with p) by consecutive threads, coalesced. More loads
+/// in flight per bin than the one-warp kernel: K = 2 for the short rows of p = 1, K = 4 for the
+/// long rows of p >= 2 (bench/README.md).
 template <int K, bool kStream>
 __global__ void __launch_bounds__(K* kWarp) spmv_direction_split_kernel(SpmvArgs a) {
     wait_for_previous_kernel();
@@ -389,25 +390,37 @@ __global__ void __launch_bounds__(K* kWarp) spmv_direction_split_kernel(SpmvArgs
             a1 += m(3) * x0 + m(4) * x1 + m(5) * x2;
             a2 += m(6) * x0 + m(7) * x1 + m(8) * x2;
         }
-        if (sub > 0) part[sub][0][lane] = a0, part[sub][1][lane] = a1, part[sub][2][lane] = a2;
-        __syncthreads();
         if (sub == 0 && valid) {
-            for (int k = 1; k < K; ++k)
-                a0 += part[k][0][lane], a1 += part[k][1][lane], a2 += part[k][2][lane];
             const std::int64_t n = a.rows, r3 = 3 * static_cast<std::int64_t>(row);
-            const float x0 = a.x[r3], x1 = a.x[r3 + 1], x2 = a.x[r3 + 2];
+            const float x0 = __ldg(a.x + r3), x1 = __ldg(a.x + r3 + 1), x2 = __ldg(a.x + r3 + 2);
             const float* d = a.diag + row;
             a0 += d[0] * x0 + d[n] * x1 + d[2 * n] * x2;
             a1 += d[3 * n] * x0 + d[4 * n] * x1 + d[5 * n] * x2;
             a2 += d[6 * n] * x0 + d[7 * n] * x1 + d[8 * n] * x2;
-            a.y[r3] = a0, a.y[r3 + 1] = a1, a.y[r3 + 2] = a2;
-            dot += double(x0) * a0 + double(x1) * a1 + double(x2) * a2;
+        }
+        part[sub][0][lane] = a0, part[sub][1][lane] = a1, part[sub][2][lane] = a2;
+        __syncthreads();
+        // The bin's 96 outputs summed over the warps, written (and dotted with p) contiguously.
+        const std::int64_t out = 3 * static_cast<std::int64_t>(bin) * kWarp;
+        for (int o = threadIdx.x; o < 3 * kWarp; o += K * kWarp) {
+            const int l = o / 3, c = o % 3;
+            if (bin * kWarp + l >= a.rows) break;
+            float sum = 0;
+#pragma unroll
+            for (int k = 0; k < K; ++k) sum += part[k][c][l];
+            a.y[out + o] = sum;
+            dot += double(__ldg(a.x + out + o)) * sum;
         }
         __syncthreads(); // part is reused by the next bin
     }
+    __shared__ double warp_dot[K];
     dot = warp_sum(dot);
+    if (lane == 0) warp_dot[sub] = dot;
+    __syncthreads();
     if (threadIdx.x == 0) {
-        a.partials[2 * static_cast<std::int64_t>(blockIdx.x)] = dot;
+        double t = 0;
+        for (int k = 0; k < K; ++k) t += warp_dot[k];
+        a.partials[2 * static_cast<std::int64_t>(blockIdx.x)] = t;
         a.partials[2 * static_cast<std::int64_t>(blockIdx.x) + 1] = 0;
     }
     allow_next_kernel();

@@ -245,13 +245,12 @@ void order_slots(const DeviceBuffer<Index>& offsets, const Index* extra, Index n
     EDN_CUDA_CHECK_LAUNCH();
     const int bits = 8 + bits_for((n + kNodeSlotWindow - 1) / kNodeSlotWindow);
     std::size_t temp_bytes = 0;
-    EDN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, keys.data(),
-                                                   keys_out.data(), values.data(), at.data(), n,
-                                                   0, bits));
+    EDN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(
+        nullptr, temp_bytes, keys.data(), keys_out.data(), values.data(), at.data(), n, 0, bits));
     DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
     EDN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), temp_bytes, keys.data(),
-                                                   keys_out.data(), values.data(), at.data(), n,
-                                                   0, bits));
+                                                   keys_out.data(), values.data(), at.data(), n, 0,
+                                                   bits));
     peak_extra = std::max(peak_extra, base + slot.bytes() + at.bytes() + 2 * keys.bytes() +
                                           values.bytes() + temp.bytes());
     invert_slots_kernel<<<blocks_for(n), kBlock>>>(at.data(), n, slot.data());

@@ -44,6 +44,7 @@ struct StepCase {
     Material material = Material::NeoHookean;
     SummationMethod method = SummationMethod::PerEntry;
     bool drag = false; ///< a spring pulls the top sideways and up (strongly nonlinear)
+    Preconditioner preconditioner = Preconditioner::BlockJacobi;
 };
 
 /// Largest near-cubic box (cell counts differ by at most one) with at most `max_tets` tets.
@@ -87,6 +88,7 @@ SimulationSettings settings_for(const StepCase& c, Backend backend) {
     s.integrator = Integrator::BackwardEuler;
     s.backend = backend;
     s.summation = c.method;
+    s.preconditioner = c.preconditioner;
     s.gravity = {0, 0, -9.81};
     s.max_newton_iterations = 3;
     s.pcg.relative_tolerance = 1e-4;
@@ -194,7 +196,8 @@ std::optional<double> target_fps(const StepCase& c, Backend backend, std::int64_
 
 /// The cases of a run: per order, co-rotational and neo-Hookean with per_entry and
 /// per_simplex; p = 1 adds linear with all three methods (inline is linear p = 1 only) and the
-/// drag scene. Targets first, so a run cut short has them.
+/// drag scene; p >= 2 adds per_entry with the two-level preconditioner. Targets first, so a run
+/// cut short has them.
 std::vector<StepCase> step_cases(const std::vector<int>& orders) {
     const auto has = [&](int p) {
         return std::find(orders.begin(), orders.end(), p) != orders.end();
@@ -205,6 +208,9 @@ std::vector<StepCase> step_cases(const std::vector<int>& orders) {
         if (!has(p)) continue;
         for (Material m : {Material::NeoHookean, Material::Corotational})
             for (SummationMethod s : methods) out.push_back({p, m, s, false});
+        if (p >= 2)
+            for (Material m : {Material::NeoHookean, Material::Corotational})
+                out.push_back({p, m, SummationMethod::PerEntry, false, Preconditioner::TwoLevel});
     }
     if (has(1)) {
         out.push_back({1, Material::NeoHookean, SummationMethod::PerEntry, true});
@@ -321,9 +327,11 @@ void run_step_bench(const Options& options_in) {
     std::vector<Json> cases;
     int failed = 0;
     for (const StepCase& c : step_cases(o.orders)) {
+        const bool two_level = c.preconditioner == Preconditioner::TwoLevel;
         const std::string label = box.name() + " p=" + std::to_string(c.order) + " " +
                                   material_name(c.material) + " " +
-                                  summation_method_name(c.method) + (c.drag ? " drag" : "");
+                                  summation_method_name(c.method) + (c.drag ? " drag" : "") +
+                                  (two_level ? " two_level" : "");
         progress(label);
         Json j;
         j.add("mesh", box.name())
@@ -332,6 +340,7 @@ void run_step_bench(const Options& options_in) {
             .add("method", summation_method_name(c.method))
             .add("material", material_name(c.material))
             .add("scene", c.drag ? "gravity+drag" : "gravity")
+            .add("preconditioner", two_level ? "two_level" : "block_jacobi")
             .add("scalar", backend == Backend::Cuda ? "float" : "double");
         try {
             const FrameStats st =

@@ -15,7 +15,8 @@ const std::vector<Command>& commands() {
          &run_export},
         {"simulate",
          "MESH --order p --material M [--E e --nu v --rho r] --frames N --dt h [--static] "
-         "[--backend cpu|cuda] [--summation per_entry|per_simplex|inline] [--pin-below Z] "
+         "[--backend cpu|cuda] [--summation per_entry|per_simplex|inline] "
+         "[--preconditioner block_jacobi|two_level] [--pin-below Z] "
          "[--gravity g] [--out run.json] [--vtu out.vtu]",
          &run_simulate},
         {"bench",

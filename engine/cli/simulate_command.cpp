@@ -211,6 +211,9 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"integrator", "I", "backward_euler | midpoint (default backward_euler)"},
         {"backend", "B", "cpu | cuda (default cpu)"},
         {"summation", "S", "per_entry | per_simplex | inline (default per_entry)"},
+        {"preconditioner", "P",
+         "two_level (p >= 2: block Jacobi + P1 coarse correction) | block_jacobi (default "
+         "two_level; p = 1 always block_jacobi)"},
         {"pin-below", "Z", "pin every node whose rest z is below Z"},
         {"gravity", "G", "g along -z, or gx,gy,gz (default 9.81)"},
         {"damping", "A", "mass-proportional damping [1/s] (default 0)"},
@@ -274,6 +277,14 @@ int run_simulate(const std::vector<std::string>& arguments) {
         s.summation = *m;
     else
         usage_error("simulate: unknown summation method '" + summation + "'");
+    const std::string preconditioner = args.string_or("preconditioner", "two_level");
+    if (preconditioner == "block_jacobi")
+        s.preconditioner = Preconditioner::BlockJacobi;
+    else if (preconditioner == "two_level")
+        s.preconditioner = Preconditioner::TwoLevel;
+    else
+        usage_error("simulate: unknown preconditioner '" + preconditioner +
+                    "' (block_jacobi or two_level)");
     if (args.has("gravity")) s.gravity = parse_gravity(args.string_or("gravity", ""));
     s.mass_damping = args.real_or("damping", 0.0, 0.0, huge);
     s.stiffness_damping = args.real_or("stiffness-damping", 0.0, 0.0, huge);
@@ -381,6 +392,9 @@ int run_simulate(const std::vector<std::string>& arguments) {
         .add("integrator", integrator_name(s.integrator))
         .add("backend", backend_name(s.backend))
         .add("summation", summation_method_name(s.summation))
+        .add("preconditioner", s.preconditioner == Preconditioner::TwoLevel && s.order >= 2
+                                   ? "two_level"
+                                   : "block_jacobi")
         .add("newton", s.max_newton_iterations)
         .add("cg_tol", s.pcg.relative_tolerance)
         .add("pinned_nodes", pinned);

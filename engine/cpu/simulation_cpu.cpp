@@ -5,6 +5,7 @@
 #include "core/parallel.hpp"
 #include "sim/element_kernels.hpp"
 #include "sim/simulation_backend.hpp"
+#include "solver/two_level.hpp"
 #include "sparse/bin_bcsr_matrix.hpp"
 #include "sparse/spmv.hpp"
 
@@ -42,6 +43,10 @@ public:
         const CellNodesView cells_view{cell_nodes.data(), npc, mesh.num_cells()};
         if (settings.summation == SummationMethod::PerEntry)
             map_ = cpu::build_per_entry_map(pattern, cells_view);
+        if (settings.preconditioner == Preconditioner::TwoLevel && layout.order >= 2) {
+            coarse_ = make_coarse_space(mesh, topology, layout);
+            coarse_matrix_ = BinBcsrMatrix<double>(coarse_->pattern);
+        }
         x_ = rest;
         v_.assign(rest.size(), 0.0);
         lame_ = lame_from_young_poisson(settings.young, settings.poisson);
@@ -122,6 +127,10 @@ private:
     PerEntryMap map_;
     BinBcsrMatrix<double> matrix_;
     PcgWorkspace<double> pcg_workspace_;
+    std::optional<CoarseSpace> coarse_; ///< the two-level preconditioner's P1 space (p >= 2)
+    BinBcsrMatrix<double> coarse_matrix_;
+    TwoLevelWorkspace two_level_ws_;
+    std::vector<double> coarse_blocks_, node_diagonal_; ///< scratch of the coarse assembly
     std::vector<double> x_, v_, y_tilde_, x_start_, positions_flat_;
     mutable std::vector<double> node_energy_; ///< scratch of potential()
     std::vector<double> rhs_;                 ///< scratch of step(): -g
@@ -289,6 +298,14 @@ void CpuBackend::assemble_hessian() {
         const double add = mass[i] * (c + damping);
         for (int k : {0, 4, 8}) matrix_.diag[k * std::int64_t(n) + i] += add;
     });
+    if (coarse_) {
+        // Galerkin coarse matrix of the element Hessians + the restricted mass terms (the drag
+        // spring and ground penalty are left to the fine level).
+        node_diagonal_.resize(static_cast<std::size_t>(n));
+        parallel_for(0, n, [&](std::int64_t i) { node_diagonal_[i] = mass[i] * (c + damping); });
+        cpu::assemble_coarse(*coarse_, blocks_.data(), mesh.num_cells(), node_diagonal_,
+                             coarse_blocks_, coarse_matrix_);
+    }
     if (drag) {
         for (int a = 0; a < 3; ++a)
             for (int b = 0; b < 3; ++b) {
@@ -371,8 +388,15 @@ StepResult CpuBackend::step() {
             dx[k] = warm && !fixed[k / 3] ? first_dx_[k] : 0.0; // pins may have changed
         PcgSettings pcg = settings.pcg;
         pcg.warm_start = warm;
+        PcgSettings coarse_solve; // inexact coarse solves: the outer CG is flexible
+        coarse_solve.relative_tolerance = 0.1;
+        coarse_solve.max_iterations = 16; // as the CUDA twin enqueues
         const PcgResult solve =
-            cpu::pcg(matrix_.view(), rhs.data(), dx.data(), pcg, pcg_workspace_, fixed.data());
+            coarse_
+                ? cpu::pcg_two_level(matrix_.view(), *coarse_, coarse_matrix_.view(), rhs.data(),
+                                     dx.data(), pcg, coarse_solve, two_level_ws_, fixed.data())
+                : cpu::pcg(matrix_.view(), rhs.data(), dx.data(), pcg, pcg_workspace_,
+                           fixed.data());
         result.cg_iterations += solve.iterations;
         result.pcg_breakdowns += solve.breakdown;
         result.pcg_unconverged += !solve.converged && !solve.breakdown;

@@ -89,6 +89,21 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
+/// The coarse level of the two-level preconditioner on the device (solver/two_level.hpp): the P1
+/// matrix, the prolongation (3 (vertex, weight) pairs per fine node, vertex -1 unused) and its
+/// transpose as CSR over the vertices. Coarse pins: vertex v is fixed when fine node v is (vertex
+/// nodes come first), so the fine mask serves both.
+struct CoarseLevelView {
+    BinBcsrMatrixView<float> matrix;
+    const Index* pro_vertex = nullptr;
+    const float* pro_weight = nullptr;
+    const Index* restriction_offsets = nullptr;
+    const Index* restriction_indices = nullptr;
+    const float* restriction_weight = nullptr;
+    double inner_tolerance = 0.1; ///< relative tolerance of each coarse solve
+    int inner_iterations = 16;    ///< coarse PCG iterations enqueued per application (the cap)
+};
+
 /// Block-Jacobi PCG with device-resident scratch vectors for matrices of `num_rows` block rows.
 class Pcg {
 public:
@@ -106,12 +121,25 @@ public:
     PcgResult solve(const BinBcsrMatrixView<float>& device_matrix, const float* device_b,
                     float* device_x, const PcgSettings& settings,
                     const std::uint8_t* device_fixed = nullptr);
+    /// solve() preconditioned by block Jacobi + the coarse correction of `coarse` (flexible CG,
+    /// solver/two_level.hpp), everything on the device inside the chunk graphs: per iteration
+    /// q = A p | x, r, block Jacobi | restriction + coarse set-up | coarse PCG iterations |
+    /// prolongation + r.z, z.q, beta | p = z + beta p. Same stopping rule and outcome.
+    PcgResult solve_two_level(const BinBcsrMatrixView<float>& device_matrix,
+                              const CoarseLevelView& coarse, const float* device_b, float* device_x,
+                              const PcgSettings& settings,
+                              const std::uint8_t* device_fixed = nullptr);
     /// solve() with host vectors (copies b, x and fixed in, x out; for tests). `fixed` empty or
     /// #rows.
     PcgResult solve_host(const BinBcsrMatrixView<float>& device_matrix, const std::vector<float>& b,
                          std::vector<float>& x, const PcgSettings& settings,
                          const std::vector<std::uint8_t>& fixed = {});
 
+    /// solve_two_level() with host vectors (as solve_host; for tests).
+    PcgResult solve_two_level_host(const BinBcsrMatrixView<float>& device_matrix,
+                                   const CoarseLevelView& coarse, const std::vector<float>& b,
+                                   std::vector<float>& x, const PcgSettings& settings,
+                                   const std::vector<std::uint8_t>& fixed = {});
     /// Block rows this solver was sized for.
     Index num_rows() const;
     /// Implementation choices in use.
@@ -120,6 +148,13 @@ public:
     void set_options(const PcgOptions& options);
 
 private:
+    PcgResult solve_host_impl(const BinBcsrMatrixView<float>& device_matrix,
+                              const CoarseLevelView* coarse, const std::vector<float>& b,
+                              std::vector<float>& x, const PcgSettings& settings,
+                              const std::vector<std::uint8_t>& fixed);
+    PcgResult solve_impl(const BinBcsrMatrixView<float>& device_matrix,
+                         const CoarseLevelView* coarse, const float* device_b, float* device_x,
+                         const PcgSettings& settings, const std::uint8_t* device_fixed);
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "cuda/cuda_assembly.hpp"
 #include "cuda/cuda_topology.hpp"
+#include "cuda/cuda_two_level.hpp"
 #include "sim/simulation_backend.hpp"
 
 namespace edn {
@@ -25,6 +26,27 @@ std::vector<Index> vertex_cell_counts(std::span<const Cell>, Index) {
 
 [[noreturn]] static void no_cuda() {
     EDN_THROW(ErrorCode::Unsupported, "elastodyn was built without CUDA (ELASTODYN_CUDA=OFF)");
+}
+
+struct CoarseLevel::Impl {};
+CoarseLevel::CoarseLevel(const TetMesh&, const Topology&, const NodeLayout&) {
+    no_cuda();
+}
+CoarseLevel::~CoarseLevel() = default;
+void CoarseLevel::assemble(const float*, const float*, float) {
+    no_cuda();
+}
+void CoarseLevel::assemble_host(const std::vector<float>&, const std::vector<float>&, float) {
+    no_cuda();
+}
+CoarseLevelView CoarseLevel::view(double, int) const {
+    no_cuda();
+}
+const CoarseSpace& CoarseLevel::space() const {
+    no_cuda();
+}
+BinBcsrMatrix<float> CoarseLevel::download_matrix() const {
+    no_cuda();
 }
 
 struct Assembly::Impl {};

@@ -36,6 +36,15 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>&, const float*, float*, cons
                      const std::uint8_t*) {
     no_cuda();
 }
+PcgResult Pcg::solve_two_level(const BinBcsrMatrixView<float>&, const CoarseLevelView&,
+                               const float*, float*, const PcgSettings&, const std::uint8_t*) {
+    no_cuda();
+}
+PcgResult Pcg::solve_two_level_host(const BinBcsrMatrixView<float>&, const CoarseLevelView&,
+                                    const std::vector<float>&, std::vector<float>&,
+                                    const PcgSettings&, const std::vector<std::uint8_t>&) {
+    no_cuda();
+}
 PcgResult Pcg::solve_host(const BinBcsrMatrixView<float>&, const std::vector<float>&,
                           std::vector<float>&, const PcgSettings&,
                           const std::vector<std::uint8_t>&) {

@@ -569,6 +569,190 @@ __global__ void direction_kernel(float* __restrict__ p, const float* __restrict_
     if (i < n3) p[i] = z[i] + beta * p[i];
 }
 
+// ---- two-level preconditioner (solver/two_level.hpp) -------------------------------------------
+
+/// x += alpha p; r = P (r - alpha q); z = P M^-1 r (the block-Jacobi part); r.r; the last block
+/// counts the iteration and decides convergence and the cap (beta comes after the coarse part).
+__global__ void update_two_level_kernel(float* __restrict__ x, float* __restrict__ r,
+                                        float* __restrict__ z, const float* __restrict__ p,
+                                        const float* __restrict__ q,
+                                        const float* __restrict__ inverse_diag,
+                                        const std::uint8_t* fixed, Index rows, double* partials,
+                                        unsigned int* done, PcgState* state) {
+    wait_for_previous_kernel();
+    if (state->status != kRunning) return;
+    const float alpha = static_cast<float>(state->alpha);
+    const Index row = blockIdx.x * blockDim.x + threadIdx.x;
+    double rr = 0;
+    if (row < rows) {
+        const std::int64_t n = rows, r3 = 3 * static_cast<std::int64_t>(row);
+        const bool free = is_free(fixed, row);
+        float rv[3];
+        for (int i = 0; i < 3; ++i) {
+            x[r3 + i] += alpha * p[r3 + i];
+            rv[i] = free ? r[r3 + i] - alpha * q[r3 + i] : 0.f;
+            r[r3 + i] = rv[i];
+            rr += double(rv[i]) * rv[i];
+        }
+        const float* m = inverse_diag + row;
+        for (int i = 0; i < 3; ++i)
+            z[r3 + i] =
+                m[3 * i * n] * rv[0] + m[(3 * i + 1) * n] * rv[1] + m[(3 * i + 2) * n] * rv[2];
+    }
+    __shared__ double s[kUpdateBlock / kWarp];
+    rr = warp_sum(rr);
+    if ((threadIdx.x & 31) == 0) s[threadIdx.x / kWarp] = rr;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t = 0;
+        for (int w = 0; w < kUpdateBlock / kWarp; ++w) t += s[w];
+        partials[2 * blockIdx.x] = t;
+        partials[2 * blockIdx.x + 1] = 0;
+    }
+    allow_next_kernel();
+    if (!last_block_done(done, threadIdx.x == 0)) return;
+    double sum[2];
+    block_sum_partials<2, kUpdateBlock>(partials, gridDim.x, sum);
+    if (threadIdx.x != 0) return;
+    PcgState& st = *state;
+    ++st.iterations;
+    st.rr = sum[0];
+    if (sum[0] <= st.tol2 * st.ref2)
+        st.status = kConverged;
+    else if (st.iterations >= st.max_iterations)
+        st.status = kCapped;
+}
+
+struct CoarseArgs {
+    Index vertices;
+    const Index* offsets;
+    const Index* indices;
+    const float* weight;
+    const Index* pro_vertex;
+    const float* pro_weight;
+    const std::uint8_t* fixed; // the fine mask: vertex v is node v
+    float* rc;                 // coarse residual
+    float* xc;                 // coarse solution
+    float* zc;                 // coarse preconditioned residual
+    float* pc;                 // coarse direction
+    const float* inverse_diag; // coarse block Jacobi
+    double tol2;
+    int max_iterations;
+};
+
+/// Starts a coarse solve: rc = P^T r (0 on pinned vertices), xc = 0, zc = pc = Mc^-1 rc; the last
+/// block sets the inner state (reference norm ||rc||, r.z, running or converged). Nothing runs
+/// (and the inner state says converged) once the outer solve stopped.
+__global__ void restrict_kernel(CoarseArgs c, const float* __restrict__ r, double* partials,
+                                unsigned int* done, const PcgState* outer, PcgState* inner) {
+    wait_for_previous_kernel();
+    if (outer->status != kRunning) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) inner->status = kConverged;
+        return;
+    }
+    const Index v = blockIdx.x * blockDim.x + threadIdx.x;
+    double rz = 0, rr = 0;
+    if (v < c.vertices) {
+        const std::int64_t n = c.vertices, v3 = 3 * static_cast<std::int64_t>(v);
+        float s[3] = {0.f, 0.f, 0.f};
+        if (is_free(c.fixed, v))
+            for (Index k = c.offsets[v]; k < c.offsets[v + 1]; ++k) {
+                const float w = c.weight[k];
+                const std::int64_t i3 = 3 * static_cast<std::int64_t>(c.indices[k]);
+                s[0] += w * r[i3], s[1] += w * r[i3 + 1], s[2] += w * r[i3 + 2];
+            }
+        const float* m = c.inverse_diag + v;
+        for (int i = 0; i < 3; ++i) {
+            const float zi =
+                m[3 * i * n] * s[0] + m[(3 * i + 1) * n] * s[1] + m[(3 * i + 2) * n] * s[2];
+            c.rc[v3 + i] = s[i];
+            c.xc[v3 + i] = 0.f;
+            c.zc[v3 + i] = zi;
+            c.pc[v3 + i] = zi;
+            rz += double(s[i]) * zi;
+            rr += double(s[i]) * s[i];
+        }
+    }
+    __shared__ double sh[2][kUpdateBlock / kWarp];
+    rz = warp_sum(rz);
+    rr = warp_sum(rr);
+    if ((threadIdx.x & 31) == 0) sh[0][threadIdx.x / kWarp] = rz, sh[1][threadIdx.x / kWarp] = rr;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t0 = 0, t1 = 0;
+        for (int w = 0; w < kUpdateBlock / kWarp; ++w) t0 += sh[0][w], t1 += sh[1][w];
+        partials[2 * blockIdx.x] = t0;
+        partials[2 * blockIdx.x + 1] = t1;
+    }
+    allow_next_kernel();
+    if (!last_block_done(done, threadIdx.x == 0)) return;
+    double sum[2];
+    block_sum_partials<2, kUpdateBlock>(partials, gridDim.x, sum);
+    if (threadIdx.x != 0) return;
+    PcgState st{};
+    st.bb = sum[1];
+    st.ref2 = sum[1];
+    st.rr = st.rr0 = sum[1];
+    st.rz = sum[0];
+    st.tol2 = c.tol2;
+    st.max_iterations = c.max_iterations;
+    st.status = !(sum[1] > 0) || !(sum[0] > 0) ? kConverged : kRunning;
+    *inner = st;
+}
+
+/// z += P xc on free rows; r.z and z.q (free rows) -> the last block sets the flexible
+/// (Polak-Ribiere) beta = z_new.(r_new - r_old) / rz_old = -alpha z.q / rz_old, or beta = 0 at
+/// the start (`initial`), and rz = r.z.
+__global__ void prolong_kernel(CoarseArgs c, const float* __restrict__ r, float* __restrict__ z,
+                               const float* __restrict__ q, Index rows, bool initial,
+                               double* partials, unsigned int* done, PcgState* state) {
+    wait_for_previous_kernel();
+    if (state->status != kRunning) return;
+    const Index row = blockIdx.x * blockDim.x + threadIdx.x;
+    double rz = 0, zq = 0;
+    if (row < rows) {
+        const std::int64_t r3 = 3 * static_cast<std::int64_t>(row);
+        if (is_free(c.fixed, row)) {
+            float zi[3] = {z[r3], z[r3 + 1], z[r3 + 2]};
+            for (int k = 0; k < 3; ++k) {
+                const Index v = c.pro_vertex[3 * static_cast<std::int64_t>(row) + k];
+                if (v < 0) break;
+                const float w = c.pro_weight[3 * static_cast<std::int64_t>(row) + k];
+                const std::int64_t v3 = 3 * static_cast<std::int64_t>(v);
+                zi[0] += w * c.xc[v3], zi[1] += w * c.xc[v3 + 1], zi[2] += w * c.xc[v3 + 2];
+            }
+            for (int i = 0; i < 3; ++i) {
+                z[r3 + i] = zi[i];
+                rz += double(r[r3 + i]) * zi[i];
+                if (!initial) zq += double(zi[i]) * q[r3 + i];
+            }
+        }
+    }
+    __shared__ double sh[2][kUpdateBlock / kWarp];
+    rz = warp_sum(rz);
+    zq = warp_sum(zq);
+    if ((threadIdx.x & 31) == 0) sh[0][threadIdx.x / kWarp] = rz, sh[1][threadIdx.x / kWarp] = zq;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t0 = 0, t1 = 0;
+        for (int w = 0; w < kUpdateBlock / kWarp; ++w) t0 += sh[0][w], t1 += sh[1][w];
+        partials[2 * blockIdx.x] = t0;
+        partials[2 * blockIdx.x + 1] = t1;
+    }
+    allow_next_kernel();
+    if (!last_block_done(done, threadIdx.x == 0)) return;
+    double sum[2];
+    block_sum_partials<2, kUpdateBlock>(partials, gridDim.x, sum);
+    if (threadIdx.x != 0) return;
+    PcgState& st = *state;
+    if (!(sum[0] > 0) || !isfinite(sum[0])) {
+        st.status = kBreakdown;
+        return;
+    }
+    st.beta = initial ? 0.0 : -st.alpha * sum[1] / st.rz;
+    st.rz = sum[0];
+}
+
 // ---- persistent loop ---------------------------------------------------------------------------
 
 constexpr int kPersistentBlock = 256;
@@ -884,6 +1068,10 @@ struct Pcg::Impl {
     PcgOptions options;
     cudaStream_t stream = nullptr;
     DeviceBuffer<float> r, z, p[2], q, inverse_diag;
+    // Two-level: coarse residual, solution, z, direction, A p and inverse diagonal; inner state.
+    DeviceBuffer<float> rc, xc, zc, pc, qc, inverse_diag_c;
+    DeviceBuffer<PcgState> inner_state;
+    Index coarse_rows = -1;
     DeviceBuffer<double> partials;
     DeviceBuffer<unsigned int> counters; // [0] bin counter, [1] finished blocks
     DeviceBuffer<PcgState> state;
@@ -898,10 +1086,20 @@ struct Pcg::Impl {
         float* x = nullptr;
         PcgOptions options{};
         int count = 0;
+        // Two-level: the coarse matrix and prolongation the graph was captured with.
+        const float* coarse_values = nullptr;
+        const float* coarse_diag = nullptr;
+        const Index* coarse_pro = nullptr;
+        Index coarse_rows = 0;
+        int coarse_iterations = 0;
+        double coarse_tol = 0;
         bool operator==(const GraphKey& o) const {
             const SpmvArgs& a = args;
             const SpmvArgs& b = o.args;
-            return a.bin_offsets == b.bin_offsets && a.columns == b.columns &&
+            return coarse_values == o.coarse_values && coarse_diag == o.coarse_diag &&
+                   coarse_pro == o.coarse_pro && coarse_rows == o.coarse_rows &&
+                   coarse_iterations == o.coarse_iterations && coarse_tol == o.coarse_tol &&
+                   a.bin_offsets == b.bin_offsets && a.columns == b.columns &&
                    a.values == b.values && a.diag == b.diag && a.rows == b.rows &&
                    a.bins == b.bins && a.fixed == b.fixed && a.fused == b.fused &&
                    a.split == b.split && a.row_counts == b.row_counts && x == o.x &&
@@ -989,6 +1187,21 @@ void Pcg::set_options(const PcgOptions& options) {
 
 PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x,
                      const PcgSettings& settings, const std::uint8_t* fixed) {
+    return solve_impl(a, nullptr, b, x, settings, fixed);
+}
+
+PcgResult Pcg::solve_two_level(const BinBcsrMatrixView<float>& a, const CoarseLevelView& coarse,
+                               const float* b, float* x, const PcgSettings& settings,
+                               const std::uint8_t* fixed) {
+    EDN_VERIFY(coarse.inner_iterations >= 1 && coarse.inner_tolerance > 0 &&
+                   coarse.matrix.pattern.num_rows > 0,
+               ErrorCode::Usage, "Pcg::solve_two_level: bad coarse level");
+    return solve_impl(a, &coarse, b, x, settings, fixed);
+}
+
+PcgResult Pcg::solve_impl(const BinBcsrMatrixView<float>& a, const CoarseLevelView* coarse,
+                          const float* b, float* x, const PcgSettings& settings,
+                          const std::uint8_t* fixed) {
     Impl& d = *impl_;
     EDN_VERIFY(a.pattern.num_rows == d.rows, ErrorCode::Usage,
                "Pcg::solve: matrix has " << a.pattern.num_rows << " rows, solver sized for "
@@ -1010,7 +1223,7 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
     init.tol2 = settings.relative_tolerance * settings.relative_tolerance;
     init.max_iterations = settings.max_iterations;
     init.status = kRunning;
-    const bool single = d.options.single_reduction && !d.options.fused_direction;
+    const bool single = d.options.single_reduction && !d.options.fused_direction && !coarse;
     init.single = single ? 1 : 0;
     EDN_CUDA_CHECK(
         cudaMemcpyAsync(d.state.data(), &init, sizeof(PcgState), cudaMemcpyHostToDevice, stream));
@@ -1032,7 +1245,7 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
     args.state = d.state.data();
     args.inverse_diag = d.inverse_diag.data();
     args.fixed = fixed;
-    args.fused = d.options.fused_direction;
+    args.fused = d.options.fused_direction && !coarse;
     if (d.options.warps_per_bin == 0 && d.width_of != a.pattern.bin_offsets) {
         Index slots = 0;
         EDN_CUDA_CHECK(cudaMemcpy(&slots, a.pattern.bin_offsets + a.pattern.num_bins, sizeof slots,
@@ -1065,8 +1278,8 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
 
     const std::int64_t n3 = 3 * static_cast<std::int64_t>(rows);
     const int max_blocks = d.cooperative_blocks[d.options.streaming_loads ? 1 : 0];
-    if (!args.fused && !single && rows <= d.options.persistent_max_rows && max_blocks > 0 &&
-        settings.max_iterations > 0) {
+    if (!coarse && !args.fused && !single && rows <= d.options.persistent_max_rows &&
+        max_blocks > 0 && settings.max_iterations > 0) {
         // One warp per bin per pass at most: no more blocks than that (cheaper barriers).
         const Index bins = args.bins;
         const int blocks = static_cast<int>(std::min<std::int64_t>(
@@ -1090,6 +1303,76 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
         EDN_CUDA_CHECK(cudaStreamSynchronize(stream));
         return to_result(final_state);
     }
+    // Two-level: scratch, coarse block Jacobi, the argument blocks of its kernels.
+    CoarseArgs ca{};
+    SpmvArgs cargs{};
+    const Index nc = coarse ? coarse->matrix.pattern.num_rows : 0;
+    const unsigned int coarse_blocks = grid_for(nc, kUpdateBlock);
+    if (coarse) {
+        if (d.coarse_rows != nc) {
+            const std::size_t n3c = 3 * static_cast<std::size_t>(nc);
+            for (DeviceBuffer<float>* v : {&d.rc, &d.xc, &d.zc, &d.pc, &d.qc}) v->resize(n3c);
+            d.inverse_diag_c.resize(3 * n3c);
+            d.inner_state.resize(1);
+            d.coarse_rows = nc;
+        }
+        invert_diagonal_kernel<<<coarse_blocks, kUpdateBlock, 0, stream>>>(coarse->matrix.diag, nc,
+                                                                           d.inverse_diag_c.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        ca = {nc,
+              coarse->restriction_offsets,
+              coarse->restriction_indices,
+              coarse->restriction_weight,
+              coarse->pro_vertex,
+              coarse->pro_weight,
+              fixed,
+              d.rc.data(),
+              d.xc.data(),
+              d.zc.data(),
+              d.pc.data(),
+              d.inverse_diag_c.data(),
+              coarse->inner_tolerance * coarse->inner_tolerance,
+              coarse->inner_iterations};
+        cargs = matrix_args(coarse->matrix);
+        cargs.done = done;
+        cargs.partials = d.partials.data();
+        cargs.state = d.inner_state.data();
+        cargs.inverse_diag = d.inverse_diag_c.data();
+        cargs.fixed = fixed; // vertex v is node v
+        cargs.x = d.pc.data();
+        cargs.y = d.qc.data();
+        // A P1 matrix (short rows): two warps per bin when small, as for fine P1 systems.
+        cargs.split = nc <= (1 << 15) ? 2 : 1;
+    }
+    // One coarse correction: z (block Jacobi, on the device already) += P Ac^-1 P^T r.
+    const bool pdl_ok = d.options.programmatic_launch && d.pdl_supported;
+    auto enqueue_coarse = [&](bool initial, cudaStream_t s, bool pdl) {
+        launch(restrict_kernel, coarse_blocks, kUpdateBlock, s, pdl, ca,
+               static_cast<const float*>(d.r.data()), d.partials.data(), done,
+               static_cast<const PcgState*>(d.state.data()), d.inner_state.data());
+        const unsigned int c_rows = coarse_blocks;
+        const std::int64_t n3c = 3 * static_cast<std::int64_t>(nc);
+        for (int k = 0; k < coarse->inner_iterations; ++k) {
+            launch_spmv<SpmvMode::Direction>(cargs, SpmvSchedule::Static, d.options.streaming_loads,
+                                             pdl_ok, s);
+            launch(update_kernel, c_rows, kUpdateBlock, s, pdl_ok, d.xc.data(), d.rc.data(),
+                   d.zc.data(), static_cast<const float*>(d.pc.data()),
+                   static_cast<const float*>(d.qc.data()),
+                   static_cast<const float*>(d.inverse_diag_c.data()), fixed, nc, d.partials.data(),
+                   done, d.inner_state.data());
+            launch(direction_kernel, grid_for(n3c, kUpdateBlock), kUpdateBlock, s, pdl_ok,
+                   d.pc.data(), static_cast<const float*>(d.zc.data()), n3c,
+                   static_cast<const PcgState*>(d.inner_state.data()));
+        }
+        launch(prolong_kernel, row_blocks, kUpdateBlock, s, pdl_ok, ca,
+               static_cast<const float*>(d.r.data()), d.z.data(),
+               static_cast<const float*>(d.q.data()), rows, initial, d.partials.data(), done,
+               d.state.data());
+        launch(direction_kernel, grid_for(n3, kUpdateBlock), kUpdateBlock, s, pdl_ok, d.p[0].data(),
+               static_cast<const float*>(d.z.data()), n3,
+               static_cast<const PcgState*>(d.state.data()));
+    };
+    if (coarse) enqueue_coarse(true, stream, false); // z_0, rz_0 and p_0 = z_0
     if (single) {
         // p_-1 = s_-1 = 0 (beta_0 = 0 multiplies them), then w_0 = A u_0, u_0.w_0 -> alpha_0.
         EDN_CUDA_CHECK(cudaMemsetAsync(d.p[0].data(), 0, d.p[0].bytes(), stream));
@@ -1105,7 +1388,20 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
     // Enqueues `count` iterations on `s` (the first kernel follows a status read-back copy or a
     // graph boundary: no PDL there).
     auto enqueue_chunk = [&](int count, cudaStream_t s) {
-        for (int i = 0; i < count && single; ++i) {
+        for (int i = 0; i < count && coarse; ++i) {
+            SpmvArgs dir = args;
+            dir.x = d.p[0].data();
+            dir.y = d.q.data();
+            launch_spmv<SpmvMode::Direction>(dir, d.options.schedule, d.options.streaming_loads,
+                                             pdl_ok && i > 0, s);
+            launch(update_two_level_kernel, row_blocks, kUpdateBlock, s, pdl_ok, x, d.r.data(),
+                   d.z.data(), static_cast<const float*>(d.p[0].data()),
+                   static_cast<const float*>(d.q.data()),
+                   static_cast<const float*>(d.inverse_diag.data()), fixed, rows, d.partials.data(),
+                   done, d.state.data());
+            enqueue_coarse(false, s, pdl_ok);
+        }
+        for (int i = 0; i < count && single && !coarse; ++i) {
             // u = z, w = q, p = p[0], s = p[1]: vector half, then w = A u and u.w.
             const bool pdl = d.options.programmatic_launch && d.pdl_supported;
             launch(update_single_kernel, row_blocks, kUpdateBlock, s, pdl && i > 0, x, d.r.data(),
@@ -1118,7 +1414,7 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
             launch_spmv<SpmvMode::Direction>(w, d.options.schedule, d.options.streaming_loads, pdl,
                                              s);
         }
-        for (int i = 0; i < count && !single; ++i) {
+        for (int i = 0; i < count && !single && !coarse; ++i) {
             SpmvArgs dir = args;
             dir.x = d.p[current].data();
             dir.z = d.z.data();
@@ -1172,7 +1468,15 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
     // the cap return at once); with the fused direction an even count keeps p in one buffer.
     bool use_graph = d.options.graph && !d.graph_failed && (!args.fused || interval % 2 == 0);
     if (use_graph) {
-        const Impl::GraphKey key{args, x, d.options, interval};
+        Impl::GraphKey key{args, x, d.options, interval};
+        if (coarse) {
+            key.coarse_values = coarse->matrix.values;
+            key.coarse_diag = coarse->matrix.diag;
+            key.coarse_pro = coarse->pro_vertex;
+            key.coarse_rows = nc;
+            key.coarse_iterations = coarse->inner_iterations;
+            key.coarse_tol = coarse->inner_tolerance;
+        }
         if (!d.chunk_graph || !(key == d.graph_key)) use_graph = recapture(key);
     }
     int enqueued = 0, chunk = 0;
@@ -1208,6 +1512,20 @@ PcgResult Pcg::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x
 PcgResult Pcg::solve_host(const BinBcsrMatrixView<float>& a, const std::vector<float>& b,
                           std::vector<float>& x, const PcgSettings& settings,
                           const std::vector<std::uint8_t>& fixed) {
+    return solve_host_impl(a, nullptr, b, x, settings, fixed);
+}
+
+PcgResult Pcg::solve_two_level_host(const BinBcsrMatrixView<float>& a,
+                                    const CoarseLevelView& coarse, const std::vector<float>& b,
+                                    std::vector<float>& x, const PcgSettings& settings,
+                                    const std::vector<std::uint8_t>& fixed) {
+    return solve_host_impl(a, &coarse, b, x, settings, fixed);
+}
+
+PcgResult Pcg::solve_host_impl(const BinBcsrMatrixView<float>& a, const CoarseLevelView* coarse,
+                               const std::vector<float>& b, std::vector<float>& x,
+                               const PcgSettings& settings,
+                               const std::vector<std::uint8_t>& fixed) {
     const std::size_t n3 = 3 * static_cast<std::size_t>(impl_->rows);
     EDN_VERIFY(b.size() == n3 && x.size() == n3, ErrorCode::Usage,
                "Pcg::solve_host: b has " << b.size() << " and x " << x.size()
@@ -1220,8 +1538,8 @@ PcgResult Pcg::solve_host(const BinBcsrMatrixView<float>& a, const std::vector<f
     upload(db, b);
     upload(dx, x);
     upload(dfixed, fixed);
-    const PcgResult result =
-        solve(a, db.data(), dx.data(), settings, fixed.empty() ? nullptr : dfixed.data());
+    const PcgResult result = solve_impl(a, coarse, db.data(), dx.data(), settings,
+                                        fixed.empty() ? nullptr : dfixed.data());
     if (n3) EDN_CUDA_CHECK(cudaMemcpy(x.data(), dx.data(), dx.bytes(), cudaMemcpyDeviceToHost));
     return result;
 }

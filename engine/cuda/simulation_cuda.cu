@@ -5,11 +5,13 @@
 #include "cuda/cuda_assembly.hpp"
 #include "cuda/cuda_check.cuh"
 #include "cuda/cuda_pcg.hpp"
+#include "cuda/cuda_two_level.hpp"
 #include "sim/element_kernels.hpp"
 #include "sim/simulation_backend.hpp"
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cub/cub.cuh>
 
 namespace edn {
@@ -510,6 +512,7 @@ private:
 
     std::unique_ptr<cuda::Assembly> assembly_;
     std::unique_ptr<cuda::Pcg> pcg_;
+    std::unique_ptr<cuda::CoarseLevel> coarse_; ///< two-level preconditioner (p >= 2)
     LameParameters<float> lame_{};
     QuadratureTet<float> rule_{};
     DeviceBuffer<RestElement<float>> rest_elements_;
@@ -555,6 +558,8 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     EDN_ASSERT(assembly_->layout().num_nodes() == layout.num_nodes(),
                "device and host node layouts differ");
     pcg_ = std::make_unique<cuda::Pcg>(n);
+    if (settings.preconditioner == Preconditioner::TwoLevel && layout.order >= 2)
+        coarse_ = std::make_unique<cuda::CoarseLevel>(mesh, topology, layout);
     std::vector<RestElement<float>> rest_host(nt);
     for (Index t = 0; t < nt; ++t) {
         double X[4][3];
@@ -684,6 +689,9 @@ void CudaBackend::assemble(const float* y) {
                                                    node_terms(), n, a.diag);
     if (drag) add_drag_hessian_kernel<<<1, 32>>>(*drag, a);
     EDN_CUDA_CHECK_LAUNCH();
+    // Galerkin coarse matrix of the element Hessians + the restricted mass terms (the drag
+    // spring and ground penalty are left to the fine level), as the CPU backend does.
+    if (coarse_) coarse_->assemble(assembly_->device_element_blocks(), mass_.data(), mass_scale);
 }
 
 double CudaBackend::device_sum(const float* values, std::int64_t count) {
@@ -787,7 +795,16 @@ StepResult CudaBackend::step() {
             EDN_CUDA_CHECK(cudaMemsetAsync(dx_.data(), 0, dx_.bytes()));
         PcgSettings pcg = settings.pcg;
         pcg.warm_start = warm;
-        const PcgResult solve = pcg_->solve(a, rhs_.data(), dx_.data(), pcg, fixed_.data());
+        // EDN_COARSE_ITERATIONS overrides the coarse PCG iterations per application (16;
+        // measurements in bench/README.md).
+        static const int coarse_iterations = [] {
+            const char* v = std::getenv("EDN_COARSE_ITERATIONS");
+            return v && std::atoi(v) > 0 ? std::atoi(v) : 16;
+        }();
+        const PcgResult solve =
+            coarse_ ? pcg_->solve_two_level(a, coarse_->view(0.1, coarse_iterations), rhs_.data(),
+                                            dx_.data(), pcg, fixed_.data())
+                    : pcg_->solve(a, rhs_.data(), dx_.data(), pcg, fixed_.data());
         if (it == 0) {
             EDN_CUDA_CHECK(cudaMemcpyAsync(first_dx_.data(), dx_.data(), dx_.bytes(),
                                            cudaMemcpyDeviceToDevice));

@@ -30,6 +30,12 @@ struct PcgSettings {
     bool warm_start = true;           ///< start from x's input (else from 0 on free dofs)
 };
 
+/// Which preconditioner the Newton solves use.
+enum class Preconditioner : std::uint8_t {
+    BlockJacobi, ///< inverse 3x3 diagonal blocks (this file)
+    TwoLevel,    ///< block Jacobi + P1 coarse correction (solver/two_level.hpp; order >= 2)
+};
+
 /// Outcome of a PCG solve (an expected numerical outcome, never thrown).
 struct PcgResult {
     int iterations = 0;          ///< x updates done

@@ -114,7 +114,8 @@ TEST_F(CliBench, StepWritesFiniteTimingsAndIterations) {
                             "\"commit\"", "\"complete\": true", "\"cases\""})
         EXPECT_NE(text.find(key), std::string::npos) << key;
 
-    // One case per line: p = 1 and 2 x 2 materials x 2 methods, drag, linear x 3 methods.
+    // One case per line: p = 1 and 2 x 2 materials x 2 methods, drag, linear x 3 methods, and
+    // p = 2 x 2 materials with the two-level preconditioner.
     int cases = 0;
     // (the header's "scene" object also starts with "mesh": count from "cases" on).
     for (std::size_t at = text.find("{\"mesh\":", text.find("\"cases\"")); at != std::string::npos;
@@ -149,7 +150,8 @@ TEST_F(CliBench, StepWritesFiniteTimingsAndIterations) {
         EXPECT_LE(cg, 3 * 200); // the CG cap per solve
         EXPECT_NE(line.find("\"finite\":true"), std::string::npos);
     }
-    EXPECT_EQ(cases, 12);
+    EXPECT_EQ(cases, 14);
+    EXPECT_NE(text.find("\"preconditioner\":\"two_level\""), std::string::npos);
 }
 
 TEST_F(CliBench, RepatternTimesTheHostRebuildAfterACutAndARefinement) {

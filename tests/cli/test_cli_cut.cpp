@@ -136,5 +136,26 @@ TEST_F(CliCut, BadCutOptionsAreUsageErrors) {
     }
 }
 
+TEST_F(CliCut, TwoLevelPreconditionerOptionAtOrderTwo) {
+    // (The beam fixture serves any simulate test.) The option is recorded in run.json, a cut
+    // rebuilds its coarse space with the new mesh, and a bad name is a usage error.
+    const fs::path out = dir_ / "run.json";
+    ASSERT_EQ(
+        run_cli(dir_, simulate({"--order", "2", "--preconditioner", "two_level", "--cut-plane",
+                                "0.2 0.2 1.2 0 0 1", "--cut-frame", "2", "--out", out.string()},
+                               "4")),
+        0)
+        << read_text(dir_ / "stderr.txt");
+    const std::string json = read_text(out);
+    EXPECT_NE(json.find("\"preconditioner\":\"two_level\""), std::string::npos)
+        << json.substr(0, 1500);
+    const std::vector<FrameRecord> frames = read_frames(json);
+    ASSERT_EQ(frames.size(), 4u);
+    EXPECT_EQ(frames[3].components, 2);
+    EXPECT_EQ(
+        run_cli(dir_, simulate({"--preconditioner", "multigrid", "--out", out.string()}, "2")), 2);
+    EXPECT_NE(read_text(dir_ / "stderr.txt").find("preconditioner"), std::string::npos);
+}
+
 } // namespace
 } // namespace edn

@@ -1,0 +1,271 @@
+// Two-level (order p -> P1) preconditioner and flexible PCG on the CPU (solver/two_level.hpp).
+#include "solver/two_level.hpp"
+
+#include "core/error.hpp"
+#include "core/parallel.hpp"
+#include "cpu/pcg_detail.hpp"
+#include "sparse/bin_bcsr_pattern.hpp"
+#include "sparse/spmv.hpp"
+
+#include <cmath>
+
+namespace edn {
+
+CoarseSpace make_coarse_space(const TetMesh& mesh, const Topology& topology,
+                              const NodeLayout& layout, bool host_plans) {
+    EDN_VERIFY(layout.order >= 2 && layout.order <= kMaxOrder, ErrorCode::Usage,
+               "two-level preconditioner: order " << layout.order << " has no coarse space");
+    CoarseSpace c;
+    c.order = layout.order;
+    c.num_nodes = layout.num_nodes();
+    c.num_vertices = layout.num_vertices;
+    const int m = nodes_per_cell(layout.order);
+    c.local.resize(static_cast<std::size_t>(m) * 4);
+    for (int a = 0; a < m; ++a) {
+        const std::array<double, 4> w = local_node_barycentric(layout.order, a);
+        for (int v = 0; v < 4; ++v) c.local[4 * a + v] = w[v];
+    }
+    // Prolongation from the cells: local node a of cell t interpolates the cell's vertices with
+    // local[a] (the same weights from every cell that holds the node).
+    c.pro_vertex.assign(3 * static_cast<std::size_t>(c.num_nodes), -1);
+    c.pro_weight.assign(3 * static_cast<std::size_t>(c.num_nodes), 0.0);
+    std::vector<Index> nodes(static_cast<std::size_t>(m));
+    for (Index t = 0; t < mesh.num_cells(); ++t) {
+        cell_nodes(topology, mesh.cells, layout, t, nodes.data());
+        for (int a = 0; a < m; ++a) {
+            const std::size_t at = 3 * static_cast<std::size_t>(nodes[a]);
+            if (c.pro_vertex[at] >= 0) continue; // done from another cell
+            int k = 0;
+            for (int v = 0; v < 4; ++v) {
+                const double w = c.local[4 * a + v];
+                if (w == 0) continue;
+                c.pro_vertex[at + k] = mesh.cells[t][v];
+                c.pro_weight[at + k] = w;
+                ++k;
+            }
+        }
+    }
+    // Restriction: the transpose, by count + scan + fill in fine-node order (ascending rows).
+    c.restriction.offsets.assign(static_cast<std::size_t>(c.num_vertices) + 1, 0);
+    for (std::size_t k = 0; k < c.pro_vertex.size(); ++k)
+        if (c.pro_vertex[k] >= 0) ++c.restriction.offsets[c.pro_vertex[k] + 1];
+    for (Index v = 0; v < c.num_vertices; ++v)
+        c.restriction.offsets[v + 1] += c.restriction.offsets[v];
+    c.restriction.indices.resize(c.restriction.offsets.back());
+    c.restriction_weight.resize(c.restriction.offsets.back());
+    std::vector<Index> fill(c.restriction.offsets.begin(), c.restriction.offsets.end() - 1);
+    for (std::size_t k = 0; k < c.pro_vertex.size(); ++k) {
+        const Index v = c.pro_vertex[k];
+        if (v < 0) continue;
+        const Index at = fill[v]++;
+        c.restriction.indices[at] = static_cast<Index>(k / 3);
+        c.restriction_weight[at] = c.pro_weight[k];
+    }
+    if (!host_plans) return c;
+    const NodeLayout p1 = make_node_layout(topology, 1);
+    c.pattern = build_bin_bcsr_pattern(topology, mesh.cells, p1);
+    c.cell_vertices = cell_node_table(topology, mesh.cells, p1);
+    c.map = cpu::build_per_entry_map(c.pattern, {c.cell_vertices.data(), 4, mesh.num_cells()});
+    return c;
+}
+
+namespace cpu {
+
+using detail::apply_block;
+using detail::chunked_sums;
+
+void coarse_element_blocks(const CoarseSpace& space, const double* fine, Index cells, double* out) {
+    const int m = nodes_per_cell(space.order);
+    const double* w = space.local.data();
+    parallel_for(0, cells, [&](std::int64_t t) {
+        const double* h = fine + static_cast<std::size_t>(t) * m * m * 9;
+        double* o = out + static_cast<std::size_t>(t) * 16 * 9;
+        for (int k = 0; k < 16 * 9; ++k) o[k] = 0;
+        for (int a = 0; a < m; ++a)
+            for (int b = 0; b < m; ++b) {
+                const double* blk = h + (a * m + b) * 9;
+                for (int A = 0; A < 4; ++A) {
+                    const double wa = w[4 * a + A];
+                    if (wa == 0) continue;
+                    for (int B = 0; B < 4; ++B) {
+                        const double wab = wa * w[4 * b + B];
+                        if (wab == 0) continue;
+                        double* ob = o + (A * 4 + B) * 9;
+                        for (int k = 0; k < 9; ++k) ob[k] += wab * blk[k];
+                    }
+                }
+            }
+    });
+}
+
+void assemble_coarse(const CoarseSpace& space, const double* fine_blocks, Index cells,
+                     const std::vector<double>& node_diagonal, std::vector<double>& scratch,
+                     BinBcsrMatrix<double>& coarse) {
+    scratch.resize(static_cast<std::size_t>(cells) * 16 * 9);
+    coarse_element_blocks(space, fine_blocks, cells, scratch.data());
+    sum_per_entry(space.map.view(), scratch.data(), coarse.view());
+    if (node_diagonal.empty()) return;
+    const std::int64_t nv = space.num_vertices;
+    parallel_for(0, nv, [&](std::int64_t v) {
+        double add = 0;
+        for (Index k = space.restriction.offsets[v]; k < space.restriction.offsets[v + 1]; ++k)
+            add += space.restriction_weight[k] * node_diagonal[space.restriction.indices[k]];
+        for (int k : {0, 4, 8}) coarse.diag[k * nv + v] += add;
+    });
+}
+
+PcgResult pcg_two_level(const BinBcsrMatrixView<double>& a, const CoarseSpace& space,
+                        const BinBcsrMatrixView<double>& coarse, const double* b, double* x,
+                        const PcgSettings& settings, const PcgSettings& inner,
+                        TwoLevelWorkspace& ws, const std::uint8_t* fixed) {
+    const Index rows = a.pattern.num_rows;
+    const std::int64_t n = rows, nv = space.num_vertices;
+    EDN_VERIFY(rows == space.num_nodes && coarse.pattern.num_rows == space.num_vertices,
+               ErrorCode::Usage, "pcg_two_level: matrix and coarse space sizes differ");
+    PcgResult result;
+    ws.inner_iterations = 0;
+    if (rows == 0) {
+        result.converged = true;
+        return result;
+    }
+    PcgWorkspace<double>& f = ws.fine;
+    f.resize(rows);
+    double* r = f.r.data();
+    double* z = f.z.data();
+    double* p = f.p.data();
+    double* q = f.q.data();
+    const double* inv = f.inverse_diag.data();
+    invert_diagonal(a, f.inverse_diag.data());
+    auto is_free = [fixed](std::int64_t row) { return fixed == nullptr || fixed[row] == 0; };
+    ws.coarse_fixed.assign(static_cast<std::size_t>(nv), 0);
+    if (fixed)
+        for (Index v = 0; v < nv; ++v) ws.coarse_fixed[v] = fixed[v]; // vertex node v is node v
+    ws.rc.resize(3 * static_cast<std::size_t>(nv));
+    ws.xc.resize(3 * static_cast<std::size_t>(nv));
+    PcgSettings cold = inner;
+    cold.warm_start = false;
+
+    // z = P (M^-1 r + P_c A_c^-1 P_c^T r); returns nothing, z complete on return.
+    auto precondition = [&]() {
+        parallel_for(0, nv, [&](std::int64_t v) {
+            double s[3] = {0, 0, 0};
+            for (Index k = space.restriction.offsets[v]; k < space.restriction.offsets[v + 1];
+                 ++k) {
+                const double w = space.restriction_weight[k];
+                const std::int64_t i = space.restriction.indices[k];
+                for (int d = 0; d < 3; ++d) s[d] += w * r[3 * i + d];
+            }
+            for (int d = 0; d < 3; ++d) ws.rc[3 * v + d] = s[d];
+        });
+        const PcgResult c =
+            pcg(coarse, ws.rc.data(), ws.xc.data(), cold, ws.coarse, ws.coarse_fixed.data());
+        ws.inner_iterations += c.iterations;
+        parallel_for(0, n, [&](std::int64_t i) {
+            apply_block(inv, n, i, r, z);
+            if (!is_free(i)) {
+                z[3 * i] = z[3 * i + 1] = z[3 * i + 2] = 0;
+                return;
+            }
+            for (int k = 0; k < 3; ++k) {
+                const Index v = space.pro_vertex[3 * i + k];
+                if (v < 0) break;
+                const double w = space.pro_weight[3 * i + k];
+                for (int d = 0; d < 3; ++d) z[3 * i + d] += w * ws.xc[3 * v + d];
+            }
+        });
+    };
+
+    const double bb = chunked_sums<1>(rows, f.partials, [&](std::int64_t row) {
+        double s = 0;
+        if (is_free(row))
+            for (int i = 0; i < 3; ++i) s += b[3 * row + i] * b[3 * row + i];
+        return std::array<double, 1>{s};
+    })[0];
+    if (!settings.warm_start || bb == 0)
+        parallel_for(0, n, [&](std::int64_t row) {
+            if (is_free(row)) x[3 * row] = x[3 * row + 1] = x[3 * row + 2] = 0;
+        });
+    spmv(a, x, q);
+    const double rr = chunked_sums<1>(rows, f.partials, [&](std::int64_t row) {
+        const bool free = is_free(row);
+        double s = 0;
+        for (int i = 0; i < 3; ++i) {
+            r[3 * row + i] = free ? b[3 * row + i] - q[3 * row + i] : 0.0;
+            s += r[3 * row + i] * r[3 * row + i];
+        }
+        return std::array<double, 1>{s};
+    })[0];
+    const double tol2 = settings.relative_tolerance * settings.relative_tolerance;
+    const double ref2 = bb > 0 ? bb : rr;
+    result.initial_residual = std::sqrt(rr);
+    result.final_residual = result.initial_residual;
+    result.reference_norm = std::sqrt(ref2);
+    if (rr <= tol2 * ref2) {
+        result.converged = true;
+        return result;
+    }
+    precondition();
+    double rz = chunked_sums<1>(rows, f.partials, [&](std::int64_t row) {
+        double s = 0;
+        for (int i = 0; i < 3; ++i) {
+            p[3 * row + i] = z[3 * row + i];
+            s += r[3 * row + i] * z[3 * row + i];
+        }
+        return std::array<double, 1>{s};
+    })[0];
+    if (!(rz > 0) || !std::isfinite(rz)) {
+        result.breakdown = true;
+        return result;
+    }
+    while (result.iterations < settings.max_iterations) {
+        spmv(a, p, q);
+        const double pq = chunked_sums<1>(rows, f.partials, [&](std::int64_t row) {
+            double s = 0;
+            for (int i = 0; i < 3; ++i) s += p[3 * row + i] * q[3 * row + i];
+            return std::array<double, 1>{s};
+        })[0];
+        const double alpha = rz / pq;
+        if (!(pq > 0) || !std::isfinite(alpha)) {
+            result.breakdown = true;
+            break;
+        }
+        const double rr_new = chunked_sums<1>(rows, f.partials, [&](std::int64_t row) {
+            const bool free = is_free(row);
+            double s = 0;
+            for (int i = 0; i < 3; ++i) {
+                x[3 * row + i] += alpha * p[3 * row + i];
+                r[3 * row + i] = free ? r[3 * row + i] - alpha * q[3 * row + i] : 0.0;
+                s += r[3 * row + i] * r[3 * row + i];
+            }
+            return std::array<double, 1>{s};
+        })[0];
+        ++result.iterations;
+        result.final_residual = std::sqrt(rr_new);
+        if (rr_new <= tol2 * ref2) {
+            result.converged = true;
+            break;
+        }
+        precondition();
+        // r_new - r_old = -alpha P q: Polak-Ribiere beta without storing r_old.
+        const auto [rz_new, zq] = chunked_sums<2>(rows, f.partials, [&](std::int64_t row) {
+            const bool free = is_free(row);
+            std::array<double, 2> t{};
+            for (int i = 0; i < 3; ++i) {
+                t[0] += r[3 * row + i] * z[3 * row + i];
+                if (free) t[1] += z[3 * row + i] * q[3 * row + i];
+            }
+            return t;
+        });
+        if (!(rz_new > 0) || !std::isfinite(rz_new)) {
+            result.breakdown = true;
+            break;
+        }
+        const double beta = -alpha * zq / rz;
+        rz = rz_new;
+        parallel_for(0, 3 * n, [&](std::int64_t i) { p[i] = z[i] + beta * p[i]; });
+    }
+    return result;
+}
+
+} // namespace cpu
+} // namespace edn

@@ -1,0 +1,45 @@
+#pragma once
+/// The coarse level of the two-level preconditioner on the device (solver/two_level.hpp): the
+/// host-built CoarseSpace uploaded, the P1 pattern and per-entry map built by an order-1
+/// cuda::Assembly of the same mesh, and the Galerkin assembly A_c = sum_e P_e^T H_e P_e + the
+/// restricted diagonal terms, from the fine element blocks the simulation just computed. A plain
+/// C++ header; in a build without CUDA every entry point throws edn::Error(Unsupported).
+
+#include "cuda/cuda_pcg.hpp"
+#include "mesh/tet_mesh.hpp"
+#include "mesh/topology.hpp"
+#include "solver/two_level.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace edn::cuda {
+
+class CoarseLevel {
+public:
+    /// The coarse level of `layout` (order >= 2) on `mesh` / `topology`.
+    CoarseLevel(const TetMesh& mesh, const Topology& topology, const NodeLayout& layout);
+    ~CoarseLevel();
+    CoarseLevel(const CoarseLevel&) = delete;
+    CoarseLevel& operator=(const CoarseLevel&) = delete;
+
+    /// Assembles A_c on the device: coarse element blocks from `fine_blocks` (device, float, the
+    /// order-p element-block layout ((t*m + a)*m + b)*9) summed per entry, plus, on the diagonal,
+    /// the row-sum restriction of scale * node_mass[i] (device, #fine nodes).
+    void assemble(const float* fine_blocks, const float* node_mass, float scale);
+    /// assemble() from host vectors (copied to the device; for tests).
+    void assemble_host(const std::vector<float>& fine_blocks, const std::vector<float>& node_mass,
+                       float scale);
+    /// Device view for Pcg::solve_two_level.
+    CoarseLevelView view(double inner_tolerance = 0.1, int inner_iterations = 16) const;
+    /// The host coarse space (its pattern downloaded from the device; no host map).
+    const CoarseSpace& space() const;
+    /// The coarse matrix copied to the host (tests); `pattern` is space().pattern.
+    BinBcsrMatrix<float> download_matrix() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace edn::cuda

@@ -104,6 +104,29 @@ __device__ __forceinline__ void allow_next_kernel() {
 #endif
 }
 
+/// The reducing tail of the row kernels (kUpdateBlock threads): sums each thread's two values
+/// over the block (warp shuffles, then the warps in order) into partials[2 blockIdx.x + k], lets
+/// the next kernel launch, and returns true in thread 0 of the last block to finish, with the
+/// grid sums (fixed order) in `sum`. Every thread of the block must call it.
+__device__ bool reduce_rows_last(double v0, double v1, double* partials, unsigned int* done,
+                                 double sum[2]) {
+    __shared__ double s[2][kUpdateBlock / kWarp];
+    v0 = warp_sum(v0);
+    v1 = warp_sum(v1);
+    if ((threadIdx.x & 31) == 0) s[0][threadIdx.x / kWarp] = v0, s[1][threadIdx.x / kWarp] = v1;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t0 = 0, t1 = 0;
+        for (int w = 0; w < kUpdateBlock / kWarp; ++w) t0 += s[0][w], t1 += s[1][w];
+        partials[2 * blockIdx.x] = t0;
+        partials[2 * blockIdx.x + 1] = t1;
+    }
+    allow_next_kernel();
+    if (!last_block_done(done, threadIdx.x == 0)) return false;
+    block_sum_partials<2, kUpdateBlock>(partials, gridDim.x, sum);
+    return threadIdx.x == 0;
+}
+
 __device__ __forceinline__ bool is_free(const std::uint8_t* fixed, Index row) {
     return fixed == nullptr || fixed[row] == 0;
 }
@@ -460,22 +483,8 @@ __global__ void update_kernel(float* __restrict__ x, float* __restrict__ r, floa
             rr += double(rv[i]) * rv[i];
         }
     }
-    __shared__ double s[2][kUpdateBlock / kWarp];
-    rz = warp_sum(rz);
-    rr = warp_sum(rr);
-    if ((threadIdx.x & 31) == 0) s[0][threadIdx.x / kWarp] = rz, s[1][threadIdx.x / kWarp] = rr;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        double t0 = 0, t1 = 0;
-        for (int w = 0; w < kUpdateBlock / kWarp; ++w) t0 += s[0][w], t1 += s[1][w];
-        partials[2 * blockIdx.x] = t0;
-        partials[2 * blockIdx.x + 1] = t1;
-    }
-    allow_next_kernel();
-    if (!last_block_done(done, threadIdx.x == 0)) return;
     double sum[2];
-    block_sum_partials<2, kUpdateBlock>(partials, gridDim.x, sum);
-    if (threadIdx.x != 0) return;
+    if (!reduce_rows_last(rz, rr, partials, done, sum)) return;
     PcgState& st = *state;
     ++st.iterations;
     st.rr = sum[1];
@@ -529,22 +538,8 @@ __global__ void update_single_kernel(float* __restrict__ x, float* __restrict__ 
             rr += double(rv[i]) * rv[i];
         }
     }
-    __shared__ double sh[2][kUpdateBlock / kWarp];
-    ru = warp_sum(ru);
-    rr = warp_sum(rr);
-    if ((threadIdx.x & 31) == 0) sh[0][threadIdx.x / kWarp] = ru, sh[1][threadIdx.x / kWarp] = rr;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        double t0 = 0, t1 = 0;
-        for (int k = 0; k < kUpdateBlock / kWarp; ++k) t0 += sh[0][k], t1 += sh[1][k];
-        partials[2 * blockIdx.x] = t0;
-        partials[2 * blockIdx.x + 1] = t1;
-    }
-    allow_next_kernel();
-    if (!last_block_done(done, threadIdx.x == 0)) return;
     double sum[2];
-    block_sum_partials<2, kUpdateBlock>(partials, gridDim.x, sum);
-    if (threadIdx.x != 0) return;
+    if (!reduce_rows_last(ru, rr, partials, done, sum)) return;
     PcgState& st = *state;
     ++st.iterations;
     st.rr = sum[1];
@@ -599,21 +594,8 @@ __global__ void update_two_level_kernel(float* __restrict__ x, float* __restrict
             z[r3 + i] =
                 m[3 * i * n] * rv[0] + m[(3 * i + 1) * n] * rv[1] + m[(3 * i + 2) * n] * rv[2];
     }
-    __shared__ double s[kUpdateBlock / kWarp];
-    rr = warp_sum(rr);
-    if ((threadIdx.x & 31) == 0) s[threadIdx.x / kWarp] = rr;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        double t = 0;
-        for (int w = 0; w < kUpdateBlock / kWarp; ++w) t += s[w];
-        partials[2 * blockIdx.x] = t;
-        partials[2 * blockIdx.x + 1] = 0;
-    }
-    allow_next_kernel();
-    if (!last_block_done(done, threadIdx.x == 0)) return;
     double sum[2];
-    block_sum_partials<2, kUpdateBlock>(partials, gridDim.x, sum);
-    if (threadIdx.x != 0) return;
+    if (!reduce_rows_last(rr, 0.0, partials, done, sum)) return;
     PcgState& st = *state;
     ++st.iterations;
     st.rr = sum[0];
@@ -673,22 +655,8 @@ __global__ void restrict_kernel(CoarseArgs c, const float* __restrict__ r, doubl
             rr += double(s[i]) * s[i];
         }
     }
-    __shared__ double sh[2][kUpdateBlock / kWarp];
-    rz = warp_sum(rz);
-    rr = warp_sum(rr);
-    if ((threadIdx.x & 31) == 0) sh[0][threadIdx.x / kWarp] = rz, sh[1][threadIdx.x / kWarp] = rr;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        double t0 = 0, t1 = 0;
-        for (int w = 0; w < kUpdateBlock / kWarp; ++w) t0 += sh[0][w], t1 += sh[1][w];
-        partials[2 * blockIdx.x] = t0;
-        partials[2 * blockIdx.x + 1] = t1;
-    }
-    allow_next_kernel();
-    if (!last_block_done(done, threadIdx.x == 0)) return;
     double sum[2];
-    block_sum_partials<2, kUpdateBlock>(partials, gridDim.x, sum);
-    if (threadIdx.x != 0) return;
+    if (!reduce_rows_last(rz, rr, partials, done, sum)) return;
     PcgState st{};
     st.bb = sum[1];
     st.ref2 = sum[1];
@@ -728,22 +696,8 @@ __global__ void prolong_kernel(CoarseArgs c, const float* __restrict__ r, float*
             }
         }
     }
-    __shared__ double sh[2][kUpdateBlock / kWarp];
-    rz = warp_sum(rz);
-    zq = warp_sum(zq);
-    if ((threadIdx.x & 31) == 0) sh[0][threadIdx.x / kWarp] = rz, sh[1][threadIdx.x / kWarp] = zq;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        double t0 = 0, t1 = 0;
-        for (int w = 0; w < kUpdateBlock / kWarp; ++w) t0 += sh[0][w], t1 += sh[1][w];
-        partials[2 * blockIdx.x] = t0;
-        partials[2 * blockIdx.x + 1] = t1;
-    }
-    allow_next_kernel();
-    if (!last_block_done(done, threadIdx.x == 0)) return;
     double sum[2];
-    block_sum_partials<2, kUpdateBlock>(partials, gridDim.x, sum);
-    if (threadIdx.x != 0) return;
+    if (!reduce_rows_last(rz, zq, partials, done, sum)) return;
     PcgState& st = *state;
     if (!(sum[0] > 0) || !isfinite(sum[0])) {
         st.status = kBreakdown;

@@ -137,7 +137,9 @@ TEST_P(CudaTwoLevel, SolveMatchesCpuTwinAndBeatsBlockJacobi) {
         EXPECT_LT(diff, 1e-3 * norm);
         if (pins)
             for (Index i = 0; i < rows; ++i)
-                if (fixed[i]) EXPECT_EQ(xg[3 * i + 2], 0.f);
+                if (fixed[i]) {
+                    EXPECT_EQ(xg[3 * i + 2], 0.f);
+                }
         // Deterministic: the same solve gives the same bits.
         std::vector<float> xg2(b.size(), 0.f);
         const PcgResult rg2 =

@@ -399,7 +399,9 @@ void expect_slot_order(const std::vector<Index>& slot, const std::vector<Index>&
         if (i % kNodeSlotWindow != 0) {
             const Index k0 = key(at[i - 1]), k1 = key(at[i]);
             EXPECT_LE(k0, k1) << "slot " << i;
-            if (k0 == k1) EXPECT_LT(at[i - 1], at[i]) << "slot " << i; // stable
+            if (k0 == k1) {
+                EXPECT_LT(at[i - 1], at[i]) << "slot " << i; // stable
+            }
         }
     }
 }

@@ -175,7 +175,9 @@ TEST_P(TwoLevelTest, FlexiblePcgMatchesBlockJacobiWithFarFewerIterations) {
     }
     EXPECT_LT(diff, 1e-6 * norm);
     for (std::int64_t i = 0; i < nf; ++i)
-        if (fixed[i]) EXPECT_EQ(xt[3 * i + 2], 0.0); // pinned dofs keep their value
+        if (fixed[i]) {
+            EXPECT_EQ(xt[3 * i + 2], 0.0); // pinned dofs keep their value
+        }
     // The true residual meets the tolerance (the flexible recurrences do not drift).
     std::vector<double> ax(3 * nf);
     cpu::spmv(a.view(), xt.data(), ax.data());

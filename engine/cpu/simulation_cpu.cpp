@@ -389,8 +389,8 @@ StepResult CpuBackend::step() {
         PcgSettings pcg = settings.pcg;
         pcg.warm_start = warm;
         PcgSettings coarse_solve; // inexact coarse solves: the outer CG is flexible
-        coarse_solve.relative_tolerance = 0.1;
-        coarse_solve.max_iterations = 16; // as the CUDA twin enqueues
+        coarse_solve.relative_tolerance = kCoarseTolerance;
+        coarse_solve.max_iterations = kCoarseIterations; // as the CUDA twin enqueues
         const PcgResult solve =
             coarse_
                 ? cpu::pcg_two_level(matrix_.view(), *coarse_, coarse_matrix_.view(), rhs.data(),

@@ -101,7 +101,7 @@ struct CoarseLevelView {
     const Index* restriction_indices = nullptr;
     const float* restriction_weight = nullptr;
     double inner_tolerance = 0.1; ///< relative tolerance of each coarse solve
-    int inner_iterations = 16;    ///< coarse PCG iterations enqueued per application (the cap)
+    int inner_iterations = 6;     ///< coarse PCG iterations enqueued per application (the cap)
 };
 
 /// Block-Jacobi PCG with device-resident scratch vectors for matrices of `num_rows` block rows.

@@ -31,7 +31,8 @@ public:
     void assemble_host(const std::vector<float>& fine_blocks, const std::vector<float>& node_mass,
                        float scale);
     /// Device view for Pcg::solve_two_level.
-    CoarseLevelView view(double inner_tolerance = 0.1, int inner_iterations = 16) const;
+    CoarseLevelView view(double inner_tolerance = kCoarseTolerance,
+                         int inner_iterations = kCoarseIterations) const;
     /// The host coarse space (its pattern downloaded from the device; no host map).
     const CoarseSpace& space() const;
     /// The coarse matrix copied to the host (tests); `pattern` is space().pattern.

@@ -795,15 +795,16 @@ StepResult CudaBackend::step() {
             EDN_CUDA_CHECK(cudaMemsetAsync(dx_.data(), 0, dx_.bytes()));
         PcgSettings pcg = settings.pcg;
         pcg.warm_start = warm;
-        // EDN_COARSE_ITERATIONS overrides the coarse PCG iterations per application (16;
-        // measurements in bench/README.md).
+        // Coarse PCG iterations enqueued per application: 6 (a 127K-tet p = 2 frame: 2 -> 31.5 ms,
+        // 4 -> 23.9, 6 -> 23.6, 10 -> 26.8, 16 -> 29.9, 24 -> 31.8; iterations after the coarse
+        // solve converged still cost their launches). EDN_COARSE_ITERATIONS overrides it.
         static const int coarse_iterations = [] {
             const char* v = std::getenv("EDN_COARSE_ITERATIONS");
-            return v && std::atoi(v) > 0 ? std::atoi(v) : 16;
+            return v && std::atoi(v) > 0 ? std::atoi(v) : kCoarseIterations;
         }();
         const PcgResult solve =
-            coarse_ ? pcg_->solve_two_level(a, coarse_->view(0.1, coarse_iterations), rhs_.data(),
-                                            dx_.data(), pcg, fixed_.data())
+            coarse_ ? pcg_->solve_two_level(a, coarse_->view(kCoarseTolerance, coarse_iterations),
+                                            rhs_.data(), dx_.data(), pcg, fixed_.data())
                     : pcg_->solve(a, rhs_.data(), dx_.data(), pcg, fixed_.data());
         if (it == 0) {
             EDN_CUDA_CHECK(cudaMemcpyAsync(first_dx_.data(), dx_.data(), dx_.bytes(),

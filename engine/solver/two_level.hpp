@@ -10,7 +10,8 @@
 /// A_c is assembled like any P1 matrix: per cell the coarse element blocks P_e^T H_e P_e (16
 /// blocks, exact: P restricted to a cell is its local interpolation) summed by the P1 per-entry
 /// map, plus the restriction of the per-node diagonal terms (lumped mass / h^2) by row sums. The
-/// coarse system is solved inexactly by block-Jacobi PCG (loose tolerance, cold start), so the
+/// coarse system is solved inexactly by block-Jacobi PCG (kCoarseTolerance, at most
+/// kCoarseIterations iterations, cold start), so the
 /// preconditioner varies from one application to the next and the outer iteration is the
 /// flexible CG (Polak-Ribiere beta = z_new.(r_new - r_old) / z_old.r_old = -alpha z_new.q / rz).
 /// Pins: r and z are zero on fixed nodes; a vertex is fixed in the coarse space when its node is.
@@ -26,6 +27,12 @@
 #include <vector>
 
 namespace edn {
+
+/// Coarse PCG iterations per application of the preconditioner (the cap of each inexact coarse
+/// solve, tolerance 0.1; measured best on the H100, bench/README.md). Both backends use it.
+inline constexpr int kCoarseIterations = 6;
+/// Relative tolerance of each coarse solve.
+inline constexpr double kCoarseTolerance = 0.1;
 
 /// The P1 coarse space of an order-p mesh (p >= 2) and its assembly plans.
 struct CoarseSpace {

@@ -10,6 +10,7 @@
 #include "sparse/spmv.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 
 namespace edn {
@@ -390,7 +391,12 @@ StepResult CpuBackend::step() {
         pcg.warm_start = warm;
         PcgSettings coarse_solve; // inexact coarse solves: the outer CG is flexible
         coarse_solve.relative_tolerance = kCoarseTolerance;
-        coarse_solve.max_iterations = kCoarseIterations; // as the CUDA twin enqueues
+        // 16 (the GPU enqueues 6); EDN_COARSE_ITERATIONS overrides it (measurements).
+        static const int coarse_iterations = [] {
+            const char* v = std::getenv("EDN_COARSE_ITERATIONS");
+            return v && std::atoi(v) > 0 ? std::atoi(v) : kCoarseIterationsCpu;
+        }();
+        coarse_solve.max_iterations = coarse_iterations;
         const PcgResult solve =
             coarse_
                 ? cpu::pcg_two_level(matrix_.view(), *coarse_, coarse_matrix_.view(), rhs.data(),

@@ -32,7 +32,7 @@ public:
                        float scale);
     /// Device view for Pcg::solve_two_level.
     CoarseLevelView view(double inner_tolerance = kCoarseTolerance,
-                         int inner_iterations = kCoarseIterations) const;
+                         int inner_iterations = kCoarseIterationsCuda) const;
     /// The host coarse space (its pattern downloaded from the device; no host map).
     const CoarseSpace& space() const;
     /// The coarse matrix copied to the host (tests); `pattern` is space().pattern.

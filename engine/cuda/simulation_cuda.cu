@@ -800,7 +800,7 @@ StepResult CudaBackend::step() {
         // solve converged still cost their launches). EDN_COARSE_ITERATIONS overrides it.
         static const int coarse_iterations = [] {
             const char* v = std::getenv("EDN_COARSE_ITERATIONS");
-            return v && std::atoi(v) > 0 ? std::atoi(v) : kCoarseIterations;
+            return v && std::atoi(v) > 0 ? std::atoi(v) : kCoarseIterationsCuda;
         }();
         const PcgResult solve =
             coarse_ ? pcg_->solve_two_level(a, coarse_->view(kCoarseTolerance, coarse_iterations),

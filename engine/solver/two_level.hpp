@@ -11,7 +11,7 @@
 /// blocks, exact: P restricted to a cell is its local interpolation) summed by the P1 per-entry
 /// map, plus the restriction of the per-node diagonal terms (lumped mass / h^2) by row sums. The
 /// coarse system is solved inexactly by block-Jacobi PCG (kCoarseTolerance, at most
-/// kCoarseIterations iterations, cold start), so the
+/// kCoarseIterationsCuda / kCoarseIterationsCpu iterations, cold start), so the
 /// preconditioner varies from one application to the next and the outer iteration is the
 /// flexible CG (Polak-Ribiere beta = z_new.(r_new - r_old) / z_old.r_old = -alpha z_new.q / rz).
 /// Pins: r and z are zero on fixed nodes; a vertex is fixed in the coarse space when its node is.
@@ -29,8 +29,10 @@
 namespace edn {
 
 /// Coarse PCG iterations per application of the preconditioner (the cap of each inexact coarse
-/// solve, tolerance 0.1; measured best on the H100, bench/README.md). Both backends use it.
-inline constexpr int kCoarseIterations = 6;
+/// solve, tolerance 0.1), measured best per backend (bench/README.md): 6 on the GPU, where every
+/// enqueued iteration costs its launches even after the coarse solve converged; 16 on the CPU.
+inline constexpr int kCoarseIterationsCuda = 6;
+inline constexpr int kCoarseIterationsCpu = 16;
 /// Relative tolerance of each coarse solve.
 inline constexpr double kCoarseTolerance = 0.1;
 

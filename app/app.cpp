@@ -602,6 +602,7 @@ void App::apply_script() {
         };
         set(settings.order, action.order);
         set(settings.summation, action.summation);
+        set(settings.preconditioner, action.preconditioner);
         set(settings.material, action.material);
         set(settings.backend, action.backend);
         set(settings.integrator, action.integrator);
@@ -1175,6 +1176,7 @@ void App::write_stats(const std::filesystem::path& path) const {
             out << ",\n  \"order\": " << s.order;
             out << ",\n  \"material\": " << quoted(material_name(s.material));
             out << ",\n  \"summation\": " << quoted(summation_method_name(s.summation));
+            out << ",\n  \"preconditioner\": " << quoted(preconditioner_name(s.preconditioner));
             out << ",\n  \"backend\": " << quoted(backend_name(s.backend));
             out << ",\n  \"upload\": " << quoted(gui_.upload_method);
             out << ",\n  \"vertices\": " << scene_->mesh.num_vertices();

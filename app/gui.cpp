@@ -171,6 +171,10 @@ void simulation_panel(GuiState& state, GuiActions& actions) {
     const char* summations[] = {"per-entry", "per-simplex", "inline (p=1 linear)"};
     changed |= ImGui::Combo("summation", &summation, summations, 3);
     s.summation = static_cast<SummationMethod>(summation);
+    int preconditioner = s.preconditioner == Preconditioner::TwoLevel ? 0 : 1;
+    const char* preconditioners[] = {"two-level (p>=2)", "block Jacobi"};
+    changed |= ImGui::Combo("preconditioner", &preconditioner, preconditioners, 2);
+    s.preconditioner = preconditioner == 0 ? Preconditioner::TwoLevel : Preconditioner::BlockJacobi;
     int material = static_cast<int>(s.material);
     const char* materials[] = {"linear", "co-rotational", "neo-Hookean"};
     changed |= ImGui::Combo("material", &material, materials, 3);

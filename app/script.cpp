@@ -190,6 +190,9 @@ public:
             } else if (key == "summation") {
                 action.summation = named<SummationMethod>(key, v, parse_summation_method,
                                                           "per_entry, per_simplex, inline");
+            } else if (key == "preconditioner") {
+                action.preconditioner =
+                    named<Preconditioner>(key, v, parse_preconditioner, "two_level, block_jacobi");
             } else if (key == "material") {
                 action.material =
                     named<Material>(key, v, parse_material, "linear, corotational, neohookean");

@@ -11,6 +11,7 @@
 /// Keys of one action (several may be combined): pin_below Z (world z; adds pins), unpin_all,
 /// drag {from: [px, py] screen pixels | vertex: i, to: [x, y, z] world | [px, py] screen at the
 /// picked depth, stiffness?}, release, order 1..3, summation per_entry|per_simplex|inline,
+/// preconditioner two_level|block_jacobi,
 /// material linear|corotational|neohookean, backend cpu|cuda, integrator, young, poisson,
 /// density, dt, damping, newton_iterations, gravity [x, y, z], pause, step, reset,
 /// color none|von_mises|displacement, wireframe, cut {point: [x, y, z], normal: [x, y, z],
@@ -76,6 +77,7 @@ struct ScriptAction {
     bool release = false;                         ///< end the drag
     std::optional<int> order;                     ///< element order
     std::optional<SummationMethod> summation;     ///< summation method
+    std::optional<Preconditioner> preconditioner; ///< PCG preconditioner (p >= 2)
     std::optional<Material> material;             ///< material model
     std::optional<Backend> backend;               ///< backend
     std::optional<Integrator> integrator;         ///< time integrator

@@ -278,10 +278,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
     else
         usage_error("simulate: unknown summation method '" + summation + "'");
     const std::string preconditioner = args.string_or("preconditioner", "two_level");
-    if (preconditioner == "block_jacobi")
-        s.preconditioner = Preconditioner::BlockJacobi;
-    else if (preconditioner == "two_level")
-        s.preconditioner = Preconditioner::TwoLevel;
+    if (auto pc = parse_preconditioner(preconditioner))
+        s.preconditioner = *pc;
     else
         usage_error("simulate: unknown preconditioner '" + preconditioner +
                     "' (block_jacobi or two_level)");
@@ -392,9 +390,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
         .add("integrator", integrator_name(s.integrator))
         .add("backend", backend_name(s.backend))
         .add("summation", summation_method_name(s.summation))
-        .add("preconditioner", s.preconditioner == Preconditioner::TwoLevel && s.order >= 2
-                                   ? "two_level"
-                                   : "block_jacobi")
+        .add("preconditioner",
+             preconditioner_name(s.order >= 2 ? s.preconditioner : Preconditioner::BlockJacobi))
         .add("newton", s.max_newton_iterations)
         .add("cg_tol", s.pcg.relative_tolerance)
         .add("pinned_nodes", pinned);

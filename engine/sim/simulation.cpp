@@ -57,6 +57,16 @@ std::optional<Backend> parse_backend(std::string_view name) {
     return std::nullopt;
 }
 
+const char* preconditioner_name(Preconditioner preconditioner) {
+    return preconditioner == Preconditioner::TwoLevel ? "two_level" : "block_jacobi";
+}
+
+std::optional<Preconditioner> parse_preconditioner(std::string_view name) {
+    if (name == "block_jacobi") return Preconditioner::BlockJacobi;
+    if (name == "two_level") return Preconditioner::TwoLevel;
+    return std::nullopt;
+}
+
 namespace {
 
 void validate(const SimulationSettings& s) {

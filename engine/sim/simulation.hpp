@@ -36,6 +36,9 @@ std::optional<Integrator> parse_integrator(std::string_view name);
 /// "cpu", "cuda".
 const char* backend_name(Backend backend);
 std::optional<Backend> parse_backend(std::string_view name);
+/// "block_jacobi", "two_level".
+const char* preconditioner_name(Preconditioner preconditioner);
+std::optional<Preconditioner> parse_preconditioner(std::string_view name);
 
 /// Everything a user can tune; validated by Simulation (edn::Error(Usage) on bad values).
 struct SimulationSettings {

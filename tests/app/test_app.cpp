@@ -421,7 +421,7 @@ TEST_F(App, SwitchingOrderSummationMaterialMidRunStaysFinite) {
         {"frame": 0, "pin_below": 0.05},
         {"frame": 1, "drag": {"vertex": 26, "to": [1.3, 1.3, 1.3]}},
         {"frame": 3, "order": 2},
-        {"frame": 4, "summation": "per_simplex"},
+        {"frame": 4, "summation": "per_simplex", "preconditioner": "block_jacobi"},
         {"frame": 5, "order": 3},
         {"frame": 6, "material": "corotational"},
         {"frame": 7, "summation": "inline"},
@@ -440,6 +440,7 @@ TEST_F(App, SwitchingOrderSummationMaterialMidRunStaysFinite) {
     EXPECT_NE(stats.find("\"order\": 1"), std::string::npos) << stats;
     EXPECT_NE(stats.find("\"summation\": \"inline\""), std::string::npos) << stats;
     EXPECT_NE(stats.find("\"material\": \"linear\""), std::string::npos) << stats;
+    EXPECT_NE(stats.find("\"preconditioner\": \"block_jacobi\""), std::string::npos) << stats;
     EXPECT_EQ(json_number(stats, "nodes"), 27.0) << stats;
     // Inline with p = 3 co-rotational (frame 7) is refused and reported, the run goes on.
     EXPECT_NE(stats.find("inline"), stats.find("\"errors\"")) << stats;
@@ -450,7 +451,7 @@ TEST_F(App, SwitchingOrderSummationMaterialMidRunStaysFinite) {
 
 TEST_F(App, BadScriptExits3WithOneLine) {
     const fs::path scene = write_cube(1);
-    const std::array<std::pair<const char*, const char*>, 12> scripts = {{
+    const std::array<std::pair<const char*, const char*>, 13> scripts = {{
         {"{\"actions\": [", "bad.json"},
         {R"({"actions": [{"frame": 1, "explode": true}]})", "explode"},
         {R"({"actions": [{"frame": 1, "order": 4}]})", "order"},
@@ -466,6 +467,7 @@ TEST_F(App, BadScriptExits3WithOneLine) {
         {R"({"actions": [{"frame": 1, "refine": {"pixel": [1, 1], "levels": 9}}]})",
          "refine.levels"},
         {R"({"actions": [{"frame": 1, "refine_uniform": 1}]})", "refine_uniform"},
+        {R"({"actions": [{"frame": 1, "preconditioner": "amg"}]})", "preconditioner"},
     }};
     for (const auto& [text, expected] : scripts) {
         std::ofstream(dir_ / "bad.json") << text;

@@ -129,7 +129,9 @@ TEST(CudaSimulation, PotentialAndGradientMatchCpuAtADeformedState) {
             // Pinned nodes: zero gradient on both.
             for (std::size_t i = 0; i < gc.size() / 3; ++i)
                 if (cpu.pinned()[i])
-                    for (int d = 0; d < 3; ++d) EXPECT_EQ(gg[3 * i + d], 0.0);
+                    for (int d = 0; d < 3; ++d) {
+                        EXPECT_EQ(gg[3 * i + d], 0.0);
+                    }
         }
     }
 }
@@ -146,7 +148,9 @@ TEST(CudaSimulation, PinnedNodesDoNotMove) {
     const auto& rest = gpu.rest_positions();
     for (std::size_t i = 0; i < x.size() / 3; ++i)
         if (gpu.pinned()[i])
-            for (int d = 0; d < 3; ++d) EXPECT_EQ(x[3 * i + d], rest[3 * i + d]) << "node " << i;
+            for (int d = 0; d < 3; ++d) {
+                EXPECT_EQ(x[3 * i + d], rest[3 * i + d]) << "node " << i;
+            }
 }
 
 } // namespace
@@ -248,7 +252,9 @@ TEST(CudaSimulation, NodesPinnedMidRunStayPut) {
     const auto x = sim.positions();
     for (Index i = 0; i < sim.num_nodes(); ++i)
         if (sim.pinned()[i])
-            for (int d = 0; d < 3; ++d) EXPECT_EQ(x[3 * i + d], held[3 * i + d]) << "node " << i;
+            for (int d = 0; d < 3; ++d) {
+                EXPECT_EQ(x[3 * i + d], held[3 * i + d]) << "node " << i;
+            }
 }
 
 } // namespace

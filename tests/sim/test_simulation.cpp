@@ -227,7 +227,9 @@ TEST(Simulation, NodesPinnedMidRunStayPut) {
     const auto x = sim.positions();
     for (Index i = 0; i < sim.num_nodes(); ++i)
         if (sim.pinned()[i])
-            for (int d = 0; d < 3; ++d) EXPECT_EQ(x[3 * i + d], held[3 * i + d]) << "node " << i;
+            for (int d = 0; d < 3; ++d) {
+                EXPECT_EQ(x[3 * i + d], held[3 * i + d]) << "node " << i;
+            }
 }
 
 } // namespace

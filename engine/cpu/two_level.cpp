@@ -7,7 +7,10 @@
 #include "sparse/bin_bcsr_pattern.hpp"
 #include "sparse/spmv.hpp"
 
+#include <array>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 namespace edn {
 
@@ -76,24 +79,24 @@ using detail::chunked_sums;
 
 void coarse_element_blocks(const CoarseSpace& space, const double* fine, Index cells, double* out) {
     const int m = nodes_per_cell(space.order);
-    const double* w = space.local.data();
+    // Per local vertex A: the local nodes with a nonzero weight on it (p = 2: 4, p = 3: 10 of m).
+    std::array<std::vector<std::pair<int, double>>, 4> on;
+    for (int A = 0; A < 4; ++A)
+        for (int a = 0; a < m; ++a)
+            if (const double w = space.local[4 * a + A]; w != 0) on[A].push_back({a, w});
     parallel_for(0, cells, [&](std::int64_t t) {
         const double* h = fine + static_cast<std::size_t>(t) * m * m * 9;
         double* o = out + static_cast<std::size_t>(t) * 16 * 9;
-        for (int k = 0; k < 16 * 9; ++k) o[k] = 0;
-        for (int a = 0; a < m; ++a)
-            for (int b = 0; b < m; ++b) {
-                const double* blk = h + (a * m + b) * 9;
-                for (int A = 0; A < 4; ++A) {
-                    const double wa = w[4 * a + A];
-                    if (wa == 0) continue;
-                    for (int B = 0; B < 4; ++B) {
-                        const double wab = wa * w[4 * b + B];
-                        if (wab == 0) continue;
-                        double* ob = o + (A * 4 + B) * 9;
-                        for (int k = 0; k < 9; ++k) ob[k] += wab * blk[k];
+        for (int A = 0; A < 4; ++A)
+            for (int B = 0; B < 4; ++B) {
+                double acc[9] = {};
+                for (const auto& [a, wa] : on[A])
+                    for (const auto& [b, wb] : on[B]) {
+                        const double* blk = h + (a * m + b) * 9;
+                        const double w = wa * wb;
+                        for (int k = 0; k < 9; ++k) acc[k] += w * blk[k];
                     }
-                }
+                for (int k = 0; k < 9; ++k) o[(A * 4 + B) * 9 + k] = acc[k];
             }
     });
 }

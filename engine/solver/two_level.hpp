@@ -29,8 +29,9 @@
 namespace edn {
 
 /// Coarse PCG iterations per application of the preconditioner (the cap of each inexact coarse
-/// solve, tolerance 0.1), measured best per backend (bench/README.md): 6 on the GPU, where every
-/// enqueued iteration costs its launches even after the coarse solve converged; 16 on the CPU.
+/// solve, tolerance 0.1), per backend (bench/README.md): 6 on the GPU, measured best there (every
+/// enqueued iteration costs its launches even after the coarse solve converged); 16 on the CPU,
+/// where the cap measured within run-to-run noise between 6 and 40.
 inline constexpr int kCoarseIterationsCuda = 6;
 inline constexpr int kCoarseIterationsCpu = 16;
 /// Relative tolerance of each coarse solve.

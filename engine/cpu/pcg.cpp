@@ -47,16 +47,7 @@ PcgResult pcg(const BinBcsrMatrixView<T>& a, const T* b, T* x, const PcgSettings
     invert_diagonal(a, ws.inverse_diag.data());
     auto is_free = [fixed](std::int64_t row) { return fixed == nullptr || fixed[row] == 0; };
 
-    const double bb = chunked_sums<1>(rows, ws.partials, [&](std::int64_t row) {
-        double s = 0;
-        if (is_free(row))
-            for (int i = 0; i < 3; ++i) s += double(b[3 * row + i]) * double(b[3 * row + i]);
-        return std::array<double, 1>{s};
-    })[0];
-    if (!settings.warm_start || bb == 0)
-        parallel_for(0, n, [&](std::int64_t row) {
-            if (is_free(row)) x[3 * row] = x[3 * row + 1] = x[3 * row + 2] = T(0);
-        });
+    const double bb = detail::start_solve(rows, b, x, settings.warm_start, fixed, ws.partials);
 
     // r = P (b - A x), z = P M^-1 r, p = z.
     spmv(a, x, q);

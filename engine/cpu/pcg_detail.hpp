@@ -43,5 +43,23 @@ inline void apply_block(const T* inv, std::int64_t n, std::int64_t row, const T*
                          inv[(3 * i + 1) * n + row] * r[3 * row + 1] +
                          inv[(3 * i + 2) * n + row] * r[3 * row + 2];
 }
+/// The common start of a solve (solver/pcg.hpp): returns ||P b||^2 and sets the free dofs of x
+/// to 0 for a cold start or when P b = 0.
+template <class T>
+double start_solve(Index rows, const T* b, T* x, bool warm_start, const std::uint8_t* fixed,
+                   std::vector<double>& partials) {
+    auto is_free = [fixed](std::int64_t row) { return fixed == nullptr || fixed[row] == 0; };
+    const double bb = chunked_sums<1>(rows, partials, [&](std::int64_t row) {
+        double s = 0;
+        if (is_free(row))
+            for (int i = 0; i < 3; ++i) s += double(b[3 * row + i]) * double(b[3 * row + i]);
+        return std::array<double, 1>{s};
+    })[0];
+    if (!warm_start || bb == 0)
+        parallel_for(0, rows, [&](std::int64_t row) {
+            if (is_free(row)) x[3 * row] = x[3 * row + 1] = x[3 * row + 2] = T(0);
+        });
+    return bb;
+}
 
 } // namespace edn::cpu::detail

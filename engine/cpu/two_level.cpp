@@ -178,16 +178,7 @@ PcgResult pcg_two_level(const BinBcsrMatrixView<double>& a, const CoarseSpace& s
         });
     };
 
-    const double bb = chunked_sums<1>(rows, f.partials, [&](std::int64_t row) {
-        double s = 0;
-        if (is_free(row))
-            for (int i = 0; i < 3; ++i) s += b[3 * row + i] * b[3 * row + i];
-        return std::array<double, 1>{s};
-    })[0];
-    if (!settings.warm_start || bb == 0)
-        parallel_for(0, n, [&](std::int64_t row) {
-            if (is_free(row)) x[3 * row] = x[3 * row + 1] = x[3 * row + 2] = 0;
-        });
+    const double bb = detail::start_solve(rows, b, x, settings.warm_start, fixed, f.partials);
     spmv(a, x, q);
     const double rr = chunked_sums<1>(rows, f.partials, [&](std::int64_t row) {
         const bool free = is_free(row);

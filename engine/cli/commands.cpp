@@ -6,9 +6,11 @@ namespace edn::cli {
 
 const std::vector<Command>& commands() {
     static const std::vector<Command> table = {
-        {"tetrahedralize", "IN OUT.node [--quality q] [--max-volume v] [--verbose]",
+        {"tetrahedralize",
+         "IN OUT.node [--quality q] [--max-volume v] [--time-limit s] [--verbose]",
          &run_tetrahedralize},
-        {"info", "MESH [--order p] [--quality q] [--max-volume v] [--verbose]", &run_info},
+        {"info", "MESH [--order p] [--quality q] [--max-volume v] [--time-limit s] [--verbose]",
+         &run_info},
         {"export",
          "MESH --order p --material linear|corotational|neohookean [--E e] [--nu v] "
          "[--displacement U.txt] --matrix K.mtx [--force f.txt] [--nodes nodes.txt]",
@@ -31,6 +33,7 @@ std::vector<OptionSpec> meshing_option_specs() {
     return {
         {"quality", "Q", "TetGen radius-edge bound, >= 1 (0 = no quality meshing; default 1.4)"},
         {"max-volume", "V", "TetGen maximum tetrahedron volume (0 = unbounded, the default)"},
+        {"time-limit", "S", "seconds TetGen may run before it is stopped (0 = none; default 600)"},
         {"verbose", "", "let TetGen report progress (on stderr)"},
     };
 }
@@ -43,6 +46,7 @@ TetrahedralizeOptions meshing_options(const Args& args) {
         usage_error(args.command() + ": option '--quality': must be 0 (off) or >= 1, got " +
                     args.string_or("quality", ""));
     options.max_volume = args.real_or("max-volume", options.max_volume, 0.0, huge);
+    options.time_limit_s = args.real_or("time-limit", options.time_limit_s, 0.0, 1e9);
     options.verbose = args.flag("verbose");
     return options;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -149,6 +150,13 @@ std::string tetgen_switches(const TetgenRequest& request) {
         if (request.max_volume > 0) {
             // -a accepts an exponent, which keeps tiny bounds exact.
             std::snprintf(buffer, sizeof buffer, "a%.17g", request.max_volume);
+            switches += buffer;
+        }
+        if (request.max_steiner_points > 0) {
+            // TetGen stops refining (with a mesh, not an error) once it has added this many
+            // points; the caller compares the point count to tell that the bound was hit.
+            std::snprintf(buffer, sizeof buffer, "S%lld",
+                          std::min<long long>(request.max_steiner_points, INT_MAX));
             switches += buffer;
         }
     }

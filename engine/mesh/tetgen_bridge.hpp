@@ -14,6 +14,7 @@ struct TetgenRequest {
     bool detect_intersections = false; ///< run the -d check only (no meshing)
     double quality = 1.4;              ///< radius-edge bound (-q); <= 0 disables
     double max_volume = 0.0;           ///< volume bound (-a); <= 0 means unbounded
+    long long max_steiner_points = 0;  ///< most points TetGen may add (-S); <= 0 means unbounded
     bool verbose = false;              ///< omit -Q so TetGen reports progress on stdout
 };
 
@@ -24,7 +25,7 @@ struct TetgenResult {
     std::vector<Index> intersecting_triangles; ///< sorted input triangle indices (-d run)
 };
 
-/// The TetGen switch string for `request`, e.g. "pzq1.400000000a0.01Q" or "pzdQ".
+/// The TetGen switch string for `request`, e.g. "pzq1.400000000a0.01S1000Q" or "pzdQ".
 std::string tetgen_switches(const TetgenRequest& request);
 
 /// Runs TetGen on `surface` in this process (it may crash on bad input: isolate the caller).

@@ -9,7 +9,9 @@
 #include "mesh/reorder.hpp"
 #include "mesh/tetgen_bridge.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <new>
+#include <poll.h>
 #include <string>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -104,12 +107,29 @@ bool write_result(int fd, const TetgenResult& result) {
 
 // ---- parent side --------------------------------------------------------------------------------
 
-/// Reads `fd` until EOF.
-std::vector<char> read_until_eof(int fd) {
-    std::vector<char> data;
+/// Reads `fd` until EOF, or until `time_limit_s` (<= 0: no limit) has passed; returns false
+/// then (the data read so far is incomplete).
+bool read_until_eof(int fd, double time_limit_s, std::vector<char>& data) {
+    using Clock = std::chrono::steady_clock;
+    const auto deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(time_limit_s > 0 ? time_limit_s : 0));
     std::size_t used = 0;
     data.resize(1 << 16);
     for (;;) {
+        if (time_limit_s > 0) {
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+            if (left.count() <= 0) return false;
+            pollfd ready{fd, POLLIN, 0};
+            const int polled =
+                ::poll(&ready, 1,
+                       static_cast<int>(std::min<long long>(left.count() + 1, 24LL * 3600 * 1000)));
+            if (polled < 0 && errno == EINTR) continue;
+            EDN_VERIFY(polled >= 0, ErrorCode::Internal,
+                       "waiting for TetGen's result failed: " << std::strerror(errno));
+            if (polled == 0) continue; // the deadline check above decides
+        }
         if (used == data.size()) data.resize(data.size() * 2);
         const ssize_t n = ::read(fd, data.data() + used, data.size() - used);
         if (n < 0 && errno == EINTR) continue;
@@ -120,7 +140,7 @@ std::vector<char> read_until_eof(int fd) {
         used += static_cast<std::size_t>(n);
     }
     data.resize(used);
-    return data;
+    return true;
 }
 
 /// Cursor over the child's bytes; every read is bounds-checked.
@@ -177,10 +197,10 @@ int reap(pid_t pid) {
     }
 }
 
-/// Runs TetGen in a child process. `what` says what TetGen was doing ("meshing", "checking for
-/// self-intersections") for the crash message.
+/// Runs TetGen in a child process, killed after `time_limit_s` (<= 0: no limit). `what` says what
+/// TetGen was doing ("meshing", "checking for self-intersections") for the messages.
 TetgenResult run_isolated(const SurfaceMesh& surface, const TetgenRequest& request,
-                          const std::string& source, const char* what) {
+                          double time_limit_s, const std::string& source, const char* what) {
     int fds[2];
     EDN_VERIFY(::pipe2(fds, O_CLOEXEC) == 0, ErrorCode::Internal,
                source << ": cannot create a pipe for TetGen: " << std::strerror(errno));
@@ -201,14 +221,24 @@ TetgenResult run_isolated(const SurfaceMesh& surface, const TetgenRequest& reque
     write_end.close_now(); // so that read() sees EOF when the child ends
 
     std::vector<char> data;
+    bool finished = false;
     try {
-        data = read_until_eof(read_end.fd);
+        finished = read_until_eof(read_end.fd, time_limit_s, data);
     } catch (...) {
         ::kill(pid, SIGKILL); // never leave a running or zombie child behind
         reap(pid);
         throw;
     }
     read_end.close_now();
+    if (!finished) {
+        ::kill(pid, SIGKILL);
+        reap(pid);
+        EDN_THROW(ErrorCode::OutOfMemory,
+                  source << ": TetGen did not finish within the time limit of " << time_limit_s
+                         << " s while " << what
+                         << " (try --quality 0, a larger --quality, a coarser --max-volume or a "
+                            "larger --time-limit)");
+    }
     const int status = reap(pid);
 
     EDN_VERIFY(status != -1, ErrorCode::Internal,
@@ -236,17 +266,20 @@ TetgenResult run_isolated(const SurfaceMesh& surface, const TetgenRequest& reque
     return result;
 }
 
-/// One TetGen run, isolated or not as the options say.
+/// One TetGen run, isolated or not as the options say; a meshing run adds at most
+/// `max_steiner_points` points (<= 0: unbounded).
 TetgenResult run_pass(const SurfaceMesh& surface, const TetrahedralizeOptions& options, bool detect,
-                      const std::string& source) {
+                      long long max_steiner_points, const std::string& source) {
     TetgenRequest request;
     request.detect_intersections = detect;
     request.quality = options.quality;
     request.max_volume = options.max_volume;
+    request.max_steiner_points = detect ? 0 : max_steiner_points;
     request.verbose = options.verbose;
     const char* what = detect ? "checking for self-intersections" : "meshing";
-    TetgenResult result = options.isolate ? run_isolated(surface, request, source, what)
-                                          : run_tetgen(surface, request);
+    TetgenResult result = options.isolate
+                              ? run_isolated(surface, request, options.time_limit_s, source, what)
+                              : run_tetgen(surface, request);
     const int code = result.termination_code;
     if (code != 0) {
         EDN_VERIFY(code != 1, ErrorCode::OutOfMemory,
@@ -330,29 +363,45 @@ IntersectionReport find_self_intersections(const SurfaceMesh& surface,
     const std::string source = "surface";
     check_input(surface, options, source);
     IntersectionReport report;
-    report.triangles = run_pass(surface, options, /*detect=*/true, source).intersecting_triangles;
+    report.triangles =
+        run_pass(surface, options, /*detect=*/true, 0, source).intersecting_triangles;
     return report;
 }
 
 TetMesh tetrahedralize(const SurfaceMesh& surface, const TetrahedralizeOptions& options,
                        const std::string& source) {
     check_input(surface, options, source);
+    double needed = 0;
     if (options.max_volume > 0) {
-        const double needed = enclosed_volume(surface) / options.max_volume;
+        needed = enclosed_volume(surface) / options.max_volume;
         EDN_VERIFY(needed <= max_tetrahedra, ErrorCode::OutOfMemory,
                    source << ": max volume " << options.max_volume << " needs at least " << needed
                           << " tetrahedra (limit " << max_tetrahedra << ")");
     }
+    // Quality refinement of features much thinner than the body (a 1 x 1 x 1e-4 plate) adds
+    // points without end: bound what TetGen may add. -a needs about one point per few tets of
+    // the requested size on top of that, so those are granted in full (needed overestimates them).
+    const long long steiner_budget =
+        options.max_steiner_points > 0
+            ? options.max_steiner_points + static_cast<long long>(std::ceil(needed))
+            : 0;
 
     // Detect first: the meshing pass segfaults on self-intersecting input.
-    const TetgenResult check = run_pass(surface, options, /*detect=*/true, source);
+    const TetgenResult check = run_pass(surface, options, /*detect=*/true, 0, source);
     EDN_VERIFY(check.intersecting_triangles.empty(), ErrorCode::SelfIntersecting,
                source << ": self-intersecting surface: " << check.intersecting_triangles.size()
                       << " intersecting triangles");
 
-    TetgenResult meshed = run_pass(surface, options, /*detect=*/false, source);
+    TetgenResult meshed = run_pass(surface, options, /*detect=*/false, steiner_budget, source);
     EDN_VERIFY(!meshed.mesh.cells.empty(), ErrorCode::MeshingFailed,
                source << ": TetGen produced no tetrahedra (surface open or degenerate?)");
+    // TetGen ends refinement with a valid but unfinished mesh when the budget runs out.
+    const auto added = static_cast<long long>(meshed.mesh.positions.size()) -
+                       static_cast<long long>(surface.positions.size());
+    EDN_VERIFY(steiner_budget <= 0 || added < steiner_budget, ErrorCode::OutOfMemory,
+               source << ": meshing needs more than " << steiner_budget
+                      << " added points (features much thinner than the body?); try --quality 0,"
+                         " a larger --quality or a coarser --max-volume");
     TetMesh mesh = std::move(meshed.mesh);
     enforce_max_volume(mesh, options.max_volume);
     validate_tet_mesh(mesh, source);

@@ -11,8 +11,13 @@ namespace edn {
 struct TetrahedralizeOptions {
     double quality = 1.4;    ///< radius-edge ratio bound (TetGen -q); <= 0 disables quality meshing
     double max_volume = 0.0; ///< maximum tet volume (TetGen -a); <= 0 means unbounded
-    bool verbose = false;    ///< let TetGen print to stdout
-    bool isolate = true;     ///< run TetGen in a child process so a crash becomes an error
+    /// Points TetGen may add (-S) beyond the enclosed volume / max_volume that -a needs; reaching
+    /// it is an OutOfMemory error (quality refinement of thin or tiny features does not end
+    /// otherwise). <= 0 means unbounded.
+    long long max_steiner_points = 500000;
+    double time_limit_s = 600.0; ///< wall-clock limit of the isolated TetGen run; <= 0: none
+    bool verbose = false;        ///< let TetGen print to stdout
+    bool isolate = true;         ///< run TetGen in a child process so a crash becomes an error
 };
 
 /// Result of a self-intersection check.
@@ -25,7 +30,8 @@ IntersectionReport find_self_intersections(const SurfaceMesh& surface,
                                            const TetrahedralizeOptions& options = {});
 
 /// Meshes a checked, outward-oriented closed surface. Throws edn::Error: SelfIntersecting
-/// ("self-intersecting surface: N intersecting triangles"), MeshingFailed (0 tets, crash).
+/// ("self-intersecting surface: N intersecting triangles"), MeshingFailed (0 tets, crash),
+/// OutOfMemory (too many tets for max_volume, the Steiner point or the time limit reached).
 /// The result is validated (validate_tet_mesh) and renumbered along a Morton curve (locality).
 TetMesh tetrahedralize(const SurfaceMesh& surface, const TetrahedralizeOptions& options,
                        const std::string& source);

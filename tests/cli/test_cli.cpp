@@ -256,6 +256,19 @@ TEST_F(Cli, ResourceErrorsExitWith4) {
                         "--max-volume", "1e-12"}),
                    4, "tet_cli_cube.obj");
     EXPECT_TRUE(leftovers().empty());
+    // Quality meshing of a 1 x 1 x 1e-4 plate never ends by itself: the clock stops it.
+    const fs::path thin = root_ / "thin.obj";
+    {
+        std::ofstream obj(thin);
+        for (double z : {0.0, 1e-4})
+            obj << "v 0 0 " << z << "\nv 1 0 " << z << "\nv 1 1 " << z << "\nv 0 1 " << z << "\n";
+        obj << "f 1 4 3\nf 1 3 2\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\n"
+            << "f 2 3 7\nf 2 7 6\nf 3 4 8\nf 3 8 7\nf 4 1 5\nf 4 5 8\n";
+    }
+    expect_failure(run({"tetrahedralize", thin.string(), (out_dir_ / "thin.node").string(),
+                        "--time-limit", "0.5"}),
+                   4, "thin.obj: TetGen did not finish within the time limit of 0.5 s");
+    EXPECT_TRUE(leftovers().empty());
 }
 
 TEST_F(Cli, UsageErrorsExitWith2) {
@@ -282,6 +295,7 @@ TEST_F(Cli, UsageErrorsExitWith2) {
         {"tetrahedralize", cube, (out_dir_ / "cube.txt").string()},
         {"tetrahedralize", cube, out, "--max-volume", "-1"},
         {"tetrahedralize", cube, out, "--max-volume", "1e999"},
+        {"tetrahedralize", cube, out, "--time-limit", "-1"},
     };
     for (const auto& arguments : cases) {
         std::string joined;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -281,6 +282,54 @@ TEST(Tetrahedralize, RejectsBadOptionsAndInput) {
     SurfaceMesh nan = unit_cube();
     nan.positions[2][1] = std::nan("");
     expect_error(ErrorCode::NonFinite, [&] { tetrahedralize(nan, {}, "nan.obj"); });
+}
+
+/// The unit square extruded to `thickness` along z: 12 outward triangles.
+SurfaceMesh thin_plate(double thickness) {
+    SurfaceMesh plate = unit_cube();
+    for (Vec3& p : plate.positions) p[2] *= thickness;
+    return plate;
+}
+
+TEST(Tetrahedralize, QualityRefinementOfAThinPlateStopsAtTheSteinerBudget) {
+    // Quality meshing of a 1 x 1 x 1e-4 plate adds points without end (seen: past 1.2 GB).
+    for (bool isolate : {true, false}) {
+        TetrahedralizeOptions options;
+        options.isolate = isolate;
+        options.max_steiner_points = 2000;
+        const auto start = std::chrono::steady_clock::now();
+        const std::string message = expect_error(
+            ErrorCode::OutOfMemory, [&] { tetrahedralize(thin_plate(1e-4), options, "thin.obj"); });
+        EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                  30.0);
+        EXPECT_EQ(message.rfind("thin.obj: meshing needs more than 2000 added points", 0), 0u)
+            << message;
+        EXPECT_NE(message.find("--quality 0"), std::string::npos) << message;
+    }
+    // The budget does not get in the way of a plate that TetGen can finish, nor of -a.
+    TetrahedralizeOptions options;
+    options.max_steiner_points = 20000;
+    const SurfaceMesh plate = thin_plate(1e-1);
+    expect_valid_mesh_of(tetrahedralize(plate, options, "plate"), plate);
+    options.max_steiner_points = 10;
+    options.max_volume = 1e-3;
+    const SurfaceMesh cube = unit_cube();
+    expect_valid_mesh_of(tetrahedralize(cube, options, "cube"), cube);
+}
+
+TEST(Tetrahedralize, TimeLimitStopsTheChild) {
+    TetrahedralizeOptions options;
+    options.max_steiner_points = 0; // unbounded: only the clock stops it
+    options.time_limit_s = 0.5;
+    const auto start = std::chrono::steady_clock::now();
+    const std::string message = expect_error(
+        ErrorCode::OutOfMemory, [&] { tetrahedralize(thin_plate(1e-4), options, "thin.obj"); });
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+              10.0);
+    EXPECT_EQ(message.rfind("thin.obj: TetGen did not finish within the time limit of 0.5 s", 0),
+              0u)
+        << message;
+    EXPECT_TRUE(no_children_left()); // the child was killed and reaped
 }
 
 TEST(Tetrahedralize, AssetsMeshIntoValidSolids) {

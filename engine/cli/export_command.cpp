@@ -6,6 +6,7 @@
 #include "cli/material_tangent.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "mesh/mesh_loader.hpp"
 #include "sparse/spmv.hpp"
 
@@ -22,8 +23,9 @@ namespace {
 
 /// Reads one "x y z" line per node.
 std::vector<double> read_vectors(const std::string& path, Index expected) {
+    verify_regular_file(path);
     std::ifstream in(path);
-    EDN_VERIFY(in.good(), ErrorCode::Io, path << ": cannot open");
+    EDN_VERIFY(in.good(), ErrorCode::Io, path << ": cannot open for reading");
     std::vector<double> values;
     values.reserve(3 * static_cast<std::size_t>(expected));
     std::string line;

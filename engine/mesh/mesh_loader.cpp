@@ -1,6 +1,7 @@
 #include "mesh/mesh_loader.hpp"
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "mesh/msh_io.hpp"
 #include "mesh/obj_io.hpp"
 #include "mesh/tetgen_io.hpp"
@@ -8,7 +9,6 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
-#include <system_error>
 
 namespace edn {
 namespace {
@@ -32,11 +32,7 @@ TetMesh load_tet_mesh(const std::filesystem::path& path, const TetrahedralizeOpt
                source << ": unknown mesh format '" << extension
                       << "' (expected .obj, .node, .ele or .msh)");
 
-    std::error_code ec;
-    const auto status = std::filesystem::status(path, ec);
-    EDN_VERIFY(std::filesystem::exists(status), ErrorCode::Io, source << ": no such file");
-    EDN_VERIFY(!std::filesystem::is_directory(status), ErrorCode::Io,
-               source << ": is a directory, not a mesh file");
+    verify_regular_file(path);
 
     if (extension == ".obj") {
         SurfaceMesh surface = read_obj_surface(path);

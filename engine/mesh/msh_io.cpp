@@ -1,6 +1,7 @@
 #include "mesh/msh_io.hpp"
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 
 #include <array>
 #include <cctype>
@@ -247,9 +248,7 @@ void read_elements_v41(MshContents& msh, MshLines& lines) {
 
 TetMesh read_msh(const std::filesystem::path& path) {
     const std::string name = path.string();
-    std::error_code ec;
-    EDN_VERIFY(std::filesystem::is_regular_file(path, ec), ErrorCode::Io,
-               name << ": cannot open: no such file");
+    verify_regular_file(path);
     std::ifstream in(path, std::ios::binary);
     EDN_VERIFY(in.good(), ErrorCode::Io, name << ": cannot open for reading");
     std::ostringstream buffer;

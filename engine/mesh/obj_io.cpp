@@ -2,6 +2,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -25,11 +26,7 @@ namespace {
 
 /// Whole file as bytes; Io when it cannot be opened or read (missing, directory, permissions).
 std::string read_all(const std::filesystem::path& path) {
-    std::error_code ec;
-    EDN_VERIFY(std::filesystem::exists(path, ec), ErrorCode::Io,
-               path.string() << ": cannot open: no such file");
-    EDN_VERIFY(!std::filesystem::is_directory(path, ec), ErrorCode::Io,
-               path.string() << ": cannot open: is a directory");
+    verify_regular_file(path);
     std::ifstream in(path, std::ios::binary);
     EDN_VERIFY(in.good(), ErrorCode::Io, path.string() << ": cannot open for reading");
     std::ostringstream buffer;

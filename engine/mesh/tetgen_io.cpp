@@ -2,6 +2,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 
 #include <cctype>
 #include <cerrno>
@@ -23,9 +24,7 @@ namespace {
 class DataLines {
 public:
     explicit DataLines(const std::filesystem::path& path) : name_(path.string()) {
-        std::error_code ec;
-        EDN_VERIFY(std::filesystem::is_regular_file(path, ec), ErrorCode::Io,
-                   name_ << ": cannot open: no such file");
+        verify_regular_file(path);
         in_.open(path, std::ios::binary);
         EDN_VERIFY(in_.good(), ErrorCode::Io, name_ << ": cannot open for reading");
     }

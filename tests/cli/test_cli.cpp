@@ -22,6 +22,7 @@
 #include <spawn.h>
 #include <sstream>
 #include <string>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -247,6 +248,27 @@ TEST_F(Cli, MissingAndUnknownFilesAreBadInput) {
     expect_failure(
         run({"tetrahedralize", cube_obj().string(), (root_ / "nowhere" / "x.node").string()}), 3,
         "x.node");
+    EXPECT_TRUE(leftovers().empty());
+}
+
+TEST_F(Cli, NonRegularInputsAreRefusedWithoutReadingThem) {
+    // /dev/zero read whole is 16 GB and more; a pipe blocks until a writer comes.
+    const fs::path zero = root_ / "zero.obj";
+    fs::create_symlink("/dev/zero", zero);
+    const fs::path zero_node = root_ / "zero.node";
+    fs::create_symlink("/dev/zero", zero_node);
+    const fs::path pipe = root_ / "pipe.obj";
+    ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+    const std::string kind = ": cannot open: not a regular file (a device, pipe or socket)";
+    expect_failure(run({"info", zero.string()}), 3, "zero.obj" + kind);
+    expect_failure(run({"info", zero_node.string()}), 3, "zero.node" + kind);
+    expect_failure(run({"info", pipe.string()}), 3, "pipe.obj" + kind);
+    const std::string mesh = test::data_path("good/cube.node").string();
+    const std::string matrix = (out_dir_ / "K.mtx").string();
+    expect_failure(run({"export", mesh, "--displacement", root_.string(), "--matrix", matrix}), 3,
+                   root_.string() + ": cannot open: is a directory");
+    expect_failure(run({"export", mesh, "--displacement", zero.string(), "--matrix", matrix}), 3,
+                   "zero.obj" + kind);
     EXPECT_TRUE(leftovers().empty());
 }
 

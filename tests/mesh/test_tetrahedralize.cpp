@@ -20,6 +20,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -416,6 +417,40 @@ TEST(MeshLoader, UnknownFormatAndMissingFile) {
     EXPECT_NE(missing.find("missing.obj"), std::string::npos);
     expect_error(ErrorCode::Io, [&] { load_tet_mesh(dir.path / "missing.node"); });
     expect_error(ErrorCode::Io, [&] { load_tet_mesh(dir.path / "missing.msh"); });
+}
+
+TEST(MeshLoader, RefusesDevicesPipesAndDirectoriesBeforeOpeningThem) {
+    const TempDir dir;
+    // A pipe blocks open() until a writer comes, and a link to a device reads without end (or
+    // nothing): each is refused by its kind, before it is opened.
+    for (const char* name : {"pipe.obj", "pipe.node", "pipe.msh"})
+        ASSERT_EQ(::mkfifo((dir.path / name).c_str(), 0600), 0) << name;
+    for (const char* name : {"null.obj", "null.node", "null.msh"})
+        fs::create_symlink("/dev/null", dir.path / name);
+    for (const char* name :
+         {"pipe.obj", "pipe.node", "pipe.msh", "null.obj", "null.node", "null.msh"}) {
+        const std::string message =
+            expect_error(ErrorCode::Io, [&] { load_tet_mesh(dir.path / name); });
+        EXPECT_NE(message.find(std::string(name) +
+                               ": cannot open: not a regular file (a device, pipe or socket)"),
+                  std::string::npos)
+            << message;
+    }
+    // The .ele of a pair is checked too (named by the .node).
+    write_text(dir.path / "pair.node", "4 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n");
+    fs::create_symlink("/dev/null", dir.path / "pair.ele");
+    std::string message =
+        expect_error(ErrorCode::Io, [&] { load_tet_mesh(dir.path / "pair.node"); });
+    EXPECT_NE(message.find("pair.ele: cannot open: not a regular file"), std::string::npos)
+        << message;
+    fs::create_directory(dir.path / "folder.obj");
+    message = expect_error(ErrorCode::Io, [&] { load_tet_mesh(dir.path / "folder.obj"); });
+    EXPECT_NE(message.find("folder.obj: cannot open: is a directory"), std::string::npos)
+        << message;
+    fs::create_symlink(dir.path / "nothing.node", dir.path / "dangling.node");
+    message = expect_error(ErrorCode::Io, [&] { load_tet_mesh(dir.path / "dangling.node"); });
+    EXPECT_NE(message.find("dangling.node: cannot open: no such file"), std::string::npos)
+        << message;
 }
 
 } // namespace

@@ -1,6 +1,8 @@
 #include "cli/commands.hpp"
 
+#include <cctype>
 #include <limits>
+#include <string>
 
 namespace edn::cli {
 
@@ -49,6 +51,17 @@ TetrahedralizeOptions meshing_options(const Args& args) {
     options.time_limit_s = args.real_or("time-limit", options.time_limit_s, 0.0, 1e9);
     options.verbose = args.flag("verbose");
     return options;
+}
+
+void add_mesh_inputs(OutputFiles& files, const std::filesystem::path& path) {
+    files.add_input(path, "MESH");
+    std::string extension = path.extension().string();
+    for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (extension != ".node" && extension != ".ele") return;
+    // The loader reads both files of the pair whichever one is named.
+    std::filesystem::path partner = path;
+    partner.replace_extension(extension == ".node" ? ".ele" : ".node");
+    files.add_input(partner, "MESH");
 }
 
 } // namespace edn::cli

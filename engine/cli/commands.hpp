@@ -3,8 +3,10 @@
 /// stdout and returns the exit code; failures are thrown (edn::Error) and mapped by main().
 
 #include "cli/args.hpp"
+#include "core/atomic_file.hpp"
 #include "mesh/tetrahedralize.hpp"
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -42,5 +44,9 @@ std::vector<OptionSpec> meshing_option_specs();
 
 /// Reads --quality, --max-volume and --verbose (see meshing_option_specs).
 TetrahedralizeOptions meshing_options(const Args& args);
+
+/// Records the files that mesh `path` is read from (both files of a .node/.ele pair) as inputs
+/// "MESH" of `files`, so that no output overwrites them.
+void add_mesh_inputs(OutputFiles& files, const std::filesystem::path& path);
 
 } // namespace edn::cli

@@ -12,10 +12,12 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 namespace edn::cli {
@@ -60,7 +62,7 @@ std::vector<double> read_vectors(const std::string& path, Index expected) {
     return values;
 }
 
-void write_vectors(const std::string& path, const std::vector<double>& values) {
+void write_vectors(const std::filesystem::path& path, const std::vector<double>& values) {
     write_file_atomically(path, [&](std::ostream& out) {
         out << std::setprecision(17);
         for (std::size_t i = 0; i + 2 < values.size(); i += 3)
@@ -106,6 +108,16 @@ int run_export(const std::vector<std::string>& arguments) {
         usage_error("export: option '--nu': must be in (-1, 0.5), got " + args.string_or("nu", ""));
     const std::string path = args.positionals()[0];
 
+    // Every output is checked before the work, and published only when all are written.
+    OutputFiles outputs;
+    add_mesh_inputs(outputs, path);
+    if (args.has("displacement"))
+        outputs.add_input(args.string_or("displacement", ""), "--displacement");
+    std::optional<std::filesystem::path> matrix_file, force_file, nodes_file;
+    if (args.has("matrix")) matrix_file = outputs.add(args.string_or("matrix", ""), "--matrix");
+    if (args.has("force")) force_file = outputs.add(args.string_or("force", ""), "--force");
+    if (args.has("nodes")) nodes_file = outputs.add(args.string_or("nodes", ""), "--nodes");
+
     const TetMesh mesh = load_tet_mesh(path, meshing_options(args));
     const Topology topology = build_topology(mesh);
     const NodeLayout layout = make_node_layout(topology, order);
@@ -120,14 +132,15 @@ int run_export(const std::vector<std::string>& arguments) {
                          pattern, rest, displacement);
 
     // Everything is computed before the first file is written.
-    if (args.has("matrix")) write_matrix_market(args.string_or("matrix", ""), tangent.stiffness);
-    if (args.has("force")) write_vectors(args.string_or("force", ""), tangent.gradient);
-    if (args.has("nodes")) {
+    if (matrix_file) write_matrix_market(*matrix_file, tangent.stiffness);
+    if (force_file) write_vectors(*force_file, tangent.gradient);
+    if (nodes_file) {
         std::vector<double> flat;
         flat.reserve(3 * rest.size());
         for (const Vec3& x : rest) flat.insert(flat.end(), x.begin(), x.end());
-        write_vectors(args.string_or("nodes", ""), flat);
+        write_vectors(*nodes_file, flat);
     }
+    outputs.commit();
     JsonObject json;
     json.add("file", path)
         .add("order", order)

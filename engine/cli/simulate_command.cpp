@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <numeric>
@@ -315,6 +316,13 @@ int run_simulate(const std::vector<std::string>& arguments) {
     const int refine_levels = static_cast<int>(args.integer_or("refine-levels", 3, 1, 8));
     const long long refine_frame = args.integer_or("refine-frame", 0, 0, frames);
 
+    // Every output is checked before the run, and published only when all are written.
+    OutputFiles outputs;
+    add_mesh_inputs(outputs, path);
+    std::optional<std::filesystem::path> run_file, vtu_file;
+    if (args.has("out")) run_file = outputs.add(args.string_or("out", ""), "--out");
+    if (args.has("vtu")) vtu_file = outputs.add(args.string_or("vtu", ""), "--vtu");
+
     TetMesh mesh = load_tet_mesh(path, meshing_options(args));
     // A cut or a refinement emplaces a new Simulation in the same storage; `sim` then names the new
     // object (it is transparently replaceable, [basic.life]/8), so the code below keeps using
@@ -445,13 +453,12 @@ int run_simulate(const std::vector<std::string>& arguments) {
     }
     run.add_raw("refinements", refinements_json + "]");
 
-    // Outputs last, each complete or absent.
-    if (args.has("out")) {
+    // Outputs last, all complete or none.
+    if (run_file) {
         const std::string text = run.dump(true);
-        write_file_atomically(args.string_or("out", ""),
-                              [&](std::ostream& out) { out << text << '\n'; });
+        write_file_atomically(*run_file, [&](std::ostream& out) { out << text << '\n'; });
     }
-    if (args.has("vtu")) {
+    if (vtu_file) {
         // Vertex nodes come first: the linear mesh's points are the first #V nodes.
         TetMesh deformed = sim.mesh();
         const auto& rest = sim.rest_positions();
@@ -462,8 +469,9 @@ int run_simulate(const std::vector<std::string>& arguments) {
                 displacement.values.push_back(x[3 * i + d] - rest[3 * i + d]);
             }
         VtuField stress{"von_mises", 1, sim.von_mises_stress()};
-        write_vtu(args.string_or("vtu", ""), deformed, {displacement}, {stress});
+        write_vtu(*vtu_file, deformed, {displacement}, {stress});
     }
+    outputs.commit();
     std::cout << summary.dump(true) << std::endl;
     return finite ? 0 : 4;
 }

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <iostream>
 #include <system_error>
-#include <unistd.h>
 
 namespace edn::cli {
 namespace {
@@ -21,34 +20,6 @@ double total_volume(const TetMesh& mesh) {
         volume += signed_volume(mesh.positions[c[0]], mesh.positions[c[1]], mesh.positions[c[2]],
                                 mesh.positions[c[3]]);
     return volume;
-}
-
-/// Writes the .node/.ele pair under temporary names beside `node_path`, then renames both, so
-/// that a failure leaves neither file (write_node_ele alone is atomic per file, not per pair).
-void write_pair_atomically(const fs::path& node_path, const TetMesh& mesh) {
-    fs::path ele_path = node_path;
-    ele_path.replace_extension(".ele");
-    const fs::path directory = node_path.parent_path();
-    const std::string temp_stem =
-        "." + node_path.stem().string() + ".partial." + std::to_string(::getpid());
-    const fs::path temp_node = directory / (temp_stem + ".node");
-    const fs::path temp_ele = directory / (temp_stem + ".ele");
-    bool ele_renamed = false;
-    try {
-        write_node_ele(temp_node, mesh);
-        std::error_code ec;
-        fs::rename(temp_ele, ele_path, ec);
-        EDN_VERIFY(!ec, ErrorCode::Io, ele_path.string() << ": cannot write: " << ec.message());
-        ele_renamed = true;
-        fs::rename(temp_node, node_path, ec);
-        EDN_VERIFY(!ec, ErrorCode::Io, node_path.string() << ": cannot write: " << ec.message());
-    } catch (...) {
-        std::error_code ignored;
-        fs::remove(temp_node, ignored);
-        fs::remove(temp_ele, ignored);
-        if (ele_renamed) fs::remove(ele_path, ignored);
-        throw;
-    }
 }
 
 } // namespace
@@ -68,17 +39,27 @@ int run_tetrahedralize(const std::vector<std::string>& arguments) {
     if (node_path.extension() != ".node")
         usage_error("tetrahedralize: output '" + node_path.string() + "' must end in .node");
 
-    // Check the destination before the (possibly long) meshing.
-    std::error_code ec;
-    const fs::path directory = node_path.parent_path().empty() ? "." : node_path.parent_path();
-    EDN_VERIFY(fs::is_directory(directory, ec), ErrorCode::Io,
-               node_path.string() << ": directory '" << directory.string() << "' does not exist");
-
-    const TetMesh mesh = load_tet_mesh(input, options);
-    write_pair_atomically(node_path, mesh);
-
     fs::path ele_path = node_path;
     ele_path.replace_extension(".ele");
+    // Check the destination before the (possibly long) meshing; publish the pair together.
+    OutputFiles outputs;
+    add_mesh_inputs(outputs, input);
+    const fs::path temp_node = outputs.add(node_path, "OUT.node");
+    const fs::path temp_ele = outputs.add(ele_path, "OUT.ele");
+
+    const TetMesh mesh = load_tet_mesh(input, options);
+    write_node_ele(temp_node, mesh); // writes temp_node and its .ele sibling
+    fs::path written_ele = temp_node;
+    written_ele.replace_extension(".ele");
+    if (written_ele != temp_ele) { // OUT.node and OUT.ele resolve into different directories
+        std::error_code ec;
+        fs::rename(written_ele, temp_ele, ec);
+        if (ec) fs::remove(written_ele, ec);
+        EDN_VERIFY(fs::is_regular_file(temp_ele, ec), ErrorCode::Io,
+                   ele_path.string() << ": cannot write beside " << node_path.string());
+    }
+    outputs.commit();
+
     JsonObject summary;
     summary.add("input", input.string())
         .add("node", node_path.string())

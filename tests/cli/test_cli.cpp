@@ -272,6 +272,89 @@ TEST_F(Cli, NonRegularInputsAreRefusedWithoutReadingThem) {
     EXPECT_TRUE(leftovers().empty());
 }
 
+TEST_F(Cli, NoOutputOverwritesAnInputOrAnotherOutput) {
+    const fs::path in = root_ / "in";
+    fs::create_directories(in);
+    fs::copy_file(test::data_path("good/cube.node"), in / "cube.node");
+    fs::copy_file(test::data_path("good/cube.ele"), in / "cube.ele");
+    const std::string node = (in / "cube.node").string();
+    const std::string node_text = read_text(in / "cube.node");
+    const std::string ele_text = read_text(in / "cube.ele");
+    const std::string matrix = (out_dir_ / "K.mtx").string();
+    const std::string same_as_input = "is the same file as input";
+    expect_failure(run({"export", node, "--matrix", node}), 2,
+                   node + ": output --matrix " + same_as_input + " MESH");
+    // The other file of the pair, spelt differently.
+    expect_failure(run({"export", node, "--force", (in / ".." / "in" / "cube.ele").string(),
+                        "--matrix", matrix}),
+                   2, same_as_input + " MESH");
+    expect_failure(run({"export", node, "--matrix", matrix, "--displacement", matrix}), 2,
+                   same_as_input + " --displacement");
+    expect_failure(
+        run({"export", node, "--matrix", matrix, "--force", (out_dir_ / "." / "K.mtx").string()}),
+        2, "outputs --matrix and --force are the same file");
+    expect_failure(run({"tetrahedralize", node, node}), 2, same_as_input + " MESH");
+    expect_failure(run({"simulate", node, "--frames", "1", "--out", matrix, "--vtu", matrix}), 2,
+                   "outputs --out and --vtu are the same file");
+    EXPECT_EQ(read_text(in / "cube.node"), node_text);
+    EXPECT_EQ(read_text(in / "cube.ele"), ele_text);
+    EXPECT_TRUE(leftovers().empty());
+
+    // An existing target that is not a regular file (here a pipe; /dev/full as root is the
+    // same case) is refused, not replaced by a regular file.
+    const fs::path pipe = out_dir_ / "pipe.mtx";
+    ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+    expect_failure(run({"export", node, "--matrix", pipe.string()}), 3,
+                   "pipe.mtx: cannot write: exists and is not a regular file");
+    EXPECT_TRUE(fs::is_fifo(pipe));
+    fs::remove(pipe);
+
+    // Through a symbolic link the file it names is replaced and the link kept.
+    { std::ofstream(out_dir_ / "real.mtx") << "old\n"; }
+    fs::create_symlink("real.mtx", out_dir_ / "link.mtx");
+    const CliRun linked = run({"export", node, "--matrix", (out_dir_ / "link.mtx").string()});
+    ASSERT_EQ(linked.exit_code, 0) << linked.err;
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(out_dir_ / "link.mtx")));
+    EXPECT_EQ(read_text(out_dir_ / "real.mtx").rfind("%%MatrixMarket", 0), 0u);
+}
+
+TEST_F(Cli, AFailedCommandPublishesNoOutputs) {
+    const std::string node = test::data_path("good/cube.node").string();
+    const fs::path matrix = out_dir_ / "K.mtx";
+    { std::ofstream(matrix) << "old\n"; }
+    fs::create_directory(out_dir_ / "f.txt");
+    expect_failure(run({"export", node, "--matrix", matrix.string(), "--force",
+                        (out_dir_ / "f.txt").string()}),
+                   3, "f.txt: cannot write: is a directory");
+    expect_failure(run({"export", node, "--matrix", matrix.string(), "--force",
+                        (root_ / "nowhere" / "f.txt").string()}),
+                   3, "f.txt: cannot write: directory");
+    EXPECT_EQ(read_text(matrix), "old\n"); // neither replaced nor removed
+    fs::create_directory(out_dir_ / "o.vtu");
+    expect_failure(run({"simulate", node, "--frames", "2", "--out",
+                        (out_dir_ / "run.json").string(), "--vtu", (out_dir_ / "o.vtu").string()}),
+                   3, "o.vtu: cannot write: is a directory");
+    std::vector<std::string> files = leftovers();
+    std::sort(files.begin(), files.end());
+    EXPECT_EQ(files, (std::vector<std::string>{"K.mtx", "f.txt", "o.vtu"}));
+    // A bad input after the outputs were checked leaves nothing either.
+    fs::remove(out_dir_ / "f.txt");
+    expect_failure(
+        run({"export", node, "--matrix", matrix.string(), "--force", (out_dir_ / "f.txt").string(),
+             "--displacement", (root_ / "missing.txt").string()}),
+        3, "missing.txt");
+    EXPECT_EQ(read_text(matrix), "old\n");
+    files = leftovers();
+    std::sort(files.begin(), files.end());
+    EXPECT_EQ(files, (std::vector<std::string>{"K.mtx", "o.vtu"}));
+    // And a successful run publishes all of them.
+    const CliRun ok = run(
+        {"export", node, "--matrix", matrix.string(), "--force", (out_dir_ / "f.txt").string()});
+    ASSERT_EQ(ok.exit_code, 0) << ok.err;
+    EXPECT_EQ(read_text(matrix).rfind("%%MatrixMarket", 0), 0u);
+    EXPECT_TRUE(fs::is_regular_file(out_dir_ / "f.txt"));
+}
+
 TEST_F(Cli, ResourceErrorsExitWith4) {
     // 10^12 tetrahedra are refused before TetGen starts.
     expect_failure(run({"tetrahedralize", cube_obj().string(), (out_dir_ / "x.node").string(),

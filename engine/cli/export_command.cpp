@@ -131,6 +131,17 @@ int run_export(const std::vector<std::string>& arguments) {
         material_tangent(*material, lame_from_young_poisson(young, poisson), mesh, topology, layout,
                          pattern, rest, displacement);
 
+    // Huge E or displacements overflow (inf in K) or turn the rotation NaN: no such file.
+    std::size_t non_finite_k = 0, non_finite_f = 0;
+    for (double v : tangent.stiffness.values) non_finite_k += !std::isfinite(v);
+    for (double v : tangent.stiffness.diag) non_finite_k += !std::isfinite(v);
+    for (double v : tangent.gradient) non_finite_f += !std::isfinite(v);
+    EDN_VERIFY(non_finite_k == 0 && non_finite_f == 0 && std::isfinite(tangent.energy),
+               ErrorCode::Numerical,
+               path << ": the " << material_name << " tangent is not finite (" << non_finite_k
+                    << " entries of K, " << non_finite_f
+                    << " of f overflow or are NaN; E or the displacement too large?)");
+
     // Everything is computed before the first file is written.
     if (matrix_file) write_matrix_market(*matrix_file, tangent.stiffness);
     if (force_file) write_vectors(*force_file, tangent.gradient);

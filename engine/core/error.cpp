@@ -36,6 +36,8 @@ const char* error_code_name(ErrorCode code) {
         return "out_of_memory";
     case ErrorCode::Device:
         return "device";
+    case ErrorCode::Numerical:
+        return "numerical";
     case ErrorCode::Internal:
         return "internal";
     }
@@ -49,6 +51,7 @@ int exit_code_for(ErrorCode code) {
     case ErrorCode::Unsupported:
     case ErrorCode::OutOfMemory:
     case ErrorCode::Device:
+    case ErrorCode::Numerical:
     case ErrorCode::Internal:
         return 4;
     default:

@@ -26,13 +26,15 @@ enum class ErrorCode : std::uint8_t {
     Unsupported,             ///< feature not available in this build (e.g. CUDA)
     OutOfMemory,             ///< host or device allocation failed
     Device,                  ///< CUDA runtime error
+    Numerical,               ///< a result overflowed or is NaN (absurd parameters, divergence)
     Internal,                ///< broken invariant: a bug
 };
 
 /// Stable lower-case name of an error code, used in messages and JSON.
 const char* error_code_name(ErrorCode code);
 
-/// Process exit code of the CLI contract: 2 usage, 3 bad input, 4 resource or internal.
+/// Process exit code of the CLI contract: 2 usage, 3 bad input, 4 resource, numerical or
+/// internal.
 int exit_code_for(ErrorCode code);
 
 /// The one exception type of elastodyn; the message is one line meant for a user.

@@ -641,6 +641,30 @@ TEST_F(Cli, ExportRejectsBadParametersAndDisplacementFiles) {
     EXPECT_TRUE(leftovers().empty());
 }
 
+TEST_F(Cli, ExportRefusesNonFiniteResults) {
+    const std::string mesh = test::data_path("good/cube.node").string();
+    const std::string matrix = (out_dir_ / "K.mtx").string();
+    const std::string force = (out_dir_ / "f.txt").string();
+    // E near the largest double: lambda and mu overflow in K.
+    expect_failure(run({"export", mesh, "--material", "linear", "--E", "1e308", "--nu", "0.49",
+                        "--matrix", matrix, "--force", force}),
+                   4, "cube.node: the linear tangent is not finite");
+    // A displacement whose squares overflow: NaN rotations and stresses.
+    const fs::path huge = root_ / "U_huge.txt";
+    {
+        std::ofstream out(huge);
+        out << "1e200 0 0\n";
+        for (int i = 1; i < 8; ++i) out << "0 0 0\n";
+    }
+    for (const char* material : {"corotational", "neohookean"}) {
+        SCOPED_TRACE(material);
+        expect_failure(run({"export", mesh, "--material", material, "--displacement", huge.string(),
+                            "--matrix", matrix, "--force", force}),
+                       4, "tangent is not finite");
+    }
+    EXPECT_TRUE(leftovers().empty());
+}
+
 TEST_F(Cli, InfoReportsTheBinBcsrPattern) {
     const CliRun r = run({"info", test::data_path("good/cube.node").string(), "--order", "2"});
     ASSERT_EQ(r.exit_code, 0) << r.err;

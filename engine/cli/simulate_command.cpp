@@ -11,6 +11,7 @@
 #include "sim/simulation.hpp"
 #include "sim/state_transfer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include <numeric>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 namespace edn::cli {
 namespace {
@@ -45,8 +47,13 @@ std::array<double, 3> parse_gravity(const std::string& text) {
     const std::string expected =
         "simulate: option '--gravity': expected g or gx,gy,gz, got '" + text + "'";
     const std::vector<double> values = parse_numbers(text, expected);
+    if (values.size() != 1 && values.size() != 3) usage_error(expected);
+    // A float (the CUDA backend's type) must hold every component.
+    for (double v : values)
+        if (std::abs(v) > std::numeric_limits<float>::max())
+            usage_error("simulate: option '--gravity': '" + text + "' is out of range (|g| <= " +
+                        json_number(std::numeric_limits<float>::max()) + " per component)");
     if (values.size() == 1) return {0, 0, -values[0]};
-    if (values.size() != 3) usage_error(expected);
     return {values[0], values[1], values[2]};
 }
 
@@ -246,6 +253,11 @@ int run_simulate(const std::vector<std::string>& arguments) {
     args.expect_positionals({"MESH"});
     constexpr double huge = std::numeric_limits<double>::max();
     constexpr double tiny = std::numeric_limits<double>::min();
+    // Physical parameters must be floats (the CUDA backend's type); the time step also with
+    // 1/dt^2 and dt^2, which scale the inertia term and gravity's displacement per step.
+    constexpr double float_max = std::numeric_limits<float>::max();
+    constexpr double float_min = std::numeric_limits<float>::min();
+    const double dt_min = 1.0 / std::sqrt(float_max), dt_max = std::sqrt(float_max);
     SimulationSettings s;
     s.order = static_cast<int>(args.integer_or("order", 1, 1, 3));
     const std::string material = args.string_or("material", "neohookean");
@@ -253,14 +265,14 @@ int run_simulate(const std::vector<std::string>& arguments) {
         s.material = *m;
     else
         usage_error("simulate: unknown material '" + material + "'");
-    s.young = args.real_or("E", s.young, tiny, huge);
+    s.young = args.real_or("E", s.young, float_min, float_max);
     s.poisson = args.real_or("nu", s.poisson, -1.0, 0.5);
     if (s.poisson <= -1.0 || s.poisson >= 0.5)
         usage_error("simulate: option '--nu': must be in (-1, 0.5), got " +
                     args.string_or("nu", ""));
-    s.density = args.real_or("rho", s.density, tiny, huge);
+    s.density = args.real_or("rho", s.density, float_min, float_max);
     const long long frames = args.integer_or("frames", 60, 0, 100000000);
-    s.dt = args.real_or("dt", s.dt, tiny, huge);
+    s.dt = args.real_or("dt", s.dt, dt_min, dt_max);
     const std::string integrator = args.string_or("integrator", "backward_euler");
     if (auto i = parse_integrator(integrator); i && *i != Integrator::Static)
         s.integrator = *i;
@@ -285,8 +297,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
         usage_error("simulate: unknown preconditioner '" + preconditioner +
                     "' (block_jacobi or two_level)");
     if (args.has("gravity")) s.gravity = parse_gravity(args.string_or("gravity", ""));
-    s.mass_damping = args.real_or("damping", 0.0, 0.0, huge);
-    s.stiffness_damping = args.real_or("stiffness-damping", 0.0, 0.0, huge);
+    s.mass_damping = args.real_or("damping", 0.0, 0.0, float_max);
+    s.stiffness_damping = args.real_or("stiffness-damping", 0.0, 0.0, float_max);
     s.max_newton_iterations = static_cast<int>(args.integer_or("newton", 5, 1, 1000));
     s.newton_tolerance = args.real_or("newton-tol", s.newton_tolerance, tiny, huge);
     s.pcg.relative_tolerance = args.real_or("cg-tol", s.pcg.relative_tolerance, tiny, 0.999);
@@ -351,9 +363,33 @@ int run_simulate(const std::vector<std::string>& arguments) {
             refinements.push_back(apply_refine(holder, refine_sphere_request, refine_levels, f));
             is_free = free_vertices(sim);
         }
+        // A static solve of a part that nothing holds has no equilibrium: the system is singular.
+        if (s.integrator == Integrator::Static && !s.ground_height) {
+            const auto free = std::count(is_free.begin(), is_free.end(), std::uint8_t{1});
+            if (free > 0)
+                usage_error("simulate: --static: " + std::to_string(free) + " of " +
+                            std::to_string(is_free.size()) +
+                            " vertices belong to parts with no pinned node, which have no "
+                            "equilibrium (pin them with --pin-below Z or add --ground Z)");
+        }
         const StepResult r = sim.step();
         // Lowest node, and lowest vertex of the parts holding no pin (null when none).
         const std::vector<double> xf = sim.positions();
+        // Every number reported must be finite; a run that is not fails at its first such frame
+        // and writes nothing (run.json of a failed run would be all nulls after that frame).
+        const std::pair<const char*, double> reported[] = {{"initial_residual", r.initial_residual},
+                                                           {"final_residual", r.final_residual},
+                                                           {"potential", r.potential},
+                                                           {"strain_energy", r.strain_energy},
+                                                           {"kinetic_energy", r.kinetic_energy}};
+        const char* scale_hint = " (mesh size, dt, rho, E or gravity out of scale?)";
+        for (const auto& [key, value] : reported)
+            EDN_VERIFY(std::isfinite(value), ErrorCode::Numerical,
+                       path << ": frame " << f << ": " << key << " is "
+                            << (std::isnan(value) ? "NaN" : "infinite") << scale_hint);
+        EDN_VERIFY(std::all_of(xf.begin(), xf.end(), [](double v) { return std::isfinite(v); }),
+                   ErrorCode::Numerical,
+                   path << ": frame " << f << ": positions are not finite" << scale_hint);
         double min_z = std::numeric_limits<double>::infinity(), free_min_z = min_z;
         for (std::size_t i = 2; i < xf.size(); i += 3) min_z = std::min(min_z, xf[i]);
         for (std::size_t v = 0; v < is_free.size(); ++v)
@@ -387,6 +423,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
     const std::vector<double> x = sim.positions();
     bool finite = true;
     for (double v : x) finite = finite && std::isfinite(v);
+    // Checked per frame above; a refinement or cut after the last frame moves no node.
+    EDN_VERIFY(finite, ErrorCode::Numerical, path << ": the final positions are not finite");
 
     JsonObject settings;
     settings.add("order", s.order)
@@ -473,7 +511,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
     }
     outputs.commit();
     std::cout << summary.dump(true) << std::endl;
-    return finite ? 0 : 4;
+    return 0;
 }
 
 } // namespace edn::cli

@@ -665,6 +665,43 @@ TEST_F(Cli, ExportRefusesNonFiniteResults) {
     EXPECT_TRUE(leftovers().empty());
 }
 
+TEST_F(Cli, SimulateRefusesParametersOutOfFloatRangeAndUnheldStaticSolves) {
+    const std::string mesh = test::data_path("good/cube.node").string();
+    const std::string out = (out_dir_ / "run.json").string();
+    // 1/dt^2, dt^2, rho, |g| must be floats (the CUDA backend's type).
+    const std::vector<std::vector<std::string>> absurd = {
+        {"--dt", "1e-300"},     {"--dt", "1e300"}, {"--rho", "1e300"},
+        {"--gravity", "1e300"}, {"--E", "1e300"},  {"--gravity", "0,1e39,0"},
+        {"--damping", "1e300"},
+    };
+    for (const auto& option : absurd) {
+        SCOPED_TRACE(option[0] + " " + option[1]);
+        std::vector<std::string> arguments = {"simulate", mesh, "--frames", "2", "--out", out};
+        arguments.insert(arguments.end(), option.begin(), option.end());
+        expect_failure(run(arguments), 2, option[0]);
+    }
+    // A free body has no static equilibrium (rigid modes; the system is singular).
+    expect_failure(run({"simulate", mesh, "--static", "--out", out}), 2,
+                   "--static: 8 of 8 vertices belong to parts with no pinned node");
+    EXPECT_TRUE(leftovers().empty());
+    const CliRun held = run({"simulate", mesh, "--static", "--pin-below", "0.01", "--out", out});
+    EXPECT_EQ(held.exit_code, 0) << held.err;
+    EXPECT_TRUE(fs::exists(out));
+}
+
+TEST_F(Cli, SimulateFailsAtTheFirstNonFiniteFrameAndWritesNothing) {
+    // A tet of edge 1e90 with rho 1e38: its mass (1e308) and potential overflow double.
+    const fs::path huge = root_ / "huge.node";
+    {
+        std::ofstream(huge) << "4 3 0 0\n0 0 0 0\n1 1e90 0 0\n2 0 1e90 0\n3 0 0 1e90\n";
+        std::ofstream(root_ / "huge.ele") << "1 4 0\n0 0 1 2 3\n";
+    }
+    expect_failure(run({"simulate", huge.string(), "--frames", "3", "--rho", "1e38", "--out",
+                        (out_dir_ / "run.json").string(), "--vtu", (out_dir_ / "o.vtu").string()}),
+                   4, "huge.node: frame 0: ");
+    EXPECT_TRUE(leftovers().empty());
+}
+
 TEST_F(Cli, InfoReportsTheBinBcsrPattern) {
     const CliRun r = run({"info", test::data_path("good/cube.node").string(), "--order", "2"});
     ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -371,6 +371,10 @@ StepResult CpuBackend::step() {
         result.final_residual = gnorm;
         result.residuals.push_back(gnorm);
         if (!std::isfinite(e0) || !std::isfinite(gnorm)) break;
+        if (gnorm == 0) { // stationary already (every node pinned, or an exact prediction)
+            result.converged = true;
+            break;
+        }
         t0 = std::chrono::steady_clock::now();
         assemble_hessian();
         if (settings.ground_height)

@@ -3,8 +3,10 @@
 #include "core/error.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 #include <utility>
 
 namespace edn {
@@ -144,6 +146,53 @@ TetMeshValidation validate_tet_mesh(TetMesh& mesh, const std::string& source) {
         }
         EDN_VERIFY(zero == 0, ErrorCode::DegenerateElement,
                    source << ": " << zero << " zero-volume cells, first is cell " << first);
+    }
+
+    // Faces: at most two cells per face, and two cells that share a face lie on opposite sides
+    // of it (otherwise they overlap: a fold, or a cell inside another). Vertex ids are checked
+    // for range above; volumes are non-zero, so the sides are well defined.
+    {
+        struct FaceUse {
+            std::array<Index, 3> face; ///< sorted vertex ids
+            Index cell;
+            Index opposite; ///< the cell's fourth vertex
+            bool operator<(const FaceUse& other) const {
+                return std::tie(face, cell) < std::tie(other.face, other.cell);
+            }
+        };
+        std::vector<FaceUse> uses;
+        uses.reserve(4 * static_cast<std::size_t>(num_cells));
+        for (Index c = 0; c < num_cells; ++c)
+            for (int skip = 0; skip < 4; ++skip) {
+                std::array<Index, 3> face{};
+                int n = 0;
+                for (int k = 0; k < 4; ++k)
+                    if (k != skip) face[n++] = mesh.cells[c][k];
+                std::sort(face.begin(), face.end());
+                uses.push_back({face, c, mesh.cells[c][skip]});
+            }
+        std::sort(uses.begin(), uses.end());
+        for (std::size_t i = 0; i < uses.size();) {
+            std::size_t j = i + 1;
+            while (j < uses.size() && uses[j].face == uses[i].face) ++j;
+            const auto& [a, b, c] = uses[i].face;
+            EDN_VERIFY(j - i <= 2, ErrorCode::NonManifold,
+                       source << ": face (" << a << "," << b << "," << c << ") is shared by "
+                              << j - i << " cells (" << uses[i].cell << ", " << uses[i + 1].cell
+                              << ", " << uses[i + 2].cell << (j - i > 3 ? ", ..." : "") << ")");
+            if (j - i == 2) {
+                const Vec3 &pa = mesh.positions[a], &pb = mesh.positions[b],
+                           &pc = mesh.positions[c];
+                const double side0 = signed_volume(pa, pb, pc, mesh.positions[uses[i].opposite]);
+                const double side1 =
+                    signed_volume(pa, pb, pc, mesh.positions[uses[i + 1].opposite]);
+                EDN_VERIFY((side0 > 0) != (side1 > 0), ErrorCode::DegenerateElement,
+                           source << ": cells " << uses[i].cell << " and " << uses[i + 1].cell
+                                  << " overlap (both lie on the same side of their shared face ("
+                                  << a << "," << b << "," << c << "))");
+            }
+            i = j;
+        }
     }
 
     // Drop unreferenced vertices, keeping the order of the others.

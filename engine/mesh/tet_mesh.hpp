@@ -35,7 +35,8 @@ double signed_volume(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d)
 
 /// Validate and normalise a mesh read from `source` (named in error messages): indices in range,
 /// finite coordinates, no duplicate cells, no zero-volume cells (|6V| <= 1e-10 x the cell's mean
-/// edge length cubed), inverted cells reoriented, unreferenced vertices dropped, components
+/// edge length cubed), inverted cells reoriented, no face of more than two cells, no two cells
+/// on the same side of their shared face (overlap), unreferenced vertices dropped, components
 /// counted.
 /// Throws edn::Error with a one-line message naming `source`.
 TetMeshValidation validate_tet_mesh(TetMesh& mesh, const std::string& source);

@@ -190,6 +190,33 @@ TEST(TetMesh, InputErrors) {
     expect_error([&] { validate_tet_mesh(nan, "n.node"); }, ErrorCode::NonFinite, "vertex 5");
 }
 
+TEST(TetMesh, CellsOnTheSameSideOfTheirSharedFaceOverlap) {
+    // 0123 and 0124 with vertex 4 inside the first: both lie above face (0,1,2).
+    TetMesh folded;
+    folded.positions = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {0.1, 0.1, 0.1}};
+    folded.cells = {{0, 1, 2, 3}, {0, 1, 2, 4}};
+    expect_error([&] { validate_tet_mesh(folded, "folded.node"); }, ErrorCode::DegenerateElement,
+                 "folded.node: cells 0 and 1 overlap (both lie on the same side of their shared "
+                 "face (0,1,2))");
+    // The same pair with the apex below the face is a valid two-cell mesh, in either order.
+    TetMesh apart = folded;
+    apart.positions[4] = {0.1, 0.1, -0.5};
+    EXPECT_NO_THROW(validate_tet_mesh(apart, "apart.node"));
+    std::swap(apart.cells[0], apart.cells[1]);
+    EXPECT_NO_THROW(validate_tet_mesh(apart, "apart.node"));
+    // Every interior face of the cube passes.
+    TetMesh cube = unit_cube();
+    EXPECT_NO_THROW(validate_tet_mesh(cube, "cube"));
+}
+
+TEST(TetMesh, FaceOfThreeCellsIsRejectedNamingTheFile) {
+    TetMesh mesh;
+    mesh.positions = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 1}, {0.2, 0.2, 0.2}};
+    mesh.cells = {{0, 1, 2, 3}, {1, 2, 3, 4}, {1, 2, 3, 5}};
+    expect_error([&] { validate_tet_mesh(mesh, "face3.node"); }, ErrorCode::NonManifold,
+                 "face3.node: face (1,2,3) is shared by 3 cells (0, 1, 2)");
+}
+
 TEST(TetMesh, ComponentsOfDisjointAndTouchingTets) {
     TetMesh two;
     two.positions = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1},

@@ -20,38 +20,46 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <string>
 
 namespace edn::bench {
 namespace {
 
 struct Variant {
-    const char* name;
+    std::string name;
     cuda::PcgOptions options;
 };
 
 std::vector<Variant> variants() {
     std::vector<Variant> v;
-    cuda::PcgOptions standard;
+    cuda::PcgOptions standard; // the defaults: fused direction, L2 prefetch 8 MB
     standard.single_reduction = false;
-    v.push_back({"standard (q = A p | update | direction)", standard});
-    cuda::PcgOptions single = standard;
-    single.single_reduction = true;
-    v.push_back({"single_reduction (update | w = A u)", single});
-    cuda::PcgOptions standard2 = standard;
-    standard2.warps_per_bin = 2;
-    v.push_back({"standard, 2 warps per bin", standard2});
-    cuda::PcgOptions standard4 = standard;
-    standard4.warps_per_bin = 4;
-    v.push_back({"standard, 4 warps per bin", standard4});
-    cuda::PcgOptions fused = standard;
-    fused.fused_direction = true;
-    v.push_back({"fused_direction (q = A (z + beta p) | update)", fused});
-    for (int warps : {1, 2}) {
-        cuda::PcgOptions w = single;
+    v.push_back({"default (q = A (z + beta p) | update; L2 prefetch 8 MB)", standard});
+    cuda::PcgOptions separate = standard;
+    separate.fused_direction = false;
+    v.push_back({"separate direction (q = A p | update | direction)", separate});
+    for (int warps : {2, 4}) {
+        cuda::PcgOptions w = separate;
         w.warps_per_bin = warps;
+        v.push_back({"separate direction, " + std::to_string(warps) + " warps per bin", w});
+    }
+    for (int mb : {0, 4, 16}) {
+        cuda::PcgOptions pf = standard;
+        pf.prefetch_bytes = static_cast<std::size_t>(mb) << 20;
+        v.push_back({mb == 0 ? std::string("default, no L2 prefetch")
+                             : "default, L2 prefetch " + std::to_string(mb) + " MB",
+                     pf});
+    }
+    cuda::PcgOptions pf0 = separate;
+    pf0.prefetch_bytes = 0;
+    v.push_back({"separate direction, no L2 prefetch", pf0});
+    cuda::PcgOptions single = separate;
+    single.single_reduction = true;
+    for (int warps : {1, 2}) {
+        single.warps_per_bin = warps;
         v.push_back(
-            {warps == 1 ? "single_reduction, 1 warp per bin" : "single_reduction, 2 warps per bin",
-             w});
+            {"single_reduction (update | w = A u), " + std::to_string(warps) + " warp(s) per bin",
+             single});
     }
     return v;
 }

@@ -26,15 +26,16 @@ enum class SpmvSchedule : std::uint8_t {
     Static,      ///< one warp per bin (grid covers all bins)
 };
 
-/// Implementation choices of the CUDA PCG. Defaults: the fastest measured on the H100 (1M-tet
-/// p = 1 box, 175,616 rows, us per iteration): static+separate+pdl+stream 54.3,
-/// static+fused+pdl+stream 55.7, static+separate+stream 56.8, dynamic+separate+pdl+stream 59.9;
-/// without streaming loads each is 7-10 us slower, the warp-dynamic schedule 5-11 us slower.
+/// Implementation choices of the CUDA PCG. Defaults: the fastest measured on the H100 (p = 1
+/// boxes, us per iteration, bench pcg, session 4): the fused direction with an 8 MB L2 prefetch
+/// 12.9-13.4 (127K tets), 23.5 (403K), 52.1-52.6 (998K), 90.3 (1.7M); the separate direction
+/// kernel 13.6-14.2, 26.6, 52.1-52.6, 91.5; without streaming loads 7-10 us slower at 1M, the
+/// warp-dynamic schedule 5-11 us slower (session 2).
 struct PcgOptions {
     SpmvSchedule schedule = SpmvSchedule::Static;
     /// Fuse p = z + beta p into the next SpMV (gathers z and p_old, double-buffered p) instead of
     /// a separate kernel.
-    bool fused_direction = false;
+    bool fused_direction = true;
     /// Single-reduction recurrences (Chronopoulos-Gear CG): per iteration one vector kernel
     /// (p, s = A p by recurrence, x, r, z and r.z) and one SpMV (w = A z and z.w), two grid-wide
     /// dependencies instead of three; ignored with fused_direction and by the persistent loop.
@@ -48,6 +49,12 @@ struct PcgOptions {
     /// choose from the matrix (2 for short rows, <= 20 blocks as at p = 1, in matrices of at most
     /// 2^20 slots, else 1; 4 measured slower everywhere on the H100).
     int warps_per_bin = 0;
+    /// Matrix bytes (values and columns of the first bins) the update kernel prefetches into L2
+    /// for the next q = A p, while the latency-bound update and direction kernels leave DRAM
+    /// idle (block-Jacobi loop, sm_90 and later; 0: none). 1M tets: none 53.5-53.7, 4 MB
+    /// 52.4-53.2, 8 MB 52.1-52.8, 16 MB 53.9-54.1 us (separate direction; larger prefetches
+    /// evict the vectors).
+    std::size_t prefetch_bytes = std::size_t{8} << 20;
     /// Iterations enqueued between status read-backs.
     int check_interval = 8;
     /// Replay each chunk of `check_interval` iterations as one CUDA graph (captured once per

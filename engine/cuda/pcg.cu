@@ -14,7 +14,7 @@ namespace edn::cuda {
 namespace {
 
 constexpr int kWarp = 32;
-constexpr int kSpmvBlock = 128; // 4 warps
+constexpr int kSpmvBlock = 256; // 8 warps
 constexpr int kUpdateBlock = 256;
 
 enum Status : int { kRunning = 0, kConverged = 1, kBreakdown = 2, kCapped = 3 };
@@ -455,48 +455,102 @@ __global__ void __launch_bounds__(K* kWarp) spmv_direction_split_kernel(SpmvArgs
 
 // ---- update and direction -----------------------------------------------------------------------
 
+/// Matrix bytes a vector kernel asks L2 to fetch ahead of the next q = A p: the values and
+/// columns of the first bins, which the static SpMV's first wave reads first. The update and
+/// direction kernels are latency bound (a grid-wide reduction each), so DRAM would idle while
+/// they run; the prefetch is issued before the PDL wait (the matrix is constant during a solve)
+/// and only reads, so it changes no result.
+struct MatrixPrefetch {
+    const float* values = nullptr;
+    const Index* columns = nullptr;
+    const Index* bin_offsets = nullptr; // bin_offsets[bins] = slots: the bounds, read on device
+    Index bins = 0;
+    std::uint32_t chunk = 0; // value bytes per block (a multiple of 16; columns: chunk / 9)
+    unsigned int blocks = 0; // blocks that prefetch (0: none)
+};
+
+__device__ __forceinline__ void prefetch_l2(const void* p, std::int64_t offset, std::int64_t total,
+                                            std::int64_t chunk) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (offset >= total) return;
+    const auto bytes = static_cast<std::uint32_t>(std::min(chunk, total - offset) & ~15ll);
+    if (bytes == 0) return;
+    asm volatile(
+        "cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(static_cast<const char*>(p) + offset),
+        "r"(bytes)
+        : "memory");
+#endif
+}
+
+/// Block b prefetches value bytes [b chunk, (b + 1) chunk) (thread 0) and the matching share of
+/// the columns (thread 32).
+__device__ __forceinline__ void prefetch_matrix(const MatrixPrefetch& pf) {
+    if (blockIdx.x >= pf.blocks || (threadIdx.x != 0 && threadIdx.x != kWarp)) return;
+    const std::int64_t slots = __ldg(pf.bin_offsets + pf.bins);
+    if (threadIdx.x == 0) {
+        prefetch_l2(pf.values, std::int64_t(blockIdx.x) * pf.chunk, 36 * slots, pf.chunk);
+    } else {
+        const std::int64_t chunk = ((pf.chunk / 9) + 15) & ~15ll;
+        prefetch_l2(pf.columns, std::int64_t(blockIdx.x) * chunk, 4 * slots, chunk);
+    }
+}
+
+/// One row of the update: x += alpha p; r = P (r - alpha q); z = P M^-1 r; adds r.z and r.r.
+__device__ __forceinline__ void update_row(float* __restrict__ x, float* __restrict__ r,
+                                           float* __restrict__ z, const float* p, const float* q,
+                                           const float* __restrict__ inverse_diag,
+                                           const std::uint8_t* fixed, Index rows, Index row,
+                                           float alpha, double& rz, double& rr) {
+    const std::int64_t n = rows, r3 = 3 * static_cast<std::int64_t>(row);
+    const bool free = is_free(fixed, row);
+    float rv[3];
+    for (int i = 0; i < 3; ++i) {
+        x[r3 + i] += alpha * p[r3 + i];
+        rv[i] = free ? r[r3 + i] - alpha * q[r3 + i] : 0.f;
+        r[r3 + i] = rv[i];
+    }
+    const float* m = inverse_diag + row;
+    for (int i = 0; i < 3; ++i) {
+        const float zi =
+            m[3 * i * n] * rv[0] + m[(3 * i + 1) * n] * rv[1] + m[(3 * i + 2) * n] * rv[2];
+        z[r3 + i] = zi;
+        rz += double(rv[i]) * zi;
+        rr += double(rv[i]) * rv[i];
+    }
+}
+
+/// The last block's decision after an update with grid sums rz = r.z (r.u) and rr = r.r:
+/// count the iteration, then converged, breakdown, or beta for the next direction (and capped).
+__device__ __forceinline__ void finish_iteration(PcgState& st, double rz, double rr) {
+    ++st.iterations;
+    st.rr = rr;
+    if (rr <= st.tol2 * st.ref2) {
+        st.status = kConverged;
+    } else if (!(rz > 0) || !isfinite(rz)) {
+        st.status = kBreakdown;
+    } else {
+        st.beta = rz / st.rz;
+        st.rz = rz;
+        if (st.iterations >= st.max_iterations) st.status = kCapped;
+    }
+}
+
 /// x += alpha p; r = P (r - alpha q); z = P M^-1 r; r.z, r.r; the last block decides.
 __global__ void update_kernel(float* __restrict__ x, float* __restrict__ r, float* __restrict__ z,
                               const float* __restrict__ p, const float* __restrict__ q,
                               const float* __restrict__ inverse_diag, const std::uint8_t* fixed,
-                              Index rows, double* partials, unsigned int* done, PcgState* state) {
+                              Index rows, double* partials, unsigned int* done, PcgState* state,
+                              MatrixPrefetch prefetch) {
+    prefetch_matrix(prefetch);
     wait_for_previous_kernel();
     if (state->status != kRunning) return;
     const float alpha = static_cast<float>(state->alpha);
     const Index row = blockIdx.x * blockDim.x + threadIdx.x;
     double rz = 0, rr = 0;
-    if (row < rows) {
-        const std::int64_t n = rows, r3 = 3 * static_cast<std::int64_t>(row);
-        const bool free = is_free(fixed, row);
-        float rv[3];
-        for (int i = 0; i < 3; ++i) {
-            x[r3 + i] += alpha * p[r3 + i];
-            rv[i] = free ? r[r3 + i] - alpha * q[r3 + i] : 0.f;
-            r[r3 + i] = rv[i];
-        }
-        const float* m = inverse_diag + row;
-        for (int i = 0; i < 3; ++i) {
-            const float zi =
-                m[3 * i * n] * rv[0] + m[(3 * i + 1) * n] * rv[1] + m[(3 * i + 2) * n] * rv[2];
-            z[r3 + i] = zi;
-            rz += double(rv[i]) * zi;
-            rr += double(rv[i]) * rv[i];
-        }
-    }
+    if (row < rows) update_row(x, r, z, p, q, inverse_diag, fixed, rows, row, alpha, rz, rr);
     double sum[2];
     if (!reduce_rows_last(rz, rr, partials, done, sum)) return;
-    PcgState& st = *state;
-    ++st.iterations;
-    st.rr = sum[1];
-    if (sum[1] <= st.tol2 * st.ref2) {
-        st.status = kConverged;
-    } else if (!(sum[0] > 0) || !isfinite(sum[0])) {
-        st.status = kBreakdown;
-    } else {
-        st.beta = sum[0] / st.rz;
-        st.rz = sum[0];
-        if (st.iterations >= st.max_iterations) st.status = kCapped;
-    }
+    finish_iteration(*state, sum[0], sum[1]);
 }
 
 /// Single-reduction iteration (Chronopoulos-Gear), the vector half: p = u + beta p,
@@ -540,18 +594,7 @@ __global__ void update_single_kernel(float* __restrict__ x, float* __restrict__ 
     }
     double sum[2];
     if (!reduce_rows_last(ru, rr, partials, done, sum)) return;
-    PcgState& st = *state;
-    ++st.iterations;
-    st.rr = sum[1];
-    if (sum[1] <= st.tol2 * st.ref2) {
-        st.status = kConverged;
-    } else if (!(sum[0] > 0) || !isfinite(sum[0])) {
-        st.status = kBreakdown;
-    } else {
-        st.beta = sum[0] / st.rz;
-        st.rz = sum[0];
-        if (st.iterations >= st.max_iterations) st.status = kCapped;
-    }
+    finish_iteration(*state, sum[0], sum[1]);
 }
 
 /// p = z + beta p (unfused variant).
@@ -1061,7 +1104,8 @@ struct Pcg::Impl {
                    options.fused_direction == o.options.fused_direction &&
                    options.single_reduction == o.options.single_reduction &&
                    options.streaming_loads == o.options.streaming_loads &&
-                   options.programmatic_launch == o.options.programmatic_launch && count == o.count;
+                   options.programmatic_launch == o.options.programmatic_launch &&
+                   options.prefetch_bytes == o.options.prefetch_bytes && count == o.count;
         }
     };
     cudaStream_t capture_stream = nullptr; // graphs cannot be captured on the legacy stream
@@ -1313,7 +1357,7 @@ PcgResult Pcg::solve_impl(const BinBcsrMatrixView<float>& a, const CoarseLevelVi
                    d.zc.data(), static_cast<const float*>(d.pc.data()),
                    static_cast<const float*>(d.qc.data()),
                    static_cast<const float*>(d.inverse_diag_c.data()), fixed, nc, d.partials.data(),
-                   done, d.inner_state.data());
+                   done, d.inner_state.data(), MatrixPrefetch{});
             launch(direction_kernel, grid_for(n3c, kUpdateBlock), kUpdateBlock, s, pdl_ok,
                    d.pc.data(), static_cast<const float*>(d.zc.data()), n3c,
                    static_cast<const PcgState*>(d.inner_state.data()));
@@ -1338,6 +1382,17 @@ PcgResult Pcg::solve_impl(const BinBcsrMatrixView<float>& a, const CoarseLevelVi
                                          false, stream);
     }
     int current = 0; // p buffer holding the latest direction
+    // Standard loop: L2 prefetch of the matrix head by the update kernel.
+    MatrixPrefetch prefetch{};
+    if (d.options.prefetch_bytes > 0 && d.pdl_supported && !coarse && !single)
+        prefetch = {
+            args.values,
+            args.columns,
+            args.bin_offsets,
+            args.bins,
+            static_cast<std::uint32_t>(
+                ((d.options.prefetch_bytes + row_blocks - 1) / row_blocks + 15) & ~std::size_t{15}),
+            row_blocks};
     const int interval = d.options.check_interval;
     // Enqueues `count` iterations on `s` (the first kernel follows a status read-back copy or a
     // graph boundary: no PDL there).
@@ -1385,7 +1440,7 @@ PcgResult Pcg::solve_impl(const BinBcsrMatrixView<float>& a, const CoarseLevelVi
             launch(update_kernel, row_blocks, kUpdateBlock, s, pdl, x, d.r.data(), d.z.data(),
                    static_cast<const float*>(p_new), static_cast<const float*>(d.q.data()),
                    static_cast<const float*>(d.inverse_diag.data()), fixed, rows, d.partials.data(),
-                   done, d.state.data());
+                   done, d.state.data(), prefetch);
             if (!args.fused)
                 launch(direction_kernel, grid_for(n3, kUpdateBlock), kUpdateBlock, s, pdl,
                        d.p[current].data(), static_cast<const float*>(d.z.data()), n3,

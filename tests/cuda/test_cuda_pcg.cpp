@@ -104,11 +104,23 @@ std::vector<cuda::PcgOptions> all_variants(bool all = false) {
                 o.persistent_max_rows = 0;
                 v.push_back(o);
             }
+    for (bool pdl : {true, false}) // no L2 prefetch of the matrix head (on by default)
+        for (bool graph : {true, false}) {
+            cuda::PcgOptions o;
+            o.fused_direction = false;
+            o.single_reduction = false;
+            o.prefetch_bytes = 0;
+            o.programmatic_launch = pdl;
+            o.graph = graph;
+            o.persistent_max_rows = 0;
+            v.push_back(o);
+        }
     for (bool streaming : {true, false}) { // the persistent loop (ignores schedule, pdl, graph)
         if (!streaming && !all) continue;
         cuda::PcgOptions o;
         o.streaming_loads = streaming;
         o.single_reduction = false;
+        o.fused_direction = false;
         o.persistent_max_rows = 1 << 30;
         v.push_back(o);
     }
@@ -122,7 +134,8 @@ std::string variant_name(const cuda::PcgOptions& o) {
                                  : "+separate") +
            (o.programmatic_launch ? "+pdl" : "") + (o.streaming_loads ? "+stream" : "") +
            (o.graph ? "+graph" : "") + (o.persistent_max_rows > 0 ? "+persistent" : "") +
-           (o.warps_per_bin > 0 ? "+warps" + std::to_string(o.warps_per_bin) : "");
+           (o.warps_per_bin > 0 ? "+warps" + std::to_string(o.warps_per_bin) : "") +
+           (o.prefetch_bytes == 0 ? "+no_prefetch" : "");
 }
 
 class CudaPcg : public ::testing::TestWithParam<int> {
@@ -216,7 +229,8 @@ TEST_P(CudaPcg, GraphReplayEqualsPlainLaunches) {
     const cuda::DeviceMatrix dm(s.af);
     for (int cap : {5, 13, 2000})
         for (int interval : {1, 3, 8})
-            for (bool single : {false, true}) {
+            for (int mode : {0, 1, 2}) { // separate direction, single reduction, fused direction
+                const bool single = mode == 1;
                 PcgSettings settings;
                 settings.relative_tolerance = 1e-5;
                 settings.max_iterations = cap;
@@ -226,6 +240,7 @@ TEST_P(CudaPcg, GraphReplayEqualsPlainLaunches) {
                 plain.persistent_max_rows = 0;
                 plain.check_interval = interval;
                 plain.single_reduction = single;
+                plain.fused_direction = mode == 2;
                 cuda::PcgOptions graph = plain;
                 graph.graph = true;
                 cuda::Pcg a(s.rows(), plain), g(s.rows(), graph);
@@ -233,7 +248,8 @@ TEST_P(CudaPcg, GraphReplayEqualsPlainLaunches) {
                 const PcgResult ra = a.solve_host(dm.view(), bf, xa, settings);
                 const PcgResult rg = g.solve_host(dm.view(), bf, xg, settings);
                 SCOPED_TRACE("cap " + std::to_string(cap) + " interval " +
-                             std::to_string(interval) + (single ? " single" : ""));
+                             std::to_string(interval) + (single ? " single" : "") +
+                             (mode == 2 ? " fused" : ""));
                 EXPECT_EQ(ra.iterations, rg.iterations);
                 EXPECT_LE(rg.iterations, cap);
                 EXPECT_EQ(ra.converged, rg.converged);
@@ -261,8 +277,10 @@ TEST_P(CudaPcg, PersistentLoopMatchesKernelPerPhaseLoop) {
             cuda::PcgOptions chunked;
             chunked.persistent_max_rows = 0;
             chunked.single_reduction = false;
+            chunked.fused_direction = false; // the persistent loop has the separate direction
             cuda::PcgOptions persistent;
             persistent.persistent_max_rows = 1 << 30;
+            persistent.fused_direction = false;
             cuda::Pcg a(s.rows(), chunked), g(s.rows(), persistent);
             std::vector<float> xa(s.dofs(), 0.f), xg(s.dofs(), 0.f);
             const std::vector<std::uint8_t> f = pins ? fixed : std::vector<std::uint8_t>{};

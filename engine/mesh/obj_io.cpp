@@ -131,6 +131,10 @@ ObjScan prescan(const std::string& text, const std::filesystem::path& path) {
                 EDN_VERIFY(std::isfinite(p[k]), ErrorCode::NonFinite,
                            name << ":" << line_number << ": vertex " << vertex
                                 << " has a non-finite coordinate");
+                EDN_VERIFY(std::abs(p[k]) <= kMaxCoordinate, ErrorCode::NonFinite,
+                           name << ":" << line_number << ": vertex " << vertex << " has coordinate "
+                                << tokens[1 + k] << ", out of range (|x| <= " << kMaxCoordinate
+                                << ": volumes would overflow)");
             }
             scan.positions.push_back(p);
         } else if (tokens[0] == "f") {

@@ -100,6 +100,11 @@ TetMeshValidation validate_tet_mesh(TetMesh& mesh, const std::string& source) {
         EDN_VERIFY(std::isfinite(p[0]) && std::isfinite(p[1]) && std::isfinite(p[2]),
                    ErrorCode::NonFinite,
                    source << ": vertex " << v << " has a non-finite coordinate");
+        for (double x : p)
+            EDN_VERIFY(std::abs(x) <= kMaxCoordinate, ErrorCode::NonFinite,
+                       source << ": vertex " << v << " has coordinate " << x
+                              << ", out of range (|x| <= " << kMaxCoordinate
+                              << ": volumes would overflow)");
     }
 
     // Duplicates: sort the cells by their sorted vertex sets, so any vertex order matches.

@@ -8,6 +8,10 @@
 
 namespace edn {
 
+/// Largest coordinate magnitude a mesh may have: volumes (coordinates cubed) and squared lengths
+/// of larger ones overflow double.
+constexpr double kMaxCoordinate = 1e100;
+
 /// A linear tetrahedral mesh: the input of everything numerical.
 struct TetMesh {
     std::vector<Vec3> positions; ///< #V rest positions
@@ -34,11 +38,10 @@ struct TetMeshValidation {
 double signed_volume(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d);
 
 /// Validate and normalise a mesh read from `source` (named in error messages): indices in range,
-/// finite coordinates, no duplicate cells, no zero-volume cells (|6V| <= 1e-10 x the cell's mean
-/// edge length cubed), inverted cells reoriented, no face of more than two cells, no two cells
-/// on the same side of their shared face (overlap), unreferenced vertices dropped, components
-/// counted.
-/// Throws edn::Error with a one-line message naming `source`.
+/// finite coordinates of magnitude <= kMaxCoordinate, no duplicate cells, no zero-volume cells
+/// (|6V| <= 1e-10 x the cell's mean edge length cubed), inverted cells reoriented, no face of more
+/// than two cells, no two cells on the same side of their shared face (overlap), unreferenced
+/// vertices dropped, components counted. Throws edn::Error with a one-line message naming `source`.
 TetMeshValidation validate_tet_mesh(TetMesh& mesh, const std::string& source);
 
 /// Number of connected components of the cells (cells sharing a vertex are connected).

@@ -112,6 +112,16 @@ TEST(ObjIo, MissingFileAndDirectoryAreIoErrors) {
     expect_error([&] { read_obj_surface(dir); }, ErrorCode::Io, "folder.obj");
 }
 
+TEST(ObjIo, CoordinatesWhoseVolumesOverflowAreRejected) {
+    // At 1e308 the weld tolerance (from the squared diagonal) overflowed and every triangle
+    // looked degenerate.
+    const fs::path path = scratch_dir() / "huge.obj";
+    std::ofstream(path) << "v 0 0 0\nv 1e308 0 0\nv 0 1e308 0\nv 0 0 1e308\n"
+                        << "f 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n";
+    expect_error([&] { read_obj_surface(path); }, ErrorCode::NonFinite,
+                 "huge.obj:2: vertex 2 has coordinate 1e308, out of range");
+}
+
 TEST(ObjIo, CubeOfQuadsIsWeldedAndTriangulated) {
     SurfaceMesh cube = read_obj_surface(test::data_path("good/cube_quads.obj"));
     // 24 face vertices weld to 8 corners; the unreferenced vertex is dropped.

@@ -188,6 +188,17 @@ TEST(TetMesh, InputErrors) {
                  "n.node: vertex 5 has a non-finite coordinate");
     nan.positions[5][1] = std::numeric_limits<double>::infinity();
     expect_error([&] { validate_tet_mesh(nan, "n.node"); }, ErrorCode::NonFinite, "vertex 5");
+
+    // Finite but so large that volumes overflow: named as such, not as zero-volume cells.
+    TetMesh huge = unit_cube();
+    for (Vec3& p : huge.positions)
+        for (double& x : p) x *= 1e200;
+    expect_error([&] { validate_tet_mesh(huge, "h.node"); }, ErrorCode::NonFinite,
+                 "h.node: vertex 1 has coordinate 1e+200, out of range (|x| <= 1e+100");
+    TetMesh large = unit_cube();
+    for (Vec3& p : large.positions)
+        for (double& x : p) x *= 1e90;
+    EXPECT_NO_THROW(validate_tet_mesh(large, "l.node"));
 }
 
 TEST(TetMesh, CellsOnTheSameSideOfTheirSharedFaceOverlap) {

@@ -100,7 +100,9 @@ double Args::real_or(const std::string& name, double fallback, double min, doubl
     errno = 0;
     char* end = nullptr;
     const double number = std::strtod(text->c_str(), &end);
-    if (text->empty() || end != text->c_str() + text->size())
+    // Decimal only: strtod also reads hexadecimal ("0x10"), which no user means by --E.
+    const bool decimal = text->find_first_not_of("0123456789+-.eE") == std::string::npos;
+    if (text->empty() || end != text->c_str() + text->size() || !decimal)
         usage_error(prefix + "'" + *text + "' is not a number");
     if (!std::isfinite(number) || errno == ERANGE)
         usage_error(prefix + "'" + *text + "' is not a finite number");

@@ -394,6 +394,7 @@ TEST_F(Cli, UsageErrorsExitWith2) {
         {"info", cube, "--quality", "inf"},
         {"info", cube, "--quality", "0.5"},
         {"info", cube, "--quality", ""},
+        {"info", cube, "--quality", "0x10"},
         {"info", cube, "--verbose=yes"},
         {"info", cube, "-x"},
         {"tetrahedralize", cube},

@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <cub/cub.cuh>
+#include <memory>
 
 namespace edn::cuda {
 namespace {
@@ -541,11 +542,15 @@ private:
 } // namespace
 
 struct Assembly::Impl {
+    Impl() = default;
+    /// Shares `topology` with another assembly of the same mesh.
+    explicit Impl(std::shared_ptr<DeviceTopology> topology) : shared_topo(std::move(topology)) {}
     NodeLayout layout;
     Index num_cells = 0;
     int m = 4;
-    // mesh and topology
-    DeviceTopology topo;
+    // mesh and topology (the topology possibly shared with assemblies of other orders)
+    std::shared_ptr<DeviceTopology> shared_topo = std::make_shared<DeviceTopology>();
+    DeviceTopology& topo = *shared_topo;
     DeviceBuffer<float> positions;
     DeviceBuffer<Index> cell_nodes;
     // pattern and matrix
@@ -632,6 +637,24 @@ Assembly::Assembly(const TetMesh& mesh, const Topology& topology, int order)
     d.held += d.topo.bytes();
     d.peak = std::max(d.peak, d.held);
     d.finish_setup(mesh, order);
+    d.times.upload = timer.stop();
+}
+
+Assembly::Assembly(const Assembly& other, const TetMesh& mesh, int order)
+    : impl_(std::make_unique<Impl>(other.impl_->shared_topo)) {
+    Impl& d = *impl_;
+    EDN_VERIFY(order >= 1 && order <= 3, ErrorCode::Usage,
+               "element order " << order << " not in 1..3");
+    EDN_VERIFY(mesh.num_cells() == d.topo.num_cells && mesh.num_vertices() == d.topo.num_vertices,
+               ErrorCode::Usage, "Assembly: the mesh is not the one of the shared topology");
+    StageTimer timer;
+    timer.start();
+    d.layout.order = order;
+    d.layout.num_vertices = d.topo.num_vertices;
+    d.layout.num_edges = d.topo.num_edges;
+    d.layout.num_faces = d.topo.num_faces;
+    d.use_device_slots();
+    d.finish_setup(mesh, order); // positions and cell nodes only: the topology is not held here
     d.times.upload = timer.stop();
 }
 

@@ -37,6 +37,10 @@ public:
     /// Uploads only the cells and positions and builds the topology on the device (meshes below
     /// 2^21 vertices); reads back only the edge and face counts.
     Assembly(const TetMesh& mesh, int order);
+    /// An assembly at `order` of the mesh of `other` (the same `mesh`), sharing its device
+    /// topology: only the positions and the cell nodes of `order` are uploaded (the two-level
+    /// preconditioner's P1 level of a p >= 2 assembly).
+    Assembly(const Assembly& other, const TetMesh& mesh, int order);
     ~Assembly();
     Assembly(const Assembly&) = delete;
     Assembly& operator=(const Assembly&) = delete;

@@ -5,6 +5,7 @@
 /// restricted diagonal terms, from the fine element blocks the simulation just computed. A plain
 /// C++ header; in a build without CUDA every entry point throws edn::Error(Unsupported).
 
+#include "cuda/cuda_assembly.hpp"
 #include "cuda/cuda_pcg.hpp"
 #include "mesh/tet_mesh.hpp"
 #include "mesh/topology.hpp"
@@ -17,8 +18,10 @@ namespace edn::cuda {
 
 class CoarseLevel {
 public:
-    /// The coarse level of `layout` (order >= 2) on `mesh` / `topology`.
-    CoarseLevel(const TetMesh& mesh, const Topology& topology, const NodeLayout& layout);
+    /// The coarse level of `layout` (order >= 2) on `mesh` / `topology`; with `fine` (the order-p
+    /// assembly of the same mesh) its device topology is shared instead of uploaded again.
+    CoarseLevel(const TetMesh& mesh, const Topology& topology, const NodeLayout& layout,
+                const Assembly* fine = nullptr);
     ~CoarseLevel();
     CoarseLevel(const CoarseLevel&) = delete;
     CoarseLevel& operator=(const CoarseLevel&) = delete;

@@ -29,7 +29,7 @@ std::vector<Index> vertex_cell_counts(std::span<const Cell>, Index) {
 }
 
 struct CoarseLevel::Impl {};
-CoarseLevel::CoarseLevel(const TetMesh&, const Topology&, const NodeLayout&) {
+CoarseLevel::CoarseLevel(const TetMesh&, const Topology&, const NodeLayout&, const Assembly*) {
     no_cuda();
 }
 CoarseLevel::~CoarseLevel() = default;
@@ -51,6 +51,9 @@ BinBcsrMatrix<float> CoarseLevel::download_matrix() const {
 
 struct Assembly::Impl {};
 Assembly::Assembly(const TetMesh&, const Topology&, int) {
+    no_cuda();
+}
+Assembly::Assembly(const Assembly&, const TetMesh&, int) {
     no_cuda();
 }
 Assembly::Assembly(const TetMesh&, int) {

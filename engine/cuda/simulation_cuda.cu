@@ -559,7 +559,7 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
                "device and host node layouts differ");
     pcg_ = std::make_unique<cuda::Pcg>(n);
     if (settings.preconditioner == Preconditioner::TwoLevel && layout.order >= 2)
-        coarse_ = std::make_unique<cuda::CoarseLevel>(mesh, topology, layout);
+        coarse_ = std::make_unique<cuda::CoarseLevel>(mesh, topology, layout, assembly_.get());
     std::vector<RestElement<float>> rest_host(nt);
     for (Index t = 0; t < nt; ++t) {
         double X[4][3];
@@ -778,6 +778,10 @@ StepResult CudaBackend::step() {
         result.final_residual = gnorm;
         result.residuals.push_back(gnorm);
         if (!std::isfinite(e0) || !std::isfinite(gnorm)) break;
+        if (gnorm == 0) { // stationary already (every node pinned, or an exact prediction)
+            result.converged = true;
+            break;
+        }
         t0 = std::chrono::steady_clock::now();
         assemble(y_.data());
         const BinBcsrMatrixView<float> a = assembly_->device_matrix();

@@ -76,7 +76,8 @@ struct CoarseLevel::Impl {
     int m = 4;
 };
 
-CoarseLevel::CoarseLevel(const TetMesh& mesh, const Topology& topology, const NodeLayout& layout)
+CoarseLevel::CoarseLevel(const TetMesh& mesh, const Topology& topology, const NodeLayout& layout,
+                         const Assembly* fine)
     : impl_(std::make_unique<Impl>()) {
     Impl& d = *impl_;
     d.space = make_coarse_space(mesh, topology, layout, /*host_plans=*/false);
@@ -98,7 +99,8 @@ CoarseLevel::CoarseLevel(const TetMesh& mesh, const Topology& topology, const No
     upload(d.restriction_offsets, d.space.restriction.offsets);
     upload(d.restriction_indices, d.space.restriction.indices);
     upload(d.restriction_weight, to_float(d.space.restriction_weight));
-    d.p1 = std::make_unique<Assembly>(mesh, topology, 1);
+    d.p1 = fine ? std::make_unique<Assembly>(*fine, mesh, 1)
+                : std::make_unique<Assembly>(mesh, topology, 1);
     d.p1->build_pattern();
     d.p1->build_per_entry_map();
     d.space.pattern = d.p1->download_pattern(); // the host copy (download_matrix, tests)

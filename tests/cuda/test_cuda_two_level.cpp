@@ -2,6 +2,7 @@
 // twin (solver/two_level.hpp): coarse matrix, solves, and simulation trajectories. Skipped
 // without a device.
 #include "core/device.hpp"
+#include "cuda/cuda_assembly.hpp"
 #include "cuda/cuda_pcg.hpp"
 #include "cuda/cuda_two_level.hpp"
 #include "sim/simulation.hpp"
@@ -10,6 +11,7 @@
 
 #include <cmath>
 #include <gtest/gtest.h>
+#include <memory>
 #include <random>
 
 namespace edn {
@@ -74,6 +76,42 @@ TEST_P(CudaTwoLevel, CoarseMatrixEqualsCpu) {
     }
     EXPECT_GT(scale_v, 0);
     EXPECT_LT(diff, 2e-6 * scale_v);
+}
+
+TEST_P(CudaTwoLevel, SharedTopologyGivesTheSameCoarseLevel) {
+    // The P1 level built on the fine assembly's device topology (the simulation's way) equals the
+    // one built from the host topology: the same pattern, and the same matrix up to the float
+    // rounding of another summation order (the device topology lists a vertex's cells in another
+    // order, so the per-entry map adds the same contributions in another order).
+    const int order = GetParam();
+    AssemblyFixture f(
+        test::shuffle_mesh(test::make_random_perturbed_box(5, 4, 4, 1, 1, 1, 0.1, 7), 5), order);
+    std::unique_ptr<cuda::CoarseLevel> shared;
+    {
+        const cuda::Assembly fine(f.mesh, order); // device-built topology, released first
+        shared = std::make_unique<cuda::CoarseLevel>(f.mesh, f.topology, f.layout, &fine);
+    }
+    cuda::CoarseLevel own(f.mesh, f.topology, f.layout);
+    EXPECT_EQ(shared->space().pattern.columns, own.space().pattern.columns);
+    EXPECT_EQ(shared->space().pattern.bin_offsets, own.space().pattern.bin_offsets);
+    std::vector<float> mass(f.layout.num_nodes(), 1.5f);
+    const std::vector<float> blocks(f.element_blocks.begin(), f.element_blocks.end());
+    shared->assemble_host(blocks, mass, 2.f);
+    own.assemble_host(blocks, mass, 2.f);
+    const BinBcsrMatrix<float> a = shared->download_matrix(), b = own.download_matrix();
+    ASSERT_EQ(a.values.size(), b.values.size());
+    ASSERT_EQ(a.diag.size(), b.diag.size());
+    double scale = 0, diff = 0;
+    for (std::size_t k = 0; k < a.values.size(); ++k) {
+        scale = std::max(scale, double(std::abs(b.values[k])));
+        diff = std::max(diff, double(std::abs(a.values[k] - b.values[k])));
+    }
+    for (std::size_t k = 0; k < a.diag.size(); ++k) {
+        scale = std::max(scale, double(std::abs(b.diag[k])));
+        diff = std::max(diff, double(std::abs(a.diag[k] - b.diag[k])));
+    }
+    EXPECT_GT(scale, 0);
+    EXPECT_LT(diff, 1e-6 * scale);
 }
 
 TEST_P(CudaTwoLevel, SolveMatchesCpuTwinAndBeatsBlockJacobi) {

@@ -3,6 +3,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "mesh/shell_nesting.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -441,14 +442,10 @@ void check_and_orient_surface(SurfaceMesh& surface, const std::string& source) {
     // Consistent orientation by breadth-first search over each component: a neighbour that
     // walks the shared edge in the same direction must be flipped relative to its parent.
     std::vector<signed char> flip(surface.triangles.size(), -1);
-    std::vector<Index> component_of(surface.triangles.size(), -1);
     std::vector<Index> queue;
-    Index num_components = 0;
     for (Index seed = 0; seed < num_triangles; ++seed) {
         if (flip[seed] >= 0) continue;
-        const Index component = num_components++;
         flip[seed] = 0;
-        component_of[seed] = component;
         queue.assign(1, seed);
         for (std::size_t head = 0; head < queue.size(); ++head) {
             const Index t = queue[head];
@@ -461,7 +458,6 @@ void check_and_orient_surface(SurfaceMesh& surface, const std::string& source) {
                 const signed char wanted = static_cast<signed char>(flip[t] ^ same_direction);
                 if (flip[other] < 0) {
                     flip[other] = wanted;
-                    component_of[other] = component;
                     queue.push_back(other);
                 } else {
                     EDN_VERIFY(flip[other] == wanted, ErrorCode::InconsistentOrientation,
@@ -474,28 +470,31 @@ void check_and_orient_surface(SurfaceMesh& surface, const std::string& source) {
     for (Index t = 0; t < num_triangles; ++t)
         if (flip[t]) std::swap(surface.triangles[t][1], surface.triangles[t][2]);
 
-    // Outward: each component's enclosed volume made positive. A cavity (a component nested
-    // inside another) is also oriented this way, i.e. its normals point into the cavity's
-    // interior rather than into the solid: nesting is not detected.
-    std::vector<double> volume(static_cast<std::size_t>(num_components), 0.0);
-    std::vector<Vec3> origin(static_cast<std::size_t>(num_components));
-    std::vector<char> has_origin(static_cast<std::size_t>(num_components), 0);
+    // Outward, i.e. away from the material: a shell bounding a solid body (even nesting depth)
+    // encloses a positive volume, a shell bounding a cavity (odd depth) a negative one, its
+    // normals pointing into the cavity. The signed enclosed volume is then the material's.
+    const ShellNesting nesting = find_shell_nesting(surface);
+    std::vector<double> volume(static_cast<std::size_t>(nesting.num_shells()), 0.0);
+    std::vector<Vec3> origin(static_cast<std::size_t>(nesting.num_shells()));
+    std::vector<char> has_origin(static_cast<std::size_t>(nesting.num_shells()), 0);
     for (Index t = 0; t < num_triangles; ++t) {
-        const Index c = component_of[t];
+        const Index s = nesting.shell_of_triangle[t];
         const Tri& tri = surface.triangles[t];
-        if (!has_origin[c]) {
-            // A point on the component keeps the sum well conditioned far from the origin.
-            origin[c] = surface.positions[tri[0]];
-            has_origin[c] = 1;
+        if (!has_origin[s]) {
+            // A point on the shell keeps the sum well conditioned far from the origin.
+            origin[s] = surface.positions[tri[0]];
+            has_origin[s] = 1;
         }
-        const Vec3 a = sub(surface.positions[tri[0]], origin[c]);
-        const Vec3 b = sub(surface.positions[tri[1]], origin[c]);
-        const Vec3 d = sub(surface.positions[tri[2]], origin[c]);
-        volume[c] += dot(a, cross(b, d)) / 6.0;
+        const Vec3 a = sub(surface.positions[tri[0]], origin[s]);
+        const Vec3 b = sub(surface.positions[tri[1]], origin[s]);
+        const Vec3 d = sub(surface.positions[tri[2]], origin[s]);
+        volume[s] += dot(a, cross(b, d)) / 6.0;
     }
-    for (Index t = 0; t < num_triangles; ++t)
-        if (volume[component_of[t]] < 0.0)
+    for (Index t = 0; t < num_triangles; ++t) {
+        const Index s = nesting.shell_of_triangle[t];
+        if ((volume[s] < 0.0) != nesting.is_cavity(s))
             std::swap(surface.triangles[t][1], surface.triangles[t][2]);
+    }
 }
 
 void write_obj_surface(const std::filesystem::path& path, const SurfaceMesh& surface) {

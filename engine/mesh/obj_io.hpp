@@ -13,8 +13,9 @@ namespace edn {
 SurfaceMesh read_obj_surface(const std::filesystem::path& path);
 
 /// Checks that `surface` bounds a solid: no degenerate triangles, edge-manifold, closed,
-/// consistently oriented; then orients it outward (positive enclosed volume per component; a
-/// cavity nested inside another component is not detected and is oriented the same way).
+/// consistently oriented; then orients each shell (connected component) away from the material:
+/// a shell nested in an even number of others (a body) outward, one nested in an odd number (a
+/// cavity, see find_shell_nesting) with its normals into the cavity.
 /// `source` names the file in messages. Throws edn::Error (DegenerateElement, NonManifold,
 /// OpenSurface, InconsistentOrientation, EmptyMesh).
 void check_and_orient_surface(SurfaceMesh& surface, const std::string& source);

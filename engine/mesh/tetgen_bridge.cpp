@@ -23,9 +23,9 @@ std::array<Index, 3> sorted_triple(Index a, Index b, Index c) {
     return t;
 }
 
-/// Fills `in` with one single-polygon facet per triangle; facet markers are triangle index + 1
-/// (0 means "no marker" to TetGen), which -d copies onto the facets it reports.
-void fill_input(const SurfaceMesh& surface, tetgenio& in) {
+/// Fills `in` with one single-polygon facet per triangle and the hole points; facet markers are
+/// triangle index + 1 (0 means "no marker" to TetGen), which -d copies onto the facets it reports.
+void fill_input(const SurfaceMesh& surface, const std::vector<Vec3>& holes, tetgenio& in) {
     in.firstnumber = 0;
     in.numberofpoints = static_cast<int>(surface.positions.size());
     in.pointlist = new REAL[3 * surface.positions.size()];
@@ -46,6 +46,13 @@ void fill_input(const SurfaceMesh& surface, tetgenio& in) {
         facet.polygonlist[0].vertexlist = new int[3];
         for (int k = 0; k < 3; ++k) facet.polygonlist[0].vertexlist[k] = surface.triangles[i][k];
         in.facetmarkerlist[i] = static_cast<int>(i) + 1;
+    }
+    // tetgenio's destructor frees holelist with delete[].
+    in.numberofholes = static_cast<int>(holes.size());
+    if (!holes.empty()) {
+        in.holelist = new REAL[3 * holes.size()];
+        for (std::size_t i = 0; i < holes.size(); ++i)
+            for (int k = 0; k < 3; ++k) in.holelist[3 * i + k] = holes[i][k];
     }
 }
 
@@ -169,7 +176,7 @@ TetgenResult run_tetgen(const SurfaceMesh& surface, const TetgenRequest& request
     try {
         tetgenio in;
         tetgenio out;
-        fill_input(surface, in);
+        fill_input(surface, request.holes, in);
         std::string switches = tetgen_switches(request);
         std::vector<char> mutable_switches(switches.begin(), switches.end());
         mutable_switches.push_back('\0');

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "mesh/reorder.hpp"
+#include "mesh/shell_nesting.hpp"
 #include "mesh/tetgen_bridge.hpp"
 
 #include <algorithm>
@@ -267,10 +268,12 @@ TetgenResult run_isolated(const SurfaceMesh& surface, const TetgenRequest& reque
 }
 
 /// One TetGen run, isolated or not as the options say; a meshing run adds at most
-/// `max_steiner_points` points (<= 0: unbounded).
+/// `max_steiner_points` points (<= 0: unbounded) and carves the cavities around `holes`.
 TetgenResult run_pass(const SurfaceMesh& surface, const TetrahedralizeOptions& options, bool detect,
-                      long long max_steiner_points, const std::string& source) {
+                      long long max_steiner_points, const std::string& source,
+                      std::vector<Vec3> holes = {}) {
     TetgenRequest request;
+    request.holes = std::move(holes);
     request.detect_intersections = detect;
     request.quality = options.quality;
     request.max_volume = options.max_volume;
@@ -293,7 +296,8 @@ TetgenResult run_pass(const SurfaceMesh& surface, const TetrahedralizeOptions& o
     return result;
 }
 
-/// Volume enclosed by an outward-oriented closed surface (divergence theorem).
+/// Volume enclosed by a closed surface oriented away from its material (divergence theorem; cavity
+/// shells oriented inward subtract theirs).
 double enclosed_volume(const SurfaceMesh& surface) {
     double volume = 0;
     for (const Tri& t : surface.triangles) {
@@ -392,7 +396,11 @@ TetMesh tetrahedralize(const SurfaceMesh& surface, const TetrahedralizeOptions& 
                source << ": self-intersecting surface: " << check.intersecting_triangles.size()
                       << " intersecting triangles");
 
-    TetgenResult meshed = run_pass(surface, options, /*detect=*/false, steiner_budget, source);
+    // Shells nested in an odd number of others bound cavities: TetGen meshes everything inside
+    // the outermost shells unless a hole point in each cavity tells it otherwise.
+    std::vector<Vec3> holes = cavity_points(surface, find_shell_nesting(surface), source);
+    TetgenResult meshed =
+        run_pass(surface, options, /*detect=*/false, steiner_budget, source, std::move(holes));
     EDN_VERIFY(!meshed.mesh.cells.empty(), ErrorCode::MeshingFailed,
                source << ": TetGen produced no tetrahedra (surface open or degenerate?)");
     // TetGen ends refinement with a valid but unfinished mesh when the budget runs out.

@@ -29,10 +29,12 @@ struct IntersectionReport {
 IntersectionReport find_self_intersections(const SurfaceMesh& surface,
                                            const TetrahedralizeOptions& options = {});
 
-/// Meshes a checked, outward-oriented closed surface. Throws edn::Error: SelfIntersecting
-/// ("self-intersecting surface: N intersecting triangles"), MeshingFailed (0 tets, crash),
-/// OutOfMemory (too many tets for max_volume, the Steiner point or the time limit reached).
-/// The result is validated (validate_tet_mesh) and renumbered along a Morton curve (locality).
+/// Meshes a checked, outward-oriented closed surface; shells nested in an odd number of others
+/// bound cavities, which stay empty (TetGen hole points, see cavity_points). Throws edn::Error:
+/// SelfIntersecting ("self-intersecting surface: N intersecting triangles"), MeshingFailed (0
+/// tets, crash, no hole point found), OutOfMemory (too many tets for max_volume, the Steiner point
+/// or the time limit reached). The result is validated (validate_tet_mesh) and renumbered along a
+/// Morton curve (locality).
 TetMesh tetrahedralize(const SurfaceMesh& surface, const TetrahedralizeOptions& options,
                        const std::string& source);
 

@@ -534,6 +534,40 @@ TEST_F(Cli, InfoMeshesAnObjDirectly) {
     EXPECT_TRUE(leftovers().empty());
 }
 
+TEST_F(Cli, InfoMeshesAHollowObjWithItsCavity) {
+    // The file's cavity shell faces outward; a copy with it facing inward must give the same.
+    const fs::path outward = test::data_path("good/hollow_cube.obj");
+    const fs::path inward = root_ / "hollow_inward.obj";
+    {
+        std::ifstream in(outward);
+        std::ofstream out(inward);
+        std::string line;
+        int face = 0;
+        while (std::getline(in, line)) {
+            if (line.rfind("f ", 0) == 0 && ++face > 12) {
+                std::istringstream fields(line.substr(2));
+                std::string a, b, c;
+                fields >> a >> b >> c;
+                line = "f " + a + " " + c + " " + b;
+            }
+            out << line << "\n";
+        }
+    }
+    for (const fs::path& obj : {outward, inward}) {
+        SCOPED_TRACE(obj.string());
+        const CliRun info = run({"info", obj.string()});
+        ASSERT_EQ(info.exit_code, 0) << info.err;
+        const auto json = parse_flat_json(info.out);
+        EXPECT_NEAR(std::stod(json.at("volume")), 1.0 - 0.125, 1e-9);
+        EXPECT_EQ(integer_member(json, "components"), 1);
+        const long long V = integer_member(json, "vertices"), E = integer_member(json, "edges");
+        const long long F = integer_member(json, "faces"), T = integer_member(json, "cells");
+        // A ball with a cavity: Euler characteristic 2 (two boundary spheres).
+        EXPECT_EQ(V - E + F - T, 2);
+    }
+    EXPECT_TRUE(leftovers().empty());
+}
+
 /// Reads a MatrixMarket coordinate file into (row, col) -> value (0-based).
 std::map<std::pair<long, long>, double> read_matrix_market(const fs::path& path, long& n) {
     std::ifstream in(path);

@@ -154,6 +154,40 @@ TEST(ObjIo, MixedOrientationIsFixed) {
     EXPECT_NEAR(enclosed_volume(cube), 1.0, 1e-14);
 }
 
+TEST(ObjIo, CavityShellIsOrientedIntoTheCavity) {
+    // Whatever the file's orientations, the outer cube ends up outward and the cavity's cube
+    // inward (normals away from the material): the signed enclosed volume is the material's.
+    const SurfaceMesh file = read_obj_surface(test::data_path("good/hollow_cube.obj"));
+    ASSERT_EQ(file.triangles.size(), 24u);
+    for (int variant = 0; variant < 4; ++variant) {
+        SCOPED_TRACE("variant " + std::to_string(variant));
+        SurfaceMesh surface = file;
+        for (std::size_t t = 0; t < surface.triangles.size(); ++t)
+            if (variant & (t < 12 ? 1 : 2))
+                std::swap(surface.triangles[t][1], surface.triangles[t][2]);
+        check_and_orient_surface(surface, "hollow_cube.obj");
+        expect_consistent(surface);
+        EXPECT_NEAR(enclosed_volume(surface), 1.0 - 0.125, 1e-14);
+        for (const Tri& t : surface.triangles) {
+            // Normal against the direction from the centre: positive on the outer cube, negative
+            // on the cavity's walls (vertices 8..15 after welding, in file order).
+            const Vec3& a = surface.positions[t[0]];
+            const Vec3& b = surface.positions[t[1]];
+            const Vec3& c = surface.positions[t[2]];
+            const Vec3 u{b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+            const Vec3 w{c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+            const Vec3 n{u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2],
+                         u[0] * w[1] - u[1] * w[0]};
+            double outwards = 0;
+            for (int k = 0; k < 3; ++k) outwards += n[k] * ((a[k] + b[k] + c[k]) / 3 - 0.5);
+            if (t[0] < 8)
+                EXPECT_GT(outwards, 0.0);
+            else
+                EXPECT_LT(outwards, 0.0);
+        }
+    }
+}
+
 TEST(ObjIo, SelfIntersectingSurfacePassesSurfaceChecks) {
     // Two overlapping closed cubes: only TetGen's intersection test can reject this one.
     SurfaceMesh surface = read_obj_surface(test::data_path("bad/self_intersecting.obj"));

@@ -6,6 +6,7 @@
 #include "mesh/mesh_loader.hpp"
 #include "mesh/obj_io.hpp"
 #include "mesh/tetrahedralize.hpp"
+#include "mesh/topology.hpp"
 #include "test_util.hpp"
 
 #include <algorithm>
@@ -350,6 +351,127 @@ TEST(Tetrahedralize, AssetsMeshIntoValidSolids) {
         TetMesh mesh = tetrahedralize(surface, coarse, path.string());
         expect_valid_mesh_of(mesh, surface);
     }
+}
+
+// ---- cavities -----------------------------------------------------------------------------------
+
+/// Reverses the triangles of `surface` from `first` on (an appended shell turned inside out).
+void flip_from(SurfaceMesh& surface, std::size_t first) {
+    for (std::size_t t = first; t < surface.triangles.size(); ++t)
+        std::swap(surface.triangles[t][1], surface.triangles[t][2]);
+}
+
+/// Centroid of a cell.
+Vec3 cell_centroid(const TetMesh& mesh, const Cell& c) {
+    Vec3 centroid{};
+    for (Index v : c)
+        for (int k = 0; k < 3; ++k) centroid[k] += mesh.positions[v][k] / 4;
+    return centroid;
+}
+
+/// Chebyshev distance of `p` from the centre (0.5, 0.5, 0.5) of the nested test cubes: a cube
+/// [0.5 - h, 0.5 + h]^3 is where it is <= h.
+double distance_from_centre(const Vec3& p) {
+    return std::max({std::abs(p[0] - 0.5), std::abs(p[1] - 0.5), std::abs(p[2] - 0.5)});
+}
+
+/// Area and normal (b - a) x (c - a) / 2 of a triangle of `mesh`.
+Vec3 area_vector(const TetMesh& mesh, const Tri& t) {
+    const Vec3& a = mesh.positions[t[0]];
+    const Vec3& b = mesh.positions[t[1]];
+    const Vec3& c = mesh.positions[t[2]];
+    const Vec3 u{b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+    const Vec3 w{c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    return {0.5 * (u[1] * w[2] - u[2] * w[1]), 0.5 * (u[2] * w[0] - u[0] * w[2]),
+            0.5 * (u[0] * w[1] - u[1] * w[0])};
+}
+
+TEST(Tetrahedralize, HollowCubeKeepsItsCavityWithEitherInnerOrientation) {
+    for (bool inner_inward : {true, false}) {
+        SCOPED_TRACE(inner_inward ? "inner cube facing inward" : "inner cube facing outward");
+        SurfaceMesh surface = unit_cube();
+        add_cube(surface, 0.25, 0.5);
+        if (inner_inward) flip_from(surface, 12);
+        check_and_orient_surface(surface, "hollow");
+        EXPECT_NEAR(enclosed_volume(surface), 0.875, 1e-14) << "cavity shell oriented inward";
+        const TetMesh mesh = tetrahedralize(surface, {}, "hollow");
+        expect_valid_mesh_of(mesh, surface);
+        EXPECT_NEAR(total_volume(mesh), 0.875, 1e-9);
+        EXPECT_EQ(num_components(build_topology(mesh)), 1);
+        for (const Cell& c : mesh.cells)
+            EXPECT_GT(distance_from_centre(cell_centroid(mesh, c)), 0.25) << "cell in the cavity";
+
+        // The boundary is the outer cube (normals away from the centre) and the cavity's walls
+        // (normals towards the centre, into the cavity), each with its full area.
+        double outer_area = 0, cavity_area = 0;
+        for (const Tri& t : boundary_faces(mesh)) {
+            double lo = 1, hi = 0;
+            Vec3 centroid{};
+            for (Index v : t) {
+                const double d = distance_from_centre(mesh.positions[v]);
+                lo = std::min(lo, d);
+                hi = std::max(hi, d);
+                for (int k = 0; k < 3; ++k) centroid[k] += mesh.positions[v][k] / 3;
+            }
+            const Vec3 area = area_vector(mesh, t);
+            const double outwards = area[0] * (centroid[0] - 0.5) + area[1] * (centroid[1] - 0.5) +
+                                    area[2] * (centroid[2] - 0.5);
+            const double size =
+                std::sqrt(area[0] * area[0] + area[1] * area[1] + area[2] * area[2]);
+            if (std::abs(lo - 0.5) < 1e-12 && std::abs(hi - 0.5) < 1e-12) {
+                outer_area += size;
+                EXPECT_GT(outwards, 0.0);
+            } else if (std::abs(lo - 0.25) < 1e-12 && std::abs(hi - 0.25) < 1e-12) {
+                cavity_area += size;
+                EXPECT_LT(outwards, 0.0);
+            } else {
+                ADD_FAILURE() << "boundary face off both cubes";
+            }
+        }
+        EXPECT_NEAR(outer_area, 6.0, 1e-9);
+        EXPECT_NEAR(cavity_area, 6 * 0.25, 1e-9);
+    }
+}
+
+TEST(Tetrahedralize, CavityIsCarvedWhateverTheShellsOrientation) {
+    // tetrahedralize finds the cavities itself: both shells outward (unchecked) still mesh hollow.
+    SurfaceMesh surface = unit_cube();
+    add_cube(surface, 0.25, 0.5);
+    const TetMesh mesh = tetrahedralize(surface, {}, "hollow, both outward");
+    EXPECT_NEAR(total_volume(mesh), 0.875, 1e-9);
+}
+
+TEST(Tetrahedralize, SolidInsideACavityIsASeparateBody) {
+    // Three nested cubes, orientations mixed: body, cavity, a solid cube floating in the cavity.
+    SurfaceMesh surface = unit_cube();
+    flip_from(surface, 0);
+    add_cube(surface, 0.25, 0.5);
+    add_cube(surface, 0.375, 0.25);
+    flip_from(surface, 24);
+    check_and_orient_surface(surface, "nested");
+    const double expected = 1.0 - 0.5 * 0.5 * 0.5 + 0.25 * 0.25 * 0.25;
+    EXPECT_NEAR(enclosed_volume(surface), expected, 1e-14);
+    const TetMesh mesh = tetrahedralize(surface, {}, "nested");
+    expect_valid_mesh_of(mesh, surface);
+    EXPECT_NEAR(total_volume(mesh), expected, 1e-9);
+    EXPECT_EQ(num_components(build_topology(mesh)), 2);
+    double innermost = 0;
+    for (const Cell& c : mesh.cells) {
+        const double d = distance_from_centre(cell_centroid(mesh, c));
+        EXPECT_FALSE(d > 0.125 && d < 0.25) << "cell in the cavity";
+        if (d < 0.125) innermost += cell_volume(mesh, c);
+    }
+    EXPECT_NEAR(innermost, 0.25 * 0.25 * 0.25, 1e-9);
+}
+
+TEST(Tetrahedralize, DisjointCubesSideBySideAreTwoBodies) {
+    SurfaceMesh surface = unit_cube();
+    add_cube(surface, 2.0, 1.0);
+    check_and_orient_surface(surface, "two cubes");
+    const TetMesh mesh = tetrahedralize(surface, {}, "two cubes");
+    expect_valid_mesh_of(mesh, surface);
+    EXPECT_NEAR(total_volume(mesh), 2.0, 1e-9);
+    EXPECT_EQ(num_components(build_topology(mesh)), 2);
 }
 
 // ---- mesh_loader --------------------------------------------------------------------------------

@@ -94,6 +94,8 @@ Options parse_options(int argc, char** argv, const std::string& program) {
         }
     }
     EDN_VERIFY(!o.out.empty(), ErrorCode::Usage, "--out is required; " << usage);
+    EDN_VERIFY(o.min_tets <= o.max_tets, ErrorCode::Usage,
+               "--min-tets " << o.min_tets << " exceeds --max-tets " << o.max_tets);
     if (o.repeat == 0) o.repeat = o.backend == "cuda" ? 10 : 3;
     return o;
 }

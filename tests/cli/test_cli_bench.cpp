@@ -193,6 +193,8 @@ TEST_F(CliBench, UsageErrorsExit2WithOneLine) {
           std::vector<std::string>{"bench", "step", "--frames", "0", "--out", json.string()},
           std::vector<std::string>{"bench", "step", "--max-tets", "2000"},
           std::vector<std::string>{"bench", "step", "--bogus", "--out", json.string()},
+          std::vector<std::string>{"bench", "spmv", "--min-tets", "100", "--max-tets", "10",
+                                   "--out", json.string()},
           std::vector<std::string>{"bench", "pcg", "--backend", "cpu", "--out", json.string()},
           std::vector<std::string>{"bench"}}) {
         SCOPED_TRACE(args.size() > 1 ? args[1] : "(none)");

@@ -1,17 +1,13 @@
 // CUDA block-Jacobi PCG compared with the CPU twin on the same systems (skipped without a
 // device), for every SpMV schedule and direction variant; plus a disabled timing printout.
 #include "core/device.hpp"
-#include "cuda/cuda_assembly.hpp"
 #include "cuda/cuda_pcg.hpp"
-#include "mesh/box_mesh.hpp"
 #include "solver/pcg.hpp"
 #include "sparse/sparse_fixtures.hpp"
 #include "sparse/spmv.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <gtest/gtest.h>
 #include <memory>
 #include <random>
@@ -385,76 +381,6 @@ TEST_P(CudaPcg, PinsZeroRhsWarmStartCapAndBreakdown) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Orders, CudaPcg, ::testing::Values(1, 2));
-
-/// Timing printout (not a timed test): one PCG iteration on a ~1M-tet p = 1 box, per variant.
-/// Run with --gtest_also_run_disabled_tests --gtest_filter='*Timing*'.
-TEST(CudaPcgTiming, DISABLED_OneMillionTetsP1) {
-    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
-    using clock = std::chrono::steady_clock;
-    const int cells_per_axis = 55; // 6 * 55^3 = 998250 tets
-    const TetMesh mesh =
-        make_box_tet_mesh(cells_per_axis, cells_per_axis, cells_per_axis, {0, 0, 0}, {1, 1, 1});
-    cuda::Assembly assembly(mesh, 1);
-    assembly.build_pattern();
-    const LameParameters<float> lame = lame_from_young_poisson(1000.f, 0.3f);
-    assembly.sum(SummationMethod::Inline, lame);
-    const BinBcsrPattern pattern = assembly.download_pattern();
-    BinBcsrMatrix<float> k = assembly.download_matrix(pattern);
-    const std::size_t n = pattern.num_rows;
-    const std::vector<double> bd = random_vector(3 * n, 40);
-    const std::vector<float> b(bd.begin(), bd.end());
-    {
-        // Plain SpMV (static mapping) against the assembly's warp-dynamic kernel: a smoke check.
-        const cuda::DeviceMatrix unshifted(k);
-        std::printf("[timing] spmv static vs assembly (dynamic): relative difference %.2e\n",
-                    relative_error(unshifted.multiply(b), assembly.spmv(b)));
-    }
-    double mean = 0;
-    for (std::size_t row = 0; row < n; ++row)
-        mean += (k.diag[row] + k.diag[4 * n + row] + k.diag[8 * n + row]) / (3.0 * n);
-    for (std::size_t row = 0; row < n; ++row)
-        for (int d = 0; d < 3; ++d) k.diag[4 * d * n + row] += 0.01f * static_cast<float>(mean);
-    const cuda::DeviceMatrix dm(k);
-    std::printf("[timing] %d tets, %zu nodes, %d bins, %d slots (%lld padded)\n", mesh.num_cells(),
-                n, pattern.num_bins(), pattern.num_slots(),
-                static_cast<long long>(pattern.padded_blocks()));
-
-    for (const cuda::PcgOptions& o : all_variants(true)) {
-        cuda::Pcg pcg(static_cast<Index>(n), o);
-        PcgSettings never; // tolerance 0: runs to the cap
-        never.relative_tolerance = 0;
-        never.warm_start = false;
-        std::vector<float> x(3 * n, 0.f);
-        never.max_iterations = 100;
-        pcg.solve_host(dm.view(), b, x, never); // warm-up
-        // solve_host copies b and x both ways: the difference of two caps cancels the copies.
-        const int short_cap = 40, long_cap = 440;
-        double best = 1e300;
-        for (int rep = 0; rep < 3; ++rep) {
-            never.max_iterations = short_cap;
-            auto t0 = clock::now();
-            pcg.solve_host(dm.view(), b, x, never);
-            const double s = std::chrono::duration<double, std::micro>(clock::now() - t0).count();
-            never.max_iterations = long_cap;
-            t0 = clock::now();
-            const PcgResult r = pcg.solve_host(dm.view(), b, x, never);
-            const double l = std::chrono::duration<double, std::micro>(clock::now() - t0).count();
-            EXPECT_EQ(r.iterations, long_cap);
-            best = std::min(best, (l - s) / (long_cap - short_cap));
-        }
-        PcgSettings real;
-        real.relative_tolerance = 1e-4;
-        real.max_iterations = 3000;
-        real.warm_start = false;
-        std::fill(x.begin(), x.end(), 0.f);
-        const auto t0 = clock::now();
-        const PcgResult rr = pcg.solve_host(dm.view(), b, x, real);
-        const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-        std::printf("[timing] pcg %-28s %.1f us/iteration; tol 1e-4 solve: %d iterations "
-                    "(converged %d), %.2f ms with host copies\n",
-                    variant_name(o).c_str(), best, rr.iterations, int(rr.converged), ms);
-    }
-}
 
 } // namespace
 } // namespace edn

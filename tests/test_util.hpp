@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
+#include <iterator>
 #include <spawn.h>
 #include <sstream>
 #include <string>
@@ -23,6 +25,30 @@ inline std::filesystem::path source_dir() {
     if (std::filesystem::exists("tests/data")) return std::filesystem::current_path();
     return EDN_SOURCE_DIR;
 }
+
+/// A fresh temporary directory named after `prefix`, the process and the running test; removed
+/// at the end of the test.
+struct TempDir {
+    std::filesystem::path path;
+    explicit TempDir(const std::string& prefix) {
+        path = std::filesystem::temp_directory_path() /
+               (prefix + "_" + std::to_string(::getpid()) + "_" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        std::filesystem::remove_all(path);
+        std::filesystem::create_directories(path);
+    }
+    ~TempDir() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path, ignored);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    /// Entries directly in the directory.
+    std::size_t entries() const {
+        return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(path),
+                                                      std::filesystem::directory_iterator()));
+    }
+};
 
 /// tests/data/<name>
 inline std::filesystem::path data_path(const std::string& name) {

@@ -571,26 +571,12 @@ __global__ void update_single_kernel(float* __restrict__ x, float* __restrict__ 
     const Index row = blockIdx.x * blockDim.x + threadIdx.x;
     double ru = 0, rr = 0;
     if (row < rows) {
-        const std::int64_t n = rows, r3 = 3 * static_cast<std::int64_t>(row);
-        const bool free = is_free(fixed, row);
-        float rv[3];
+        const std::int64_t r3 = 3 * static_cast<std::int64_t>(row);
         for (int i = 0; i < 3; ++i) {
-            const float pi = u[r3 + i] + beta * p[r3 + i];
-            const float si = w[r3 + i] + beta * s[r3 + i];
-            p[r3 + i] = pi;
-            s[r3 + i] = si;
-            x[r3 + i] += alpha * pi;
-            rv[i] = free ? r[r3 + i] - alpha * si : 0.f;
-            r[r3 + i] = rv[i];
+            p[r3 + i] = u[r3 + i] + beta * p[r3 + i];
+            s[r3 + i] = w[r3 + i] + beta * s[r3 + i];
         }
-        const float* m = inverse_diag + row;
-        for (int i = 0; i < 3; ++i) {
-            const float ui =
-                m[3 * i * n] * rv[0] + m[(3 * i + 1) * n] * rv[1] + m[(3 * i + 2) * n] * rv[2];
-            u[r3 + i] = ui;
-            ru += double(rv[i]) * ui;
-            rr += double(rv[i]) * rv[i];
-        }
+        update_row(x, r, u, p, s, inverse_diag, fixed, rows, row, alpha, ru, rr); // u = M^-1 r
     }
     double sum[2];
     if (!reduce_rows_last(ru, rr, partials, done, sum)) return;

@@ -3,6 +3,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/vec3_ops.hpp"
 #include "mesh/shell_nesting.hpp"
 
 #include <algorithm>
@@ -245,17 +246,9 @@ SurfaceMesh weld(const std::vector<Vec3>& positions, const std::vector<Tri>& tri
     return out;
 }
 
-Vec3 sub(const Vec3& a, const Vec3& b) {
-    return {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-}
-
-Vec3 cross(const Vec3& a, const Vec3& b) {
-    return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-}
-
-double dot(const Vec3& a, const Vec3& b) {
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
+using vec3::cross;
+using vec3::dot;
+using vec3::sub;
 
 struct DisjointSets {
     std::vector<Index> parent;

@@ -1,6 +1,7 @@
 #include "mesh/shell_nesting.hpp"
 
 #include "core/error.hpp"
+#include "core/vec3_ops.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -19,17 +20,9 @@ constexpr std::size_t kMaxHoleTriangles = 64;
 /// in the way.
 constexpr double kHoleSteps[] = {0.1, 1e-2, 1e-3, 1e-4, 1e-5};
 
-Vec3 sub(const Vec3& a, const Vec3& b) {
-    return {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-}
-
-Vec3 cross(const Vec3& a, const Vec3& b) {
-    return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-}
-
-double dot(const Vec3& a, const Vec3& b) {
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
+using vec3::cross;
+using vec3::dot;
+using vec3::sub;
 
 /// Axis-aligned bounding box.
 struct Box {

@@ -19,23 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 
 /// A fresh temporary directory, removed at the end of the test.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        path = fs::temp_directory_path() /
-               ("edn_atomic_file_test_" + std::to_string(::getpid()) + "_" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ignored;
-        fs::remove_all(path, ignored);
-    }
-    std::size_t entries() const {
-        return static_cast<std::size_t>(
-            std::distance(fs::directory_iterator(path), fs::directory_iterator()));
-    }
+struct TempDir : test::TempDir {
+    TempDir() : test::TempDir("edn_atomic_file_test") {}
 };
 
 void write_text(const fs::path& path, const std::string& text) {

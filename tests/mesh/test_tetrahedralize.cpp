@@ -477,19 +477,8 @@ TEST(Tetrahedralize, DisjointCubesSideBySideAreTwoBodies) {
 // ---- mesh_loader --------------------------------------------------------------------------------
 
 /// A fresh temporary directory, removed at the end of the test.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        path = fs::temp_directory_path() /
-               ("edn_tetrahedralize_test_" + std::to_string(::getpid()) + "_" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ignored;
-        fs::remove_all(path, ignored);
-    }
+struct TempDir : test::TempDir {
+    TempDir() : test::TempDir("edn_tetrahedralize_test") {}
 };
 
 void write_text(const fs::path& path, const std::string& text) {

@@ -1,11 +1,13 @@
 // Simulation behaviour: static cantilever against beam theory, energy behaviour of the
 // integrators, Newton convergence, and robustness (squash, extreme drag) on the CPU backend.
+#include "core/device.hpp"
 #include "core/error.hpp"
 #include "mesh/box_mesh.hpp"
 #include "sim/simulation.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>
+#include <vector>
 
 namespace edn {
 namespace {
@@ -233,20 +235,25 @@ TEST(Simulation, NodesPinnedMidRunStayPut) {
 }
 
 TEST(Simulation, EveryNodePinnedIsTriviallyConverged) {
-    for (Integrator integrator : {Integrator::BackwardEuler, Integrator::Static}) {
-        SimulationSettings s;
-        s.integrator = integrator;
-        Simulation sim(make_box_tet_mesh(1, 1, 2, {0, 0, 0}, {0.1, 0.1, 0.2}), s);
-        EXPECT_EQ(sim.pin_below(1.0), sim.num_nodes());
-        const auto held = sim.positions();
-        for (int i = 0; i < 2; ++i) {
-            const StepResult r = sim.step();
-            EXPECT_TRUE(r.converged); // nothing is free: the start is the solution
-            EXPECT_EQ(r.final_residual, 0.0);
-            EXPECT_EQ(r.line_search_failures, 0);
+    std::vector<Backend> backends{Backend::Cpu};
+    if (cuda_device_available()) backends.push_back(Backend::Cuda);
+    for (Backend backend : backends)
+        for (Integrator integrator : {Integrator::BackwardEuler, Integrator::Static}) {
+            SCOPED_TRACE(backend == Backend::Cuda ? "cuda" : "cpu");
+            SimulationSettings s;
+            s.backend = backend;
+            s.integrator = integrator;
+            Simulation sim(make_box_tet_mesh(1, 1, 2, {0, 0, 0}, {0.1, 0.1, 0.2}), s);
+            EXPECT_EQ(sim.pin_below(1.0), sim.num_nodes());
+            const auto held = sim.positions();
+            for (int i = 0; i < 2; ++i) {
+                const StepResult r = sim.step();
+                EXPECT_TRUE(r.converged); // nothing is free: the start is the solution
+                EXPECT_EQ(r.final_residual, 0.0);
+                EXPECT_EQ(r.line_search_failures, 0);
+            }
+            EXPECT_EQ(sim.positions(), held);
         }
-        EXPECT_EQ(sim.positions(), held);
-    }
 }
 
 } // namespace

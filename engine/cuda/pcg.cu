@@ -607,22 +607,8 @@ __global__ void update_two_level_kernel(float* __restrict__ x, float* __restrict
     if (state->status != kRunning) return;
     const float alpha = static_cast<float>(state->alpha);
     const Index row = blockIdx.x * blockDim.x + threadIdx.x;
-    double rr = 0;
-    if (row < rows) {
-        const std::int64_t n = rows, r3 = 3 * static_cast<std::int64_t>(row);
-        const bool free = is_free(fixed, row);
-        float rv[3];
-        for (int i = 0; i < 3; ++i) {
-            x[r3 + i] += alpha * p[r3 + i];
-            rv[i] = free ? r[r3 + i] - alpha * q[r3 + i] : 0.f;
-            r[r3 + i] = rv[i];
-            rr += double(rv[i]) * rv[i];
-        }
-        const float* m = inverse_diag + row;
-        for (int i = 0; i < 3; ++i)
-            z[r3 + i] =
-                m[3 * i * n] * rv[0] + m[(3 * i + 1) * n] * rv[1] + m[(3 * i + 2) * n] * rv[2];
-    }
+    double rr = 0, rz = 0; // r.z of the block-Jacobi part alone is not used
+    if (row < rows) update_row(x, r, z, p, q, inverse_diag, fixed, rows, row, alpha, rz, rr);
     double sum[2];
     if (!reduce_rows_last(rr, 0.0, partials, done, sum)) return;
     PcgState& st = *state;

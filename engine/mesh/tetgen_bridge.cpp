@@ -23,9 +23,13 @@ std::array<Index, 3> sorted_triple(Index a, Index b, Index c) {
     return t;
 }
 
-/// Fills `in` with one single-polygon facet per triangle and the hole points; facet markers are
-/// triangle index + 1 (0 means "no marker" to TetGen), which -d copies onto the facets it reports.
-void fill_input(const SurfaceMesh& surface, const std::vector<Vec3>& holes, tetgenio& in) {
+/// Fills `in` with one single-polygon facet per triangle and the hole points. With `markers` the
+/// facet markers are triangle index + 1 (0 means "no marker" to TetGen), which -d copies onto the
+/// facets it reports; the meshing pass gives none: facets of distinct markers keep every shared
+/// edge as a segment TetGen must recover and refine, and on fans of thin triangles (the poles of
+/// a UV sphere) that refinement runs for many minutes instead of seconds.
+void fill_input(const SurfaceMesh& surface, const std::vector<Vec3>& holes, bool markers,
+                tetgenio& in) {
     in.firstnumber = 0;
     in.numberofpoints = static_cast<int>(surface.positions.size());
     in.pointlist = new REAL[3 * surface.positions.size()];
@@ -35,7 +39,7 @@ void fill_input(const SurfaceMesh& surface, const std::vector<Vec3>& holes, tetg
     const std::size_t num_triangles = surface.triangles.size();
     in.numberoffacets = static_cast<int>(num_triangles);
     in.facetlist = new tetgenio::facet[num_triangles];
-    in.facetmarkerlist = new int[num_triangles];
+    if (markers) in.facetmarkerlist = new int[num_triangles];
     for (std::size_t i = 0; i < num_triangles; ++i) {
         tetgenio::facet& facet = in.facetlist[i];
         facet.numberofpolygons = 1;
@@ -45,7 +49,7 @@ void fill_input(const SurfaceMesh& surface, const std::vector<Vec3>& holes, tetg
         facet.polygonlist[0].numberofvertices = 3;
         facet.polygonlist[0].vertexlist = new int[3];
         for (int k = 0; k < 3; ++k) facet.polygonlist[0].vertexlist[k] = surface.triangles[i][k];
-        in.facetmarkerlist[i] = static_cast<int>(i) + 1;
+        if (markers) in.facetmarkerlist[i] = static_cast<int>(i) + 1;
     }
     // tetgenio's destructor frees holelist with delete[].
     in.numberofholes = static_cast<int>(holes.size());
@@ -176,7 +180,7 @@ TetgenResult run_tetgen(const SurfaceMesh& surface, const TetgenRequest& request
     try {
         tetgenio in;
         tetgenio out;
-        fill_input(surface, request.holes, in);
+        fill_input(surface, request.holes, request.detect_intersections, in);
         std::string switches = tetgen_switches(request);
         std::vector<char> mutable_switches(switches.begin(), switches.end());
         mutable_switches.push_back('\0');

@@ -99,18 +99,19 @@ void spmv_bins(const BinBcsrMatrixView<T>& a, const T* x, T* y, std::int64_t bin
     }
 }
 
-template <class T> void spmv(const BinBcsrMatrixView<T>& a, const T* x, T* y) {
+template <class T>
+void spmv(const BinBcsrMatrixView<T>& a, const T* x, T* y, std::int64_t min_parallel_slots) {
     const BinBcsrPatternView& p = a.pattern;
     const std::int64_t bins = p.num_bins;
     // A few parts per thread, each a bin range of about equal slot count (the work, padding
     // included): bins differ in width (at p >= 2, vertex-node bins are about twice as wide as
     // edge-node bins, and vertex nodes come first), so equal bin counts would not balance.
     const std::int64_t parts = std::min<std::int64_t>(bins, 4 * std::int64_t(num_threads()));
-    if (parts <= 1) {
+    const std::int64_t slots = bins > 0 ? p.bin_offsets[bins] : 0;
+    if (parts <= 1 || slots < min_parallel_slots) {
         spmv_bins(a, x, y, 0, bins);
         return;
     }
-    const std::int64_t slots = p.bin_offsets[bins];
     const auto bound = [&](std::int64_t part) -> std::int64_t {
         if (part >= parts) return bins;
         const std::int64_t target = slots * part / parts;
@@ -143,12 +144,12 @@ template <class T> void invert_diagonal(const BinBcsrMatrixView<T>& a, T* invers
     });
 }
 
-template void spmv(const BinBcsrMatrixView<float>&, const float*, float*);
+template void spmv(const BinBcsrMatrixView<float>&, const float*, float*, std::int64_t);
 template void spmv_bins(const BinBcsrMatrixView<float>&, const float*, float*, std::int64_t,
                         std::int64_t);
 template void spmv_bins(const BinBcsrMatrixView<double>&, const double*, double*, std::int64_t,
                         std::int64_t);
-template void spmv(const BinBcsrMatrixView<double>&, const double*, double*);
+template void spmv(const BinBcsrMatrixView<double>&, const double*, double*, std::int64_t);
 template void apply_block_jacobi(Index, const float*, const float*, float*);
 template void apply_block_jacobi(Index, const double*, const double*, double*);
 template void invert_diagonal(const BinBcsrMatrixView<float>&, float*);

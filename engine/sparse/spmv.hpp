@@ -4,10 +4,20 @@
 
 #include "sparse/bin_bcsr_view.hpp"
 
+#include <cstdint>
+
 namespace edn::cpu {
 
-/// y = A x, with x and y of 3 * num_rows scalars (dof 3*node+axis); y must not alias x.
-template <class T> void spmv(const BinBcsrMatrixView<T>& a, const T* x, T* y);
+/// Below this many stored blocks (slots) spmv runs on the calling thread: a fork/join costs more
+/// than such a product, and far more when the machine is oversubscribed (a 384-tet rod on two busy
+/// cores: 1038 ms per frame with two threads, 11 ms with one).
+inline constexpr std::int64_t kSerialSpmvSlots = std::int64_t{1} << 15;
+
+/// y = A x, with x and y of 3 * num_rows scalars (dof 3*node+axis); y must not alias x. Matrices
+/// of fewer than `min_parallel_slots` slots are multiplied on the calling thread.
+template <class T>
+void spmv(const BinBcsrMatrixView<T>& a, const T* x, T* y,
+          std::int64_t min_parallel_slots = kSerialSpmvSlots);
 
 /// y = D^{-1} x for the block diagonal D: `inverse_diag` holds the 9 planes of the inverted
 /// diagonal blocks (see invert_diagonal).

@@ -195,6 +195,10 @@ TEST(Spmv, EqualsReferenceProductInDoubleAndFloat) {
             scale = std::max(scale, std::abs(y_ref[i]));
         }
         EXPECT_LT(err, 1e-12 * scale);
+        // The same product split over the threads (these matrices are below the serial bound).
+        std::vector<double> y_parallel(3 * n);
+        cpu::spmv(k.view(), x.data(), y_parallel.data(), 0);
+        EXPECT_EQ(y_parallel, y);
         // Float matrix and vectors agree to single precision.
         BinBcsrMatrix<float> kf(f.pattern);
         for (std::size_t i = 0; i < k.values.size(); ++i)

@@ -7,6 +7,7 @@
 #include "mesh/shell_nesting.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -103,6 +104,11 @@ bool parse_long(std::string_view token, long long& value) {
 struct ObjScan {
     std::vector<Vec3> positions;
     std::size_t faces = 0;
+    // Every face's vertices (0-based, relative indices resolved): face f is
+    // face_vertices[face_offsets[f], face_offsets[f + 1]), read from line face_lines[f].
+    std::vector<Index> face_vertices;
+    std::vector<std::size_t> face_offsets{0};
+    std::vector<int> face_lines;
 };
 
 /// Checks every `v` and `f` line ourselves so that bad indices and non-finite values get a clear
@@ -161,10 +167,75 @@ ObjScan prescan(const std::string& text, const std::filesystem::path& path) {
                 EDN_VERIFY(index > 0 || -index <= preceding, ErrorCode::IndexOutOfRange,
                            name << ":" << line_number << ": face " << face << " references vertex "
                                 << index << " but only " << preceding << " vertices precede it");
+                scan.face_vertices.push_back(
+                    static_cast<Index>(index > 0 ? index - 1 : preceding + index));
             }
+            scan.face_offsets.push_back(scan.face_vertices.size());
+            scan.face_lines.push_back(line_number);
         }
     });
     return scan;
+}
+
+/// Splits polygon `poly` (vertex indices in order) into poly.size() - 2 triangles of its winding by
+/// ear clipping in the plane of its Newell normal, so non-convex faces (an L, a gear) come out
+/// right wherever they lie. False when no ear is left (a self-intersecting or degenerate polygon).
+bool triangulate_polygon(const std::vector<Vec3>& positions, const Index* poly, std::size_t n,
+                         std::vector<Tri>& out) {
+    if (n == 3) {
+        out.push_back({poly[0], poly[1], poly[2]});
+        return true;
+    }
+    Vec3 normal{};
+    for (std::size_t i = 0; i < n; ++i) {
+        const Vec3& a = positions[poly[i]];
+        const Vec3& b = positions[poly[(i + 1) % n]];
+        normal[0] += (a[1] - b[1]) * (a[2] + b[2]);
+        normal[1] += (a[2] - b[2]) * (a[0] + b[0]);
+        normal[2] += (a[0] - b[0]) * (a[1] + b[1]);
+    }
+    // Drop the normal's dominant axis: the signed area in the plane of the other two, (u, v) in
+    // cyclic order, is normal[axis] / 2; mirroring v when it is negative makes the polygon CCW.
+    int axis = 0;
+    for (int k = 1; k < 3; ++k)
+        if (std::abs(normal[k]) > std::abs(normal[axis])) axis = k;
+    const int u = (axis + 1) % 3, v = (axis + 2) % 3;
+    const double mirror = normal[axis] < 0 ? -1.0 : 1.0;
+    std::vector<std::array<double, 2>> p(n);
+    for (std::size_t i = 0; i < n; ++i)
+        p[i] = {positions[poly[i]][u], mirror * positions[poly[i]][v]};
+    const auto cross = [&](std::size_t a, std::size_t b, std::size_t c) {
+        return (p[b][0] - p[a][0]) * (p[c][1] - p[a][1]) -
+               (p[b][1] - p[a][1]) * (p[c][0] - p[a][0]);
+    };
+    std::vector<std::size_t> left(n);
+    std::iota(left.begin(), left.end(), std::size_t{0});
+    std::size_t start = 0;
+    while (left.size() > 3) {
+        const std::size_t m = left.size();
+        bool clipped = false;
+        for (std::size_t step = 0; step < m && !clipped; ++step) {
+            const std::size_t at = (start + step) % m;
+            const std::size_t a = left[(at + m - 1) % m], b = left[at], c = left[(at + 1) % m];
+            if (!(cross(a, b, c) > 0)) continue; // reflex or straight: not an ear
+            bool empty = true;
+            for (std::size_t q : left) {
+                if (q == a || q == b || q == c) continue;
+                if (cross(a, b, q) >= 0 && cross(b, c, q) >= 0 && cross(c, a, q) >= 0) {
+                    empty = false; // a vertex inside or on the candidate ear
+                    break;
+                }
+            }
+            if (!empty) continue;
+            out.push_back({poly[a], poly[b], poly[c]});
+            left.erase(left.begin() + static_cast<std::ptrdiff_t>(at));
+            start = at % left.size();
+            clipped = true;
+        }
+        if (!clipped) return false;
+    }
+    out.push_back({poly[left[0]], poly[left[1]], poly[left[2]]});
+    return true;
 }
 
 struct CellKey {
@@ -312,24 +383,19 @@ SurfaceMesh read_obj_surface(const std::filesystem::path& path) {
                name << ": OBJ reader found " << attrib.vertices.size() / 3 << " vertices, expected "
                     << scan.positions.size());
 
+    // Faces from our own scan (indices checked there), triangulated by ear clipping: the reader's
+    // triangulation tests convexity in a way that depends on where a polygon lies and drops what
+    // it cannot clip, so non-convex n-gons came out wrong or open.
     std::vector<Tri> triangles;
-    const auto num_vertices = static_cast<Index>(scan.positions.size());
-    for (const auto& shape : reader.GetShapes()) {
-        const auto& indices = shape.mesh.indices;
-        std::size_t offset = 0;
-        for (unsigned char count : shape.mesh.num_face_vertices) {
-            if (count == 3) {
-                Tri tri{};
-                for (int k = 0; k < 3; ++k) {
-                    tri[k] = indices[offset + k].vertex_index;
-                    EDN_VERIFY(tri[k] >= 0 && tri[k] < num_vertices, ErrorCode::IndexOutOfRange,
-                               name << ": triangle " << triangles.size() << " references vertex "
-                                    << tri[k] + 1 << " of " << num_vertices);
-                }
-                triangles.push_back(tri);
-            }
-            offset += count;
-        }
+    triangles.reserve(scan.face_vertices.size());
+    for (std::size_t f = 0; f + 1 < scan.face_offsets.size(); ++f) {
+        const std::size_t begin = scan.face_offsets[f], count = scan.face_offsets[f + 1] - begin;
+        EDN_VERIFY(triangulate_polygon(scan.positions, scan.face_vertices.data() + begin, count,
+                                       triangles),
+                   ErrorCode::DegenerateElement,
+                   name << ":" << scan.face_lines[f] << ": face " << f + 1 << " (" << count
+                        << " vertices) cannot be triangulated: self-intersecting or degenerate "
+                           "polygon");
     }
     EDN_VERIFY(!triangles.empty(), ErrorCode::EmptyMesh, name << ": no faces after triangulation");
     return weld(scan.positions, triangles);

@@ -3,6 +3,7 @@
 #include "test_util.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -10,6 +11,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 #include <unistd.h>
 
 namespace edn {
@@ -139,6 +141,74 @@ TEST(ObjIo, CubeOfQuadsIsWeldedAndTriangulated) {
     const SurfaceMesh before = cube;
     check_and_orient_surface(cube, "cube_quads.obj");
     EXPECT_EQ(cube.triangles, before.triangles) << "already outward: nothing to change";
+}
+
+/// An OBJ of the prism of height 1 over the planar polygon `outline` (CCW seen from +z), placed at
+/// (dx, dy), its caps written as one n-gon `f` each starting at outline vertex `first`.
+std::string ngon_prism_obj(const std::vector<std::array<double, 2>>& outline, std::size_t first,
+                           double dx, double dy) {
+    const std::size_t n = outline.size();
+    std::ostringstream obj;
+    obj.precision(17);
+    for (int z = 0; z < 2; ++z)
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto& q = outline[(first + i) % n];
+            obj << "v " << q[0] + dx << " " << q[1] + dy << " " << z << "\n";
+        }
+    for (std::size_t i = 0; i < n; ++i) { // side quads, outward
+        const std::size_t j = (i + 1) % n;
+        obj << "f " << i + 1 << " " << j + 1 << " " << n + j + 1 << " " << n + i + 1 << "\n";
+    }
+    obj << "f";
+    for (std::size_t i = n; i-- > 0;) obj << " " << i + 1; // bottom: seen from -z
+    obj << "\nf";
+    for (std::size_t i = 0; i < n; ++i) obj << " " << n + i + 1;
+    obj << "\n";
+    return obj.str();
+}
+
+TEST(ObjIo, NonConvexPolygonFacesAreTriangulatedWherever) {
+    // The reader's own triangulation tested convexity relative to the origin and dropped what it
+    // could not clip: an L-shaped n-gon starting at its reflex corner, or a gear away from the
+    // origin, came out degenerate or open. Ear clipping in the polygon's plane gets them all.
+    std::vector<std::array<double, 2>> star, gear;
+    for (int k = 0; k < 10; ++k) {
+        const double r = k % 2 == 0 ? 1.0 : 0.4, a = M_PI * k / 5;
+        star.push_back({r * std::cos(a), r * std::sin(a)});
+    }
+    for (int k = 0; k < 64; ++k) {
+        const double r = (k / 2) % 2 == 0 ? 1.0 : 0.8, a = 2 * M_PI * k / 64;
+        gear.push_back({r * std::cos(a), r * std::sin(a)});
+    }
+    const std::vector<std::array<double, 2>> shapes[] = {
+        {{0, 0}, {2, 0}, {2, 1}, {1, 1}, {1, 2}, {0, 2}},                 // L, area 3
+        {{0, 0}, {3, 0}, {3, 2}, {2, 2}, {2, 1}, {1, 1}, {1, 2}, {0, 2}}, // U, area 5
+        star,
+        gear};
+    const fs::path path = scratch_dir() / "prism.obj";
+    for (const auto& outline : shapes) {
+        double area = 0;
+        for (std::size_t i = 0; i < outline.size(); ++i) {
+            const auto& a = outline[i];
+            const auto& b = outline[(i + 1) % outline.size()];
+            area += 0.5 * (a[0] * b[1] - b[0] * a[1]);
+        }
+        for (std::size_t first = 0; first < std::min<std::size_t>(outline.size(), 8); ++first)
+            for (const auto& [dx, dy] : {std::pair{0.0, 0.0}, {5.0, 5.0}, {-7.0, 3.0}}) {
+                SCOPED_TRACE(std::to_string(outline.size()) + "-gon from " + std::to_string(first) +
+                             " at " + std::to_string(dx));
+                std::ofstream(path) << ngon_prism_obj(outline, first, dx, dy);
+                SurfaceMesh prism = read_obj_surface(path);
+                EXPECT_EQ(prism.triangles.size(), 4 * outline.size() - 4); // 2n sides + 2(n - 2)
+                expect_consistent(prism);
+                EXPECT_NEAR(enclosed_volume(prism), area, 1e-12 * area);
+                check_and_orient_surface(prism, "prism.obj");
+            }
+    }
+    // A self-intersecting (bow-tie) face: one clear line, no triangles made up.
+    std::ofstream(path) << "v 0 0 0\nv 1 1 0\nv 1 0 0\nv 0 1 0\nf 1 2 3 4\n";
+    expect_error([&] { read_obj_surface(path); }, ErrorCode::DegenerateElement,
+                 "prism.obj:5: face 1 (4 vertices) cannot be triangulated");
 }
 
 TEST(ObjIo, MixedOrientationIsFixed) {

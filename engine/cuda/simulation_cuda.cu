@@ -440,6 +440,7 @@ public:
         upload(v_, v);
         update_positions();
         have_first_dx_ = false; // the last correction says nothing about a new state
+        strain_at_x_ = kinetic_at_x_ = std::nan("");
     }
     std::vector<double> von_mises_stress() const override;
     const float* device_von_mises_stress() override;
@@ -490,6 +491,11 @@ private:
     double device_dot(const float* a, const float* b, std::int64_t count);
     /// Element pass + node pass; returns the potential; fills g_ when with_gradient.
     double evaluate(const float* y, int outputs);
+    /// The potential's node terms (inertia, gravity, ground) and the drag spring at y: all of it
+    /// but the element energies (no gradient).
+    double node_potential(const float* y);
+    /// The drag spring's energy at y (0 without one), its gradient added to g_ when asked.
+    double drag_energy(const float* y, bool with_gradient);
     template <int P, class Material>
     void launch_elements(const Material& material, const float* y, int outputs);
     template <class F> void with_material(F&& f) const;
@@ -520,6 +526,8 @@ private:
     DeviceBuffer<float> rest_x_, positions_; ///< X and X + u (3 per node)
     DeviceBuffer<float> first_dx_; ///< the last frame's first Newton correction (PCG warm start)
     bool have_first_dx_ = false;
+    double strain_at_x_ = std::nan("");  ///< W(x_) when known (the last step's end state)
+    double kinetic_at_x_ = std::nan(""); ///< its kinetic energy (v_ then)
     DeviceBuffer<float> mass_, cell_energy_, node_energy_, forces_, extra_;
     DeviceBuffer<float> damping_energy_; ///< per cell Rayleigh stiffness damping potential
     DeviceBuffer<float> von_mises_;      ///< per cell, device_von_mises_stress()
@@ -742,15 +750,27 @@ double CudaBackend::evaluate(const float* y, int outputs) {
     double total = last_strain_energy_ + device_sum(node_energy_.data(), n);
     // Rayleigh stiffness damping: part of the potential, not of the strain energy.
     if (damping_coefficient() > 0.f) total += device_sum(damping_energy_.data(), mesh.num_cells());
-    if (drag) {
-        drag_kernel<<<1, 1>>>(*drag, rest_x_.data(), y, fixed_.data(), with_gradient, extra_.data(),
-                              g_.data());
-        EDN_CUDA_CHECK_LAUNCH();
-        float e = 0;
-        EDN_CUDA_CHECK(cudaMemcpy(&e, extra_.data(), sizeof(float), cudaMemcpyDeviceToHost));
-        total += e;
-    }
-    return total;
+    return total + drag_energy(y, with_gradient);
+}
+
+double CudaBackend::drag_energy(const float* y, bool with_gradient) {
+    if (!drag) return 0.0;
+    drag_kernel<<<1, 1>>>(*drag, rest_x_.data(), y, fixed_.data(), with_gradient, extra_.data(),
+                          g_.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    float e = 0;
+    EDN_CUDA_CHECK(cudaMemcpy(&e, extra_.data(), sizeof(float), cudaMemcpyDeviceToHost));
+    return e;
+}
+
+double CudaBackend::node_potential(const float* y) {
+    const Index n = layout.num_nodes();
+    node_kernel<<<blocks_for(n), kBlock>>>(
+        node_terms(), assembly_->device_node_cells(), assembly_->device_cell_nodes().nodes,
+        nodes_per_cell(layout.order), mass_.data(), fixed_.data(), rest_x_.data(), y,
+        y_tilde_.data(), x_start_.data(), forces_.data(), n, false, node_energy_.data(), g_.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    return device_sum(node_energy_.data(), n) + drag_energy(y, false);
 }
 
 StepResult CudaBackend::step() {
@@ -769,7 +789,21 @@ StepResult CudaBackend::step() {
     double e_at_y = std::nan(""), w_at_y = std::nan(""), trial_e = 0, trial_w = 0;
     for (int it = 0; it < settings.max_newton_iterations; ++it) {
         auto t0 = std::chrono::steady_clock::now();
-        const double e0 = evaluate(y_.data(), kEnergy | kGradient | kHessian);
+        double e0 = evaluate(y_.data(), kEnergy | kGradient | kHessian);
+        // The start x instead of the prediction (see start_at_previous_state); W(x) is known from
+        // the last step, and no damping acts at x.
+        // The potential at the start is at least its inertia term c h^2 KE(v) plus W(x) (the other
+        // terms are >= 0 there), and a switch needs e0 above three times it: only then is the
+        // exact value (a node pass and two host reads) worth computing.
+        const double start_bound =
+            inertia_coefficient() * effective_dt() * effective_dt() * kinetic_at_x_ + strain_at_x_;
+        if (it == 0 && dynamic && std::isfinite(start_bound) &&
+            (!std::isfinite(e0) || e0 > 3 * start_bound) &&
+            start_at_previous_state(e0, strain_at_x_ + node_potential(x_start_.data()))) {
+            EDN_CUDA_CHECK(
+                cudaMemcpy(y_.data(), x_start_.data(), y_.bytes(), cudaMemcpyDeviceToDevice));
+            e0 = evaluate(y_.data(), kEnergy | kGradient | kHessian);
+        }
         e_at_y = e0;
         w_at_y = last_strain_energy_;
         const double gnorm = std::sqrt(device_dot(g_.data(), g_.data(), dofs));
@@ -899,6 +933,8 @@ StepResult CudaBackend::step() {
     kinetic_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), v_.data(), n, node_energy_.data());
     EDN_CUDA_CHECK_LAUNCH();
     result.kinetic_energy = device_sum(node_energy_.data(), n);
+    strain_at_x_ = result.strain_energy;
+    kinetic_at_x_ = result.kinetic_energy;
     result.potential = std::isfinite(e_at_y) ? e_at_y : evaluate(y_.data(), kEnergy);
     update_positions();
     result.times.total = elapsed_ms(step_start);

@@ -364,7 +364,7 @@ StepResult CpuBackend::step() {
             e0 = potential(y, w, &g);
             // The start x instead of the prediction (see start_at_previous_state); W(x) is known
             // from the last step, and no damping acts at x.
-            if (it == 0 && dynamic &&
+            if (it == 0 && dynamic && std::isfinite(strain_at_x_) &&
                 start_at_previous_state(e0, potential(x_start_, strain_at_x_, nullptr))) {
                 y = x_start_;
                 const double w_start = evaluate_elements(y, kEnergy | kGradient | kHessian);

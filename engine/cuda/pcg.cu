@@ -773,7 +773,6 @@ __global__ void __launch_bounds__(kPersistentBlock)
     const Index warps = static_cast<Index>(gridDim.x * (blockDim.x / kWarp));
     const Index threads = static_cast<Index>(gridDim.x * blockDim.x);
     const Index first = static_cast<Index>(blockIdx.x * blockDim.x + threadIdx.x);
-    const std::int64_t n = a.rows;
     SpmvArgs dir = a;
     dir.x = p;
     dir.y = q;
@@ -798,48 +797,18 @@ __global__ void __launch_bounds__(kPersistentBlock)
         // 2. x += alpha p; r = P (r - alpha q); z = P M^-1 r; r.z, r.r
         double dots[2] = {0, 0};
         const float af = static_cast<float>(alpha);
-        for (Index row = first; row < a.rows; row += threads) {
-            const std::int64_t r3 = 3 * static_cast<std::int64_t>(row);
-            const bool free = is_free(a.fixed, row);
-            float rv[3];
-            for (int i = 0; i < 3; ++i) {
-                x[r3 + i] += af * p[r3 + i];
-                rv[i] = free ? r[r3 + i] - af * q[r3 + i] : 0.f;
-                r[r3 + i] = rv[i];
-            }
-            const float* m = a.inverse_diag + row;
-            for (int i = 0; i < 3; ++i) {
-                const float zi =
-                    m[3 * i * n] * rv[0] + m[(3 * i + 1) * n] * rv[1] + m[(3 * i + 2) * n] * rv[2];
-                z[r3 + i] = zi;
-                dots[0] += double(rv[i]) * zi;
-                dots[1] += double(rv[i]) * rv[i];
-            }
-        }
+        for (Index row = first; row < a.rows; row += threads)
+            update_row(x, r, z, p, q, a.inverse_diag, a.fixed, a.rows, row, af, dots[0], dots[1]);
         block_partials<2>(dots, partials_b);
         grid.sync();
         double sums[2];
         grid_sum<2>(partials_b, sums);
-        ++st.iterations;
-        st.rr = sums[1];
-        if (sums[1] <= st.tol2 * st.ref2) {
-            st.status = kConverged;
-            break;
-        }
-        if (!(sums[0] > 0) || !isfinite(sums[0])) {
-            st.status = kBreakdown;
-            break;
-        }
-        st.beta = sums[0] / st.rz;
-        st.rz = sums[0];
-        const bool capped = st.iterations >= st.max_iterations;
+        finish_iteration(st, sums[0], sums[1]);
+        if (st.status == kConverged || st.status == kBreakdown) break;
         // 3. p = z + beta p (also after the cap, as the kernel-per-phase loop does)
         const float bf = static_cast<float>(st.beta);
         for (Index i = first; i < 3 * a.rows; i += threads) p[i] = z[i] + bf * p[i];
-        if (capped) {
-            st.status = kCapped;
-            break;
-        }
+        if (st.status == kCapped) break;
         grid.sync();
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) *a.state = st;

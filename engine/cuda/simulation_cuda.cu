@@ -338,11 +338,6 @@ __global__ void axpy_kernel(const float* y, float alpha, const float* dx, std::i
     if (k < n) out[k] = y[k] + alpha * dx[k];
 }
 
-__global__ void product_kernel(const float* a, const float* b, std::int64_t n, float* out) {
-    const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (k < n) out[k] = a[k] * b[k];
-}
-
 __global__ void negate_kernel(const float* a, std::int64_t n, float* out) {
     const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (k < n) out[k] = -a[k];

@@ -554,6 +554,7 @@ struct Assembly::Impl {
     DeviceBuffer<float> positions;
     DeviceBuffer<Index> cell_nodes;
     // pattern and matrix
+    std::uint64_t pattern_generation = 0; // new_pattern_generation() of the last build_pattern
     DeviceBuffer<Index> row_counts, bin_offsets, columns;
     DeviceBuffer<float> values, diag;
     Index num_slots = 0;
@@ -747,8 +748,9 @@ float* Assembly::device_element_blocks() {
 
 BinBcsrMatrixView<float> Assembly::device_matrix() const {
     const Impl& d = *impl_;
-    BinBcsrPatternView p{d.layout.num_nodes(), d.bins, d.bin_offsets.data(), d.columns.data(),
-                         d.row_counts.data()};
+    BinBcsrPatternView p{d.layout.num_nodes(), d.bins,
+                         d.bin_offsets.data(),  d.columns.data(),
+                         d.row_counts.data(),   d.pattern_generation};
     return {p, const_cast<float*>(d.values.data()), const_cast<float*>(d.diag.data())};
 }
 
@@ -804,6 +806,7 @@ void Assembly::build_pattern() {
         count_from_cells<<<grid_for(d.num_cells, 256), 256>>>(
             d.topo.cells.data(), d.topo.cell_edges.data(), d.topo.cell_faces.data(), d.num_cells,
             L.order, vertex_count.data(), edge_count.data(), face_count.data());
+    d.pattern_generation = new_pattern_generation();
     d.row_counts.resize(rows);
     d.track(d.row_counts);
     if (rows)

@@ -13,6 +13,7 @@
 
 #include "solver/pcg.hpp"
 #include "sparse/bin_bcsr_matrix.hpp"
+#include "sparse/upper_part.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -40,6 +41,16 @@ struct PcgOptions {
     /// (p, s = A p by recurrence, x, r, z and r.z) and one SpMV (w = A z and z.w), two grid-wide
     /// dependencies instead of three; ignored with fused_direction and by the persistent loop.
     bool single_reduction = false;
+    /// q = A p from the matrix's upper part (UpperMatrix: each off-diagonal block read once and
+    /// applied as A_ij and A_ij^T, the transposed products added in L2 with float4 atomics into
+    /// a padded q the update kernel consumes and zeroes), gathered from the matrix at the start
+    /// of every solve; block-Jacobi loop only (not two-level, single-reduction or persistent),
+    /// and only for systems of at least `upper_min_rows` rows with at most `upper_max_width`
+    /// off-diagonal blocks per row on average (p = 1: ~14; p = 2: ~27), where it measured
+    /// faster. Results then vary in the last bits from run to run (the atomics' order).
+    bool upper_spmv = true;
+    Index upper_min_rows = Index{1} << 16;
+    double upper_max_width = 20.0;
     /// Read the matrix (values, columns) with evict-first loads so the vectors stay in L2.
     bool streaming_loads = true;
     /// Launch each loop kernel with programmatic dependent launch, so its blocks start while the
@@ -90,6 +101,37 @@ public:
     BinBcsrMatrixView<float> view() const;
     /// y = A x with host vectors (copies; for tests).
     std::vector<float> multiply(const std::vector<float>& x) const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+/// The upper part of a device Bin-BCSR* matrix (sparse/upper_part.hpp) in device memory. Its
+/// pattern is rebuilt (counts, CUB scan of the bin widths, one read-back of the size, exact
+/// allocation, columns) when the full pattern's generation differs from the last one (or is 0);
+/// its values are gathered from the full matrix on every update(). Requires A_ji = A_ij^T.
+class UpperMatrix {
+public:
+    explicit UpperMatrix(void* stream = nullptr);
+    ~UpperMatrix();
+    UpperMatrix(const UpperMatrix&) = delete;
+    UpperMatrix& operator=(const UpperMatrix&) = delete;
+
+    /// Follows `full` (device pointers): pattern when it changed, values always (async on the
+    /// stream except for the size read-back of a rebuild).
+    void update(const BinBcsrMatrixView<float>& full);
+    /// Kernel view (device pointers; diagonal = the full matrix's).
+    UpperBinBcsrView<float> view() const;
+    /// y4 = A x: y4 holds 4 floats per row (x, y, z, unused); zeroed here, then one kernel.
+    void multiply_device(const float* x, float* y4) const;
+    /// y = A x with host vectors (copies; for tests).
+    std::vector<float> multiply(const std::vector<float>& x) const;
+    /// The pattern and values copied back (for tests).
+    UpperPattern download_pattern() const;
+    std::vector<float> download_values() const;
+    /// Device bytes held (pattern and values).
+    std::size_t bytes() const;
 
 private:
     struct Impl;

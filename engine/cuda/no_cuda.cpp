@@ -81,6 +81,9 @@ void Assembly::spmv_device(const float*, float*) const {
 std::vector<float> Assembly::spmv(const std::vector<float>&) const {
     no_cuda();
 }
+BinBcsrMatrixView<float> Assembly::device_matrix() const {
+    no_cuda();
+}
 BinBcsrPattern Assembly::download_pattern() const {
     no_cuda();
 }

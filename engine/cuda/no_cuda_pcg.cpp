@@ -27,6 +27,33 @@ std::vector<float> DeviceMatrix::multiply(const std::vector<float>&) const {
     no_cuda();
 }
 
+struct UpperMatrix::Impl {};
+UpperMatrix::UpperMatrix(void*) {
+    no_cuda();
+}
+UpperMatrix::~UpperMatrix() = default;
+void UpperMatrix::update(const BinBcsrMatrixView<float>&) {
+    no_cuda();
+}
+UpperBinBcsrView<float> UpperMatrix::view() const {
+    no_cuda();
+}
+void UpperMatrix::multiply_device(const float*, float*) const {
+    no_cuda();
+}
+std::vector<float> UpperMatrix::multiply(const std::vector<float>&) const {
+    no_cuda();
+}
+UpperPattern UpperMatrix::download_pattern() const {
+    no_cuda();
+}
+std::vector<float> UpperMatrix::download_values() const {
+    no_cuda();
+}
+std::size_t UpperMatrix::bytes() const {
+    no_cuda();
+}
+
 struct Pcg::Impl {};
 Pcg::Pcg(Index, PcgOptions, void*) {
     no_cuda();

@@ -3,10 +3,12 @@
 // last block of each reducing kernel (fixed-order sums, so results are deterministic).
 #include "cuda/cuda_check.cuh"
 #include "cuda/cuda_pcg.hpp"
+#include "cuda/upper_spmv.cuh"
 #include "sparse/block3.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cooperative_groups.h>
 #include <utility>
 
@@ -16,6 +18,12 @@ namespace {
 constexpr int kWarp = 32;
 constexpr int kSpmvBlock = 256; // 8 warps
 constexpr int kUpdateBlock = 256;
+/// Resident blocks per SM of the one-wave variants of the upper-part loop's kernels (at most 40
+/// registers): 6 x 256 threads x 132 SMs covers 1M-tet p = 1 systems (175K rows) in one wave,
+/// where 48 (SpMV) and 64 (update) registers fit only 5 and 4 blocks (two waves). Used only
+/// when the unconstrained kernel would need a second wave: with fewer registers each thread has
+/// fewer loads in flight (403K tets: 21 -> 27 us per iteration).
+constexpr int kOneWaveBlocksPerSm = 6;
 
 enum Status : int { kRunning = 0, kConverged = 1, kBreakdown = 2, kCapped = 3 };
 
@@ -209,6 +217,8 @@ struct SpmvArgs {
     const Index* row_counts; // exact off-diagonal blocks per row (split kernel: no padding read)
     bool fused;
     int split; // Direction, static, unfused: warps per bin (1: the one-warp kernel, 2 or 4)
+    UpperBinBcsrView<float> upper; // Direction from the upper part: its matrix
+    float4* q4;                    // and its q (4 floats per row, zero on entry)
 };
 
 /// Listing 1: a warp takes the next bin from a global counter.
@@ -314,6 +324,58 @@ __device__ __forceinline__ void set_alpha(PcgState& s, double pq) {
         s.status = kBreakdown;
     else
         s.alpha = alpha;
+}
+
+/// q = A p from the upper part (block-Jacobi loop, static mapping, lane = row): p = z + beta
+/// p_old gathered when kFused (p_new written for the own row), the transposed blocks added into
+/// q4 by atomics (q4 is zero on entry: the update kernel zeroes what it consumes), and
+/// p.q = sum_i p_i.D_i p_i + 2 sum_{i<j} p_i.A_ij p_j from the row's own terms; then alpha.
+template <bool kFused, int kMinBlocks>
+__global__ void __launch_bounds__(kSpmvBlock, kMinBlocks) spmv_upper_kernel(SpmvArgs a) {
+    wait_for_previous_kernel();
+    if (a.state->status != kRunning) return; // uniform over the grid
+    const float beta = static_cast<float>(a.state->beta);
+    const Index row = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+    double pq = 0;
+    if (row < a.rows) {
+        const float* pv = a.x;
+        const float* zv = a.z;
+        const auto direction = [pv, zv, beta](Index c) {
+            const std::int64_t c3 = 3 * static_cast<std::int64_t>(c);
+            if constexpr (kFused)
+                return make_float3(__ldg(zv + c3) + beta * __ldg(pv + c3),
+                                   __ldg(zv + c3 + 1) + beta * __ldg(pv + c3 + 1),
+                                   __ldg(zv + c3 + 2) + beta * __ldg(pv + c3 + 2));
+            else
+                return make_float3(__ldg(pv + c3), __ldg(pv + c3 + 1), __ldg(pv + c3 + 2));
+        };
+        const float3 own = direction(row);
+        const float pi[3] = {own.x, own.y, own.z};
+        if constexpr (kFused) {
+            const std::int64_t r3 = 3 * static_cast<std::int64_t>(row);
+            a.p_out[r3] = own.x, a.p_out[r3 + 1] = own.y, a.p_out[r3 + 2] = own.z;
+        }
+        float acc[3] = {0, 0, 0}, d[3];
+        upper_row(a.upper, row, pi, direction, a.q4, acc);
+        diagonal_row(a.diag, a.rows, row, pi, d);
+        atomic_add3(a.q4, row, acc[0] + d[0], acc[1] + d[1], acc[2] + d[2]);
+        for (int i = 0; i < 3; ++i) pq += double(pi[i]) * (double(d[i]) + 2.0 * double(acc[i]));
+    }
+    __shared__ double s[kSpmvBlock / kWarp];
+    pq = warp_sum(pq);
+    if ((threadIdx.x & 31) == 0) s[threadIdx.x / kWarp] = pq;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double t = 0;
+        for (int w = 0; w < kSpmvBlock / kWarp; ++w) t += s[w];
+        a.partials[2 * static_cast<std::int64_t>(blockIdx.x)] = t;
+        a.partials[2 * static_cast<std::int64_t>(blockIdx.x) + 1] = 0;
+    }
+    allow_next_kernel();
+    if (!last_block_done(a.done, threadIdx.x == 0)) return;
+    double sum[2];
+    block_sum_partials<2, kSpmvBlock>(a.partials, Index(gridDim.x), sum);
+    if (threadIdx.x == 0) set_alpha(*a.state, sum[0]);
 }
 
 /// Partials of the dot products: per bin with the dynamic scheduler (a bin's warp varies), per
@@ -495,28 +557,53 @@ __device__ __forceinline__ void prefetch_matrix(const MatrixPrefetch& pf) {
     }
 }
 
-/// One row of the update: x += alpha p; r = P (r - alpha q); z = P M^-1 r; adds r.z and r.r.
-__device__ __forceinline__ void update_row(float* __restrict__ x, float* __restrict__ r,
-                                           float* __restrict__ z, const float* p, const float* q,
-                                           const float* __restrict__ inverse_diag,
-                                           const std::uint8_t* fixed, Index rows, Index row,
-                                           float alpha, double& rz, double& rr) {
+/// One row of the update from its p and q: x += alpha p; r = P (r - alpha q); z = P M^-1 r
+/// (returned in zv); adds r.z and r.r.
+__device__ __forceinline__ void update_row_values(float* __restrict__ x, float* __restrict__ r,
+                                                  const float pv[3], const float qv[3],
+                                                  const float* __restrict__ inverse_diag,
+                                                  const std::uint8_t* fixed, Index rows, Index row,
+                                                  float alpha, float zv[3], double& rz,
+                                                  double& rr) {
     const std::int64_t n = rows, r3 = 3 * static_cast<std::int64_t>(row);
     const bool free = is_free(fixed, row);
     float rv[3];
     for (int i = 0; i < 3; ++i) {
-        x[r3 + i] += alpha * p[r3 + i];
-        rv[i] = free ? r[r3 + i] - alpha * q[r3 + i] : 0.f;
+        x[r3 + i] += alpha * pv[i];
+        rv[i] = free ? r[r3 + i] - alpha * qv[i] : 0.f;
         r[r3 + i] = rv[i];
     }
     const float* m = inverse_diag + row;
     for (int i = 0; i < 3; ++i) {
-        const float zi =
-            m[3 * i * n] * rv[0] + m[(3 * i + 1) * n] * rv[1] + m[(3 * i + 2) * n] * rv[2];
-        z[r3 + i] = zi;
-        rz += double(rv[i]) * zi;
+        zv[i] = m[3 * i * n] * rv[0] + m[(3 * i + 1) * n] * rv[1] + m[(3 * i + 2) * n] * rv[2];
+        rz += double(rv[i]) * zv[i];
         rr += double(rv[i]) * rv[i];
     }
+}
+
+/// q of a row from the upper-part SpMV's padded q4, which is zeroed for the next SpMV.
+__device__ __forceinline__ void take_q4(float4* q4, Index row, float qv[3]) {
+    const float4 v = q4[row];
+    q4[row] = make_float4(0.f, 0.f, 0.f, 0.f);
+    qv[0] = v.x, qv[1] = v.y, qv[2] = v.z;
+}
+
+/// update_row_values with p, q and z as 3 floats per row (q from q4 when given).
+__device__ __forceinline__ void update_row(float* __restrict__ x, float* __restrict__ r,
+                                           float* __restrict__ z, const float* p, const float* q,
+                                           const float* __restrict__ inverse_diag,
+                                           const std::uint8_t* fixed, Index rows, Index row,
+                                           float alpha, double& rz, double& rr,
+                                           float4* q4 = nullptr) {
+    const std::int64_t r3 = 3 * static_cast<std::int64_t>(row);
+    const float pv[3] = {p[r3], p[r3 + 1], p[r3 + 2]};
+    float qv[3], zv[3];
+    if (q4)
+        take_q4(q4, row, qv);
+    else
+        qv[0] = q[r3], qv[1] = q[r3 + 1], qv[2] = q[r3 + 2];
+    update_row_values(x, r, pv, qv, inverse_diag, fixed, rows, row, alpha, zv, rz, rr);
+    z[r3] = zv[0], z[r3 + 1] = zv[1], z[r3 + 2] = zv[2];
 }
 
 /// The last block's decision after an update with grid sums rz = r.z (r.u) and rr = r.r:
@@ -536,18 +623,19 @@ __device__ __forceinline__ void finish_iteration(PcgState& st, double rz, double
 }
 
 /// x += alpha p; r = P (r - alpha q); z = P M^-1 r; r.z, r.r; the last block decides.
-__global__ void update_kernel(float* __restrict__ x, float* __restrict__ r, float* __restrict__ z,
+template <int kMinBlocks>
+__global__ void __launch_bounds__(kUpdateBlock, kMinBlocks) update_kernel(float* __restrict__ x, float* __restrict__ r, float* __restrict__ z,
                               const float* __restrict__ p, const float* __restrict__ q,
                               const float* __restrict__ inverse_diag, const std::uint8_t* fixed,
                               Index rows, double* partials, unsigned int* done, PcgState* state,
-                              MatrixPrefetch prefetch) {
+                              MatrixPrefetch prefetch, float4* q4) {
     prefetch_matrix(prefetch);
     wait_for_previous_kernel();
     if (state->status != kRunning) return;
     const float alpha = static_cast<float>(state->alpha);
     const Index row = blockIdx.x * blockDim.x + threadIdx.x;
     double rz = 0, rr = 0;
-    if (row < rows) update_row(x, r, z, p, q, inverse_diag, fixed, rows, row, alpha, rz, rr);
+    if (row < rows) update_row(x, r, z, p, q, inverse_diag, fixed, rows, row, alpha, rz, rr, q4);
     double sum[2];
     if (!reduce_rows_last(rz, rr, partials, done, sum)) return;
     finish_iteration(*state, sum[0], sum[1]);
@@ -965,8 +1053,8 @@ DeviceMatrix::DeviceMatrix(const BinBcsrMatrix<float>& host) : impl_(std::make_u
     upload(d.row_counts, p.row_counts);
     upload(d.values, host.values);
     upload(d.diag, host.diag);
-    d.pattern = {p.num_rows, p.num_bins(), d.bin_offsets.data(), d.columns.data(),
-                 d.row_counts.data()};
+    d.pattern = {p.num_rows,         p.num_bins(), d.bin_offsets.data(), d.columns.data(),
+                 d.row_counts.data(), new_pattern_generation()};
 }
 
 DeviceMatrix::~DeviceMatrix() = default;
@@ -1006,6 +1094,8 @@ struct Pcg::Impl {
     PcgOptions options;
     cudaStream_t stream = nullptr;
     DeviceBuffer<float> r, z, p[2], q, inverse_diag;
+    std::unique_ptr<UpperMatrix> upper; // options.upper_spmv: the matrix's upper part
+    DeviceBuffer<float> q4;             // and q = A p from it (4 floats per row)
     // Two-level: coarse residual, solution, z, direction, A p and inverse diagonal; inner state.
     DeviceBuffer<float> rc, xc, zc, pc, qc, inverse_diag_c;
     DeviceBuffer<PcgState> inner_state;
@@ -1017,10 +1107,12 @@ struct Pcg::Impl {
     cudaEvent_t checked[2]{};
     bool pdl_supported = false; // programmatic dependent launch needs compute capability 9.0
     int cooperative_blocks[2] = {0, 0}; // co-resident blocks of the persistent kernel (stream, not)
+    int upper_resident_blocks[2] = {0, 0}; // of spmv_upper_kernel<true, 1 | kOneWave...>
 
     /// The captured chunk graph and what it was captured for (pointers, sizes, options).
     struct GraphKey {
         SpmvArgs args{};
+        UpperBinBcsrView<float> upper{};
         float* x = nullptr;
         PcgOptions options{};
         int count = 0;
@@ -1041,6 +1133,12 @@ struct Pcg::Impl {
                    a.values == b.values && a.diag == b.diag && a.rows == b.rows &&
                    a.bins == b.bins && a.fixed == b.fixed && a.fused == b.fused &&
                    a.split == b.split && a.row_counts == b.row_counts && x == o.x &&
+                   upper.bin_offsets == o.upper.bin_offsets && upper.columns == o.upper.columns &&
+                   upper.counts == o.upper.counts && upper.values == o.upper.values &&
+                   upper.diag == o.upper.diag && upper.num_rows == o.upper.num_rows &&
+                   options.upper_spmv == o.options.upper_spmv &&
+                   options.upper_min_rows == o.options.upper_min_rows &&
+                   options.upper_max_width == o.options.upper_max_width &&
                    options.schedule == o.options.schedule &&
                    options.fused_direction == o.options.fused_direction &&
                    options.single_reduction == o.options.single_reduction &&
@@ -1052,6 +1150,7 @@ struct Pcg::Impl {
     cudaStream_t capture_stream = nullptr; // graphs cannot be captured on the legacy stream
     // Mean row length of the last matrix (warps_per_bin = 0), read back once per matrix.
     const Index* width_of = nullptr;
+    std::uint64_t width_generation = 0;
     double mean_width = 0;
     Index slots = 0;
     cudaGraphExec_t chunk_graph = nullptr;
@@ -1073,6 +1172,7 @@ Pcg::Pcg(Index num_rows, PcgOptions options, void* stream)
     Impl& d = *impl_;
     set_options(options);
     d.stream = static_cast<cudaStream_t>(stream);
+    d.upper = std::make_unique<UpperMatrix>(stream);
     const std::size_t n3 = 3 * static_cast<std::size_t>(num_rows);
     d.r.resize(n3);
     d.z.resize(n3);
@@ -1185,13 +1285,15 @@ PcgResult Pcg::solve_impl(const BinBcsrMatrixView<float>& a, const CoarseLevelVi
     args.inverse_diag = d.inverse_diag.data();
     args.fixed = fixed;
     args.fused = d.options.fused_direction && !coarse;
-    if (d.options.warps_per_bin == 0 && d.width_of != a.pattern.bin_offsets) {
+    if (d.width_of != a.pattern.bin_offsets || a.pattern.generation == 0 ||
+        a.pattern.generation != d.width_generation) {
         Index slots = 0;
         EDN_CUDA_CHECK(cudaMemcpy(&slots, a.pattern.bin_offsets + a.pattern.num_bins, sizeof slots,
                                   cudaMemcpyDeviceToHost));
         d.mean_width = double(slots) / double(rows);
         d.slots = slots;
         d.width_of = a.pattern.bin_offsets;
+        d.width_generation = a.pattern.generation;
     }
     // Warps per bin of q = A p: two for the short rows (p = 1) of a small matrix (latency bound:
     // 127K tets, PCG 3.45 -> 3.31 ms per frame; at 1M tets the one-warp kernel is as fast), one
@@ -1217,8 +1319,35 @@ PcgResult Pcg::solve_impl(const BinBcsrMatrixView<float>& a, const CoarseLevelVi
 
     const std::int64_t n3 = 3 * static_cast<std::int64_t>(rows);
     const int max_blocks = d.cooperative_blocks[d.options.streaming_loads ? 1 : 0];
-    if (!coarse && !args.fused && !single && rows <= d.options.persistent_max_rows &&
-        max_blocks > 0 && settings.max_iterations > 0) {
+    const bool persistent = !coarse && !args.fused && !single &&
+                            rows <= d.options.persistent_max_rows && max_blocks > 0 &&
+                            settings.max_iterations > 0;
+    // q = A p from the upper part: the standard static loop only.
+    const bool use_upper = d.options.upper_spmv && !coarse && !single && !persistent &&
+                           d.options.schedule == SpmvSchedule::Static &&
+                           settings.max_iterations > 0 && rows >= d.options.upper_min_rows &&
+                           d.mean_width <= d.options.upper_max_width;
+    if (use_upper) {
+        d.upper->update(a);
+        if (d.q4.size() != 4 * static_cast<std::size_t>(rows)) {
+            d.q4.resize(4 * static_cast<std::size_t>(rows));
+            if (stream) EDN_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+        }
+        EDN_CUDA_CHECK(cudaMemsetAsync(d.q4.data(), 0, d.q4.bytes(), stream));
+        args.upper = d.upper->view();
+        args.q4 = reinterpret_cast<float4*>(d.q4.data());
+    }
+    // The upper loop's one-wave kernel variants where the unconstrained ones need two waves and
+    // the constrained ones need one (998K tets: 47.5-50.1 -> 42.3-47.5 us per iteration).
+    if (use_upper && d.upper_resident_blocks[0] == 0) {
+        d.upper_resident_blocks[0] = resident_blocks(spmv_upper_kernel<true, 1>, kSpmvBlock);
+        d.upper_resident_blocks[1] =
+            resident_blocks(spmv_upper_kernel<true, kOneWaveBlocksPerSm>, kSpmvBlock);
+    }
+    const int upper_blocks = static_cast<int>(grid_for(rows, kSpmvBlock));
+    const bool one_wave = use_upper && upper_blocks > d.upper_resident_blocks[0] &&
+                          upper_blocks <= d.upper_resident_blocks[1];
+    if (persistent) {
         // One warp per bin per pass at most: no more blocks than that (cheaper barriers).
         const Index bins = args.bins;
         const int blocks = static_cast<int>(std::min<std::int64_t>(
@@ -1294,11 +1423,11 @@ PcgResult Pcg::solve_impl(const BinBcsrMatrixView<float>& a, const CoarseLevelVi
         for (int k = 0; k < coarse->inner_iterations; ++k) {
             launch_spmv<SpmvMode::Direction>(cargs, SpmvSchedule::Static, d.options.streaming_loads,
                                              pdl_ok, s);
-            launch(update_kernel, c_rows, kUpdateBlock, s, pdl_ok, d.xc.data(), d.rc.data(),
+            launch(update_kernel<1>, c_rows, kUpdateBlock, s, pdl_ok, d.xc.data(), d.rc.data(),
                    d.zc.data(), static_cast<const float*>(d.pc.data()),
                    static_cast<const float*>(d.qc.data()),
                    static_cast<const float*>(d.inverse_diag_c.data()), fixed, nc, d.partials.data(),
-                   done, d.inner_state.data(), MatrixPrefetch{});
+                   done, d.inner_state.data(), MatrixPrefetch{}, static_cast<float4*>(nullptr));
             launch(direction_kernel, grid_for(n3c, kUpdateBlock), kUpdateBlock, s, pdl_ok,
                    d.pc.data(), static_cast<const float*>(d.zc.data()), n3c,
                    static_cast<const PcgState*>(d.inner_state.data()));
@@ -1327,9 +1456,9 @@ PcgResult Pcg::solve_impl(const BinBcsrMatrixView<float>& a, const CoarseLevelVi
     MatrixPrefetch prefetch{};
     if (d.options.prefetch_bytes > 0 && d.pdl_supported && !coarse && !single)
         prefetch = {
-            args.values,
-            args.columns,
-            args.bin_offsets,
+            use_upper ? args.upper.values : args.values,
+            use_upper ? args.upper.columns : args.columns,
+            use_upper ? args.upper.bin_offsets : args.bin_offsets,
             args.bins,
             static_cast<std::uint32_t>(
                 ((d.options.prefetch_bytes + row_blocks - 1) / row_blocks + 15) & ~std::size_t{15}),
@@ -1376,12 +1505,26 @@ PcgResult Pcg::solve_impl(const BinBcsrMatrixView<float>& a, const CoarseLevelVi
                 current = 1 - current;
             }
             const bool pdl = d.options.programmatic_launch && d.pdl_supported;
-            launch_spmv<SpmvMode::Direction>(dir, d.options.schedule, d.options.streaming_loads,
-                                             pdl && i > 0, s);
-            launch(update_kernel, row_blocks, kUpdateBlock, s, pdl, x, d.r.data(), d.z.data(),
+            const unsigned int upper_grid = grid_for(rows, kSpmvBlock);
+            const bool pdl_i = pdl && i > 0;
+            if (use_upper && args.fused && one_wave)
+                launch(spmv_upper_kernel<true, kOneWaveBlocksPerSm>, upper_grid, kSpmvBlock, s,
+                       pdl_i, dir);
+            else if (use_upper && args.fused)
+                launch(spmv_upper_kernel<true, 1>, upper_grid, kSpmvBlock, s, pdl_i, dir);
+            else if (use_upper && one_wave)
+                launch(spmv_upper_kernel<false, kOneWaveBlocksPerSm>, upper_grid, kSpmvBlock, s,
+                       pdl_i, dir);
+            else if (use_upper)
+                launch(spmv_upper_kernel<false, 1>, upper_grid, kSpmvBlock, s, pdl_i, dir);
+            else
+                launch_spmv<SpmvMode::Direction>(dir, d.options.schedule,
+                                                 d.options.streaming_loads, pdl_i, s);
+            auto update = one_wave ? update_kernel<kOneWaveBlocksPerSm> : update_kernel<1>;
+            launch(update, row_blocks, kUpdateBlock, s, pdl, x, d.r.data(), d.z.data(),
                    static_cast<const float*>(p_new), static_cast<const float*>(d.q.data()),
                    static_cast<const float*>(d.inverse_diag.data()), fixed, rows, d.partials.data(),
-                   done, d.state.data(), prefetch);
+                   done, d.state.data(), prefetch, use_upper ? args.q4 : nullptr);
             if (!args.fused)
                 launch(direction_kernel, grid_for(n3, kUpdateBlock), kUpdateBlock, s, pdl,
                        d.p[current].data(), static_cast<const float*>(d.z.data()), n3,
@@ -1418,7 +1561,7 @@ PcgResult Pcg::solve_impl(const BinBcsrMatrixView<float>& a, const CoarseLevelVi
     // the cap return at once); with the fused direction an even count keeps p in one buffer.
     bool use_graph = d.options.graph && !d.graph_failed && (!args.fused || interval % 2 == 0);
     if (use_graph) {
-        Impl::GraphKey key{args, x, d.options, interval};
+        Impl::GraphKey key{args, args.upper, x, d.options, interval};
         if (coarse) {
             key.coarse_values = coarse->matrix.values;
             key.coarse_diag = coarse->matrix.diag;

@@ -4,9 +4,15 @@
 #include "core/parallel.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 
 namespace edn {
+
+std::uint64_t new_pattern_generation() {
+    static std::atomic<std::uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 std::int64_t BinBcsrPattern::nnz_blocks() const {
     std::int64_t total = num_rows;

@@ -85,8 +85,11 @@ TEST_P(BinBcsrPatternTest, FindSlotLocatesEveryColumnAndRejectsOthers) {
             present.insert(p.columns[slot]);
             EXPECT_EQ(p.find_slot(row, p.columns[slot]), slot);
         }
-        for (Index col = 0; col < p.num_rows; col += 7)
-            if (col != row && !present.count(col)) EXPECT_EQ(p.find_slot(row, col), -1);
+        for (Index col = 0; col < p.num_rows; col += 7) {
+            if (col != row && !present.count(col)) {
+                EXPECT_EQ(p.find_slot(row, col), -1);
+            }
+        }
     }
 }
 

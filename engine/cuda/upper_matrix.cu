@@ -1,0 +1,226 @@
+// UpperMatrix (cuda/cuda_pcg.hpp): the upper part of a device Bin-BCSR* matrix, its pattern built
+// on the device (counts and bin widths, CUB scan, exact allocation, columns) and its values
+// gathered from the full matrix; twin of sparse/upper_part.cpp.
+#include "cuda/cuda_check.cuh"
+#include "cuda/cuda_pcg.hpp"
+#include "cuda/upper_spmv.cuh"
+
+#include <algorithm>
+#include <cub/device/device_scan.cuh>
+
+namespace edn::cuda {
+namespace {
+
+constexpr int kBlock = 256;
+
+unsigned int blocks_for(std::int64_t n) {
+    return static_cast<unsigned int>(std::max<std::int64_t>(1, (n + kBlock - 1) / kBlock));
+}
+
+/// Per row: the position of its first upper block (columns > row) and their count; per bin
+/// (lane 0): 32 * the largest count. Threads cover whole bins (no early exit before the warp max).
+__global__ void upper_counts_kernel(BinBcsrPatternView full, Index* counts, Index* first,
+                                    Index* widths) {
+    const Index row = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const Index bin = row / kBinRows;
+    Index count = 0;
+    if (row < full.num_rows) {
+        const Index n = full.row_counts[row];
+        Index j = 0;
+        while (j < n && full.columns[full.slot(row, j)] < row) ++j;
+        first[row] = j;
+        counts[row] = count = n - j;
+    }
+    const Index width = __reduce_max_sync(0xffffffffu, count);
+    if (row % kBinRows == 0 && bin <= full.num_bins)
+        widths[bin] = bin < full.num_bins ? kBinRows * width : 0;
+}
+
+__global__ void upper_columns_kernel(BinBcsrPatternView full, const Index* bin_offsets,
+                                     const Index* counts, const Index* first, Index* columns) {
+    const Index t = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const Index bin = t / kBinRows;
+    if (bin >= full.num_bins) return;
+    const Index begin = bin_offsets[bin];
+    const Index width = (bin_offsets[bin + 1] - begin) / kBinRows;
+    const Index lane = t % kBinRows;
+    const Index row = t;
+    const Index count = row < full.num_rows ? counts[row] : 0;
+    for (Index j = 0; j < width; ++j)
+        columns[begin + j * kBinRows + lane] =
+            j < count ? full.columns[full.slot(row, first[row] + j)]
+                      : std::min(row, full.num_rows - 1);
+}
+
+__global__ void upper_values_kernel(BinBcsrMatrixView<float> full, UpperBinBcsrView<float> up) {
+    const Index row = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (row >= up.num_rows) return;
+    const Index bin = row / kBinRows;
+    const int lane = row % kBinRows;
+    const Index ub = up.bin_offsets[bin];
+    const std::int64_t uplane = up.bin_offsets[bin + 1] - ub;
+    const Index fb = full.pattern.bin_offsets[bin];
+    const std::int64_t fplane = full.pattern.bin_offsets[bin + 1] - fb;
+    float* dst = up.values + 9 * static_cast<std::int64_t>(ub) + lane;
+    const float* src = full.values + 9 * static_cast<std::int64_t>(fb) + lane +
+                       static_cast<std::int64_t>(up.first[row]) * kBinRows;
+    const Index count = up.counts[row];
+    for (Index j = 0; j < count; ++j)
+#pragma unroll
+        for (int k = 0; k < 9; ++k)
+            dst[k * uplane + j * kBinRows] = __ldcs(src + k * fplane + j * kBinRows);
+}
+
+__global__ void upper_multiply_kernel(UpperBinBcsrView<float> up, const float* __restrict__ x,
+                                      float4* y) {
+    const Index row = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (row >= up.num_rows) return;
+    const std::int64_t r3 = 3 * static_cast<std::int64_t>(row);
+    const float xi[3] = {__ldg(x + r3), __ldg(x + r3 + 1), __ldg(x + r3 + 2)};
+    float a[3] = {0, 0, 0}, d[3];
+    upper_row(
+        up, row, xi,
+        [x](Index c) {
+            const std::int64_t c3 = 3 * static_cast<std::int64_t>(c);
+            return make_float3(__ldg(x + c3), __ldg(x + c3 + 1), __ldg(x + c3 + 2));
+        },
+        y, a);
+    diagonal_row(up.diag, up.num_rows, row, xi, d);
+    atomic_add3(y, row, a[0] + d[0], a[1] + d[1], a[2] + d[2]);
+}
+
+template <class T> std::vector<T> download(const DeviceBuffer<T>& b, std::size_t count) {
+    std::vector<T> h(count);
+    if (count)
+        EDN_CUDA_CHECK(cudaMemcpy(h.data(), b.data(), count * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+}
+
+} // namespace
+
+struct UpperMatrix::Impl {
+    cudaStream_t stream = nullptr;
+    Index rows = 0, bins = 0, slots = 0;
+    std::uint64_t generation = 0; // of the full pattern the upper pattern was built from
+    const Index* full_offsets = nullptr;
+    const float* diag = nullptr;
+    DeviceBuffer<Index> bin_offsets, columns, counts, first;
+    DeviceBuffer<float> values;
+    DeviceBuffer<unsigned char> scan_temp;
+};
+
+UpperMatrix::UpperMatrix(void* stream) : impl_(std::make_unique<Impl>()) {
+    impl_->stream = static_cast<cudaStream_t>(stream);
+}
+
+UpperMatrix::~UpperMatrix() = default;
+
+void UpperMatrix::update(const BinBcsrMatrixView<float>& full) {
+    Impl& d = *impl_;
+    const BinBcsrPatternView& p = full.pattern;
+    const Index rows = p.num_rows;
+    const cudaStream_t s = d.stream;
+    d.diag = full.diag;
+    const bool same = p.generation != 0 && p.generation == d.generation &&
+                      p.bin_offsets == d.full_offsets && rows == d.rows;
+    if (!same) {
+        d.rows = rows;
+        d.bins = p.num_bins;
+        d.generation = 0;
+        d.full_offsets = p.bin_offsets;
+        d.counts.resize(rows);
+        d.first.resize(rows);
+        d.bin_offsets.resize(static_cast<std::size_t>(d.bins) + 1);
+        // The allocations above are ordered on the default stream; work on `s` follows them.
+        if (s) EDN_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+        const std::int64_t threads = static_cast<std::int64_t>(d.bins + 1) * kBinRows;
+        upper_counts_kernel<<<blocks_for(threads), kBlock, 0, s>>>(
+            p, d.counts.data(), d.first.data(), d.bin_offsets.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        std::size_t temp = 0;
+        EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp, d.bin_offsets.data(),
+                                                     d.bin_offsets.data(), d.bins + 1, s));
+        if (d.scan_temp.size() < temp) {
+            d.scan_temp.resize(temp);
+            if (s) EDN_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+        }
+        EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d.scan_temp.data(), temp,
+                                                     d.bin_offsets.data(), d.bin_offsets.data(),
+                                                     d.bins + 1, s));
+        Index slots = 0;
+        EDN_CUDA_CHECK(cudaMemcpyAsync(&slots, d.bin_offsets.data() + d.bins, sizeof slots,
+                                       cudaMemcpyDeviceToHost, s));
+        EDN_CUDA_CHECK(cudaStreamSynchronize(s));
+        d.slots = slots;
+        d.columns.resize(slots);
+        d.values.resize(9 * static_cast<std::size_t>(slots));
+        if (slots) EDN_CUDA_CHECK(cudaMemset(d.values.data(), 0, d.values.bytes())); // padding
+        if (s) EDN_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+        upper_columns_kernel<<<blocks_for(static_cast<std::int64_t>(d.bins) * kBinRows), kBlock, 0,
+                               s>>>(p, d.bin_offsets.data(), d.counts.data(), d.first.data(),
+                                    d.columns.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        d.generation = p.generation;
+    }
+    if (rows > 0) {
+        upper_values_kernel<<<blocks_for(rows), kBlock, 0, s>>>(full, view());
+        EDN_CUDA_CHECK_LAUNCH();
+    }
+}
+
+UpperBinBcsrView<float> UpperMatrix::view() const {
+    const Impl& d = *impl_;
+    return {d.rows,         d.bins,        d.bin_offsets.data(), d.columns.data(),
+            d.counts.data(), d.first.data(), d.values.data(),      d.diag};
+}
+
+void UpperMatrix::multiply_device(const float* x, float* y4) const {
+    const Impl& d = *impl_;
+    if (d.rows == 0) return;
+    EDN_CUDA_CHECK(cudaMemsetAsync(y4, 0, 4 * sizeof(float) * std::size_t(d.rows), d.stream));
+    upper_multiply_kernel<<<blocks_for(d.rows), kBlock, 0, d.stream>>>(
+        view(), x, reinterpret_cast<float4*>(y4));
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
+std::vector<float> UpperMatrix::multiply(const std::vector<float>& x) const {
+    const Impl& d = *impl_;
+    const std::size_t n = static_cast<std::size_t>(d.rows);
+    EDN_VERIFY(x.size() == 3 * n, ErrorCode::Usage,
+               "UpperMatrix::multiply: x has " << x.size() << " entries, expected " << 3 * n);
+    std::vector<float> y(3 * n);
+    if (n == 0) return y;
+    DeviceBuffer<float> dx(3 * n), dy(4 * n);
+    EDN_CUDA_CHECK(cudaMemcpy(dx.data(), x.data(), dx.bytes(), cudaMemcpyHostToDevice));
+    multiply_device(dx.data(), dy.data());
+    EDN_CUDA_CHECK(cudaStreamSynchronize(d.stream));
+    const std::vector<float> y4 = download(dy, 4 * n);
+    for (std::size_t i = 0; i < n; ++i)
+        for (int k = 0; k < 3; ++k) y[3 * i + k] = y4[4 * i + k];
+    return y;
+}
+
+UpperPattern UpperMatrix::download_pattern() const {
+    const Impl& d = *impl_;
+    EDN_CUDA_CHECK(cudaStreamSynchronize(d.stream));
+    UpperPattern up;
+    up.num_rows = d.rows;
+    up.bin_offsets = download(d.bin_offsets, d.bin_offsets.size());
+    up.columns = download(d.columns, d.columns.size());
+    up.counts = download(d.counts, d.counts.size());
+    up.first = download(d.first, d.first.size());
+    return up;
+}
+
+std::vector<float> UpperMatrix::download_values() const {
+    EDN_CUDA_CHECK(cudaStreamSynchronize(impl_->stream));
+    return download(impl_->values, impl_->values.size());
+}
+
+std::size_t UpperMatrix::bytes() const {
+    const Impl& d = *impl_;
+    return d.bin_offsets.bytes() + d.columns.bytes() + d.counts.bytes() + d.first.bytes() +
+           d.values.bytes();
+}
+
+} // namespace edn::cuda

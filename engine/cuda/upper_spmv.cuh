@@ -1,0 +1,62 @@
+#pragma once
+// The row step of the upper-part SpMV (sparse/upper_part.hpp) shared by UpperMatrix's product
+// and the PCG's q = A p kernel (.cu files only).
+
+#include "sparse/bin_bcsr_view.hpp"
+
+#include <cstdint>
+#include <cuda_runtime.h>
+
+namespace edn::cuda {
+
+/// q[c] += v (x, y, z; w untouched) in L2: one vector atomic on sm_90 and later.
+__device__ __forceinline__ void atomic_add3(float4* q, std::int64_t c, float v0, float v1,
+                                            float v2) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    atomicAdd(q + c, make_float4(v0, v1, v2, 0.f));
+#else
+    float* f = reinterpret_cast<float*>(q + c);
+    atomicAdd(f, v0);
+    atomicAdd(f + 1, v1);
+    atomicAdd(f + 2, v2);
+#endif
+}
+
+/// Lane `row % 32` of its bin: adds A_ij x_j over the row's upper blocks to a (x_j from
+/// `gather(col)` as float3), and A_ij^T xi to q[j] (atomics). Matrix loads evict-first.
+template <class Gather>
+__device__ __forceinline__ void upper_row(const UpperBinBcsrView<float>& u, Index row,
+                                          const float xi[3], Gather gather, float4* q,
+                                          float a[3]) {
+    const Index bin = row / kBinRows;
+    const Index begin = u.bin_offsets[bin];
+    const std::int64_t plane = static_cast<std::int64_t>(u.bin_offsets[bin + 1] - begin);
+    const int lane = row % kBinRows;
+    const float* v = u.values + 9 * static_cast<std::int64_t>(begin) + lane;
+    const Index* cols = u.columns + begin + lane;
+    const Index count = u.counts[row];
+    for (Index j = 0; j < count; ++j) {
+        const Index c = __ldcs(cols + j * kBinRows);
+        const float3 xc = gather(c);
+        const float* e = v + j * kBinRows;
+        float m[9];
+#pragma unroll
+        for (int k = 0; k < 9; ++k) m[k] = __ldcs(e + k * plane);
+        a[0] += m[0] * xc.x + m[1] * xc.y + m[2] * xc.z;
+        a[1] += m[3] * xc.x + m[4] * xc.y + m[5] * xc.z;
+        a[2] += m[6] * xc.x + m[7] * xc.y + m[8] * xc.z;
+        atomic_add3(q, c, m[0] * xi[0] + m[3] * xi[1] + m[6] * xi[2],
+                    m[1] * xi[0] + m[4] * xi[1] + m[7] * xi[2],
+                    m[2] * xi[0] + m[5] * xi[1] + m[8] * xi[2]);
+    }
+}
+
+/// d = D_row xi (the diagonal block, 9 planes of n rows).
+__device__ __forceinline__ void diagonal_row(const float* diag, std::int64_t n, Index row,
+                                             const float xi[3], float d[3]) {
+    const float* m = diag + row;
+    for (int i = 0; i < 3; ++i)
+        d[i] = m[3 * i * n] * xi[0] + m[(3 * i + 1) * n] * xi[1] + m[(3 * i + 2) * n] * xi[2];
+}
+
+} // namespace edn::cuda

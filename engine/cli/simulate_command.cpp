@@ -232,6 +232,9 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"cg-tol", "T", "PCG relative tolerance (default 1e-4)"},
         {"cg-max", "K", "PCG iteration cap (default 200)"},
         {"exact-hessian", "", "do not project element Hessians to PSD"},
+        {"deterministic", "",
+         "cuda: bitwise-reproducible runs (large p = 1 solves then skip the faster upper-part "
+         "SpMV, whose float atomics vary in the last bits)"},
         {"ground", "Z", "penalty ground plane at height Z"},
         {"cut-plane", "PLANE", "cut along the plane \"px py pz nx ny nz\" (or comma-separated)"},
         {"cut-frame", "K", "cut before frame K (default 0: before the first frame)"},
@@ -304,6 +307,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
     s.pcg.relative_tolerance = args.real_or("cg-tol", s.pcg.relative_tolerance, tiny, 0.999);
     s.pcg.max_iterations = static_cast<int>(args.integer_or("cg-max", 200, 1, 1000000));
     s.project_hessian = !args.flag("exact-hessian");
+    s.deterministic = args.flag("deterministic");
     if (args.has("ground")) s.ground_height = args.real_or("ground", 0.0, -huge, huge);
     const std::string path = args.positionals()[0];
 
@@ -440,6 +444,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
              preconditioner_name(s.order >= 2 ? s.preconditioner : Preconditioner::BlockJacobi))
         .add("newton", s.max_newton_iterations)
         .add("cg_tol", s.pcg.relative_tolerance)
+        .add("deterministic", s.deterministic)
         .add("pinned_nodes", pinned);
     JsonObject summary;
     const double n = static_cast<double>(std::max(1LL, steps));

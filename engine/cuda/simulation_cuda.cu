@@ -560,7 +560,9 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     }
     EDN_ASSERT(assembly_->layout().num_nodes() == layout.num_nodes(),
                "device and host node layouts differ");
-    pcg_ = std::make_unique<cuda::Pcg>(n);
+    cuda::PcgOptions pcg_options;
+    pcg_options.upper_spmv = !settings.deterministic; // its atomics' order varies run to run
+    pcg_ = std::make_unique<cuda::Pcg>(n, pcg_options);
     if (settings.preconditioner == Preconditioner::TwoLevel && layout.order >= 2)
         coarse_ = std::make_unique<cuda::CoarseLevel>(mesh, topology, layout, assembly_.get());
     std::vector<RestElement<float>> rest_host(nt);

@@ -64,6 +64,11 @@ struct SimulationSettings {
     /// Jacobi): 469 -> 55 CG iterations per frame on a 127K-tet p = 2 box (bench/README.md).
     Preconditioner preconditioner = Preconditioner::TwoLevel;
     bool project_hessian = true;         ///< PSD-project per quadrature point (else exact)
+    /// CUDA: bitwise-reproducible runs. Off (default), large p = 1 solves take q = A p from the
+    /// matrix's upper part with float atomics (cuda::PcgOptions::upper_spmv), so repeated runs
+    /// agree to rounding, not bit for bit; on, every sum has a fixed order (1M tets: ~4 us per
+    /// PCG iteration slower).
+    bool deterministic = false;
     std::optional<double> ground_height; ///< penalty ground plane z = h when set
     double ground_stiffness = 1e5;       ///< [N/m] per node below the plane
 };

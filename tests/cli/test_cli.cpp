@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <regex>
 #include <iomanip>
 #include <map>
 #include <numeric>
@@ -722,6 +723,21 @@ TEST_F(Cli, SimulateRefusesParametersOutOfFloatRangeAndUnheldStaticSolves) {
     const CliRun held = run({"simulate", mesh, "--static", "--pin-below", "0.01", "--out", out});
     EXPECT_EQ(held.exit_code, 0) << held.err;
     EXPECT_TRUE(fs::exists(out));
+}
+
+TEST_F(Cli, SimulateRecordsTheDeterministicSetting) {
+    const std::string mesh = test::data_path("good/cube.node").string();
+    const std::string out = (out_dir_ / "run.json").string();
+    for (bool deterministic : {false, true}) {
+        std::vector<std::string> arguments = {"simulate", mesh, "--frames", "1", "--out", out};
+        if (deterministic) arguments.push_back("--deterministic");
+        const CliRun r = run(arguments);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        const std::string text = read_text(out);
+        const std::regex setting(deterministic ? R"("deterministic":\s*true)"
+                                               : R"("deterministic":\s*false)");
+        EXPECT_TRUE(std::regex_search(text, setting)) << text.substr(0, 400);
+    }
 }
 
 TEST_F(Cli, SimulateFailsAtTheFirstNonFiniteFrameAndWritesNothing) {

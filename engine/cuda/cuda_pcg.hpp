@@ -49,7 +49,7 @@ struct PcgOptions {
     /// off-diagonal blocks per row on average (p = 1: ~14; p = 2: ~27), where it measured
     /// faster. Results then vary in the last bits from run to run (the atomics' order).
     bool upper_spmv = true;
-    Index upper_min_rows = Index{1} << 16;
+    Index upper_min_rows = Index{1} << 14;
     double upper_max_width = 20.0;
     /// Read the matrix (values, columns) with evict-first loads so the vectors stay in L2.
     bool streaming_loads = true;

@@ -356,9 +356,9 @@ __global__ void __launch_bounds__(kSpmvBlock, kMinBlocks) spmv_upper_kernel(Spmv
             a.p_out[r3] = own.x, a.p_out[r3 + 1] = own.y, a.p_out[r3 + 2] = own.z;
         }
         float acc[3] = {0, 0, 0}, d[3];
-        upper_row(a.upper, row, pi, direction, a.q4, acc);
+        upper_row<true>(a.upper, row, pi, direction, a.q4, acc);
         diagonal_row(a.diag, a.rows, row, pi, d);
-        atomic_add3(a.q4, row, acc[0] + d[0], acc[1] + d[1], acc[2] + d[2]);
+        atomic_add3<true>(a.q4, row, acc[0] + d[0], acc[1] + d[1], acc[2] + d[2]);
         for (int i = 0; i < 3; ++i) pq += double(pi[i]) * (double(d[i]) + 2.0 * double(acc[i]));
     }
     __shared__ double s[kSpmvBlock / kWarp];

@@ -31,7 +31,8 @@ __global__ void upper_counts_kernel(BinBcsrPatternView full, Index* counts, Inde
         first[row] = j;
         counts[row] = count = n - j;
     }
-    const Index width = __reduce_max_sync(0xffffffffu, count);
+    Index width = count; // warp max (shuffles: every architecture the build targets)
+    for (int o = 16; o > 0; o >>= 1) width = max(width, __shfl_xor_sync(0xffffffffu, width, o));
     if (row % kBinRows == 0 && bin <= full.num_bins)
         widths[bin] = bin < full.num_bins ? kBinRows * width : 0;
 }
@@ -78,7 +79,7 @@ __global__ void upper_multiply_kernel(UpperBinBcsrView<float> up, const float* _
     const std::int64_t r3 = 3 * static_cast<std::int64_t>(row);
     const float xi[3] = {__ldg(x + r3), __ldg(x + r3 + 1), __ldg(x + r3 + 2)};
     float a[3] = {0, 0, 0}, d[3];
-    upper_row(
+    upper_row<false>(
         up, row, xi,
         [x](Index c) {
             const std::int64_t c3 = 3 * static_cast<std::int64_t>(c);

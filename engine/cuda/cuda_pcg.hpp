@@ -123,10 +123,11 @@ public:
     void update(const BinBcsrMatrixView<float>& full);
     /// Kernel view (device pointers; diagonal = the full matrix's).
     UpperBinBcsrView<float> view() const;
-    /// y4 = A x: y4 holds 4 floats per row (x, y, z, unused); zeroed here, then one kernel.
-    void multiply_device(const float* x, float* y4) const;
+    /// y4 = A x: y4 holds 4 floats per row (x, y, z, unused); zeroed here, then one kernel with
+    /// `warps_per_bin` warps per bin (1 or 8; 0: chosen from the size, see upper_matrix.cu).
+    void multiply_device(const float* x, float* y4, int warps_per_bin = 0) const;
     /// y = A x with host vectors (copies; for tests).
-    std::vector<float> multiply(const std::vector<float>& x) const;
+    std::vector<float> multiply(const std::vector<float>& x, int warps_per_bin = 0) const;
     /// The pattern and values copied back (for tests).
     UpperPattern download_pattern() const;
     std::vector<float> download_values() const;

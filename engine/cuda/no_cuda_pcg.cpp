@@ -38,10 +38,10 @@ void UpperMatrix::update(const BinBcsrMatrixView<float>&) {
 UpperBinBcsrView<float> UpperMatrix::view() const {
     no_cuda();
 }
-void UpperMatrix::multiply_device(const float*, float*) const {
+void UpperMatrix::multiply_device(const float*, float*, int) const {
     no_cuda();
 }
-std::vector<float> UpperMatrix::multiply(const std::vector<float>&) const {
+std::vector<float> UpperMatrix::multiply(const std::vector<float>&, int) const {
     no_cuda();
 }
 UpperPattern UpperMatrix::download_pattern() const {

@@ -34,10 +34,11 @@ __device__ __forceinline__ void atomic_add3(float4* q, std::int64_t c, float v0,
 /// Lane `row % 32` of its bin: adds A_ij x_j over the row's upper blocks to a (x_j from
 /// `gather(col)` as float3), and A_ij^T xi to q[j] (atomic_add3<kReduce>). Matrix loads
 /// evict-first.
+/// Only blocks j0, j0 + step, ... when split over several warps.
 template <bool kReduce, class Gather>
 __device__ __forceinline__ void upper_row(const UpperBinBcsrView<float>& u, Index row,
-                                          const float xi[3], Gather gather, float4* q,
-                                          float a[3]) {
+                                          const float xi[3], Gather gather, float4* q, float a[3],
+                                          Index j0 = 0, Index step = 1) {
     const Index bin = row / kBinRows;
     const Index begin = u.bin_offsets[bin];
     const std::int64_t plane = static_cast<std::int64_t>(u.bin_offsets[bin + 1] - begin);
@@ -45,7 +46,7 @@ __device__ __forceinline__ void upper_row(const UpperBinBcsrView<float>& u, Inde
     const float* v = u.values + 9 * static_cast<std::int64_t>(begin) + lane;
     const Index* cols = u.columns + begin + lane;
     const Index count = u.counts[row];
-    for (Index j = 0; j < count; ++j) {
+    for (Index j = j0; j < count; j += step) {
         const Index c = __ldcs(cols + j * kBinRows);
         const float3 xc = gather(c);
         const float* e = v + j * kBinRows;

@@ -1,6 +1,7 @@
 // CUDA block-Jacobi PCG compared with the CPU twin on the same systems (skipped without a
 // device), for every SpMV schedule and direction variant; plus a disabled timing printout.
 #include "core/device.hpp"
+#include "core/error.hpp"
 #include "cuda/cuda_pcg.hpp"
 #include "solver/pcg.hpp"
 #include "sparse/sparse_fixtures.hpp"
@@ -202,9 +203,13 @@ TEST_P(CudaPcg, UpperMatrixEqualsHostUpperPart) {
         const std::vector<float> x(xd.begin(), xd.end());
         std::vector<float> y(s.dofs());
         cpu::spmv(s.af.view(), x.data(), y.data());
-        EXPECT_LT(relative_error(um.multiply(x), y), 1e-6);
+        for (int warps : {0, 1, 8}) {
+            SCOPED_TRACE("warps per bin " + std::to_string(warps));
+            EXPECT_LT(relative_error(um.multiply(x, warps), y), 1e-6);
+        }
         um.update(dm.view()); // same generation: values only
         EXPECT_LT(relative_error(um.multiply(x), y), 1e-6);
+        EXPECT_THROW(um.multiply(x, 3), Error);
     }
 }
 

@@ -34,8 +34,8 @@ std::vector<Variant> variants() {
     std::vector<Variant> v;
     cuda::PcgOptions standard; // the defaults: upper part where it pays, fused direction, 8 MB
     standard.single_reduction = false;
-    v.push_back({"default (upper part for p = 1 systems of >= 16K rows, else full; fused)",
-                 standard});
+    v.push_back(
+        {"default (upper part for p = 1 systems of >= 16K rows, else full; fused)", standard});
     cuda::PcgOptions upper = standard;
     upper.upper_min_rows = 0;
     upper.upper_max_width = 1e9;

@@ -205,8 +205,8 @@ void cuda_case(const MeshData& md, int order, const Options& o, double copy_gbps
         cuda::UpperMatrix upper;
         upper.update(a.device_matrix());
         DeviceFloats dy4(std::vector<float>(4 * std::size_t(pattern.num_rows), 0.0f));
-        upper_ms = time_device_ms([&] { upper.multiply_device(dx.data(), dy4.data()); },
-                                  iterations, o.repeat);
+        upper_ms = time_device_ms([&] { upper.multiply_device(dx.data(), dy4.data()); }, iterations,
+                                  o.repeat);
         const std::vector<float> y4 = dy4.download();
         y_upper.resize(y_ours.size());
         for (std::size_t i = 0; i < y_upper.size(); ++i) y_upper[i] = y4[4 * (i / 3) + i % 3];

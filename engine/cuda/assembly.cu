@@ -749,8 +749,8 @@ float* Assembly::device_element_blocks() {
 BinBcsrMatrixView<float> Assembly::device_matrix() const {
     const Impl& d = *impl_;
     BinBcsrPatternView p{d.layout.num_nodes(), d.bins,
-                         d.bin_offsets.data(),  d.columns.data(),
-                         d.row_counts.data(),   d.pattern_generation};
+                         d.bin_offsets.data(), d.columns.data(),
+                         d.row_counts.data(),  d.pattern_generation};
     return {p, const_cast<float*>(d.values.data()), const_cast<float*>(d.diag.data())};
 }
 

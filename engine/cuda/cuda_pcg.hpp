@@ -51,6 +51,9 @@ struct PcgOptions {
     bool upper_spmv = true;
     Index upper_min_rows = Index{1} << 14;
     double upper_max_width = 20.0;
+    /// Use the upper loop's one-wave kernel variants (40 registers, 6 blocks per SM) whatever the
+    /// size; by default only where the unconstrained kernels need two waves and these one (tests).
+    bool force_one_wave = false;
     /// Read the matrix (values, columns) with evict-first loads so the vectors stay in L2.
     bool streaming_loads = true;
     /// Launch each loop kernel with programmatic dependent launch, so its blocks start while the

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cooperative_groups.h>
+#include <cstdlib>
 #include <utility>
 
 namespace edn::cuda {
@@ -48,6 +48,19 @@ struct PcgState {
 __device__ __forceinline__ double warp_sum(double v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
     return v;
+}
+
+/// Sum of v over the block (kBlock threads: warp shuffles, then the warps in order), valid in
+/// thread 0. Every thread of the block must call it.
+template <int kBlock> __device__ double block_sum(double v) {
+    __shared__ double s[kBlock / kWarp];
+    v = warp_sum(v);
+    if ((threadIdx.x & 31) == 0) s[threadIdx.x / kWarp] = v;
+    __syncthreads();
+    double t = 0;
+    if (threadIdx.x == 0)
+        for (int w = 0; w < kBlock / kWarp; ++w) t += s[w];
+    return t;
 }
 
 /// Sums values[i * K + k], i in [0, count), for k < K, in a fixed order (thread-strided, then a
@@ -163,15 +176,8 @@ __global__ void norm_b_kernel(const float* __restrict__ b, const std::uint8_t* f
             const double bi = b[3 * static_cast<std::int64_t>(row) + i];
             v += bi * bi;
         }
-    __shared__ double s[kUpdateBlock / kWarp];
-    v = warp_sum(v);
-    if ((threadIdx.x & 31) == 0) s[threadIdx.x / kWarp] = v;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        double t = 0;
-        for (int w = 0; w < kUpdateBlock / kWarp; ++w) t += s[w];
-        partials[blockIdx.x] = t;
-    }
+    const double t = block_sum<kUpdateBlock>(v);
+    if (threadIdx.x == 0) partials[blockIdx.x] = t;
     if (!last_block_done(done, threadIdx.x == 0)) return;
     double sum[1];
     block_sum_partials<1, kUpdateBlock>(partials, gridDim.x, sum);
@@ -361,13 +367,8 @@ __global__ void __launch_bounds__(kSpmvBlock, kMinBlocks) spmv_upper_kernel(Spmv
         atomic_add3<true>(a.q4, row, acc[0] + d[0], acc[1] + d[1], acc[2] + d[2]);
         for (int i = 0; i < 3; ++i) pq += double(pi[i]) * (double(d[i]) + 2.0 * double(acc[i]));
     }
-    __shared__ double s[kSpmvBlock / kWarp];
-    pq = warp_sum(pq);
-    if ((threadIdx.x & 31) == 0) s[threadIdx.x / kWarp] = pq;
-    __syncthreads();
+    const double t = block_sum<kSpmvBlock>(pq);
     if (threadIdx.x == 0) {
-        double t = 0;
-        for (int w = 0; w < kSpmvBlock / kWarp; ++w) t += s[w];
         a.partials[2 * static_cast<std::int64_t>(blockIdx.x)] = t;
         a.partials[2 * static_cast<std::int64_t>(blockIdx.x) + 1] = 0;
     }
@@ -589,12 +590,10 @@ __device__ __forceinline__ void take_q4(float4* q4, Index row, float qv[3]) {
 }
 
 /// update_row_values with p, q and z as 3 floats per row (q from q4 when given).
-__device__ __forceinline__ void update_row(float* __restrict__ x, float* __restrict__ r,
-                                           float* __restrict__ z, const float* p, const float* q,
-                                           const float* __restrict__ inverse_diag,
-                                           const std::uint8_t* fixed, Index rows, Index row,
-                                           float alpha, double& rz, double& rr,
-                                           float4* q4 = nullptr) {
+__device__ __forceinline__ void
+update_row(float* __restrict__ x, float* __restrict__ r, float* __restrict__ z, const float* p,
+           const float* q, const float* __restrict__ inverse_diag, const std::uint8_t* fixed,
+           Index rows, Index row, float alpha, double& rz, double& rr, float4* q4 = nullptr) {
     const std::int64_t r3 = 3 * static_cast<std::int64_t>(row);
     const float pv[3] = {p[r3], p[r3 + 1], p[r3 + 2]};
     float qv[3], zv[3];
@@ -624,11 +623,12 @@ __device__ __forceinline__ void finish_iteration(PcgState& st, double rz, double
 
 /// x += alpha p; r = P (r - alpha q); z = P M^-1 r; r.z, r.r; the last block decides.
 template <int kMinBlocks>
-__global__ void __launch_bounds__(kUpdateBlock, kMinBlocks) update_kernel(float* __restrict__ x, float* __restrict__ r, float* __restrict__ z,
-                              const float* __restrict__ p, const float* __restrict__ q,
-                              const float* __restrict__ inverse_diag, const std::uint8_t* fixed,
-                              Index rows, double* partials, unsigned int* done, PcgState* state,
-                              MatrixPrefetch prefetch, float4* q4) {
+__global__ void __launch_bounds__(kUpdateBlock, kMinBlocks)
+    update_kernel(float* __restrict__ x, float* __restrict__ r, float* __restrict__ z,
+                  const float* __restrict__ p, const float* __restrict__ q,
+                  const float* __restrict__ inverse_diag, const std::uint8_t* fixed, Index rows,
+                  double* partials, unsigned int* done, PcgState* state, MatrixPrefetch prefetch,
+                  float4* q4) {
     prefetch_matrix(prefetch);
     wait_for_previous_kernel();
     if (state->status != kRunning) return;
@@ -1053,8 +1053,8 @@ DeviceMatrix::DeviceMatrix(const BinBcsrMatrix<float>& host) : impl_(std::make_u
     upload(d.row_counts, p.row_counts);
     upload(d.values, host.values);
     upload(d.diag, host.diag);
-    d.pattern = {p.num_rows,         p.num_bins(), d.bin_offsets.data(), d.columns.data(),
-                 d.row_counts.data(), new_pattern_generation()};
+    d.pattern = {p.num_rows,       p.num_bins(),        d.bin_offsets.data(),
+                 d.columns.data(), d.row_counts.data(), new_pattern_generation()};
 }
 
 DeviceMatrix::~DeviceMatrix() = default;
@@ -1139,6 +1139,7 @@ struct Pcg::Impl {
                    options.upper_spmv == o.options.upper_spmv &&
                    options.upper_min_rows == o.options.upper_min_rows &&
                    options.upper_max_width == o.options.upper_max_width &&
+                   options.force_one_wave == o.options.force_one_wave &&
                    options.schedule == o.options.schedule &&
                    options.fused_direction == o.options.fused_direction &&
                    options.single_reduction == o.options.single_reduction &&
@@ -1345,8 +1346,9 @@ PcgResult Pcg::solve_impl(const BinBcsrMatrixView<float>& a, const CoarseLevelVi
             resident_blocks(spmv_upper_kernel<true, kOneWaveBlocksPerSm>, kSpmvBlock);
     }
     const int upper_blocks = static_cast<int>(grid_for(rows, kSpmvBlock));
-    const bool one_wave = use_upper && upper_blocks > d.upper_resident_blocks[0] &&
-                          upper_blocks <= d.upper_resident_blocks[1];
+    const bool one_wave =
+        use_upper && (d.options.force_one_wave || (upper_blocks > d.upper_resident_blocks[0] &&
+                                                   upper_blocks <= d.upper_resident_blocks[1]));
     if (persistent) {
         // One warp per bin per pass at most: no more blocks than that (cheaper barriers).
         const Index bins = args.bins;
@@ -1518,8 +1520,8 @@ PcgResult Pcg::solve_impl(const BinBcsrMatrixView<float>& a, const CoarseLevelVi
             else if (use_upper)
                 launch(spmv_upper_kernel<false, 1>, upper_grid, kSpmvBlock, s, pdl_i, dir);
             else
-                launch_spmv<SpmvMode::Direction>(dir, d.options.schedule,
-                                                 d.options.streaming_loads, pdl_i, s);
+                launch_spmv<SpmvMode::Direction>(dir, d.options.schedule, d.options.streaming_loads,
+                                                 pdl_i, s);
             auto update = one_wave ? update_kernel<kOneWaveBlocksPerSm> : update_kernel<1>;
             launch(update, row_blocks, kUpdateBlock, s, pdl, x, d.r.data(), d.z.data(),
                    static_cast<const float*>(p_new), static_cast<const float*>(d.q.data()),

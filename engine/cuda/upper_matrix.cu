@@ -48,9 +48,9 @@ __global__ void upper_columns_kernel(BinBcsrPatternView full, const Index* bin_o
     const Index row = t;
     const Index count = row < full.num_rows ? counts[row] : 0;
     for (Index j = 0; j < width; ++j)
-        columns[begin + j * kBinRows + lane] =
-            j < count ? full.columns[full.slot(row, first[row] + j)]
-                      : std::min(row, full.num_rows - 1);
+        columns[begin + j * kBinRows + lane] = j < count
+                                                   ? full.columns[full.slot(row, first[row] + j)]
+                                                   : std::min(row, full.num_rows - 1);
 }
 
 __global__ void upper_values_kernel(BinBcsrMatrixView<float> full, UpperBinBcsrView<float> up) {
@@ -93,9 +93,9 @@ __global__ void upper_multiply_kernel(UpperBinBcsrView<float> up, const float* _
 /// The product with K warps per bin (block = bin): warp w takes the blocks w, w + K, ... of
 /// each row, the row sums meet in shared memory (long rows: more loads in flight per bin).
 template <int K>
-__global__ void __launch_bounds__(K * 32) upper_multiply_split_kernel(UpperBinBcsrView<float> up,
-                                                                      const float* __restrict__ x,
-                                                                      float4* y) {
+__global__ void __launch_bounds__(K * 32)
+    upper_multiply_split_kernel(UpperBinBcsrView<float> up, const float* __restrict__ x,
+                                float4* y) {
     __shared__ float partial[K][3][kBinRows];
     const int lane = threadIdx.x % kBinRows, warp = threadIdx.x / kBinRows;
     const Index row = static_cast<Index>(blockIdx.x) * kBinRows + lane;
@@ -176,9 +176,8 @@ void UpperMatrix::update(const BinBcsrMatrixView<float>& full) {
             d.scan_temp.resize(temp);
             if (s) EDN_CUDA_CHECK(cudaStreamSynchronize(nullptr));
         }
-        EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d.scan_temp.data(), temp,
-                                                     d.bin_offsets.data(), d.bin_offsets.data(),
-                                                     d.bins + 1, s));
+        EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d.scan_temp.data(), temp, d.bin_offsets.data(),
+                                                     d.bin_offsets.data(), d.bins + 1, s));
         Index slots = 0;
         EDN_CUDA_CHECK(cudaMemcpyAsync(&slots, d.bin_offsets.data() + d.bins, sizeof slots,
                                        cudaMemcpyDeviceToHost, s));
@@ -202,7 +201,7 @@ void UpperMatrix::update(const BinBcsrMatrixView<float>& full) {
 
 UpperBinBcsrView<float> UpperMatrix::view() const {
     const Impl& d = *impl_;
-    return {d.rows,         d.bins,        d.bin_offsets.data(), d.columns.data(),
+    return {d.rows,          d.bins,         d.bin_offsets.data(), d.columns.data(),
             d.counts.data(), d.first.data(), d.values.data(),      d.diag};
 }
 
@@ -218,8 +217,7 @@ void UpperMatrix::multiply_device(const float* x, float* y4, int warps_per_bin) 
     // few or their rows long and the matrix moderate, one where many short rows fill the GPU.
     const double width = d.rows ? double(d.slots) / double(d.rows) : 0.0;
     if (warps_per_bin == 0)
-        warps_per_bin =
-            (width <= 10.0 ? d.rows <= 100'000 : d.slots <= (Index{1} << 24)) ? 8 : 1;
+        warps_per_bin = (width <= 10.0 ? d.rows <= 100'000 : d.slots <= (Index{1} << 24)) ? 8 : 1;
     float4* y = reinterpret_cast<float4*>(y4);
     if (warps_per_bin == 8)
         upper_multiply_split_kernel<8><<<d.bins, 256, 0, d.stream>>>(view(), x, y);

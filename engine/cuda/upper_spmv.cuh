@@ -19,8 +19,8 @@ __device__ __forceinline__ void atomic_add3(float4* q, std::int64_t c, float v0,
                                             float v2) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if constexpr (kReduce)
-        asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(q + c), "f"(v0),
-                     "f"(v1), "f"(v2), "f"(0.f));
+        asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(q + c), "f"(v0), "f"(v1),
+                     "f"(v2), "f"(0.f));
     else
         atomicAdd(q + c, make_float4(v0, v1, v2, 0.f));
 #else
@@ -57,8 +57,8 @@ __device__ __forceinline__ void upper_row(const UpperBinBcsrView<float>& u, Inde
         a[1] += m[3] * xc.x + m[4] * xc.y + m[5] * xc.z;
         a[2] += m[6] * xc.x + m[7] * xc.y + m[8] * xc.z;
         atomic_add3<kReduce>(q, c, m[0] * xi[0] + m[3] * xi[1] + m[6] * xi[2],
-                    m[1] * xi[0] + m[4] * xi[1] + m[7] * xi[2],
-                    m[2] * xi[0] + m[5] * xi[1] + m[8] * xi[2]);
+                             m[1] * xi[0] + m[4] * xi[1] + m[7] * xi[2],
+                             m[2] * xi[0] + m[5] * xi[1] + m[8] * xi[2]);
     }
 }
 

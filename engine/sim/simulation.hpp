@@ -63,7 +63,7 @@ struct SimulationSettings {
     /// coarse correction, flexible CG, both backends, for order >= 2 (p = 1 always uses block
     /// Jacobi): 469 -> 55 CG iterations per frame on a 127K-tet p = 2 box (bench/README.md).
     Preconditioner preconditioner = Preconditioner::TwoLevel;
-    bool project_hessian = true;         ///< PSD-project per quadrature point (else exact)
+    bool project_hessian = true; ///< PSD-project per quadrature point (else exact)
     /// CUDA: bitwise-reproducible runs. Off (default), large p = 1 solves take q = A p from the
     /// matrix's upper part with float atomics (cuda::PcgOptions::upper_spmv), so repeated runs
     /// agree to rounding, not bit for bit; on, every sum has a fixed order (1M tets: 42 -> 51 us

@@ -93,8 +93,7 @@ template <class T> void spmv_upper(const UpperBinBcsrView<T>& a, const T* x, T* 
 }
 
 template std::vector<float> gather_upper_values(const BinBcsrMatrix<float>&, const UpperPattern&);
-template std::vector<double> gather_upper_values(const BinBcsrMatrix<double>&,
-                                                 const UpperPattern&);
+template std::vector<double> gather_upper_values(const BinBcsrMatrix<double>&, const UpperPattern&);
 template void spmv_upper(const UpperBinBcsrView<float>&, const float*, float*);
 template void spmv_upper(const UpperBinBcsrView<double>&, const double*, double*);
 

@@ -32,9 +32,9 @@ std::vector<T> gather_upper_values(const BinBcsrMatrix<T>& full, const UpperPatt
 template <class T>
 UpperBinBcsrView<T> upper_view(const UpperPattern& upper, std::vector<T>& values,
                                const BinBcsrMatrix<T>& full) {
-    return {upper.num_rows,     upper.num_bins(),    upper.bin_offsets.data(),
+    return {upper.num_rows,       upper.num_bins(),    upper.bin_offsets.data(),
             upper.columns.data(), upper.counts.data(), upper.first.data(),
-            values.data(),      full.diag.data()};
+            values.data(),        full.diag.data()};
 }
 
 /// y = A x through the upper part (serial: the reference of the CUDA kernel); x and y of

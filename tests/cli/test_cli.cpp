@@ -15,10 +15,10 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
-#include <regex>
 #include <iomanip>
 #include <map>
 #include <numeric>
+#include <regex>
 #include <set>
 #include <spawn.h>
 #include <sstream>

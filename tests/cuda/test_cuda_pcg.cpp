@@ -142,6 +142,10 @@ std::vector<cuda::PcgOptions> all_variants(bool all = false) {
                     o.prefetch_bytes = prefetch;
                     o.persistent_max_rows = 0;
                     v.push_back(o);
+                    if (pdl && graph && prefetch > 0) { // the one-wave kernel variants
+                        o.force_one_wave = true;
+                        v.push_back(o);
+                    }
                 }
     return v;
 }
@@ -154,7 +158,8 @@ std::string variant_name(const cuda::PcgOptions& o) {
            (o.programmatic_launch ? "+pdl" : "") + (o.streaming_loads ? "+stream" : "") +
            (o.graph ? "+graph" : "") + (o.persistent_max_rows > 0 ? "+persistent" : "") +
            (o.warps_per_bin > 0 ? "+warps" + std::to_string(o.warps_per_bin) : "") +
-           (o.prefetch_bytes == 0 ? "+no_prefetch" : "") + (o.upper_spmv ? "+upper" : "");
+           (o.prefetch_bytes == 0 ? "+no_prefetch" : "") + (o.upper_spmv ? "+upper" : "") +
+           (o.force_one_wave ? "+one_wave" : "");
 }
 
 class CudaPcg : public ::testing::TestWithParam<int> {

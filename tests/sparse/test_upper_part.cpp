@@ -70,8 +70,9 @@ TEST_P(UpperPartTest, SpmvEqualsFullSpmv) {
         for (Index row = 0; row < a.pattern->num_rows; ++row)
             for (Index j = up.first[row]; j < a.pattern->row_counts[row]; ++j)
                 for (int k = 0; k < 9; ++k)
-                    full_upper += a.values[bin_bcsr_value_index(a.pattern->bin_offsets.data(), row,
-                                                                j, k)] != 0.0;
+                    full_upper +=
+                        a.values[bin_bcsr_value_index(a.pattern->bin_offsets.data(), row, j, k)] !=
+                        0.0;
         EXPECT_EQ(nonzero, full_upper);
         std::mt19937 rng(5);
         std::uniform_real_distribution<double> u(-1, 1);
@@ -87,8 +88,7 @@ TEST_P(UpperPartTest, SpmvEqualsFullSpmv) {
         EXPECT_LT(err, 1e-12 * ref);
         // A non-symmetric change shows: the upper part ignores the lower blocks.
         if (f.pattern.num_rows > 1 && up.counts[0] > 0) {
-            a.values[bin_bcsr_value_index(a.pattern->bin_offsets.data(), 0, up.first[0], 1)] +=
-                1.0;
+            a.values[bin_bcsr_value_index(a.pattern->bin_offsets.data(), 0, up.first[0], 1)] += 1.0;
             const std::vector<double> changed = gather_upper_values(a, up);
             EXPECT_NE(changed, values);
         }

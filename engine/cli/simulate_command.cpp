@@ -233,8 +233,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"cg-max", "K", "PCG iteration cap (default 200)"},
         {"exact-hessian", "", "do not project element Hessians to PSD"},
         {"deterministic", "",
-         "cuda: bitwise-reproducible runs (large p = 1 solves then skip the faster upper-part "
-         "SpMV, whose float atomics vary in the last bits)"},
+         "cuda: bitwise-reproducible runs (sorted summation maps, and large p = 1 solves skip "
+         "the faster upper-part SpMV, whose float atomics vary in the last bits)"},
         {"ground", "Z", "penalty ground plane at height Z"},
         {"cut-plane", "PLANE", "cut along the plane \"px py pz nx ny nz\" (or comma-separated)"},
         {"cut-frame", "K", "cut before frame K (default 0: before the first frame)"},

@@ -245,6 +245,21 @@ __global__ void map_fill_kernel(const Index* cell_nodes, Index num_cells, int m,
     sources[atomicAdd(&cursor[target], 1)] = static_cast<Index>(s);
 }
 
+/// Sorts each target's sources (filled in atomic order) ascending, in place: the summation then
+/// adds a block's contributions in the same order on every build, so results repeat bit for
+/// bit. Segments are short (at most the cells around a node), so one thread each, insertion.
+__global__ void map_sort_kernel(const Index* offsets, Index targets, Index* sources) {
+    const Index t = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (t >= targets) return;
+    const Index begin = offsets[t], end = offsets[t + 1];
+    for (Index i = begin + 1; i < end; ++i) {
+        const Index v = sources[i];
+        Index j = i;
+        for (; j > begin && sources[j - 1] > v; --j) sources[j] = sources[j - 1];
+        sources[j] = v;
+    }
+}
+
 // ---- element blocks -----------------------------------------------------------------------------
 
 __device__ __forceinline__ void load_inverse_jacobian(const int4 c, const float* x, float Ji[3][3],
@@ -555,6 +570,7 @@ struct Assembly::Impl {
     DeviceBuffer<Index> cell_nodes;
     // pattern and matrix
     std::uint64_t pattern_generation = 0; // new_pattern_generation() of the last build_pattern
+    bool reproducible_maps = false;       // sort each target's map sources
     DeviceBuffer<Index> row_counts, bin_offsets, columns;
     DeviceBuffer<float> values, diag;
     Index num_slots = 0;
@@ -644,6 +660,7 @@ Assembly::Assembly(const TetMesh& mesh, const Topology& topology, int order)
 Assembly::Assembly(const Assembly& other, const TetMesh& mesh, int order)
     : impl_(std::make_unique<Impl>(other.impl_->shared_topo)) {
     Impl& d = *impl_;
+    d.reproducible_maps = other.impl_->reproducible_maps;
     EDN_VERIFY(order >= 1 && order <= 3, ErrorCode::Usage,
                "element order " << order << " not in 1..3");
     EDN_VERIFY(mesh.num_cells() == d.topo.num_cells && mesh.num_vertices() == d.topo.num_vertices,
@@ -860,6 +877,10 @@ void Assembly::build_pattern() {
     d.times.columns = timer.stop();
 }
 
+void Assembly::set_reproducible_maps(bool on) {
+    impl_->reproducible_maps = on;
+}
+
 void Assembly::build_per_entry_map() {
     Impl& d = *impl_;
     const Index rows = d.layout.num_nodes();
@@ -897,6 +918,10 @@ void Assembly::build_per_entry_map() {
             map_fill_kernel<<<grid_for(sources, 256), 256>>>(
                 d.cell_nodes.data(), d.num_cells, d.m, d.bin_offsets.data(), d.columns.data(),
                 d.row_counts.data(), d.num_slots, cursor.data(), d.map_sources.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        if (sources && d.reproducible_maps)
+            map_sort_kernel<<<grid_for(targets, 256), 256>>>(d.map_offsets.data(), targets,
+                                                             d.map_sources.data());
         EDN_CUDA_CHECK_LAUNCH();
         EDN_CUDA_CHECK(cudaDeviceSynchronize());
     }

@@ -47,7 +47,9 @@ struct PcgOptions {
     /// of every solve; block-Jacobi loop only (not two-level, single-reduction or persistent),
     /// and only for systems of at least `upper_min_rows` rows with at most `upper_max_width`
     /// off-diagonal blocks per row on average (p = 1: ~14; p = 2: ~27), where it measured
-    /// faster. Results then vary in the last bits from run to run (the atomics' order).
+    /// faster. Results then vary in the last bits from run to run (the atomics' order). The upper
+    /// part holds about half the matrix again; if it cannot be allocated, the solver keeps the
+    /// full matrix's product.
     bool upper_spmv = true;
     Index upper_min_rows = Index{1} << 14;
     double upper_max_width = 20.0;

@@ -69,6 +69,9 @@ void Assembly::build_pattern() {
 void Assembly::build_per_entry_map() {
     no_cuda();
 }
+void Assembly::set_reproducible_maps(bool) {
+    no_cuda();
+}
 void Assembly::compute_element_blocks(const LameParameters<float>&) {
     no_cuda();
 }

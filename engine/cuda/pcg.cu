@@ -1096,6 +1096,7 @@ struct Pcg::Impl {
     DeviceBuffer<float> r, z, p[2], q, inverse_diag;
     std::unique_ptr<UpperMatrix> upper; // options.upper_spmv: the matrix's upper part
     DeviceBuffer<float> q4;             // and q = A p from it (4 floats per row)
+    bool upper_out_of_memory = false;   // its allocation failed once: full matrix only
     // Two-level: coarse residual, solution, z, direction, A p and inverse diagonal; inner state.
     DeviceBuffer<float> rc, xc, zc, pc, qc, inverse_diag_c;
     DeviceBuffer<PcgState> inner_state;
@@ -1324,16 +1325,29 @@ PcgResult Pcg::solve_impl(const BinBcsrMatrixView<float>& a, const CoarseLevelVi
                             rows <= d.options.persistent_max_rows && max_blocks > 0 &&
                             settings.max_iterations > 0;
     // q = A p from the upper part: the standard static loop only.
-    const bool use_upper = d.options.upper_spmv && !coarse && !single && !persistent &&
-                           d.options.schedule == SpmvSchedule::Static &&
-                           settings.max_iterations > 0 && rows >= d.options.upper_min_rows &&
-                           d.mean_width <= d.options.upper_max_width;
+    bool use_upper = d.options.upper_spmv && !d.upper_out_of_memory && !coarse && !single &&
+                     !persistent && d.options.schedule == SpmvSchedule::Static &&
+                     settings.max_iterations > 0 && rows >= d.options.upper_min_rows &&
+                     d.mean_width <= d.options.upper_max_width;
     if (use_upper) {
-        d.upper->update(a);
-        if (d.q4.size() != 4 * static_cast<std::size_t>(rows)) {
-            d.q4.resize(4 * static_cast<std::size_t>(rows));
-            if (stream) EDN_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+        try {
+            d.upper->update(a);
+            if (d.q4.size() != 4 * static_cast<std::size_t>(rows)) {
+                d.q4.resize(4 * static_cast<std::size_t>(rows));
+                if (stream) EDN_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+            }
+        } catch (const Error& e) {
+            // No room for the upper part (half the matrix again): this solver keeps the full
+            // matrix's product from now on.
+            if (e.code() != ErrorCode::OutOfMemory) throw;
+            EDN_CUDA_CHECK(cudaStreamSynchronize(stream));
+            d.upper = std::make_unique<UpperMatrix>(stream);
+            d.q4 = DeviceBuffer<float>();
+            d.upper_out_of_memory = true;
+            use_upper = false;
         }
+    }
+    if (use_upper) {
         EDN_CUDA_CHECK(cudaMemsetAsync(d.q4.data(), 0, d.q4.bytes(), stream));
         args.upper = d.upper->view();
         args.q4 = reinterpret_cast<float4*>(d.q4.data());

@@ -20,6 +20,7 @@ namespace {
 using cuda::DeviceBuffer;
 
 constexpr int kBlock = 256;
+constexpr unsigned int kReduceBlocks = 1024; // most blocks of device_sum and device_dot
 unsigned int blocks_for(std::int64_t n) {
     return static_cast<unsigned int>((n + kBlock - 1) / kBlock);
 }
@@ -277,36 +278,71 @@ __global__ void add_drag_hessian_kernel(DragSpring drag_in, BinBcsrMatrixView<fl
         }
 }
 
-/// Sum of floats in double: block tree, then one double atomic per block.
-__global__ void sum_kernel(const float* values, std::int64_t n, double* out) {
+/// The end of a fixed-order reduction: thread 0 of each block stores its block's total in
+/// partials[blockIdx.x]; the last block to finish sums the partials (thread-strided, then a
+/// fixed tree in `scratch`, kBlock doubles) into *out and resets *done. Same order every run.
+__device__ void finish_fixed_sum(double block_total, double* partials, unsigned int* done,
+                                 double* out, double* scratch) {
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = block_total;
+        __threadfence();
+        last = atomicAdd(done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    double v = 0;
+    for (unsigned int b = threadIdx.x; b < gridDim.x; b += blockDim.x) v += __ldcg(partials + b);
+    scratch[threadIdx.x] = v;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) scratch[threadIdx.x] += scratch[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        *out = scratch[0];
+        *done = 0;
+    }
+}
+
+/// Block tree of each block's thread values in `partial` (kBlock doubles); total in partial[0].
+__device__ void block_tree(double* partial) {
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+        __syncthreads();
+    }
+}
+
+/// Sum of floats in double, in a fixed order (grid-stride, block trees, last block).
+__global__ void sum_kernel(const float* values, std::int64_t n, double* partials,
+                           unsigned int* done, double* out) {
     __shared__ double partial[kBlock];
     double v = 0;
     for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n;
          k += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
         v += values[k];
     partial[threadIdx.x] = v;
+    block_tree(partial);
+    const double total = partial[0];
     __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) atomicAdd(out, partial[0]);
+    finish_fixed_sum(total, partials, done, out, partial);
 }
 
-/// Dot product in double (products formed in double).
-__global__ void dot_kernel(const float* a, const float* b, std::int64_t n, double* out) {
+/// Dot product in double (products formed in double), in a fixed order as sum_kernel.
+__global__ void dot_kernel(const float* a, const float* b, std::int64_t n, double* partials,
+                           unsigned int* done, double* out) {
     __shared__ double partial[kBlock];
     double v = 0;
     for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n;
          k += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
         v += double(a[k]) * double(b[k]);
     partial[threadIdx.x] = v;
+    block_tree(partial);
+    const double total = partial[0];
     __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) atomicAdd(out, partial[0]);
+    finish_fixed_sum(total, partials, done, out, partial);
 }
 
 __global__ void kinetic_kernel(const float* mass, const float* v, Index n, float* out) {
@@ -533,7 +569,9 @@ private:
     ElementDamping element_damping();
     DeviceBuffer<std::uint8_t> fixed_;
     DeviceBuffer<double> reduce_out_;
-    double last_strain_energy_ = 0; ///< W of the last evaluate()
+    DeviceBuffer<double> reduce_partials_;   // kReduceBlocks block totals of device_sum/dot
+    DeviceBuffer<unsigned int> reduce_done_; // finished blocks (reset by the last one)
+    double last_strain_energy_ = 0;          ///< W of the last evaluate()
     DeviceBuffer<int> bad_;
 };
 
@@ -552,6 +590,7 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     // GPU topology numbers edges and faces as the host does (tests/cuda).
     if (!assembly_) assembly_ = std::make_unique<cuda::Assembly>(mesh, topology, layout.order);
     assembly_->build_pattern();
+    assembly_->set_reproducible_maps(settings.deterministic);
     if (settings.summation == SummationMethod::PerEntry) assembly_->build_per_entry_map();
     {
         const cuda::AssemblyTimes& t = assembly_->times();
@@ -593,6 +632,9 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     fixed_.resize(n);
     bad_.resize(1);
     reduce_out_.resize(1);
+    reduce_partials_.resize(kReduceBlocks);
+    reduce_done_.resize(1);
+    EDN_CUDA_CHECK(cudaMemset(reduce_done_.data(), 0, reduce_done_.bytes()));
     pins_changed();
     rest_x_.resize(dofs);
     positions_.resize(dofs);
@@ -701,9 +743,9 @@ void CudaBackend::assemble(const float* y) {
 
 double CudaBackend::device_sum(const float* values, std::int64_t count) {
     if (count == 0) return 0.0;
-    EDN_CUDA_CHECK(cudaMemsetAsync(reduce_out_.data(), 0, sizeof(double)));
-    const unsigned int grid = std::min<unsigned int>(blocks_for(count), 1024);
-    sum_kernel<<<grid, kBlock>>>(values, count, reduce_out_.data());
+    const unsigned int grid = std::min<unsigned int>(blocks_for(count), kReduceBlocks);
+    sum_kernel<<<grid, kBlock>>>(values, count, reduce_partials_.data(), reduce_done_.data(),
+                                 reduce_out_.data());
     EDN_CUDA_CHECK_LAUNCH();
     double out = 0;
     EDN_CUDA_CHECK(cudaMemcpy(&out, reduce_out_.data(), sizeof(double), cudaMemcpyDeviceToHost));
@@ -712,9 +754,9 @@ double CudaBackend::device_sum(const float* values, std::int64_t count) {
 
 double CudaBackend::device_dot(const float* a, const float* b, std::int64_t count) {
     if (count == 0) return 0.0;
-    EDN_CUDA_CHECK(cudaMemsetAsync(reduce_out_.data(), 0, sizeof(double)));
-    const unsigned int grid = std::min<unsigned int>(blocks_for(count), 1024);
-    dot_kernel<<<grid, kBlock>>>(a, b, count, reduce_out_.data());
+    const unsigned int grid = std::min<unsigned int>(blocks_for(count), kReduceBlocks);
+    dot_kernel<<<grid, kBlock>>>(a, b, count, reduce_partials_.data(), reduce_done_.data(),
+                                 reduce_out_.data());
     EDN_CUDA_CHECK_LAUNCH();
     double out = 0;
     EDN_CUDA_CHECK(cudaMemcpy(&out, reduce_out_.data(), sizeof(double), cudaMemcpyDeviceToHost));

@@ -64,6 +64,15 @@ TEST_P(CudaAssemblyTest, PatternMapsSummationAndSpmvEqualCpu) {
             std::sort(gmap.sources.begin() + gmap.offsets[t],
                       gmap.sources.begin() + gmap.offsets[t + 1]);
         EXPECT_EQ(gmap.sources, cmap.sources);
+        // Reproducible maps: every target's sources come out sorted (as the CPU map's, which is
+        // filled in source order), so the device map equals the host map as it is.
+        gpu.set_reproducible_maps(true);
+        gpu.build_per_entry_map();
+        const PerEntryMap sorted = gpu.download_per_entry_map();
+        EXPECT_EQ(sorted.offsets, cmap.offsets);
+        EXPECT_EQ(sorted.sources, cmap.sources);
+        gpu.set_reproducible_maps(false);
+        gpu.build_per_entry_map();
 
         // Reference matrix in double.
         BinBcsrMatrix<double> ref(f.pattern);

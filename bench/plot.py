@@ -501,6 +501,10 @@ def svg_spmv(doc, path):
     peers = [("baseline", "5,4", "square"), ("baseline_csr", "1.5,3", "triangle")]
     peer_names = {k: next((dig(c, k, "name") for c in cases if dig(c, k, "name")), None)
                   for k, _, _ in peers}
+    # The upper-part product (CUDA, session 5): drawn like a peer, labelled as ours.
+    if any(number(dig(c, "upper", "median_ms")) for c in cases):
+        peers.append(("upper", "9,3", "diamond"))
+        peer_names["upper"] = "upper part (ours)"
     entries = [(f"p = {o}", "box", COLORS[i % len(COLORS)], None, None)
                for i, o in enumerate(orders)]
     entries.append(("Bin-BCSR* (ours)", "line", "#333", None, "circle"))
@@ -521,9 +525,11 @@ def svg_spmv(doc, path):
         def second(c, key):
             if key is None:
                 return number(c.get("fraction_of_copy_bandwidth"))
+            if key == "upper":  # the full format's byte floor over its time
+                return number(dig(c, "upper", "full_floor_fraction"))
             bw = number(dig(c, key, "bandwidth_gbps"))
             return bw / copy_bw if bw is not None else None
-        p2.set_y([1.0] + [second(c, k) for c in cases for k in (None, "baseline", "baseline_csr")],
+        p2.set_y([1.0] + [second(c, k) for c in cases for k in [None] + [p[0] for p in peers]],
                  log=False, zero=True)
         p2.axes(f"byte floor / time, as a fraction of copy bandwidth ({copy_bw:.0f} GB/s)",
                 "tets", "fraction of copy bandwidth")

@@ -1,6 +1,7 @@
 // CUDA twin of the block-Jacobi PCG (cpu/pcg.cpp): Bin-BCSR* SpMV (warp per bin, lane per row)
 // fused with the dot products, a fused update kernel, and scalars computed on the device by the
 // last block of each reducing kernel (fixed-order sums, so results are deterministic).
+#include "cuda/block_reduce.cuh"
 #include "cuda/cuda_check.cuh"
 #include "cuda/cuda_pcg.hpp"
 #include "cuda/upper_spmv.cuh"
@@ -43,71 +44,7 @@ struct PcgState {
     int single; // single-reduction (Chronopoulos-Gear) recurrences: alpha from r.z, u.Au, beta
 };
 
-// ---- reductions -------------------------------------------------------------------------------
-
-__device__ __forceinline__ double warp_sum(double v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-    return v;
-}
-
-/// Sum of v over the block (kBlock threads: warp shuffles, then the warps in order), valid in
-/// thread 0. Every thread of the block must call it.
-template <int kBlock> __device__ double block_sum(double v) {
-    __shared__ double s[kBlock / kWarp];
-    v = warp_sum(v);
-    if ((threadIdx.x & 31) == 0) s[threadIdx.x / kWarp] = v;
-    __syncthreads();
-    double t = 0;
-    if (threadIdx.x == 0)
-        for (int w = 0; w < kBlock / kWarp; ++w) t += s[w];
-    return t;
-}
-
-/// Sums values[i * K + k], i in [0, count), for k < K, in a fixed order (thread-strided, then a
-/// fixed tree); the result is valid in thread 0. Called by every thread of one block.
-template <int K, int kBlock>
-__device__ void block_sum_partials(const double* values, Index count, double out[K]) {
-    __shared__ double s[K][kBlock];
-    constexpr int kUnroll = 8; // loads in flight per thread: the tail is latency bound
-    double acc[K];
-    for (int k = 0; k < K; ++k) acc[k] = 0;
-    for (Index base = threadIdx.x; base < count; base += kUnroll * kBlock) {
-        double v[kUnroll][K];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-            const Index i = base + u * kBlock;
-            for (int k = 0; k < K; ++k)
-                v[u][k] = i < count ? __ldcg(values + static_cast<std::int64_t>(i) * K + k) : 0.0;
-        }
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u)
-            for (int k = 0; k < K; ++k) acc[k] += v[u][k];
-    }
-    for (int k = 0; k < K; ++k) s[k][threadIdx.x] = acc[k];
-    __syncthreads();
-    for (int half = kBlock / 2; half > 0; half >>= 1) {
-        if (threadIdx.x < half)
-            for (int k = 0; k < K; ++k) s[k][threadIdx.x] += s[k][threadIdx.x + half];
-        __syncthreads();
-    }
-    for (int k = 0; k < K; ++k) out[k] = s[k][0];
-}
-
-/// After this block's partials are written: true in every thread of the last block to finish.
-/// The last block also resets `done` for the next launch. Only the threads that wrote partials
-/// (`wrote`) need the fence: nothing else is read by the last block.
-__device__ bool last_block_done(unsigned int* done, bool wrote) {
-    __shared__ bool is_last;
-    if (wrote) __threadfence(); // partials visible before the block is counted
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        const unsigned int prev = atomicAdd(done, 1u);
-        is_last = prev == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (is_last && threadIdx.x == 0) *done = 0;
-    return is_last;
-}
+// ---- reductions: cuda/block_reduce.cuh ----------------------------------------------------
 
 /// Programmatic dependent launch (Hopper): a kernel launched with the PDL attribute may start
 /// while its predecessor finishes; it waits here before reading anything the predecessor wrote.
@@ -347,13 +284,10 @@ __global__ void __launch_bounds__(kSpmvBlock, kMinBlocks) spmv_upper_kernel(Spmv
         const float* pv = a.x;
         const float* zv = a.z;
         const auto direction = [pv, zv, beta](Index c) {
-            const std::int64_t c3 = 3 * static_cast<std::int64_t>(c);
-            if constexpr (kFused)
-                return make_float3(__ldg(zv + c3) + beta * __ldg(pv + c3),
-                                   __ldg(zv + c3 + 1) + beta * __ldg(pv + c3 + 1),
-                                   __ldg(zv + c3 + 2) + beta * __ldg(pv + c3 + 2));
-            else
-                return make_float3(__ldg(pv + c3), __ldg(pv + c3 + 1), __ldg(pv + c3 + 2));
+            const float3 p = Gather3{pv}(c);
+            if constexpr (!kFused) return p;
+            const float3 z = Gather3{zv}(c);
+            return make_float3(z.x + beta * p.x, z.y + beta * p.y, z.z + beta * p.z);
         };
         const float3 own = direction(row);
         const float pi[3] = {own.x, own.y, own.z};

@@ -2,6 +2,7 @@
 // into the Bin-BCSR* pattern of cuda::Assembly, block-Jacobi PCG (cuda::Pcg) and the line search
 // all run on the device; the host reads back only the scalars the Newton loop branches on
 // (potential, slope, residual norm: a few per iteration).
+#include "cuda/block_reduce.cuh"
 #include "cuda/cuda_assembly.hpp"
 #include "cuda/cuda_check.cuh"
 #include "cuda/cuda_pcg.hpp"
@@ -278,71 +279,22 @@ __global__ void add_drag_hessian_kernel(DragSpring drag_in, BinBcsrMatrixView<fl
         }
 }
 
-/// The end of a fixed-order reduction: thread 0 of each block stores its block's total in
-/// partials[blockIdx.x]; the last block to finish sums the partials (thread-strided, then a
-/// fixed tree in `scratch`, kBlock doubles) into *out and resets *done. Same order every run.
-__device__ void finish_fixed_sum(double block_total, double* partials, unsigned int* done,
-                                 double* out, double* scratch) {
-    __shared__ bool last;
-    if (threadIdx.x == 0) {
-        partials[blockIdx.x] = block_total;
-        __threadfence();
-        last = atomicAdd(done, 1u) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    double v = 0;
-    for (unsigned int b = threadIdx.x; b < gridDim.x; b += blockDim.x) v += __ldcg(partials + b);
-    scratch[threadIdx.x] = v;
-    __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) scratch[threadIdx.x] += scratch[threadIdx.x + s];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-        *out = scratch[0];
-        *done = 0;
-    }
-}
-
-/// Block tree of each block's thread values in `partial` (kBlock doubles); total in partial[0].
-__device__ void block_tree(double* partial) {
-    __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
-        __syncthreads();
-    }
-}
-
-/// Sum of floats in double, in a fixed order (grid-stride, block trees, last block).
-__global__ void sum_kernel(const float* values, std::int64_t n, double* partials,
-                           unsigned int* done, double* out) {
-    __shared__ double partial[kBlock];
+/// Sum of floats (kDot: of products a_k b_k, formed in double) in double, in a fixed order:
+/// grid-stride per thread, block sums, and the last block to finish sums the block partials
+/// (cuda/block_reduce.cuh) into *out.
+template <bool kDot>
+__global__ void reduce_kernel(const float* a, const float* b, std::int64_t n, double* partials,
+                              unsigned int* done, double* out) {
     double v = 0;
     for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n;
          k += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-        v += values[k];
-    partial[threadIdx.x] = v;
-    block_tree(partial);
-    const double total = partial[0];
-    __syncthreads();
-    finish_fixed_sum(total, partials, done, out, partial);
-}
-
-/// Dot product in double (products formed in double), in a fixed order as sum_kernel.
-__global__ void dot_kernel(const float* a, const float* b, std::int64_t n, double* partials,
-                           unsigned int* done, double* out) {
-    __shared__ double partial[kBlock];
-    double v = 0;
-    for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n;
-         k += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-        v += double(a[k]) * double(b[k]);
-    partial[threadIdx.x] = v;
-    block_tree(partial);
-    const double total = partial[0];
-    __syncthreads();
-    finish_fixed_sum(total, partials, done, out, partial);
+        v += kDot ? double(a[k]) * double(b[k]) : double(a[k]);
+    const double t = cuda::block_sum<kBlock>(v);
+    if (threadIdx.x == 0) partials[blockIdx.x] = t;
+    if (!cuda::last_block_done(done, threadIdx.x == 0)) return;
+    double sum[1];
+    cuda::block_sum_partials<1, kBlock>(partials, static_cast<Index>(gridDim.x), sum);
+    if (threadIdx.x == 0) *out = sum[0];
 }
 
 __global__ void kinetic_kernel(const float* mass, const float* v, Index n, float* out) {
@@ -744,8 +696,8 @@ void CudaBackend::assemble(const float* y) {
 double CudaBackend::device_sum(const float* values, std::int64_t count) {
     if (count == 0) return 0.0;
     const unsigned int grid = std::min<unsigned int>(blocks_for(count), kReduceBlocks);
-    sum_kernel<<<grid, kBlock>>>(values, count, reduce_partials_.data(), reduce_done_.data(),
-                                 reduce_out_.data());
+    reduce_kernel<false><<<grid, kBlock>>>(values, nullptr, count, reduce_partials_.data(),
+                                           reduce_done_.data(), reduce_out_.data());
     EDN_CUDA_CHECK_LAUNCH();
     double out = 0;
     EDN_CUDA_CHECK(cudaMemcpy(&out, reduce_out_.data(), sizeof(double), cudaMemcpyDeviceToHost));
@@ -755,8 +707,8 @@ double CudaBackend::device_sum(const float* values, std::int64_t count) {
 double CudaBackend::device_dot(const float* a, const float* b, std::int64_t count) {
     if (count == 0) return 0.0;
     const unsigned int grid = std::min<unsigned int>(blocks_for(count), kReduceBlocks);
-    dot_kernel<<<grid, kBlock>>>(a, b, count, reduce_partials_.data(), reduce_done_.data(),
-                                 reduce_out_.data());
+    reduce_kernel<true><<<grid, kBlock>>>(a, b, count, reduce_partials_.data(), reduce_done_.data(),
+                                          reduce_out_.data());
     EDN_CUDA_CHECK_LAUNCH();
     double out = 0;
     EDN_CUDA_CHECK(cudaMemcpy(&out, reduce_out_.data(), sizeof(double), cudaMemcpyDeviceToHost));

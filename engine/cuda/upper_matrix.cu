@@ -79,13 +79,7 @@ __global__ void upper_multiply_kernel(UpperBinBcsrView<float> up, const float* _
     const std::int64_t r3 = 3 * static_cast<std::int64_t>(row);
     const float xi[3] = {__ldg(x + r3), __ldg(x + r3 + 1), __ldg(x + r3 + 2)};
     float a[3] = {0, 0, 0}, d[3];
-    upper_row<false>(
-        up, row, xi,
-        [x](Index c) {
-            const std::int64_t c3 = 3 * static_cast<std::int64_t>(c);
-            return make_float3(__ldg(x + c3), __ldg(x + c3 + 1), __ldg(x + c3 + 2));
-        },
-        y, a);
+    upper_row<false>(up, row, xi, Gather3{x}, y, a);
     diagonal_row(up.diag, up.num_rows, row, xi, d);
     atomic_add3(y, row, a[0] + d[0], a[1] + d[1], a[2] + d[2]);
 }
@@ -103,13 +97,7 @@ __global__ void __launch_bounds__(K * 32)
     if (row < up.num_rows) {
         const std::int64_t r3 = 3 * static_cast<std::int64_t>(row);
         xi[0] = __ldg(x + r3), xi[1] = __ldg(x + r3 + 1), xi[2] = __ldg(x + r3 + 2);
-        upper_row<false>(
-            up, row, xi,
-            [x](Index c) {
-                const std::int64_t c3 = 3 * static_cast<std::int64_t>(c);
-                return make_float3(__ldg(x + c3), __ldg(x + c3 + 1), __ldg(x + c3 + 2));
-            },
-            y, a, warp, K);
+        upper_row<false>(up, row, xi, Gather3{x}, y, a, warp, K);
     }
     for (int i = 0; i < 3; ++i) partial[warp][i][lane] = a[i];
     __syncthreads();

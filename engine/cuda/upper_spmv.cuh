@@ -31,6 +31,16 @@ __device__ __forceinline__ void atomic_add3(float4* q, std::int64_t c, float v0,
 #endif
 }
 
+/// Node c of a vector of 3 floats per node, as float3 (read-only path): the plain gather of
+/// upper_row.
+struct Gather3 {
+    const float* x;
+    __device__ __forceinline__ float3 operator()(Index c) const {
+        const std::int64_t c3 = 3 * static_cast<std::int64_t>(c);
+        return make_float3(__ldg(x + c3), __ldg(x + c3 + 1), __ldg(x + c3 + 2));
+    }
+};
+
 /// Lane `row % 32` of its bin: adds A_ij x_j over the row's upper blocks to a (x_j from
 /// `gather(col)` as float3), and A_ij^T xi to q[j] (atomic_add3<kReduce>). Matrix loads
 /// evict-first.

@@ -1,6 +1,6 @@
-// CPU backend of Simulation (double): element kernels in parallel over cells, gradient gathered
-// per node, Hessian summed into the fixed Bin-BCSR* pattern, block-Jacobi PCG, backtracking line
-// search on the incremental potential.
+// CPU backend of Simulation (double): the operations of the Newton loop (solver/newton.hpp) on
+// host vectors. Element kernels in parallel over cells, gradient gathered per node, Hessian summed
+// into the fixed Bin-BCSR* pattern, block-Jacobi or two-level PCG.
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "sim/element_kernels.hpp"
@@ -10,7 +10,6 @@
 #include "sparse/spmv.hpp"
 
 #include <cmath>
-#include <cstdlib>
 #include <numeric>
 
 namespace edn {
@@ -56,15 +55,8 @@ public:
             for (int d = 0; d < 3; ++d) positions_flat_[3 * i + d] = mesh.positions[i][d];
     }
 
-    StepResult step() override;
     std::vector<double> positions() const override { return x_; }
     std::vector<double> velocities() const override { return v_; }
-    void set_state(const std::vector<double>& x, const std::vector<double>& v) override {
-        x_ = x;
-        v_ = v;
-        first_dx_.clear(); // the last correction says nothing about a new state
-        strain_at_x_ = std::nan("");
-    }
     std::vector<double> von_mises_stress() const override;
     double incremental_potential(const std::vector<double>& y,
                                  std::vector<double>* gradient) override {
@@ -78,18 +70,82 @@ public:
                                         const std::vector<double>& v) override {
         prepare_step();
         evaluate_elements(y, kEnergy | kGradient | kHessian);
-        assemble_hessian();
-        if (settings.ground_height)
-            for (Index i = 0; i < layout.num_nodes(); ++i)
-                if (y[3 * i + 2] < *settings.ground_height)
-                    matrix_.diag[8 * std::int64_t(layout.num_nodes()) + i] +=
-                        settings.ground_stiffness;
+        assemble_hessian(y);
         std::vector<double> out(v.size());
         cpu::spmv(matrix_.view(), v.data(), out.data());
         return out;
     }
 
+    // Newton operations (solver/newton.hpp).
+    void begin_step() override;
+    double evaluate(NewtonVector at, int outputs, NewtonVector gradient) override {
+        std::vector<double>* g = (outputs & kGradient) ? &vector(gradient) : nullptr;
+        const double w = evaluate_elements(vector(at), outputs);
+        if (g) g->assign(vector(at).size(), 0.0);
+        return potential(vector(at), w, g);
+    }
+    double last_strain_energy() const override { return last_strain_energy_; }
+    double start_potential(double strain_at_start) override {
+        return potential(x_start_, strain_at_start, nullptr);
+    }
+    void restart_at_start() override { y_ = x_start_; }
+    void assemble() override;
+    PcgResult solve(bool warm) override;
+    void keep_first_direction() override { first_dx_ = dx_; }
+    double dot(NewtonVector a, NewtonVector b) override {
+        const std::vector<double>&u = vector(a), &w = vector(b);
+        double s = 0;
+        for (std::size_t k = 0; k < u.size(); ++k) s += u[k] * w[k];
+        return s;
+    }
+    void set_trial(double alpha) override {
+        trial_.resize(y_.size());
+        for (std::size_t k = 0; k < y_.size(); ++k) trial_[k] = y_[k] + alpha * dx_[k];
+    }
+    void scaled_gradient_direction(double scale) override {
+        for (Index i = 0; i < layout.num_nodes(); ++i)
+            for (int d = 0; d < 3; ++d)
+                dx_[3 * i + d] = fixed[i] ? 0.0 : -g_[3 * i + d] / (mass[i] * scale);
+    }
+    void accept_trial(bool with_gradient) override {
+        y_.swap(trial_);
+        if (with_gradient) g_.swap(g_trial_);
+    }
+    bool update_state() override;
+    double state_strain_energy() override {
+        evaluate_elements(x_, kEnergy);
+        return last_strain_energy_;
+    }
+    double state_kinetic_energy() override {
+        double kinetic = 0;
+        for (Index i = 0; i < layout.num_nodes(); ++i)
+            for (int d = 0; d < 3; ++d) kinetic += 0.5 * mass[i] * v_[3 * i + d] * v_[3 * i + d];
+        return kinetic;
+    }
+    double energy_rounding() const override { return 0.0; } // sums in double, fixed order
+
+protected:
+    void load_state(const std::vector<double>& x, const std::vector<double>& v) override {
+        x_ = x;
+        v_ = v;
+    }
+
 private:
+    std::vector<double>& vector(NewtonVector v) {
+        switch (v) {
+        case NewtonVector::Iterate:
+            return y_;
+        case NewtonVector::Trial:
+            return trial_;
+        case NewtonVector::Gradient:
+            return g_;
+        case NewtonVector::TrialGradient:
+            return g_trial_;
+        case NewtonVector::Direction:
+            return dx_;
+        }
+        return y_;
+    }
     /// x_start = x, y~ = x + h v (or x for static).
     void prepare_step() {
         const double h = effective_dt();
@@ -109,7 +165,9 @@ private:
     /// Incremental potential and (optionally) its gradient on free dofs.
     double potential(const std::vector<double>& y, double strain_energy,
                      std::vector<double>* gradient) const;
-    void assemble_hessian();
+    /// The element Hessians of the last evaluation and the node terms at y into matrix_ (and the
+    /// coarse level's matrix).
+    void assemble_hessian(const std::vector<double>& y);
     /// beta / h of the Rayleigh stiffness damping (0 for static solves).
     double stiffness_damping_coefficient() const {
         return settings.integrator == Integrator::Static
@@ -134,11 +192,10 @@ private:
     TwoLevelWorkspace two_level_ws_;
     std::vector<double> coarse_blocks_, node_diagonal_; ///< scratch of the coarse assembly
     std::vector<double> x_, v_, y_tilde_, x_start_, positions_flat_;
-    double strain_at_x_ = std::nan("");       ///< W(x_) when known (the last step's end state)
-    mutable std::vector<double> node_energy_; ///< scratch of potential()
-    std::vector<double> rhs_;                 ///< scratch of step(): -g
-    std::vector<double> g_trial_;             ///< scratch of step(): gradient at a trial point
-    std::vector<double> first_dx_; ///< the last frame's first Newton correction (PCG warm start)
+    std::vector<double> y_, trial_, g_, g_trial_, dx_; ///< the Newton loop's vectors
+    mutable std::vector<double> node_energy_;          ///< scratch of potential()
+    std::vector<double> rhs_;                          ///< scratch of solve(): -g
+    std::vector<double> first_dx_; ///< the last step's first Newton correction (PCG warm start)
     LameParameters<double> lame_{};
 };
 
@@ -267,7 +324,7 @@ double CpuBackend::potential(const std::vector<double>& y, double strain_energy,
     return total;
 }
 
-void CpuBackend::assemble_hessian() {
+void CpuBackend::assemble_hessian(const std::vector<double>& y) {
     const int m = nodes_per_cell(layout.order);
     const CellNodesView cells_view{cell_nodes.data(), m, mesh.num_cells()};
     switch (settings.summation) {
@@ -328,212 +385,73 @@ void CpuBackend::assemble_hessian() {
                 }
             }
     }
+    if (settings.ground_height)
+        for (Index i = 0; i < n; ++i)
+            if (y[3 * i + 2] < *settings.ground_height)
+                matrix_.diag[8 * std::int64_t(n) + i] += settings.ground_stiffness;
 }
 
-StepResult CpuBackend::step() {
-    const auto step_start = std::chrono::steady_clock::now();
-    StepResult result;
-    const Index n = layout.num_nodes();
-    const std::size_t dofs = 3 * static_cast<std::size_t>(n);
-    const double h = effective_dt();
-    const bool dynamic = settings.integrator != Integrator::Static;
+void CpuBackend::begin_step() {
     prepare_step();
-    std::vector<double> y = x_;
-    if (dynamic)
-        for (Index i = 0; i < n; ++i)
+    y_ = x_;
+    if (settings.integrator != Integrator::Static)
+        for (Index i = 0; i < layout.num_nodes(); ++i)
             if (!fixed[i])
-                for (int d = 0; d < 3; ++d) y[3 * i + d] = y_tilde_[3 * i + d];
+                for (int d = 0; d < 3; ++d) y_[3 * i + d] = y_tilde_[3 * i + d];
+    const std::size_t dofs = y_.size();
+    g_.resize(dofs), g_trial_.resize(dofs), dx_.resize(dofs), trial_.resize(dofs);
+}
 
-    std::vector<double> g(dofs), dx(dofs), trial(dofs);
-    std::vector<double>& g_trial = g_trial_;
-    // Energies at the current iterate, kept so the step needs no extra element pass to report
-    // them (NaN until known).
-    // strain_* is W alone (the element passes also return the stiffness-damping potential).
-    double e_at_y = std::nan(""), wt = 0, et = 0, strain_at_y = std::nan(""), strain_t = 0;
-    double first_decrement = 0;
-    // True when the accepted line-search point was evaluated with gradient and Hessian (the
-    // full step, alpha = 1, accepted): the next Newton iteration starts from that evaluation
-    // (the same y, so the same numbers) instead of repeating the element pass.
-    bool evaluated_at_y = false;
-    for (int it = 0; it < settings.max_newton_iterations; ++it) {
-        auto t0 = std::chrono::steady_clock::now();
-        double e0 = e_at_y;
-        if (!evaluated_at_y) {
-            const double w = evaluate_elements(y, kEnergy | kGradient | kHessian);
-            strain_at_y = last_strain_energy_;
-            e0 = potential(y, w, &g);
-            // The start x instead of the prediction (see start_at_previous_state); W(x) is known
-            // from the last step, and no damping acts at x.
-            if (it == 0 && dynamic && std::isfinite(strain_at_x_) &&
-                start_at_previous_state(e0, potential(x_start_, strain_at_x_, nullptr))) {
-                y = x_start_;
-                const double w_start = evaluate_elements(y, kEnergy | kGradient | kHessian);
-                strain_at_y = last_strain_energy_;
-                e0 = potential(y, w_start, &g);
+void CpuBackend::assemble() {
+    assemble_hessian(y_);
+}
+
+PcgResult CpuBackend::solve(bool warm) {
+    const std::size_t dofs = y_.size();
+    rhs_.resize(dofs);
+    warm = warm && first_dx_.size() == dofs;
+    for (std::size_t k = 0; k < dofs; ++k)
+        rhs_[k] = -g_[k], dx_[k] = warm && !fixed[k / 3] ? first_dx_[k] : 0.0; // pins may change
+    PcgSettings pcg = settings.pcg;
+    pcg.warm_start = warm;
+    if (!coarse_)
+        return cpu::pcg(matrix_.view(), rhs_.data(), dx_.data(), pcg, pcg_workspace_, fixed.data());
+    PcgSettings coarse_solve; // inexact coarse solves: the outer CG is flexible
+    coarse_solve.relative_tolerance = kCoarseTolerance;
+    coarse_solve.max_iterations = coarse_iterations(kCoarseIterationsCpu);
+    return cpu::pcg_two_level(matrix_.view(), *coarse_, coarse_matrix_.view(), rhs_.data(),
+                              dx_.data(), pcg, coarse_solve, two_level_ws_, fixed.data());
+}
+
+bool CpuBackend::update_state() {
+    const std::size_t dofs = y_.size();
+    bool finite = all_finite(y_);
+    if (finite) {
+        if (settings.integrator == Integrator::Midpoint) {
+            for (std::size_t k = 0; k < dofs; ++k) {
+                const double x_new = 2.0 * y_[k] - x_start_[k];
+                v_[k] = 4.0 * (y_[k] - x_start_[k]) / settings.dt - v_[k];
+                x_[k] = x_new;
             }
-            result.times.element += elapsed_ms(t0);
-            e_at_y = e0;
-        }
-        evaluated_at_y = false;
-        double gnorm = 0;
-        for (double v : g) gnorm += v * v;
-        gnorm = std::sqrt(gnorm);
-        if (it == 0) result.initial_residual = gnorm;
-        result.final_residual = gnorm;
-        result.residuals.push_back(gnorm);
-        if (!std::isfinite(e0) || !std::isfinite(gnorm)) break;
-        if (gnorm == 0) { // stationary already (every node pinned, or an exact prediction)
-            result.converged = true;
-            break;
-        }
-        t0 = std::chrono::steady_clock::now();
-        assemble_hessian();
-        if (settings.ground_height)
-            for (Index i = 0; i < n; ++i)
-                if (y[3 * i + 2] < *settings.ground_height)
-                    matrix_.diag[8 * std::int64_t(n) + i] += settings.ground_stiffness;
-        result.times.summation += elapsed_ms(t0);
-        t0 = std::chrono::steady_clock::now();
-        std::vector<double>& rhs = rhs_;
-        rhs.resize(dofs);
-        // The first correction of a frame resembles the last frame's (smooth motion): start PCG
-        // from it (a guess only; the tolerance is unchanged). Later iterations start from 0.
-        const bool warm = it == 0 && first_dx_.size() == dofs;
-        for (std::size_t k = 0; k < dofs; ++k)
-            rhs[k] = -g[k],
-            dx[k] = warm && !fixed[k / 3] ? first_dx_[k] : 0.0; // pins may have changed
-        PcgSettings pcg = settings.pcg;
-        pcg.warm_start = warm;
-        PcgSettings coarse_solve; // inexact coarse solves: the outer CG is flexible
-        coarse_solve.relative_tolerance = kCoarseTolerance;
-        // 16 (the GPU enqueues 6); EDN_COARSE_ITERATIONS overrides it (measurements).
-        static const int coarse_iterations = [] {
-            const char* v = std::getenv("EDN_COARSE_ITERATIONS");
-            return v && std::atoi(v) > 0 ? std::atoi(v) : kCoarseIterationsCpu;
-        }();
-        coarse_solve.max_iterations = coarse_iterations;
-        const PcgResult solve =
-            coarse_
-                ? cpu::pcg_two_level(matrix_.view(), *coarse_, coarse_matrix_.view(), rhs.data(),
-                                     dx.data(), pcg, coarse_solve, two_level_ws_, fixed.data())
-                : cpu::pcg(matrix_.view(), rhs.data(), dx.data(), pcg, pcg_workspace_,
-                           fixed.data());
-        result.cg_iterations += solve.iterations;
-        result.pcg_breakdowns += solve.breakdown;
-        result.pcg_unconverged += !solve.converged && !solve.breakdown;
-        result.times.pcg += elapsed_ms(t0);
-        if (it == 0) first_dx_ = dx;
-        double slope = 0; // g . dx, negative for a descent direction
-        for (std::size_t k = 0; k < dofs; ++k) slope += g[k] * dx[k];
-        if (!(slope < 0) || !std::isfinite(slope)) {
-            // Not a descent direction (indefinite exact Hessian or a broken solve): fall back to
-            // the mass-scaled gradient, always a descent direction.
-            ++result.line_search_failures;
-            for (Index i = 0; i < n; ++i)
-                for (int d = 0; d < 3; ++d)
-                    dx[3 * i + d] =
-                        fixed[i]
-                            ? 0.0
-                            : -g[3 * i + d] / (mass[i] * (inertia_coefficient() + 1.0 / (h * h)));
-            slope = 0;
-            for (std::size_t k = 0; k < dofs; ++k) slope += g[k] * dx[k];
-            if (!(slope < 0)) break;
-        }
-        const double decrement = -slope;
-        if (it == 0) first_decrement = decrement;
-        const bool converging =
-            decrement <= settings.newton_tolerance * settings.newton_tolerance * first_decrement ||
-            decrement <= 1e-30;
-        // When another Newton iteration follows an accepted full step, evaluate the full step
-        // with gradient and Hessian: that iteration needs exactly this evaluation (timed as an
-        // element pass, not as line search).
-        const bool full_first = !converging && it + 1 < settings.max_newton_iterations;
-        // Backtracking (Armijo) line search on the incremental potential.
-        t0 = std::chrono::steady_clock::now();
-        double alpha = 1.0;
-        bool accepted = false;
-        double element_in_search = 0;
-        for (int ls = 0; ls < 20; ++ls) {
-            for (std::size_t k = 0; k < dofs; ++k) trial[k] = y[k] + alpha * dx[k];
-            if (ls == 0 && full_first) {
-                const auto te = std::chrono::steady_clock::now();
-                wt = evaluate_elements(trial, kEnergy | kGradient | kHessian);
-                element_in_search = elapsed_ms(te);
-                g_trial.resize(dofs);
-                et = potential(trial, wt, &g_trial);
-            } else {
-                wt = evaluate_elements(trial, kEnergy);
-                et = potential(trial, wt, nullptr);
+        } else if (settings.integrator == Integrator::BackwardEuler) {
+            for (std::size_t k = 0; k < dofs; ++k) {
+                v_[k] = (y_[k] - x_start_[k]) / settings.dt;
+                x_[k] = y_[k];
             }
-            strain_t = last_strain_energy_;
-            if (std::isfinite(et) && et <= e0 + 1e-4 * alpha * slope) {
-                accepted = true;
-                evaluated_at_y = ls == 0 && full_first;
-                break;
-            }
-            alpha *= 0.5;
+        } else {
+            x_ = y_;
+            std::fill(v_.begin(), v_.end(), 0.0);
         }
-        result.times.element += element_in_search;
-        result.times.line_search += elapsed_ms(t0) - element_in_search;
-        if (!accepted) {
-            ++result.line_search_failures;
-            break; // keep y: no step decreased the potential
-        }
-        y.swap(trial);
-        if (evaluated_at_y) g.swap(g_trial);
-        e_at_y = et, strain_at_y = strain_t;
-        result.newton_iterations = it + 1;
-        if (converging) {
-            result.converged = true;
-            break;
-        }
+        finite = all_finite(x_) && all_finite(v_);
     }
-    // Update state; never keep a non-finite state.
-    if (!all_finite(y)) {
-        result.recovered = true;
-        y = x_start_;
-        std::fill(v_.begin(), v_.end(), 0.0);
-    }
-    if (settings.integrator == Integrator::Midpoint) {
-        for (std::size_t k = 0; k < dofs; ++k) {
-            const double x_new = 2.0 * y[k] - x_start_[k];
-            v_[k] = 4.0 * (y[k] - x_start_[k]) / settings.dt - v_[k];
-            x_[k] = x_new;
-        }
-    } else if (dynamic) {
-        for (std::size_t k = 0; k < dofs; ++k) {
-            v_[k] = (y[k] - x_start_[k]) / settings.dt;
-            x_[k] = y[k];
-        }
-    } else {
-        x_ = y;
-        std::fill(v_.begin(), v_.end(), 0.0);
-    }
-    if (!all_finite(v_)) {
-        result.recovered = true;
+    if (!finite) {
         x_ = x_start_;
         std::fill(v_.begin(), v_.end(), 0.0);
     }
-    for (Index i = 0; i < n; ++i)
+    for (Index i = 0; i < layout.num_nodes(); ++i)
         if (fixed[i])
             for (int d = 0; d < 3; ++d) v_[3 * i + d] = 0.0;
-    // Energies of the new state.
-    const bool x_is_y = !result.recovered && settings.integrator != Integrator::Midpoint;
-    if (x_is_y && std::isfinite(strain_at_y)) {
-        result.strain_energy = strain_at_y;
-    } else {
-        evaluate_elements(x_, kEnergy);
-        result.strain_energy = last_strain_energy_;
-    }
-    double kinetic = 0;
-    for (Index i = 0; i < n; ++i)
-        for (int d = 0; d < 3; ++d) kinetic += 0.5 * mass[i] * v_[3 * i + d] * v_[3 * i + d];
-    result.kinetic_energy = kinetic;
-    strain_at_x_ = result.strain_energy;
-    result.potential =
-        std::isfinite(e_at_y) ? e_at_y : potential(y, evaluate_elements(y, kEnergy), nullptr);
-    result.times.total = elapsed_ms(step_start);
-    return result;
+    return finite;
 }
 
 std::vector<double> CpuBackend::von_mises_stress() const {

@@ -1,7 +1,8 @@
-// CUDA backend of Simulation (float): the element kernel, gradient gather, Hessian summation
-// into the Bin-BCSR* pattern of cuda::Assembly, block-Jacobi PCG (cuda::Pcg) and the line search
-// all run on the device; the host reads back only the scalars the Newton loop branches on
-// (potential, slope, residual norm: a few per iteration).
+// CUDA backend of Simulation (float): the operations of the Newton loop (solver/newton.hpp) on
+// device vectors. The element kernel, gradient gather, Hessian summation into the Bin-BCSR*
+// pattern of cuda::Assembly, PCG (cuda::Pcg) and the line search's evaluations all run on the
+// device; the host reads back only the scalars the Newton loop branches on (potential, slope,
+// residual norm: a few per iteration).
 #include "cuda/block_reduce.cuh"
 #include "cuda/cuda_assembly.hpp"
 #include "cuda/cuda_check.cuh"
@@ -12,7 +13,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cub/cub.cuh>
 
 namespace edn {
@@ -408,7 +408,6 @@ public:
     /// null for meshes too large for the device topology (then the host builds it).
     CudaBackend(TetMesh m, const SimulationSettings& s, std::unique_ptr<cuda::Assembly> assembly,
                 std::optional<Topology> prebuilt);
-    StepResult step() override;
     // x_, y_, trial_, x_start_ and y_tilde_ hold displacements u = x - X (float keeps the digits
     // of small motions of large bodies); positions are X + u.
     std::vector<double> positions() const override {
@@ -418,13 +417,6 @@ public:
     }
     std::vector<double> velocities() const override { return download(v_); }
     const float* device_positions() const override { return positions_.data(); }
-    void set_state(const std::vector<double>& x, const std::vector<double>& v) override {
-        upload(x_, minus_rest(x));
-        upload(v_, v);
-        update_positions();
-        have_first_dx_ = false; // the last correction says nothing about a new state
-        strain_at_x_ = kinetic_at_x_ = std::nan("");
-    }
     std::vector<double> von_mises_stress() const override;
     const float* device_von_mises_stress() override;
     double incremental_potential(const std::vector<double>& y,
@@ -437,14 +429,15 @@ public:
             settings.integrator != Integrator::Static, n, y_tilde_.data(), y_.data());
         EDN_CUDA_CHECK_LAUNCH();
         upload(trial_, minus_rest(y));
-        const double e = evaluate(trial_.data(), gradient ? (kEnergy | kGradient) : kEnergy);
+        const double e =
+            evaluate(trial_.data(), gradient ? (kEnergy | kGradient) : kEnergy, g_.data());
         if (gradient) *gradient = download(g_);
         return e;
     }
     std::vector<double> hessian_product(const std::vector<double>& y,
                                         const std::vector<double>& v) override {
         incremental_potential(y, nullptr); // sets y~, x_start and trial_ = y
-        evaluate(trial_.data(), kEnergy | kGradient | kHessian);
+        evaluate(trial_.data(), kEnergy | kGradient | kHessian, g_.data());
         assemble(trial_.data());
         upload(rhs_, v);
         cuda::spmv(assembly_->device_matrix(), rhs_.data(), dx_.data());
@@ -457,7 +450,67 @@ public:
             cudaMemcpy(fixed_.data(), fixed.data(), fixed.size(), cudaMemcpyHostToDevice));
     }
 
+    // Newton operations (solver/newton.hpp).
+    void begin_step() override;
+    double evaluate(NewtonVector at, int outputs, NewtonVector gradient) override {
+        return evaluate(vector(at).data(), outputs, vector(gradient).data());
+    }
+    double last_strain_energy() const override { return last_strain_energy_; }
+    double start_potential(double strain_at_start) override {
+        return strain_at_start + node_potential(x_start_.data());
+    }
+    void restart_at_start() override {
+        EDN_CUDA_CHECK(
+            cudaMemcpy(y_.data(), x_start_.data(), y_.bytes(), cudaMemcpyDeviceToDevice));
+    }
+    void assemble() override {
+        assemble(y_.data());
+        cuda::device_synchronize(); // the caller times the assembly
+    }
+    PcgResult solve(bool warm) override;
+    void keep_first_direction() override {
+        EDN_CUDA_CHECK(
+            cudaMemcpyAsync(first_dx_.data(), dx_.data(), dx_.bytes(), cudaMemcpyDeviceToDevice));
+    }
+    double dot(NewtonVector a, NewtonVector b) override {
+        return device_dot(vector(a).data(), vector(b).data(),
+                          static_cast<std::int64_t>(vector(a).size()));
+    }
+    void set_trial(double alpha) override;
+    void scaled_gradient_direction(double scale) override;
+    void accept_trial(bool with_gradient) override {
+        std::swap(y_, trial_);
+        if (with_gradient) std::swap(g_, g_trial_);
+    }
+    bool update_state() override;
+    double state_strain_energy() override;
+    double state_kinetic_energy() override;
+    /// Energies are float element sums (added in double): their round-off, relative.
+    double energy_rounding() const override { return 1e-7; }
+
+protected:
+    void load_state(const std::vector<double>& x, const std::vector<double>& v) override {
+        upload(x_, minus_rest(x));
+        upload(v_, v);
+        update_positions();
+    }
+
 private:
+    DeviceBuffer<float>& vector(NewtonVector v) {
+        switch (v) {
+        case NewtonVector::Iterate:
+            return y_;
+        case NewtonVector::Trial:
+            return trial_;
+        case NewtonVector::Gradient:
+            return g_;
+        case NewtonVector::TrialGradient:
+            return g_trial_;
+        case NewtonVector::Direction:
+            return dx_;
+        }
+        return y_;
+    }
     static std::vector<double> download(const DeviceBuffer<float>& b) {
         std::vector<float> f(b.size());
         if (!f.empty())
@@ -472,13 +525,14 @@ private:
     /// Sum of `count` floats on the device (in double on the host after the copy).
     double device_sum(const float* values, std::int64_t count);
     double device_dot(const float* a, const float* b, std::int64_t count);
-    /// Element pass + node pass; returns the potential; fills g_ when with_gradient.
-    double evaluate(const float* y, int outputs);
+    /// Element pass + node pass at y; returns the potential; fills `gradient` with kGradient.
+    double evaluate(const float* y, int outputs, float* gradient);
     /// The potential's node terms (inertia, gravity, ground) and the drag spring at y: all of it
     /// but the element energies (no gradient).
     double node_potential(const float* y);
-    /// The drag spring's energy at y (0 without one), its gradient added to g_ when asked.
-    double drag_energy(const float* y, bool with_gradient);
+    /// The drag spring's energy at y (0 without one), its gradient added to `gradient` when that
+    /// is not null.
+    double drag_energy(const float* y, float* gradient);
     template <int P, class Material>
     void launch_elements(const Material& material, const float* y, int outputs);
     template <class F> void with_material(F&& f) const;
@@ -505,12 +559,9 @@ private:
     LameParameters<float> lame_{};
     QuadratureTet<float> rule_{};
     DeviceBuffer<RestElement<float>> rest_elements_;
-    DeviceBuffer<float> x_, v_, y_, y_tilde_, x_start_, trial_, g_, dx_, rhs_, scratch_;
+    DeviceBuffer<float> x_, v_, y_, y_tilde_, x_start_, trial_, g_, g_trial_, dx_, rhs_, scratch_;
     DeviceBuffer<float> rest_x_, positions_; ///< X and X + u (3 per node)
-    DeviceBuffer<float> first_dx_; ///< the last frame's first Newton correction (PCG warm start)
-    bool have_first_dx_ = false;
-    double strain_at_x_ = std::nan("");  ///< W(x_) when known (the last step's end state)
-    double kinetic_at_x_ = std::nan(""); ///< its kinetic energy (v_ then)
+    DeviceBuffer<float> first_dx_; ///< the last step's first Newton correction (PCG warm start)
     DeviceBuffer<float> mass_, cell_energy_, node_energy_, forces_, extra_;
     DeviceBuffer<float> damping_energy_; ///< per cell Rayleigh stiffness damping potential
     DeviceBuffer<float> von_mises_;      ///< per cell, device_von_mises_stress()
@@ -572,7 +623,8 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     EDN_CUDA_CHECK(cudaMemcpy(rest_elements_.data(), rest_host.data(), rest_elements_.bytes(),
                               cudaMemcpyHostToDevice));
     const std::size_t dofs = 3 * static_cast<std::size_t>(n);
-    for (auto* b : {&x_, &v_, &y_, &y_tilde_, &x_start_, &trial_, &g_, &dx_, &rhs_, &scratch_})
+    for (auto* b :
+         {&x_, &v_, &y_, &y_tilde_, &x_start_, &trial_, &g_, &g_trial_, &dx_, &rhs_, &scratch_})
         b->resize(dofs);
     mass_.resize(n);
     std::vector<float> mass_f(mass.begin(), mass.end());
@@ -715,7 +767,7 @@ double CudaBackend::device_dot(const float* a, const float* b, std::int64_t coun
     return out;
 }
 
-double CudaBackend::evaluate(const float* y, int outputs) {
+double CudaBackend::evaluate(const float* y, int outputs, float* gradient) {
     with_material([&](const auto& material) {
         switch (layout.order) {
         case 1:
@@ -735,19 +787,19 @@ double CudaBackend::evaluate(const float* y, int outputs) {
         node_terms(), assembly_->device_node_cells(), assembly_->device_cell_nodes().nodes,
         nodes_per_cell(layout.order), mass_.data(), fixed_.data(), rest_x_.data(), y,
         y_tilde_.data(), x_start_.data(), forces_.data(), n, with_gradient, node_energy_.data(),
-        g_.data());
+        gradient);
     EDN_CUDA_CHECK_LAUNCH();
     last_strain_energy_ = device_sum(cell_energy_.data(), mesh.num_cells());
     double total = last_strain_energy_ + device_sum(node_energy_.data(), n);
     // Rayleigh stiffness damping: part of the potential, not of the strain energy.
     if (damping_coefficient() > 0.f) total += device_sum(damping_energy_.data(), mesh.num_cells());
-    return total + drag_energy(y, with_gradient);
+    return total + drag_energy(y, with_gradient ? gradient : nullptr);
 }
 
-double CudaBackend::drag_energy(const float* y, bool with_gradient) {
+double CudaBackend::drag_energy(const float* y, float* gradient) {
     if (!drag) return 0.0;
-    drag_kernel<<<1, 1>>>(*drag, rest_x_.data(), y, fixed_.data(), with_gradient, extra_.data(),
-                          g_.data());
+    drag_kernel<<<1, 1>>>(*drag, rest_x_.data(), y, fixed_.data(), gradient != nullptr,
+                          extra_.data(), gradient);
     EDN_CUDA_CHECK_LAUNCH();
     float e = 0;
     EDN_CUDA_CHECK(cudaMemcpy(&e, extra_.data(), sizeof(float), cudaMemcpyDeviceToHost));
@@ -761,133 +813,57 @@ double CudaBackend::node_potential(const float* y) {
         nodes_per_cell(layout.order), mass_.data(), fixed_.data(), rest_x_.data(), y,
         y_tilde_.data(), x_start_.data(), forces_.data(), n, false, node_energy_.data(), g_.data());
     EDN_CUDA_CHECK_LAUNCH();
-    return device_sum(node_energy_.data(), n) + drag_energy(y, false);
+    return device_sum(node_energy_.data(), n) + drag_energy(y, nullptr);
 }
 
-StepResult CudaBackend::step() {
-    const auto step_start = std::chrono::steady_clock::now();
-    StepResult result;
+void CudaBackend::begin_step() {
+    const Index n = layout.num_nodes();
+    EDN_CUDA_CHECK(cudaMemcpy(x_start_.data(), x_.data(), x_.bytes(), cudaMemcpyDeviceToDevice));
+    predictor_kernel<<<blocks_for(n), kBlock>>>(
+        x_.data(), v_.data(), fixed_.data(), static_cast<float>(effective_dt()),
+        settings.integrator != Integrator::Static, n, y_tilde_.data(), y_.data());
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
+PcgResult CudaBackend::solve(bool warm) {
     const Index n = layout.num_nodes();
     const std::int64_t dofs = 3 * static_cast<std::int64_t>(n);
-    const bool dynamic = settings.integrator != Integrator::Static;
-    const float h = static_cast<float>(effective_dt());
-    EDN_CUDA_CHECK(cudaMemcpy(x_start_.data(), x_.data(), x_.bytes(), cudaMemcpyDeviceToDevice));
-    predictor_kernel<<<blocks_for(n), kBlock>>>(x_.data(), v_.data(), fixed_.data(), h, dynamic, n,
-                                                y_tilde_.data(), y_.data());
+    negate_kernel<<<blocks_for(dofs), kBlock>>>(g_.data(), dofs, rhs_.data());
+    // Pins may have changed since the first correction was kept: pinned dofs start from 0.
+    if (warm)
+        masked_copy_kernel<<<blocks_for(n), kBlock>>>(first_dx_.data(), fixed_.data(), n,
+                                                      dx_.data());
+    else
+        EDN_CUDA_CHECK(cudaMemsetAsync(dx_.data(), 0, dx_.bytes()));
     EDN_CUDA_CHECK_LAUNCH();
-    double first_decrement = 0;
-    // Energies at the current iterate (NaN until known), so reporting needs no extra pass.
-    double e_at_y = std::nan(""), w_at_y = std::nan(""), trial_e = 0, trial_w = 0;
-    for (int it = 0; it < settings.max_newton_iterations; ++it) {
-        auto t0 = std::chrono::steady_clock::now();
-        double e0 = evaluate(y_.data(), kEnergy | kGradient | kHessian);
-        // The start x instead of the prediction (see start_at_previous_state); W(x) is known from
-        // the last step, and no damping acts at x.
-        // The potential at the start is at least its inertia term c h^2 KE(v) plus W(x) (the other
-        // terms are >= 0 there), and a switch needs e0 above three times it: only then is the
-        // exact value (a node pass and two host reads) worth computing.
-        const double start_bound =
-            inertia_coefficient() * effective_dt() * effective_dt() * kinetic_at_x_ + strain_at_x_;
-        if (it == 0 && dynamic && std::isfinite(start_bound) &&
-            (!std::isfinite(e0) || e0 > 3 * start_bound) &&
-            start_at_previous_state(e0, strain_at_x_ + node_potential(x_start_.data()))) {
-            EDN_CUDA_CHECK(
-                cudaMemcpy(y_.data(), x_start_.data(), y_.bytes(), cudaMemcpyDeviceToDevice));
-            e0 = evaluate(y_.data(), kEnergy | kGradient | kHessian);
-        }
-        e_at_y = e0;
-        w_at_y = last_strain_energy_;
-        const double gnorm = std::sqrt(device_dot(g_.data(), g_.data(), dofs));
-        result.times.element += elapsed_ms(t0);
-        if (it == 0) result.initial_residual = gnorm;
-        result.final_residual = gnorm;
-        result.residuals.push_back(gnorm);
-        if (!std::isfinite(e0) || !std::isfinite(gnorm)) break;
-        if (gnorm == 0) { // stationary already (every node pinned, or an exact prediction)
-            result.converged = true;
-            break;
-        }
-        t0 = std::chrono::steady_clock::now();
-        assemble(y_.data());
-        const BinBcsrMatrixView<float> a = assembly_->device_matrix();
-        cuda::device_synchronize();
-        result.times.summation += elapsed_ms(t0);
-        t0 = std::chrono::steady_clock::now();
-        negate_kernel<<<blocks_for(dofs), kBlock>>>(g_.data(), dofs, rhs_.data());
-        // The first correction of a frame starts from the last frame's (smooth motion); pins may
-        // have changed since, so pinned dofs start from 0. Later iterations start from 0.
-        const bool warm = it == 0 && have_first_dx_;
-        if (warm)
-            masked_copy_kernel<<<blocks_for(n), kBlock>>>(first_dx_.data(), fixed_.data(), n,
-                                                          dx_.data());
-        else
-            EDN_CUDA_CHECK(cudaMemsetAsync(dx_.data(), 0, dx_.bytes()));
-        PcgSettings pcg = settings.pcg;
-        pcg.warm_start = warm;
-        // Coarse PCG iterations enqueued per application: 6 (a 127K-tet p = 2 frame: 2 -> 31.5 ms,
-        // 4 -> 23.9, 6 -> 23.6, 10 -> 26.8, 16 -> 29.9, 24 -> 31.8; iterations after the coarse
-        // solve converged still cost their launches). EDN_COARSE_ITERATIONS overrides it.
-        static const int coarse_iterations = [] {
-            const char* v = std::getenv("EDN_COARSE_ITERATIONS");
-            return v && std::atoi(v) > 0 ? std::atoi(v) : kCoarseIterationsCuda;
-        }();
-        const PcgResult solve =
-            coarse_ ? pcg_->solve_two_level(a, coarse_->view(kCoarseTolerance, coarse_iterations),
-                                            rhs_.data(), dx_.data(), pcg, fixed_.data())
-                    : pcg_->solve(a, rhs_.data(), dx_.data(), pcg, fixed_.data());
-        if (it == 0) {
-            EDN_CUDA_CHECK(cudaMemcpyAsync(first_dx_.data(), dx_.data(), dx_.bytes(),
-                                           cudaMemcpyDeviceToDevice));
-            have_first_dx_ = true;
-        }
-        result.cg_iterations += solve.iterations;
-        result.pcg_breakdowns += solve.breakdown;
-        result.pcg_unconverged += !solve.converged && !solve.breakdown;
-        result.times.pcg += elapsed_ms(t0);
-        double slope = device_dot(g_.data(), dx_.data(), dofs);
-        if (!(slope < 0) || !std::isfinite(slope)) {
-            ++result.line_search_failures;
-            const float scale = static_cast<float>(inertia_coefficient() + 1.0 / (double(h) * h));
-            fallback_direction_kernel<<<blocks_for(n), kBlock>>>(
-                g_.data(), mass_.data(), fixed_.data(), scale, n, dx_.data());
-            EDN_CUDA_CHECK_LAUNCH();
-            slope = device_dot(g_.data(), dx_.data(), dofs);
-            if (!(slope < 0)) break;
-        }
-        const double decrement = -slope;
-        if (it == 0) first_decrement = decrement;
-        t0 = std::chrono::steady_clock::now();
-        float alpha = 1.f;
-        bool accepted = false;
-        for (int ls = 0; ls < 20; ++ls) {
-            axpy_kernel<<<blocks_for(dofs), kBlock>>>(y_.data(), alpha, dx_.data(), dofs,
-                                                      trial_.data());
-            EDN_CUDA_CHECK_LAUNCH();
-            const double et = evaluate(trial_.data(), kEnergy);
-            trial_e = et;
-            trial_w = last_strain_energy_;
-            // Energies are float sums (in double): allow their round-off in the Armijo test.
-            const double tolerance = 1e-7 * std::abs(e0);
-            if (std::isfinite(et) && et <= e0 + 1e-4 * alpha * slope + tolerance) {
-                accepted = true;
-                break;
-            }
-            alpha *= 0.5f;
-        }
-        result.times.line_search += elapsed_ms(t0);
-        if (!accepted) {
-            ++result.line_search_failures;
-            break;
-        }
-        std::swap(y_, trial_);
-        e_at_y = trial_e, w_at_y = trial_w;
-        result.newton_iterations = it + 1;
-        if (decrement <= settings.newton_tolerance * settings.newton_tolerance * first_decrement ||
-            decrement <= 1e-30) {
-            result.converged = true;
-            break;
-        }
-    }
+    PcgSettings pcg = settings.pcg;
+    pcg.warm_start = warm;
+    const BinBcsrMatrixView<float> a = assembly_->device_matrix();
+    if (!coarse_) return pcg_->solve(a, rhs_.data(), dx_.data(), pcg, fixed_.data());
+    // Coarse PCG iterations enqueued per application: 6 (a 127K-tet p = 2 frame: 2 -> 31.5 ms,
+    // 4 -> 23.9, 6 -> 23.6, 10 -> 26.8, 16 -> 29.9, 24 -> 31.8; iterations after the coarse
+    // solve converged still cost their launches).
+    return pcg_->solve_two_level(
+        a, coarse_->view(kCoarseTolerance, coarse_iterations(kCoarseIterationsCuda)), rhs_.data(),
+        dx_.data(), pcg, fixed_.data());
+}
+
+void CudaBackend::set_trial(double alpha) {
+    const std::int64_t dofs = static_cast<std::int64_t>(y_.size());
+    axpy_kernel<<<blocks_for(dofs), kBlock>>>(y_.data(), static_cast<float>(alpha), dx_.data(),
+                                              dofs, trial_.data());
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::scaled_gradient_direction(double scale) {
+    const Index n = layout.num_nodes();
+    fallback_direction_kernel<<<blocks_for(n), kBlock>>>(g_.data(), mass_.data(), fixed_.data(),
+                                                         static_cast<float>(scale), n, dx_.data());
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
+bool CudaBackend::update_state() {
+    const Index n = layout.num_nodes();
     EDN_CUDA_CHECK(cudaMemset(bad_.data(), 0, sizeof(int)));
     update_state_kernel<<<blocks_for(n), kBlock>>>(y_.data(), x_start_.data(), fixed_.data(),
                                                    int(settings.integrator), float(settings.dt), n,
@@ -896,40 +872,36 @@ StepResult CudaBackend::step() {
     int bad = 0;
     EDN_CUDA_CHECK(cudaMemcpy(&bad, bad_.data(), sizeof(int), cudaMemcpyDeviceToHost));
     if (bad) {
-        result.recovered = true;
         EDN_CUDA_CHECK(
             cudaMemcpy(x_.data(), x_start_.data(), x_.bytes(), cudaMemcpyDeviceToDevice));
         EDN_CUDA_CHECK(cudaMemset(v_.data(), 0, v_.bytes()));
     }
-    // Energies of the new state: W(x) is W at the last accepted iterate unless the state changed
-    // after it (midpoint, recovery); kinetic energy is reduced on the device (no copy of v).
-    if (settings.integrator == Integrator::Midpoint || bad || !std::isfinite(w_at_y)) {
-        with_material([&](const auto& material) {
-            switch (layout.order) {
-            case 1:
-                launch_elements<1>(material, x_.data(), kEnergy);
-                break;
-            case 2:
-                launch_elements<2>(material, x_.data(), kEnergy);
-                break;
-            default:
-                launch_elements<3>(material, x_.data(), kEnergy);
-                break;
-            }
-        });
-        result.strain_energy = device_sum(cell_energy_.data(), mesh.num_cells());
-    } else {
-        result.strain_energy = w_at_y;
-    }
+    update_positions();
+    return !bad;
+}
+
+double CudaBackend::state_strain_energy() {
+    with_material([&](const auto& material) {
+        switch (layout.order) {
+        case 1:
+            launch_elements<1>(material, x_.data(), kEnergy);
+            break;
+        case 2:
+            launch_elements<2>(material, x_.data(), kEnergy);
+            break;
+        default:
+            launch_elements<3>(material, x_.data(), kEnergy);
+            break;
+        }
+    });
+    return device_sum(cell_energy_.data(), mesh.num_cells());
+}
+
+double CudaBackend::state_kinetic_energy() {
+    const Index n = layout.num_nodes();
     kinetic_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), v_.data(), n, node_energy_.data());
     EDN_CUDA_CHECK_LAUNCH();
-    result.kinetic_energy = device_sum(node_energy_.data(), n);
-    strain_at_x_ = result.strain_energy;
-    kinetic_at_x_ = result.kinetic_energy;
-    result.potential = std::isfinite(e_at_y) ? e_at_y : evaluate(y_.data(), kEnergy);
-    update_positions();
-    result.times.total = elapsed_ms(step_start);
-    return result;
+    return device_sum(node_energy_.data(), n);
 }
 
 std::vector<double> CudaBackend::von_mises_stress() const {

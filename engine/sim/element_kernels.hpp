@@ -14,6 +14,7 @@
 #include "fem/neo_hookean.hpp"
 #include "fem/quadrature_tet.hpp"
 #include "fem/small_matrix.hpp"
+#include "sim/element_output.hpp"
 
 namespace edn {
 
@@ -58,9 +59,6 @@ template <class T> struct RestElement {
     T inverse_jacobian[3][3];
     T abs_det;
 };
-
-/// What to compute.
-enum ElementOutput : int { kEnergy = 1, kGradient = 2, kHessian = 4 };
 
 /// Rest physical shape gradients g_a = J^{-T} dN_a/dxi at barycentric point `bary`.
 template <int P, class T>

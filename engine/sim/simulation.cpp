@@ -93,6 +93,8 @@ void validate(const SimulationSettings& s) {
                    s.pcg.relative_tolerance < 1,
                ErrorCode::Usage, "CG tolerance must be in (0, 1)");
     EDN_VERIFY(s.pcg.max_iterations >= 1, ErrorCode::Usage, "CG iteration cap must be >= 1");
+    EDN_VERIFY(s.coarse_iterations >= 0 && s.coarse_iterations <= 1000, ErrorCode::Usage,
+               "coarse iterations must be in 0..1000 (0: default), got " << s.coarse_iterations);
     EDN_VERIFY(!s.ground_height || finite(*s.ground_height), ErrorCode::Usage,
                "ground height must be finite");
     EDN_VERIFY(finite(s.ground_stiffness) && s.ground_stiffness >= 0, ErrorCode::Usage,

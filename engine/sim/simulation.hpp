@@ -59,6 +59,9 @@ struct SimulationSettings {
     int max_newton_iterations = 5;  ///< per frame
     double newton_tolerance = 1e-3; ///< on the Newton decrement, relative to the first
     PcgSettings pcg;                ///< inner linear solves
+    /// Coarse PCG iterations per application of the two-level preconditioner; 0: the backend's
+    /// measured default (solver/two_level.hpp: 6 on the GPU, 16 on the CPU).
+    int coarse_iterations = 0;
     /// Preconditioner of the Newton solves. TwoLevel (solver/two_level.hpp): block Jacobi + a P1
     /// coarse correction, flexible CG, both backends, for order >= 2 (p = 1 always uses block
     /// Jacobi): 469 -> 55 CG iterations per frame on a 127K-tet p = 2 box (bench/README.md).

@@ -4,6 +4,7 @@
 #include "mesh/node_layout.hpp"
 #include "mesh/topology.hpp"
 #include "sim/simulation.hpp"
+#include "solver/newton.hpp"
 #include "sparse/bin_bcsr_pattern.hpp"
 
 #include <chrono>
@@ -12,8 +13,10 @@
 
 namespace edn {
 
-/// Host-side set-up common to every backend: topology, node layout, pattern, masses, pins.
-class SimulationBackend {
+/// Host-side set-up common to every backend (topology, node layout, pattern, masses, pins) and
+/// the operations the one Newton loop (solver/newton.hpp) runs on: a backend implements those
+/// operations and the state access below, nothing of the loop.
+class SimulationBackend : public NewtonOperations {
 public:
     /// `host_pattern`: build the Bin-BCSR* pattern on the host (the CPU backend; the CUDA backend
     /// builds its own on the device and leaves `pattern` empty). `prebuilt`: the mesh's topology
@@ -25,12 +28,20 @@ public:
     static void check(const TetMesh& mesh, const SimulationSettings& settings);
     virtual ~SimulationBackend() = default;
 
-    virtual StepResult step() = 0;
+    /// One step by solver/newton over this backend's operations.
+    StepResult step() {
+        return newton_step(*this, newton_settings(settings, inertia_coefficient(), effective_dt()),
+                           newton_memory);
+    }
     virtual std::vector<double> positions() const = 0;
     virtual std::vector<double> velocities() const = 0;
     /// Device pointer to 3 #nodes float positions (CUDA backend), nullptr on the host backends.
     virtual const float* device_positions() const { return nullptr; }
-    virtual void set_state(const std::vector<double>& x, const std::vector<double>& v) = 0;
+    /// Overwrites the state; what the Newton loop kept of the last step no longer applies.
+    void set_state(const std::vector<double>& x, const std::vector<double>& v) {
+        newton_memory = {};
+        load_state(x, v);
+    }
     virtual std::vector<double> von_mises_stress() const = 0;
     /// Per-cell von Mises stress of the current state in device memory (CUDA backend; valid
     /// until the next call or step), nullptr on the host backends.
@@ -59,6 +70,7 @@ public:
     std::vector<std::uint8_t> fixed; ///< #nodes pin mask
     std::optional<DragSpring> drag;
     Index components = 0;
+    NewtonMemory newton_memory; ///< what the Newton loop carries between steps
     /// Milliseconds of the last pattern build, topology to summation plans (CUDA: device time of
     /// the GPU stages; CPU: host time).
     double pattern_ms = 0;
@@ -66,18 +78,16 @@ public:
     /// Coefficient c of the inertia term c/2 (y - y~)^T M (y - y~) and the effective step.
     double inertia_coefficient() const;
     double effective_dt() const;
-};
+    /// Coarse PCG iterations per two-level preconditioner application: the settings' value, or
+    /// the backend's measured default when it is 0.
+    int coarse_iterations(int backend_default) const {
+        return settings.coarse_iterations > 0 ? settings.coarse_iterations : backend_default;
+    }
 
-/// Newton starts a dynamic step at the prediction y~ = x + h v. When the incremental potential
-/// there is far above its value at the step's start x (a prediction that inverts slivers: a
-/// needle on a sphere went 2.8 -> 1.5e4 -> 7e7 in strain energy, frame by frame, because the line
-/// search only ever improved on the prediction), Newton starts at x instead. "Far": more than
-/// half the energies' magnitude apart, so ordinary smooth motion never switches.
-inline bool start_at_previous_state(double e_prediction, double e_start) {
-    return std::isfinite(e_start) &&
-           (!std::isfinite(e_prediction) ||
-            e_prediction - e_start > 0.5 * (std::abs(e_prediction) + std::abs(e_start)));
-}
+protected:
+    /// Positions and velocities (3 per node each) into the backend's state.
+    virtual void load_state(const std::vector<double>& x, const std::vector<double>& v) = 0;
+};
 
 /// Milliseconds since `start`.
 inline double elapsed_ms(std::chrono::steady_clock::time_point start) {

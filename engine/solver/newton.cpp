@@ -1,0 +1,170 @@
+#include "solver/newton.hpp"
+
+#include <chrono>
+#include <cmath>
+
+namespace edn {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+/// Armijo constant of the sufficient-decrease test.
+constexpr double kArmijo = 1e-4;
+
+} // namespace
+
+NewtonSettings newton_settings(const SimulationSettings& settings, double inertia, double dt) {
+    NewtonSettings s;
+    s.max_iterations = settings.max_newton_iterations;
+    s.tolerance = settings.newton_tolerance;
+    s.dynamic = settings.integrator != Integrator::Static;
+    s.inertia = inertia;
+    s.dt = dt;
+    s.state_is_iterate = settings.integrator != Integrator::Midpoint;
+    return s;
+}
+
+StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
+                       NewtonMemory& memory) {
+    using V = NewtonVector;
+    const auto step_start = Clock::now();
+    StepResult result;
+    ops.begin_step();
+    // Energies at the iterate (NaN until known), so reporting needs no extra element pass;
+    // strain_* is W alone (the element passes also return the stiffness-damping potential).
+    double e_at_y = std::nan(""), strain_at_y = std::nan("");
+    double first_decrement = 0;
+    // True when the accepted line-search point was evaluated with gradient and Hessian (the full
+    // step, alpha = 1, accepted): the next iteration starts from that evaluation (the same y, so
+    // the same numbers) instead of repeating the element pass.
+    bool evaluated_at_y = false;
+    for (int it = 0; it < settings.max_iterations; ++it) {
+        auto t0 = Clock::now();
+        double e0 = e_at_y;
+        if (!evaluated_at_y) {
+            e0 = ops.evaluate(V::Iterate, kEnergy | kGradient | kHessian, V::Gradient);
+            strain_at_y = ops.last_strain_energy();
+            // The start x instead of the prediction (see start_at_previous_state). The potential
+            // at x is at least its inertia term c h^2 KE(v) plus W(x) (its other terms are >= 0
+            // there), and a switch needs e0 above three times that: only then is the exact value
+            // (a node pass) worth computing. The shortcut never changes the decision.
+            const double start_bound =
+                settings.inertia * settings.dt * settings.dt * memory.kinetic_at_x +
+                memory.strain_at_x;
+            if (it == 0 && settings.dynamic && std::isfinite(start_bound) &&
+                (!std::isfinite(e0) || e0 > 3 * start_bound) &&
+                start_at_previous_state(e0, ops.start_potential(memory.strain_at_x))) {
+                ops.restart_at_start();
+                e0 = ops.evaluate(V::Iterate, kEnergy | kGradient | kHessian, V::Gradient);
+                strain_at_y = ops.last_strain_energy();
+            }
+            e_at_y = e0;
+        }
+        evaluated_at_y = false;
+        const double gnorm = std::sqrt(ops.dot(V::Gradient, V::Gradient));
+        result.times.element += ms_since(t0);
+        if (it == 0) result.initial_residual = gnorm;
+        result.final_residual = gnorm;
+        result.residuals.push_back(gnorm);
+        if (!std::isfinite(e0) || !std::isfinite(gnorm)) break;
+        if (gnorm == 0) { // stationary already (every node pinned, or an exact prediction)
+            result.converged = true;
+            break;
+        }
+
+        t0 = Clock::now();
+        ops.assemble();
+        result.times.summation += ms_since(t0);
+
+        t0 = Clock::now();
+        // The first correction of a step resembles the last step's (smooth motion): start PCG
+        // from it (a guess only; the tolerance is unchanged). Later iterations start from 0.
+        const bool warm = it == 0 && memory.have_first_direction;
+        const PcgResult solve = ops.solve(warm);
+        if (it == 0) {
+            ops.keep_first_direction();
+            memory.have_first_direction = true;
+        }
+        result.cg_iterations += solve.iterations;
+        result.pcg_breakdowns += solve.breakdown;
+        result.pcg_unconverged += !solve.converged && !solve.breakdown;
+        result.times.pcg += ms_since(t0);
+
+        double slope = ops.dot(V::Gradient, V::Direction); // negative for a descent direction
+        if (!(slope < 0) || !std::isfinite(slope)) {
+            // Not a descent direction (indefinite exact Hessian or a broken solve): the
+            // mass-scaled gradient, always a descent direction.
+            ++result.line_search_failures;
+            ops.scaled_gradient_direction(settings.inertia + 1.0 / (settings.dt * settings.dt));
+            slope = ops.dot(V::Gradient, V::Direction);
+            if (!(slope < 0)) break;
+        }
+        const double decrement = -slope;
+        if (it == 0) first_decrement = decrement;
+        const bool converging =
+            decrement <= settings.tolerance * settings.tolerance * first_decrement ||
+            decrement <= 1e-30;
+        // When another iteration follows an accepted full step, evaluate the full step with
+        // gradient and Hessian: that iteration needs exactly this evaluation (timed as an element
+        // pass, not as line search).
+        const bool full_first = !converging && it + 1 < settings.max_iterations;
+
+        t0 = Clock::now();
+        double alpha = 1.0, et = 0, strain_t = 0, element_in_search = 0;
+        bool accepted = false;
+        // Energies are sums of rounded element terms: allow their round-off in the test.
+        const double rounding = ops.energy_rounding() * std::abs(e0);
+        for (int ls = 0; ls < settings.max_line_search; ++ls) {
+            ops.set_trial(alpha);
+            if (ls == 0 && full_first) {
+                const auto te = Clock::now();
+                et = ops.evaluate(V::Trial, kEnergy | kGradient | kHessian, V::TrialGradient);
+                element_in_search = ms_since(te);
+            } else {
+                et = ops.evaluate(V::Trial, kEnergy, V::TrialGradient);
+            }
+            strain_t = ops.last_strain_energy();
+            if (std::isfinite(et) && et <= e0 + kArmijo * alpha * slope + rounding) {
+                accepted = true;
+                evaluated_at_y = ls == 0 && full_first;
+                break;
+            }
+            alpha *= 0.5;
+        }
+        result.times.element += element_in_search;
+        result.times.line_search += ms_since(t0) - element_in_search;
+        if (!accepted) {
+            ++result.line_search_failures;
+            break; // keep y: no step decreased the potential
+        }
+        ops.accept_trial(evaluated_at_y);
+        e_at_y = et, strain_at_y = strain_t;
+        result.newton_iterations = it + 1;
+        if (converging) {
+            result.converged = true;
+            break;
+        }
+    }
+
+    // The new state; never a non-finite one.
+    result.recovered = !ops.update_state();
+    // W(x) is W at the last accepted iterate unless the state differs from it (midpoint's x =
+    // 2 y - x_start, a recovery).
+    result.strain_energy =
+        settings.state_is_iterate && !result.recovered && std::isfinite(strain_at_y)
+            ? strain_at_y
+            : ops.state_strain_energy();
+    result.kinetic_energy = ops.state_kinetic_energy();
+    memory.strain_at_x = result.strain_energy;
+    memory.kinetic_at_x = result.kinetic_energy;
+    result.potential =
+        std::isfinite(e_at_y) ? e_at_y : ops.evaluate(V::Iterate, kEnergy, V::TrialGradient);
+    result.times.total = ms_since(step_start);
+    return result;
+}
+
+} // namespace edn

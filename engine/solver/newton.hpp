@@ -1,0 +1,117 @@
+#pragma once
+/// Newton's method with a backtracking (Armijo) line search on the incremental potential, and the
+/// integrators' state update: written once for every backend (the CPU in double, CUDA in float)
+/// over the small set of operations a backend supplies (NewtonOperations), as MFEM's
+/// NewtonSolver is written once over an operator. The convergence rules live here and only here.
+///
+/// One step (see DESIGN.md, "Data flow of one frame"):
+///   begin: x_start = x, prediction y~ = x + h v (static: x), iterate y = y~ on free nodes
+///   until the Newton decrement g.dx meets the tolerance relative to the first, or the cap:
+///     evaluate energy, gradient and element Hessians at y (skipped when the line search already
+///     evaluated the accepted full step with them); at the first iteration of a dynamic step,
+///     restart at x_start when the prediction's potential is far above the start's
+///     assemble H; solve H dx = -g (PCG, warm-started from the last frame's first correction)
+///     dx not a descent direction -> the mass-scaled gradient instead
+///     backtracking line search from alpha = 1 (Armijo constant 1e-4, plus the backend's energy
+///     round-off), the full step evaluated with gradient and Hessian when another iteration
+///     follows (it then needs exactly that evaluation)
+///   update x, v by the integrator (never keeping a non-finite state), report energies.
+
+#include "sim/element_output.hpp"
+#include "sim/simulation.hpp"
+
+#include <cmath>
+
+namespace edn {
+
+/// Vectors of 3 #nodes values the Newton loop names; their storage belongs to the backend.
+enum class NewtonVector : std::uint8_t {
+    Iterate,       ///< y, the current Newton iterate
+    Trial,         ///< y + alpha dx, the line search's point
+    Gradient,      ///< gradient of the potential at Iterate (zero on pinned dofs)
+    TrialGradient, ///< gradient at Trial, when evaluated with one
+    Direction,     ///< dx, the Newton correction
+};
+
+/// What a backend supplies to newton_step: the potential and its derivatives, the linear solve
+/// and a few vector operations. Nothing here decides anything.
+class NewtonOperations {
+public:
+    virtual ~NewtonOperations() = default;
+
+    /// x_start = x; y~ = x + h v (x for static solves); Iterate = y~ on free nodes, x on pinned.
+    virtual void begin_step() = 0;
+    /// Incremental potential at `at` (Iterate or Trial). With kGradient the gradient goes to
+    /// `gradient` (zero on pinned nodes); with kHessian the element Hessians are kept for
+    /// assemble(). last_strain_energy() is W at `at` afterwards.
+    virtual double evaluate(NewtonVector at, int outputs, NewtonVector gradient) = 0;
+    /// W (the elastic energy alone, no damping potential) of the last evaluate().
+    virtual double last_strain_energy() const = 0;
+    /// The incremental potential at x_start given W(x_start) (its node terms and the drag).
+    virtual double start_potential(double strain_at_start) = 0;
+    /// Iterate = x_start.
+    virtual void restart_at_start() = 0;
+    /// Sums the kept element Hessians and the node terms at Iterate into the system matrix (and
+    /// the preconditioner's levels); returns when the matrix is complete (timed by the caller).
+    virtual void assemble() = 0;
+    /// Direction = H^-1 (-Gradient) by PCG; `warm`: start from the kept first correction (zero on
+    /// pinned dofs) instead of zero.
+    virtual PcgResult solve(bool warm) = 0;
+    /// Keeps Direction as the warm start of the next step's first solve.
+    virtual void keep_first_direction() = 0;
+    /// a.b in double.
+    virtual double dot(NewtonVector a, NewtonVector b) = 0;
+    /// Trial = Iterate + alpha Direction.
+    virtual void set_trial(double alpha) = 0;
+    /// Direction = -Gradient_i / (m_i scale) on free nodes, 0 on pinned ones.
+    virtual void scaled_gradient_direction(double scale) = 0;
+    /// Iterate = Trial (and Gradient = TrialGradient when `with_gradient`), by swapping.
+    virtual void accept_trial(bool with_gradient) = 0;
+    /// x, v from the minimiser Iterate by the integrator, v = 0 on pinned nodes. A non-finite
+    /// result is not kept: x = x_start, v = 0, and false is returned.
+    virtual bool update_state() = 0;
+    /// W(x) of the state (an element pass).
+    virtual double state_strain_energy() = 0;
+    /// 1/2 v^T M v of the state.
+    virtual double state_kinetic_energy() = 0;
+    /// Relative round-off of the potential's sums (0 in double; float element sums on the GPU),
+    /// allowed in the line search's sufficient-decrease test.
+    virtual double energy_rounding() const = 0;
+};
+
+/// The rules of one step, from SimulationSettings.
+struct NewtonSettings {
+    int max_iterations = 5;       ///< Newton iterations per step
+    double tolerance = 1e-3;      ///< on the Newton decrement, relative to the first
+    bool dynamic = true;          ///< false for static solves (no prediction, no start rule)
+    double inertia = 0;           ///< c of the inertia term c/2 (y - y~)^T M (y - y~)
+    double dt = 0;                ///< the effective step h of the prediction
+    int max_line_search = 20;     ///< halvings of alpha before the line search gives up
+    bool state_is_iterate = true; ///< x = y after the update (not for the midpoint rule)
+};
+
+/// What newton_step carries from one step to the next. Reset it when the state is overwritten.
+struct NewtonMemory {
+    double strain_at_x = std::nan("");  ///< W(x) at the end of the last step
+    double kinetic_at_x = std::nan(""); ///< its kinetic energy
+    bool have_first_direction = false;  ///< keep_first_direction() holds a correction
+};
+
+/// Newton starts a dynamic step at the prediction y~ = x + h v. When the incremental potential
+/// there is far above its value at the step's start x (a prediction that inverts slivers: a
+/// needle on a sphere went 2.8 -> 1.5e4 -> 7e7 in strain energy, frame by frame, because the line
+/// search only ever improved on the prediction), Newton starts at x instead. "Far": more than
+/// half the energies' magnitude apart, so ordinary smooth motion never switches.
+inline bool start_at_previous_state(double e_prediction, double e_start) {
+    return std::isfinite(e_start) &&
+           (!std::isfinite(e_prediction) ||
+            e_prediction - e_start > 0.5 * (std::abs(e_prediction) + std::abs(e_start)));
+}
+
+/// The rules for a backend's SimulationSettings.
+NewtonSettings newton_settings(const SimulationSettings& settings, double inertia, double dt);
+
+/// One implicit step (or static solve) of `ops`; see the file comment.
+StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings, NewtonMemory& memory);
+
+} // namespace edn

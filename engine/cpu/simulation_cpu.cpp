@@ -131,21 +131,7 @@ protected:
     }
 
 private:
-    std::vector<double>& vector(NewtonVector v) {
-        switch (v) {
-        case NewtonVector::Iterate:
-            return y_;
-        case NewtonVector::Trial:
-            return trial_;
-        case NewtonVector::Gradient:
-            return g_;
-        case NewtonVector::TrialGradient:
-            return g_trial_;
-        case NewtonVector::Direction:
-            return dx_;
-        }
-        return y_;
-    }
+    std::vector<double>& vector(NewtonVector v) { return newton_vectors_[static_cast<int>(v)]; }
     /// x_start = x, y~ = x + h v (or x for static).
     void prepare_step() {
         const double h = effective_dt();
@@ -192,9 +178,15 @@ private:
     TwoLevelWorkspace two_level_ws_;
     std::vector<double> coarse_blocks_, node_diagonal_; ///< scratch of the coarse assembly
     std::vector<double> x_, v_, y_tilde_, x_start_, positions_flat_;
-    std::vector<double> y_, trial_, g_, g_trial_, dx_; ///< the Newton loop's vectors
-    mutable std::vector<double> node_energy_;          ///< scratch of potential()
-    std::vector<double> rhs_;                          ///< scratch of solve(): -g
+    /// The Newton loop's vectors by NewtonVector, and names for them.
+    std::array<std::vector<double>, kNewtonVectors> newton_vectors_;
+    std::vector<double>&y_ = newton_vectors_[int(NewtonVector::Iterate)],
+    &trial_ = newton_vectors_[int(NewtonVector::Trial)],
+    &g_ = newton_vectors_[int(NewtonVector::Gradient)],
+    &g_trial_ = newton_vectors_[int(NewtonVector::TrialGradient)],
+    &dx_ = newton_vectors_[int(NewtonVector::Direction)];
+    mutable std::vector<double> node_energy_; ///< scratch of potential()
+    std::vector<double> rhs_;                 ///< scratch of solve(): -g
     std::vector<double> first_dx_; ///< the last step's first Newton correction (PCG warm start)
     LameParameters<double> lame_{};
 };

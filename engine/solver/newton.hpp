@@ -32,6 +32,8 @@ enum class NewtonVector : std::uint8_t {
     TrialGradient, ///< gradient at Trial, when evaluated with one
     Direction,     ///< dx, the Newton correction
 };
+/// How many NewtonVector values there are (a backend keeps its vectors in an array of this size).
+inline constexpr int kNewtonVectors = 5;
 
 /// What a backend supplies to newton_step: the potential and its derivatives, the linear solve
 /// and a few vector operations. Nothing here decides anything.

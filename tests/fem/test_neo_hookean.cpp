@@ -1,5 +1,6 @@
 #include "fem/hyperelastic_element.hpp"
 #include "fem/neo_hookean.hpp"
+#include "support/random.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,33 +11,12 @@
 namespace edn {
 namespace {
 
+using test::random_matrix;
+using test::random_rotation;
+using test::with_singular_values;
+
 constexpr LameParameters<double> kLame = lame_from_young_poisson(1.0e4, 0.35);
 const NeoHookean<double> kMaterial{kLame};
-
-Mat3<double> random_rotation(std::mt19937& rng) {
-    std::normal_distribution<double> n(0.0, 1.0);
-    double q[4] = {n(rng), n(rng), n(rng), n(rng)};
-    const double s = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    for (double& c : q) c /= s;
-    const double w = q[0], x = q[1], y = q[2], z = q[3];
-    return Mat3<double>{{{1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)},
-                         {2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)},
-                         {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}}};
-}
-
-Mat3<double> random_matrix(std::mt19937& rng, double lo, double hi) {
-    std::uniform_real_distribution<double> u(lo, hi);
-    Mat3<double> F{};
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) F.m[i][j] = u(rng);
-    return F;
-}
-
-// F = Q1 diag(s) Q2 with random rotations: controls J = s0 s1 s2 exactly.
-Mat3<double> with_singular_values(std::mt19937& rng, double s0, double s1, double s2) {
-    const Mat3<double> D{{{s0, 0, 0}, {0, s1, 0}, {0, 0, s2}}};
-    return random_rotation(rng) * D * random_rotation(rng);
-}
 
 // Deformation gradients of every regime: moderate, near-inverted (J ~ 1e-2), inside the
 // extension (0 < J < J0), singular, inverted.

@@ -17,10 +17,7 @@ namespace {
 using test::AssemblyFixture;
 using test::max_abs;
 
-class CudaAssemblyTest : public ::testing::TestWithParam<int> {
-protected:
-    void SetUp() override { EDN_SKIP_WITHOUT_CUDA(); }
-};
+class CudaAssemblyTest : public test::CudaOrderTest {};
 
 std::vector<TetMesh> cuda_meshes(int order) {
     std::vector<TetMesh> meshes = {

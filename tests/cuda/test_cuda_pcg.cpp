@@ -23,10 +23,7 @@ using System = test::LinearSystem;
 using test::random_vector;
 using test::relative_error;
 
-class CudaPcg : public ::testing::TestWithParam<int> {
-protected:
-    void SetUp() override { EDN_SKIP_WITHOUT_CUDA(); }
-};
+class CudaPcg : public test::CudaOrderTest {};
 
 std::vector<TetMesh> meshes(int order) {
     const int n = order == 1 ? 14 : 8; // many bins, for the warp schedulers

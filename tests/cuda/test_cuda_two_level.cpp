@@ -20,10 +20,7 @@ namespace {
 
 using test::AssemblyFixture;
 
-class CudaTwoLevel : public ::testing::TestWithParam<int> {
-protected:
-    void SetUp() override { EDN_SKIP_WITHOUT_CUDA(); }
-};
+class CudaTwoLevel : public test::CudaOrderTest {};
 
 /// K + shift I (shift = fraction * mean (0,0) diagonal entry), double and float.
 struct ShiftedSystem {

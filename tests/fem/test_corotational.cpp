@@ -1,5 +1,6 @@
 #include "fem/corotational.hpp"
 #include "fem/hyperelastic_element.hpp"
+#include "support/finite_differences.hpp"
 #include "support/random.hpp"
 
 #include <algorithm>
@@ -35,33 +36,10 @@ std::vector<Mat3<double>> regime_samples(std::mt19937& rng) {
     return out;
 }
 
-void check_derivatives(const Corotational<double>& mat, const Mat3<double>& F) {
-    const double h = 1e-6;
-    const Mat3<double> P = mat.first_piola(F);
-    double D[9][9];
-    mat.first_piola_derivative(F, D);
-    double pscale = 0, dscale = 0;
-    for (int x = 0; x < 9; ++x) {
-        pscale = std::max(pscale, std::abs(P.m[x / 3][x % 3]));
-        for (int y = 0; y < 9; ++y) dscale = std::max(dscale, std::abs(D[x][y]));
-    }
-    for (int y = 0; y < 9; ++y) {
-        Mat3<double> Fp = F, Fm = F;
-        Fp.m[y / 3][y % 3] += h;
-        Fm.m[y / 3][y % 3] -= h;
-        const double dpsi = (mat.energy_density(Fp) - mat.energy_density(Fm)) / (2 * h);
-        EXPECT_NEAR(dpsi, P.m[y / 3][y % 3], 1e-6 * std::max(pscale, 1.0)) << "entry " << y;
-        const Mat3<double> Pp = mat.first_piola(Fp), Pm = mat.first_piola(Fm);
-        for (int x = 0; x < 9; ++x)
-            EXPECT_NEAR((Pp.m[x / 3][x % 3] - Pm.m[x / 3][x % 3]) / (2 * h), D[x][y],
-                        1e-6 * std::max(dscale, 1.0))
-                << "dP" << x << "/dF" << y << " J = " << det(F);
-    }
-}
-
 TEST(Corotational, FiniteDifferencesOfExactTangentInEveryRegime) {
     std::mt19937 rng(31);
-    for (const Mat3<double>& F : regime_samples(rng)) check_derivatives(kMaterial, F);
+    for (const Mat3<double>& F : regime_samples(rng))
+        test::check_material_derivatives(kMaterial, F);
 }
 
 TEST(Corotational, EnergyAndStressMatchPolarDecompositionFormulas) {

@@ -24,6 +24,10 @@ void BackendTest::SetUp() {
     EDN_SKIP_UNLESS_AVAILABLE(backend());
 }
 
+void CudaOrderTest::SetUp() {
+    EDN_SKIP_WITHOUT_CUDA();
+}
+
 void BackendOrderTest::SetUp() {
     EDN_SKIP_UNLESS_AVAILABLE(backend());
 }

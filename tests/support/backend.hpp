@@ -59,6 +59,12 @@ protected:
     int order() const { return std::get<1>(GetParam()); }
 };
 
+/// Fixture of a CPU-vs-CUDA comparison suite over the element order: skipped without a device.
+class CudaOrderTest : public ::testing::TestWithParam<int> {
+protected:
+    void SetUp() override;
+};
+
 /// Instance names of a suite over (Backend, order): "Cpu_p1", "Cuda_p2".
 inline std::string
 backend_order_name(const ::testing::TestParamInfo<std::tuple<Backend, int>>& info) {

@@ -2,7 +2,7 @@
 // Bench JSON with finite timings and plausible iteration counts; usage errors exit 2 with one
 // line and leave no output file.
 
-#include "core/device.hpp"
+#include "support/backend.hpp"
 #include "support/cli.hpp"
 
 #include <cmath>
@@ -162,7 +162,7 @@ TEST_F(CliBench, UsageErrorsExit2WithOneLine) {
 }
 
 TEST_F(CliBench, CudaWithoutDeviceFailsCleanly) {
-    if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present";
+    if (test::has_cuda_device()) GTEST_SKIP() << "a CUDA device is present";
     const fs::path json = root_ / "bench.json";
     const BenchRun r =
         run({"bench", "step", "--backend", "cuda", "--max-tets", "2000", "--out", json.string()});

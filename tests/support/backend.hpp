@@ -10,15 +10,6 @@
 #include <string>
 #include <tuple>
 
-namespace edn {
-
-/// Prints a Backend parameter as its label (gtest's "GetParam() = Cuda").
-inline void PrintTo(Backend backend, std::ostream* os) {
-    *os << (backend == Backend::Cuda ? "Cuda" : "Cpu");
-}
-
-} // namespace edn
-
 namespace edn::test {
 
 /// True when this build has the CUDA backend and a CUDA device can be used.
@@ -72,6 +63,15 @@ backend_order_name(const ::testing::TestParamInfo<std::tuple<Backend, int>>& inf
 }
 
 } // namespace edn::test
+
+namespace edn {
+
+/// Prints a Backend parameter as its label (gtest's "GetParam() = Cuda"; found by ADL).
+inline void PrintTo(Backend backend, std::ostream* os) {
+    *os << test::backend_label(backend);
+}
+
+} // namespace edn
 
 /// Skips the current test unless `backend` can run here (use in a test body or SetUp).
 #define EDN_SKIP_UNLESS_AVAILABLE(backend)                                                         \

@@ -4,7 +4,7 @@
 #include "core/types.hpp"
 #include "mesh/tet_mesh.hpp"
 #include "mesh/tetgen_io.hpp"
-#include "test_util.hpp"
+#include "support/cli.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -20,31 +20,18 @@
 #include <numeric>
 #include <regex>
 #include <set>
-#include <spawn.h>
 #include <sstream>
 #include <string>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <thread>
 #include <unistd.h>
 #include <vector>
-
-extern char** environ;
 
 namespace edn {
 namespace {
 
 namespace fs = std::filesystem;
 
-/// Outcome of one CLI run.
-struct CliRun {
-    bool exited = false;   ///< ended by exit(), not by a signal
-    int exit_code = -1;    ///< exit status when `exited`
-    int signal_number = 0; ///< terminating signal otherwise
-    std::string out;       ///< everything written to stdout
-    std::string err;       ///< everything written to stderr
-};
-
+using test::CliRun;
 using test::read_text;
 
 /// Fixture: an output directory the CLI writes into, and a separate one for captured output, so
@@ -52,63 +39,16 @@ using test::read_text;
 class Cli : public ::testing::Test {
 protected:
     void SetUp() override {
-        const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-        root_ =
-            fs::temp_directory_path() / ("edn_cli_test_" + std::to_string(::getpid()) + "_" + name);
-        fs::remove_all(root_);
+        root_ = scratch_.path;
         out_dir_ = root_ / "out";
         capture_dir_ = root_ / "capture";
         fs::create_directories(out_dir_);
         fs::create_directories(capture_dir_);
     }
-    void TearDown() override {
-        std::error_code ignored;
-        fs::remove_all(root_, ignored);
-    }
 
     /// Runs elastodyn-cli with `arguments` (no shell), with a 120 s limit.
     CliRun run(const std::vector<std::string>& arguments) const {
-        const std::string binary = test::cli_path().string();
-        std::vector<std::string> storage = {binary};
-        storage.insert(storage.end(), arguments.begin(), arguments.end());
-        std::vector<char*> argv;
-        for (std::string& s : storage) argv.push_back(s.data());
-        argv.push_back(nullptr);
-
-        const fs::path out_file = capture_dir_ / "stdout.txt";
-        const fs::path err_file = capture_dir_ / "stderr.txt";
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_addopen(&actions, 1, out_file.c_str(),
-                                         O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        posix_spawn_file_actions_addopen(&actions, 2, err_file.c_str(),
-                                         O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        pid_t pid = -1;
-        const int spawned =
-            posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
-        posix_spawn_file_actions_destroy(&actions);
-        CliRun result;
-        if (spawned != 0) {
-            ADD_FAILURE() << "cannot run " << binary;
-            return result;
-        }
-        int status = 0;
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-        while (::waitpid(pid, &status, WNOHANG) == 0) {
-            if (std::chrono::steady_clock::now() > deadline) {
-                ::kill(pid, SIGKILL);
-                ::waitpid(pid, &status, 0);
-                ADD_FAILURE() << "elastodyn-cli hung (killed after 120 s)";
-                break;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        }
-        result.exited = WIFEXITED(status);
-        result.exit_code = result.exited ? WEXITSTATUS(status) : -1;
-        result.signal_number = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-        result.out = read_text(out_file);
-        result.err = read_text(err_file);
-        return result;
+        return test::run_cli_captured(capture_dir_, arguments, std::chrono::seconds(120));
     }
 
     /// Names of what is in the output directory.
@@ -119,6 +59,7 @@ protected:
         return names;
     }
 
+    test::TempDir scratch_{"edn_cli_test"};
     fs::path root_, out_dir_, capture_dir_;
 };
 

@@ -2,81 +2,36 @@
 // Bench JSON with finite timings and plausible iteration counts; usage errors exit 2 with one
 // line and leave no output file.
 
-#include "core/device.hpp"
-#include "test_util.hpp"
+#include "support/backend.hpp"
+#include "support/cli.hpp"
 
 #include <cmath>
 #include <cstdlib>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
-#include <spawn.h>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
-
-extern char** environ;
 
 namespace edn {
 namespace {
 
 namespace fs = std::filesystem;
 
-/// Exit code and captured output of one CLI run.
-struct BenchRun {
-    int exit_code = -1; ///< -1 unless the process exited normally
-    std::string out, err;
-};
-
+using BenchRun = test::CliRun;
 using test::read_text;
 
 class CliBench : public ::testing::Test {
 protected:
-    void SetUp() override {
-        const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-        root_ = fs::temp_directory_path() /
-                ("edn_cli_bench_" + std::to_string(::getpid()) + "_" + name);
-        fs::remove_all(root_);
-        fs::create_directories(root_);
-    }
-    void TearDown() override {
-        std::error_code ignored;
-        fs::remove_all(root_, ignored);
-    }
+    void SetUp() override { root_ = scratch_.path; }
 
     /// Runs elastodyn-cli with `arguments` (no shell), stdout and stderr captured in files.
     BenchRun run(const std::vector<std::string>& arguments) const {
-        std::vector<std::string> storage = {test::cli_path().string()};
-        storage.insert(storage.end(), arguments.begin(), arguments.end());
-        std::vector<char*> argv;
-        for (std::string& s : storage) argv.push_back(s.data());
-        argv.push_back(nullptr);
-        const fs::path out = root_ / "stdout.txt", err = root_ / "stderr.txt";
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                         0644);
-        posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                         0644);
-        pid_t pid = 0;
-        const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-        posix_spawn_file_actions_destroy(&actions);
-        BenchRun result;
-        if (spawned != 0) {
-            ADD_FAILURE() << "cannot start " << storage[0];
-            return result;
-        }
-        int status = 0;
-        waitpid(pid, &status, 0);
-        if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-        result.out = read_text(out);
-        result.err = read_text(err);
-        return result;
+        return test::run_cli_captured(root_, arguments);
     }
 
+    test::TempDir scratch_{"edn_cli_bench"};
     fs::path root_;
 };
 
@@ -207,7 +162,7 @@ TEST_F(CliBench, UsageErrorsExit2WithOneLine) {
 }
 
 TEST_F(CliBench, CudaWithoutDeviceFailsCleanly) {
-    if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present";
+    if (test::has_cuda_device()) GTEST_SKIP() << "a CUDA device is present";
     const fs::path json = root_ / "bench.json";
     const BenchRun r =
         run({"bench", "step", "--backend", "cuda", "--max-tets", "2000", "--out", json.string()});

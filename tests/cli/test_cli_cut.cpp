@@ -4,20 +4,16 @@
 
 #include "mesh/box_mesh.hpp"
 #include "mesh/tetgen_io.hpp"
-#include "test_util.hpp"
+#include "support/cli.hpp"
 
 #include <cmath>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <optional>
 #include <regex>
-#include <spawn.h>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 namespace edn {
@@ -50,17 +46,9 @@ std::vector<FrameRecord> read_frames(const std::string& json) {
 class CliCut : public ::testing::Test {
 protected:
     void SetUp() override {
-        const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-        dir_ =
-            fs::temp_directory_path() / ("edn_cli_cut_" + std::to_string(::getpid()) + "_" + name);
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
+        dir_ = scratch_.path;
         // Vertical beam 0.4 x 0.4 x 2.4, cells of 0.2: the plane z = 1.2 is grid layer 6.
         write_node_ele(dir_ / "beam.node", make_box_tet_mesh(2, 2, 12, {0, 0, 0}, {0.4, 0.4, 2.4}));
-    }
-    void TearDown() override {
-        std::error_code ignored;
-        fs::remove_all(dir_, ignored);
     }
     std::vector<std::string> simulate(std::vector<std::string> extra,
                                       const std::string& frames = "40") const {
@@ -72,6 +60,7 @@ protected:
         a.insert(a.end(), extra.begin(), extra.end());
         return a;
     }
+    test::TempDir scratch_{"edn_cli_cut"};
     fs::path dir_;
 };
 

@@ -5,19 +5,15 @@
 
 #include "mesh/box_mesh.hpp"
 #include "mesh/tetgen_io.hpp"
-#include "test_util.hpp"
+#include "support/cli.hpp"
 
 #include <algorithm>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <regex>
-#include <spawn.h>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 namespace edn {
@@ -65,17 +61,9 @@ long long top_level(const std::string& json, const std::string& key) {
 class CliRefine : public ::testing::Test {
 protected:
     void SetUp() override {
-        const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-        dir_ = fs::temp_directory_path() /
-               ("edn_cli_refine_" + std::to_string(::getpid()) + "_" + name);
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
+        dir_ = scratch_.path;
         // Vertical beam 0.4 x 0.4 x 2.4 of 2 x 2 x 12 cubes, 6 tets each: 288 cells.
         write_node_ele(dir_ / "beam.node", make_box_tet_mesh(2, 2, 12, {0, 0, 0}, {0.4, 0.4, 2.4}));
-    }
-    void TearDown() override {
-        std::error_code ignored;
-        fs::remove_all(dir_, ignored);
     }
     std::vector<std::string> simulate(std::vector<std::string> extra,
                                       const std::string& frames = "12") const {
@@ -92,6 +80,7 @@ protected:
         EXPECT_EQ(run_cli(dir_, arguments), 0) << read_text(dir_ / "stderr.txt");
         return read_text(dir_ / "run.json");
     }
+    test::TempDir scratch_{"edn_cli_refine"};
     fs::path dir_;
 };
 

@@ -3,7 +3,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
-#include "test_util.hpp"
+#include "support/files.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -23,9 +23,7 @@ struct TempDir : test::TempDir {
     TempDir() : test::TempDir("edn_atomic_file_test") {}
 };
 
-void write_text(const fs::path& path, const std::string& text) {
-    std::ofstream(path) << text;
-}
+using test::write_text;
 
 TEST(OutputFiles, PublishesAllTogetherOnCommitOnly) {
     const TempDir dir;

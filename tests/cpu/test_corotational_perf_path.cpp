@@ -2,6 +2,7 @@
 // the SVD frame, no 9x9 dP/dF) against the generic path through the material's dP/dF, for every
 // order, projected or not, displacement form, and inverted elements.
 #include "sim/element_kernels.hpp"
+#include "support/element_fixture.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -16,14 +17,9 @@ void compare_paths(std::uint32_t seed, double distortion, bool project, bool dis
     constexpr int m = lagrange_tet_num_nodes(P);
     std::mt19937 rng(seed);
     std::uniform_real_distribution<double> u(-1, 1);
-    double X[4][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
-    for (auto& v : X)
-        for (double& c : v) c += 0.15 * u(rng);
-    const TetGeometry<double> geo = tet_geometry(X);
-    RestElement<double> rest{};
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) rest.inverse_jacobian[i][j] = geo.inverse_jacobian.m[i][j];
-    rest.abs_det = std::abs(geo.det_jacobian);
+    double X[4][3];
+    test::perturbed_unit_tet(rng, 0.15, X);
+    const RestElement<double> rest = test::rest_element(X);
     double nodes[m][3], x[m][3];
     element_node_positions<P>(X, nodes);
     // A random rotation of the whole element plus a distortion (large: inverted points).
@@ -81,11 +77,7 @@ TEST(CorotationalPerfPath, MatchesGenericPathAllOrders) {
 TEST(CorotationalPerfPath, FixedRotationTangentUsesTheGenericPath) {
     std::mt19937 rng(5);
     double X[4][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
-    const TetGeometry<double> geo = tet_geometry(X);
-    RestElement<double> rest{};
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) rest.inverse_jacobian[i][j] = geo.inverse_jacobian.m[i][j];
-    rest.abs_det = std::abs(geo.det_jacobian);
+    const RestElement<double> rest = test::rest_element(X);
     double x[4][3];
     for (int a = 0; a < 4; ++a)
         for (int d = 0; d < 3; ++d) x[a][d] = X[a][d] + 0.1 * std::sin(3.0 * a + d);

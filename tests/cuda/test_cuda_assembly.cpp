@@ -1,9 +1,10 @@
 // CUDA Bin-BCSR* assembly compared with the CPU reference on the same input (skipped without a
 // device).
-#include "core/device.hpp"
 #include "cuda/cuda_assembly.hpp"
-#include "sparse/sparse_fixtures.hpp"
 #include "sparse/spmv.hpp"
+#include "support/assembly_fixture.hpp"
+#include "support/backend.hpp"
+#include "support/compare.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,13 +15,9 @@ namespace edn {
 namespace {
 
 using test::AssemblyFixture;
+using test::max_abs;
 
-class CudaAssemblyTest : public ::testing::TestWithParam<int> {
-protected:
-    void SetUp() override {
-        if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
-    }
-};
+class CudaAssemblyTest : public test::CudaOrderTest {};
 
 std::vector<TetMesh> cuda_meshes(int order) {
     std::vector<TetMesh> meshes = {
@@ -31,12 +28,6 @@ std::vector<TetMesh> cuda_meshes(int order) {
     const int n = order == 1 ? 24 : order == 2 ? 12 : 8;
     meshes.push_back(test::shuffle_mesh(test::make_random_perturbed_box(n, n, n, 1, 1, 1), 3));
     return meshes;
-}
-
-double max_abs(const std::vector<double>& v) {
-    double m = 0;
-    for (double x : v) m = std::max(m, std::abs(x));
-    return m;
 }
 
 TEST_P(CudaAssemblyTest, PatternMapsSummationAndSpmvEqualCpu) {

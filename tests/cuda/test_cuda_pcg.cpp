@@ -1,173 +1,29 @@
 // CUDA block-Jacobi PCG compared with the CPU twin on the same systems (skipped without a
-// device), for every SpMV schedule and direction variant; plus a disabled timing printout.
-#include "core/device.hpp"
+// device), for every SpMV schedule and direction variant. The properties both twins share are in
+// solver/test_pcg.cpp (PcgTwins, instances .../Cuda_p1, .../Cuda_p2).
 #include "core/error.hpp"
 #include "cuda/cuda_pcg.hpp"
 #include "solver/pcg.hpp"
-#include "sparse/sparse_fixtures.hpp"
 #include "sparse/spmv.hpp"
+#include "support/backend.hpp"
+#include "support/compare.hpp"
+#include "support/linear_system.hpp"
+#include "support/pcg_twins.hpp"
+#include "support/random.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>
 #include <memory>
-#include <random>
 
 namespace edn {
 namespace {
 
-using test::AssemblyFixture;
+using System = test::LinearSystem;
+using test::random_vector;
+using test::relative_error;
 
-/// K (linear elasticity) + `shift_fraction` * mean diagonal entry * I, in double and float.
-struct System {
-    std::unique_ptr<AssemblyFixture> f;
-    BinBcsrMatrix<double> a;
-    BinBcsrMatrix<float> af;
-
-    System(const TetMesh& mesh, int order, double shift_fraction)
-        : f(std::make_unique<AssemblyFixture>(mesh, order)), a(f->pattern), af(f->pattern) {
-        const PerEntryMap map = cpu::build_per_entry_map(f->pattern, f->cell_nodes_view());
-        cpu::sum_per_entry(map.view(), f->element_blocks.data(), a.view());
-        const std::size_t n = rows();
-        double mean = 0;
-        for (std::size_t row = 0; row < n; ++row)
-            mean += (a.diag[row] + a.diag[4 * n + row] + a.diag[8 * n + row]) / (3.0 * n);
-        for (std::size_t row = 0; row < n; ++row)
-            for (int d = 0; d < 3; ++d) a.diag[4 * d * n + row] += shift_fraction * mean;
-        std::copy(a.values.begin(), a.values.end(), af.values.begin());
-        std::copy(a.diag.begin(), a.diag.end(), af.diag.begin());
-    }
-    Index rows() const { return f->pattern.num_rows; }
-    std::size_t dofs() const { return 3 * static_cast<std::size_t>(rows()); }
-};
-
-std::vector<double> random_vector(std::size_t n, std::uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<double> u(-1.0, 1.0);
-    std::vector<double> v(n);
-    for (double& x : v) x = u(rng);
-    return v;
-}
-
-template <class A, class B>
-double relative_error(const std::vector<A>& x, const std::vector<B>& y) {
-    double d = 0, s = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        d += (double(x[i]) - double(y[i])) * (double(x[i]) - double(y[i]));
-        s += double(y[i]) * double(y[i]);
-    }
-    return std::sqrt(d / s);
-}
-
-/// Every implementation choice (the streaming hint changes no arithmetic: only with `all`).
-std::vector<cuda::PcgOptions> all_variants(bool all = false) {
-    std::vector<cuda::PcgOptions> v;
-    for (cuda::SpmvSchedule schedule :
-         {cuda::SpmvSchedule::Static, cuda::SpmvSchedule::WarpDynamic})
-        for (bool fused : {true, false})
-            for (bool pdl : {true, false})
-                for (bool streaming : {true, false})
-                    for (bool graph : {true, false}) {
-                        if (!streaming && !all) continue;
-                        cuda::PcgOptions o;
-                        o.schedule = schedule;
-                        o.fused_direction = fused;
-                        o.single_reduction = false;
-                        o.programmatic_launch = pdl;
-                        o.streaming_loads = streaming;
-                        o.graph = graph;
-                        o.persistent_max_rows = 0;
-                        o.upper_spmv = false;
-                        v.push_back(o);
-                    }
-    for (bool single : {false, true})
-        for (int warps : {1, 2, 4}) { // q = A p with 1, 2 or 4 warps per bin (static, unfused)
-            cuda::PcgOptions o;
-            o.warps_per_bin = warps;
-            o.single_reduction = single;
-            o.fused_direction = false;
-            o.persistent_max_rows = 0;
-            o.upper_spmv = false;
-            v.push_back(o);
-        }
-    for (cuda::SpmvSchedule schedule :
-         {cuda::SpmvSchedule::Static, cuda::SpmvSchedule::WarpDynamic})
-        for (bool pdl : {true, false})
-            for (bool graph : {true, false}) { // single-reduction recurrences
-                cuda::PcgOptions o;
-                o.schedule = schedule;
-                o.fused_direction = false;
-                o.single_reduction = true;
-                o.programmatic_launch = pdl;
-                o.graph = graph;
-                o.persistent_max_rows = 0;
-                o.upper_spmv = false;
-                v.push_back(o);
-            }
-    for (bool pdl : {true, false}) // no L2 prefetch of the matrix head (on by default)
-        for (bool graph : {true, false}) {
-            cuda::PcgOptions o;
-            o.fused_direction = false;
-            o.single_reduction = false;
-            o.prefetch_bytes = 0;
-            o.programmatic_launch = pdl;
-            o.graph = graph;
-            o.persistent_max_rows = 0;
-            o.upper_spmv = false;
-            v.push_back(o);
-        }
-    for (bool streaming : {true, false}) { // the persistent loop (ignores schedule, pdl, graph)
-        if (!streaming && !all) continue;
-        cuda::PcgOptions o;
-        o.streaming_loads = streaming;
-        o.single_reduction = false;
-        o.fused_direction = false;
-        o.persistent_max_rows = 1 << 30;
-        o.upper_spmv = false;
-        v.push_back(o);
-    }
-    for (bool fused : {true, false}) // q = A p from the upper part (the default)
-        for (bool pdl : {true, false})
-            for (bool graph : {true, false})
-                for (std::size_t prefetch : {std::size_t{8} << 20, std::size_t{0}}) {
-                    if (prefetch == 0 && (!pdl || !graph)) continue;
-                    cuda::PcgOptions o;
-                    o.upper_spmv = true;
-                    o.upper_min_rows = 0; // these systems are small: force it
-                    o.upper_max_width = 1e9;
-                    o.fused_direction = fused;
-                    o.single_reduction = false;
-                    o.programmatic_launch = pdl;
-                    o.graph = graph;
-                    o.prefetch_bytes = prefetch;
-                    o.persistent_max_rows = 0;
-                    v.push_back(o);
-                    if (pdl && graph && prefetch > 0) { // the one-wave kernel variants
-                        o.force_one_wave = true;
-                        v.push_back(o);
-                    }
-                }
-    return v;
-}
-
-std::string variant_name(const cuda::PcgOptions& o) {
-    return std::string(o.schedule == cuda::SpmvSchedule::Static ? "static" : "dynamic") +
-           (o.fused_direction    ? "+fused"
-            : o.single_reduction ? "+single"
-                                 : "+separate") +
-           (o.programmatic_launch ? "+pdl" : "") + (o.streaming_loads ? "+stream" : "") +
-           (o.graph ? "+graph" : "") + (o.persistent_max_rows > 0 ? "+persistent" : "") +
-           (o.warps_per_bin > 0 ? "+warps" + std::to_string(o.warps_per_bin) : "") +
-           (o.prefetch_bytes == 0 ? "+no_prefetch" : "") + (o.upper_spmv ? "+upper" : "") +
-           (o.force_one_wave ? "+one_wave" : "");
-}
-
-class CudaPcg : public ::testing::TestWithParam<int> {
-protected:
-    void SetUp() override {
-        if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
-    }
-};
+class CudaPcg : public test::CudaOrderTest {};
 
 std::vector<TetMesh> meshes(int order) {
     const int n = order == 1 ? 14 : 8; // many bins, for the warp schedulers
@@ -242,8 +98,8 @@ TEST_P(CudaPcg, SolveMatchesCpuDoubleAndFloat) {
         ASSERT_TRUE(rc.converged);
 
         const cuda::DeviceMatrix dm(s.af);
-        for (const cuda::PcgOptions& o : all_variants()) {
-            SCOPED_TRACE(variant_name(o));
+        for (const cuda::PcgOptions& o : test::cuda_pcg_variants()) {
+            SCOPED_TRACE(test::pcg_variant_name(o));
             cuda::Pcg pcg(s.rows(), o);
             std::vector<float> x(s.dofs(), 3.f); // ignored: cold start
             const PcgResult r = pcg.solve_host(dm.view(), bf, x, settings);
@@ -364,22 +220,21 @@ TEST_P(CudaPcg, PersistentLoopMatchesKernelPerPhaseLoop) {
         }
 }
 
-TEST_P(CudaPcg, PinsZeroRhsWarmStartCapAndBreakdown) {
+TEST_P(CudaPcg, PinsAndIterationCapMatchCpu) {
+    // Pinned solves against the CPU double solve, and an iteration cap that ends inside a check
+    // interval against the CPU float twin. (b = 0, pins untouched, breakdown: PcgTwins.)
     const int order = GetParam();
     System s(test::make_random_perturbed_box(5, 4, 3, 1.5, 1, 1, 0.1, 24), order, 0.0);
-    const Index n = s.rows();
-    const auto nodes = node_positions(s.f->mesh, s.f->topology, s.f->layout);
-    std::vector<std::uint8_t> fixed(n, 0);
-    for (Index i = 0; i < n; ++i) fixed[i] = nodes[i][2] < 1e-9 ? 1 : 0;
+    const std::vector<std::uint8_t> fixed = s.bottom_nodes();
     const std::vector<double> b = random_vector(s.dofs(), 32);
     const std::vector<double> x0 = random_vector(s.dofs(), 33);
     const std::vector<float> bf(b.begin(), b.end());
     const std::vector<float> x0f(x0.begin(), x0.end());
     const cuda::DeviceMatrix dm(s.af);
 
-    for (const cuda::PcgOptions& o : all_variants()) {
-        SCOPED_TRACE(variant_name(o));
-        cuda::Pcg pcg(n, o);
+    for (const cuda::PcgOptions& o : test::cuda_pcg_variants()) {
+        SCOPED_TRACE(test::pcg_variant_name(o));
+        cuda::Pcg pcg(s.rows(), o);
         // Pins (pure K: SPD on the free dofs), against the CPU double solve.
         PcgSettings settings;
         settings.relative_tolerance = 1e-6;
@@ -395,23 +250,9 @@ TEST_P(CudaPcg, PinsZeroRhsWarmStartCapAndBreakdown) {
         const PcgResult r = pcg.solve_host(dm.view(), bf, x, settings, fixed);
         EXPECT_TRUE(r.converged);
         EXPECT_LT(relative_error(x, x_ref), 1e-3);
-        for (std::size_t i = 0; i < x.size(); ++i) {
-            if (fixed[i / 3]) {
-                ASSERT_EQ(x[i], x0f[i]) << "fixed dof " << i << " moved";
-            }
-        }
-
-        settings.warm_start = true;
-        settings.relative_tolerance = 1e-4;
-        // b = 0 without pins: x = 0 at once.
-        std::vector<float> xz = x0f;
-        const PcgResult z =
-            pcg.solve_host(dm.view(), std::vector<float>(s.dofs(), 0.f), xz, settings);
-        EXPECT_TRUE(z.converged);
-        EXPECT_EQ(z.iterations, 0);
-        EXPECT_EQ(xz, std::vector<float>(s.dofs(), 0.f));
 
         // Iteration cap across a check interval boundary: exactly 13 updates, finite.
+        settings.warm_start = true;
         settings.relative_tolerance = 1e-12;
         settings.max_iterations = 13;
         std::vector<float> xc(s.dofs(), 0.f);
@@ -419,7 +260,7 @@ TEST_P(CudaPcg, PinsZeroRhsWarmStartCapAndBreakdown) {
         EXPECT_FALSE(c.converged);
         EXPECT_FALSE(c.breakdown);
         EXPECT_EQ(c.iterations, 13);
-        EXPECT_TRUE(std::all_of(xc.begin(), xc.end(), [](float v) { return std::isfinite(v); }));
+        EXPECT_TRUE(test::all_finite(xc));
         // Same cap on the CPU float twin: same count, close iterates.
         std::vector<float> xcc(s.dofs(), 0.f);
         PcgWorkspace<float> wsf;
@@ -428,21 +269,6 @@ TEST_P(CudaPcg, PinsZeroRhsWarmStartCapAndBreakdown) {
         EXPECT_EQ(cc.iterations, 13);
         EXPECT_LT(relative_error(xc, xcc), 1e-3);
     }
-
-    // -(K + cI): breakdown at the first step, x untouched.
-    System neg(test::make_random_perturbed_box(3, 3, 3, 1, 1, 1), order, 0.05);
-    for (float& v : neg.af.values) v = -v;
-    for (float& v : neg.af.diag) v = -v;
-    const cuda::DeviceMatrix dneg(neg.af);
-    cuda::Pcg pcg(neg.rows());
-    const std::vector<double> bn = random_vector(neg.dofs(), 34);
-    std::vector<float> xn(neg.dofs(), 0.5f);
-    const PcgResult r =
-        pcg.solve_host(dneg.view(), std::vector<float>(bn.begin(), bn.end()), xn, PcgSettings{});
-    EXPECT_TRUE(r.breakdown);
-    EXPECT_FALSE(r.converged);
-    EXPECT_EQ(r.iterations, 0);
-    EXPECT_EQ(xn, std::vector<float>(neg.dofs(), 0.5f));
 }
 
 INSTANTIATE_TEST_SUITE_P(Orders, CudaPcg, ::testing::Values(1, 2));

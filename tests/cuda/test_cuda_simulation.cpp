@@ -1,8 +1,9 @@
 // CUDA and CPU trajectories agree (float on the device vs double on the host), skipped without a
-// device.
-#include "core/device.hpp"
+// device. Checks of one backend at a time run on both: sim/test_simulation.cpp
+// (SimulationPerBackend).
 #include "mesh/box_mesh.hpp"
 #include "sim/simulation.hpp"
+#include "support/backend.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -21,9 +22,7 @@ struct TrajectoryCase {
 
 class CudaSimulationTest : public ::testing::TestWithParam<TrajectoryCase> {
 protected:
-    void SetUp() override {
-        if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
-    }
+    void SetUp() override { EDN_SKIP_WITHOUT_CUDA(); }
 };
 
 TEST_P(CudaSimulationTest, TrajectoryMatchesCpuOver100Frames) {
@@ -101,7 +100,7 @@ namespace edn {
 namespace {
 
 TEST(CudaSimulation, PotentialAndGradientMatchCpuAtADeformedState) {
-    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+    EDN_SKIP_WITHOUT_CUDA();
     for (Material material : {Material::Linear, Material::NeoHookean, Material::Corotational}) {
         for (int order = 1; order <= 2; ++order) {
             SimulationSettings s;
@@ -140,7 +139,7 @@ TEST(CudaSimulation, UpperPartSolvesAgreeWithTheDeterministicPath) {
     // 19683 nodes (>= 16K): the PCG takes q = A p from the matrix's upper part (float atomics)
     // unless `deterministic`. Both follow the same trajectory to rounding; the deterministic
     // one repeats bit for bit.
-    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+    EDN_SKIP_WITHOUT_CUDA();
     SimulationSettings s;
     s.backend = Backend::Cuda;
     s.material = Material::NeoHookean;
@@ -170,23 +169,6 @@ TEST(CudaSimulation, UpperPartSolvesAgreeWithTheDeterministicPath) {
     EXPECT_LT(diff, 1e-2 * scale);
 }
 
-TEST(CudaSimulation, PinnedNodesDoNotMove) {
-    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
-    SimulationSettings s;
-    s.backend = Backend::Cuda;
-    s.gravity = {-9.81, 0, 0};
-    Simulation gpu(make_box_tet_mesh(2, 2, 3, {0, 0, 0}, {0.2, 0.2, 0.3}), s);
-    ASSERT_GT(gpu.pin_below(1e-9), 0);
-    for (int i = 0; i < 5; ++i) gpu.step();
-    const auto x = gpu.positions();
-    const auto& rest = gpu.rest_positions();
-    for (std::size_t i = 0; i < x.size() / 3; ++i)
-        if (gpu.pinned()[i])
-            for (int d = 0; d < 3; ++d) {
-                EXPECT_EQ(x[3 * i + d], rest[3 * i + d]) << "node " << i;
-            }
-}
-
 } // namespace
 } // namespace edn
 
@@ -194,7 +176,7 @@ namespace edn {
 namespace {
 
 TEST(CudaSimulation, FirstFrameMatchesCpu) {
-    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+    EDN_SKIP_WITHOUT_CUDA();
     for (Integrator integrator : {Integrator::BackwardEuler, Integrator::Midpoint}) {
         for (int newton : {1, 6}) {
             SimulationSettings s;
@@ -244,7 +226,7 @@ namespace edn {
 namespace {
 
 TEST(CudaSimulation, HessianProductMatchesCpu) {
-    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+    EDN_SKIP_WITHOUT_CUDA();
     for (SummationMethod method : {SummationMethod::PerEntry, SummationMethod::PerSimplex}) {
         for (Integrator integrator : {Integrator::Static, Integrator::BackwardEuler}) {
             SimulationSettings s;
@@ -268,27 +250,6 @@ TEST(CudaSimulation, HessianProductMatchesCpu) {
                 << diff << " scale " << scale << " first " << hc[0] << " vs " << hg[0];
         }
     }
-}
-
-TEST(CudaSimulation, NodesPinnedMidRunStayPut) {
-    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
-    SimulationSettings s;
-    s.backend = Backend::Cuda;
-    s.gravity = {-9.81, 0, 0};
-    Simulation sim(make_box_tet_mesh(2, 2, 4, {0, 0, 0}, {0.2, 0.2, 0.4}), s);
-    sim.pin_below(1e-9);
-    for (int i = 0; i < 5; ++i) sim.step();
-    const auto& rest = sim.rest_positions();
-    for (Index i = 0; i < sim.num_nodes(); ++i)
-        if (std::abs(rest[3 * i + 2] - 0.1) < 1e-9) sim.set_pinned(i, true);
-    const auto held = sim.positions();
-    for (int i = 0; i < 5; ++i) sim.step();
-    const auto x = sim.positions();
-    for (Index i = 0; i < sim.num_nodes(); ++i)
-        if (sim.pinned()[i])
-            for (int d = 0; d < 3; ++d) {
-                EXPECT_EQ(x[3 * i + d], held[3 * i + d]) << "node " << i;
-            }
 }
 
 } // namespace

@@ -1,8 +1,8 @@
 // CUDA topology kernels against the CPU topology on the same input.
-#include "core/device.hpp"
 #include "cuda/cuda_topology.hpp"
-#include "mesh/mesh_fixtures.hpp"
 #include "mesh/topology.hpp"
+#include "support/backend.hpp"
+#include "support/mesh_fixtures.hpp"
 
 #include <gtest/gtest.h>
 #include <vector>
@@ -18,7 +18,7 @@ std::vector<Index> cpu_vertex_cell_counts(const TetMesh& mesh) {
 }
 
 TEST(CudaTopology, VertexCellCountsMatchCpu) {
-    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+    EDN_SKIP_WITHOUT_CUDA();
     const TetMesh mesh =
         test::shuffle_mesh(test::make_random_perturbed_box(12, 9, 7, 1.0, 1.0, 1.0), 21);
     EXPECT_EQ(cuda::vertex_cell_counts(mesh.cells, mesh.num_vertices()),
@@ -26,7 +26,7 @@ TEST(CudaTopology, VertexCellCountsMatchCpu) {
 }
 
 TEST(CudaTopology, VertexCellCountsEmptyAndOneCell) {
-    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+    EDN_SKIP_WITHOUT_CUDA();
     TetMesh empty;
     empty.positions = {{0, 0, 0}, {1, 0, 0}};
     EXPECT_EQ(cuda::vertex_cell_counts(empty.cells, empty.num_vertices()),

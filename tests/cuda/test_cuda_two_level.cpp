@@ -7,42 +7,29 @@
 #include "cuda/cuda_two_level.hpp"
 #include "sim/simulation.hpp"
 #include "solver/two_level.hpp"
-#include "sparse/sparse_fixtures.hpp"
+#include "support/backend.hpp"
+#include "support/linear_system.hpp"
+#include "support/random.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>
 #include <memory>
-#include <random>
 
 namespace edn {
 namespace {
 
 using test::AssemblyFixture;
 
-class CudaTwoLevel : public ::testing::TestWithParam<int> {
-protected:
-    void SetUp() override {
-        if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
-    }
-};
+class CudaTwoLevel : public test::CudaOrderTest {};
 
-/// K + shift I (shift = fraction * mean diagonal), double and float, and the per-node shift.
+/// K + shift I (shift = fraction * mean (0,0) diagonal entry), double and float.
 struct ShiftedSystem {
+    double shift = 0;
     BinBcsrMatrix<double> a;
     BinBcsrMatrix<float> af;
-    double shift = 0;
-    ShiftedSystem(const AssemblyFixture& f, double fraction) : a(f.pattern), af(f.pattern) {
-        const PerEntryMap map = cpu::build_per_entry_map(f.pattern, f.cell_nodes_view());
-        cpu::sum_per_entry(map.view(), f.element_blocks.data(), a.view());
-        const std::int64_t n = f.pattern.num_rows;
-        double mean = 0;
-        for (std::int64_t i = 0; i < n; ++i) mean += a.diag[i] / double(n);
-        shift = fraction * mean;
-        for (std::int64_t i = 0; i < n; ++i)
-            for (int k : {0, 4, 8}) a.diag[k * n + i] += shift;
-        std::copy(a.values.begin(), a.values.end(), af.values.begin());
-        std::copy(a.diag.begin(), a.diag.end(), af.diag.begin());
-    }
+    ShiftedSystem(const AssemblyFixture& f, double fraction)
+        : a(test::shifted_stiffness(f, fraction, test::DiagonalMean::FirstAxis, &shift)),
+          af(test::to_float(a)) {}
 };
 
 TEST_P(CudaTwoLevel, CoarseMatrixEqualsCpu) {
@@ -50,10 +37,7 @@ TEST_P(CudaTwoLevel, CoarseMatrixEqualsCpu) {
     AssemblyFixture f(
         test::shuffle_mesh(test::make_random_perturbed_box(6, 5, 4, 1, 1, 1, 0.1, 2), 3), order);
     cuda::CoarseLevel gpu(f.mesh, f.topology, f.layout);
-    std::mt19937 rng(4);
-    std::uniform_real_distribution<double> u(0.5, 2.0);
-    std::vector<double> mass(f.layout.num_nodes());
-    for (double& m : mass) m = u(rng);
+    const std::vector<double> mass = test::random_vector(f.layout.num_nodes(), 4, 0.5, 2.0);
     const float scale = 3.f;
     gpu.assemble_host(std::vector<float>(f.element_blocks.begin(), f.element_blocks.end()),
                       std::vector<float>(mass.begin(), mass.end()), scale);
@@ -191,7 +175,7 @@ TEST_P(CudaTwoLevel, SolveMatchesCpuTwinAndBeatsBlockJacobi) {
 INSTANTIATE_TEST_SUITE_P(Orders, CudaTwoLevel, ::testing::Values(2, 3));
 
 TEST(CudaTwoLevelSimulation, TrajectoryMatchesCpuTwoLevel) {
-    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+    EDN_SKIP_WITHOUT_CUDA();
     const TetMesh mesh = test::make_box_mesh(5, 5, 5, 1.0, 1.0, 1.0);
     SimulationSettings s;
     s.order = 2;

@@ -1,5 +1,7 @@
 #include "fem/corotational.hpp"
 #include "fem/hyperelastic_element.hpp"
+#include "support/finite_differences.hpp"
+#include "support/random.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,32 +12,12 @@
 namespace edn {
 namespace {
 
+using test::random_matrix;
+using test::random_rotation;
+using test::with_singular_values;
+
 constexpr LameParameters<double> kLame = lame_from_young_poisson(1.0e4, 0.35);
 const Corotational<double> kMaterial{kLame};
-
-Mat3<double> random_rotation(std::mt19937& rng) {
-    std::normal_distribution<double> n(0.0, 1.0);
-    double q[4] = {n(rng), n(rng), n(rng), n(rng)};
-    const double s = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    for (double& c : q) c /= s;
-    const double w = q[0], x = q[1], y = q[2], z = q[3];
-    return Mat3<double>{{{1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)},
-                         {2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)},
-                         {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}}};
-}
-
-Mat3<double> random_matrix(std::mt19937& rng, double lo, double hi) {
-    std::uniform_real_distribution<double> u(lo, hi);
-    Mat3<double> F{};
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) F.m[i][j] = u(rng);
-    return F;
-}
-
-Mat3<double> with_singular_values(std::mt19937& rng, double s0, double s1, double s2) {
-    const Mat3<double> D{{{s0, 0, 0}, {0, s1, 0}, {0, 0, s2}}};
-    return random_rotation(rng) * D * random_rotation(rng);
-}
 
 // Moderate, near-inverted (J ~ 1e-2), inverted and strongly inverted F, away from the set
 // sigma_i + sigma_j = 0 where R is not differentiable.
@@ -54,33 +36,10 @@ std::vector<Mat3<double>> regime_samples(std::mt19937& rng) {
     return out;
 }
 
-void check_derivatives(const Corotational<double>& mat, const Mat3<double>& F) {
-    const double h = 1e-6;
-    const Mat3<double> P = mat.first_piola(F);
-    double D[9][9];
-    mat.first_piola_derivative(F, D);
-    double pscale = 0, dscale = 0;
-    for (int x = 0; x < 9; ++x) {
-        pscale = std::max(pscale, std::abs(P.m[x / 3][x % 3]));
-        for (int y = 0; y < 9; ++y) dscale = std::max(dscale, std::abs(D[x][y]));
-    }
-    for (int y = 0; y < 9; ++y) {
-        Mat3<double> Fp = F, Fm = F;
-        Fp.m[y / 3][y % 3] += h;
-        Fm.m[y / 3][y % 3] -= h;
-        const double dpsi = (mat.energy_density(Fp) - mat.energy_density(Fm)) / (2 * h);
-        EXPECT_NEAR(dpsi, P.m[y / 3][y % 3], 1e-6 * std::max(pscale, 1.0)) << "entry " << y;
-        const Mat3<double> Pp = mat.first_piola(Fp), Pm = mat.first_piola(Fm);
-        for (int x = 0; x < 9; ++x)
-            EXPECT_NEAR((Pp.m[x / 3][x % 3] - Pm.m[x / 3][x % 3]) / (2 * h), D[x][y],
-                        1e-6 * std::max(dscale, 1.0))
-                << "dP" << x << "/dF" << y << " J = " << det(F);
-    }
-}
-
 TEST(Corotational, FiniteDifferencesOfExactTangentInEveryRegime) {
     std::mt19937 rng(31);
-    for (const Mat3<double>& F : regime_samples(rng)) check_derivatives(kMaterial, F);
+    for (const Mat3<double>& F : regime_samples(rng))
+        test::check_material_derivatives(kMaterial, F);
 }
 
 TEST(Corotational, EnergyAndStressMatchPolarDecompositionFormulas) {

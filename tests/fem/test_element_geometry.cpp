@@ -1,4 +1,5 @@
 #include "fem/element_geometry.hpp"
+#include "support/random.hpp"
 
 #include <gtest/gtest.h>
 #include <random>
@@ -6,14 +7,9 @@
 namespace edn {
 namespace {
 
-// A random, reasonably shaped, positively oriented tet.
+/// A random, reasonably shaped, positively oriented tet anywhere in [-3, 3]^3.
 void random_tet(std::mt19937& rng, double X[4][3]) {
-    const double base[4][3] = {{0, 0, 0}, {1, 0, 0}, {0.5, 0.9, 0}, {0.5, 0.3, 0.8}};
-    std::uniform_real_distribution<double> noise(-0.2, 0.2);
-    std::uniform_real_distribution<double> shift(-3.0, 3.0);
-    const double t[3] = {shift(rng), shift(rng), shift(rng)};
-    for (int v = 0; v < 4; ++v)
-        for (int r = 0; r < 3; ++r) X[v][r] = 1.7 * (base[v][r] + noise(rng)) + t[r];
+    test::random_tet(rng, X, {.scale = 1.7, .noise = 0.2, .translation = 3.0, .axis_offset = 0});
 }
 
 TEST(FemElementGeometry, JacobianVolumeAndInverse) {

@@ -1,6 +1,7 @@
 #include "fem/corotational.hpp"
 #include "fem/hyperelastic_element.hpp"
 #include "fem/neo_hookean.hpp"
+#include "support/random.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,25 +14,14 @@
 namespace edn {
 namespace {
 
-constexpr LameParameters<double> kLame = lame_from_young_poisson(1.0e4, 0.3);
+using test::random_rotation;
 
-Mat3<double> random_rotation(std::mt19937& rng) {
-    std::normal_distribution<double> n(0.0, 1.0);
-    double q[4] = {n(rng), n(rng), n(rng), n(rng)};
-    const double s = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    for (double& c : q) c /= s;
-    const double w = q[0], x = q[1], y = q[2], z = q[3];
-    return Mat3<double>{{{1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)},
-                         {2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)},
-                         {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}}};
-}
-
+/// The random tetrahedra of these tests: small noise, moved off the axes.
 void random_tet(std::mt19937& rng, double X[4][3]) {
-    const double base[4][3] = {{0, 0, 0}, {1, 0, 0}, {0.5, 0.9, 0}, {0.5, 0.3, 0.8}};
-    std::uniform_real_distribution<double> noise(-0.15, 0.15);
-    for (int v = 0; v < 4; ++v)
-        for (int r = 0; r < 3; ++r) X[v][r] = 0.7 * (base[v][r] + noise(rng)) + 0.3 * r;
+    test::random_tet(rng, X, {.scale = 0.7, .noise = 0.15, .translation = 0, .axis_offset = 0.3});
 }
+
+constexpr LameParameters<double> kLame = lame_from_young_poisson(1.0e4, 0.3);
 
 // How the current positions are made from the rest nodes: x = A X + t + noise on all nodes.
 enum class Regime { moderate, near_inverted, inverted };

@@ -1,4 +1,5 @@
 #include "fem/linear_elasticity.hpp"
+#include "support/random.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,17 +11,12 @@
 namespace edn {
 namespace {
 
-constexpr LameParameters<double> kLame = lame_from_young_poisson(2.5e3, 0.32);
-
-// A random, reasonably shaped, positively oriented tet.
+/// A random, reasonably shaped, positively oriented tet anywhere in [-3, 3]^3.
 void random_tet(std::mt19937& rng, double X[4][3]) {
-    const double base[4][3] = {{0, 0, 0}, {1, 0, 0}, {0.5, 0.9, 0}, {0.5, 0.3, 0.8}};
-    std::uniform_real_distribution<double> noise(-0.2, 0.2);
-    std::uniform_real_distribution<double> shift(-3.0, 3.0);
-    const double t[3] = {shift(rng), shift(rng), shift(rng)};
-    for (int v = 0; v < 4; ++v)
-        for (int r = 0; r < 3; ++r) X[v][r] = 0.8 * (base[v][r] + noise(rng)) + t[r];
+    test::random_tet(rng, X, {.scale = 0.8, .noise = 0.2, .translation = 3.0, .axis_offset = 0});
 }
+
+constexpr LameParameters<double> kLame = lame_from_young_poisson(2.5e3, 0.32);
 
 // Element matrices are large for p = 3 (20 x 20 x 9 doubles): keep them on the heap.
 template <int P> struct Element {

@@ -1,4 +1,5 @@
 #include "fem/lumped_mass.hpp"
+#include "support/random.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -7,11 +8,9 @@
 namespace edn {
 namespace {
 
+/// The random tetrahedra of these tests: enlarged and moved off the axes.
 void random_tet(std::mt19937& rng, double X[4][3]) {
-    const double base[4][3] = {{0, 0, 0}, {1, 0, 0}, {0.5, 0.9, 0}, {0.5, 0.3, 0.8}};
-    std::uniform_real_distribution<double> noise(-0.2, 0.2);
-    for (int v = 0; v < 4; ++v)
-        for (int r = 0; r < 3; ++r) X[v][r] = 1.3 * (base[v][r] + noise(rng)) - r;
+    test::random_tet(rng, X, {.scale = 1.3, .noise = 0.2, .translation = 0, .axis_offset = -1});
 }
 
 template <int P> void check_lumped_mass(unsigned seed) {

@@ -1,4 +1,5 @@
 #include "fem/polar_decomposition.hpp"
+#include "support/random.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -8,20 +9,10 @@
 namespace edn {
 namespace {
 
+using test::random_rotation;
+
 template <class T> T frobenius(const Mat3<T>& a) {
     return std::sqrt(ddot(a, a));
-}
-
-// A uniformly random rotation from a random quaternion.
-Mat3<double> random_rotation(std::mt19937& rng) {
-    std::normal_distribution<double> n(0.0, 1.0);
-    double q[4] = {n(rng), n(rng), n(rng), n(rng)};
-    const double s = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    for (double& c : q) c /= s;
-    const double w = q[0], x = q[1], y = q[2], z = q[3];
-    return Mat3<double>{{{1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)},
-                         {2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)},
-                         {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}}};
 }
 
 Mat3<double> diag(double a, double b, double c) {

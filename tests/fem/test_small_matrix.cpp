@@ -1,4 +1,5 @@
 #include "fem/small_matrix.hpp"
+#include "support/random.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -7,13 +8,7 @@
 namespace edn {
 namespace {
 
-Mat3<double> random_matrix(std::mt19937& rng) {
-    std::uniform_real_distribution<double> dist(-1.0, 1.0);
-    Mat3<double> a{};
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) a.m[i][j] = dist(rng);
-    return a;
-}
+using test::random_matrix;
 
 // Determinant by the Leibniz formula: an independent reference for the cofactor expansion.
 double leibniz_det(const Mat3<double>& a) {

@@ -4,13 +4,14 @@
 
 #include "core/error.hpp"
 #include "mesh/cut.hpp"
-#include "mesh/mesh_fixtures.hpp"
 #include "mesh/mesh_loader.hpp"
 #include "mesh/node_layout.hpp"
-#include "mesh/pattern_check.hpp"
 #include "mesh/topology.hpp"
 #include "sparse/bin_bcsr_pattern.hpp"
-#include "test_util.hpp"
+#include "support/files.hpp"
+#include "support/mesh_fixtures.hpp"
+#include "support/pattern_check.hpp"
+#include "support/random.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -23,6 +24,8 @@ namespace edn {
 namespace {
 
 using FaceKey = std::array<Index, 3>;
+using test::random_unit;
+using test::total_volume;
 
 FaceKey sorted_face(Index a, Index b, Index c) {
     FaceKey f = {a, b, c};
@@ -41,22 +44,6 @@ std::map<FaceKey, std::vector<Index>> face_cells_brute(const TetMesh& mesh) {
         }
     }
     return faces;
-}
-
-double total_volume(const TetMesh& mesh) {
-    double v = 0;
-    for (const Cell& c : mesh.cells)
-        v += signed_volume(mesh.positions[c[0]], mesh.positions[c[1]], mesh.positions[c[2]],
-                           mesh.positions[c[3]]);
-    return v;
-}
-
-Vec3 random_unit(std::mt19937& rng) {
-    std::normal_distribution<double> g;
-    Vec3 n = {g(rng), g(rng), g(rng)};
-    const double l = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-    for (double& x : n) x /= l;
-    return n;
 }
 
 /// A random plane through a random vertex-centroid-ish point inside the mesh's bounding box.

@@ -1,31 +1,20 @@
 #include "core/error.hpp"
 #include "mesh/msh_io.hpp"
 #include "mesh/tetgen_io.hpp"
-#include "test_util.hpp"
+#include "support/errors.hpp"
+#include "support/files.hpp"
 
 #include <algorithm>
 #include <fstream>
 #include <functional>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 namespace edn {
 namespace {
 
-namespace fs = std::filesystem;
+using test::expect_error;
 
-void expect_error(const std::function<void()>& action, ErrorCode code,
-                  const std::string& fragment) {
-    try {
-        action();
-        ADD_FAILURE() << "no error thrown, expected " << error_code_name(code);
-    } catch (const Error& e) {
-        EXPECT_EQ(e.code(), code) << e.what();
-        EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
-            << "message '" << e.what() << "' lacks '" << fragment << "'";
-        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "message is one line";
-    }
-}
+namespace fs = std::filesystem;
 
 /// Cells as sorted lists of sorted corner coordinates: equal for the same geometric mesh,
 /// whatever the node numbering.
@@ -83,8 +72,8 @@ TEST(MshIo, BadFiles) {
 }
 
 TEST(MshIo, UnsupportedVersionAndCountMismatch) {
-    const fs::path dir = fs::temp_directory_path() / ("edn_msh_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
+    const test::TempDir scratch("edn_msh");
+    const fs::path& dir = scratch.path;
     std::ofstream(dir / "v3.msh") << "$MeshFormat\n3.0 0 8\n$EndMeshFormat\n";
     expect_error([&] { read_msh(dir / "v3.msh"); }, ErrorCode::Parse, "version 3.0");
     // 4.1: header declares 3 nodes, the blocks hold 2.
@@ -95,7 +84,6 @@ TEST(MshIo, UnsupportedVersionAndCountMismatch) {
     // Unterminated unknown section.
     std::ofstream(dir / "open.msh") << "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Foo\n1 2 3\n";
     expect_error([&] { read_msh(dir / "open.msh"); }, ErrorCode::Parse, "expected $EndFoo");
-    fs::remove_all(dir);
 }
 
 } // namespace

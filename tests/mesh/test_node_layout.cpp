@@ -1,8 +1,8 @@
 // Higher-order node layout and Eq. (6) row counts against brute force.
 #include "core/error.hpp"
-#include "mesh/mesh_fixtures.hpp"
 #include "mesh/node_layout.hpp"
 #include "mesh/topology.hpp"
+#include "support/mesh_fixtures.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,7 @@
 #include "core/error.hpp"
 #include "mesh/obj_io.hpp"
-#include "test_util.hpp"
+#include "support/errors.hpp"
+#include "support/files.hpp"
 
 #include <algorithm>
 #include <array>
@@ -17,30 +18,9 @@
 namespace edn {
 namespace {
 
+using test::expect_error;
+
 namespace fs = std::filesystem;
-
-void expect_error(const std::function<void()>& action, ErrorCode code,
-                  const std::string& fragment) {
-    try {
-        action();
-        ADD_FAILURE() << "no error thrown, expected " << error_code_name(code);
-    } catch (const Error& e) {
-        EXPECT_EQ(e.code(), code) << e.what();
-        EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
-            << "message '" << e.what() << "' lacks '" << fragment << "'";
-        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "message is one line";
-    }
-}
-
-/// A fresh scratch folder per test.
-fs::path scratch_dir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    fs::path dir =
-        fs::temp_directory_path() / ("edn_obj_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
 
 /// Reads and checks a bad file, expecting `code` and the file name in the message.
 void expect_bad_obj(const std::string& name, ErrorCode code, const std::string& fragment = "") {
@@ -109,7 +89,8 @@ TEST(ObjIo, BadFiles) {
 TEST(ObjIo, MissingFileAndDirectoryAreIoErrors) {
     expect_error([] { read_obj_surface(test::data_path("bad/no_such_file.obj")); }, ErrorCode::Io,
                  "no_such_file.obj");
-    const fs::path dir = scratch_dir() / "folder.obj";
+    const test::TempDir scratch("edn_obj");
+    const fs::path dir = scratch / "folder.obj";
     fs::create_directories(dir);
     expect_error([&] { read_obj_surface(dir); }, ErrorCode::Io, "folder.obj");
 }
@@ -117,7 +98,8 @@ TEST(ObjIo, MissingFileAndDirectoryAreIoErrors) {
 TEST(ObjIo, CoordinatesWhoseVolumesOverflowAreRejected) {
     // At 1e308 the weld tolerance (from the squared diagonal) overflowed and every triangle
     // looked degenerate.
-    const fs::path path = scratch_dir() / "huge.obj";
+    const test::TempDir scratch("edn_obj");
+    const fs::path path = scratch / "huge.obj";
     std::ofstream(path) << "v 0 0 0\nv 1e308 0 0\nv 0 1e308 0\nv 0 0 1e308\n"
                         << "f 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n";
     expect_error([&] { read_obj_surface(path); }, ErrorCode::NonFinite,
@@ -185,7 +167,8 @@ TEST(ObjIo, NonConvexPolygonFacesAreTriangulatedWherever) {
         {{0, 0}, {3, 0}, {3, 2}, {2, 2}, {2, 1}, {1, 1}, {1, 2}, {0, 2}}, // U, area 5
         star,
         gear};
-    const fs::path path = scratch_dir() / "prism.obj";
+    const test::TempDir scratch("edn_obj");
+    const fs::path path = scratch / "prism.obj";
     for (const auto& outline : shapes) {
         double area = 0;
         for (std::size_t i = 0; i < outline.size(); ++i) {
@@ -271,7 +254,8 @@ TEST(ObjIo, SelfIntersectingSurfacePassesSurfaceChecks) {
 }
 
 TEST(ObjIo, NegativeIndicesAndForwardReferences) {
-    const fs::path path = scratch_dir() / "relative.obj";
+    const test::TempDir scratch("edn_obj");
+    const fs::path path = scratch / "relative.obj";
     {
         std::ofstream out(path);
         out << "v 0 0 0\nv 1 0 0\nv 0 1 0\nf -3 -1 -2\n" // relative to the 3 so far
@@ -284,7 +268,7 @@ TEST(ObjIo, NegativeIndicesAndForwardReferences) {
     check_and_orient_surface(tet, path.string());
     EXPECT_NEAR(enclosed_volume(tet), 1.0 / 6.0, 1e-15);
 
-    const fs::path bad = scratch_dir() / "relative_bad.obj";
+    const fs::path bad = scratch / "relative_bad.obj";
     {
         std::ofstream out(bad);
         out << "v 0 0 0\nv 1 0 0\nf -3 -1 -2\nv 0 1 0\n";
@@ -333,7 +317,8 @@ TEST(ObjIo, WeldingMatchesBruteForce) {
         }
         input.triangles.push_back(tri);
     }
-    const fs::path path = scratch_dir() / "weld.obj";
+    const test::TempDir scratch("edn_obj");
+    const fs::path path = scratch / "weld.obj";
     write_obj_surface(path, input);
     const SurfaceMesh welded = read_obj_surface(path);
 
@@ -359,7 +344,8 @@ TEST(ObjIo, WriteReadRoundTripIsExact) {
     SurfaceMesh cube = read_obj_surface(test::data_path("good/cube_quads.obj"));
     for (Vec3& p : cube.positions)
         for (double& x : p) x = x * 0.1 + 1.0 / 3.0; // values that need 17 digits
-    const fs::path path = scratch_dir() / "round.obj";
+    const test::TempDir scratch("edn_obj");
+    const fs::path path = scratch / "round.obj";
     write_obj_surface(path, cube);
     const SurfaceMesh back = read_obj_surface(path);
     EXPECT_EQ(back.positions, cube.positions);

@@ -5,14 +5,14 @@
 
 #include "core/error.hpp"
 #include "mesh/cut.hpp"
-#include "mesh/mesh_fixtures.hpp"
 #include "mesh/mesh_loader.hpp"
 #include "mesh/node_layout.hpp"
-#include "mesh/pattern_check.hpp"
 #include "mesh/refine.hpp"
 #include "mesh/topology.hpp"
 #include "sparse/bin_bcsr_pattern.hpp"
-#include "test_util.hpp"
+#include "support/files.hpp"
+#include "support/mesh_fixtures.hpp"
+#include "support/pattern_check.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -26,16 +26,11 @@ namespace edn {
 namespace {
 
 using FaceKey = std::array<Index, 3>;
+using test::total_volume;
 
 double volume_of(const TetMesh& mesh, const Cell& c) {
     return signed_volume(mesh.positions[c[0]], mesh.positions[c[1]], mesh.positions[c[2]],
                          mesh.positions[c[3]]);
-}
-
-double total_volume(const TetMesh& mesh) {
-    double v = 0;
-    for (const Cell& c : mesh.cells) v += volume_of(mesh, c);
-    return v;
 }
 
 double distance(const Vec3& a, const Vec3& b) {

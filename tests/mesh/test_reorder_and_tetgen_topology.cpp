@@ -1,10 +1,10 @@
 // Morton reordering keeps the mesh; topology on real TetGen meshes matches brute force.
 #include "core/error.hpp"
-#include "mesh/mesh_fixtures.hpp"
 #include "mesh/mesh_loader.hpp"
 #include "mesh/reorder.hpp"
 #include "mesh/topology.hpp"
-#include "test_util.hpp"
+#include "support/files.hpp"
+#include "support/mesh_fixtures.hpp"
 
 #include <algorithm>
 #include <gtest/gtest.h>
@@ -14,13 +14,7 @@
 namespace edn {
 namespace {
 
-double total_volume(const TetMesh& m) {
-    double v = 0;
-    for (const Cell& c : m.cells)
-        v += signed_volume(m.positions[c[0]], m.positions[c[1]], m.positions[c[2]],
-                           m.positions[c[3]]);
-    return v;
-}
+using test::total_volume;
 
 TEST(Reorder, MortonKeepsGeometryOrientationAndImprovesLocality) {
     const TetMesh mesh = test::shuffle_mesh(test::make_random_perturbed_box(8, 7, 6, 1, 1, 1), 5);

@@ -1,5 +1,7 @@
 #include "core/error.hpp"
 #include "mesh/tet_mesh.hpp"
+#include "support/errors.hpp"
+#include "support/mesh_fixtures.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -9,19 +11,8 @@
 namespace edn {
 namespace {
 
-/// Runs `action`, expecting edn::Error with `code` and a message containing `fragment`.
-void expect_error(const std::function<void()>& action, ErrorCode code,
-                  const std::string& fragment) {
-    try {
-        action();
-        ADD_FAILURE() << "no error thrown, expected " << error_code_name(code);
-    } catch (const Error& e) {
-        EXPECT_EQ(e.code(), code) << e.what();
-        EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
-            << "message '" << e.what() << "' lacks '" << fragment << "'";
-        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "message is one line";
-    }
-}
+using test::expect_error;
+using test::total_volume;
 
 /// The unit cube split into 5 positively oriented tetrahedra (corner index = x + 2y + 4z).
 TetMesh unit_cube() {
@@ -36,12 +27,6 @@ TetMesh unit_cube() {
 double cell_volume(const TetMesh& mesh, const Cell& c) {
     return signed_volume(mesh.positions[c[0]], mesh.positions[c[1]], mesh.positions[c[2]],
                          mesh.positions[c[3]]);
-}
-
-double total_volume(const TetMesh& mesh) {
-    double sum = 0.0;
-    for (const Cell& c : mesh.cells) sum += cell_volume(mesh, c);
-    return sum;
 }
 
 /// A cell as its sorted corner coordinates: identity of a cell independent of numbering.

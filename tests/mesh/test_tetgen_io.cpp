@@ -1,6 +1,8 @@
 #include "core/error.hpp"
 #include "mesh/tetgen_io.hpp"
-#include "test_util.hpp"
+#include "support/errors.hpp"
+#include "support/files.hpp"
+#include "support/mesh_fixtures.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -8,42 +10,14 @@
 #include <gtest/gtest.h>
 #include <random>
 #include <set>
-#include <unistd.h>
 
 namespace edn {
 namespace {
 
+using test::expect_error;
+using test::total_volume;
+
 namespace fs = std::filesystem;
-
-void expect_error(const std::function<void()>& action, ErrorCode code,
-                  const std::string& fragment) {
-    try {
-        action();
-        ADD_FAILURE() << "no error thrown, expected " << error_code_name(code);
-    } catch (const Error& e) {
-        EXPECT_EQ(e.code(), code) << e.what();
-        EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
-            << "message '" << e.what() << "' lacks '" << fragment << "'";
-        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "message is one line";
-    }
-}
-
-fs::path scratch_dir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    fs::path dir = fs::temp_directory_path() /
-                   ("edn_tetgen_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
-
-double total_volume(const TetMesh& mesh) {
-    double sum = 0.0;
-    for (const Cell& c : mesh.cells)
-        sum += signed_volume(mesh.positions[c[0]], mesh.positions[c[1]], mesh.positions[c[2]],
-                             mesh.positions[c[3]]);
-    return sum;
-}
 
 /// The 8 unit-cube corners, as listed in good/cube.node (index = x + 2y + 4z).
 std::vector<Vec3> cube_corners() {
@@ -134,7 +108,8 @@ TEST(TetgenIo, BadFiles) {
 }
 
 TEST(TetgenIo, WrongCountsOnALineAreParseErrors) {
-    const fs::path dir = scratch_dir();
+    const test::TempDir scratch("edn_tetgen");
+    const fs::path& dir = scratch.path;
     auto write = [&](const char* name, const std::string& text) {
         std::ofstream(dir / name) << text;
         return dir / name;
@@ -159,7 +134,8 @@ TEST(TetgenIo, WrongCountsOnALineAreParseErrors) {
 }
 
 TEST(TetgenIo, SparseNodeIndicesMapThroughTheIndexColumn) {
-    const fs::path dir = scratch_dir();
+    const test::TempDir scratch("edn_tetgen");
+    const fs::path& dir = scratch.path;
     std::ofstream(dir / "sparse.node") << "4 3 0 0\n100 0 0 0\n7 1 0 0\n55 0 1 0\n3 0 0 1\n";
     std::ofstream(dir / "sparse.ele") << "1 4 0\n9 100 7 55 3\n";
     const TetMesh mesh = read_node_ele(dir / "sparse.ele");
@@ -178,7 +154,8 @@ TEST(TetgenIo, WriteReadRoundTripIsExact) {
         for (Index& v : cell) v = static_cast<Index>(rng() % 50);
         mesh.cells.push_back(cell);
     }
-    const fs::path dir = scratch_dir();
+    const test::TempDir scratch("edn_tetgen");
+    const fs::path& dir = scratch.path;
     write_node_ele(dir / "round.node", mesh);
     EXPECT_TRUE(fs::exists(dir / "round.ele"));
     const TetMesh back = read_node_ele(dir / "round.node");

@@ -7,7 +7,8 @@
 #include "mesh/obj_io.hpp"
 #include "mesh/tetrahedralize.hpp"
 #include "mesh/topology.hpp"
-#include "test_util.hpp"
+#include "support/files.hpp"
+#include "support/mesh_fixtures.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -27,6 +28,8 @@
 
 namespace edn {
 namespace {
+
+using test::total_volume;
 
 namespace fs = std::filesystem;
 
@@ -51,12 +54,6 @@ SurfaceMesh unit_cube() {
 double cell_volume(const TetMesh& mesh, const Cell& c) {
     return signed_volume(mesh.positions[c[0]], mesh.positions[c[1]], mesh.positions[c[2]],
                          mesh.positions[c[3]]);
-}
-
-double total_volume(const TetMesh& mesh) {
-    double volume = 0;
-    for (const Cell& c : mesh.cells) volume += cell_volume(mesh, c);
-    return volume;
 }
 
 /// Volume enclosed by an outward-oriented closed surface: sum of a . (b x c) / 6.
@@ -516,10 +513,7 @@ struct TempDir : test::TempDir {
     TempDir() : test::TempDir("edn_tetrahedralize_test") {}
 };
 
-void write_text(const fs::path& path, const std::string& text) {
-    std::ofstream out(path);
-    out << text;
-}
+using test::write_text;
 
 TEST(MeshLoader, DispatchesOnCaseInsensitiveExtension) {
     const TempDir dir;

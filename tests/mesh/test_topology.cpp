@@ -1,7 +1,7 @@
 // Topology against brute-force references on small fixture meshes.
 #include "core/error.hpp"
-#include "mesh/mesh_fixtures.hpp"
 #include "mesh/topology.hpp"
+#include "support/mesh_fixtures.hpp"
 
 #include <algorithm>
 #include <gtest/gtest.h>

@@ -1,11 +1,11 @@
 #include "core/error.hpp"
 #include "mesh/vtu_io.hpp"
+#include "support/files.hpp"
 
 #include <fstream>
 #include <gtest/gtest.h>
 #include <map>
 #include <sstream>
-#include <unistd.h>
 
 namespace edn {
 namespace {
@@ -102,14 +102,10 @@ TEST(VtuIo, WritesWellFormedUnstructuredGrid) {
     VtuField displacement{"displacement", 3, {}};
     for (int i = 0; i < 15; ++i) displacement.values.push_back(0.1 * i);
     VtuField stress{"von Mises <&>", 1, {2.5, -1e-300}};
-    const fs::path path =
-        fs::temp_directory_path() / ("edn_vtu_" + std::to_string(::getpid()) + ".vtu");
+    const test::TempDir scratch("edn_vtu");
+    const fs::path path = scratch / "grid.vtu";
     write_vtu(path, mesh, {displacement}, {stress});
-    std::ifstream in(path);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    fs::remove(path);
-    const std::vector<XmlElement> elements = parse_xml(buffer.str());
+    const std::vector<XmlElement> elements = parse_xml(test::read_text(path));
     ASSERT_FALSE(elements.empty());
     EXPECT_EQ(elements[0].name, "VTKFile");
     EXPECT_EQ(elements[0].attributes.at("type"), "UnstructuredGrid");
@@ -152,8 +148,8 @@ TEST(VtuIo, WritesWellFormedUnstructuredGrid) {
 }
 
 TEST(VtuIo, WrongFieldSizeIsRejectedWithoutOutput) {
-    const fs::path path =
-        fs::temp_directory_path() / ("edn_vtu_bad_" + std::to_string(::getpid()) + ".vtu");
+    const test::TempDir scratch("edn_vtu");
+    const fs::path path = scratch / "bad.vtu";
     VtuField wrong{"u", 3, std::vector<double>(14, 0.0)};
     try {
         write_vtu(path, two_tets(), {wrong});

@@ -4,6 +4,7 @@
 #include "core/error.hpp"
 #include "mesh/box_mesh.hpp"
 #include "sim/simulation.hpp"
+#include "support/random.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -43,11 +44,10 @@ void set_moving_state(Simulation& sim, std::uint32_t seed) {
     sim.set_state(x, v);
 }
 
+/// `n` values uniform in [-scale, scale) (scale times support's random_vector).
 std::vector<double> random_vector(std::size_t n, std::uint32_t seed, double scale) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<double> u(-1, 1);
-    std::vector<double> out(n);
-    for (double& v : out) v = scale * u(rng);
+    std::vector<double> out = test::random_vector(n, seed);
+    for (double& v : out) v *= scale;
     return out;
 }
 

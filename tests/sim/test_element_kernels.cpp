@@ -1,6 +1,7 @@
 // Element-level finite-difference checks (double) of energy -> gradient -> Hessian for every
 // material and order, including inverted elements; projected Hessians are PSD.
 #include "sim/element_kernels.hpp"
+#include "support/element_fixture.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -18,13 +19,9 @@ template <int P> struct Element {
     explicit Element(std::uint32_t seed, double distortion) {
         std::mt19937 rng(seed);
         std::uniform_real_distribution<double> u(-1, 1);
-        double X[4][3] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
-        for (auto& v : X)
-            for (double& c : v) c += 0.15 * u(rng);
-        const TetGeometry<double> g = tet_geometry(X);
-        for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 3; ++j) rest.inverse_jacobian[i][j] = g.inverse_jacobian.m[i][j];
-        rest.abs_det = std::abs(g.det_jacobian);
+        double X[4][3];
+        test::perturbed_unit_tet(rng, 0.15, X);
+        rest = test::rest_element(X);
         double nodes[m][3];
         element_node_positions<P>(X, nodes);
         for (int a = 0; a < m; ++a)

@@ -4,12 +4,12 @@
 // and a simulation refined mid-run keeps running.
 
 #include "core/error.hpp"
-#include "mesh/mesh_fixtures.hpp"
 #include "mesh/node_layout.hpp"
 #include "mesh/refine.hpp"
 #include "mesh/topology.hpp"
 #include "sim/simulation.hpp"
 #include "sim/state_transfer.hpp"
+#include "support/mesh_fixtures.hpp"
 
 #include <cmath>
 #include <functional>

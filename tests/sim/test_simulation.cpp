@@ -1,10 +1,11 @@
 // Simulation behaviour: static cantilever against beam theory, energy behaviour of the
-// integrators, Newton convergence, and robustness (squash, extreme drag) on the CPU backend.
-#include "core/device.hpp"
+// integrators, Newton convergence, and robustness (squash, extreme drag) on the CPU backend; pins
+// and trivially converged steps on every backend (SimulationPerBackend, .../Cpu and .../Cuda).
 #include "core/error.hpp"
 #include "mesh/box_mesh.hpp"
 #include "sim/simulation.hpp"
 #include "sim/simulation_backend.hpp"
+#include "support/backend.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -215,10 +216,49 @@ TEST(Simulation, LumpedMassIsPositiveAndSumsToRhoV) {
     }
 }
 
-TEST(Simulation, NodesPinnedMidRunStayPut) {
-    SimulationSettings s;
-    s.gravity = {-9.81, 0, 0};
-    Simulation sim(make_box_tet_mesh(2, 2, 4, {0, 0, 0}, {0.2, 0.2, 0.4}), s);
+TEST(Simulation, NewtonStartsAtThePreviousStateOnlyWhenThePredictionIsFarWorse) {
+    // A prediction that inverts slivers (a 1e-4 needle on a sphere) had a potential of 1.5e4
+    // against 13 at the step's start, and the frames' strain energy grew 2.8 -> 1.5e4 -> 7e7.
+    EXPECT_TRUE(start_at_previous_state(1.5e4, 13.0));
+    EXPECT_TRUE(start_at_previous_state(std::nan(""), 13.0)); // a non-finite prediction
+    EXPECT_TRUE(start_at_previous_state(10.0, -10.0));
+    // Ordinary motion: the two are close, or the prediction is the better start.
+    EXPECT_FALSE(start_at_previous_state(14.0, 13.0));
+    EXPECT_FALSE(start_at_previous_state(12.0, 13.0));
+    EXPECT_FALSE(start_at_previous_state(-5.0, -10.0));
+    EXPECT_FALSE(start_at_previous_state(0.0, 0.0));
+    EXPECT_FALSE(start_at_previous_state(1e30, std::nan(""))); // W at the start unknown
+}
+
+// ---- per backend: the same checks on the CPU and the CUDA backend -------------------------------
+
+/// Simulation behaviour every backend must show (CUDA instances skipped without a device).
+class SimulationPerBackend : public test::BackendTest {
+protected:
+    /// Default settings on this instance's backend, gravity along -x.
+    SimulationSettings settings() const {
+        SimulationSettings s;
+        s.backend = backend();
+        s.gravity = {-9.81, 0, 0};
+        return s;
+    }
+};
+
+TEST_P(SimulationPerBackend, PinnedNodesDoNotMove) {
+    Simulation sim(make_box_tet_mesh(2, 2, 3, {0, 0, 0}, {0.2, 0.2, 0.3}), settings());
+    ASSERT_GT(sim.pin_below(1e-9), 0);
+    for (int i = 0; i < 5; ++i) sim.step();
+    const auto x = sim.positions();
+    const auto& rest = sim.rest_positions();
+    for (std::size_t i = 0; i < x.size() / 3; ++i)
+        if (sim.pinned()[i])
+            for (int d = 0; d < 3; ++d) {
+                EXPECT_EQ(x[3 * i + d], rest[3 * i + d]) << "node " << i;
+            }
+}
+
+TEST_P(SimulationPerBackend, NodesPinnedMidRunStayPut) {
+    Simulation sim(make_box_tet_mesh(2, 2, 4, {0, 0, 0}, {0.2, 0.2, 0.4}), settings());
     sim.pin_below(1e-9);
     for (int i = 0; i < 5; ++i) sim.step();
     // Pin a second layer while it moves: from now on it must not move (warm starts included).
@@ -235,41 +275,27 @@ TEST(Simulation, NodesPinnedMidRunStayPut) {
             }
 }
 
-TEST(Simulation, EveryNodePinnedIsTriviallyConverged) {
-    std::vector<Backend> backends{Backend::Cpu};
-    if (cuda_device_available()) backends.push_back(Backend::Cuda);
-    for (Backend backend : backends)
-        for (Integrator integrator : {Integrator::BackwardEuler, Integrator::Static}) {
-            SCOPED_TRACE(backend == Backend::Cuda ? "cuda" : "cpu");
-            SimulationSettings s;
-            s.backend = backend;
-            s.integrator = integrator;
-            Simulation sim(make_box_tet_mesh(1, 1, 2, {0, 0, 0}, {0.1, 0.1, 0.2}), s);
-            EXPECT_EQ(sim.pin_below(1.0), sim.num_nodes());
-            const auto held = sim.positions();
-            for (int i = 0; i < 2; ++i) {
-                const StepResult r = sim.step();
-                EXPECT_TRUE(r.converged); // nothing is free: the start is the solution
-                EXPECT_EQ(r.final_residual, 0.0);
-                EXPECT_EQ(r.line_search_failures, 0);
-            }
-            EXPECT_EQ(sim.positions(), held);
+TEST_P(SimulationPerBackend, EveryNodePinnedIsTriviallyConverged) {
+    for (Integrator integrator : {Integrator::BackwardEuler, Integrator::Static}) {
+        SCOPED_TRACE(integrator_name(integrator));
+        SimulationSettings s;
+        s.backend = backend();
+        s.integrator = integrator;
+        Simulation sim(make_box_tet_mesh(1, 1, 2, {0, 0, 0}, {0.1, 0.1, 0.2}), s);
+        EXPECT_EQ(sim.pin_below(1.0), sim.num_nodes());
+        const auto held = sim.positions();
+        for (int i = 0; i < 2; ++i) {
+            const StepResult r = sim.step();
+            EXPECT_TRUE(r.converged); // nothing is free: the start is the solution
+            EXPECT_EQ(r.final_residual, 0.0);
+            EXPECT_EQ(r.line_search_failures, 0);
         }
+        EXPECT_EQ(sim.positions(), held);
+    }
 }
 
-TEST(Simulation, NewtonStartsAtThePreviousStateOnlyWhenThePredictionIsFarWorse) {
-    // A prediction that inverts slivers (a 1e-4 needle on a sphere) had a potential of 1.5e4
-    // against 13 at the step's start, and the frames' strain energy grew 2.8 -> 1.5e4 -> 7e7.
-    EXPECT_TRUE(start_at_previous_state(1.5e4, 13.0));
-    EXPECT_TRUE(start_at_previous_state(std::nan(""), 13.0)); // a non-finite prediction
-    EXPECT_TRUE(start_at_previous_state(10.0, -10.0));
-    // Ordinary motion: the two are close, or the prediction is the better start.
-    EXPECT_FALSE(start_at_previous_state(14.0, 13.0));
-    EXPECT_FALSE(start_at_previous_state(12.0, 13.0));
-    EXPECT_FALSE(start_at_previous_state(-5.0, -10.0));
-    EXPECT_FALSE(start_at_previous_state(0.0, 0.0));
-    EXPECT_FALSE(start_at_previous_state(1e30, std::nan(""))); // W at the start unknown
-}
+INSTANTIATE_TEST_SUITE_P(Backends, SimulationPerBackend, test::all_backends(),
+                         test::backend_param_name);
 
 } // namespace
 } // namespace edn

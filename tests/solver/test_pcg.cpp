@@ -1,58 +1,29 @@
-// CPU block-Jacobi PCG on linear-elastic stiffness matrices (plus a mass-like diagonal shift):
-// convergence, agreement with a dense Cholesky solve, warm start, b = 0, pins, iteration cap,
-// singular and indefinite matrices.
+// Block-Jacobi PCG on linear-elastic stiffness matrices (plus a mass-like diagonal shift). The
+// PcgTwins suite checks the properties every twin has (b = 0, iteration cap, singular and
+// indefinite matrices, pins untouched) on the CPU twin and on the CUDA twin with every
+// implementation choice (skipped without a device); PcgTest checks the CPU twin's accuracy
+// against a dense Cholesky solve, warm start, determinism and its float instance.
 #include "solver/pcg.hpp"
-#include "sparse/sparse_fixtures.hpp"
 #include "sparse/spmv.hpp"
+#include "support/backend.hpp"
+#include "support/compare.hpp"
+#include "support/linear_system.hpp"
+#include "support/pcg_twins.hpp"
+#include "support/random.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <gtest/gtest.h>
-#include <memory>
-#include <random>
 
 namespace edn {
 namespace {
 
-using test::AssemblyFixture;
-
-/// K (linear elasticity, E = 1000, nu = 0.3) of a mesh at one order, plus `shift_fraction` times
-/// the mean diagonal entry of K on the diagonal (K + c I, SPD for shift_fraction > 0).
-struct System {
-    std::unique_ptr<AssemblyFixture> f; // owns the pattern the matrix points to
-    BinBcsrMatrix<double> a;
-    double shift = 0;
-
-    System(const TetMesh& mesh, int order, double shift_fraction)
-        : f(std::make_unique<AssemblyFixture>(mesh, order)), a(f->pattern) {
-        const PerEntryMap map = cpu::build_per_entry_map(f->pattern, f->cell_nodes_view());
-        cpu::sum_per_entry(map.view(), f->element_blocks.data(), a.view());
-        const std::size_t n = rows();
-        double mean = 0;
-        for (std::size_t row = 0; row < n; ++row)
-            mean += (a.diag[row] + a.diag[4 * n + row] + a.diag[8 * n + row]) / (3.0 * n);
-        shift = shift_fraction * mean;
-        for (std::size_t row = 0; row < n; ++row)
-            for (int d = 0; d < 3; ++d) a.diag[4 * d * n + row] += shift;
-    }
-    Index rows() const { return f->pattern.num_rows; }
-    std::size_t dofs() const { return 3 * static_cast<std::size_t>(rows()); }
-};
-
-std::vector<double> random_vector(std::size_t n, std::uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<double> u(-1.0, 1.0);
-    std::vector<double> v(n);
-    for (double& x : v) x = u(rng);
-    return v;
-}
-
-double norm(const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += x * x;
-    return std::sqrt(s);
-}
+using System = test::LinearSystem;
+using test::all_finite;
+using test::norm;
+using test::random_vector;
+using test::relative_error;
 
 /// Dense row-major copy of the matrix (scalar dofs), straight from its COO entries.
 std::vector<double> dense(const BinBcsrMatrix<double>& a) {
@@ -97,16 +68,6 @@ std::vector<double> cholesky_solve(std::vector<double> m, std::vector<double> b)
     return b;
 }
 
-double relative_error(const std::vector<double>& x, const std::vector<double>& ref) {
-    double d = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) d += (x[i] - ref[i]) * (x[i] - ref[i]);
-    return std::sqrt(d) / norm(ref);
-}
-
-bool all_finite(const std::vector<double>& v) {
-    return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
-}
-
 class PcgTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(PcgTest, ConvergesAndMatchesDenseCholesky) {
@@ -148,16 +109,13 @@ TEST_P(PcgTest, ConvergesAndMatchesDenseCholesky) {
         EXPECT_EQ(warm, exact);
 
         // Same solve in float reaches a float tolerance and agrees with the double solution.
-        BinBcsrMatrix<float> af(s.f->pattern);
-        std::copy(s.a.values.begin(), s.a.values.end(), af.values.begin());
-        std::copy(s.a.diag.begin(), s.a.diag.end(), af.diag.begin());
         const std::vector<float> bf(b.begin(), b.end());
         std::vector<float> xf(s.dofs(), 0.f);
         PcgWorkspace<float> wsf;
         PcgSettings fs;
         fs.relative_tolerance = 1e-5;
         fs.max_iterations = 2000;
-        const PcgResult rf = cpu::pcg(af.view(), bf.data(), xf.data(), fs, wsf);
+        const PcgResult rf = cpu::pcg(s.af.view(), bf.data(), xf.data(), fs, wsf);
         EXPECT_TRUE(rf.converged);
         EXPECT_LT(relative_error(std::vector<double>(xf.begin(), xf.end()), exact), 1e-3);
     }
@@ -188,25 +146,11 @@ TEST_P(PcgTest, LargerShuffledMeshResidualAndDeterminism) {
     EXPECT_EQ(x2, x);
 }
 
-TEST_P(PcgTest, ZeroRightHandSideGivesZero) {
-    System s(test::make_random_perturbed_box(3, 3, 2, 1, 1, 1), GetParam(), 0.05);
-    const std::vector<double> b(s.dofs(), 0.0);
-    std::vector<double> x = random_vector(s.dofs(), 4);
-    PcgWorkspace<double> ws;
-    const PcgResult r = cpu::pcg(s.a.view(), b.data(), x.data(), PcgSettings{}, ws);
-    EXPECT_TRUE(r.converged);
-    EXPECT_EQ(r.iterations, 0);
-    EXPECT_EQ(x, std::vector<double>(s.dofs(), 0.0));
-}
-
 TEST_P(PcgTest, PinnedNodesStayAndFreeRowsAreSolved) {
     const int order = GetParam();
     // Pure K: the pins remove the rigid modes, so the free block is SPD.
     System s(test::make_random_perturbed_box(3, 2, 2, 1.5, 1, 1, 0.1, 10), order, 0.0);
-    const Index n = s.rows();
-    const auto layout_nodes = node_positions(s.f->mesh, s.f->topology, s.f->layout);
-    std::vector<std::uint8_t> fixed(n, 0);
-    for (Index i = 0; i < n; ++i) fixed[i] = layout_nodes[i][2] < 1e-9 ? 1 : 0;
+    const std::vector<std::uint8_t> fixed = s.bottom_nodes();
     ASSERT_GT(std::count(fixed.begin(), fixed.end(), 1), 3);
 
     const std::vector<double> b = random_vector(s.dofs(), 5);
@@ -256,64 +200,12 @@ TEST_P(PcgTest, PinnedNodesStayAndFreeRowsAreSolved) {
     }
 }
 
-TEST_P(PcgTest, IterationCapReportsNotConvergedWithoutNan) {
-    System s(test::make_random_perturbed_box(4, 3, 3, 1, 1, 1), GetParam(), 0.01);
-    const std::vector<double> b = random_vector(s.dofs(), 7);
-    std::vector<double> x(s.dofs(), 0.0);
-    PcgSettings settings;
-    settings.relative_tolerance = 1e-12;
-    settings.max_iterations = 3;
-    PcgWorkspace<double> ws;
-    const PcgResult r = cpu::pcg(s.a.view(), b.data(), x.data(), settings, ws);
-    EXPECT_FALSE(r.converged);
-    EXPECT_FALSE(r.breakdown);
-    EXPECT_EQ(r.iterations, 3);
-    EXPECT_TRUE(all_finite(x));
-    EXPECT_TRUE(std::isfinite(r.final_residual));
-    EXPECT_LT(r.final_residual, r.initial_residual); // CG still made progress
-}
-
-TEST_P(PcgTest, SingularStiffnessTerminatesWithoutNan) {
-    // Pure K, no pins: six rigid modes in the null space; b = K y lies in the range.
-    System s(test::make_random_perturbed_box(3, 3, 2, 1, 1, 1), GetParam(), 0.0);
-    const std::vector<double> y = random_vector(s.dofs(), 8);
-    std::vector<double> b(s.dofs());
-    cpu::spmv(s.a.view(), y.data(), b.data());
-    std::vector<double> x(s.dofs(), 0.0);
-    PcgSettings settings;
-    settings.relative_tolerance = 1e-8;
-    settings.max_iterations = 500;
-    PcgWorkspace<double> ws;
-    const PcgResult r = cpu::pcg(s.a.view(), b.data(), x.data(), settings, ws);
-    EXPECT_TRUE(r.converged || r.breakdown || r.iterations == 500);
-    EXPECT_TRUE(all_finite(x));
-    EXPECT_TRUE(std::isfinite(r.final_residual));
-}
-
-TEST_P(PcgTest, IndefiniteMatrixBreaksDownAtOnce) {
-    System s(test::make_random_perturbed_box(2, 2, 2, 1, 1, 1), GetParam(), 0.05);
-    for (double& v : s.a.values) v = -v;
-    for (double& v : s.a.diag) v = -v; // -(K + cI): p.Ap < 0 for every p
-    const std::vector<double> b = random_vector(s.dofs(), 9);
-    std::vector<double> x = random_vector(s.dofs(), 10);
-    const std::vector<double> x0 = x;
-    PcgWorkspace<double> ws;
-    const PcgResult r = cpu::pcg(s.a.view(), b.data(), x.data(), PcgSettings{}, ws);
-    EXPECT_TRUE(r.breakdown);
-    EXPECT_FALSE(r.converged);
-    EXPECT_EQ(r.iterations, 0);
-    EXPECT_EQ(x, x0);
-}
-
 TEST_P(PcgTest, FloatTwinMatchesDoubleWithPins) {
     // The accuracy the CUDA (float) twin is held to: float PCG on pinned pure K and on K + cI.
     const int order = GetParam();
     for (double shift : {0.0, 0.05}) {
         System s(test::make_random_perturbed_box(5, 4, 3, 1.5, 1, 1, 0.1, 24), order, shift);
-        const Index n = s.rows();
-        const auto nodes = node_positions(s.f->mesh, s.f->topology, s.f->layout);
-        std::vector<std::uint8_t> fixed(n, 0);
-        for (Index i = 0; i < n; ++i) fixed[i] = nodes[i][2] < 1e-9 ? 1 : 0;
+        const std::vector<std::uint8_t> fixed = s.bottom_nodes();
         const std::vector<double> b = random_vector(s.dofs(), 32);
         std::vector<double> x = random_vector(s.dofs(), 33);
         std::vector<float> xf(x.begin(), x.end());
@@ -323,13 +215,11 @@ TEST_P(PcgTest, FloatTwinMatchesDoubleWithPins) {
         settings.warm_start = false;
         PcgWorkspace<double> ws;
         ASSERT_TRUE(cpu::pcg(s.a.view(), b.data(), x.data(), settings, ws, fixed.data()).converged);
-        BinBcsrMatrix<float> af(s.f->pattern);
-        std::copy(s.a.values.begin(), s.a.values.end(), af.values.begin());
-        std::copy(s.a.diag.begin(), s.a.diag.end(), af.diag.begin());
         const std::vector<float> bf(b.begin(), b.end());
         settings.relative_tolerance = 1e-6;
         PcgWorkspace<float> wsf;
-        const PcgResult r = cpu::pcg(af.view(), bf.data(), xf.data(), settings, wsf, fixed.data());
+        const PcgResult r =
+            cpu::pcg(s.af.view(), bf.data(), xf.data(), settings, wsf, fixed.data());
         EXPECT_TRUE(r.converged);
         const double err = relative_error(std::vector<double>(xf.begin(), xf.end()), x);
         std::printf("shift %.2f order %d: float iterations %d, relative error %.2e\n", shift, order,
@@ -339,6 +229,105 @@ TEST_P(PcgTest, FloatTwinMatchesDoubleWithPins) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Orders, PcgTest, ::testing::Values(1, 2));
+
+/// The properties of every PCG twin, per backend and order: the CPU twin in double, the CUDA twin
+/// in float for every implementation choice.
+class PcgTwins : public test::BackendOrderTest {};
+
+TEST_P(PcgTwins, ZeroRightHandSideGivesZero) {
+    System s(test::make_random_perturbed_box(3, 3, 2, 1, 1, 1), order(), 0.05);
+    const std::vector<double> b(s.dofs(), 0.0);
+    for (const auto& twin : test::pcg_twins(backend())) {
+        SCOPED_TRACE(twin->name());
+        std::vector<double> x = random_vector(s.dofs(), 4);
+        const PcgResult r = twin->solve(s, b, x, PcgSettings{});
+        EXPECT_TRUE(r.converged);
+        EXPECT_EQ(r.iterations, 0);
+        EXPECT_EQ(x, std::vector<double>(s.dofs(), 0.0));
+    }
+}
+
+TEST_P(PcgTwins, PinnedDofsKeepTheirValues) {
+    // Pure K: the pins remove the rigid modes, so the free block is SPD.
+    System s(test::make_random_perturbed_box(5, 4, 3, 1.5, 1, 1, 0.1, 24), order(), 0.0);
+    const std::vector<std::uint8_t> fixed = s.bottom_nodes();
+    const std::vector<double> b = random_vector(s.dofs(), 32);
+    const std::vector<double> x0 = random_vector(s.dofs(), 33); // fixed values: prescribed
+    PcgSettings settings;
+    settings.relative_tolerance = 1e-6;
+    settings.max_iterations = 3000;
+    settings.warm_start = false;
+    for (const auto& twin : test::pcg_twins(backend())) {
+        SCOPED_TRACE(twin->name());
+        std::vector<double> x = x0;
+        const PcgResult r = twin->solve(s, b, x, settings, fixed);
+        EXPECT_TRUE(r.converged);
+        const std::vector<double> held = twin->held(x0);
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            if (fixed[i / 3]) {
+                ASSERT_EQ(x[i], held[i]) << "fixed dof " << i << " moved";
+            }
+        }
+    }
+}
+
+TEST_P(PcgTwins, IterationCapReportsNotConvergedWithoutNan) {
+    System s(test::make_random_perturbed_box(4, 3, 3, 1, 1, 1), order(), 0.01);
+    const std::vector<double> b = random_vector(s.dofs(), 7);
+    PcgSettings settings;
+    settings.relative_tolerance = 1e-12;
+    settings.max_iterations = 3;
+    for (const auto& twin : test::pcg_twins(backend())) {
+        SCOPED_TRACE(twin->name());
+        std::vector<double> x(s.dofs(), 0.0);
+        const PcgResult r = twin->solve(s, b, x, settings);
+        EXPECT_FALSE(r.converged);
+        EXPECT_FALSE(r.breakdown);
+        EXPECT_EQ(r.iterations, 3);
+        EXPECT_TRUE(all_finite(x));
+        EXPECT_TRUE(std::isfinite(r.final_residual));
+        EXPECT_LT(r.final_residual, r.initial_residual); // CG still made progress
+    }
+}
+
+TEST_P(PcgTwins, SingularStiffnessTerminatesWithoutNan) {
+    // Pure K, no pins: six rigid modes in the null space; b = K y lies in the range.
+    System s(test::make_random_perturbed_box(3, 3, 2, 1, 1, 1), order(), 0.0);
+    const std::vector<double> y = random_vector(s.dofs(), 8);
+    std::vector<double> b(s.dofs());
+    cpu::spmv(s.a.view(), y.data(), b.data());
+    PcgSettings settings;
+    settings.relative_tolerance = 1e-8;
+    settings.max_iterations = 500;
+    for (const auto& twin : test::pcg_twins(backend())) {
+        SCOPED_TRACE(twin->name());
+        std::vector<double> x(s.dofs(), 0.0);
+        const PcgResult r = twin->solve(s, b, x, settings);
+        EXPECT_TRUE(r.converged || r.breakdown || r.iterations == 500);
+        EXPECT_TRUE(all_finite(x));
+        EXPECT_TRUE(std::isfinite(r.final_residual));
+    }
+}
+
+TEST_P(PcgTwins, IndefiniteMatrixBreaksDownAtOnce) {
+    System s(test::make_random_perturbed_box(2, 2, 2, 1, 1, 1), order(), 0.05);
+    s.negate(); // -(K + cI): p.Ap < 0 for every p
+    const std::vector<double> b = random_vector(s.dofs(), 9);
+    const std::vector<double> x0 = random_vector(s.dofs(), 10);
+    for (const auto& twin : test::pcg_twins(backend())) {
+        SCOPED_TRACE(twin->name());
+        std::vector<double> x = x0;
+        const PcgResult r = twin->solve(s, b, x, PcgSettings{});
+        EXPECT_TRUE(r.breakdown);
+        EXPECT_FALSE(r.converged);
+        EXPECT_EQ(r.iterations, 0);
+        EXPECT_EQ(x, twin->held(x0));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, PcgTwins,
+                         ::testing::Combine(test::all_backends(), ::testing::Values(1, 2)),
+                         test::backend_order_name);
 
 } // namespace
 } // namespace edn

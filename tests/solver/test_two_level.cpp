@@ -3,8 +3,9 @@
 #include "core/error.hpp"
 #include "sim/simulation.hpp"
 #include "solver/two_level.hpp"
-#include "sparse/sparse_fixtures.hpp"
 #include "sparse/spmv.hpp"
+#include "support/linear_system.hpp"
+#include "support/random.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -16,26 +17,11 @@ namespace {
 
 using test::AssemblyFixture;
 
-std::vector<double> random_vector(std::size_t n, std::uint32_t seed, double lo = -1,
-                                  double hi = 1) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<double> u(lo, hi);
-    std::vector<double> v(n);
-    for (double& x : v) x = u(rng);
-    return v;
-}
+using test::random_vector;
 
-/// Fine matrix K + shift * mean diagonal, from the fixture's linear-elastic element blocks.
+/// Fine matrix K + shift * mean (0,0) diagonal entry, from the fixture's element blocks.
 BinBcsrMatrix<double> fine_matrix(const AssemblyFixture& f, double shift) {
-    BinBcsrMatrix<double> a(f.pattern);
-    const PerEntryMap map = cpu::build_per_entry_map(f.pattern, f.cell_nodes_view());
-    cpu::sum_per_entry(map.view(), f.element_blocks.data(), a.view());
-    const std::int64_t n = f.pattern.num_rows;
-    double mean = 0;
-    for (std::int64_t i = 0; i < n; ++i) mean += a.diag[i] / double(n);
-    for (std::int64_t i = 0; i < n; ++i)
-        for (int k : {0, 4, 8}) a.diag[k * n + i] += shift * mean;
-    return a;
+    return test::shifted_stiffness(f, shift, test::DiagonalMean::FirstAxis);
 }
 
 class TwoLevelTest : public ::testing::TestWithParam<int> {};

@@ -1,4 +1,4 @@
-#include "sparse_fixtures.hpp"
+#include "support/assembly_fixture.hpp"
 
 #include <algorithm>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 #include "sparse/spmv.hpp"
-#include "sparse_fixtures.hpp"
+#include "support/assembly_fixture.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 // values and SpMV against the full matrix.
 #include "sparse/spmv.hpp"
 #include "sparse/upper_part.hpp"
-#include "sparse_fixtures.hpp"
+#include "support/assembly_fixture.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -2,11 +2,11 @@
 // Shared set-up for sparse tests: a mesh with its topology, layout, pattern and element blocks,
 // and a brute-force COO reference assembly.
 
-#include "mesh/mesh_fixtures.hpp"
 #include "mesh/node_layout.hpp"
 #include "mesh/topology.hpp"
 #include "sparse/bin_bcsr_matrix.hpp"
 #include "sparse/summation.hpp"
+#include "support/mesh_fixtures.hpp"
 
 #include <map>
 #include <utility>

@@ -16,6 +16,7 @@ struct TetgenRequest {
     double max_volume = 0.0;           ///< volume bound (-a); <= 0 means unbounded
     long long max_steiner_points = 0;  ///< most points TetGen may add (-S); <= 0 means unbounded
     bool verbose = false;              ///< omit -Q so TetGen reports progress on stdout
+    bool crash_child_for_tests = false; ///< TetrahedralizeOptions::crash_child_for_tests
     /// Points inside cavities: TetGen removes the tetrahedra around each, up to the surface.
     std::vector<Vec3> holes;
 };

@@ -91,8 +91,7 @@ bool write_result(int fd, const TetgenResult& result) {
     // Crashes must reach the parent as signals, even where a sanitizer runtime installed its own
     // handlers (which would turn a segfault into exit status 1).
     for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
-    if (const char* crash = std::getenv("EDN_TETGEN_TEST_CRASH"); crash && crash[0] == '1')
-        std::raise(SIGSEGV); // test hook: what a TetGen segfault looks like to the parent
+    if (request.crash_child_for_tests) std::raise(SIGSEGV); // what a TetGen segfault looks like
 
     bool ok = false;
     try {
@@ -279,6 +278,7 @@ TetgenResult run_pass(const SurfaceMesh& surface, const TetrahedralizeOptions& o
     request.max_volume = options.max_volume;
     request.max_steiner_points = detect ? 0 : max_steiner_points;
     request.verbose = options.verbose;
+    request.crash_child_for_tests = options.crash_child_for_tests;
     const char* what = detect ? "checking for self-intersections" : "meshing";
     TetgenResult result = options.isolate
                               ? run_isolated(surface, request, options.time_limit_s, source, what)

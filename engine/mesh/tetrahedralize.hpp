@@ -18,6 +18,9 @@ struct TetrahedralizeOptions {
     double time_limit_s = 600.0; ///< wall-clock limit of the isolated TetGen run; <= 0: none
     bool verbose = false;        ///< let TetGen print to stdout
     bool isolate = true;         ///< run TetGen in a child process so a crash becomes an error
+    /// Test hook: the isolated child raises SIGSEGV instead of running TetGen (what a TetGen
+    /// crash looks like to the parent).
+    bool crash_child_for_tests = false;
 };
 
 /// Result of a self-intersection check.

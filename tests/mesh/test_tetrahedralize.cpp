@@ -134,15 +134,6 @@ std::string expect_error(ErrorCode code, const std::function<void()>& body) {
     return {};
 }
 
-/// Sets an environment variable for the lifetime of the object.
-struct ScopedEnv {
-    std::string name;
-    ScopedEnv(std::string n, const char* value) : name(std::move(n)) {
-        ::setenv(name.c_str(), value, 1);
-    }
-    ~ScopedEnv() { ::unsetenv(name.c_str()); }
-};
-
 /// True when this process has no child processes left (running or zombie).
 bool no_children_left() {
     errno = 0;
@@ -253,12 +244,14 @@ TEST(Tetrahedralize, OpenSurfaceFailsInsteadOfCrashing) {
 
 TEST(Tetrahedralize, CrashInTheChildBecomesAnError) {
     {
-        const ScopedEnv crash("EDN_TETGEN_TEST_CRASH", "1");
+        TetrahedralizeOptions crash;
+        crash.crash_child_for_tests = true;
         const std::string message = expect_error(
-            ErrorCode::MeshingFailed, [&] { tetrahedralize(unit_cube(), {}, "crash.obj"); });
+            ErrorCode::MeshingFailed, [&] { tetrahedralize(unit_cube(), crash, "crash.obj"); });
         EXPECT_NE(message.find("crash.obj: TetGen crashed (signal 11)"), std::string::npos)
             << message;
-        expect_error(ErrorCode::MeshingFailed, [&] { find_self_intersections(unit_cube()); });
+        expect_error(ErrorCode::MeshingFailed,
+                     [&] { find_self_intersections(unit_cube(), crash); });
     }
     EXPECT_TRUE(no_children_left()); // every child was reaped
     // And meshing still works afterwards in this (surviving) process.

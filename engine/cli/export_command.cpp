@@ -2,11 +2,11 @@
 // gradient and the node positions of a mesh at rest positions + U, for comparison with other
 // FEM codes.
 #include "cli/commands.hpp"
-#include "cli/json.hpp"
 #include "cli/material_tangent.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/json.hpp"
 #include "mesh/mesh_loader.hpp"
 #include "sparse/spmv.hpp"
 
@@ -159,7 +159,7 @@ int run_export(const std::vector<std::string>& arguments) {
         .add("nodes", layout.num_nodes())
         .add("nnz_blocks", static_cast<std::int64_t>(pattern.nnz_blocks()))
         .add("energy", tangent.energy);
-    std::cout << json.dump(true) << std::endl;
+    std::cout << to_json_text(json.json()) << std::endl;
     return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/json.hpp"
+#include "sim/names.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -69,6 +70,12 @@ public:
         const std::optional<T> parsed = parse(text);
         if (!parsed) fail(key, "unknown value \"" + text + "\" (expected " + choices + ")");
         return *parsed;
+    }
+
+    /// A value of a choice in the names table (sim/names.hpp).
+    template <class T> T choice(const std::string& key, const Json& v) const {
+        const std::string choices = names_list<T>(", ");
+        return named<T>(key, v, parse_name<T>, choices.c_str());
     }
 
     ScriptDrag drag(const Json& v) const {
@@ -182,19 +189,15 @@ public:
             } else if (key == "order") {
                 action.order = static_cast<int>(integer(key, v, 1, 3));
             } else if (key == "summation") {
-                action.summation = named<SummationMethod>(key, v, parse_summation_method,
-                                                          "per_entry, per_simplex, inline");
+                action.summation = choice<SummationMethod>(key, v);
             } else if (key == "preconditioner") {
-                action.preconditioner =
-                    named<Preconditioner>(key, v, parse_preconditioner, "two_level, block_jacobi");
+                action.preconditioner = choice<Preconditioner>(key, v);
             } else if (key == "material") {
-                action.material =
-                    named<Material>(key, v, parse_material, "linear, corotational, neohookean");
+                action.material = choice<Material>(key, v);
             } else if (key == "backend") {
-                action.backend = named<Backend>(key, v, parse_backend, "cpu, cuda");
+                action.backend = choice<Backend>(key, v);
             } else if (key == "integrator") {
-                action.integrator =
-                    named<Integrator>(key, v, parse_integrator, "backward_euler, midpoint, static");
+                action.integrator = choice<Integrator>(key, v);
             } else if (key == "young") {
                 action.young = positive(key, v);
             } else if (key == "poisson") {

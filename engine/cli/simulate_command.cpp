@@ -8,6 +8,7 @@
 #include "mesh/mesh_loader.hpp"
 #include "mesh/refine.hpp"
 #include "mesh/vtu_io.hpp"
+#include "sim/names.hpp"
 #include "sim/simulation.hpp"
 #include "sim/state_transfer.hpp"
 
@@ -210,7 +211,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
     std::vector<OptionSpec> specs = meshing_option_specs();
     const std::vector<OptionSpec> own = {
         {"order", "P", "polynomial order 1..3 (default 1)"},
-        {"material", "M", "linear | corotational | neohookean (default neohookean)"},
+        {"material", "M", names_list<Material>() + " (default neohookean)"},
         {"E", "E", "Young's modulus [Pa] (default 1e5)"},
         {"nu", "NU", "Poisson's ratio in (-1, 0.5) (default 0.3)"},
         {"rho", "RHO", "density [kg/m^3] (default 1000)"},
@@ -218,8 +219,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"dt", "H", "time step [s] (default 1/60)"},
         {"static", "", "solve for equilibrium instead of stepping in time"},
         {"integrator", "I", "backward_euler | midpoint (default backward_euler)"},
-        {"backend", "B", "cpu | cuda (default cpu)"},
-        {"summation", "S", "per_entry | per_simplex | inline (default per_entry)"},
+        {"backend", "B", names_list<Backend>() + " (default cpu)"},
+        {"summation", "S", names_list<SummationMethod>() + " (default per_entry)"},
         {"preconditioner", "P",
          "two_level (p >= 2: block Jacobi + P1 coarse correction) | block_jacobi (default "
          "two_level; p = 1 always block_jacobi)"},
@@ -268,7 +269,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
     if (auto m = parse_material(material))
         s.material = *m;
     else
-        usage_error("simulate: unknown material '" + material + "'");
+        usage_error("simulate: unknown material '" + material + "' (" + names_list<Material>(", ") +
+                    ")");
     s.young = args.real_or("E", s.young, float_min, float_max);
     s.poisson = args.real_or("nu", s.poisson, -1.0, 0.5);
     if (s.poisson <= -1.0 || s.poisson >= 0.5)
@@ -288,12 +290,14 @@ int run_simulate(const std::vector<std::string>& arguments) {
     if (auto b = parse_backend(backend))
         s.backend = *b;
     else
-        usage_error("simulate: unknown backend '" + backend + "' (cpu or cuda)");
+        usage_error("simulate: unknown backend '" + backend + "' (" + names_list<Backend>(" or ") +
+                    ")");
     const std::string summation = args.string_or("summation", "per_entry");
     if (auto m = parse_summation_method(summation))
         s.summation = *m;
     else
-        usage_error("simulate: unknown summation method '" + summation + "'");
+        usage_error("simulate: unknown summation method '" + summation + "' (" +
+                    names_list<SummationMethod>(", ") + ")");
     const std::string preconditioner = args.string_or("preconditioner", "two_level");
     if (auto pc = parse_preconditioner(preconditioner))
         s.preconditioner = *pc;

@@ -2,9 +2,11 @@
 
 #include "colormap.hpp"
 #include "renderer.hpp"
+#include "sim/names.hpp"
 #include "timings.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <imgui.h>
 
@@ -143,6 +145,19 @@ bool edit_double(const char* label, double* value, const char* format) {
     return ImGui::IsItemDeactivatedAfterEdit();
 }
 
+/// A combo box over the names table of E (sim/names.hpp), showing the GUI labels; true when the
+/// user picked a value.
+template <class E> bool choice_combo(const char* title, E& value) {
+    constexpr auto& entries = Names<E>::values;
+    std::array<const char*, entries.size()> labels{};
+    for (std::size_t i = 0; i < entries.size(); ++i) labels[i] = entries[i].label;
+    int index = index_of(value);
+    const bool changed =
+        ImGui::Combo(title, &index, labels.data(), static_cast<int>(labels.size()));
+    value = entries[index].value;
+    return changed;
+}
+
 bool edit_int(const char* label, int* value) {
     ImGui::InputInt(label, value, 0, 0);
     return ImGui::IsItemDeactivatedAfterEdit();
@@ -155,34 +170,23 @@ void simulation_panel(GuiState& state, GuiActions& actions) {
     SimulationSettings& s = state.settings;
     bool changed = false;
 
-    int backend = static_cast<int>(s.backend);
-    changed |= ImGui::RadioButton("CPU", &backend, 0);
-    ImGui::SameLine();
-    changed |= ImGui::RadioButton("CUDA", &backend, 1);
-    s.backend = static_cast<Backend>(backend);
+    for (const NamedValue<Backend>& entry : Names<Backend>::values) {
+        if (entry.value != Names<Backend>::values.front().value) ImGui::SameLine();
+        if (ImGui::RadioButton(entry.label, s.backend == entry.value)) {
+            changed = true;
+            s.backend = entry.value;
+        }
+    }
 
     ImGui::TextUnformatted("order");
-    for (int p = 1; p <= 3; ++p) {
+    for (const NamedValue<int>& entry : kOrderNames) {
         ImGui::SameLine();
-        const std::string label = "p=" + std::to_string(p);
-        changed |= ImGui::RadioButton(label.c_str(), &s.order, p);
+        changed |= ImGui::RadioButton(entry.label, &s.order, entry.value);
     }
-    int summation = static_cast<int>(s.summation);
-    const char* summations[] = {"per-entry", "per-simplex", "inline (p=1 linear)"};
-    changed |= ImGui::Combo("summation", &summation, summations, 3);
-    s.summation = static_cast<SummationMethod>(summation);
-    int preconditioner = s.preconditioner == Preconditioner::TwoLevel ? 0 : 1;
-    const char* preconditioners[] = {"two-level (p>=2)", "block Jacobi"};
-    changed |= ImGui::Combo("preconditioner", &preconditioner, preconditioners, 2);
-    s.preconditioner = preconditioner == 0 ? Preconditioner::TwoLevel : Preconditioner::BlockJacobi;
-    int material = static_cast<int>(s.material);
-    const char* materials[] = {"linear", "co-rotational", "neo-Hookean"};
-    changed |= ImGui::Combo("material", &material, materials, 3);
-    s.material = static_cast<Material>(material);
-    int integrator = static_cast<int>(s.integrator);
-    const char* integrators[] = {"backward Euler", "implicit midpoint", "static"};
-    changed |= ImGui::Combo("integrator", &integrator, integrators, 3);
-    s.integrator = static_cast<Integrator>(integrator);
+    changed |= choice_combo("summation", s.summation);
+    changed |= choice_combo("preconditioner", s.preconditioner);
+    changed |= choice_combo("material", s.material);
+    changed |= choice_combo("integrator", s.integrator);
 
     changed |= edit_double("E [Pa]", &s.young, "%.4g");
     changed |= edit_double("nu", &s.poisson, "%.3f");

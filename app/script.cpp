@@ -1,11 +1,11 @@
 #include "script.hpp"
 
 #include "core/error.hpp"
-#include "json.hpp"
+#include "core/json.hpp"
+#include "sim/names.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 namespace edn {
@@ -14,20 +14,18 @@ namespace {
 /// Reads the members of one action, with messages "FILE: action N (line L): key: problem".
 class ActionReader {
 public:
-    ActionReader(const JsonValue& value, const std::string& where) : value_(value), where_(where) {}
+    ActionReader(const Json& value, const std::string& where) : value_(value), where_(where) {}
 
     [[noreturn]] void fail(const std::string& key, const std::string& problem) const {
         EDN_THROW(ErrorCode::Parse, where_ << ": " << key << ": " << problem);
     }
 
-    double number(const std::string& key, const JsonValue& v) const {
-        if (v.type != JsonValue::Type::Number) {
-            fail(key, std::string("expected a number, got ") + v.type_name());
-        }
-        return v.number;
+    double number(const std::string& key, const Json& v) const {
+        if (!v.is_number()) fail(key, std::string("expected a number, got ") + json_type_name(v));
+        return v.get<double>();
     }
 
-    std::int64_t integer(const std::string& key, const JsonValue& v, std::int64_t lo,
+    std::int64_t integer(const std::string& key, const Json& v, std::int64_t lo,
                          std::int64_t hi) const {
         const double x = number(key, v);
         if (x != std::floor(x) || x < static_cast<double>(lo) || x > static_cast<double>(hi)) {
@@ -38,55 +36,59 @@ public:
         return static_cast<std::int64_t>(x);
     }
 
-    double positive(const std::string& key, const JsonValue& v) const {
+    double positive(const std::string& key, const Json& v) const {
         const double x = number(key, v);
         if (!(x > 0.0)) fail(key, "expected a positive number");
         return x;
     }
 
-    bool boolean(const std::string& key, const JsonValue& v) const {
-        if (v.type != JsonValue::Type::Bool) {
-            fail(key, std::string("expected true or false, got ") + v.type_name());
+    bool boolean(const std::string& key, const Json& v) const {
+        if (!v.is_boolean()) {
+            fail(key, std::string("expected true or false, got ") + json_type_name(v));
         }
-        return v.boolean;
+        return v.get<bool>();
     }
 
-    const std::string& string(const std::string& key, const JsonValue& v) const {
-        if (v.type != JsonValue::Type::String) {
-            fail(key, std::string("expected a string, got ") + v.type_name());
-        }
-        return v.string;
+    const std::string& string(const std::string& key, const Json& v) const {
+        if (!v.is_string()) fail(key, std::string("expected a string, got ") + json_type_name(v));
+        return v.get_ref<const std::string&>();
     }
 
     template <std::size_t N>
-    std::array<double, N> vector(const std::string& key, const JsonValue& v) const {
-        if (v.type != JsonValue::Type::Array || v.array.size() != N) {
+    std::array<double, N> vector(const std::string& key, const Json& v) const {
+        if (!v.is_array() || v.size() != N) {
             fail(key, "expected an array of " + std::to_string(N) + " numbers");
         }
         std::array<double, N> out{};
-        for (std::size_t i = 0; i < N; ++i) out[i] = number(key, v.array[i]);
+        for (std::size_t i = 0; i < N; ++i) out[i] = number(key, v[i]);
         return out;
     }
 
     template <class T, class Parse>
-    T named(const std::string& key, const JsonValue& v, Parse parse, const char* choices) const {
+    T named(const std::string& key, const Json& v, Parse parse, const char* choices) const {
         const std::string& text = string(key, v);
         const std::optional<T> parsed = parse(text);
         if (!parsed) fail(key, "unknown value \"" + text + "\" (expected " + choices + ")");
         return *parsed;
     }
 
-    ScriptDrag drag(const JsonValue& v) const {
-        if (v.type != JsonValue::Type::Object) fail("drag", "expected an object");
+    /// A value of a choice in the names table (sim/names.hpp).
+    template <class T> T choice(const std::string& key, const Json& v) const {
+        const std::string choices = names_list<T>(", ");
+        return named<T>(key, v, parse_name<T>, choices.c_str());
+    }
+
+    ScriptDrag drag(const Json& v) const {
+        if (!v.is_object()) fail("drag", "expected an object");
         ScriptDrag drag;
-        for (const auto& [key, member] : v.object) {
+        for (const auto& [key, member] : v.items()) {
             const std::string name = "drag." + key;
             if (key == "from") {
                 drag.from_pixel = vector<2>(name, member);
             } else if (key == "vertex") {
                 drag.from_vertex = static_cast<Index>(integer(name, member, 0, 2147483647));
             } else if (key == "to") {
-                if (member.type == JsonValue::Type::Array && member.array.size() == 2) {
+                if (member.is_array() && member.size() == 2) {
                     drag.to_pixel = vector<2>(name, member);
                 } else {
                     drag.to_world = vector<3>(name, member);
@@ -104,12 +106,12 @@ public:
         return drag;
     }
 
-    ScriptCut cut(const JsonValue& v) const {
-        if (v.type != JsonValue::Type::Object) fail("cut", "expected an object");
+    ScriptCut cut(const Json& v) const {
+        if (!v.is_object()) fail("cut", "expected an object");
         ScriptCut cut;
         bool point = false;
         bool normal = false;
-        for (const auto& [key, member] : v.object) {
+        for (const auto& [key, member] : v.items()) {
             const std::string name = "cut." + key;
             if (key == "point") {
                 cut.point = vector<3>(name, member);
@@ -142,10 +144,10 @@ public:
         return cut;
     }
 
-    ScriptRefine refine(const JsonValue& v) const {
-        if (v.type != JsonValue::Type::Object) fail("refine", "expected an object");
+    ScriptRefine refine(const Json& v) const {
+        if (!v.is_object()) fail("refine", "expected an object");
         ScriptRefine refine;
-        for (const auto& [key, member] : v.object) {
+        for (const auto& [key, member] : v.items()) {
             const std::string name = "refine." + key;
             if (key == "center") {
                 refine.center = vector<3>(name, member);
@@ -167,15 +169,14 @@ public:
     }
 
     ScriptAction read() const {
-        if (value_.type != JsonValue::Type::Object) {
+        if (!value_.is_object()) {
             EDN_THROW(ErrorCode::Parse,
-                      where_ << ": expected an object, got " << value_.type_name());
+                      where_ << ": expected an object, got " << json_type_name(value_));
         }
-        const JsonValue* frame = value_.find("frame");
-        if (!frame) EDN_THROW(ErrorCode::Parse, where_ << ": missing \"frame\"");
+        if (!value_.contains("frame")) EDN_THROW(ErrorCode::Parse, where_ << ": missing \"frame\"");
         ScriptAction action;
-        action.frame = integer("frame", *frame, 0, 1'000'000'000);
-        for (const auto& [key, v] : value_.object) {
+        action.frame = integer("frame", value_.at("frame"), 0, 1'000'000'000);
+        for (const auto& [key, v] : value_.items()) {
             if (key == "frame") continue;
             if (key == "pin_below") {
                 action.pin_below = number(key, v);
@@ -188,19 +189,15 @@ public:
             } else if (key == "order") {
                 action.order = static_cast<int>(integer(key, v, 1, 3));
             } else if (key == "summation") {
-                action.summation = named<SummationMethod>(key, v, parse_summation_method,
-                                                          "per_entry, per_simplex, inline");
+                action.summation = choice<SummationMethod>(key, v);
             } else if (key == "preconditioner") {
-                action.preconditioner =
-                    named<Preconditioner>(key, v, parse_preconditioner, "two_level, block_jacobi");
+                action.preconditioner = choice<Preconditioner>(key, v);
             } else if (key == "material") {
-                action.material =
-                    named<Material>(key, v, parse_material, "linear, corotational, neohookean");
+                action.material = choice<Material>(key, v);
             } else if (key == "backend") {
-                action.backend = named<Backend>(key, v, parse_backend, "cpu, cuda");
+                action.backend = choice<Backend>(key, v);
             } else if (key == "integrator") {
-                action.integrator =
-                    named<Integrator>(key, v, parse_integrator, "backward_euler, midpoint, static");
+                action.integrator = choice<Integrator>(key, v);
             } else if (key == "young") {
                 action.young = positive(key, v);
             } else if (key == "poisson") {
@@ -242,7 +239,7 @@ public:
     }
 
 private:
-    const JsonValue& value_;
+    const Json& value_;
     std::string where_;
 };
 
@@ -267,20 +264,24 @@ std::optional<ColorMode> parse_color_mode(std::string_view name) {
     return std::nullopt;
 }
 
-std::vector<ScriptAction> parse_script(const std::string& text, const std::string& source) {
-    const JsonValue root = parse_json(text, source);
-    const JsonValue* actions = root.find("actions");
-    EDN_VERIFY(root.type == JsonValue::Type::Object && actions != nullptr, ErrorCode::Parse,
+namespace {
+
+/// The actions of a parsed script; `lines` locates them in the file for messages.
+std::vector<ScriptAction> read_actions(const Json& root, const JsonLines& lines,
+                                       const std::string& source) {
+    EDN_VERIFY(root.is_object() && root.contains("actions"), ErrorCode::Parse,
                source << ": expected an object with an \"actions\" array");
-    EDN_VERIFY(root.object.size() == 1, ErrorCode::Parse,
+    EDN_VERIFY(root.size() == 1, ErrorCode::Parse,
                source << ": unknown top-level key besides \"actions\"");
-    EDN_VERIFY(actions->type == JsonValue::Type::Array, ErrorCode::Parse,
-               source << ": \"actions\" must be an array, got " << actions->type_name());
+    const Json& actions = root.at("actions");
+    EDN_VERIFY(actions.is_array(), ErrorCode::Parse,
+               source << ": \"actions\" must be an array, got " << json_type_name(actions));
     std::vector<ScriptAction> result;
-    for (std::size_t i = 0; i < actions->array.size(); ++i) {
-        const JsonValue& value = actions->array[i];
+    for (std::size_t i = 0; i < actions.size(); ++i) {
+        const Json& value = actions[i];
         std::ostringstream where;
-        where << source << ": action " << i << " (line " << value.line << ")";
+        where << source << ": action " << i << " (line "
+              << lines.at("/actions/" + std::to_string(i)) << ")";
         result.push_back(ActionReader(value, where.str()).read());
     }
     std::stable_sort(
@@ -289,13 +290,18 @@ std::vector<ScriptAction> parse_script(const std::string& text, const std::strin
     return result;
 }
 
+} // namespace
+
+std::vector<ScriptAction> parse_script(const std::string& text, const std::string& source) {
+    JsonLines lines;
+    const Json root = parse_json(text, source, &lines);
+    return read_actions(root, lines, source);
+}
+
 std::vector<ScriptAction> load_script(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    EDN_VERIFY(in, ErrorCode::Io, path.string() << ": cannot open the script");
-    std::ostringstream text;
-    text << in.rdbuf();
-    EDN_VERIFY(!in.bad(), ErrorCode::Io, path.string() << ": read error");
-    return parse_script(text.str(), path.string());
+    JsonLines lines;
+    const Json root = read_json_file(path, &lines);
+    return read_actions(root, lines, path.string());
 }
 
 } // namespace edn

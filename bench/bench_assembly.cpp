@@ -36,10 +36,10 @@ struct Samples {
 };
 
 /// Bytes of the same matrix as Bin-BCSR*, 3x3 BSR and scalar CSR (32-bit indices).
-Json format_bytes(const BinBcsrPattern& p, std::size_t scalar) {
+JsonObject format_bytes(const BinBcsrPattern& p, std::size_t scalar) {
     const std::size_t nnz = static_cast<std::size_t>(p.nnz_blocks());
     const std::size_t rows = static_cast<std::size_t>(p.num_rows);
-    Json b;
+    JsonObject b;
     b.add("scalar_bytes", scalar)
         .add("bin_bcsr", p.matrix_bytes(scalar))
         .add("bsr", nnz * 9 * scalar + nnz * 4 + (rows + 1) * 4)
@@ -49,8 +49,8 @@ Json format_bytes(const BinBcsrPattern& p, std::size_t scalar) {
     return b;
 }
 
-Json case_head(const MeshData& md, int order, const char* method, const BinBcsrPattern& p) {
-    Json c;
+JsonObject case_head(const MeshData& md, int order, const char* method, const BinBcsrPattern& p) {
+    JsonObject c;
     c.add("mesh", md.box.name())
         .add("tets", md.box.tets())
         .add("order", order)
@@ -60,8 +60,8 @@ Json case_head(const MeshData& md, int order, const char* method, const BinBcsrP
     return c;
 }
 
-Json skipped_case(const MeshData& md, int order, const std::string& reason) {
-    Json c;
+JsonObject skipped_case(const MeshData& md, int order, const std::string& reason) {
+    JsonObject c;
     c.add("mesh", md.box.name()).add("tets", md.box.tets()).add("order", order);
     c.add("method", "all").add("skipped", reason);
     return c;
@@ -72,7 +72,7 @@ Json skipped_case(const MeshData& md, int order, const std::string& reason) {
 
 using EigenMatrix = Eigen::SparseMatrix<double, Eigen::RowMajor, int>;
 
-void cpu_case(const MeshData& md, int order, const Options& o, std::vector<Json>& cases) {
+void cpu_case(const MeshData& md, int order, const Options& o, std::vector<JsonObject>& cases) {
     const Topology& topo = md.topology;
     const TetMesh& mesh = md.mesh;
     const NodeLayout layout = make_node_layout(topo, order);
@@ -177,30 +177,31 @@ void cpu_case(const MeshData& md, int order, const Options& o, std::vector<Json>
             }
     }
     const double peer_sft = peer.med("set_from_triplets");
-    Json baseline;
+    JsonObject baseline;
     baseline.add("name", "eigen_set_from_triplets")
         .add("description", "Eigen::SparseMatrix<double,RowMajor>::setFromTriplets, 9 scalar "
                             "triplets per element block (triplet fill in parallel, timed apart)")
-        .add("median_ms", Json()
+        .add("median_ms", JsonObject()
                               .add("triplets", peer.med("triplets"))
                               .add("set_from_triplets", peer_sft)
                               .add("total", peer.med("triplets") + peer_sft))
-        .add("bytes", Json()
+        .add("bytes", JsonObject()
                           .add("triplets", 9 * block_count * sizeof(Eigen::Triplet<double, int>))
                           .add("matrix", static_cast<std::size_t>(eigen.nonZeros()) * 12 +
                                              (static_cast<std::size_t>(eigen.outerSize()) + 1) * 4))
-        .add("check", Json()
-                          .add_bool("same_pattern", same_pattern)
+        .add("check", JsonObject()
+                          .add("same_pattern", same_pattern)
                           .add("max_rel_diff", scale > 0 ? max_diff / scale : max_diff));
 
-    const Json bytes = format_bytes(pattern, sizeof(double))
-                           .add("maps", (map.offsets.size() + map.sources.size()) * sizeof(Index))
-                           .add("element_blocks", blocks.size() * sizeof(double))
-                           .add("cell_nodes", cell_nodes.size() * sizeof(Index));
+    const JsonObject bytes =
+        format_bytes(pattern, sizeof(double))
+            .add("maps", (map.offsets.size() + map.sources.size()) * sizeof(Index))
+            .add("element_blocks", blocks.size() * sizeof(double))
+            .add("cell_nodes", cell_nodes.size() * sizeof(Index));
     const double pattern_ms =
         s.med("count") + s.med("bin_offsets") + s.med("alloc") + s.med("columns");
     for (SummationMethod method : methods) {
-        Json med;
+        JsonObject med;
         med.add("count", s.med("count"))
             .add("bin_offsets", s.med("bin_offsets"))
             .add("alloc", s.med("alloc"))
@@ -223,10 +224,10 @@ void cpu_case(const MeshData& md, int order, const Options& o, std::vector<Json>
         med.add("summation", first_sum).add("total", total + first_sum);
         med.add("summation_only", median(sum_only[method]));
         med.add("topology_host_ms", md.topology_ms);
-        Json c = case_head(md, order, summation_method_name(method), pattern);
+        JsonObject c = case_head(md, order, summation_method_name(method), pattern);
         c.add("median_ms", med).add("bytes", bytes).add("baseline", baseline);
-        c.add("speedup",
-              Json().add("summation_vs_set_from_triplets", peer_sft / median(sum_only[method])));
+        c.add("speedup", JsonObject().add("summation_vs_set_from_triplets",
+                                          peer_sft / median(sum_only[method])));
         c.add("scalar", "double");
         cases.push_back(c);
     }
@@ -236,7 +237,7 @@ void cpu_case(const MeshData& md, int order, const Options& o, std::vector<Json>
 // ----------------------------------------------------------------------------------------
 
 void cuda_case(const MeshData& md, int order, const Options& o, const DeviceInfo& dev,
-               std::vector<Json>& cases) {
+               std::vector<JsonObject>& cases) {
     const TetMesh& mesh = md.mesh;
     const int m = nodes_per_cell(order);
     const Index num_cells = mesh.num_cells();
@@ -305,7 +306,7 @@ void cuda_case(const MeshData& md, int order, const Options& o, const DeviceInfo
     // linear path above.
     std::vector<float> blocks(9 * block_count);
     cpu::linear_elastic_element_blocks(mesh.positions, mesh.cells, order, lame, blocks.data());
-    Json stored;
+    JsonObject stored;
     if (36.0 * double(block_count) < 0.5 * double(device_info().free_bytes)) {
         upload_element_blocks(a, blocks);
         std::vector<double> t_stored;
@@ -337,7 +338,7 @@ void cuda_case(const MeshData& md, int order, const Options& o, const DeviceInfo
 
     // Peer: block COO -> BSR with CUB sort + reduce-by-key and cuSPARSE coo2csr.
     double peer_total = std::nan("");
-    Json baseline;
+    JsonObject baseline;
     baseline.add("name", "cub_coo_to_bsr")
         .add("description", "block-level COO (one 64-bit key per 3x3 element block): "
                             "cub::DeviceRadixSort::SortPairs, cub::DeviceRunLengthEncode, "
@@ -356,27 +357,27 @@ void cuda_case(const MeshData& md, int order, const Options& o, const DeviceInfo
             ps.add("reduce", t.reduce), ps.add("offsets", t.offsets), ps.add("free", t.free);
             ps.add("total", t.total);
         }
-        Json pm;
+        JsonObject pm;
         for (const char* k : {"alloc", "keys", "sort", "reduce", "offsets", "free", "total"})
             pm.add(k, ps.med(k));
         peer_total = ps.med("total");
         baseline.add("median_ms", pm)
             .add("upload_ms", peer.upload_ms)
-            .add("bytes", Json()
+            .add("bytes", JsonObject()
                               .add("input", peer.input_bytes)
                               .add("peak_temp_and_output", peer.peak_temp_bytes)
                               .add("output_bsr", peer.output_bytes)
                               .add("peak_total", peer.input_bytes + peer.peak_temp_bytes))
             .add("check",
-                 Json()
+                 JsonObject()
                      .add("nnz_blocks", peer.nnz_blocks)
-                     .add_bool("same_nnz_blocks", peer.nnz_blocks == pattern.nnz_blocks())
+                     .add("same_nnz_blocks", peer.nnz_blocks == pattern.nnz_blocks())
                      .add("abs_value_sum_rel_diff", std::abs(peer.value_abs_sum - ours_sum) /
                                                         std::max(1e-30, peer.value_abs_sum)));
     }
 
     const std::size_t final_b = matrix_b + map_b + mesh_b;
-    const Json bytes =
+    const JsonObject bytes =
         format_bytes(pattern, sizeof(float))
             .add("device_matrix", matrix_b)
             .add("maps", map_b)
@@ -389,7 +390,7 @@ void cuda_case(const MeshData& md, int order, const Options& o, const DeviceInfo
     const double pattern_ms =
         s.med("count") + s.med("bin_offsets") + s.med("alloc") + s.med("columns");
     for (SummationMethod method : methods) {
-        Json med;
+        JsonObject med;
         med.add("count", s.med("count"))
             .add("bin_offsets", s.med("bin_offsets"))
             .add("alloc", s.med("alloc"))
@@ -418,13 +419,13 @@ void cuda_case(const MeshData& md, int order, const Options& o, const DeviceInfo
         med.add("summation_only", median(sum_only[method]))
             .add("upload", s.med("upload"))
             .add("topology_host_ms", md.topology_ms);
-        Json c = case_head(md, order, summation_method_name(method), pattern);
+        JsonObject c = case_head(md, order, summation_method_name(method), pattern);
         c.add("median_ms", med).add("bytes", bytes).add("baseline", baseline);
         if (method == SummationMethod::PerEntry) c.add("stored_blocks", stored);
         // The peer starts from element blocks already on the device: compare without "element".
         double ours = total;
         if (method != SummationMethod::Inline) ours -= s.med("element");
-        c.add("speedup", Json().add("baseline_over_total_excl_element", peer_total / ours));
+        c.add("speedup", JsonObject().add("baseline_over_total_excl_element", peer_total / ours));
         c.add("scalar", "float");
         cases.push_back(c);
     }
@@ -445,9 +446,9 @@ void run_assembly_bench(const Options& o) {
     } else {
         device = "cpu (" + std::to_string(num_threads()) + " threads)";
     }
-    Json header = bench_header(o, device);
+    JsonObject header = bench_header(o, device);
     header.add("topology", "host (build_topology); GPU topology is not part of these timings");
-    std::vector<Json> cases;
+    std::vector<JsonObject> cases;
     for (const BoxCase& box : standard_boxes(o.max_tets)) {
         bool any = false;
         for (int order : o.orders) any = any || order_runs_on(order, box.tets(), kP3AssemblyLimit);

@@ -3,7 +3,6 @@
 #include "core/atomic_file.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
-#include "core/json_text.hpp"
 #include "core/parallel.hpp"
 #include "mesh/box_mesh.hpp"
 
@@ -16,11 +15,6 @@
 
 namespace edn::bench {
 namespace {
-
-/// Quoted JSON string (core/json_text.hpp).
-std::string quote(std::string_view text) {
-    return json_string(text);
-}
 
 /// One-line usage text of `program` (argv[0]).
 std::string usage_line(const std::string& program) {
@@ -102,65 +96,6 @@ Options parse_options(int argc, char** argv, const std::string& program) {
 
 } // namespace
 
-Json& Json::add(const std::string& key, double value) {
-    std::string raw = "null";
-    if (std::isfinite(value)) {
-        char buf[32];
-        std::snprintf(buf, sizeof(buf), "%.6g", value);
-        raw = buf;
-    }
-    members_.push_back({key, raw, {}, false});
-    return *this;
-}
-Json& Json::add(const std::string& key, std::int64_t value) {
-    members_.push_back({key, std::to_string(value), {}, false});
-    return *this;
-}
-Json& Json::add_bool(const std::string& key, bool value) {
-    members_.push_back({key, value ? "true" : "false", {}, false});
-    return *this;
-}
-Json& Json::add(const std::string& key, std::string_view value) {
-    members_.push_back({key, quote(value), {}, false});
-    return *this;
-}
-Json& Json::add(const std::string& key, const Json& value) {
-    members_.push_back({key, value.dump(), {}, false});
-    return *this;
-}
-Json& Json::add(const std::string& key, const std::vector<Json>& values) {
-    members_.push_back({key, "", values, true});
-    return *this;
-}
-
-std::string Json::dump(int indent, int depth) const {
-    const bool pretty = indent >= 0;
-    const std::string pad = pretty ? std::string(indent * (depth + 1), ' ') : "";
-    const std::string close_pad = pretty ? std::string(indent * depth, ' ') : "";
-    std::string out = "{";
-    for (std::size_t i = 0; i < members_.size(); ++i) {
-        const Member& m = members_[i];
-        out += i ? "," : "";
-        if (pretty) out += "\n" + pad;
-        out += quote(m.key) + (pretty ? ": " : ":");
-        if (!m.is_array) {
-            out += m.raw;
-            continue;
-        }
-        out += "[";
-        for (std::size_t j = 0; j < m.array.size(); ++j) {
-            out += j ? "," : "";
-            // Array elements one per line, each on one line: diffable and still readable.
-            if (pretty) out += "\n" + pad + std::string(indent, ' ');
-            out += m.array[j].dump();
-        }
-        if (pretty && !m.array.empty()) out += "\n" + pad;
-        out += "]";
-    }
-    if (pretty && !members_.empty()) out += "\n" + close_pad;
-    return out + "}";
-}
-
 std::string BoxCase::name() const {
     return "box-" + std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz);
 }
@@ -214,8 +149,8 @@ std::string commit_id() {
     return out.empty() ? "unknown" : out;
 }
 
-Json bench_header(const Options& options, const std::string& device) {
-    Json h;
+JsonObject bench_header(const Options& options, const std::string& device) {
+    JsonObject h;
     h.add("benchmark", options.benchmark)
         .add("backend", options.backend)
         .add("device", device)
@@ -227,13 +162,13 @@ Json bench_header(const Options& options, const std::string& device) {
     return h;
 }
 
-void write_bench_json(const Options& options, const Json& header, const std::vector<Json>& cases,
-                      bool complete) {
-    Json doc = header;
-    doc.add_bool("complete", complete);
+void write_bench_json(const Options& options, const JsonObject& header,
+                      const std::vector<JsonObject>& cases, bool complete) {
+    JsonObject doc = header;
+    doc.add("complete", complete);
     doc.add("cases", cases);
-    const std::string text = doc.dump(2) + "\n";
-    write_file_atomically(options.out, [&](std::ostream& os) { os << text; });
+    // Six significant digits: timings are not more precise than that, and the files stay short.
+    write_json_file(options.out, doc.json(), {JsonLayout::Lines, 6});
 }
 
 void progress(const std::string& line) {

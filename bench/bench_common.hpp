@@ -1,8 +1,9 @@
 #pragma once
 /// Shared parts of the benchmark drivers (`elastodyn-bench`, later `elastodyn-cli bench`):
-/// options, box meshes of standard sizes, timing helpers and an ordered JSON writer for the
-/// Bench JSON of DESIGN.md.
+/// options, box meshes of standard sizes, timing helpers and the header and file of the Bench
+/// JSON of DESIGN.md (written with core/json.hpp).
 
+#include "core/json.hpp"
 #include "mesh/tet_mesh.hpp"
 #include "mesh/topology.hpp"
 
@@ -33,46 +34,6 @@ struct Options {
     int repeat = 0;            ///< repetitions per measurement (0: 10 on CUDA, 3 on CPU)
     int frames = 30;           ///< step: measured frames per case (after the warm-up frames)
     std::string out;           ///< JSON output path
-};
-
-/// An ordered JSON object (keys keep insertion order).
-class Json {
-public:
-    /// Adds a number (NaN and infinities become null).
-    Json& add(const std::string& key, double value);
-    /// Adds an integer.
-    Json& add(const std::string& key, std::int64_t value);
-    /// Adds an integer.
-    Json& add(const std::string& key, int value) { return add(key, std::int64_t(value)); }
-    /// Adds an unsigned byte count.
-    Json& add(const std::string& key, std::size_t value) {
-        return add(key, static_cast<std::int64_t>(value));
-    }
-    /// Adds a boolean.
-    Json& add_bool(const std::string& key, bool value);
-    /// Adds a string.
-    Json& add(const std::string& key, std::string_view value);
-    /// Adds a string.
-    Json& add(const std::string& key, const char* value) {
-        return add(key, std::string_view(value));
-    }
-    /// Adds a nested object.
-    Json& add(const std::string& key, const Json& value);
-    /// Adds an array of objects.
-    Json& add(const std::string& key, const std::vector<Json>& values);
-    /// True when no member was added.
-    bool empty() const { return members_.empty(); }
-    /// Serialised form; `indent` < 0 gives one line.
-    std::string dump(int indent = -1, int depth = 0) const;
-
-private:
-    struct Member {
-        std::string key;
-        std::string raw;         ///< serialised value (scalars and objects)
-        std::vector<Json> array; ///< array of objects, when is_array
-        bool is_array = false;
-    };
-    std::vector<Member> members_;
 };
 
 /// A box mesh of a standard benchmark size.
@@ -117,11 +78,11 @@ double median(std::vector<double> samples);
 std::string commit_id();
 
 /// Header of a Bench JSON document (benchmark, backend, device, commit, host threads).
-Json bench_header(const Options& options, const std::string& device);
+JsonObject bench_header(const Options& options, const std::string& device);
 
 /// Writes header + cases to options.out atomically; `complete` is false while cases remain.
-void write_bench_json(const Options& options, const Json& header, const std::vector<Json>& cases,
-                      bool complete);
+void write_bench_json(const Options& options, const JsonObject& header,
+                      const std::vector<JsonObject>& cases, bool complete);
 
 /// Prints one progress line to stderr.
 void progress(const std::string& line);

@@ -85,8 +85,8 @@ std::vector<float> random_vector(std::size_t n, unsigned seed) {
 void run_pcg_bench(const Options& o) {
     EDN_VERIFY(o.backend == "cuda", ErrorCode::Usage, "bench pcg needs --backend cuda");
     EDN_VERIFY(cuda_device_available(), ErrorCode::Unsupported, "no CUDA device for bench pcg");
-    const Json header = bench_header(o, cuda_device_name());
-    std::vector<Json> cases;
+    const JsonObject header = bench_header(o, cuda_device_name());
+    std::vector<JsonObject> cases;
     const std::vector<int> orders = o.orders_given ? o.orders : std::vector<int>{1, 2};
     const int repeat = o.repeat > 0 ? o.repeat : 3;
     // 127K (the step benchmark's size), 403K, 998K (the "1M p = 1 tets" of the PCG target) and
@@ -121,14 +121,14 @@ void run_pcg_bench(const Options& o) {
             const cuda::DeviceMatrix dm(k);
             const std::vector<float> b = random_vector(3 * n, 40);
 
-            Json c;
+            JsonObject c;
             c.add("mesh", box.name())
                 .add("tets", box.tets())
                 .add("order", order)
                 .add("rows", static_cast<std::int64_t>(n))
                 .add("nnz_blocks", static_cast<std::int64_t>(pattern.nnz_blocks()))
                 .add("padded_blocks", static_cast<std::int64_t>(pattern.padded_blocks()));
-            std::vector<Json> results;
+            std::vector<JsonObject> results;
             for (const Variant& v : variants()) {
                 cuda::Pcg pcg(static_cast<Index>(n), v.options);
                 PcgSettings never; // tolerance 0: runs to the cap
@@ -159,14 +159,14 @@ void run_pcg_bench(const Options& o) {
                 const double t0 = now_ms();
                 const PcgResult rr = pcg.solve_host(dm.view(), b, x, real);
                 const double solve_ms = now_ms() - t0;
-                Json j;
+                JsonObject j;
                 j.add("variant", v.name)
                     .add("us_per_iteration",
                          per_iteration.empty()
                              ? -1.0
                              : *std::min_element(per_iteration.begin(), per_iteration.end()))
                     .add("tol_1e-4_iterations", rr.iterations)
-                    .add_bool("tol_1e-4_converged", rr.converged)
+                    .add("tol_1e-4_converged", rr.converged)
                     .add("tol_1e-4_ms_incl_host_copies", solve_ms);
                 results.push_back(j);
             }
@@ -184,7 +184,7 @@ void run_pcg_bench(const Options& o) {
                 const PcgResult r = cpu::pcg(k.view(), b.data(), x.data(), cap, ws);
                 const double ms = now_ms() - t0;
                 c.add("baseline",
-                      Json()
+                      JsonObject()
                           .add("name", "cpu::pcg (float, host threads)")
                           .add("threads", num_threads())
                           .add("us_per_iteration", 1e3 * ms / std::max(1, r.iterations)));

@@ -43,13 +43,13 @@ double mean_column_distance(const BinBcsrPattern& p) {
     return count ? sum / count : 0.0;
 }
 
-Json measure(const Options& o, const std::string& name, const TetMesh& mesh, int order) {
+JsonObject measure(const Options& o, const std::string& name, const TetMesh& mesh, int order) {
     const auto lame_d = lame_from_young_poisson(1e5, 0.3);
     const Topology topology = build_topology(mesh);
     const NodeLayout layout = make_node_layout(topology, order);
     const BinBcsrPattern pattern = build_bin_bcsr_pattern(topology, mesh.cells, layout);
     const int repeat = o.repeat > 0 ? o.repeat : (o.backend == "cuda" ? 10 : 3);
-    Json ms;
+    JsonObject ms;
     if (o.backend == "cuda") {
         const LameParameters<float> lame{float(lame_d.lambda), float(lame_d.mu)};
         cuda::Assembly a(mesh, topology, order);
@@ -87,7 +87,7 @@ Json measure(const Options& o, const std::string& name, const TetMesh& mesh, int
         }
         ms.add("summation", median(sums)).add("spmv", median(spmvs));
     }
-    Json c;
+    JsonObject c;
     c.add("mesh", name)
         .add("tets", static_cast<std::int64_t>(mesh.cells.size()))
         .add("order", order)
@@ -104,8 +104,8 @@ void run_reorder_bench(const Options& o) {
     EDN_VERIFY(o.backend == "cpu" || cuda_device_available(), ErrorCode::Unsupported,
                "no CUDA device for --backend cuda");
     const std::string device = o.backend == "cuda" ? cuda_device_name() : "cpu";
-    const Json header = bench_header(o, device);
-    std::vector<Json> cases;
+    const JsonObject header = bench_header(o, device);
+    std::vector<JsonObject> cases;
     for (const BoxCase& box : standard_boxes(std::min<std::int64_t>(o.max_tets, 500'000))) {
         const TetMesh natural = make_box_tet_mesh(box.nx, box.ny, box.nz, {0, 0, 0}, {1, 1, 1});
         const TetMesh shuffle = shuffled(natural, 17);
@@ -117,7 +117,7 @@ void run_reorder_bench(const Options& o) {
                   {"shuffled", &shuffle},
                   {"morton", &morton}}) {
                 progress("reorder " + box.name() + " p" + std::to_string(order) + " " + label);
-                Json c = measure(o, box.name(), *mesh, order);
+                JsonObject c = measure(o, box.name(), *mesh, order);
                 c.add("ordering", label);
                 cases.push_back(c);
                 write_bench_json(o, header, cases, false);

@@ -24,7 +24,7 @@ namespace edn::bench {
 namespace {
 
 /// Host rebuild: topology, layout, pattern, cell node table, per-entry map (ms per stage).
-Json host_rebuild(const TetMesh& mesh, int order, int repeat) {
+JsonObject host_rebuild(const TetMesh& mesh, int order, int repeat) {
     std::vector<double> topo, pattern, maps, total;
     std::int64_t nnz = 0;
     for (int r = 0; r < repeat; ++r) {
@@ -44,7 +44,7 @@ Json host_rebuild(const TetMesh& mesh, int order, int repeat) {
         total.push_back(t3 - t0);
         nnz = p.nnz_blocks();
     }
-    Json j;
+    JsonObject j;
     j.add("topology", median(topo))
         .add("pattern", median(pattern))
         .add("maps", median(maps))
@@ -54,7 +54,7 @@ Json host_rebuild(const TetMesh& mesh, int order, int repeat) {
 }
 
 /// Device rebuild from the uploaded cells (median over `repeat`, after one warm-up).
-Json device_rebuild(const TetMesh& mesh, int order, int repeat) {
+JsonObject device_rebuild(const TetMesh& mesh, int order, int repeat) {
     std::vector<double> upload, topo, count, bins, alloc, columns, maps, total, wall;
     std::size_t peak = 0, held = 0;
     for (int r = 0; r <= repeat; ++r) {
@@ -77,7 +77,7 @@ Json device_rebuild(const TetMesh& mesh, int order, int repeat) {
         peak = a.peak_bytes();
         held = a.matrix_bytes() + a.map_bytes() + a.mesh_bytes();
     }
-    Json j;
+    JsonObject j;
     j.add("upload", median(upload))
         .add("topology", median(topo))
         .add("count", median(count))
@@ -98,8 +98,8 @@ void run_repattern_bench(const Options& o) {
     EDN_VERIFY(o.backend == "cpu" || cuda_device_available(), ErrorCode::Unsupported,
                "no CUDA device for --backend cuda");
     const std::string device = o.backend == "cuda" ? cuda_device_name() : "cpu";
-    const Json header = bench_header(o, device);
-    std::vector<Json> cases;
+    const JsonObject header = bench_header(o, device);
+    std::vector<JsonObject> cases;
     const std::vector<int> orders = o.orders_given ? o.orders : std::vector<int>{1, 2};
     // The targets are at 125K and 1.7M tets: boxes from 100K up; below a --max-tets of 100K only
     // the largest box allowed (quick runs, tests).
@@ -134,7 +134,7 @@ void run_repattern_bench(const Options& o) {
                 const int repeat = o.repeat > 0 ? o.repeat : (o.backend == "cuda" ? 10 : 3);
                 const int host_repeat = box.tets() > 500'000 ? 1 : std::min(repeat, 3);
                 const TetMesh& changed_mesh = *changed.mesh;
-                Json c;
+                JsonObject c;
                 c.add("mesh", box.name())
                     .add("tets_before", box.tets())
                     .add("tets", static_cast<std::int64_t>(changed_mesh.cells.size()))
@@ -144,7 +144,7 @@ void run_repattern_bench(const Options& o) {
                     .add("change_ms_host", changed.host_ms);
                 if (o.backend == "cuda")
                     c.add("device_ms", device_rebuild(changed_mesh, order, repeat));
-                c.add("baseline", Json()
+                c.add("baseline", JsonObject()
                                       .add("name", "host rebuild (CPU backend path)")
                                       .add("ms", host_rebuild(changed_mesh, order, host_repeat)));
                 // The whole Simulation rebuild after the change, as the app and CLI do it.

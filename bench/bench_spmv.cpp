@@ -89,8 +89,8 @@ template <class T> HostBsr to_bsr(const BinBcsrMatrix<T>& k) {
     return b;
 }
 
-Json case_head(const MeshData& md, int order, const BinBcsrPattern& p) {
-    Json c;
+JsonObject case_head(const MeshData& md, int order, const BinBcsrPattern& p) {
+    JsonObject c;
     c.add("mesh", md.box.name())
         .add("tets", md.box.tets())
         .add("order", order)
@@ -100,7 +100,7 @@ Json case_head(const MeshData& md, int order, const BinBcsrPattern& p) {
     return c;
 }
 
-void cpu_case(const MeshData& md, int order, const Options& o, std::vector<Json>& cases) {
+void cpu_case(const MeshData& md, int order, const Options& o, std::vector<JsonObject>& cases) {
     const NodeLayout layout = make_node_layout(md.topology, order);
     const int m = nodes_per_cell(order);
     const BinBcsrPattern pattern = build_bin_bcsr_pattern(md.topology, md.mesh.cells, layout);
@@ -145,33 +145,33 @@ void cpu_case(const MeshData& md, int order, const Options& o, std::vector<Json>
     Eigen::Map<Eigen::VectorXd> ey(y_eigen.data(), static_cast<Eigen::Index>(n));
     const double eigen_ms = time_loop([&] { ey.noalias() = a * ex; });
 
-    Json c = case_head(md, order, pattern);
-    c.add("median_ms", Json().add("spmv", ours))
-        .add("bytes", Json()
+    JsonObject c = case_head(md, order, pattern);
+    c.add("median_ms", JsonObject().add("spmv", ours))
+        .add("bytes", JsonObject()
                           .add("byte_floor", floor)
                           .add("bin_bcsr", pattern.matrix_bytes(sizeof(double)))
                           .add("eigen_csr", std::size_t(a.nonZeros()) * 12 + (n + 1) * 4))
         .add("bandwidth_gbps", floor / (ours * 1e-3) / 1e9)
-        .add("baseline", Json()
+        .add("baseline", JsonObject()
                              .add("name", "eigen_rowmajor_spmv")
                              .add("threads", Eigen::nbThreads())
                              .add("median_ms", eigen_ms)
                              .add("bandwidth_gbps", floor / (eigen_ms * 1e-3) / 1e9)
                              .add("max_rel_diff", max_rel_diff(y, y_eigen)))
-        .add("speedup", Json().add("over_eigen", eigen_ms / ours))
+        .add("speedup", JsonObject().add("over_eigen", eigen_ms / ours))
         .add("iterations", iterations)
         .add("scalar", "double");
     cases.push_back(c);
 }
 
 void cuda_case(const MeshData& md, int order, const Options& o, double copy_gbps,
-               std::vector<Json>& cases) {
+               std::vector<JsonObject>& cases) {
     const auto lame_d = lame_from_young_poisson(kYoung, kPoisson);
     const LameParameters<float> lame{float(lame_d.lambda), float(lame_d.mu)};
     const int m = nodes_per_cell(order);
     const double block_count = double(md.mesh.num_cells()) * m * m;
     if (90.0 * block_count > 0.6 * double(device_info().free_bytes)) {
-        cases.push_back(Json()
+        cases.push_back(JsonObject()
                             .add("mesh", md.box.name())
                             .add("tets", md.box.tets())
                             .add("order", order)
@@ -217,9 +217,9 @@ void cuda_case(const MeshData& md, int order, const Options& o, double copy_gbps
     const CusparseSpmvResult peer = cusparse_spmv(bsr, x, y_ours, iterations, o.repeat);
     const double floor = byte_floor(pattern, sizeof(float));
     const double gbps = floor / (ours * 1e-3) / 1e9;
-    Json c = case_head(md, order, pattern);
-    c.add("median_ms", Json().add("spmv", ours))
-        .add("bytes", Json()
+    JsonObject c = case_head(md, order, pattern);
+    c.add("median_ms", JsonObject().add("spmv", ours))
+        .add("bytes", JsonObject()
                           .add("byte_floor", floor)
                           .add("bin_bcsr", pattern.matrix_bytes(sizeof(float)))
                           .add("bin_bcsr_read_with_padding",
@@ -230,25 +230,25 @@ void cuda_case(const MeshData& md, int order, const Options& o, double copy_gbps
         .add("fraction_of_copy_bandwidth", gbps / copy_gbps)
         .add("fraction_of_3000_gbps", gbps / kNominalGbps)
         .add("baseline",
-             Json()
+             JsonObject()
                  .add("name", "cusparse_bsr_spmv")
                  .add("description", "cusparseSbsrmv, 3x3 row-major blocks, same values")
                  .add("median_ms", peer.bsr_ms)
                  .add("bandwidth_gbps", floor / (peer.bsr_ms * 1e-3) / 1e9)
                  .add("max_rel_diff", peer.bsr_max_rel_diff))
         .add("baseline_csr",
-             Json()
+             JsonObject()
                  .add("name", "cusparse_csr_spmv")
                  .add("description", "cusparseSpMV CSR_ALG1, scalar CSR of the same matrix")
                  .add("median_ms", peer.csr_ms)
                  .add("bandwidth_gbps", floor / (peer.csr_ms * 1e-3) / 1e9)
                  .add("max_rel_diff", peer.csr_max_rel_diff))
-        .add("speedup", Json()
+        .add("speedup", JsonObject()
                             .add("over_bsr", peer.bsr_ms / ours)
                             .add("over_csr", peer.csr_ms / ours)
                             .add("best_over_bsr", peer.bsr_ms / std::min(ours, upper_ms)))
         .add("upper",
-             Json()
+             JsonObject()
                  .add("description",
                       "the matrix's upper part (cuda::UpperMatrix): each off-diagonal block read "
                       "once, transposed products by float4 L2 atomics; zeroing y included")
@@ -278,11 +278,11 @@ void run_spmv_bench(const Options& o) {
     } else {
         device = "cpu (" + std::to_string(num_threads()) + " threads)";
     }
-    Json header = bench_header(o, device);
+    JsonObject header = bench_header(o, device);
     if (o.backend == "cuda")
         header.add("copy_bandwidth_gbps", copy_gbps)
             .add("copy_bandwidth_note", "cudaMemcpy D2D of 1 GiB, bytes read + written per second");
-    std::vector<Json> cases;
+    std::vector<JsonObject> cases;
     for (const BoxCase& box : standard_boxes(o.max_tets)) {
         if (box.tets() < o.min_tets) continue;
         bool any = false;
@@ -299,7 +299,7 @@ void run_spmv_bench(const Options& o) {
                     cpu_case(md, order, o, cases);
             } catch (const Error& e) {
                 if (e.code() != ErrorCode::OutOfMemory) throw;
-                cases.push_back(Json()
+                cases.push_back(JsonObject()
                                     .add("mesh", box.name())
                                     .add("tets", box.tets())
                                     .add("order", order)

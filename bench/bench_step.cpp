@@ -151,9 +151,9 @@ FrameStats measure(const TetMesh& mesh, const BoxCase& box, const SimulationSett
 }
 
 /// median_ms and the counters of `st` (without the mesh description).
-void add_stats(Json& j, const FrameStats& st) {
+void add_stats(JsonObject& j, const FrameStats& st) {
     const double frames = std::max(1, st.frames());
-    Json ms;
+    JsonObject ms;
     ms.add("element", median(st.element))
         .add("summation", median(st.summation))
         .add("pcg", median(st.pcg))
@@ -176,7 +176,7 @@ void add_stats(Json& j, const FrameStats& st) {
         .add("line_search_failures", st.line_search_failures)
         .add("pcg_unconverged", st.pcg_unconverged)
         .add("pcg_breakdowns", st.pcg_breakdowns)
-        .add_bool("finite", st.finite)
+        .add("finite", st.finite)
         .add("setup_ms", st.setup_ms)
         .add("warmup_ms", st.warmup_ms);
 }
@@ -241,8 +241,8 @@ void run_step_bench(const Options& options_in) {
                                            {double(box.nx) / box.nz, double(box.ny) / box.nz, 1.0});
     const int warmup = std::min(kWarmupFrames, o.frames);
 
-    Json header = bench_header(o, device);
-    Json scene;
+    JsonObject header = bench_header(o, device);
+    JsonObject scene;
     scene.add("mesh", box.name())
         .add("tets", box.tets())
         .add("vertices", mesh.num_vertices())
@@ -273,12 +273,12 @@ void run_step_bench(const Options& options_in) {
 
     // Baselines shared by the summation methods of an (order, material, drag) triple.
     // The baseline object and its median total [ms] (NaN when none).
-    using Baseline = std::pair<Json, double>;
+    using Baseline = std::pair<JsonObject, double>;
     std::map<std::tuple<int, int, bool>, Baseline> baselines;
     auto baseline_for = [&](const StepCase& c) -> Baseline {
         const auto key = std::make_tuple(c.order, int(c.material), c.drag);
         if (auto it = baselines.find(key); it != baselines.end()) return it->second;
-        Json b;
+        JsonObject b;
         double total = std::nan("");
         if (backend == Backend::Cuda) {
             StepCase bc = c;
@@ -324,7 +324,7 @@ void run_step_bench(const Options& options_in) {
         return {b, total};
     };
 
-    std::vector<Json> cases;
+    std::vector<JsonObject> cases;
     int failed = 0;
     for (const StepCase& c : step_cases(o.orders)) {
         const bool two_level = c.preconditioner == Preconditioner::TwoLevel;
@@ -333,7 +333,7 @@ void run_step_bench(const Options& options_in) {
                                   summation_method_name(c.method) + (c.drag ? " drag" : "") +
                                   (two_level ? " two_level" : "");
         progress(label);
-        Json j;
+        JsonObject j;
         j.add("mesh", box.name())
             .add("tets", box.tets())
             .add("order", c.order)
@@ -354,8 +354,8 @@ void run_step_bench(const Options& options_in) {
             add_stats(j, st);
             const double ours = median(st.total);
             if (const auto fps = target_fps(c, backend, box.tets())) {
-                Json t;
-                t.add("fps", *fps).add("ms", 1000.0 / *fps).add_bool("met", ours <= 1000.0 / *fps);
+                JsonObject t;
+                t.add("fps", *fps).add("ms", 1000.0 / *fps).add("met", ours <= 1000.0 / *fps);
                 j.add("target", t);
             }
             const Baseline b = baseline_for(c);

@@ -2,12 +2,13 @@
 // gradient and the node positions of a mesh at rest positions + U, for comparison with other
 // FEM codes.
 #include "cli/commands.hpp"
-#include "cli/json.hpp"
 #include "cli/material_tangent.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/json.hpp"
 #include "mesh/mesh_loader.hpp"
+#include "sim/names.hpp"
 #include "sparse/spmv.hpp"
 
 #include <cmath>
@@ -76,7 +77,7 @@ int run_export(const std::vector<std::string>& arguments) {
     std::vector<OptionSpec> specs = meshing_option_specs();
     const std::vector<OptionSpec> own = {
         {"order", "P", "polynomial order of the nodes, 1..3 (default 1)"},
-        {"material", "M", "linear | corotational | neohookean (default linear)"},
+        {"material", "M", names_list<Material>() + " (default linear)"},
         {"E", "E", "Young's modulus, > 0 (default 1e5)"},
         {"nu", "NU", "Poisson's ratio, in (-1, 0.5) (default 0.3)"},
         {"displacement", "U.txt", "one \"ux uy uz\" line per node (default zero)"},
@@ -99,8 +100,8 @@ int run_export(const std::vector<std::string>& arguments) {
     const std::string material_name = args.string_or("material", "linear");
     const auto material = parse_material(material_name);
     if (!material)
-        usage_error("export: unknown material '" + material_name +
-                    "' (expected linear, corotational or neohookean)");
+        usage_error("export: unknown material '" + material_name + "' (expected " +
+                    names_list<Material>(", ") + ")");
     const double young = args.real_or("E", 1e5, std::numeric_limits<double>::min(),
                                       std::numeric_limits<double>::max());
     const double poisson = args.real_or("nu", 0.3, -1.0, 0.5);
@@ -159,7 +160,7 @@ int run_export(const std::vector<std::string>& arguments) {
         .add("nodes", layout.num_nodes())
         .add("nnz_blocks", static_cast<std::int64_t>(pattern.nnz_blocks()))
         .add("energy", tangent.energy);
-    std::cout << json.dump(true) << std::endl;
+    std::cout << to_json_text(json.json()) << std::endl;
     return 0;
 }
 

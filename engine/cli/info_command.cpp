@@ -1,5 +1,5 @@
 #include "cli/commands.hpp"
-#include "cli/json.hpp"
+#include "core/json.hpp"
 #include "mesh/mesh_loader.hpp"
 #include "mesh/node_layout.hpp"
 #include "mesh/topology.hpp"
@@ -63,7 +63,7 @@ int run_info(const std::vector<std::string>& arguments) {
         .add("bins", pattern.num_bins())
         .add("padded_blocks", static_cast<std::int64_t>(pattern.padded_blocks()))
         .add("bytes", static_cast<std::int64_t>(pattern.matrix_bytes(sizeof(float))));
-    std::cout << json.dump(true) << std::endl;
+    std::cout << to_json_text(json.json()) << std::endl;
     return 0;
 }
 

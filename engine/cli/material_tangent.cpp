@@ -1,8 +1,10 @@
 #include "cli/material_tangent.hpp"
 
+#include "core/dispatch.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "sim/element_kernels.hpp"
+#include "sim/material_dispatch.hpp"
 #include "sparse/spmv.hpp"
 #include "sparse/summation.hpp"
 
@@ -52,21 +54,6 @@ double nonlinear_elements(const Material& material, const TetMesh& mesh,
     return total;
 }
 
-template <class Material>
-double nonlinear_dispatch(const Material& material, int order, const TetMesh& mesh,
-                          const std::vector<Index>& cell_nodes, const std::vector<Vec3>& rest,
-                          const std::vector<double>& u, std::vector<double>& blocks,
-                          std::vector<double>& gradient) {
-    switch (order) {
-    case 1:
-        return nonlinear_elements<1>(material, mesh, cell_nodes, rest, u, blocks, gradient);
-    case 2:
-        return nonlinear_elements<2>(material, mesh, cell_nodes, rest, u, blocks, gradient);
-    default:
-        return nonlinear_elements<3>(material, mesh, cell_nodes, rest, u, blocks, gradient);
-    }
-}
-
 } // namespace
 
 MaterialTangent material_tangent(MaterialKind kind, const LameParameters<double>& lame,
@@ -80,8 +67,7 @@ MaterialTangent material_tangent(MaterialKind kind, const LameParameters<double>
     std::vector<double> blocks(static_cast<std::size_t>(mesh.num_cells()) * m * m * 9);
     MaterialTangent out{0.0, {}, BinBcsrMatrix<double>(pattern)};
     const PerEntryMap map = cpu::build_per_entry_map(pattern, nodes_view);
-    switch (kind) {
-    case MaterialKind::Linear: {
+    if (kind == MaterialKind::Linear) {
         // W = 1/2 u^T K u: the tangent is K at any u, the gradient K u.
         cpu::linear_elastic_element_blocks(mesh.positions, mesh.cells, layout.order, lame,
                                            blocks.data());
@@ -90,26 +76,18 @@ MaterialTangent material_tangent(MaterialKind kind, const LameParameters<double>
         cpu::spmv(out.stiffness.view(), displacement.data(), out.gradient.data());
         for (std::size_t i = 0; i < displacement.size(); ++i)
             out.energy += 0.5 * displacement[i] * out.gradient[i];
-        break;
+        return out;
     }
-    case MaterialKind::Corotational: {
-        // The exact tangent, dR/dF included (fem/corotational.hpp), unprojected.
-        Corotational<double> material{lame};
-        material.tangent = CorotationalTangent::exact;
-        out.energy = nonlinear_dispatch(material, layout.order, mesh, cell_nodes, rest,
-                                        displacement, blocks, out.gradient);
-        cpu::sum_per_entry(map.view(), blocks.data(), out.stiffness.view());
-        break;
-    }
-    case MaterialKind::NeoHookean: {
-        // W = mu/2 (tr F^T F - 3) - mu ln J + lambda/2 (ln J)^2 wherever J >= J0 = 1e-3
-        // (fem/neo_hookean.hpp extends ln J below J0).
-        out.energy = nonlinear_dispatch(NeoHookean<double>{lame}, layout.order, mesh, cell_nodes,
-                                        rest, displacement, blocks, out.gradient);
-        cpu::sum_per_entry(map.view(), blocks.data(), out.stiffness.view());
-        break;
-    }
-    }
+    // Co-rotational: the exact tangent, dR/dF included (fem/corotational.hpp), unprojected.
+    // Neo-Hookean: W = mu/2 (tr F^T F - 3) - mu ln J + lambda/2 (ln J)^2 wherever J >= J0 = 1e-3
+    // (fem/neo_hookean.hpp extends ln J below J0).
+    out.energy = with_material(kind, lame, [&](const auto& material) {
+        return with_order(layout.order, [&]<int P>() {
+            return nonlinear_elements<P>(material, mesh, cell_nodes, rest, displacement, blocks,
+                                         out.gradient);
+        });
+    });
+    cpu::sum_per_entry(map.view(), blocks.data(), out.stiffness.view());
     return out;
 }
 

@@ -1,13 +1,14 @@
 // `elastodyn-cli simulate`: runs frames of the engine without a window and records what every
 // frame did (run.json) and the final state (.vtu for ParaView).
 #include "cli/commands.hpp"
-#include "cli/json.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json.hpp"
 #include "mesh/cut.hpp"
 #include "mesh/mesh_loader.hpp"
 #include "mesh/refine.hpp"
 #include "mesh/vtu_io.hpp"
+#include "sim/names.hpp"
 #include "sim/simulation.hpp"
 #include "sim/state_transfer.hpp"
 
@@ -52,7 +53,8 @@ std::array<double, 3> parse_gravity(const std::string& text) {
     for (double v : values)
         if (std::abs(v) > std::numeric_limits<float>::max())
             usage_error("simulate: option '--gravity': '" + text + "' is out of range (|g| <= " +
-                        json_number(std::numeric_limits<float>::max()) + " per component)");
+                        to_json_text(Json(double(std::numeric_limits<float>::max()))) +
+                        " per component)");
     if (values.size() == 1) return {0, 0, -values[0]};
     return {values[0], values[1], values[2]};
 }
@@ -209,7 +211,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
     std::vector<OptionSpec> specs = meshing_option_specs();
     const std::vector<OptionSpec> own = {
         {"order", "P", "polynomial order 1..3 (default 1)"},
-        {"material", "M", "linear | corotational | neohookean (default neohookean)"},
+        {"material", "M", names_list<Material>() + " (default neohookean)"},
         {"E", "E", "Young's modulus [Pa] (default 1e5)"},
         {"nu", "NU", "Poisson's ratio in (-1, 0.5) (default 0.3)"},
         {"rho", "RHO", "density [kg/m^3] (default 1000)"},
@@ -217,8 +219,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"dt", "H", "time step [s] (default 1/60)"},
         {"static", "", "solve for equilibrium instead of stepping in time"},
         {"integrator", "I", "backward_euler | midpoint (default backward_euler)"},
-        {"backend", "B", "cpu | cuda (default cpu)"},
-        {"summation", "S", "per_entry | per_simplex | inline (default per_entry)"},
+        {"backend", "B", names_list<Backend>() + " (default cpu)"},
+        {"summation", "S", names_list<SummationMethod>() + " (default per_entry)"},
         {"preconditioner", "P",
          "two_level (p >= 2: block Jacobi + P1 coarse correction) | block_jacobi (default "
          "two_level; p = 1 always block_jacobi)"},
@@ -267,7 +269,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
     if (auto m = parse_material(material))
         s.material = *m;
     else
-        usage_error("simulate: unknown material '" + material + "'");
+        usage_error("simulate: unknown material '" + material + "' (" + names_list<Material>(", ") +
+                    ")");
     s.young = args.real_or("E", s.young, float_min, float_max);
     s.poisson = args.real_or("nu", s.poisson, -1.0, 0.5);
     if (s.poisson <= -1.0 || s.poisson >= 0.5)
@@ -287,12 +290,14 @@ int run_simulate(const std::vector<std::string>& arguments) {
     if (auto b = parse_backend(backend))
         s.backend = *b;
     else
-        usage_error("simulate: unknown backend '" + backend + "' (cpu or cuda)");
+        usage_error("simulate: unknown backend '" + backend + "' (" + names_list<Backend>(" or ") +
+                    ")");
     const std::string summation = args.string_or("summation", "per_entry");
     if (auto m = parse_summation_method(summation))
         s.summation = *m;
     else
-        usage_error("simulate: unknown summation method '" + summation + "'");
+        usage_error("simulate: unknown summation method '" + summation + "' (" +
+                    names_list<SummationMethod>(", ") + ")");
     const std::string preconditioner = args.string_or("preconditioner", "two_level");
     if (auto pc = parse_preconditioner(preconditioner))
         s.preconditioner = *pc;
@@ -349,7 +354,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
     Index pinned = 0;
     if (args.has("pin-below")) pinned = sim.pin_below(args.real_or("pin-below", 0.0, -huge, huge));
 
-    std::vector<std::string> frame_records;
+    Json frame_records = Json::array();
     std::vector<CutRecord> cuts;
     std::vector<RefineRecord> refinements;
     std::vector<std::uint8_t> is_free = free_vertices(sim);
@@ -419,7 +424,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
             .add("min_z", min_z)
             .add("free_min_z", free_min_z)
             .add("ms", times_json(r.times));
-        frame_records.push_back(j.dump(false));
+        frame_records.push_back(j.json());
     }
     if (cut_plane && cuts.empty()) cuts.push_back(apply_cut(holder, *cut_plane, steps));
     if (refine && refinements.empty())
@@ -464,42 +469,34 @@ int run_simulate(const std::vector<std::string>& arguments) {
         .add("components", sim.components())
         .add("settings", settings)
         .add("summary", summary);
-    std::string frames_json = "[";
-    for (std::size_t i = 0; i < frame_records.size(); ++i)
-        frames_json += (i ? ",\n    " : "\n    ") + frame_records[i];
-    frames_json += frame_records.empty() ? "]" : "\n  ]";
-    run.add_raw("frames", frames_json);
-    std::string cuts_json = "[";
-    for (std::size_t i = 0; i < cuts.size(); ++i) {
-        JsonObject c;
-        c.add("frame", cuts[i].frame)
-            .add("cut_faces", cuts[i].cut_faces)
-            .add("duplicated_vertices", cuts[i].duplicated_vertices)
-            .add("repattern_ms", cuts[i].repattern_ms);
-        cuts_json += (i ? ", " : "") + c.dump(false);
-    }
-    run.add_raw("cuts", cuts_json + "]");
-    std::string refinements_json = "[";
-    for (std::size_t i = 0; i < refinements.size(); ++i) {
-        const RefineRecord& r = refinements[i];
-        JsonObject j;
-        j.add("frame", r.frame)
-            .add("kind", r.kind)
-            .add("cells_before", r.cells_before)
-            .add("cells_after", r.cells_after)
-            .add("new_vertices", r.new_vertices)
-            .add("min_dihedral_deg", r.min_dihedral_deg)
-            .add("input_min_dihedral_deg", r.input_min_dihedral_deg)
-            .add("refine_ms", r.refine_ms)
-            .add("repattern_ms", r.repattern_ms);
-        refinements_json += (i ? ", " : "") + j.dump(false);
-    }
-    run.add_raw("refinements", refinements_json + "]");
+    run.add("frames", frame_records);
+    Json cuts_json = Json::array();
+    for (const CutRecord& cut : cuts)
+        cuts_json.push_back(JsonObject()
+                                .add("frame", cut.frame)
+                                .add("cut_faces", cut.cut_faces)
+                                .add("duplicated_vertices", cut.duplicated_vertices)
+                                .add("repattern_ms", cut.repattern_ms)
+                                .json());
+    run.add("cuts", cuts_json);
+    Json refinements_json = Json::array();
+    for (const RefineRecord& r : refinements)
+        refinements_json.push_back(JsonObject()
+                                       .add("frame", r.frame)
+                                       .add("kind", r.kind)
+                                       .add("cells_before", r.cells_before)
+                                       .add("cells_after", r.cells_after)
+                                       .add("new_vertices", r.new_vertices)
+                                       .add("min_dihedral_deg", r.min_dihedral_deg)
+                                       .add("input_min_dihedral_deg", r.input_min_dihedral_deg)
+                                       .add("refine_ms", r.refine_ms)
+                                       .add("repattern_ms", r.repattern_ms)
+                                       .json());
+    run.add("refinements", refinements_json);
 
     // Outputs last, all complete or none.
     if (run_file) {
-        const std::string text = run.dump(true);
-        write_file_atomically(*run_file, [&](std::ostream& out) { out << text << '\n'; });
+        write_json_file(*run_file, run.json());
     }
     if (vtu_file) {
         // Vertex nodes come first: the linear mesh's points are the first #V nodes.
@@ -515,7 +512,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
         write_vtu(*vtu_file, deformed, {displacement}, {stress});
     }
     outputs.commit();
-    std::cout << summary.dump(true) << std::endl;
+    std::cout << to_json_text(summary.json()) << std::endl;
     return 0;
 }
 

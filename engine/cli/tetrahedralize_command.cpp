@@ -1,6 +1,6 @@
 #include "cli/commands.hpp"
-#include "cli/json.hpp"
 #include "core/error.hpp"
+#include "core/json.hpp"
 #include "mesh/mesh_loader.hpp"
 #include "mesh/tetgen_io.hpp"
 
@@ -67,7 +67,7 @@ int run_tetrahedralize(const std::vector<std::string>& arguments) {
         .add("vertices", mesh.num_vertices())
         .add("cells", mesh.num_cells())
         .add("volume", total_volume(mesh));
-    std::cout << summary.dump(false) << std::endl;
+    std::cout << to_json_text(summary.json(), {JsonLayout::Compact}) << std::endl;
     return 0;
 }
 

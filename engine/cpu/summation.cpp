@@ -1,6 +1,7 @@
 // CPU twins of the summation kernels: rows (or targets) in parallel, each written by one thread.
 #include "sparse/summation.hpp"
 
+#include "core/dispatch.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "fem/quadrature_tet.hpp"
@@ -10,25 +11,6 @@
 #include <cstring>
 
 namespace edn {
-
-const char* summation_method_name(SummationMethod method) {
-    switch (method) {
-    case SummationMethod::PerEntry:
-        return "per_entry";
-    case SummationMethod::PerSimplex:
-        return "per_simplex";
-    case SummationMethod::Inline:
-        return "inline";
-    }
-    return "unknown";
-}
-
-std::optional<SummationMethod> parse_summation_method(std::string_view name) {
-    if (name == "per_entry") return SummationMethod::PerEntry;
-    if (name == "per_simplex") return SummationMethod::PerSimplex;
-    if (name == "inline") return SummationMethod::Inline;
-    return std::nullopt;
-}
 
 NodeCellsView node_cells_view(const Topology& topology, const NodeLayout& layout) {
     return {layout,
@@ -136,19 +118,7 @@ void linear_elastic_element_blocks(const std::vector<Vec3>& positions,
             },
             kHeavyItems);
     };
-    switch (order) {
-    case 1:
-        run.template operator()<1>();
-        break;
-    case 2:
-        run.template operator()<2>();
-        break;
-    case 3:
-        run.template operator()<3>();
-        break;
-    default:
-        EDN_THROW(ErrorCode::Usage, "element order " << order << " not in 1..3");
-    }
+    with_order(order, run);
 }
 
 template <class T>

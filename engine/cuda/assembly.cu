@@ -1,6 +1,7 @@
 // CUDA backend of Bin-BCSR* assembly (twins of sparse/bin_bcsr_pattern.cpp, cpu/summation.cpp,
 // cpu/spmv.cpp): exact counts (Eq. 6), bins, one exact allocation, columns, per-entry maps,
 // element blocks, summation, SpMV with the warp-dynamic bin scheduler of Listing 1.
+#include "core/dispatch.hpp"
 #include "cuda/cuda_assembly.hpp"
 #include "cuda/cuda_check.cuh"
 #include "cuda/device_topology.cuh"
@@ -718,17 +719,10 @@ void Assembly::Impl::finish_setup(const TetMesh& mesh, int order) {
     track(counter);
     // Reference integrals for the element kernels.
     float S[kMaxNodes * kMaxNodes * 9] = {};
-    switch (order) {
-    case 1:
-        reference_gradient_integrals<1>(reinterpret_cast<float(*)[4][3][3]>(S));
-        break;
-    case 2:
-        reference_gradient_integrals<2>(reinterpret_cast<float(*)[10][3][3]>(S));
-        break;
-    default:
-        reference_gradient_integrals<3>(reinterpret_cast<float(*)[20][3][3]>(S));
-        break;
-    }
+    with_order(order, [&]<int P>() {
+        constexpr int n = lagrange_tet_num_nodes(P);
+        reference_gradient_integrals<P>(reinterpret_cast<float(*)[n][3][3]>(S));
+    });
     EDN_CUDA_CHECK(cudaMemcpyToSymbol(c_reference_integrals, S, sizeof(float) * m * m * 9));
     upload(integrals, S, static_cast<std::size_t>(m) * m * 9);
     int device = 0;

@@ -9,64 +9,6 @@
 
 namespace edn {
 
-const char* material_name(Material material) {
-    switch (material) {
-    case Material::Linear:
-        return "linear";
-    case Material::Corotational:
-        return "corotational";
-    case Material::NeoHookean:
-        return "neohookean";
-    }
-    return "unknown";
-}
-
-std::optional<Material> parse_material(std::string_view name) {
-    if (name == "linear") return Material::Linear;
-    if (name == "corotational") return Material::Corotational;
-    if (name == "neohookean") return Material::NeoHookean;
-    return std::nullopt;
-}
-
-const char* integrator_name(Integrator integrator) {
-    switch (integrator) {
-    case Integrator::BackwardEuler:
-        return "backward_euler";
-    case Integrator::Midpoint:
-        return "midpoint";
-    case Integrator::Static:
-        return "static";
-    }
-    return "unknown";
-}
-
-std::optional<Integrator> parse_integrator(std::string_view name) {
-    if (name == "backward_euler") return Integrator::BackwardEuler;
-    if (name == "midpoint") return Integrator::Midpoint;
-    if (name == "static") return Integrator::Static;
-    return std::nullopt;
-}
-
-const char* backend_name(Backend backend) {
-    return backend == Backend::Cpu ? "cpu" : "cuda";
-}
-
-std::optional<Backend> parse_backend(std::string_view name) {
-    if (name == "cpu") return Backend::Cpu;
-    if (name == "cuda") return Backend::Cuda;
-    return std::nullopt;
-}
-
-const char* preconditioner_name(Preconditioner preconditioner) {
-    return preconditioner == Preconditioner::TwoLevel ? "two_level" : "block_jacobi";
-}
-
-std::optional<Preconditioner> parse_preconditioner(std::string_view name) {
-    if (name == "block_jacobi") return Preconditioner::BlockJacobi;
-    if (name == "two_level") return Preconditioner::TwoLevel;
-    return std::nullopt;
-}
-
 namespace {
 
 void validate(const SimulationSettings& s) {

@@ -1,5 +1,6 @@
 #include "sim/state_transfer.hpp"
 
+#include "core/dispatch.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "fem/lagrange_tet.hpp"
@@ -15,17 +16,7 @@ namespace {
 
 /// Order-p Lagrange basis values N (nodes_per_cell(order) entries) at barycentric point L.
 void eval_basis(int order, const double L[4], double* N) {
-    switch (order) {
-    case 1:
-        LagrangeTet<1, double>::eval(L, N);
-        break;
-    case 2:
-        LagrangeTet<2, double>::eval(L, N);
-        break;
-    default:
-        LagrangeTet<3, double>::eval(L, N);
-        break;
-    }
+    with_order(order, [&]<int P>() { LagrangeTet<P, double>::eval(L, N); });
 }
 
 /// Basis weights below this count as zero for pins and for "coincides with an old node".

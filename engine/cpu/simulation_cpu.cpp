@@ -1,9 +1,11 @@
 // CPU backend of Simulation (double): the operations of the Newton loop (solver/newton.hpp) on
 // host vectors. Element kernels in parallel over cells, gradient gathered per node, Hessian summed
 // into the fixed Bin-BCSR* pattern, block-Jacobi or two-level PCG.
+#include "core/dispatch.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "sim/element_kernels.hpp"
+#include "sim/material_dispatch.hpp"
 #include "sim/simulation_backend.hpp"
 #include "solver/two_level.hpp"
 #include "sparse/bin_bcsr_matrix.hpp"
@@ -226,28 +228,10 @@ double CpuBackend::evaluate_elements_with(const Material& material, const std::v
 }
 
 double CpuBackend::evaluate_elements(const std::vector<double>& y, int outputs) {
-    auto run = [&](const auto& material) {
-        switch (layout.order) {
-        case 1:
-            return evaluate_elements_with<1>(material, y, outputs);
-        case 2:
-            return evaluate_elements_with<2>(material, y, outputs);
-        default:
-            return evaluate_elements_with<3>(material, y, outputs);
-        }
-    };
-    switch (settings.material) {
-    case Material::Linear:
-        return run(LinearMaterial<double>{lame_});
-    case Material::Corotational: {
-        Corotational<double> c{lame_};
-        c.tangent = CorotationalTangent::exact;
-        return run(c);
-    }
-    case Material::NeoHookean:
-        return run(NeoHookean<double>{lame_});
-    }
-    return 0;
+    return with_material(settings.material, lame_, [&](const auto& material) {
+        return with_order(layout.order,
+                          [&]<int P>() { return evaluate_elements_with<P>(material, y, outputs); });
+    });
 }
 
 double CpuBackend::potential(const std::vector<double>& y, double strain_energy,
@@ -455,16 +439,10 @@ std::vector<double> CpuBackend::von_mises_stress() const {
             0, mesh.num_cells(),
             [&](std::int64_t t) {
                 double dN[20][3];
-                auto grads = [&]<int P>() {
+                with_order(layout.order, [&]<int P>() {
                     LagrangeTet<P, double>::grad(centroid.bary[0],
                                                  reinterpret_cast<double(*)[3]>(dN));
-                };
-                if (layout.order == 1)
-                    grads.template operator()<1>();
-                else if (layout.order == 2)
-                    grads.template operator()<2>();
-                else
-                    grads.template operator()<3>();
+                });
                 Mat3<double> F;
                 const RestElement<double>& r = rest_elements_[t];
                 for (int row = 0; row < 3; ++row)
@@ -485,17 +463,7 @@ std::vector<double> CpuBackend::von_mises_stress() const {
             },
             kHeavyItems);
     };
-    switch (settings.material) {
-    case Material::Linear:
-        run(LinearMaterial<double>{lame_});
-        break;
-    case Material::Corotational:
-        run(Corotational<double>{lame_});
-        break;
-    case Material::NeoHookean:
-        run(NeoHookean<double>{lame_});
-        break;
-    }
+    with_material(settings.material, lame_, run);
     return out;
 }
 

@@ -3,11 +3,13 @@
 // pattern of cuda::Assembly, PCG (cuda::Pcg) and the line search's evaluations all run on the
 // device; the host reads back only the scalars the Newton loop branches on (potential, slope,
 // residual norm: a few per iteration).
+#include "core/dispatch.hpp"
 #include "cuda/cuda_assembly.hpp"
 #include "cuda/cuda_check.cuh"
 #include "cuda/cuda_pcg.hpp"
 #include "cuda/cuda_two_level.hpp"
 #include "cuda/simulation_kernels.cuh"
+#include "sim/material_dispatch.hpp"
 #include "sim/simulation_backend.hpp"
 
 #include <chrono>
@@ -137,6 +139,8 @@ private:
     double drag_energy(const float* y, float* gradient);
     template <int P, class Material>
     void launch_elements(const Material& material, const float* y, int outputs);
+    /// The element pass of the settings' material and order at y.
+    void launch_elements(const float* y, int outputs);
     template <class F> void with_material(F&& f) const;
     NodeTerms node_terms() const;
     /// x - X on the host.
@@ -260,17 +264,13 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
 }
 
 template <class F> void CudaBackend::with_material(F&& f) const {
-    switch (settings.material) {
-    case Material::Linear:
-        f(LinearMaterial<float>{lame_});
-        break;
-    case Material::Corotational:
-        f(Corotational<float>{lame_});
-        break;
-    case Material::NeoHookean:
-        f(NeoHookean<float>{lame_});
-        break;
-    }
+    edn::with_material(settings.material, lame_, f);
+}
+
+void CudaBackend::launch_elements(const float* y, int outputs) {
+    with_material([&](const auto& material) {
+        with_order(layout.order, [&]<int P>() { launch_elements<P>(material, y, outputs); });
+    });
 }
 
 template <int P, class Material>
@@ -377,19 +377,7 @@ double CudaBackend::device_dot(const float* a, const float* b, std::int64_t coun
 }
 
 double CudaBackend::evaluate(const float* y, int outputs, float* gradient) {
-    with_material([&](const auto& material) {
-        switch (layout.order) {
-        case 1:
-            launch_elements<1>(material, y, outputs);
-            break;
-        case 2:
-            launch_elements<2>(material, y, outputs);
-            break;
-        default:
-            launch_elements<3>(material, y, outputs);
-            break;
-        }
-    });
+    launch_elements(y, outputs);
     const Index n = layout.num_nodes();
     const bool with_gradient = outputs & kGradient;
     node_kernel<<<blocks_for(n), kBlock>>>(
@@ -490,19 +478,7 @@ bool CudaBackend::update_state() {
 }
 
 double CudaBackend::state_strain_energy() {
-    with_material([&](const auto& material) {
-        switch (layout.order) {
-        case 1:
-            launch_elements<1>(material, x_.data(), kEnergy);
-            break;
-        case 2:
-            launch_elements<2>(material, x_.data(), kEnergy);
-            break;
-        default:
-            launch_elements<3>(material, x_.data(), kEnergy);
-            break;
-        }
-    });
+    launch_elements(x_.data(), kEnergy);
     return device_sum(cell_energy_.data(), mesh.num_cells());
 }
 
@@ -532,20 +508,10 @@ void CudaBackend::compute_von_mises(float* out) const {
     const QuadratureTet<float> centroid = quadrature_for_degree<float>(1);
     const Index* nodes = assembly_->device_cell_nodes().nodes;
     with_material([&](const auto& material) {
-        switch (layout.order) {
-        case 1:
-            von_mises_kernel<1><<<blocks_for(nt), kBlock>>>(material, rest_elements_.data(),
+        with_order(layout.order, [&]<int P>() {
+            von_mises_kernel<P><<<blocks_for(nt), kBlock>>>(material, rest_elements_.data(),
                                                             centroid, nodes, nt, x_.data(), out);
-            break;
-        case 2:
-            von_mises_kernel<2><<<blocks_for(nt), kBlock>>>(material, rest_elements_.data(),
-                                                            centroid, nodes, nt, x_.data(), out);
-            break;
-        default:
-            von_mises_kernel<3><<<blocks_for(nt), kBlock>>>(material, rest_elements_.data(),
-                                                            centroid, nodes, nt, x_.data(), out);
-            break;
-        }
+        });
     });
     EDN_CUDA_CHECK_LAUNCH();
 }

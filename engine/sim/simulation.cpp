@@ -1,5 +1,6 @@
 #include "sim/simulation.hpp"
 
+#include "core/dispatch.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "fem/linear_elasticity.hpp"
@@ -93,17 +94,8 @@ SimulationBackend::SimulationBackend(TetMesh mesh_in, const SimulationSettings& 
     for (std::size_t i = 0; i < x.size(); ++i)
         for (int d = 0; d < 3; ++d) rest[3 * i + d] = x[i][d];
     mass.assign(layout.num_nodes(), 0.0);
-    switch (settings.order) {
-    case 1:
-        add_lumped_mass<1>(mesh, cell_nodes, settings.density, mass);
-        break;
-    case 2:
-        add_lumped_mass<2>(mesh, cell_nodes, settings.density, mass);
-        break;
-    default:
-        add_lumped_mass<3>(mesh, cell_nodes, settings.density, mass);
-        break;
-    }
+    with_order(settings.order,
+               [&]<int P>() { add_lumped_mass<P>(mesh, cell_nodes, settings.density, mass); });
     fixed.assign(layout.num_nodes(), 0);
     components = num_components(topology);
 }

@@ -1,5 +1,5 @@
 // CUDA block-Jacobi PCG compared with the CPU twin on the same systems (skipped without a
-// device), for every SpMV schedule and direction variant; plus a disabled timing printout.
+// device), for every direction, launch and upper-part variant; plus a disabled timing printout.
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "cuda/cuda_pcg.hpp"
@@ -59,73 +59,36 @@ double relative_error(const std::vector<A>& x, const std::vector<B>& y) {
     return std::sqrt(d / s);
 }
 
-/// Every implementation choice (the streaming hint changes no arithmetic: only with `all`).
-std::vector<cuda::PcgOptions> all_variants(bool all = false) {
+/// Every implementation choice.
+std::vector<cuda::PcgOptions> all_variants() {
     std::vector<cuda::PcgOptions> v;
-    for (cuda::SpmvSchedule schedule :
-         {cuda::SpmvSchedule::Static, cuda::SpmvSchedule::WarpDynamic})
-        for (bool fused : {true, false})
-            for (bool pdl : {true, false})
-                for (bool streaming : {true, false})
-                    for (bool graph : {true, false}) {
-                        if (!streaming && !all) continue;
-                        cuda::PcgOptions o;
-                        o.schedule = schedule;
-                        o.fused_direction = fused;
-                        o.single_reduction = false;
-                        o.programmatic_launch = pdl;
-                        o.streaming_loads = streaming;
-                        o.graph = graph;
-                        o.persistent_max_rows = 0;
-                        o.upper_spmv = false;
-                        v.push_back(o);
-                    }
-    for (bool single : {false, true})
-        for (int warps : {1, 2, 4}) { // q = A p with 1, 2 or 4 warps per bin (static, unfused)
-            cuda::PcgOptions o;
-            o.warps_per_bin = warps;
-            o.single_reduction = single;
-            o.fused_direction = false;
-            o.persistent_max_rows = 0;
-            o.upper_spmv = false;
-            v.push_back(o);
-        }
-    for (cuda::SpmvSchedule schedule :
-         {cuda::SpmvSchedule::Static, cuda::SpmvSchedule::WarpDynamic})
+    for (bool fused : {true, false})
         for (bool pdl : {true, false})
-            for (bool graph : {true, false}) { // single-reduction recurrences
+            for (bool graph : {true, false}) {
                 cuda::PcgOptions o;
-                o.schedule = schedule;
-                o.fused_direction = false;
-                o.single_reduction = true;
-                o.programmatic_launch = pdl;
-                o.graph = graph;
-                o.persistent_max_rows = 0;
+                o.tuning.fused_direction = fused;
+                o.tuning.programmatic_launch = pdl;
+                o.tuning.graph = graph;
                 o.upper_spmv = false;
                 v.push_back(o);
             }
-    for (bool pdl : {true, false}) // no L2 prefetch of the matrix head (on by default)
-        for (bool graph : {true, false}) {
-            cuda::PcgOptions o;
-            o.fused_direction = false;
-            o.single_reduction = false;
-            o.prefetch_bytes = 0;
-            o.programmatic_launch = pdl;
-            o.graph = graph;
-            o.persistent_max_rows = 0;
-            o.upper_spmv = false;
-            v.push_back(o);
-        }
-    for (bool streaming : {true, false}) { // the persistent loop (ignores schedule, pdl, graph)
-        if (!streaming && !all) continue;
+    for (int warps : {1, 2, 4}) { // q = A p with 1, 2 or 4 warps per bin (unfused)
         cuda::PcgOptions o;
-        o.streaming_loads = streaming;
-        o.single_reduction = false;
-        o.fused_direction = false;
-        o.persistent_max_rows = 1 << 30;
+        o.tuning.warps_per_bin = warps;
+        o.tuning.fused_direction = false;
         o.upper_spmv = false;
         v.push_back(o);
     }
+    for (bool pdl : {true, false}) // no L2 prefetch of the matrix head (on by default)
+        for (bool graph : {true, false}) {
+            cuda::PcgOptions o;
+            o.tuning.fused_direction = false;
+            o.tuning.prefetch_bytes = 0;
+            o.tuning.programmatic_launch = pdl;
+            o.tuning.graph = graph;
+            o.upper_spmv = false;
+            v.push_back(o);
+        }
     for (bool fused : {true, false}) // q = A p from the upper part (the default)
         for (bool pdl : {true, false})
             for (bool graph : {true, false})
@@ -133,17 +96,15 @@ std::vector<cuda::PcgOptions> all_variants(bool all = false) {
                     if (prefetch == 0 && (!pdl || !graph)) continue;
                     cuda::PcgOptions o;
                     o.upper_spmv = true;
-                    o.upper_min_rows = 0; // these systems are small: force it
-                    o.upper_max_width = 1e9;
-                    o.fused_direction = fused;
-                    o.single_reduction = false;
-                    o.programmatic_launch = pdl;
-                    o.graph = graph;
-                    o.prefetch_bytes = prefetch;
-                    o.persistent_max_rows = 0;
+                    o.tuning.upper_min_rows = 0; // these systems are small: force it
+                    o.tuning.upper_max_width = 1e9;
+                    o.tuning.fused_direction = fused;
+                    o.tuning.programmatic_launch = pdl;
+                    o.tuning.graph = graph;
+                    o.tuning.prefetch_bytes = prefetch;
                     v.push_back(o);
                     if (pdl && graph && prefetch > 0) { // the one-wave kernel variants
-                        o.force_one_wave = true;
+                        o.tuning.force_one_wave = true;
                         v.push_back(o);
                     }
                 }
@@ -151,15 +112,12 @@ std::vector<cuda::PcgOptions> all_variants(bool all = false) {
 }
 
 std::string variant_name(const cuda::PcgOptions& o) {
-    return std::string(o.schedule == cuda::SpmvSchedule::Static ? "static" : "dynamic") +
-           (o.fused_direction    ? "+fused"
-            : o.single_reduction ? "+single"
-                                 : "+separate") +
-           (o.programmatic_launch ? "+pdl" : "") + (o.streaming_loads ? "+stream" : "") +
-           (o.graph ? "+graph" : "") + (o.persistent_max_rows > 0 ? "+persistent" : "") +
-           (o.warps_per_bin > 0 ? "+warps" + std::to_string(o.warps_per_bin) : "") +
-           (o.prefetch_bytes == 0 ? "+no_prefetch" : "") + (o.upper_spmv ? "+upper" : "") +
-           (o.force_one_wave ? "+one_wave" : "");
+    const cuda::PcgTuning& t = o.tuning;
+    return std::string(t.fused_direction ? "fused" : "separate") +
+           (t.programmatic_launch ? "+pdl" : "") + (t.graph ? "+graph" : "") +
+           (t.warps_per_bin > 0 ? "+warps" + std::to_string(t.warps_per_bin) : "") +
+           (t.prefetch_bytes == 0 ? "+no_prefetch" : "") + (o.upper_spmv ? "+upper" : "") +
+           (t.force_one_wave ? "+one_wave" : "");
 }
 
 class CudaPcg : public ::testing::TestWithParam<int> {
@@ -289,79 +247,29 @@ TEST_P(CudaPcg, GraphReplayEqualsPlainLaunches) {
     const cuda::DeviceMatrix dm(s.af);
     for (int cap : {5, 13, 2000})
         for (int interval : {1, 3, 8})
-            for (int mode : {0, 1, 2}) { // separate direction, single reduction, fused direction
-                const bool single = mode == 1;
+            for (bool fused : {false, true}) {
                 PcgSettings settings;
                 settings.relative_tolerance = 1e-5;
                 settings.max_iterations = cap;
                 settings.warm_start = false;
                 cuda::PcgOptions plain;
                 plain.upper_spmv = false; // bitwise comparison: no atomics
-                plain.graph = false;
-                plain.persistent_max_rows = 0;
-                plain.check_interval = interval;
-                plain.single_reduction = single;
-                plain.fused_direction = mode == 2;
+                plain.tuning.graph = false;
+                plain.tuning.check_interval = interval;
+                plain.tuning.fused_direction = fused;
                 cuda::PcgOptions graph = plain;
-                graph.graph = true;
+                graph.tuning.graph = true;
                 cuda::Pcg a(s.rows(), plain), g(s.rows(), graph);
                 std::vector<float> xa(s.dofs(), 0.f), xg(s.dofs(), 0.f);
                 const PcgResult ra = a.solve_host(dm.view(), bf, xa, settings);
                 const PcgResult rg = g.solve_host(dm.view(), bf, xg, settings);
                 SCOPED_TRACE("cap " + std::to_string(cap) + " interval " +
-                             std::to_string(interval) + (single ? " single" : "") +
-                             (mode == 2 ? " fused" : ""));
+                             std::to_string(interval) + (fused ? " fused" : ""));
                 EXPECT_EQ(ra.iterations, rg.iterations);
                 EXPECT_LE(rg.iterations, cap);
                 EXPECT_EQ(ra.converged, rg.converged);
                 EXPECT_EQ(xa, xg);
             }
-}
-
-TEST_P(CudaPcg, PersistentLoopMatchesKernelPerPhaseLoop) {
-    // Same algorithm and stopping rule; the dot products are summed in another grouping, so the
-    // results agree to rounding (iterations within one) rather than bit for bit.
-    const int order = GetParam();
-    const TetMesh mesh = meshes(order)[2];
-    System s(mesh, order, 0.05);
-    const std::vector<double> b = random_vector(s.dofs(), 36);
-    const std::vector<float> bf(b.begin(), b.end());
-    const cuda::DeviceMatrix dm(s.af);
-    std::vector<std::uint8_t> fixed(s.rows(), 0);
-    for (Index i = 0; i < s.rows(); i += 7) fixed[i] = 1;
-    for (int cap : {1, 6, 2000})
-        for (bool pins : {false, true}) {
-            PcgSettings settings;
-            settings.relative_tolerance = 1e-5;
-            settings.max_iterations = cap;
-            settings.warm_start = false;
-            cuda::PcgOptions chunked;
-            chunked.persistent_max_rows = 0;
-            chunked.single_reduction = false;
-            chunked.fused_direction = false; // the persistent loop has the separate direction
-            cuda::PcgOptions persistent;
-            persistent.persistent_max_rows = 1 << 30;
-            persistent.fused_direction = false;
-            cuda::Pcg a(s.rows(), chunked), g(s.rows(), persistent);
-            std::vector<float> xa(s.dofs(), 0.f), xg(s.dofs(), 0.f);
-            const std::vector<std::uint8_t> f = pins ? fixed : std::vector<std::uint8_t>{};
-            const PcgResult ra = a.solve_host(dm.view(), bf, xa, settings, f);
-            const PcgResult rg = g.solve_host(dm.view(), bf, xg, settings, f);
-            SCOPED_TRACE("cap " + std::to_string(cap) + (pins ? " pins" : ""));
-            EXPECT_LE(std::abs(ra.iterations - rg.iterations), 1);
-            EXPECT_LE(rg.iterations, cap);
-            EXPECT_EQ(ra.converged, rg.converged);
-            EXPECT_FALSE(rg.breakdown);
-            EXPECT_LT(relative_error(xg, std::vector<double>(xa.begin(), xa.end())),
-                      cap == 2000 ? 1e-4 : 1e-5);
-            if (pins) {
-                for (Index i = 0; i < s.rows(); ++i) {
-                    if (fixed[i]) {
-                        ASSERT_EQ(xg[3 * i], 0.f);
-                    }
-                }
-            }
-        }
 }
 
 TEST_P(CudaPcg, PinsZeroRhsWarmStartCapAndBreakdown) {

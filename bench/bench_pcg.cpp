@@ -32,43 +32,38 @@ struct Variant {
 
 std::vector<Variant> variants() {
     std::vector<Variant> v;
-    cuda::PcgOptions standard; // the defaults: upper part where it pays, fused direction, 8 MB
-    standard.single_reduction = false;
+    const cuda::PcgOptions standard; // the defaults: upper part where it pays, fused, 8 MB
     v.push_back(
         {"default (upper part for p = 1 systems of >= 16K rows, else full; fused)", standard});
     cuda::PcgOptions upper = standard;
-    upper.upper_min_rows = 0;
-    upper.upper_max_width = 1e9;
+    upper.tuning.upper_min_rows = 0;
+    upper.tuning.upper_max_width = 1e9;
     v.push_back({"upper part (q = A (z + beta p) | update)", upper});
     cuda::PcgOptions upper_separate = upper;
-    upper_separate.fused_direction = false;
+    upper_separate.tuning.fused_direction = false;
     v.push_back({"upper part, separate direction (q = A p | update | direction)", upper_separate});
     cuda::PcgOptions full = standard;
     full.upper_spmv = false;
     v.push_back({"full matrix (q = A (z + beta p) | update; L2 prefetch 8 MB)", full});
     cuda::PcgOptions separate = full;
-    separate.fused_direction = false;
+    separate.tuning.fused_direction = false;
     v.push_back({"full matrix, separate direction (q = A p | update | direction)", separate});
     for (int warps : {2, 4}) {
         cuda::PcgOptions w = separate;
-        w.warps_per_bin = warps;
+        w.tuning.warps_per_bin = warps;
         v.push_back(
             {"full matrix, separate direction, " + std::to_string(warps) + " warps per bin", w});
     }
     for (int mb : {0, 4, 16}) {
         cuda::PcgOptions pf = standard;
-        pf.prefetch_bytes = static_cast<std::size_t>(mb) << 20;
+        pf.tuning.prefetch_bytes = static_cast<std::size_t>(mb) << 20;
         v.push_back({mb == 0 ? std::string("default, no L2 prefetch")
                              : "default, L2 prefetch " + std::to_string(mb) + " MB",
                      pf});
     }
     cuda::PcgOptions pf0 = full;
-    pf0.prefetch_bytes = 0;
+    pf0.tuning.prefetch_bytes = 0;
     v.push_back({"full matrix, no L2 prefetch", pf0});
-    cuda::PcgOptions single = separate;
-    single.single_reduction = true;
-    single.warps_per_bin = 1;
-    v.push_back({"single_reduction (update | w = A u), full matrix", single});
     return v;
 }
 

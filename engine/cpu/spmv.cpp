@@ -1,4 +1,5 @@
-// CPU twin of the Bin-BCSR* SpMV and block-Jacobi kernels: one thread per bin range.
+// CPU twin of the Bin-BCSR* SpMV and block-Jacobi kernels (cuda/spmv.cu): one thread per bin
+// range; the upper part's product serially (the reference of the CUDA kernel).
 #include "sparse/spmv.hpp"
 
 #include "core/parallel.hpp"
@@ -144,6 +145,35 @@ template <class T> void invert_diagonal(const BinBcsrMatrixView<T>& a, T* invers
     });
 }
 
+template <class T> void spmv_upper(const UpperBinBcsrView<T>& a, const T* x, T* y) {
+    const std::int64_t n = a.num_rows;
+    for (std::int64_t row = 0; row < n; ++row)
+        for (int i = 0; i < 3; ++i) {
+            const T* d = a.diag + 3 * i * n + row;
+            y[3 * row + i] = d[0] * x[3 * row] + d[n] * x[3 * row + 1] + d[2 * n] * x[3 * row + 2];
+        }
+    for (std::int64_t row = 0; row < n; ++row) {
+        const Index bin = static_cast<Index>(row / kBinRows);
+        const Index begin = a.bin_offsets[bin];
+        const std::int64_t plane = a.bin_offsets[bin + 1] - begin;
+        const T* v = a.values + 9 * static_cast<std::int64_t>(begin) + row % kBinRows;
+        const Index* cols = a.columns + begin + row % kBinRows;
+        for (Index j = 0; j < a.counts[row]; ++j) {
+            const std::int64_t col = cols[j * kBinRows];
+            const T* e = v + j * kBinRows;
+            for (int r = 0; r < 3; ++r) {
+                T acc = 0, acc_t = 0;
+                for (int c = 0; c < 3; ++c) {
+                    acc += e[(3 * r + c) * plane] * x[3 * col + c];   // (A_ij x_j)_r
+                    acc_t += e[(3 * c + r) * plane] * x[3 * row + c]; // (A_ij^T x_i)_r
+                }
+                y[3 * row + r] += acc;
+                y[3 * col + r] += acc_t;
+            }
+        }
+    }
+}
+
 template void spmv(const BinBcsrMatrixView<float>&, const float*, float*, std::int64_t);
 template void spmv_bins(const BinBcsrMatrixView<float>&, const float*, float*, std::int64_t,
                         std::int64_t);
@@ -154,5 +184,7 @@ template void apply_block_jacobi(Index, const float*, const float*, float*);
 template void apply_block_jacobi(Index, const double*, const double*, double*);
 template void invert_diagonal(const BinBcsrMatrixView<float>&, float*);
 template void invert_diagonal(const BinBcsrMatrixView<double>&, double*);
+template void spmv_upper(const UpperBinBcsrView<float>&, const float*, float*);
+template void spmv_upper(const UpperBinBcsrView<double>&, const double*, double*);
 
 } // namespace edn::cpu

@@ -11,8 +11,10 @@
 /// memory + event) one chunk behind, so the GPU never idles waiting for the host; the iteration
 /// count and x are exact (iterations after convergence do nothing).
 
+#include "cuda/cuda_only.hpp"
 #include "solver/pcg.hpp"
 #include "sparse/bin_bcsr_matrix.hpp"
+#include "sparse/spmv.hpp"
 #include "sparse/upper_part.hpp"
 
 #include <cstdint>
@@ -21,49 +23,32 @@
 
 namespace edn::cuda {
 
-/// How warps get bins in the SpMV kernels.
-enum class SpmvSchedule : std::uint8_t {
-    WarpDynamic, ///< Listing 1: persistent grid, a warp takes the next bin from an atomic counter
-    Static,      ///< one warp per bin (grid covers all bins)
-};
-
-/// Implementation choices of the CUDA PCG. Defaults: the fastest measured on the H100 (p = 1
-/// boxes, us per iteration, bench pcg, session 4): the fused direction with an 8 MB L2 prefetch
-/// 12.9-13.4 (127K tets), 23.5 (403K), 52.1-52.6 (998K), 90.3 (1.7M); the separate direction
-/// kernel 13.6-14.2, 26.6, 52.1-52.6, 91.5; without streaming loads 7-10 us slower at 1M, the
-/// warp-dynamic schedule 5-11 us slower (session 2).
-struct PcgOptions {
-    SpmvSchedule schedule = SpmvSchedule::Static;
+/// Measurement knobs of the CUDA PCG: bench pcg compares these variants against the defaults
+/// (bench/README.md), and the tests run them; the simulation keeps the defaults, the fastest
+/// measured on the H100 (p = 1 boxes, us per iteration, bench pcg, session 4): the fused
+/// direction with an 8 MB L2 prefetch 12.9-13.4 (127K tets), 23.5 (403K), 52.1-52.6 (998K), 90.3
+/// (1.7M); the separate direction kernel 13.6-14.2, 26.6, 52.1-52.6, 91.5. Variants measured
+/// slower and dropped: the warp-dynamic bin schedule (5-11 us slower), cached matrix loads (7-10
+/// us slower at 1M), single-reduction recurrences, the persistent cooperative loop (127K-tet p = 1
+/// frame PCG 6.6 vs 3.4 ms; 1M tets 81 vs 54 us per iteration).
+struct PcgTuning {
     /// Fuse p = z + beta p into the next SpMV (gathers z and p_old, double-buffered p) instead of
-    /// a separate kernel.
+    /// a separate kernel (block-Jacobi loop).
     bool fused_direction = true;
-    /// Single-reduction recurrences (Chronopoulos-Gear CG): per iteration one vector kernel
-    /// (p, s = A p by recurrence, x, r, z and r.z) and one SpMV (w = A z and z.w), two grid-wide
-    /// dependencies instead of three; ignored with fused_direction and by the persistent loop.
-    bool single_reduction = false;
-    /// q = A p from the matrix's upper part (UpperMatrix: each off-diagonal block read once and
-    /// applied as A_ij and A_ij^T, the transposed products added in L2 with float4 atomics into
-    /// a padded q the update kernel consumes and zeroes), gathered from the matrix at the start
-    /// of every solve; block-Jacobi loop only (not two-level, single-reduction or persistent),
-    /// and only for systems of at least `upper_min_rows` rows with at most `upper_max_width`
-    /// off-diagonal blocks per row on average (p = 1: ~14; p = 2: ~27), where it measured
-    /// faster. Results then vary in the last bits from run to run (the atomics' order). The upper
-    /// part holds about half the matrix again; if it cannot be allocated, the solver keeps the
-    /// full matrix's product.
-    bool upper_spmv = true;
+    /// The upper part's product (PcgOptions::upper_spmv) only for systems of at least this many
+    /// rows with at most `upper_max_width` off-diagonal blocks per row on average (p = 1: ~14;
+    /// p = 2: ~27), where it measured faster.
     Index upper_min_rows = Index{1} << 14;
     double upper_max_width = 20.0;
     /// Use the upper loop's one-wave kernel variants (40 registers, 6 blocks per SM) whatever the
     /// size; by default only where the unconstrained kernels need two waves and these one (tests).
     bool force_one_wave = false;
-    /// Read the matrix (values, columns) with evict-first loads so the vectors stay in L2.
-    bool streaming_loads = true;
     /// Launch each loop kernel with programmatic dependent launch, so its blocks start while the
     /// previous kernel's last block reduces the dot products (used on sm_90 and later only).
     bool programmatic_launch = true;
-    /// Warps per bin of the q = A p SpMV (static schedule, unfused direction): 1, 2, 4, or 0 to
-    /// choose from the matrix (2 for short rows, <= 20 blocks as at p = 1, in matrices of at most
-    /// 2^20 slots, else 1; 4 measured slower everywhere on the H100).
+    /// Warps per bin of the q = A p SpMV (unfused direction): 1, 2, 4, or 0 to choose from the
+    /// matrix (2 for short rows, <= 20 blocks as at p = 1, in matrices of at most 2^20 slots, else
+    /// 1; 4 measured slower everywhere on the H100).
     int warps_per_bin = 0;
     /// Matrix bytes (values and columns of the first bins) the update kernel prefetches into L2
     /// for the next q = A p, while the latency-bound update and direction kernels leave DRAM
@@ -77,18 +62,26 @@ struct PcgOptions {
     /// matrix/vector pointer set and re-used while they stay the same) instead of launching its
     /// kernels one by one: one host call per chunk, so small systems are not launch bound.
     bool graph = true;
-    /// Systems of at most this many block rows run the whole loop in one cooperative kernel
-    /// (grid barriers between the phases, no launches and no host read-backs until it is done);
-    /// larger ones, or devices without cooperative launch, use the chunked kernel-per-phase loop.
-    /// 0 (default) disables it: measured slower on the H100 (127K-tet p = 1 frame: PCG 6.6 ms
-    /// persistent vs 3.4 ms chunked; 1M tets 81 vs 54 us per iteration): three grid barriers per
-    /// iteration cost more than the launches they replace.
-    Index persistent_max_rows = 0;
+
+    bool operator==(const PcgTuning&) const = default;
 };
 
-/// y = A x on the device (static warp-per-bin mapping); x, y: 3 * #rows floats, no aliasing.
-void spmv(const BinBcsrMatrixView<float>& device_matrix, const float* x, float* y,
-          void* stream = nullptr);
+/// Choices of the CUDA PCG.
+struct PcgOptions {
+    /// q = A p from the matrix's upper part (UpperMatrix: each off-diagonal block read once and
+    /// applied as A_ij and A_ij^T, the transposed products added in L2 with float4 atomics into
+    /// a padded q the update kernel consumes and zeroes), gathered from the matrix at the start
+    /// of every solve; block-Jacobi loop only (not two-level), for the systems
+    /// PcgTuning::upper_min_rows and upper_max_width select. Results then vary in the last bits
+    /// from run to run (the atomics' order): off for deterministic runs. The upper part holds
+    /// about half the matrix again; if it cannot be allocated, the solver keeps the full
+    /// matrix's product.
+    bool upper_spmv = true;
+    /// Variants for measurements (bench, tests); the defaults are the product's.
+    PcgTuning tuning{};
+
+    bool operator==(const PcgOptions&) const = default;
+};
 
 /// Waits until all device work is done (for host timing of device loops).
 void device_synchronize();
@@ -97,20 +90,21 @@ void device_synchronize();
 class DeviceMatrix {
 public:
     /// Uploads `host` (its pattern must be set).
-    explicit DeviceMatrix(const BinBcsrMatrix<float>& host);
-    ~DeviceMatrix();
+    explicit DeviceMatrix(const BinBcsrMatrix<float>& host) EDN_CUDA_ONLY;
+    ~DeviceMatrix() EDN_CUDA_ONLY;
     DeviceMatrix(const DeviceMatrix&) = delete;
     DeviceMatrix& operator=(const DeviceMatrix&) = delete;
 
     /// Kernel view with device pointers.
-    BinBcsrMatrixView<float> view() const;
+    BinBcsrMatrixView<float> view() const EDN_CUDA_ONLY;
     /// y = A x with host vectors (copies; for tests).
-    std::vector<float> multiply(const std::vector<float>& x) const;
+    std::vector<float> multiply(const std::vector<float>& x) const EDN_CUDA_ONLY;
 
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
+EDN_CUDA_ONLY_IMPL(DeviceMatrix);
 
 /// The upper part of a device Bin-BCSR* matrix (sparse/upper_part.hpp) in device memory. Its
 /// pattern is rebuilt (counts, CUB scan of the bin widths, one read-back of the size, exact
@@ -118,31 +112,33 @@ private:
 /// its values are gathered from the full matrix on every update(). Requires A_ji = A_ij^T.
 class UpperMatrix {
 public:
-    explicit UpperMatrix(void* stream = nullptr);
-    ~UpperMatrix();
+    explicit UpperMatrix(void* stream = nullptr) EDN_CUDA_ONLY;
+    ~UpperMatrix() EDN_CUDA_ONLY;
     UpperMatrix(const UpperMatrix&) = delete;
     UpperMatrix& operator=(const UpperMatrix&) = delete;
 
     /// Follows `full` (device pointers): pattern when it changed, values always (async on the
     /// stream except for the size read-back of a rebuild).
-    void update(const BinBcsrMatrixView<float>& full);
+    void update(const BinBcsrMatrixView<float>& full) EDN_CUDA_ONLY;
     /// Kernel view (device pointers; diagonal = the full matrix's).
-    UpperBinBcsrView<float> view() const;
+    UpperBinBcsrView<float> view() const EDN_CUDA_ONLY;
     /// y4 = A x: y4 holds 4 floats per row (x, y, z, unused); zeroed here, then one kernel with
     /// `warps_per_bin` warps per bin (1 or 8; 0: chosen from the size, see upper_matrix.cu).
-    void multiply_device(const float* x, float* y4, int warps_per_bin = 0) const;
+    void multiply_device(const float* x, float* y4, int warps_per_bin = 0) const EDN_CUDA_ONLY;
     /// y = A x with host vectors (copies; for tests).
-    std::vector<float> multiply(const std::vector<float>& x, int warps_per_bin = 0) const;
+    std::vector<float> multiply(const std::vector<float>& x,
+                                int warps_per_bin = 0) const EDN_CUDA_ONLY;
     /// The pattern and values copied back (for tests).
-    UpperPattern download_pattern() const;
-    std::vector<float> download_values() const;
+    UpperPattern download_pattern() const EDN_CUDA_ONLY;
+    std::vector<float> download_values() const EDN_CUDA_ONLY;
     /// Device bytes held (pattern and values).
-    std::size_t bytes() const;
+    std::size_t bytes() const EDN_CUDA_ONLY;
 
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
+EDN_CUDA_ONLY_IMPL(UpperMatrix);
 
 /// The coarse level of the two-level preconditioner on the device (solver/two_level.hpp): the P1
 /// matrix, the prolongation (3 (vertex, weight) pairs per fine node, vertex -1 unused) and its
@@ -163,8 +159,8 @@ struct CoarseLevelView {
 class Pcg {
 public:
     /// Allocates the scratch (r, z, two p, q, inverse diagonal, partials, state) for `num_rows`.
-    explicit Pcg(Index num_rows, PcgOptions options = {}, void* stream = nullptr);
-    ~Pcg();
+    explicit Pcg(Index num_rows, PcgOptions options = {}, void* stream = nullptr) EDN_CUDA_ONLY;
+    ~Pcg() EDN_CUDA_ONLY;
     Pcg(const Pcg&) = delete;
     Pcg& operator=(const Pcg&) = delete;
 
@@ -175,7 +171,7 @@ public:
     /// @param[in]     device_fixed   #rows per-node pin mask (nonzero = fixed) or nullptr
     PcgResult solve(const BinBcsrMatrixView<float>& device_matrix, const float* device_b,
                     float* device_x, const PcgSettings& settings,
-                    const std::uint8_t* device_fixed = nullptr);
+                    const std::uint8_t* device_fixed = nullptr) EDN_CUDA_ONLY;
     /// solve() preconditioned by block Jacobi + the coarse correction of `coarse` (flexible CG,
     /// solver/two_level.hpp), everything on the device inside the chunk graphs: per iteration
     /// q = A p | x, r, block Jacobi | restriction + coarse set-up | coarse PCG iterations |
@@ -183,35 +179,37 @@ public:
     PcgResult solve_two_level(const BinBcsrMatrixView<float>& device_matrix,
                               const CoarseLevelView& coarse, const float* device_b, float* device_x,
                               const PcgSettings& settings,
-                              const std::uint8_t* device_fixed = nullptr);
+                              const std::uint8_t* device_fixed = nullptr) EDN_CUDA_ONLY;
     /// solve() with host vectors (copies b, x and fixed in, x out; for tests). `fixed` empty or
     /// #rows.
     PcgResult solve_host(const BinBcsrMatrixView<float>& device_matrix, const std::vector<float>& b,
                          std::vector<float>& x, const PcgSettings& settings,
-                         const std::vector<std::uint8_t>& fixed = {});
-
+                         const std::vector<std::uint8_t>& fixed = {}) EDN_CUDA_ONLY;
     /// solve_two_level() with host vectors (as solve_host; for tests).
     PcgResult solve_two_level_host(const BinBcsrMatrixView<float>& device_matrix,
                                    const CoarseLevelView& coarse, const std::vector<float>& b,
                                    std::vector<float>& x, const PcgSettings& settings,
-                                   const std::vector<std::uint8_t>& fixed = {});
+                                   const std::vector<std::uint8_t>& fixed = {}) EDN_CUDA_ONLY;
     /// Block rows this solver was sized for.
-    Index num_rows() const;
+    Index num_rows() const EDN_CUDA_ONLY;
     /// Implementation choices in use.
-    const PcgOptions& options() const;
+    const PcgOptions& options() const EDN_CUDA_ONLY;
     /// Changes the implementation choices (for benchmarks).
-    void set_options(const PcgOptions& options);
+    void set_options(const PcgOptions& options) EDN_CUDA_ONLY;
 
 private:
     PcgResult solve_host_impl(const BinBcsrMatrixView<float>& device_matrix,
                               const CoarseLevelView* coarse, const std::vector<float>& b,
                               std::vector<float>& x, const PcgSettings& settings,
-                              const std::vector<std::uint8_t>& fixed);
+                              const std::vector<std::uint8_t>& fixed) EDN_CUDA_ONLY;
+    class Solve; // one solve's steps (pcg.cu)
     PcgResult solve_impl(const BinBcsrMatrixView<float>& device_matrix,
                          const CoarseLevelView* coarse, const float* device_b, float* device_x,
-                         const PcgSettings& settings, const std::uint8_t* device_fixed);
+                         const PcgSettings& settings,
+                         const std::uint8_t* device_fixed) EDN_CUDA_ONLY;
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
+EDN_CUDA_ONLY_IMPL(Pcg);
 
 } // namespace edn::cuda

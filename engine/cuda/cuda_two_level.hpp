@@ -6,6 +6,7 @@
 /// C++ header; in a build without CUDA every entry point throws edn::Error(Unsupported).
 
 #include "cuda/cuda_assembly.hpp"
+#include "cuda/cuda_only.hpp"
 #include "cuda/cuda_pcg.hpp"
 #include "mesh/tet_mesh.hpp"
 #include "mesh/topology.hpp"
@@ -21,29 +22,30 @@ public:
     /// The coarse level of `layout` (order >= 2) on `mesh` / `topology`; with `fine` (the order-p
     /// assembly of the same mesh) its device topology is shared instead of uploaded again.
     CoarseLevel(const TetMesh& mesh, const Topology& topology, const NodeLayout& layout,
-                const Assembly* fine = nullptr);
-    ~CoarseLevel();
+                const Assembly* fine = nullptr) EDN_CUDA_ONLY;
+    ~CoarseLevel() EDN_CUDA_ONLY;
     CoarseLevel(const CoarseLevel&) = delete;
     CoarseLevel& operator=(const CoarseLevel&) = delete;
 
     /// Assembles A_c on the device: coarse element blocks from `fine_blocks` (device, float, the
     /// order-p element-block layout ((t*m + a)*m + b)*9) summed per entry, plus, on the diagonal,
     /// the row-sum restriction of scale * node_mass[i] (device, #fine nodes).
-    void assemble(const float* fine_blocks, const float* node_mass, float scale);
+    void assemble(const float* fine_blocks, const float* node_mass, float scale) EDN_CUDA_ONLY;
     /// assemble() from host vectors (copied to the device; for tests).
     void assemble_host(const std::vector<float>& fine_blocks, const std::vector<float>& node_mass,
-                       float scale);
+                       float scale) EDN_CUDA_ONLY;
     /// Device view for Pcg::solve_two_level.
     CoarseLevelView view(double inner_tolerance = kCoarseTolerance,
-                         int inner_iterations = kCoarseIterationsCuda) const;
+                         int inner_iterations = kCoarseIterationsCuda) const EDN_CUDA_ONLY;
     /// The host coarse space (its pattern downloaded from the device; no host map).
-    const CoarseSpace& space() const;
+    const CoarseSpace& space() const EDN_CUDA_ONLY;
     /// The coarse matrix copied to the host (tests); `pattern` is space().pattern.
-    BinBcsrMatrix<float> download_matrix() const;
+    BinBcsrMatrix<float> download_matrix() const EDN_CUDA_ONLY;
 
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
+EDN_CUDA_ONLY_IMPL(CoarseLevel);
 
 } // namespace edn::cuda

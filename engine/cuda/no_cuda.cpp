@@ -1,10 +1,14 @@
-// Stand-ins for the CUDA backend in a build without CUDA: every entry point fails loudly.
+// The CUDA backend in a build without CUDA: the device queries answer "none" and every entry
+// point throws edn::Error(ErrorCode::Unsupported). The classes' members throw from their
+// declarations (cuda/cuda_only.hpp); only the factory and the free functions are here.
 #include "core/device.hpp"
 #include "core/error.hpp"
-#include "cuda/cuda_assembly.hpp"
+#include "cuda/cuda_only.hpp"
+#include "cuda/cuda_pcg.hpp"
 #include "cuda/cuda_topology.hpp"
-#include "cuda/cuda_two_level.hpp"
 #include "sim/simulation_backend.hpp"
+#include "sparse/spmv.hpp"
+#include "sparse/summation.hpp"
 
 namespace edn {
 
@@ -18,116 +22,54 @@ std::string cuda_device_name() {
     return "none";
 }
 
+std::unique_ptr<SimulationBackend> make_cuda_backend(TetMesh, const SimulationSettings&) {
+    cuda::throw_no_cuda();
+}
+
 namespace cuda {
 
+void throw_no_cuda() {
+    EDN_THROW(ErrorCode::Unsupported, "elastodyn was built without CUDA (ELASTODYN_CUDA=OFF)");
+}
+
 std::vector<Index> vertex_cell_counts(std::span<const Cell>, Index) {
-    EDN_THROW(ErrorCode::Unsupported, "elastodyn was built without CUDA (ELASTODYN_CUDA=OFF)");
+    throw_no_cuda();
 }
-
-[[noreturn]] static void no_cuda() {
-    EDN_THROW(ErrorCode::Unsupported, "elastodyn was built without CUDA (ELASTODYN_CUDA=OFF)");
+void device_synchronize() {
+    throw_no_cuda();
 }
-
-struct CoarseLevel::Impl {};
-CoarseLevel::CoarseLevel(const TetMesh&, const Topology&, const NodeLayout&, const Assembly*) {
-    no_cuda();
+SpmvKernel choose_spmv_kernel(Index, Index) {
+    throw_no_cuda();
 }
-CoarseLevel::~CoarseLevel() = default;
-void CoarseLevel::assemble(const float*, const float*, float) {
-    no_cuda();
+void spmv(const BinBcsrMatrixView<float>&, const float*, float*, SpmvKernel, void*) {
+    throw_no_cuda();
 }
-void CoarseLevel::assemble_host(const std::vector<float>&, const std::vector<float>&, float) {
-    no_cuda();
+void spmv(const BinBcsrMatrixView<float>&, const float*, float*, void*) {
+    throw_no_cuda();
 }
-CoarseLevelView CoarseLevel::view(double, int) const {
-    no_cuda();
+void spmv_upper(const UpperBinBcsrView<float>&, const float*, float*, int, void*) {
+    throw_no_cuda();
 }
-const CoarseSpace& CoarseLevel::space() const {
-    no_cuda();
+void linear_elastic_element_blocks(const Cell*, const float*, Index, int,
+                                   const LameParameters<float>&, float*) {
+    throw_no_cuda();
 }
-BinBcsrMatrix<float> CoarseLevel::download_matrix() const {
-    no_cuda();
+void sum_per_entry(const PerEntryMapView&, const float*, BinBcsrMatrixView<float>) {
+    throw_no_cuda();
 }
-
-struct Assembly::Impl {};
-Assembly::Assembly(const TetMesh&, const Topology&, int) {
-    no_cuda();
+void sum_per_entry_linear(const PerEntryMapView&, const Cell*, const float*, const float*, int,
+                          const LameParameters<float>&, BinBcsrMatrixView<float>) {
+    throw_no_cuda();
 }
-Assembly::Assembly(const Assembly&, const TetMesh&, int) {
-    no_cuda();
+void sum_per_simplex(const NodeCellsView&, const CellNodesView&, const float*,
+                     BinBcsrMatrixView<float>, Index, unsigned int*) {
+    throw_no_cuda();
 }
-Assembly::Assembly(const TetMesh&, int) {
-    no_cuda();
-}
-Assembly::~Assembly() = default;
-Topology Assembly::download_topology() const {
-    no_cuda();
-}
-void Assembly::build_pattern() {
-    no_cuda();
-}
-void Assembly::build_per_entry_map() {
-    no_cuda();
-}
-void Assembly::set_reproducible_maps(bool) {
-    no_cuda();
-}
-void Assembly::compute_element_blocks(const LameParameters<float>&) {
-    no_cuda();
-}
-void Assembly::sum(SummationMethod, const LameParameters<float>&) {
-    no_cuda();
-}
-void Assembly::spmv_device(const float*, float*) const {
-    no_cuda();
-}
-std::vector<float> Assembly::spmv(const std::vector<float>&) const {
-    no_cuda();
-}
-BinBcsrMatrixView<float> Assembly::device_matrix() const {
-    no_cuda();
-}
-BinBcsrPattern Assembly::download_pattern() const {
-    no_cuda();
-}
-BinBcsrMatrix<float> Assembly::download_matrix(const BinBcsrPattern&) const {
-    no_cuda();
-}
-PerEntryMap Assembly::download_per_entry_map() const {
-    no_cuda();
-}
-const AssemblyTimes& Assembly::times() const {
-    no_cuda();
-}
-std::size_t Assembly::matrix_bytes() const {
-    no_cuda();
-}
-std::size_t Assembly::map_bytes() const {
-    no_cuda();
-}
-std::int64_t Assembly::nnz_blocks() const {
-    no_cuda();
-}
-std::size_t Assembly::element_bytes() const {
-    no_cuda();
-}
-std::size_t Assembly::mesh_bytes() const {
-    no_cuda();
-}
-std::size_t Assembly::peak_bytes() const {
-    no_cuda();
-}
-Index Assembly::num_rows() const {
-    no_cuda();
+void sum_inline_linear_p1(const NodeCellsView&, const Cell*, const float*,
+                          const LameParameters<float>&, BinBcsrMatrixView<float>, Index,
+                          unsigned int*) {
+    throw_no_cuda();
 }
 
 } // namespace cuda
-} // namespace edn
-
-namespace edn {
-
-std::unique_ptr<SimulationBackend> make_cuda_backend(TetMesh, const SimulationSettings&) {
-    EDN_THROW(ErrorCode::Unsupported, "elastodyn was built without CUDA (ELASTODYN_CUDA=OFF)");
-}
-
 } // namespace edn

@@ -1,9 +1,10 @@
 // UpperMatrix (cuda/cuda_pcg.hpp): the upper part of a device Bin-BCSR* matrix, its pattern built
 // on the device (counts and bin widths, CUB scan, exact allocation, columns) and its values
-// gathered from the full matrix; twin of sparse/upper_part.cpp.
+// gathered from the full matrix; twin of sparse/upper_part.cpp. Its product: cuda::spmv_upper
+// (spmv.cu).
 #include "cuda/cuda_check.cuh"
 #include "cuda/cuda_pcg.hpp"
-#include "cuda/upper_spmv.cuh"
+#include "sparse/spmv.hpp"
 
 #include <algorithm>
 #include <cub/device/device_scan.cuh>
@@ -70,43 +71,6 @@ __global__ void upper_values_kernel(BinBcsrMatrixView<float> full, UpperBinBcsrV
 #pragma unroll
         for (int k = 0; k < 9; ++k)
             dst[k * uplane + j * kBinRows] = __ldcs(src + k * fplane + j * kBinRows);
-}
-
-__global__ void upper_multiply_kernel(UpperBinBcsrView<float> up, const float* __restrict__ x,
-                                      float4* y) {
-    const Index row = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (row >= up.num_rows) return;
-    const std::int64_t r3 = 3 * static_cast<std::int64_t>(row);
-    const float xi[3] = {__ldg(x + r3), __ldg(x + r3 + 1), __ldg(x + r3 + 2)};
-    float a[3] = {0, 0, 0}, d[3];
-    upper_row<false>(up, row, xi, Gather3{x}, y, a);
-    diagonal_row(up.diag, up.num_rows, row, xi, d);
-    atomic_add3(y, row, a[0] + d[0], a[1] + d[1], a[2] + d[2]);
-}
-
-/// The product with K warps per bin (block = bin): warp w takes the blocks w, w + K, ... of
-/// each row, the row sums meet in shared memory (long rows: more loads in flight per bin).
-template <int K>
-__global__ void __launch_bounds__(K * 32)
-    upper_multiply_split_kernel(UpperBinBcsrView<float> up, const float* __restrict__ x,
-                                float4* y) {
-    __shared__ float partial[K][3][kBinRows];
-    const int lane = threadIdx.x % kBinRows, warp = threadIdx.x / kBinRows;
-    const Index row = static_cast<Index>(blockIdx.x) * kBinRows + lane;
-    float a[3] = {0, 0, 0}, xi[3] = {0, 0, 0};
-    if (row < up.num_rows) {
-        const std::int64_t r3 = 3 * static_cast<std::int64_t>(row);
-        xi[0] = __ldg(x + r3), xi[1] = __ldg(x + r3 + 1), xi[2] = __ldg(x + r3 + 2);
-        upper_row<false>(up, row, xi, Gather3{x}, y, a, warp, K);
-    }
-    for (int i = 0; i < 3; ++i) partial[warp][i][lane] = a[i];
-    __syncthreads();
-    if (warp != 0 || row >= up.num_rows) return;
-    for (int w = 1; w < K; ++w)
-        for (int i = 0; i < 3; ++i) a[i] += partial[w][i][lane];
-    float d[3];
-    diagonal_row(up.diag, up.num_rows, row, xi, d);
-    atomic_add3(y, row, a[0] + d[0], a[1] + d[1], a[2] + d[2]);
 }
 
 template <class T> std::vector<T> download(const DeviceBuffer<T>& b, std::size_t count) {
@@ -198,7 +162,6 @@ void UpperMatrix::multiply_device(const float* x, float* y4, int warps_per_bin) 
     EDN_VERIFY(warps_per_bin == 0 || warps_per_bin == 1 || warps_per_bin == 8, ErrorCode::Usage,
                "UpperMatrix: warps_per_bin must be 0, 1 or 8, got " << warps_per_bin);
     if (d.rows == 0) return;
-    EDN_CUDA_CHECK(cudaMemsetAsync(y4, 0, 4 * sizeof(float) * std::size_t(d.rows), d.stream));
     // Warps per bin, measured on the H100 (us, 1 / 8 warps): p = 1 403K 11.2 / 10.2, 720K
     // 16.4 / 18.6, 1.1M 25.6 / 27.0; p = 2 127K 82.3 / 58.0, 403K 180 / 192, 720K 332 / 340,
     // 1.1M 536 / 522; p = 3 127K 363 / 331, 403K 1052 / 1059. Eight warps where the bins are
@@ -206,12 +169,7 @@ void UpperMatrix::multiply_device(const float* x, float* y4, int warps_per_bin) 
     const double width = d.rows ? double(d.slots) / double(d.rows) : 0.0;
     if (warps_per_bin == 0)
         warps_per_bin = (width <= 10.0 ? d.rows <= 100'000 : d.slots <= (Index{1} << 24)) ? 8 : 1;
-    float4* y = reinterpret_cast<float4*>(y4);
-    if (warps_per_bin == 8)
-        upper_multiply_split_kernel<8><<<d.bins, 256, 0, d.stream>>>(view(), x, y);
-    else
-        upper_multiply_kernel<<<blocks_for(d.rows), kBlock, 0, d.stream>>>(view(), x, y);
-    EDN_CUDA_CHECK_LAUNCH();
+    spmv_upper(view(), x, y4, warps_per_bin, d.stream);
 }
 
 std::vector<float> UpperMatrix::multiply(const std::vector<float>& x, int warps_per_bin) const {

@@ -27,4 +27,37 @@ template <class T> void apply_block_jacobi(Index num_rows, const T* inverse_diag
 /// replaced by the inverse of its diagonal entries, or identity when those are zero too.
 template <class T> void invert_diagonal(const BinBcsrMatrixView<T>& a, T* inverse_diag);
 
+/// y = A x through the upper part (UpperBinBcsrView; serial: the reference of cuda::spmv_upper);
+/// x and y of 3 * num_rows scalars, no aliasing.
+template <class T> void spmv_upper(const UpperBinBcsrView<T>& a, const T* x, T* y);
+
 } // namespace edn::cpu
+
+/// Device twins (cuda/spmv.cu, the one home of the standalone device products): float, views
+/// and vectors in device memory, `stream` a cudaStream_t (nullptr: the default stream).
+namespace edn::cuda {
+
+/// Warps per bin and load policy of the multi-warp product.
+struct SpmvKernel {
+    int warps_per_bin = 4;  ///< 1, 2, 4 or 8 (a bin's row slots split over the warps)
+    bool streaming = false; ///< read the matrix evict-first, so x stays in L2
+};
+
+/// The measured choice for a matrix of `num_rows` rows and `num_slots` slots (H100,
+/// bench/README.md "SpMV policy"): 4 warps with cached loads while the matrix fits what L2 keeps
+/// (<= 32 MB), else streaming loads with 2 warps for short rows (<= 20 slots per row), 4 for long.
+SpmvKernel choose_spmv_kernel(Index num_rows, Index num_slots);
+
+/// y = A x with `kernel`'s warps per bin (exact row counts: padding is not read).
+void spmv(const BinBcsrMatrixView<float>& a, const float* x, float* y, SpmvKernel kernel,
+          void* stream = nullptr);
+
+/// y = A x, one warp per bin with evict-first matrix loads (the simulation's product).
+void spmv(const BinBcsrMatrixView<float>& a, const float* x, float* y, void* stream = nullptr);
+
+/// y4 = A x through the upper part (y4: 4 floats per row, zeroed here; transposed blocks added
+/// with float atomics, so the last bits vary from run to run) with 1 or 8 warps per bin.
+void spmv_upper(const UpperBinBcsrView<float>& a, const float* x, float* y4, int warps_per_bin,
+                void* stream = nullptr);
+
+} // namespace edn::cuda

@@ -1,7 +1,7 @@
 #pragma once
 /// The strictly upper part of a symmetric Bin-BCSR* matrix (layout: UpperBinBcsrView in
 /// sparse/bin_bcsr_view.hpp), built on the host: the reference of the CUDA PCG's upper part
-/// (cuda/cuda_pcg.hpp, UpperMatrix), and its serial SpMV.
+/// (cuda/cuda_pcg.hpp, UpperMatrix); its serial SpMV is cpu::spmv_upper (sparse/spmv.hpp).
 
 #include "sparse/bin_bcsr_matrix.hpp"
 
@@ -36,9 +36,5 @@ UpperBinBcsrView<T> upper_view(const UpperPattern& upper, std::vector<T>& values
             upper.columns.data(), upper.counts.data(), upper.first.data(),
             values.data(),        full.diag.data()};
 }
-
-/// y = A x through the upper part (serial: the reference of the CUDA kernel); x and y of
-/// 3 * num_rows scalars, no aliasing.
-template <class T> void spmv_upper(const UpperBinBcsrView<T>& a, const T* x, T* y);
 
 } // namespace edn

@@ -1,6 +1,10 @@
 // CUDA Bin-BCSR* assembly compared with the CPU reference on the same input (skipped without a
 // device).
+#include "core/device.hpp"
+#include "core/error.hpp"
 #include "cuda/cuda_assembly.hpp"
+#include "cuda/cuda_pcg.hpp"
+#include "cuda/cuda_two_level.hpp"
 #include "sparse/spmv.hpp"
 #include "support/assembly_fixture.hpp"
 #include "support/backend.hpp"
@@ -98,6 +102,15 @@ TEST_P(CudaAssemblyTest, PatternMapsSummationAndSpmvEqualCpu) {
         double err = 0;
         for (Index i = 0; i < 3 * n; ++i) err = std::max(err, std::abs(y[i] - yd[i]));
         EXPECT_LT(err, 1e-5 * yscale * 10) << "spmv order " << order;
+        // Every warps-per-bin and load-policy variant of the product gives the same result.
+        for (int warps : {1, 2, 4, 8})
+            for (bool streaming : {false, true}) {
+                const std::vector<float> yk = gpu.spmv(x, cuda::SpmvKernel{warps, streaming});
+                double e = 0;
+                for (Index i = 0; i < 3 * n; ++i) e = std::max(e, std::abs(yk[i] - yd[i]));
+                EXPECT_LT(e, 1e-5 * yscale * 10)
+                    << "spmv order " << order << " warps " << warps << " streaming " << streaming;
+            }
 
         // Exact allocation: the matrix holds exactly 9*(slots+rows) floats.
         EXPECT_EQ(gpu.matrix_bytes(), f.pattern.matrix_bytes(sizeof(float)));
@@ -150,6 +163,32 @@ TEST_P(CudaAssemblyTest, GpuTopologyAndPatternEqualCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Orders, CudaAssemblyTest, ::testing::Values(1, 2, 3));
+
+/// Runs `f` and expects edn::Error(ErrorCode::Unsupported).
+template <class F> void expect_unsupported(F&& f, const char* what) {
+    try {
+        f();
+        ADD_FAILURE() << what << " did not throw";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::Unsupported) << what;
+    }
+}
+
+TEST(CudaWithoutCuda, EveryEntryPointThrowsUnsupported) {
+    // A build without CUDA links the whole CUDA API (its members throw from their declarations,
+    // cuda/cuda_only.hpp) and says clearly that CUDA is missing.
+    if (built_with_cuda()) GTEST_SKIP() << "built with CUDA";
+    AssemblyFixture f(test::make_single_tet(), 2);
+    expect_unsupported([&] { cuda::Assembly a(f.mesh, f.topology, 1); }, "Assembly");
+    expect_unsupported([&] { cuda::Assembly a(f.mesh, 1); }, "Assembly (device topology)");
+    expect_unsupported([&] { cuda::Pcg p(4); }, "Pcg");
+    expect_unsupported([&] { cuda::UpperMatrix u; }, "UpperMatrix");
+    BinBcsrMatrix<float> k(f.pattern);
+    expect_unsupported([&] { cuda::DeviceMatrix d(k); }, "DeviceMatrix");
+    expect_unsupported([&] { cuda::CoarseLevel c(f.mesh, f.topology, f.layout); }, "CoarseLevel");
+    expect_unsupported([&] { cuda::spmv(k.view(), nullptr, nullptr); }, "cuda::spmv");
+    expect_unsupported([&] { cuda::device_synchronize(); }, "device_synchronize");
+}
 
 } // namespace
 } // namespace edn

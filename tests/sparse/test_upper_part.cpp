@@ -79,7 +79,7 @@ TEST_P(UpperPartTest, SpmvEqualsFullSpmv) {
         std::vector<double> x(3 * std::size_t(f.pattern.num_rows)), y(x.size()), y_up(x.size());
         for (double& v : x) v = u(rng);
         cpu::spmv(a.view(), x.data(), y.data());
-        spmv_upper(upper_view(up, values, a), x.data(), y_up.data());
+        cpu::spmv_upper(upper_view(up, values, a), x.data(), y_up.data());
         double err = 0, ref = 0;
         for (std::size_t i = 0; i < y.size(); ++i) {
             err = std::max(err, std::abs(y[i] - y_up[i]));

@@ -2,72 +2,35 @@
 
 namespace edn::test {
 
-std::vector<cuda::PcgOptions> cuda_pcg_variants(bool all) {
+std::vector<cuda::PcgOptions> cuda_pcg_variants() {
     std::vector<cuda::PcgOptions> v;
-    for (cuda::SpmvSchedule schedule :
-         {cuda::SpmvSchedule::Static, cuda::SpmvSchedule::WarpDynamic})
-        for (bool fused : {true, false})
-            for (bool pdl : {true, false})
-                for (bool streaming : {true, false})
-                    for (bool graph : {true, false}) {
-                        if (!streaming && !all) continue;
-                        cuda::PcgOptions o;
-                        o.schedule = schedule;
-                        o.fused_direction = fused;
-                        o.single_reduction = false;
-                        o.programmatic_launch = pdl;
-                        o.streaming_loads = streaming;
-                        o.graph = graph;
-                        o.persistent_max_rows = 0;
-                        o.upper_spmv = false;
-                        v.push_back(o);
-                    }
-    for (bool single : {false, true})
-        for (int warps : {1, 2, 4}) { // q = A p with 1, 2 or 4 warps per bin (static, unfused)
-            cuda::PcgOptions o;
-            o.warps_per_bin = warps;
-            o.single_reduction = single;
-            o.fused_direction = false;
-            o.persistent_max_rows = 0;
-            o.upper_spmv = false;
-            v.push_back(o);
-        }
-    for (cuda::SpmvSchedule schedule :
-         {cuda::SpmvSchedule::Static, cuda::SpmvSchedule::WarpDynamic})
+    for (bool fused : {true, false})
         for (bool pdl : {true, false})
-            for (bool graph : {true, false}) { // single-reduction recurrences
+            for (bool graph : {true, false}) {
                 cuda::PcgOptions o;
-                o.schedule = schedule;
-                o.fused_direction = false;
-                o.single_reduction = true;
-                o.programmatic_launch = pdl;
-                o.graph = graph;
-                o.persistent_max_rows = 0;
+                o.tuning.fused_direction = fused;
+                o.tuning.programmatic_launch = pdl;
+                o.tuning.graph = graph;
                 o.upper_spmv = false;
                 v.push_back(o);
             }
-    for (bool pdl : {true, false}) // no L2 prefetch of the matrix head (on by default)
-        for (bool graph : {true, false}) {
-            cuda::PcgOptions o;
-            o.fused_direction = false;
-            o.single_reduction = false;
-            o.prefetch_bytes = 0;
-            o.programmatic_launch = pdl;
-            o.graph = graph;
-            o.persistent_max_rows = 0;
-            o.upper_spmv = false;
-            v.push_back(o);
-        }
-    for (bool streaming : {true, false}) { // the persistent loop (ignores schedule, pdl, graph)
-        if (!streaming && !all) continue;
+    for (int warps : {1, 2, 4}) { // q = A p with 1, 2 or 4 warps per bin (unfused)
         cuda::PcgOptions o;
-        o.streaming_loads = streaming;
-        o.single_reduction = false;
-        o.fused_direction = false;
-        o.persistent_max_rows = 1 << 30;
+        o.tuning.warps_per_bin = warps;
+        o.tuning.fused_direction = false;
         o.upper_spmv = false;
         v.push_back(o);
     }
+    for (bool pdl : {true, false}) // no L2 prefetch of the matrix head (on by default)
+        for (bool graph : {true, false}) {
+            cuda::PcgOptions o;
+            o.tuning.fused_direction = false;
+            o.tuning.prefetch_bytes = 0;
+            o.tuning.programmatic_launch = pdl;
+            o.tuning.graph = graph;
+            o.upper_spmv = false;
+            v.push_back(o);
+        }
     for (bool fused : {true, false}) // q = A p from the upper part (the default)
         for (bool pdl : {true, false})
             for (bool graph : {true, false})
@@ -75,17 +38,15 @@ std::vector<cuda::PcgOptions> cuda_pcg_variants(bool all) {
                     if (prefetch == 0 && (!pdl || !graph)) continue;
                     cuda::PcgOptions o;
                     o.upper_spmv = true;
-                    o.upper_min_rows = 0; // these systems are small: force it
-                    o.upper_max_width = 1e9;
-                    o.fused_direction = fused;
-                    o.single_reduction = false;
-                    o.programmatic_launch = pdl;
-                    o.graph = graph;
-                    o.prefetch_bytes = prefetch;
-                    o.persistent_max_rows = 0;
+                    o.tuning.upper_min_rows = 0; // these systems are small: force it
+                    o.tuning.upper_max_width = 1e9;
+                    o.tuning.fused_direction = fused;
+                    o.tuning.programmatic_launch = pdl;
+                    o.tuning.graph = graph;
+                    o.tuning.prefetch_bytes = prefetch;
                     v.push_back(o);
                     if (pdl && graph && prefetch > 0) { // the one-wave kernel variants
-                        o.force_one_wave = true;
+                        o.tuning.force_one_wave = true;
                         v.push_back(o);
                     }
                 }
@@ -93,15 +54,12 @@ std::vector<cuda::PcgOptions> cuda_pcg_variants(bool all) {
 }
 
 std::string pcg_variant_name(const cuda::PcgOptions& o) {
-    return std::string(o.schedule == cuda::SpmvSchedule::Static ? "static" : "dynamic") +
-           (o.fused_direction    ? "+fused"
-            : o.single_reduction ? "+single"
-                                 : "+separate") +
-           (o.programmatic_launch ? "+pdl" : "") + (o.streaming_loads ? "+stream" : "") +
-           (o.graph ? "+graph" : "") + (o.persistent_max_rows > 0 ? "+persistent" : "") +
-           (o.warps_per_bin > 0 ? "+warps" + std::to_string(o.warps_per_bin) : "") +
-           (o.prefetch_bytes == 0 ? "+no_prefetch" : "") + (o.upper_spmv ? "+upper" : "") +
-           (o.force_one_wave ? "+one_wave" : "");
+    const cuda::PcgTuning& t = o.tuning;
+    return std::string(t.fused_direction ? "fused" : "separate") +
+           (t.programmatic_launch ? "+pdl" : "") + (t.graph ? "+graph" : "") +
+           (t.warps_per_bin > 0 ? "+warps" + std::to_string(t.warps_per_bin) : "") +
+           (t.prefetch_bytes == 0 ? "+no_prefetch" : "") + (o.upper_spmv ? "+upper" : "") +
+           (t.force_one_wave ? "+one_wave" : "");
 }
 
 namespace {

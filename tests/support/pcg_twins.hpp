@@ -14,11 +14,10 @@
 
 namespace edn::test {
 
-/// Every CUDA PCG implementation choice worth testing; the streaming hint changes no arithmetic,
-/// so both of its settings are listed only with `all`.
-std::vector<cuda::PcgOptions> cuda_pcg_variants(bool all = false);
+/// Every CUDA PCG implementation choice worth testing (cuda::PcgOptions and its tuning).
+std::vector<cuda::PcgOptions> cuda_pcg_variants();
 
-/// Short name of a set of CUDA PCG options ("static+fused+pdl+stream+graph"), for traces.
+/// Short name of a set of CUDA PCG options ("fused+pdl+graph+upper"), for traces.
 std::string pcg_variant_name(const cuda::PcgOptions& options);
 
 /// One PCG twin solving a LinearSystem with double vectors: the CPU twin in double, or the CUDA

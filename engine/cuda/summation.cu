@@ -1,0 +1,387 @@
+// CUDA twin of cpu/summation.cpp (sparse/summation.hpp): linear-elastic element blocks and the
+// three summations into a Bin-BCSR* matrix, as free functions over device views; and the
+// Assembly methods that call them on the assembly's own buffers.
+#include "core/dispatch.hpp"
+#include "cuda/assembly_impl.cuh"
+#include "fem/element_geometry.hpp"
+#include "fem/reference_integrals.hpp"
+#include "sparse/summation.hpp"
+
+namespace edn::cuda {
+namespace {
+
+using detail::find_slot;
+using detail::grid_for;
+using detail::kMaxNodes;
+using detail::kWarp;
+using detail::next_bin;
+using detail::NodeCellsDevice;
+using detail::persistent_grid;
+
+// Reference integrals S_ab (m*m*9 floats, at most 20*20*9) for the element kernels.
+__constant__ float c_reference_integrals[kMaxNodes * kMaxNodes * 9];
+
+// ---- element blocks -----------------------------------------------------------------------------
+
+__device__ __forceinline__ void load_inverse_jacobian(const int4 c, const float* x, float Ji[3][3],
+                                                      float& abs_det) {
+    const Index v[4] = {c.x, c.y, c.z, c.w};
+    float X[4][3];
+    for (int i = 0; i < 4; ++i)
+        for (int d = 0; d < 3; ++d) X[i][d] = x[3 * v[i] + d];
+    const TetGeometry<float> g = tet_geometry(X);
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) Ji[i][j] = g.inverse_jacobian.m[i][j];
+    abs_det = fabsf(g.det_jacobian);
+}
+
+/// One thread per element block (t, a, b).
+__global__ void element_blocks_kernel(const int4* cells, const float* positions, Index num_cells,
+                                      int m, LameParameters<float> lame, float* blocks) {
+    const std::int64_t s = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (s >= static_cast<std::int64_t>(num_cells) * m * m) return;
+    const Index t = static_cast<Index>(s / (m * m));
+    const int ab = static_cast<int>(s % (m * m));
+    float Ji[3][3], abs_det;
+    load_inverse_jacobian(cells[t], positions, Ji, abs_det);
+    float S[3][3];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) S[i][j] = c_reference_integrals[ab * 9 + 3 * i + j];
+    float out[9];
+    linear_elastic_block_from_integrals(S, Ji, abs_det, lame, out);
+    for (int k = 0; k < 9; ++k) blocks[9 * s + k] = out[k];
+}
+
+// ---- summation ----------------------------------------------------------------------------------
+
+/// Element blocks read from memory in the full layout ((t*m+a)*m+b)*9 + 3r+c.
+struct StoredBlocks {
+    const float* __restrict__ blocks;
+    __device__ void prepare(float*, int) const {}
+    __device__ __forceinline__ void add(Index s, float acc[9]) const {
+        const float* b = blocks + 9 * static_cast<std::int64_t>(s);
+#pragma unroll
+        for (int k = 0; k < 9; ++k) acc[k] += __ldg(b + k);
+    }
+};
+
+/// Linear-elastic element blocks evaluated where they are summed: block (t, a, b) from the
+/// cell's inverse Jacobian (recomputed from its 4 vertices, which stay in L2) and the constant
+/// reference integral S_ab, staged in shared memory (lanes index different ab, which the
+/// constant cache would serialise). No element block array exists in this path.
+template <int M> struct LinearBlocks {
+    const int4* __restrict__ cells;
+    const float* __restrict__ positions;
+    const float* __restrict__ integrals; // M*M*9 floats in global memory
+    LameParameters<float> lame;
+    const float* staged = nullptr; // shared copy of integrals
+
+    __device__ void prepare(float* smem, int) {
+        for (int i = threadIdx.x; i < M * M * 9; i += blockDim.x) smem[i] = integrals[i];
+        staged = smem;
+        __syncthreads();
+    }
+    __device__ __forceinline__ void add(Index s, float acc[9]) const {
+        const Index t = s / (M * M);
+        const int ab = s - t * (M * M);
+        float Ji[3][3], abs_det;
+        load_inverse_jacobian(__ldg(cells + t), positions, Ji, abs_det);
+        float S[3][3];
+#pragma unroll
+        for (int i = 0; i < 3; ++i)
+#pragma unroll
+            for (int j = 0; j < 3; ++j) S[i][j] = staged[ab * 9 + 3 * i + j];
+        float out[9];
+        linear_elastic_block_from_integrals(S, Ji, abs_det, lame, out);
+#pragma unroll
+        for (int k = 0; k < 9; ++k) acc[k] += out[k];
+    }
+};
+
+/// Per-entry summation, a thread block per bin (static grid stride, no counter): the bin's 32
+/// diagonal rows are items 0..31, its 32 * width slots follow in storage order, so consecutive
+/// threads write consecutive floats of each value plane. Every target is written once
+/// (padding slots have no sources and get zeros), so the matrix needs no reset.
+template <class Source>
+__global__ void sum_per_entry_bins_kernel(const Index* __restrict__ map_offsets,
+                                          const Index* __restrict__ map_sources, Source src,
+                                          const Index* __restrict__ bin_offsets, Index bins,
+                                          Index num_slots, Index rows, float* __restrict__ values,
+                                          float* __restrict__ diag) {
+    extern __shared__ float smem[];
+    src.prepare(smem, 0);
+    for (Index bin = blockIdx.x; bin < bins; bin += gridDim.x) {
+        const Index begin = __ldg(bin_offsets + bin);
+        const Index slots = __ldg(bin_offsets + bin + 1) - begin;
+        float* v = values + 9 * static_cast<std::int64_t>(begin);
+        for (Index i = threadIdx.x; i < slots + kWarp; i += blockDim.x) {
+            const bool on_diag = i < kWarp;
+            const Index row = bin * kWarp + i;
+            if (on_diag && row >= rows) continue;
+            const Index target = on_diag ? num_slots + row : begin + (i - kWarp);
+            float acc[9] = {};
+            const Index e1 = __ldg(map_offsets + target + 1);
+            for (Index e = __ldg(map_offsets + target); e < e1; ++e)
+                src.add(__ldg(map_sources + e), acc);
+            if (on_diag) {
+#pragma unroll
+                for (int k = 0; k < 9; ++k)
+                    diag[static_cast<std::int64_t>(k) * rows + row] = acc[k];
+            } else {
+#pragma unroll
+                for (int k = 0; k < 9; ++k)
+                    v[static_cast<std::int64_t>(k) * slots + (i - kWarp)] = acc[k];
+            }
+        }
+    }
+}
+
+/// Adds a block to (row, col); the calling lane owns row.
+__device__ __forceinline__ void add_block(const Index* bin_offsets, const Index* columns,
+                                          const Index* row_counts, Index rows, Index row, Index col,
+                                          const float* b, float* values, float* diag) {
+    if (row == col) {
+        for (int k = 0; k < 9; ++k) diag[static_cast<std::int64_t>(k) * rows + row] += b[k];
+        return;
+    }
+    const Index bin = row / kWarp, begin = bin_offsets[bin];
+    const Index slot = find_slot(bin_offsets, columns, row_counts, row, col);
+    const Index j = (slot - begin) / kWarp;
+    const std::int64_t plane = bin_offsets[bin + 1] - begin;
+    float* v = values + 9 * static_cast<std::int64_t>(begin) + j * kWarp + (row % kWarp);
+    for (int k = 0; k < 9; ++k) v[k * plane] += b[k];
+}
+
+/// One lane per row: walk the incident cells, add the row's blocks in memory.
+__global__ void sum_per_simplex_kernel(NodeCellsDevice nc, const Index* cell_nodes, int m,
+                                       const float* blocks, const Index* bin_offsets,
+                                       const Index* columns, const Index* row_counts, Index rows,
+                                       Index bins, unsigned int* counter, float* values,
+                                       float* diag) {
+    const int lane = threadIdx.x & 31;
+    for (Index bin = next_bin(counter, lane); bin < bins; bin = next_bin(counter, lane)) {
+        const Index row = bin * kWarp + lane;
+        if (row >= rows) continue;
+        Index cb, ce;
+        const Index* list;
+        nc.range(row, cb, ce, list);
+        for (Index e = cb; e < ce; ++e) {
+            const Index t = list[e];
+            const Index* nodes = cell_nodes + static_cast<std::int64_t>(t) * m;
+            int a = 0;
+            while (nodes[a] != row) ++a;
+            const float* rb = blocks + (static_cast<std::int64_t>(t) * m + a) * m * 9;
+            for (int b = 0; b < m; ++b)
+                add_block(bin_offsets, columns, row_counts, rows, row, nodes[b], rb + 9 * b, values,
+                          diag);
+        }
+    }
+}
+
+/// p = 1: like per-simplex, but the row's element blocks are computed in the kernel.
+__global__ void sum_inline_p1_kernel(NodeCellsDevice nc, const int4* cells, const float* positions,
+                                     LameParameters<float> lame, const Index* bin_offsets,
+                                     const Index* columns, const Index* row_counts, Index rows,
+                                     Index bins, unsigned int* counter, float* values,
+                                     float* diag) {
+    const int lane = threadIdx.x & 31;
+    for (Index bin = next_bin(counter, lane); bin < bins; bin = next_bin(counter, lane)) {
+        const Index row = bin * kWarp + lane;
+        if (row >= rows) continue;
+        for (Index e = nc.vertex_offsets[row]; e < nc.vertex_offsets[row + 1]; ++e) {
+            const int4 c = cells[nc.vertex_cells[e]];
+            const Index v[4] = {c.x, c.y, c.z, c.w};
+            float Ji[3][3], abs_det;
+            load_inverse_jacobian(c, positions, Ji, abs_det);
+            int a = 0;
+            while (v[a] != row) ++a;
+            for (int b = 0; b < 4; ++b) {
+                float S[3][3], out[9];
+                for (int i = 0; i < 3; ++i)
+                    for (int j = 0; j < 3; ++j)
+                        S[i][j] = c_reference_integrals[(a * 4 + b) * 9 + 3 * i + j];
+                linear_elastic_block_from_integrals(S, Ji, abs_det, lame, out);
+                add_block(bin_offsets, columns, row_counts, rows, row, v[b], out, values, diag);
+            }
+        }
+    }
+}
+
+/// Multiprocessors of the current device (looked up once).
+int multiprocessors() {
+    static const int sms = [] {
+        int device = 0, n = 0;
+        EDN_CUDA_CHECK(cudaGetDevice(&device));
+        EDN_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+        return n;
+    }();
+    return sms;
+}
+
+/// Per-entry summation of every target, blocks from `src`; `nodes` > 0 stages that many nodes'
+/// reference integrals in shared memory.
+template <class Source>
+void launch_sum_per_entry(const PerEntryMapView& map, Source src, int nodes,
+                          BinBcsrMatrixView<float> out) {
+    const Index bins = out.pattern.num_bins;
+    if (bins == 0) return;
+    constexpr int kThreads = 128;
+    const std::size_t smem = sizeof(float) * 9 * nodes * nodes;
+    int per_sm = 0;
+    EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, sum_per_entry_bins_kernel<Source>, kThreads, smem));
+    const Index grid = std::min<Index>(bins, std::max(1, per_sm) * multiprocessors());
+    sum_per_entry_bins_kernel<Source>
+        <<<grid, kThreads, smem>>>(map.offsets, map.sources, src, out.pattern.bin_offsets, bins,
+                                   map.num_slots, out.pattern.num_rows, out.values, out.diag);
+}
+
+/// Zeroes the matrix (values of `num_slots` slots, diagonal) and the bin counter.
+void zero_for_row_summation(BinBcsrMatrixView<float> out, Index num_slots,
+                            unsigned int* bin_counter) {
+    EDN_CUDA_CHECK(cudaMemsetAsync(bin_counter, 0, sizeof(unsigned int)));
+    EDN_CUDA_CHECK(
+        cudaMemsetAsync(out.values, 0, sizeof(float) * 9 * static_cast<std::size_t>(num_slots)));
+    EDN_CUDA_CHECK(cudaMemsetAsync(
+        out.diag, 0, sizeof(float) * 9 * static_cast<std::size_t>(out.pattern.num_rows)));
+}
+
+} // namespace
+
+namespace detail {
+
+void set_reference_integrals(int order, float* S) {
+    with_order(order, [&]<int P>() {
+        constexpr int n = lagrange_tet_num_nodes(P);
+        reference_gradient_integrals<P>(reinterpret_cast<float(*)[n][3][3]>(S));
+    });
+    const int m = nodes_per_cell(order);
+    EDN_CUDA_CHECK(cudaMemcpyToSymbol(c_reference_integrals, S, sizeof(float) * m * m * 9));
+}
+
+} // namespace detail
+
+// ---- free functions over device views (sparse/summation.hpp) -----------------------------------
+
+void linear_elastic_element_blocks(const Cell* cells, const float* positions, Index num_cells,
+                                   int order, const LameParameters<float>& lame,
+                                   float* element_blocks) {
+    const int m = nodes_per_cell(order);
+    const std::int64_t count = static_cast<std::int64_t>(num_cells) * m * m;
+    if (count)
+        element_blocks_kernel<<<grid_for(count, 256), 256>>>(
+            reinterpret_cast<const int4*>(cells), positions, num_cells, m, lame, element_blocks);
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
+void sum_per_entry(const PerEntryMapView& map, const float* element_blocks,
+                   BinBcsrMatrixView<float> out) {
+    launch_sum_per_entry(map, StoredBlocks{element_blocks}, 0, out);
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
+void sum_per_entry_linear(const PerEntryMapView& map, const Cell* cells, const float* positions,
+                          const float* reference_integrals, int order,
+                          const LameParameters<float>& lame, BinBcsrMatrixView<float> out) {
+    const auto* c = reinterpret_cast<const int4*>(cells);
+    switch (nodes_per_cell(order)) {
+    case 4:
+        launch_sum_per_entry(map, LinearBlocks<4>{c, positions, reference_integrals, lame}, 4, out);
+        break;
+    case 10:
+        launch_sum_per_entry(map, LinearBlocks<10>{c, positions, reference_integrals, lame}, 10,
+                             out);
+        break;
+    default:
+        launch_sum_per_entry(map, LinearBlocks<20>{c, positions, reference_integrals, lame}, 20,
+                             out);
+        break;
+    }
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
+void sum_per_simplex(const NodeCellsView& node_cells, const CellNodesView& cell_nodes,
+                     const float* element_blocks, BinBcsrMatrixView<float> out, Index num_slots,
+                     unsigned int* bin_counter) {
+    zero_for_row_summation(out, num_slots, bin_counter);
+    const BinBcsrPatternView& p = out.pattern;
+    if (p.num_bins)
+        sum_per_simplex_kernel<<<persistent_grid(p.num_bins, 128), 128>>>(
+            detail::node_cells_device(node_cells), cell_nodes.nodes, cell_nodes.per_cell,
+            element_blocks, p.bin_offsets, p.columns, p.row_counts, p.num_rows, p.num_bins,
+            bin_counter, out.values, out.diag);
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
+void sum_inline_linear_p1(const NodeCellsView& node_cells, const Cell* cells,
+                          const float* positions, const LameParameters<float>& lame,
+                          BinBcsrMatrixView<float> out, Index num_slots,
+                          unsigned int* bin_counter) {
+    zero_for_row_summation(out, num_slots, bin_counter);
+    const BinBcsrPatternView& p = out.pattern;
+    if (p.num_bins)
+        sum_inline_p1_kernel<<<persistent_grid(p.num_bins, 128), 128>>>(
+            detail::node_cells_device(node_cells), reinterpret_cast<const int4*>(cells), positions,
+            lame, p.bin_offsets, p.columns, p.row_counts, p.num_rows, p.num_bins, bin_counter,
+            out.values, out.diag);
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
+// ---- Assembly: element blocks and summation on its own buffers ---------------------------------
+
+void Assembly::Impl::materialize_linear_blocks() {
+    ensure_blocks_allocated();
+    linear_elastic_element_blocks(reinterpret_cast<const Cell*>(topo.cells.data()),
+                                  positions.data(), num_cells, layout.order, linear_lame,
+                                  blocks.data());
+    blocks_hold_linear = true;
+}
+
+void Assembly::compute_element_blocks(const LameParameters<float>& lame) {
+    // Linear elasticity needs no stored blocks: the per-entry summation evaluates each block from
+    // the cell geometry where it is summed (so the element array, 5.6x the matrix at p = 1, is
+    // never allocated). Per-simplex summation materialises them on first use.
+    Impl& d = *impl_;
+    d.source = Impl::BlockSource::Linear;
+    d.linear_lame = lame;
+    d.blocks_hold_linear = false;
+    d.times.element = 0;
+}
+
+void Assembly::sum(SummationMethod method, const LameParameters<float>& lame) {
+    Impl& d = *impl_;
+    const Cell* cells = reinterpret_cast<const Cell*>(d.topo.cells.data());
+    detail::StageTimer timer;
+    timer.start();
+    switch (method) {
+    case SummationMethod::PerEntry:
+        EDN_VERIFY(d.map_sources.size() || d.num_cells == 0, ErrorCode::Usage,
+                   "per-entry summation needs build_per_entry_map() first");
+        if (d.source == Impl::BlockSource::Linear) {
+            sum_per_entry_linear(d.map_view(), cells, d.positions.data(), d.integrals.data(),
+                                 d.layout.order, d.linear_lame, device_matrix());
+        } else {
+            EDN_VERIFY(d.blocks.size() || d.num_cells == 0 || d.bins == 0, ErrorCode::Usage,
+                       "per-entry summation needs element blocks (compute_element_blocks() "
+                       "or device_element_blocks())");
+            sum_per_entry(d.map_view(), d.blocks.data(), device_matrix());
+        }
+        break;
+    case SummationMethod::PerSimplex:
+        if (d.source == Impl::BlockSource::Linear && !d.blocks_hold_linear)
+            d.materialize_linear_blocks();
+        sum_per_simplex(device_node_cells(), device_cell_nodes(), d.blocks.data(), device_matrix(),
+                        d.num_slots, d.counter.data());
+        break;
+    case SummationMethod::Inline:
+        EDN_VERIFY(d.layout.order == 1, ErrorCode::Unsupported,
+                   "inline summation is implemented for p = 1 only");
+        sum_inline_linear_p1(device_node_cells(), cells, d.positions.data(), lame, device_matrix(),
+                             d.num_slots, d.counter.data());
+        break;
+    }
+    EDN_CUDA_CHECK_LAUNCH();
+    d.times.summation = timer.stop();
+}
+
+} // namespace edn::cuda

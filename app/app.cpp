@@ -3,8 +3,6 @@
 #include "core/atomic_file.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
-#include "mesh/refine.hpp"
-#include "sim/state_transfer.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -34,7 +32,7 @@ constexpr double kDragStiffnessPerKg = 100.0;
 /// Default pins: vertices below this fraction of the mesh height (so models stand).
 constexpr float kDefaultPinFraction = 0.02f;
 
-/// Cuts Ctrl+Z can take back; each snapshot holds a mesh and its node state.
+/// Cuts and refinements Ctrl+Z can take back; each snapshot holds a mesh and its node state.
 constexpr std::size_t kMaxUndo = 8;
 
 /// Largest mesh a refinement may produce in the app (cells): beyond it a frame takes seconds
@@ -43,11 +41,6 @@ constexpr std::int64_t kMaxRefineCells = 4'000'000;
 
 /// Strokes shorter than this (pixels) are clicks, not cuts.
 constexpr float kMinStrokePixels = 3.0f;
-
-double milliseconds_since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-        .count();
-}
 
 std::string gl_description(const std::string& platform) {
     auto text = [](GLenum name) {
@@ -79,6 +72,29 @@ std::string timestamp() {
     char text[32];
     std::strftime(text, sizeof(text), "%Y%m%d-%H%M%S", std::localtime(&now));
     return text;
+}
+
+/// The app's topology changes as --stats and the GUI report them.
+struct ChangeSummary {
+    std::vector<TopologyChangeRecord> cuts;        ///< every cut
+    std::vector<TopologyChangeRecord> refinements; ///< every brush or uniform refinement
+    std::int64_t undos = 0;                        ///< undos applied
+    double last_repattern_ms = 0.0;                ///< of the last cut, refinement or undo
+    double last_pattern_build_ms = 0.0;            ///< its pattern and summation plans
+};
+
+ChangeSummary summarize(const std::vector<TopologyChangeRecord>& changes) {
+    ChangeSummary summary;
+    for (const TopologyChangeRecord& record : changes) {
+        if (record.kind == TopologyChangeKind::Cut) summary.cuts.push_back(record);
+        if (record.kind == TopologyChangeKind::RefineSphere ||
+            record.kind == TopologyChangeKind::RefineUniform)
+            summary.refinements.push_back(record);
+        if (record.kind == TopologyChangeKind::Undo) ++summary.undos;
+        summary.last_repattern_ms = record.repattern_ms;
+        summary.last_pattern_build_ms = record.pattern_build_ms;
+    }
+    return summary;
 }
 
 } // namespace
@@ -228,8 +244,7 @@ void App::poll_loading() {
 void App::show_scene(LoadedScene loaded) {
     end_drag();
     stroking_ = false;
-    undo_.clear(); // snapshots belong to the previous scene
-    sim_.reset();  // before the scene it refers to
+    drop_simulation(); // with its undo history: snapshots belong to the previous scene
     scene_ = std::move(loaded.scene);
     stepped_ = false;
     if (!scene_) {
@@ -239,7 +254,7 @@ void App::show_scene(LoadedScene loaded) {
         return;
     }
     if (loaded.simulation) {
-        sim_ = std::make_unique<SimDriver>(*scene_, std::move(loaded.simulation));
+        attach_simulation(std::move(loaded.simulation));
         gui_.sim_error.clear();
         gui_.drag_stiffness = static_cast<float>(kDragStiffnessPerKg * sim_->total_mass());
         pin_below_fraction(kDefaultPinFraction);
@@ -527,7 +542,7 @@ void App::rebuild_simulation(const SimulationSettings& settings) {
     if (!sim_) {
         if (!scene_) return;
         try {
-            sim_ = std::make_unique<SimDriver>(*scene_, SimDriver::build(*scene_, settings));
+            attach_simulation(SimDriver::build(*scene_, settings));
             gui_.sim_error.clear();
             pin_below_fraction(kDefaultPinFraction);
         } catch (const Error& error) {
@@ -722,30 +737,10 @@ bool App::cut(const CutPlane& plane) {
         return false;
     }
     try {
-        const Simulation& old = sim_->simulation();
-        const NodeState state{sim_->positions(), old.velocities(), old.pinned()};
-        const TetMesh& old_mesh = scene_->mesh;
-        // Classify on the deformed shape: the cut follows what the user sees.
-        std::vector<Vec3> deformed(old_mesh.positions.size());
-        for (std::size_t v = 0; v < deformed.size(); ++v) {
-            for (std::size_t d = 0; d < 3; ++d) deformed[v][d] = state.positions[3 * v + d];
-        }
-        CutResult result = cut_mesh(old_mesh, plane, deformed);
-        EDN_VERIFY(result.cut_faces > 0, ErrorCode::Usage,
-                   "cut: the blade crosses no interior face of "
-                       << scene_->path.filename().string());
-        const StateTransfer transfer = transfer_node_state(
-            old_mesh, result.mesh, result.vertex_origin, old.settings().order, state);
-        const std::vector<std::uint8_t>& old_pins = sim_->vertex_pins();
-        std::vector<std::uint8_t> pins(result.vertex_origin.size());
-        for (std::size_t v = 0; v < pins.size(); ++v) {
-            pins[v] = old_pins[static_cast<std::size_t>(result.vertex_origin[v])];
-        }
-        const double repattern_ms =
-            replace_topology(std::move(result.mesh), state, transfer.state, pins);
-        cuts_.push_back({frame_index_, result.cut_faces, result.duplicated_vertices, repattern_ms});
-        gui_.cut_message = "cut: " + std::to_string(result.cut_faces) + " faces, " +
-                           std::to_string(result.duplicated_vertices) + " vertices duplicated, " +
+        const TopologyChangeRecord record = sim_->cut(plane, frame_index_);
+        topology_changed(record);
+        gui_.cut_message = "cut: " + std::to_string(record.cut_faces) + " faces, " +
+                           std::to_string(record.duplicated_vertices) + " vertices duplicated, " +
                            std::to_string(sim_->simulation().components()) + " components";
         return true;
     } catch (const Error& error) {
@@ -774,53 +769,10 @@ bool App::refine(const std::optional<Vec3>& center, double radius, int levels) {
         return false;
     }
     try {
-        const Simulation& old = sim_->simulation();
-        const NodeState state{sim_->positions(), old.velocities(), old.pinned()};
-        const TetMesh& old_mesh = scene_->mesh;
-        const std::string name = scene_->path.filename().string();
-        const auto start = std::chrono::steady_clock::now();
-        RefineResult result;
-        if (center) {
-            // Classify on the deformed shape: the brush refines what the user points at.
-            std::vector<Vec3> deformed(old_mesh.positions.size());
-            for (std::size_t v = 0; v < deformed.size(); ++v) {
-                for (std::size_t d = 0; d < 3; ++d) deformed[v][d] = state.positions[3 * v + d];
-            }
-            result = refine_sphere(old_mesh, *center, radius, levels, deformed);
-            EDN_VERIFY(result.split_cells > 0, ErrorCode::Usage,
-                       "refine: no cell of " << name << " within " << radius << " of ("
-                                             << (*center)[0] << ", " << (*center)[1] << ", "
-                                             << (*center)[2] << ")");
-        } else {
-            // Checked before the work: 8x of a large mesh is the allocation to avoid.
-            const std::int64_t cells = 8 * static_cast<std::int64_t>(old_mesh.num_cells());
-            EDN_VERIFY(cells <= kMaxRefineCells, ErrorCode::Usage,
-                       "refine: " << name << ": 1->8 would make " << cells
-                                  << " cells, more than the app's limit of " << kMaxRefineCells);
-            result = refine_uniform(old_mesh);
-        }
-        EDN_VERIFY(result.cells_after <= kMaxRefineCells, ErrorCode::Usage,
-                   "refine: " << name << ": " << result.cells_after
-                              << " cells, more than the app's limit of " << kMaxRefineCells);
-        StateTransfer transfer = transfer_node_state_nested(
-            old_mesh, result.mesh, result.cell_parent, old.settings().order, state);
-        // Vertex nodes come first in the node order: their pins are the per-vertex pin store.
-        const std::size_t vertices = result.mesh.positions.size();
-        std::vector<std::uint8_t> pins(transfer.state.pinned.begin(),
-                                       transfer.state.pinned.begin() +
-                                           static_cast<std::ptrdiff_t>(vertices));
-        const double refine_ms = milliseconds_since(start);
-
-        RefineRecord record;
-        record.frame = frame_index_;
-        record.uniform = !center;
-        record.cells_before = result.cells_before;
-        record.cells_after = result.cells_after;
-        record.min_dihedral_deg = result.min_dihedral_deg;
-        record.refine_ms = refine_ms;
-        record.repattern_ms = replace_topology(std::move(result.mesh), state, transfer.state, pins);
-        record.pattern_build_ms = last_pattern_build_ms_;
-        refinements_.push_back(record);
+        const TopologyChangeRecord record =
+            center ? sim_->refine_sphere(*center, radius, levels, frame_index_)
+                   : sim_->refine_uniform(frame_index_);
+        topology_changed(record);
         char text[256];
         std::snprintf(text, sizeof(text),
                       "refine%s: %d -> %d cells, worst dihedral %.1f deg, refine %.2f ms, "
@@ -837,53 +789,14 @@ bool App::refine(const std::optional<Vec3>& center, double radius, int levels) {
     }
 }
 
-double App::replace_topology(TetMesh mesh, const NodeState& old_state, const NodeState& new_state,
-                             const std::vector<std::uint8_t>& vertex_pins) {
-    const SimulationSettings settings = sim_->simulation().settings();
-    auto scene = std::make_unique<Scene>(make_scene(scene_->path, std::move(mesh)));
-    const auto start = std::chrono::steady_clock::now();
-    std::unique_ptr<Simulation> simulation = SimDriver::build(*scene, settings);
-    const double repattern_ms = milliseconds_since(start);
-    simulation->set_state(new_state.positions, new_state.velocities);
-    const double pattern_ms = simulation->pattern_build_ms();
-
-    // Nothing has changed so far; from here on nothing throws but allocation.
-    CutSnapshot snapshot;
-    snapshot.settings = settings;
-    snapshot.positions = old_state.positions;
-    snapshot.velocities = old_state.velocities;
-    snapshot.vertex_pins = sim_->vertex_pins();
-    snapshot.scene = install(std::move(scene), std::move(simulation), vertex_pins);
-    undo_.push_back(std::move(snapshot));
-    if (undo_.size() > kMaxUndo) undo_.pop_front();
-
-    last_repattern_ms_ = repattern_ms;
-    last_pattern_build_ms_ = pattern_ms;
-    timings_.add_repattern(repattern_ms);
-    return repattern_ms;
-}
-
 bool App::undo_cut() {
-    if (undo_.empty()) {
+    if (!sim_ || sim_->simulation().undo_depth() == 0) {
         gui_.cut_message = "undo: no cut to undo";
         report_error(gui_.cut_message);
         return false;
     }
     try {
-        CutSnapshot& snapshot = undo_.back();
-        const auto start = std::chrono::steady_clock::now();
-        std::unique_ptr<Simulation> simulation =
-            SimDriver::build(*snapshot.scene, snapshot.settings);
-        const double repattern_ms = milliseconds_since(start);
-        simulation->set_state(snapshot.positions, snapshot.velocities);
-        CutSnapshot taken = std::move(undo_.back());
-        undo_.pop_back();
-        const double pattern_ms = simulation->pattern_build_ms();
-        install(std::move(taken.scene), std::move(simulation), taken.vertex_pins);
-        ++undos_;
-        last_repattern_ms_ = repattern_ms;
-        last_pattern_build_ms_ = pattern_ms;
-        timings_.add_repattern(repattern_ms);
+        topology_changed(sim_->undo(frame_index_));
         gui_.cut_message = "undo: back to " + std::to_string(scene_->mesh.num_vertices()) +
                            " vertices, " + std::to_string(scene_->mesh.num_cells()) + " cells, " +
                            std::to_string(sim_->simulation().components()) + " components";
@@ -895,26 +808,43 @@ bool App::undo_cut() {
     }
 }
 
-std::unique_ptr<Scene> App::install(std::unique_ptr<Scene> scene,
-                                    std::unique_ptr<Simulation> simulation,
-                                    const std::vector<std::uint8_t>& vertex_pins) {
-    end_drag(); // its vertices are numbered in the old mesh
+void App::topology_changed(const TopologyChangeRecord& record) {
+    end_drag(); // the Simulation dropped it (its vertices are renumbered)
     stroking_ = false;
-    sim_.reset(); // before the scene it refers to
-    std::unique_ptr<Scene> old = std::move(scene_);
-    scene_ = std::move(scene);
-    sim_ = std::make_unique<SimDriver>(*scene_, std::move(simulation));
-    std::vector<Index> pinned;
-    for (std::size_t v = 0; v < vertex_pins.size(); ++v) {
-        if (vertex_pins[v]) pinned.push_back(static_cast<Index>(v));
-    }
-    sim_->set_vertices_pinned(pinned, true);
+    scene_ = std::make_unique<Scene>(make_scene(scene_->path, sim_->simulation().mesh()));
     gui_.settings = sim_->simulation().settings();
     gui_.sim_error.clear();
+    timings_.add_repattern(record.repattern_ms);
     // New topology: the same path as a scene change (new buffer, new interop registration), but
     // the camera stays where the user cut.
     if (renderer_) upload_scene(false);
-    return old;
+}
+
+void App::attach_simulation(std::unique_ptr<Simulation> simulation) {
+    drop_simulation();
+    sim_ = std::make_unique<SimDriver>(std::move(simulation));
+    TopologyChangeOptions options;
+    options.undo_depth = kMaxUndo;
+    options.reject_no_op = true; // a cut or brush that changes nothing is reported, not applied
+    options.max_cells = kMaxRefineCells;
+    options.mesh_name = scene_ ? scene_->path.filename().string() : std::string();
+    sim_->set_topology_options(std::move(options));
+}
+
+void App::drop_simulation() {
+    if (!sim_) return;
+    const std::vector<TopologyChangeRecord>& changes = sim_->simulation().topology_changes();
+    earlier_changes_.insert(earlier_changes_.end(), changes.begin(), changes.end());
+    sim_.reset();
+}
+
+std::vector<TopologyChangeRecord> App::topology_changes() const {
+    std::vector<TopologyChangeRecord> all = earlier_changes_;
+    if (sim_) {
+        const std::vector<TopologyChangeRecord>& changes = sim_->simulation().topology_changes();
+        all.insert(all.end(), changes.begin(), changes.end());
+    }
+    return all;
 }
 
 void App::simulate() {
@@ -1110,15 +1040,16 @@ SceneStatistics App::statistics() const {
         result.nnz_blocks = simulation.nnz_blocks();
         result.matrix_bytes = simulation.matrix_bytes();
         result.components = simulation.components();
-        result.cuts = static_cast<Index>(cuts_.size());
-        if (!cuts_.empty()) {
-            result.last_cut_faces = cuts_.back().cut_faces;
-            result.last_duplicated = cuts_.back().duplicated_vertices;
+        const ChangeSummary changes = summarize(topology_changes());
+        result.cuts = static_cast<Index>(changes.cuts.size());
+        if (!changes.cuts.empty()) {
+            result.last_cut_faces = changes.cuts.back().cut_faces;
+            result.last_duplicated = changes.cuts.back().duplicated_vertices;
         }
-        result.refinements = static_cast<Index>(refinements_.size());
-        result.last_repattern_ms = last_repattern_ms_;
-        result.last_pattern_build_ms = last_pattern_build_ms_;
-        result.undo_depth = undo_.size();
+        result.refinements = static_cast<Index>(changes.refinements.size());
+        result.last_repattern_ms = changes.last_repattern_ms;
+        result.last_pattern_build_ms = changes.last_pattern_build_ms;
+        result.undo_depth = simulation.undo_depth();
         result.pinned_vertices = static_cast<Index>(
             std::count(sim_->vertex_pins().begin(), sim_->vertex_pins().end(), 1));
         result.last_step = last_step_;
@@ -1150,6 +1081,8 @@ void App::write_stats(const std::filesystem::path& path) const {
         }
         return out + "\"";
     };
+    const ChangeSummary changes = summarize(topology_changes());
+    const std::size_t undo_depth = sim_ ? sim_->simulation().undo_depth() : 0;
     write_file_atomically(path, [&](std::ostream& out) {
         out << "{\n  \"frames\": " << frame_index_;
         out << ",\n  \"scene\": " << quoted(scene_ ? scene_->path.string() : "");
@@ -1197,18 +1130,19 @@ void App::write_stats(const std::filesystem::path& path) const {
                 << ", \"recovered\": " << (last_step_.recovered ? "true" : "false") << "}";
         }
         out << ",\n  \"cuts\": [";
-        for (std::size_t i = 0; i < cuts_.size(); ++i) {
-            out << (i ? ", " : "") << "{\"frame\": " << cuts_[i].frame
-                << ", \"cut_faces\": " << cuts_[i].cut_faces
-                << ", \"duplicated_vertices\": " << cuts_[i].duplicated_vertices
-                << ", \"repattern_ms\": " << number(cuts_[i].repattern_ms) << "}";
+        for (std::size_t i = 0; i < changes.cuts.size(); ++i) {
+            const TopologyChangeRecord& c = changes.cuts[i];
+            out << (i ? ", " : "") << "{\"frame\": " << c.frame
+                << ", \"cut_faces\": " << c.cut_faces
+                << ", \"duplicated_vertices\": " << c.duplicated_vertices
+                << ", \"repattern_ms\": " << number(c.repattern_ms) << "}";
         }
         out << "]";
         out << ",\n  \"refinements\": [";
-        for (std::size_t i = 0; i < refinements_.size(); ++i) {
-            const RefineRecord& r = refinements_[i];
-            out << (i ? ", " : "") << "{\"frame\": " << r.frame
-                << ", \"uniform\": " << (r.uniform ? "true" : "false")
+        for (std::size_t i = 0; i < changes.refinements.size(); ++i) {
+            const TopologyChangeRecord& r = changes.refinements[i];
+            out << (i ? ", " : "") << "{\"frame\": " << r.frame << ", \"uniform\": "
+                << (r.kind == TopologyChangeKind::RefineUniform ? "true" : "false")
                 << ", \"cells_before\": " << r.cells_before
                 << ", \"cells_after\": " << r.cells_after
                 << ", \"min_dihedral_deg\": " << number(r.min_dihedral_deg)
@@ -1217,10 +1151,10 @@ void App::write_stats(const std::filesystem::path& path) const {
                 << ", \"pattern_build_ms\": " << number(r.pattern_build_ms) << "}";
         }
         out << "]";
-        out << ",\n  \"last_repattern_ms\": " << number(last_repattern_ms_);
-        out << ",\n  \"last_pattern_build_ms\": " << number(last_pattern_build_ms_);
-        out << ",\n  \"undos\": " << undos_;
-        out << ",\n  \"undo_depth\": " << undo_.size();
+        out << ",\n  \"last_repattern_ms\": " << number(changes.last_repattern_ms);
+        out << ",\n  \"last_pattern_build_ms\": " << number(changes.last_pattern_build_ms);
+        out << ",\n  \"undos\": " << changes.undos;
+        out << ",\n  \"undo_depth\": " << undo_depth;
         out << ",\n  \"errors\": [";
         for (std::size_t i = 0; i < errors_.size(); ++i)
             out << (i ? ", " : "") << quoted(errors_[i]);

@@ -12,13 +12,11 @@
 #include "resource_paths.hpp"
 #include "scene.hpp"
 #include "script.hpp"
-#include "sim/state_transfer.hpp"
 #include "sim_driver.hpp"
 #include "timings.hpp"
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <filesystem>
 #include <future>
 #include <memory>
@@ -57,36 +55,6 @@ struct LoadedScene {
     std::string simulation_error;           ///< why, when it failed
 };
 
-/// One cut the app applied (for --stats).
-struct CutRecord {
-    std::int64_t frame = 0;        ///< frame it was applied in
-    Index cut_faces = 0;           ///< interior faces opened
-    Index duplicated_vertices = 0; ///< vertices added
-    double repattern_ms = 0.0;     ///< building the new Simulation
-};
-
-/// One refinement the app applied (for --stats).
-struct RefineRecord {
-    std::int64_t frame = 0;        ///< frame it was applied in
-    bool uniform = false;          ///< 1 -> 8 of every cell (else a brush sphere)
-    Index cells_before = 0;        ///< cells of the mesh before
-    Index cells_after = 0;         ///< cells of the refined mesh
-    double min_dihedral_deg = 0.0; ///< worst (smallest) dihedral angle of the refined mesh
-    double refine_ms = 0.0;        ///< refinement and state transfer
-    double repattern_ms = 0.0;     ///< building the new Simulation
-    double pattern_build_ms = 0.0; ///< its pattern and summation plans (Simulation)
-};
-
-/// What Ctrl+Z goes back to: the scene (mesh) before a cut or refinement, its settings and its
-/// node state.
-struct CutSnapshot {
-    std::unique_ptr<Scene> scene;          ///< the mesh before the change, with its boundary
-    SimulationSettings settings;           ///< the simulation settings then
-    std::vector<double> positions;         ///< node positions (3 per node)
-    std::vector<double> velocities;        ///< node velocities (3 per node)
-    std::vector<std::uint8_t> vertex_pins; ///< the pin store (per vertex)
-};
-
 /// The interactive application. Construction does nothing heavy; run() does the work.
 class App {
 public:
@@ -123,12 +91,11 @@ private:
     bool refine(const std::optional<Vec3>& center, double radius, int levels);
     std::optional<Vec3> pick_world(const glm::vec2& pixel);
     double default_refine_radius() const;
-    double replace_topology(TetMesh mesh, const NodeState& old_state, const NodeState& new_state,
-                            const std::vector<std::uint8_t>& vertex_pins);
+    void topology_changed(const TopologyChangeRecord& record);
     bool undo_cut();
-    std::unique_ptr<Scene> install(std::unique_ptr<Scene> scene,
-                                   std::unique_ptr<Simulation> simulation,
-                                   const std::vector<std::uint8_t>& vertex_pins);
+    void attach_simulation(std::unique_ptr<Simulation> simulation);
+    void drop_simulation();
+    std::vector<TopologyChangeRecord> topology_changes() const;
     std::optional<SurfaceHit> pick(const glm::vec2& pixel);
     glm::mat4 view_projection() const;
     glm::vec2 viewport() const;
@@ -153,7 +120,7 @@ private:
     bool imgui_platform_ = false;
     bool imgui_renderer_ = false;
     std::unique_ptr<Scene> scene_;
-    std::unique_ptr<SimDriver> sim_;           // destroyed before scene_ (it refers to it)
+    std::unique_ptr<SimDriver> sim_;           // the scene's simulation (null when it failed)
     std::vector<glm::vec3> surface_positions_; // current positions of the surface vertices
     std::vector<float> surface_scalars_;       // colour scalars of the surface vertices (unscaled)
     bool surface_positions_stale_ = false;     // interop wrote the buffer; host copy is old
@@ -179,15 +146,12 @@ private:
     GuiState gui_;
     TimingRecorder timings_;
     std::int64_t frame_index_ = 0;
-    bool stroking_ = false;                 // cut mode: a stroke is being drawn
-    glm::vec2 stroke_from_{0.0f};           // cut stroke start (pixels)
-    glm::vec2 stroke_to_{0.0f};             // cut stroke end (pixels)
-    std::deque<CutSnapshot> undo_;          // before each cut or refinement, newest last
-    std::vector<CutRecord> cuts_;           // every cut applied (for --stats)
-    std::vector<RefineRecord> refinements_; // every refinement applied (for --stats)
-    std::int64_t undos_ = 0;                // undos applied
-    double last_repattern_ms_ = 0.0;        // of the last cut, refinement or undo
-    double last_pattern_build_ms_ = 0.0;    // its pattern and summation plans
+    bool stroking_ = false;       // cut mode: a stroke is being drawn
+    glm::vec2 stroke_from_{0.0f}; // cut stroke start (pixels)
+    glm::vec2 stroke_to_{0.0f};   // cut stroke end (pixels)
+    // Cuts, refinements and undos of simulations a scene load replaced (for --stats); the
+    // current simulation keeps its own (Simulation::topology_changes).
+    std::vector<TopologyChangeRecord> earlier_changes_;
     bool quit_ = false;
 };
 

@@ -65,13 +65,14 @@ std::string Simulation::message_prefix(const char* what) const {
 
 void Simulation::install(std::unique_ptr<SimulationBackend> next, TopologyChangeRecord record,
                          std::vector<double> positions, std::vector<double> velocities) {
-    // Allocation only from here on: the history entry first, then the swap, which cannot throw.
+    // Allocation only from here on (the log's slot and the history entry), then the swap, which
+    // cannot throw.
+    changes_.reserve(changes_.size() + 1);
     if (topology_options_.undo_depth > 0) {
         history_.push_back(Snapshot{TetMesh{}, backend_->settings, std::move(positions),
                                     std::move(velocities), backend_->fixed});
         if (history_.size() > topology_options_.undo_depth) history_.pop_front();
     }
-    changes_.reserve(changes_.size() + 1);
     std::unique_ptr<SimulationBackend> previous = std::exchange(backend_, std::move(next));
     if (topology_options_.undo_depth > 0) history_.back().mesh = std::move(previous->mesh);
     changes_.push_back(record);

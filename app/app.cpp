@@ -1,10 +1,7 @@
 #include "app.hpp"
 
-#include "core/atomic_file.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
-#include "mesh/refine.hpp"
-#include "sim/state_transfer.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -34,31 +31,12 @@ constexpr double kDragStiffnessPerKg = 100.0;
 /// Default pins: vertices below this fraction of the mesh height (so models stand).
 constexpr float kDefaultPinFraction = 0.02f;
 
-/// Cuts Ctrl+Z can take back; each snapshot holds a mesh and its node state.
-constexpr std::size_t kMaxUndo = 8;
-
-/// Largest mesh a refinement may produce in the app (cells): beyond it a frame takes seconds
-/// and the matrix gigabytes.
-constexpr std::int64_t kMaxRefineCells = 4'000'000;
-
-/// Strokes shorter than this (pixels) are clicks, not cuts.
-constexpr float kMinStrokePixels = 3.0f;
-
-double milliseconds_since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-        .count();
-}
-
 std::string gl_description(const std::string& platform) {
     auto text = [](GLenum name) {
         const auto* value = reinterpret_cast<const char*>(glGetString(name));
         return std::string(value ? value : "?");
     };
     return "OpenGL " + text(GL_VERSION) + " on " + text(GL_RENDERER) + " (" + platform + ")";
-}
-
-glm::vec3 to_glm(const Vec3& v) {
-    return {static_cast<float>(v[0]), static_cast<float>(v[1]), static_cast<float>(v[2])};
 }
 
 LoadedScene load_with_simulation(const std::filesystem::path& path,
@@ -127,7 +105,9 @@ int App::run() {
         if (last_frame) quit_ = true;
     }
     if (options_.timings) timings_.write_csv(*options_.timings);
-    if (options_.stats) write_stats(*options_.stats);
+    if (options_.stats)
+        write_stats(*options_.stats, session_, frame_index_, gui_.upload_method, last_step_,
+                    errors_);
     shutdown();
     return 0;
 }
@@ -135,7 +115,7 @@ int App::run() {
 void App::start() {
     paths_ = find_resource_paths();
     // A bad script is a usage problem of this run: fail before any expensive work.
-    if (options_.script) script_ = load_script(*options_.script);
+    if (options_.script) script_ = ScriptRunner(load_script(*options_.script));
     // Headless, a bad scene is fatal: load it before paying for a GL context.
     if (options_.headless) load_initial_scene();
 
@@ -165,7 +145,7 @@ void App::start() {
         gui_.render_error = error.what();
     }
 
-    if (scene_) upload_scene(); // headless: loaded before the context existed
+    if (session_.scene()) upload_scene(); // headless: loaded before the context existed
     if (!options_.headless) load_initial_scene();
 }
 
@@ -228,26 +208,27 @@ void App::poll_loading() {
 void App::show_scene(LoadedScene loaded) {
     end_drag();
     stroking_ = false;
-    undo_.clear(); // snapshots belong to the previous scene
-    sim_.reset();  // before the scene it refers to
-    scene_ = std::move(loaded.scene);
+    // The old simulation goes with its undo history: snapshots belong to the previous scene.
+    const bool simulated = loaded.simulation != nullptr;
+    session_.load(std::move(loaded.scene), std::move(loaded.simulation));
     stepped_ = false;
-    if (!scene_) {
+    if (!session_.scene()) {
         interop_.reset();
         if (renderer_) renderer_->clear_surface();
-        surface_positions_.clear();
+        picker_.clear();
         return;
     }
-    if (loaded.simulation) {
-        sim_ = std::make_unique<SimDriver>(*scene_, std::move(loaded.simulation));
+    if (simulated) {
         gui_.sim_error.clear();
-        gui_.drag_stiffness = static_cast<float>(kDragStiffnessPerKg * sim_->total_mass());
+        gui_.drag_stiffness =
+            static_cast<float>(kDragStiffnessPerKg * session_.sim()->total_mass());
         pin_below_fraction(kDefaultPinFraction);
     } else {
         gui_.sim_error = loaded.simulation_error;
     }
     if (gui_.scene_error.empty()) {
-        std::snprintf(gui_.scene_input.data(), gui_.scene_input.size(), "%s", scene_->path.c_str());
+        std::snprintf(gui_.scene_input.data(), gui_.scene_input.size(), "%s",
+                      session_.scene()->path.c_str());
     }
     if (renderer_) upload_scene();
 }
@@ -256,18 +237,19 @@ void App::upload_scene(bool fit_camera) {
     // set_surface reallocates the vertex buffer: the registration goes with the old one.
     interop_.reset();
     interop_failed_ = false;
-    renderer_->set_surface(scene_->surface.triangles, scene_->surface.mesh_vertex.size(),
-                           scene_->lower, scene_->upper);
-    gather_surface_positions(scene_->mesh.positions, scene_->surface, surface_positions_);
-    bvh_.build(surface_positions_, scene_->surface.triangles);
-    bvh_dirty_ = false;
-    surface_positions_stale_ = false;
-    if (fit_camera) camera_.fit(scene_->lower, scene_->upper);
+    const Scene& scene = *session_.scene();
+    renderer_->set_surface(scene.surface.triangles, scene.surface.mesh_vertex.size(), scene.lower,
+                           scene.upper);
+    std::vector<glm::vec3> positions;
+    gather_surface_positions(scene.mesh.positions, scene.surface, positions);
+    picker_.build(positions, scene.surface.triangles);
+    if (fit_camera) camera_.fit(scene.lower, scene.upper);
 }
 
 void App::pin_below_fraction(float fraction) {
-    if (!sim_ || !scene_) return;
-    sim_->pin_below(scene_->lower.z + fraction * (scene_->upper.z - scene_->lower.z));
+    const Scene* scene = session_.scene();
+    if (!session_.sim() || !scene) return;
+    session_.sim()->pin_below(scene->lower.z + fraction * (scene->upper.z - scene->lower.z));
 }
 
 void App::frame(bool last_frame) {
@@ -286,7 +268,8 @@ void App::frame(bool last_frame) {
         ui_frame_open = true;
         timings_.lap(Stage::NewFrame);
 
-        const GuiActions actions = build_gui(gui_, statistics(), timings_, settings_);
+        const GuiActions actions =
+            build_gui(gui_, scene_statistics(session_, last_step_, stepped_), timings_, settings_);
         handle_input();
         apply(actions);
         apply_script();
@@ -333,189 +316,6 @@ void App::new_ui_frame() {
     ImGui::NewFrame();
 }
 
-glm::mat4 App::view_projection() const {
-    const glm::ivec2 size = context_->framebuffer_size();
-    const float aspect =
-        static_cast<float>(std::max(size.x, 1)) / static_cast<float>(std::max(size.y, 1));
-    return camera_.projection(aspect) * camera_.view();
-}
-
-glm::vec2 App::viewport() const {
-    const ImVec2 size = ImGui::GetIO().DisplaySize;
-    return {size.x, size.y};
-}
-
-std::optional<SurfaceHit> App::pick(const glm::vec2& pixel) {
-    if (!scene_ || bvh_.empty()) return std::nullopt;
-    refresh_surface_positions();
-    if (bvh_dirty_) {
-        bvh_.refit(surface_positions_);
-        bvh_dirty_ = false;
-    }
-    return bvh_.intersect(pixel_ray(view_projection(), pixel, viewport()), surface_positions_);
-}
-
-glm::vec3 App::grabbed_point() const {
-    const std::optional<DragSpring>& drag = sim_->drag();
-    glm::vec3 point(0.0f);
-    for (std::size_t i = 0; i < 3; ++i) {
-        point +=
-            static_cast<float>(drag->weights[i]) * to_glm(sim_->vertex_position(drag->vertices[i]));
-    }
-    return point;
-}
-
-void App::begin_drag_at(const glm::vec2& pixel) {
-    if (!sim_) return;
-    const std::optional<SurfaceHit> hit = pick(pixel);
-    if (!hit) return;
-    const Tri& tri = scene_->surface.triangles[static_cast<std::size_t>(hit->triangle)];
-    DragSpring spring;
-    for (std::size_t i = 0; i < 3; ++i) {
-        spring.vertices[i] = scene_->surface.mesh_vertex[static_cast<std::size_t>(tri[i])];
-        spring.weights[i] = hit->barycentric[static_cast<int>(i)];
-    }
-    spring.target = {hit->point.x, hit->point.y, hit->point.z};
-    spring.stiffness = gui_.drag_stiffness;
-    sim_->set_drag(spring);
-    const glm::vec4 in_view = camera_.view() * glm::vec4(hit->point, 1.0f);
-    drag_depth_ = -in_view.z;
-    dragging_ = true;
-}
-
-void App::begin_drag_vertex(Index vertex) {
-    EDN_VERIFY(sim_ && vertex >= 0 && vertex < scene_->mesh.num_vertices(), ErrorCode::Usage,
-               "drag: vertex " << vertex << " out of range");
-    DragSpring spring;
-    spring.vertices = {vertex, vertex, vertex};
-    spring.weights = {1.0, 0.0, 0.0};
-    spring.target = sim_->vertex_position(vertex);
-    spring.stiffness = gui_.drag_stiffness;
-    sim_->set_drag(spring);
-    const glm::vec4 in_view = camera_.view() * glm::vec4(to_glm(spring.target), 1.0f);
-    drag_depth_ = -in_view.z;
-    dragging_ = true;
-}
-
-void App::move_drag(const glm::vec2& pixel) {
-    if (!dragging_ || !sim_ || !sim_->drag()) return;
-    // Keep the target at the grabbed point's view depth, under the cursor.
-    const Ray ray = pixel_ray(view_projection(), pixel, viewport());
-    const glm::mat4 view = camera_.view();
-    const glm::vec3 forward = -glm::vec3(view[0][2], view[1][2], view[2][2]);
-    const float along = glm::dot(ray.direction, forward);
-    if (along <= 1e-6f) return;
-    const float origin_depth = glm::dot(ray.origin - camera_.eye(), forward);
-    move_drag_to(ray.origin + ((drag_depth_ - origin_depth) / along) * ray.direction);
-}
-
-void App::move_drag_to(const glm::vec3& target) {
-    if (!sim_ || !sim_->drag()) return;
-    DragSpring spring = *sim_->drag();
-    spring.target = {target.x, target.y, target.z};
-    sim_->set_drag(spring);
-}
-
-void App::end_drag() {
-    dragging_ = false;
-    if (sim_) sim_->set_drag(std::nullopt);
-}
-
-void App::paint_pins(const glm::vec2& pixel, bool pin) {
-    if (!sim_) return;
-    const std::optional<SurfaceHit> hit = pick(pixel);
-    if (!hit) return;
-    // Brush: a sphere around the hit whose radius is brush_radius pixels at the hit's depth.
-    const Ray side =
-        pixel_ray(view_projection(), pixel + glm::vec2(gui_.brush_radius, 0.0f), viewport());
-    const glm::vec3 side_point =
-        side.origin + glm::length(hit->point - side.origin) * side.direction;
-    const float radius = glm::length(side_point - hit->point);
-    std::vector<Index> vertices;
-    for (std::size_t i = 0; i < surface_positions_.size(); ++i) {
-        if (glm::length(surface_positions_[i] - hit->point) <= radius) {
-            vertices.push_back(scene_->surface.mesh_vertex[i]);
-        }
-    }
-    sim_->set_vertices_pinned(vertices, pin);
-}
-
-void App::handle_mouse() {
-    const ImGuiIO& io = ImGui::GetIO();
-    const glm::vec2 mouse(io.MousePos.x, io.MousePos.y);
-    if (!io.WantCaptureMouse) {
-        const glm::vec2 delta(io.MouseDelta.x, io.MouseDelta.y);
-        if (ImGui::IsMouseDown(ImGuiMouseButton_Right)) camera_.orbit(delta);
-        if (ImGui::IsMouseDown(ImGuiMouseButton_Middle)) {
-            camera_.pan(delta, context_->framebuffer_size().y);
-        }
-        if (io.MouseWheel != 0.0f) camera_.zoom(io.MouseWheel);
-        if (gui_.cut_mode) {
-            if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
-                stroking_ = true;
-                stroke_from_ = stroke_to_ = mouse;
-            }
-        } else if (gui_.refine_mode) {
-            if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
-                if (const std::optional<Vec3> point = pick_world(mouse)) {
-                    refine(point, default_refine_radius(), gui_.refine_levels);
-                } else {
-                    gui_.cut_message = "refine: click on the surface";
-                }
-            }
-        } else if (io.KeyShift && ImGui::IsMouseDown(ImGuiMouseButton_Left) && !dragging_) {
-            paint_pins(mouse, !io.KeyCtrl);
-        } else if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
-            begin_drag_at(mouse);
-        }
-    }
-    if (stroking_) {
-        stroke_to_ = mouse;
-        if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
-            // The stroke is drawn over the scene and the panels until release.
-            ImGui::GetForegroundDrawList()->AddLine(ImVec2(stroke_from_.x, stroke_from_.y),
-                                                    ImVec2(stroke_to_.x, stroke_to_.y),
-                                                    IM_COL32(255, 150, 40, 255), 2.0f);
-        } else {
-            stroking_ = false;
-            if (const std::optional<CutPlane> plane = stroke_plane(stroke_from_, stroke_to_))
-                cut(*plane);
-        }
-    }
-    if (dragging_) {
-        if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
-            move_drag(mouse);
-        } else {
-            end_drag();
-        }
-    }
-}
-
-void App::handle_input() {
-    if (imgui_platform_) handle_mouse(); // headless has no mouse: scripts drive it
-    const ImGuiIO& io = ImGui::GetIO();
-    if (!io.WantCaptureKeyboard) {
-        // ImGui 1.86 indexes KeysDown by the platform's key codes; GLFW's letter codes are the
-        // upper-case ASCII values, space is ' '.
-        if (ImGui::IsKeyPressed('F', false) && scene_) camera_.fit(scene_->lower, scene_->upper);
-        if (ImGui::IsKeyPressed(' ', false)) gui_.paused = !gui_.paused;
-        if (ImGui::IsKeyPressed('S', true)) step_once_ = true;
-        if (ImGui::IsKeyPressed('R', false) && sim_) sim_->reset();
-        if (io.KeyCtrl && ImGui::IsKeyPressed('Z', false)) undo_cut();
-        if (!io.KeyCtrl && ImGui::IsKeyPressed('C', false)) {
-            gui_.cut_mode = !gui_.cut_mode;
-            if (gui_.cut_mode) gui_.refine_mode = false; // one left-click tool at a time
-            stroking_ = false;
-        }
-        if (ImGui::IsKeyPressed('B', false)) {
-            gui_.refine_mode = !gui_.refine_mode;
-            if (gui_.refine_mode) gui_.cut_mode = false;
-            stroking_ = false;
-        }
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) quit_ = true;
-    }
-}
-
 void App::report_error(const std::string& message) {
     gui_.sim_error = message;
     errors_.push_back(message);
@@ -524,10 +324,10 @@ void App::report_error(const std::string& message) {
 }
 
 void App::rebuild_simulation(const SimulationSettings& settings) {
-    if (!sim_) {
-        if (!scene_) return;
+    if (!session_.sim()) {
+        if (!session_.scene()) return;
         try {
-            sim_ = std::make_unique<SimDriver>(*scene_, SimDriver::build(*scene_, settings));
+            session_.attach(SimDriver::build(*session_.scene(), settings));
             gui_.sim_error.clear();
             pin_below_fraction(kDefaultPinFraction);
         } catch (const Error& error) {
@@ -536,7 +336,7 @@ void App::rebuild_simulation(const SimulationSettings& settings) {
         return;
     }
     try {
-        sim_->rebuild(settings);
+        session_.sim()->rebuild(settings);
         gui_.sim_error.clear();
         // New Simulation (order, backend): register again rather than trust the old state.
         interop_.reset();
@@ -545,7 +345,7 @@ void App::rebuild_simulation(const SimulationSettings& settings) {
         report_error(error.what());
     }
     // The panel shows what runs: after a failure the old settings come back.
-    gui_.settings = sim_->simulation().settings();
+    gui_.settings = session_.sim()->simulation().settings();
 }
 
 void App::apply(const GuiActions& actions) {
@@ -556,7 +356,8 @@ void App::apply(const GuiActions& actions) {
             gui_.scene_error = error.what();
         }
     }
-    if (actions.fit_view && scene_) camera_.fit(scene_->lower, scene_->upper);
+    if (actions.fit_view && session_.scene())
+        camera_.fit(session_.scene()->lower, session_.scene()->upper);
     if (actions.reset_view) camera_.reset();
     if (actions.reload_shaders) {
         try {
@@ -568,12 +369,12 @@ void App::apply(const GuiActions& actions) {
     }
     if (actions.settings_changed) rebuild_simulation(gui_.settings);
     if (actions.step_once) step_once_ = true;
-    if (actions.reset_simulation && sim_) sim_->reset();
+    if (actions.reset_simulation && session_.sim()) session_.sim()->reset();
     if (actions.pin_below) pin_below_fraction(gui_.pin_height);
-    if (actions.clear_pins && sim_) sim_->clear_pins();
+    if (actions.clear_pins && session_.sim()) session_.sim()->clear_pins();
     if (actions.screenshot) screenshot_requested_ = true;
     if (actions.refine_uniform) refine(std::nullopt, 0.0, 1);
-    if (actions.undo) undo_cut();
+    if (actions.undo) undo();
     if (actions.toggle_record) {
         if (gui_.recording) {
             const std::filesystem::path path = "elastodyn-timings-" + timestamp() + ".csv";
@@ -589,340 +390,53 @@ void App::apply(const GuiActions& actions) {
     }
 }
 
-void App::apply_script() {
-    while (next_action_ < script_.size() && script_[next_action_].frame <= frame_index_) {
-        const ScriptAction& action = script_[next_action_++];
-        SimulationSettings settings = sim_ ? sim_->simulation().settings() : gui_.settings;
-        bool changed = false;
-        auto set = [&changed](auto& field, const auto& value) {
-            if (value) {
-                field = *value;
-                changed = true;
-            }
-        };
-        set(settings.order, action.order);
-        set(settings.summation, action.summation);
-        set(settings.preconditioner, action.preconditioner);
-        set(settings.material, action.material);
-        set(settings.backend, action.backend);
-        set(settings.integrator, action.integrator);
-        set(settings.young, action.young);
-        set(settings.poisson, action.poisson);
-        set(settings.density, action.density);
-        set(settings.dt, action.dt);
-        set(settings.mass_damping, action.damping);
-        set(settings.max_newton_iterations, action.newton_iterations);
-        set(settings.gravity, action.gravity);
-        if (changed) rebuild_simulation(settings);
-        if (action.unpin_all && sim_) sim_->clear_pins();
-        if (action.pin_below && sim_) sim_->pin_below(*action.pin_below);
-        if (action.release) end_drag();
-        if (action.drag) {
-            const ScriptDrag& drag = *action.drag;
-            if (drag.stiffness) gui_.drag_stiffness = static_cast<float>(*drag.stiffness);
-            if (drag.from_vertex) {
-                begin_drag_vertex(*drag.from_vertex);
-            } else {
-                begin_drag_at(glm::vec2((*drag.from_pixel)[0], (*drag.from_pixel)[1]));
-                if (!dragging_) {
-                    report_error("script: drag from pixel (" +
-                                 std::to_string((*drag.from_pixel)[0]) + ", " +
-                                 std::to_string((*drag.from_pixel)[1]) + ") misses the surface");
-                }
-            }
-            if (dragging_ && drag.to_world) {
-                move_drag_to(
-                    glm::vec3((*drag.to_world)[0], (*drag.to_world)[1], (*drag.to_world)[2]));
-            } else if (dragging_ && drag.to_pixel) {
-                move_drag(glm::vec2((*drag.to_pixel)[0], (*drag.to_pixel)[1]));
-            }
-        }
-        if (action.pause) gui_.paused = *action.pause;
-        if (action.step) step_once_ = true;
-        if (action.reset && sim_) sim_->reset();
-        if (action.color) gui_.color_mode = *action.color;
-        if (action.wireframe) settings_.show_wireframe = *action.wireframe;
-        if (action.cut && action.cut->from_pixel) {
-            const glm::vec2 from((*action.cut->from_pixel)[0], (*action.cut->from_pixel)[1]);
-            const glm::vec2 to((*action.cut->to_pixel)[0], (*action.cut->to_pixel)[1]);
-            if (const std::optional<CutPlane> plane = stroke_plane(from, to)) {
-                cut(*plane);
-            } else {
-                report_error("script: cut stroke too short or behind the camera");
-            }
-        } else if (action.cut) {
-            CutPlane plane;
-            plane.point = action.cut->point;
-            plane.normal = action.cut->normal;
-            if (action.cut->radius) plane.radius = *action.cut->radius;
-            cut(plane);
-        }
-        if (action.refine) {
-            const ScriptRefine& brush = *action.refine;
-            const double radius = brush.radius ? *brush.radius : default_refine_radius();
-            const int levels = brush.levels ? *brush.levels : gui_.refine_levels;
-            if (brush.pixel) {
-                const glm::vec2 pixel((*brush.pixel)[0], (*brush.pixel)[1]);
-                if (const std::optional<Vec3> point = pick_world(pixel)) {
-                    refine(point, radius, levels);
-                } else {
-                    char text[96];
-                    std::snprintf(text, sizeof(text),
-                                  "script: refine at pixel (%g, %g) misses the surface",
-                                  static_cast<double>(pixel.x), static_cast<double>(pixel.y));
-                    report_error(text);
-                }
-            } else {
-                refine(brush.center, radius, levels);
-            }
-        }
-        if (action.refine_uniform) refine(std::nullopt, 0.0, 1);
-        if (action.undo) undo_cut();
+void App::edited(const EditResult& result) {
+    gui_.cut_message = result.message;
+    if (!result.record) {
+        report_error(result.message); // the current scene stays
+        return;
     }
-}
-
-std::optional<CutPlane> App::stroke_plane(const glm::vec2& from, const glm::vec2& to) {
-    if (!scene_ || glm::length(to - from) < kMinStrokePixels) return std::nullopt;
-    const glm::mat4 view_proj = view_projection();
-    const glm::vec2 size = viewport();
-    const glm::mat4 view = camera_.view();
-    const glm::vec3 forward = -glm::vec3(view[0][2], view[1][2], view[2][2]);
-    const glm::vec3 eye = camera_.eye();
-    const glm::vec2 middle = 0.5f * (from + to);
-    // The blade sits at the depth of the surface under the stroke's middle (else the orbit
-    // target): there the stroke's world length is what the user sees.
-    float depth = glm::dot(camera_.target() - eye, forward);
-    if (const std::optional<SurfaceHit> hit = pick(middle))
-        depth = glm::dot(hit->point - eye, forward);
-    auto at_depth = [&](const glm::vec2& pixel) -> std::optional<glm::vec3> {
-        const Ray ray = pixel_ray(view_proj, pixel, size);
-        const float along = glm::dot(ray.direction, forward);
-        if (along <= 1e-6f) return std::nullopt;
-        return ray.origin + ((depth - glm::dot(ray.origin - eye, forward)) / along) * ray.direction;
-    };
-    const std::optional<glm::vec3> a = at_depth(from);
-    const std::optional<glm::vec3> b = at_depth(to);
-    const std::optional<glm::vec3> m = at_depth(middle);
-    if (!a || !b || !m) return std::nullopt;
-    // The plane holds the stroke and the view ray through its middle, so it holds the eye and
-    // both end rays: the stroke swept along the view.
-    const glm::vec3 normal = glm::cross(*b - *a, pixel_ray(view_proj, middle, size).direction);
-    if (!(glm::length(normal) > 0.0f)) return std::nullopt;
-    CutPlane plane;
-    plane.point = {m->x, m->y, m->z};
-    plane.normal = {normal.x, normal.y, normal.z};
-    plane.radius = 0.5 * static_cast<double>(glm::length(*b - *a));
-    return plane;
-}
-
-bool App::cut(const CutPlane& plane) {
-    if (!sim_ || !scene_) {
-        gui_.cut_message = "cut: no simulation to cut";
-        report_error(gui_.cut_message);
-        return false;
-    }
-    try {
-        const Simulation& old = sim_->simulation();
-        const NodeState state{sim_->positions(), old.velocities(), old.pinned()};
-        const TetMesh& old_mesh = scene_->mesh;
-        // Classify on the deformed shape: the cut follows what the user sees.
-        std::vector<Vec3> deformed(old_mesh.positions.size());
-        for (std::size_t v = 0; v < deformed.size(); ++v) {
-            for (std::size_t d = 0; d < 3; ++d) deformed[v][d] = state.positions[3 * v + d];
-        }
-        CutResult result = cut_mesh(old_mesh, plane, deformed);
-        EDN_VERIFY(result.cut_faces > 0, ErrorCode::Usage,
-                   "cut: the blade crosses no interior face of "
-                       << scene_->path.filename().string());
-        const StateTransfer transfer = transfer_node_state(
-            old_mesh, result.mesh, result.vertex_origin, old.settings().order, state);
-        const std::vector<std::uint8_t>& old_pins = sim_->vertex_pins();
-        std::vector<std::uint8_t> pins(result.vertex_origin.size());
-        for (std::size_t v = 0; v < pins.size(); ++v) {
-            pins[v] = old_pins[static_cast<std::size_t>(result.vertex_origin[v])];
-        }
-        const double repattern_ms =
-            replace_topology(std::move(result.mesh), state, transfer.state, pins);
-        cuts_.push_back({frame_index_, result.cut_faces, result.duplicated_vertices, repattern_ms});
-        gui_.cut_message = "cut: " + std::to_string(result.cut_faces) + " faces, " +
-                           std::to_string(result.duplicated_vertices) + " vertices duplicated, " +
-                           std::to_string(sim_->simulation().components()) + " components";
-        return true;
-    } catch (const Error& error) {
-        gui_.cut_message = error.what(); // the current scene stays
-        report_error(error.what());
-        return false;
-    }
-}
-
-double App::default_refine_radius() const {
-    if (!scene_) return 0.0;
-    return static_cast<double>(gui_.refine_radius_fraction *
-                               glm::length(scene_->upper - scene_->lower));
-}
-
-std::optional<Vec3> App::pick_world(const glm::vec2& pixel) {
-    const std::optional<SurfaceHit> hit = pick(pixel);
-    if (!hit) return std::nullopt;
-    return Vec3{hit->point.x, hit->point.y, hit->point.z};
-}
-
-bool App::refine(const std::optional<Vec3>& center, double radius, int levels) {
-    if (!sim_ || !scene_) {
-        gui_.cut_message = "refine: no simulation to refine";
-        report_error(gui_.cut_message);
-        return false;
-    }
-    try {
-        const Simulation& old = sim_->simulation();
-        const NodeState state{sim_->positions(), old.velocities(), old.pinned()};
-        const TetMesh& old_mesh = scene_->mesh;
-        const std::string name = scene_->path.filename().string();
-        const auto start = std::chrono::steady_clock::now();
-        RefineResult result;
-        if (center) {
-            // Classify on the deformed shape: the brush refines what the user points at.
-            std::vector<Vec3> deformed(old_mesh.positions.size());
-            for (std::size_t v = 0; v < deformed.size(); ++v) {
-                for (std::size_t d = 0; d < 3; ++d) deformed[v][d] = state.positions[3 * v + d];
-            }
-            result = refine_sphere(old_mesh, *center, radius, levels, deformed);
-            EDN_VERIFY(result.split_cells > 0, ErrorCode::Usage,
-                       "refine: no cell of " << name << " within " << radius << " of ("
-                                             << (*center)[0] << ", " << (*center)[1] << ", "
-                                             << (*center)[2] << ")");
-        } else {
-            // Checked before the work: 8x of a large mesh is the allocation to avoid.
-            const std::int64_t cells = 8 * static_cast<std::int64_t>(old_mesh.num_cells());
-            EDN_VERIFY(cells <= kMaxRefineCells, ErrorCode::Usage,
-                       "refine: " << name << ": 1->8 would make " << cells
-                                  << " cells, more than the app's limit of " << kMaxRefineCells);
-            result = refine_uniform(old_mesh);
-        }
-        EDN_VERIFY(result.cells_after <= kMaxRefineCells, ErrorCode::Usage,
-                   "refine: " << name << ": " << result.cells_after
-                              << " cells, more than the app's limit of " << kMaxRefineCells);
-        StateTransfer transfer = transfer_node_state_nested(
-            old_mesh, result.mesh, result.cell_parent, old.settings().order, state);
-        // Vertex nodes come first in the node order: their pins are the per-vertex pin store.
-        const std::size_t vertices = result.mesh.positions.size();
-        std::vector<std::uint8_t> pins(transfer.state.pinned.begin(),
-                                       transfer.state.pinned.begin() +
-                                           static_cast<std::ptrdiff_t>(vertices));
-        const double refine_ms = milliseconds_since(start);
-
-        RefineRecord record;
-        record.frame = frame_index_;
-        record.uniform = !center;
-        record.cells_before = result.cells_before;
-        record.cells_after = result.cells_after;
-        record.min_dihedral_deg = result.min_dihedral_deg;
-        record.refine_ms = refine_ms;
-        record.repattern_ms = replace_topology(std::move(result.mesh), state, transfer.state, pins);
-        record.pattern_build_ms = last_pattern_build_ms_;
-        refinements_.push_back(record);
-        char text[256];
-        std::snprintf(text, sizeof(text),
-                      "refine%s: %d -> %d cells, worst dihedral %.1f deg, refine %.2f ms, "
-                      "re-pattern %.2f ms (pattern %.2f ms)",
-                      center ? "" : " 1->8", record.cells_before, record.cells_after,
-                      record.min_dihedral_deg, record.refine_ms, record.repattern_ms,
-                      record.pattern_build_ms);
-        gui_.cut_message = text;
-        return true;
-    } catch (const Error& error) {
-        gui_.cut_message = error.what(); // the current scene stays
-        report_error(error.what());
-        return false;
-    }
-}
-
-double App::replace_topology(TetMesh mesh, const NodeState& old_state, const NodeState& new_state,
-                             const std::vector<std::uint8_t>& vertex_pins) {
-    const SimulationSettings settings = sim_->simulation().settings();
-    auto scene = std::make_unique<Scene>(make_scene(scene_->path, std::move(mesh)));
-    const auto start = std::chrono::steady_clock::now();
-    std::unique_ptr<Simulation> simulation = SimDriver::build(*scene, settings);
-    const double repattern_ms = milliseconds_since(start);
-    simulation->set_state(new_state.positions, new_state.velocities);
-    const double pattern_ms = simulation->pattern_build_ms();
-
-    // Nothing has changed so far; from here on nothing throws but allocation.
-    CutSnapshot snapshot;
-    snapshot.settings = settings;
-    snapshot.positions = old_state.positions;
-    snapshot.velocities = old_state.velocities;
-    snapshot.vertex_pins = sim_->vertex_pins();
-    snapshot.scene = install(std::move(scene), std::move(simulation), vertex_pins);
-    undo_.push_back(std::move(snapshot));
-    if (undo_.size() > kMaxUndo) undo_.pop_front();
-
-    last_repattern_ms_ = repattern_ms;
-    last_pattern_build_ms_ = pattern_ms;
-    timings_.add_repattern(repattern_ms);
-    return repattern_ms;
-}
-
-bool App::undo_cut() {
-    if (undo_.empty()) {
-        gui_.cut_message = "undo: no cut to undo";
-        report_error(gui_.cut_message);
-        return false;
-    }
-    try {
-        CutSnapshot& snapshot = undo_.back();
-        const auto start = std::chrono::steady_clock::now();
-        std::unique_ptr<Simulation> simulation =
-            SimDriver::build(*snapshot.scene, snapshot.settings);
-        const double repattern_ms = milliseconds_since(start);
-        simulation->set_state(snapshot.positions, snapshot.velocities);
-        CutSnapshot taken = std::move(undo_.back());
-        undo_.pop_back();
-        const double pattern_ms = simulation->pattern_build_ms();
-        install(std::move(taken.scene), std::move(simulation), taken.vertex_pins);
-        ++undos_;
-        last_repattern_ms_ = repattern_ms;
-        last_pattern_build_ms_ = pattern_ms;
-        timings_.add_repattern(repattern_ms);
-        gui_.cut_message = "undo: back to " + std::to_string(scene_->mesh.num_vertices()) +
-                           " vertices, " + std::to_string(scene_->mesh.num_cells()) + " cells, " +
-                           std::to_string(sim_->simulation().components()) + " components";
-        return true;
-    } catch (const Error& error) {
-        gui_.cut_message = error.what();
-        report_error(error.what());
-        return false;
-    }
-}
-
-std::unique_ptr<Scene> App::install(std::unique_ptr<Scene> scene,
-                                    std::unique_ptr<Simulation> simulation,
-                                    const std::vector<std::uint8_t>& vertex_pins) {
-    end_drag(); // its vertices are numbered in the old mesh
+    end_drag(); // the Simulation dropped it (its vertices are renumbered)
     stroking_ = false;
-    sim_.reset(); // before the scene it refers to
-    std::unique_ptr<Scene> old = std::move(scene_);
-    scene_ = std::move(scene);
-    sim_ = std::make_unique<SimDriver>(*scene_, std::move(simulation));
-    std::vector<Index> pinned;
-    for (std::size_t v = 0; v < vertex_pins.size(); ++v) {
-        if (vertex_pins[v]) pinned.push_back(static_cast<Index>(v));
-    }
-    sim_->set_vertices_pinned(pinned, true);
-    gui_.settings = sim_->simulation().settings();
+    gui_.settings = session_.sim()->simulation().settings();
     gui_.sim_error.clear();
+    timings_.add_repattern(result.record->repattern_ms);
     // New topology: the same path as a scene change (new buffer, new interop registration), but
     // the camera stays where the user cut.
     if (renderer_) upload_scene(false);
-    return old;
+}
+
+bool App::cut(const CutPlane& plane) {
+    const EditResult result = session_.cut(plane, frame_index_);
+    edited(result);
+    return result.record.has_value();
+}
+
+bool App::refine(const std::optional<Vec3>& center, double radius, int levels) {
+    const EditResult result = session_.refine(center, radius, levels, frame_index_);
+    edited(result);
+    return result.record.has_value();
+}
+
+bool App::undo() {
+    const EditResult result = session_.undo(frame_index_);
+    edited(result);
+    return result.record.has_value();
+}
+
+double App::default_refine_radius() const {
+    const Scene* scene = session_.scene();
+    if (!scene) return 0.0;
+    return static_cast<double>(gui_.refine_radius_fraction *
+                               glm::length(scene->upper - scene->lower));
 }
 
 void App::simulate() {
     const bool run = !gui_.paused || step_once_;
     step_once_ = false;
-    if (!sim_ || !run) return;
+    if (!session_.sim() || !run) return;
     try {
-        last_step_ = sim_->step();
+        last_step_ = session_.sim()->step();
         stepped_ = true;
     } catch (const Error& error) {
         if (options_.headless) throw;
@@ -936,30 +450,35 @@ void App::simulate() {
 }
 
 void App::refresh_surface_positions() {
-    if (!surface_positions_stale_ || !sim_ || !scene_) return;
+    if (!picker_.stale() || !session_.sim() || !session_.scene()) return;
     // Interop frames leave the host copy behind; picking and painting fetch it on demand.
-    const std::vector<double>& x = sim_->positions();
-    const BoundarySurface& surface = scene_->surface;
-    surface_positions_.resize(surface.mesh_vertex.size());
+    copy_surface_positions();
+}
+
+void App::copy_surface_positions() {
+    const std::vector<double>& x = session_.sim()->positions();
+    const BoundarySurface& surface = session_.scene()->surface;
+    std::vector<glm::vec3>& positions = picker_.positions();
+    positions.resize(surface.mesh_vertex.size());
     for (std::size_t i = 0; i < surface.mesh_vertex.size(); ++i) {
         const std::size_t v = 3 * static_cast<std::size_t>(surface.mesh_vertex[i]);
-        surface_positions_[i] = glm::vec3(static_cast<float>(x[v]), static_cast<float>(x[v + 1]),
-                                          static_cast<float>(x[v + 2]));
+        positions[i] = glm::vec3(static_cast<float>(x[v]), static_cast<float>(x[v + 1]),
+                                 static_cast<float>(x[v + 2]));
     }
-    surface_positions_stale_ = false;
-    bvh_dirty_ = true;
+    picker_.moved();
 }
 
 bool App::upload_with_interop() {
-    if (sim_->device_positions() == nullptr || !options_.interop) {
+    if (session_.sim()->device_positions() == nullptr || !options_.interop) {
         interop_.reset(); // CPU backend: glBufferSubData writes the buffer
         return false;
     }
     if (!interop_ && !interop_failed_) {
-        const BoundarySurface& surface = scene_->surface;
+        const BoundarySurface& surface = session_.scene()->surface;
         std::vector<Vec3> rest(surface.mesh_vertex.size());
         for (std::size_t i = 0; i < rest.size(); ++i)
-            rest[i] = scene_->mesh.positions[static_cast<std::size_t>(surface.mesh_vertex[i])];
+            rest[i] =
+                session_.scene()->mesh.positions[static_cast<std::size_t>(surface.mesh_vertex[i])];
         try {
             interop_ = std::make_unique<SurfaceInterop>(renderer_->surface_vertex_buffer(),
                                                         surface.mesh_vertex, surface.triangles,
@@ -975,14 +494,14 @@ bool App::upload_with_interop() {
 }
 
 void App::update_surface() {
-    if (!scene_ || !sim_) {
+    if (!session_.scene() || !session_.sim()) {
         surface_scalars_.clear();
-        if (scene_) renderer_->update_surface(surface_positions_);
+        if (session_.scene()) renderer_->update_surface(picker_.positions());
         renderer_->set_pinned_vertices({});
         renderer_->update_markers({});
         return;
     }
-    const BoundarySurface& surface = scene_->surface;
+    const BoundarySurface& surface = session_.scene()->surface;
     const std::size_t count = surface.mesh_vertex.size();
     const bool interop = upload_with_interop();
 
@@ -990,11 +509,11 @@ void App::update_surface() {
     // interop path von Mises (averaged over each vertex's faces) and displacement are computed on
     // the device; on the host path they are computed here.
     const float* device_stress = interop && gui_.color_mode == ColorMode::VonMises
-                                     ? sim_->device_von_mises_stress()
+                                     ? session_.sim()->device_von_mises_stress()
                                      : nullptr;
     surface_scalars_.assign(count, 0.0f);
     if (gui_.color_mode == ColorMode::VonMises && device_stress == nullptr) {
-        const std::vector<double>& stress = sim_->von_mises_stress();
+        const std::vector<double>& stress = session_.sim()->von_mises_stress();
         std::vector<float> weight(count, 0.0f);
         for (std::size_t f = 0; f < surface.triangles.size(); ++f) {
             const float s =
@@ -1017,34 +536,28 @@ void App::update_surface() {
                 ? (device_stress != nullptr ? InteropScalar::Cells : InteropScalar::Host)
             : gui_.color_mode == ColorMode::Displacement ? InteropScalar::Displacement
                                                          : InteropScalar::None;
-        peak = interop_->update(sim_->device_positions(), kind, surface_scalars_, device_stress);
+        peak = interop_->update(session_.sim()->device_positions(), kind, surface_scalars_,
+                                device_stress);
         renderer_->use_surface_buffer(interop_->external_buffer());
-        surface_positions_stale_ = true;
+        picker_.mark_stale();
         gui_.upload_method = interop_->external_buffer() != 0
                                  ? "CUDA-GL interop, external memory (CUDA backend)"
                                  : "CUDA-GL interop, mapped buffer (CUDA backend)";
     } else {
-        const std::vector<double>& x = sim_->positions();
-        surface_positions_.resize(count);
-        for (std::size_t i = 0; i < count; ++i) {
-            const std::size_t v = 3 * static_cast<std::size_t>(surface.mesh_vertex[i]);
-            surface_positions_[i] =
-                glm::vec3(static_cast<float>(x[v]), static_cast<float>(x[v + 1]),
-                          static_cast<float>(x[v + 2]));
-        }
-        surface_positions_stale_ = false;
-        bvh_dirty_ = true;
+        copy_surface_positions();
+        const std::vector<glm::vec3>& surface_positions = picker_.positions();
         if (gui_.color_mode == ColorMode::Displacement) {
             for (std::size_t i = 0; i < count; ++i) {
                 const Vec3& rest =
-                    scene_->mesh.positions[static_cast<std::size_t>(surface.mesh_vertex[i])];
-                const float d = glm::length(surface_positions_[i] - to_glm(rest));
+                    session_.scene()
+                        ->mesh.positions[static_cast<std::size_t>(surface.mesh_vertex[i])];
+                const float d = glm::length(surface_positions[i] - to_glm(rest));
                 surface_scalars_[i] = std::isfinite(d) ? d : 0.0f;
             }
         }
         for (float s : surface_scalars_) peak = std::max(peak, s);
-        renderer_->update_surface(surface_positions_, surface_scalars_);
-        gui_.upload_method = sim_->device_positions() != nullptr
+        renderer_->update_surface(surface_positions, surface_scalars_);
+        gui_.upload_method = session_.sim()->device_positions() != nullptr
                                  ? options_.interop
                                        ? "glBufferSubData (CUDA backend, interop unavailable)"
                                        : "glBufferSubData (CUDA backend, --no-interop)"
@@ -1059,7 +572,7 @@ void App::update_surface() {
     settings_.use_colormap = gui_.color_mode != ColorMode::None;
 
     // Pins are drawn from the surface buffer, so they need no host positions either.
-    const std::vector<std::uint8_t>& pins = sim_->vertex_pins();
+    const std::vector<std::uint8_t>& pins = session_.sim()->vertex_pins();
     pinned_surface_.clear();
     for (std::size_t i = 0; i < count; ++i) {
         if (pins[static_cast<std::size_t>(surface.mesh_vertex[i])])
@@ -1067,9 +580,9 @@ void App::update_surface() {
     }
     renderer_->set_pinned_vertices(pinned_surface_);
     Markers markers;
-    if (sim_->drag()) {
-        const std::array<double, 3>& target = sim_->drag()->target;
-        markers.drag = {grabbed_point(), glm::vec3(target[0], target[1], target[2])};
+    if (session_.sim()->drag()) {
+        const std::array<double, 3>& target = session_.sim()->drag()->target;
+        markers.drag = {grabbed_point(*session_.sim()), glm::vec3(target[0], target[1], target[2])};
     }
     renderer_->update_markers(markers);
 }
@@ -1093,139 +606,6 @@ void App::render(bool last_frame) {
     if (options_.show_gui) ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     if (last_frame && options_.screenshot)
         write_image(*options_.screenshot, renderer_->read_pixels());
-}
-
-SceneStatistics App::statistics() const {
-    SceneStatistics result;
-    if (!scene_) return result;
-    result.name = scene_->path.filename().string();
-    result.vertices = scene_->mesh.num_vertices();
-    result.cells = scene_->mesh.num_cells();
-    result.boundary_faces = static_cast<Index>(scene_->surface.triangles.size());
-    result.surface_vertices = static_cast<Index>(scene_->surface.mesh_vertex.size());
-    if (sim_) {
-        const Simulation& simulation = sim_->simulation();
-        result.simulated = true;
-        result.nodes = simulation.num_nodes();
-        result.nnz_blocks = simulation.nnz_blocks();
-        result.matrix_bytes = simulation.matrix_bytes();
-        result.components = simulation.components();
-        result.cuts = static_cast<Index>(cuts_.size());
-        if (!cuts_.empty()) {
-            result.last_cut_faces = cuts_.back().cut_faces;
-            result.last_duplicated = cuts_.back().duplicated_vertices;
-        }
-        result.refinements = static_cast<Index>(refinements_.size());
-        result.last_repattern_ms = last_repattern_ms_;
-        result.last_pattern_build_ms = last_pattern_build_ms_;
-        result.undo_depth = undo_.size();
-        result.pinned_vertices = static_cast<Index>(
-            std::count(sim_->vertex_pins().begin(), sim_->vertex_pins().end(), 1));
-        result.last_step = last_step_;
-        result.stepped = stepped_;
-    }
-    return result;
-}
-
-void App::write_stats(const std::filesystem::path& path) const {
-    auto number = [](double value) -> std::string {
-        if (!std::isfinite(value)) return "null";
-        char text[32];
-        std::snprintf(text, sizeof(text), "%.17g", value);
-        return text;
-    };
-    auto quoted = [](const std::string& text) {
-        std::string out = "\"";
-        for (char c : text) {
-            if (c == '"' || c == '\\') {
-                out += '\\';
-                out += c;
-            } else if (static_cast<unsigned char>(c) < 0x20) {
-                char escape[8];
-                std::snprintf(escape, sizeof(escape), "\\u%04x", c);
-                out += escape;
-            } else {
-                out += c;
-            }
-        }
-        return out + "\"";
-    };
-    write_file_atomically(path, [&](std::ostream& out) {
-        out << "{\n  \"frames\": " << frame_index_;
-        out << ",\n  \"scene\": " << quoted(scene_ ? scene_->path.string() : "");
-        if (sim_) {
-            const Simulation& simulation = sim_->simulation();
-            const SimulationSettings& s = simulation.settings();
-            const std::vector<double>& x = sim_->positions();
-            bool finite = true;
-            Vec3 lower = {std::numeric_limits<double>::max(), std::numeric_limits<double>::max(),
-                          std::numeric_limits<double>::max()};
-            Vec3 upper = {-lower[0], -lower[1], -lower[2]};
-            double max_displacement = 0.0;
-            const std::vector<double>& rest = simulation.rest_positions();
-            for (std::size_t i = 0; i < x.size(); i += 3) {
-                double d2 = 0.0;
-                for (std::size_t a = 0; a < 3; ++a) {
-                    finite = finite && std::isfinite(x[i + a]);
-                    lower[a] = std::min(lower[a], x[i + a]);
-                    upper[a] = std::max(upper[a], x[i + a]);
-                    d2 += (x[i + a] - rest[i + a]) * (x[i + a] - rest[i + a]);
-                }
-                max_displacement = std::max(max_displacement, std::sqrt(d2));
-            }
-            out << ",\n  \"order\": " << s.order;
-            out << ",\n  \"material\": " << quoted(material_name(s.material));
-            out << ",\n  \"summation\": " << quoted(summation_method_name(s.summation));
-            out << ",\n  \"preconditioner\": " << quoted(preconditioner_name(s.preconditioner));
-            out << ",\n  \"backend\": " << quoted(backend_name(s.backend));
-            out << ",\n  \"upload\": " << quoted(gui_.upload_method);
-            out << ",\n  \"vertices\": " << scene_->mesh.num_vertices();
-            out << ",\n  \"cells\": " << scene_->mesh.num_cells();
-            out << ",\n  \"nodes\": " << simulation.num_nodes();
-            out << ",\n  \"components\": " << simulation.components();
-            out << ",\n  \"pinned_vertices\": "
-                << std::count(sim_->vertex_pins().begin(), sim_->vertex_pins().end(), 1);
-            out << ",\n  \"finite\": " << (finite ? "true" : "false");
-            out << ",\n  \"bbox\": {\"lower\": [" << number(lower[0]) << ", " << number(lower[1])
-                << ", " << number(lower[2]) << "], \"upper\": [" << number(upper[0]) << ", "
-                << number(upper[1]) << ", " << number(upper[2]) << "]}";
-            out << ",\n  \"max_displacement\": " << number(max_displacement);
-            out << ",\n  \"dragging\": " << (sim_->drag() ? "true" : "false");
-            out << ",\n  \"last_step\": {\"newton_iterations\": " << last_step_.newton_iterations
-                << ", \"cg_iterations\": " << last_step_.cg_iterations
-                << ", \"final_residual\": " << number(last_step_.final_residual)
-                << ", \"recovered\": " << (last_step_.recovered ? "true" : "false") << "}";
-        }
-        out << ",\n  \"cuts\": [";
-        for (std::size_t i = 0; i < cuts_.size(); ++i) {
-            out << (i ? ", " : "") << "{\"frame\": " << cuts_[i].frame
-                << ", \"cut_faces\": " << cuts_[i].cut_faces
-                << ", \"duplicated_vertices\": " << cuts_[i].duplicated_vertices
-                << ", \"repattern_ms\": " << number(cuts_[i].repattern_ms) << "}";
-        }
-        out << "]";
-        out << ",\n  \"refinements\": [";
-        for (std::size_t i = 0; i < refinements_.size(); ++i) {
-            const RefineRecord& r = refinements_[i];
-            out << (i ? ", " : "") << "{\"frame\": " << r.frame
-                << ", \"uniform\": " << (r.uniform ? "true" : "false")
-                << ", \"cells_before\": " << r.cells_before
-                << ", \"cells_after\": " << r.cells_after
-                << ", \"min_dihedral_deg\": " << number(r.min_dihedral_deg)
-                << ", \"refine_ms\": " << number(r.refine_ms)
-                << ", \"repattern_ms\": " << number(r.repattern_ms)
-                << ", \"pattern_build_ms\": " << number(r.pattern_build_ms) << "}";
-        }
-        out << "]";
-        out << ",\n  \"last_repattern_ms\": " << number(last_repattern_ms_);
-        out << ",\n  \"last_pattern_build_ms\": " << number(last_pattern_build_ms_);
-        out << ",\n  \"undos\": " << undos_;
-        out << ",\n  \"undo_depth\": " << undo_.size();
-        out << ",\n  \"errors\": [";
-        for (std::size_t i = 0; i < errors_.size(); ++i)
-            out << (i ? ", " : "") << quoted(errors_[i]);
-        out << "]\n}\n";
-    });
 }
 
 void App::shutdown() {

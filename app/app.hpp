@@ -1,10 +1,16 @@
 #pragma once
-/// The app: owns the context, renderer, camera, GUI state and scene, and runs the frame loop
-/// in the canonical order poll, new frame, build UI, simulate, render, swap.
+/// The app: owns the context, renderer, camera, GUI state and the units that do the work (the
+/// edit session with the scene and its simulation, the surface picker, the drag tool, the script
+/// runner) and runs the frame loop in the canonical order poll, new frame, build UI, simulate,
+/// surface, render, swap, with per-stage timing. Files: app.cpp (frame loop, loading, surface
+/// upload, render), input.cpp (mouse/keyboard, picking, drag, pin brush), app_script.cpp
+/// (--script actions), edit_session.cpp (cut/refine/undo), stats.cpp (statistics, --stats).
 
 #include "camera.hpp"
+#include "edit_session.hpp"
 #include "gl_context.hpp"
 #include "gui.hpp"
+#include "input.hpp"
 #include "interop.hpp"
 #include "mesh/cut.hpp"
 #include "picking.hpp"
@@ -12,13 +18,13 @@
 #include "resource_paths.hpp"
 #include "scene.hpp"
 #include "script.hpp"
-#include "sim/state_transfer.hpp"
+#include "script_runner.hpp"
 #include "sim_driver.hpp"
+#include "stats.hpp"
 #include "timings.hpp"
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <filesystem>
 #include <future>
 #include <memory>
@@ -57,36 +63,6 @@ struct LoadedScene {
     std::string simulation_error;           ///< why, when it failed
 };
 
-/// One cut the app applied (for --stats).
-struct CutRecord {
-    std::int64_t frame = 0;        ///< frame it was applied in
-    Index cut_faces = 0;           ///< interior faces opened
-    Index duplicated_vertices = 0; ///< vertices added
-    double repattern_ms = 0.0;     ///< building the new Simulation
-};
-
-/// One refinement the app applied (for --stats).
-struct RefineRecord {
-    std::int64_t frame = 0;        ///< frame it was applied in
-    bool uniform = false;          ///< 1 -> 8 of every cell (else a brush sphere)
-    Index cells_before = 0;        ///< cells of the mesh before
-    Index cells_after = 0;         ///< cells of the refined mesh
-    double min_dihedral_deg = 0.0; ///< worst (smallest) dihedral angle of the refined mesh
-    double refine_ms = 0.0;        ///< refinement and state transfer
-    double repattern_ms = 0.0;     ///< building the new Simulation
-    double pattern_build_ms = 0.0; ///< its pattern and summation plans (Simulation)
-};
-
-/// What Ctrl+Z goes back to: the scene (mesh) before a cut or refinement, its settings and its
-/// node state.
-struct CutSnapshot {
-    std::unique_ptr<Scene> scene;          ///< the mesh before the change, with its boundary
-    SimulationSettings settings;           ///< the simulation settings then
-    std::vector<double> positions;         ///< node positions (3 per node)
-    std::vector<double> velocities;        ///< node velocities (3 per node)
-    std::vector<std::uint8_t> vertex_pins; ///< the pin store (per vertex)
-};
-
 /// The interactive application. Construction does nothing heavy; run() does the work.
 class App {
 public:
@@ -101,50 +77,44 @@ public:
     int run();
 
 private:
+    // Frame loop and scenes (app.cpp).
     void start();
     void load_initial_scene();
     void show_scene(LoadedScene loaded);
     void upload_scene(bool fit_camera = true);
     void start_loading(const std::filesystem::path& path);
     void poll_loading();
-    void apply_script();
     void rebuild_simulation(const SimulationSettings& settings);
     void report_error(const std::string& message);
     void pin_below_fraction(float fraction);
+    void frame(bool last_frame);
+    void new_ui_frame();
+    void apply(const GuiActions& actions);
+    void simulate();
+    void update_surface();
+    bool upload_with_interop();
+    void copy_surface_positions();
+    void refresh_surface_positions();
+    void render(bool last_frame);
+    void shutdown();
+    // Edits through the session; the panel's message and the scene re-upload (app.cpp).
+    bool cut(const CutPlane& plane);
+    bool refine(const std::optional<Vec3>& center, double radius, int levels);
+    bool undo();
+    void edited(const EditResult& result);
+    double default_refine_radius() const;
+    // Input and picking (input.cpp).
+    void handle_input();
     void handle_mouse();
+    ViewState view_state() const;
+    std::optional<SurfaceHit> pick(const glm::vec2& pixel);
+    std::optional<Vec3> pick_world(const glm::vec2& pixel);
     void begin_drag_at(const glm::vec2& pixel);
-    void begin_drag_vertex(Index vertex);
-    void move_drag(const glm::vec2& pixel);
-    void move_drag_to(const glm::vec3& target);
     void end_drag();
     void paint_pins(const glm::vec2& pixel, bool pin);
     std::optional<CutPlane> stroke_plane(const glm::vec2& from, const glm::vec2& to);
-    bool cut(const CutPlane& plane);
-    bool refine(const std::optional<Vec3>& center, double radius, int levels);
-    std::optional<Vec3> pick_world(const glm::vec2& pixel);
-    double default_refine_radius() const;
-    double replace_topology(TetMesh mesh, const NodeState& old_state, const NodeState& new_state,
-                            const std::vector<std::uint8_t>& vertex_pins);
-    bool undo_cut();
-    std::unique_ptr<Scene> install(std::unique_ptr<Scene> scene,
-                                   std::unique_ptr<Simulation> simulation,
-                                   const std::vector<std::uint8_t>& vertex_pins);
-    std::optional<SurfaceHit> pick(const glm::vec2& pixel);
-    glm::mat4 view_projection() const;
-    glm::vec2 viewport() const;
-    glm::vec3 grabbed_point() const;
-    void update_surface();
-    bool upload_with_interop();
-    void refresh_surface_positions();
-    void write_stats(const std::filesystem::path& path) const;
-    void frame(bool last_frame);
-    void new_ui_frame();
-    void handle_input();
-    void apply(const GuiActions& actions);
-    void simulate();
-    void render(bool last_frame);
-    void shutdown();
-    SceneStatistics statistics() const;
+    // --script (app_script.cpp).
+    void apply_script();
 
     AppOptions options_;
     ResourcePaths paths_;
@@ -152,25 +122,19 @@ private:
     std::unique_ptr<Renderer> renderer_;
     bool imgui_platform_ = false;
     bool imgui_renderer_ = false;
-    std::unique_ptr<Scene> scene_;
-    std::unique_ptr<SimDriver> sim_;           // destroyed before scene_ (it refers to it)
-    std::vector<glm::vec3> surface_positions_; // current positions of the surface vertices
-    std::vector<float> surface_scalars_;       // colour scalars of the surface vertices (unscaled)
-    bool surface_positions_stale_ = false;     // interop wrote the buffer; host copy is old
-    std::unique_ptr<SurfaceInterop> interop_;  // registration of the surface buffer (CUDA)
-    bool interop_failed_ = false;              // registration refused: glBufferSubData instead
-    std::vector<unsigned> pinned_surface_;     // scratch: pinned surface vertices
-    TriangleBvh bvh_;
-    bool bvh_dirty_ = true;   // positions changed since the last refit
-    bool dragging_ = false;   // a drag spring follows the mouse
-    float drag_depth_ = 0.0f; // view depth of the grabbed point
+    EditSession session_;                     // the scene, its simulation, topology edits
+    SurfacePicker picker_;                    // host surface positions and their BVH
+    DragTool drag_;                           // the mouse (or scripted) drag spring
+    ScriptRunner script_;                     // --script actions by frame
+    std::vector<float> surface_scalars_;      // colour scalars of the surface vertices (unscaled)
+    std::unique_ptr<SurfaceInterop> interop_; // registration of the surface buffer (CUDA)
+    bool interop_failed_ = false;             // registration refused: glBufferSubData instead
+    std::vector<unsigned> pinned_surface_;    // scratch: pinned surface vertices
     bool step_once_ = false;
     StepResult last_step_;
     bool stepped_ = false;
     std::future<LoadedScene> loading_;
     std::chrono::steady_clock::time_point loading_start_;
-    std::vector<ScriptAction> script_;
-    std::size_t next_action_ = 0;
     std::vector<std::string> errors_;     // non-fatal errors, for --stats
     std::vector<FrameTimings> recording_; // Record button
     bool screenshot_requested_ = false;
@@ -179,15 +143,9 @@ private:
     GuiState gui_;
     TimingRecorder timings_;
     std::int64_t frame_index_ = 0;
-    bool stroking_ = false;                 // cut mode: a stroke is being drawn
-    glm::vec2 stroke_from_{0.0f};           // cut stroke start (pixels)
-    glm::vec2 stroke_to_{0.0f};             // cut stroke end (pixels)
-    std::deque<CutSnapshot> undo_;          // before each cut or refinement, newest last
-    std::vector<CutRecord> cuts_;           // every cut applied (for --stats)
-    std::vector<RefineRecord> refinements_; // every refinement applied (for --stats)
-    std::int64_t undos_ = 0;                // undos applied
-    double last_repattern_ms_ = 0.0;        // of the last cut, refinement or undo
-    double last_pattern_build_ms_ = 0.0;    // its pattern and summation plans
+    bool stroking_ = false;       // cut mode: a stroke is being drawn
+    glm::vec2 stroke_from_{0.0f}; // cut stroke start (pixels)
+    glm::vec2 stroke_to_{0.0f};   // cut stroke end (pixels)
     bool quit_ = false;
 };
 

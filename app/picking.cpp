@@ -187,4 +187,53 @@ std::optional<SurfaceHit> TriangleBvh::intersect(const Ray& ray,
     return best;
 }
 
+glm::vec3 ViewState::forward() const {
+    return -glm::vec3(view[0][2], view[1][2], view[2][2]);
+}
+
+Ray ViewState::ray(const glm::vec2& pixel) const {
+    return pixel_ray(view_projection, pixel, viewport);
+}
+
+float ViewState::depth(const glm::vec3& point) const {
+    return glm::dot(point - eye, forward());
+}
+
+std::optional<glm::vec3> ViewState::at_depth(const glm::vec2& pixel, float target_depth) const {
+    const Ray r = ray(pixel);
+    const glm::vec3 ahead = forward();
+    const float along = glm::dot(r.direction, ahead);
+    if (along <= 1e-6f) return std::nullopt;
+    return r.origin + ((target_depth - glm::dot(r.origin - eye, ahead)) / along) * r.direction;
+}
+
+void SurfacePicker::build(const std::vector<glm::vec3>& positions,
+                          const std::vector<Tri>& triangles) {
+    positions_ = positions;
+    bvh_.build(positions_, triangles);
+    dirty_ = false;
+    stale_ = false;
+}
+
+void SurfacePicker::clear() {
+    positions_.clear();
+    bvh_ = TriangleBvh();
+    dirty_ = false;
+    stale_ = false;
+}
+
+void SurfacePicker::moved() {
+    stale_ = false;
+    dirty_ = true;
+}
+
+std::optional<SurfaceHit> SurfacePicker::pick(const Ray& ray) {
+    if (bvh_.empty()) return std::nullopt;
+    if (dirty_) {
+        bvh_.refit(positions_);
+        dirty_ = false;
+    }
+    return bvh_.intersect(ray, positions_);
+}
+
 } // namespace edn

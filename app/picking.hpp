@@ -68,4 +68,53 @@ private:
     std::vector<Node> nodes_;  // parents before children (refit runs backwards)
 };
 
+/// The camera as picking and strokes need it (no GL): matrices, eye and window size.
+struct ViewState {
+    glm::mat4 view_projection{1.0f}; ///< projection * view
+    glm::mat4 view{1.0f};            ///< world -> view
+    glm::vec3 eye{0.0f};             ///< camera position
+    glm::vec3 target{0.0f};          ///< orbit target
+    glm::vec2 viewport{1.0f};        ///< window size in the units of pixels (origin top-left)
+
+    /// Unit view direction (world).
+    glm::vec3 forward() const;
+    /// The ray through `pixel`.
+    Ray ray(const glm::vec2& pixel) const;
+    /// Distance of `point` along forward() from the eye (its view depth).
+    float depth(const glm::vec3& point) const;
+    /// Where the ray through `pixel` reaches view depth `depth`; nullopt when it points away.
+    std::optional<glm::vec3> at_depth(const glm::vec2& pixel, float depth) const;
+};
+
+/// The deformed boundary surface as picking sees it: a host copy of the surface vertex
+/// positions and a BVH over the triangles, refitted lazily when the positions moved. With
+/// CUDA-GL interop the host copy lags behind the drawn surface (stale) until refreshed.
+class SurfacePicker {
+public:
+    /// Takes new triangles and positions (a new scene or topology): builds the BVH.
+    void build(const std::vector<glm::vec3>& positions, const std::vector<Tri>& triangles);
+    /// Forgets the surface (no scene).
+    void clear();
+    /// The host copy of the surface vertex positions; call moved() after writing them.
+    std::vector<glm::vec3>& positions() { return positions_; }
+    /// The host copy (read only).
+    const std::vector<glm::vec3>& positions() const { return positions_; }
+    /// The positions were rewritten: fresh, and the BVH needs a refit before the next pick.
+    void moved();
+    /// The drawn surface moved without the host copy (interop): refresh before picking.
+    void mark_stale() { stale_ = true; }
+    /// Whether the host copy lags behind the drawn surface.
+    bool stale() const { return stale_; }
+    /// Nearest hit of `ray` on the surface (refits first when needed), or nullopt.
+    std::optional<SurfaceHit> pick(const Ray& ray);
+    /// True when there is no surface to pick.
+    bool empty() const { return bvh_.empty(); }
+
+private:
+    std::vector<glm::vec3> positions_;
+    TriangleBvh bvh_;
+    bool dirty_ = false; // positions moved since the last refit
+    bool stale_ = false; // the host copy is behind the drawn surface
+};
+
 } // namespace edn

@@ -7,90 +7,10 @@
 #include <numeric>
 
 namespace edn {
-namespace {
 
-/// Vertices of the simplex node `node` belongs to (1, 2 or 3 of them) and the node's linear
-/// interpolation weights on them.
-int node_vertex_weights(const Topology& topology, const NodeLayout& layout, Index node,
-                        std::array<Index, 3>& vertices, std::array<double, 3>& weights) {
-    const Index simplex = node_simplex(layout, node);
-    switch (node_kind(layout, node)) {
-    case NodeKind::Vertex:
-        vertices[0] = simplex;
-        weights[0] = 1.0;
-        return 1;
-    case NodeKind::Edge: {
-        // Edge node k lies at a + (k+1)/p (b - a), a the lower vertex (node_layout.hpp).
-        const Edge& edge = topology.edges[static_cast<std::size_t>(simplex)];
-        const double s = static_cast<double>(node_local_index(layout, node) + 1) / layout.order;
-        vertices[0] = edge[0];
-        vertices[1] = edge[1];
-        weights[0] = 1.0 - s;
-        weights[1] = s;
-        return 2;
-    }
-    case NodeKind::Face: {
-        // p = 3 has one face node, at the centroid.
-        const Face& face = topology.faces[static_cast<std::size_t>(simplex)];
-        for (int i = 0; i < 3; ++i) {
-            vertices[static_cast<std::size_t>(i)] = face[static_cast<std::size_t>(i)];
-            weights[static_cast<std::size_t>(i)] = 1.0 / 3.0;
-        }
-        return 3;
-    }
-    }
-    return 0;
-}
-
-} // namespace
-
-std::vector<double> transfer_node_values(const Topology& topology, const NodeLayout& from,
-                                         const NodeLayout& to, const std::vector<double>& values) {
-    EDN_VERIFY(values.size() == 3 * static_cast<std::size_t>(from.num_nodes()), ErrorCode::Internal,
-               "transfer_node_values: " << values.size() << " values for " << from.num_nodes()
-                                        << " nodes");
-    if (from.order == to.order) return values;
-    std::vector<double> out(3 * static_cast<std::size_t>(to.num_nodes()));
-    std::array<Index, 3> vertices{};
-    std::array<double, 3> weights{};
-    for (Index node = 0; node < to.num_nodes(); ++node) {
-        const int count = node_vertex_weights(topology, to, node, vertices, weights);
-        for (int axis = 0; axis < 3; ++axis) {
-            double sum = 0.0;
-            for (int i = 0; i < count; ++i) {
-                // Vertex nodes are numbered like the vertices in every order.
-                sum += weights[static_cast<std::size_t>(i)] *
-                       values[3 * static_cast<std::size_t>(vertices[static_cast<std::size_t>(i)]) +
-                              static_cast<std::size_t>(axis)];
-            }
-            out[3 * static_cast<std::size_t>(node) + static_cast<std::size_t>(axis)] = sum;
-        }
-    }
-    return out;
-}
-
-std::vector<std::uint8_t> node_pins_from_vertices(const Topology& topology,
-                                                  const NodeLayout& layout,
-                                                  const std::vector<std::uint8_t>& vertex_pins) {
-    std::vector<std::uint8_t> pins(static_cast<std::size_t>(layout.num_nodes()), 0);
-    std::array<Index, 3> vertices{};
-    std::array<double, 3> weights{};
-    for (Index node = 0; node < layout.num_nodes(); ++node) {
-        const int count = node_vertex_weights(topology, layout, node, vertices, weights);
-        bool all = true;
-        for (int i = 0; i < count; ++i) {
-            all =
-                all && vertex_pins[static_cast<std::size_t>(vertices[static_cast<std::size_t>(i)])];
-        }
-        pins[static_cast<std::size_t>(node)] = all ? 1 : 0;
-    }
-    return pins;
-}
-
-SimDriver::SimDriver(const Scene& scene, std::unique_ptr<Simulation> simulation)
-    : scene_(scene), simulation_(std::move(simulation)),
-      layout_(make_node_layout(scene.topology, simulation_->settings().order)),
-      vertex_pins_(static_cast<std::size_t>(scene.mesh.num_vertices()), 0) {
+SimDriver::SimDriver(std::unique_ptr<Simulation> simulation)
+    : simulation_(std::move(simulation)),
+      vertex_pins_(static_cast<std::size_t>(simulation_->mesh().num_vertices()), 0) {
     refresh();
 }
 
@@ -102,24 +22,44 @@ std::unique_ptr<Simulation> SimDriver::build(const Scene& scene,
 }
 
 void SimDriver::rebuild(const SimulationSettings& settings) {
-    auto next = build(scene_, settings); // throws before anything changes
-    const NodeLayout next_layout = make_node_layout(scene_.topology, settings.order);
-    // Carry displacements (not positions) so edge/face nodes sit on the new rest geometry.
-    std::vector<double> displacement = positions();
-    const std::vector<double>& rest = simulation_->rest_positions();
-    for (std::size_t i = 0; i < displacement.size(); ++i) displacement[i] -= rest[i];
-    std::vector<double> x =
-        transfer_node_values(scene_.topology, layout_, next_layout, displacement);
-    const std::vector<double> v =
-        transfer_node_values(scene_.topology, layout_, next_layout, simulation_->velocities());
-    const std::vector<double>& next_rest = next->rest_positions();
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] += next_rest[i];
-    next->set_state(x, v);
-    simulation_ = std::move(next);
-    layout_ = next_layout;
+    simulation_->change_settings(settings); // carries state, pins and the drag
     apply_pins();
-    simulation_->set_drag(drag_);
     refresh();
+}
+
+TopologyChangeRecord SimDriver::cut(const CutPlane& plane, std::int64_t frame) {
+    simulation_->set_frame(frame);
+    return changed(simulation_->cut(plane));
+}
+
+TopologyChangeRecord SimDriver::refine_sphere(const Vec3& center, double radius, int levels,
+                                              std::int64_t frame) {
+    simulation_->set_frame(frame);
+    return changed(simulation_->refine_sphere(center, radius, levels));
+}
+
+TopologyChangeRecord SimDriver::refine_uniform(std::int64_t frame) {
+    simulation_->set_frame(frame);
+    return changed(simulation_->refine_uniform());
+}
+
+TopologyChangeRecord SimDriver::undo(std::int64_t frame) {
+    simulation_->set_frame(frame);
+    return changed(simulation_->undo());
+}
+
+void SimDriver::set_topology_options(TopologyChangeOptions options) {
+    simulation_->set_topology_options(std::move(options));
+}
+
+TopologyChangeRecord SimDriver::changed(TopologyChangeRecord record) {
+    drag_.reset(); // the Simulation dropped it: its vertices are renumbered
+    // Vertex nodes come first in the node order: their pins are the per-vertex pins.
+    const std::vector<std::uint8_t>& pinned = simulation_->pinned();
+    vertex_pins_.assign(pinned.begin(), pinned.begin() + simulation_->mesh().num_vertices());
+    apply_pins();
+    refresh();
+    return record;
 }
 
 StepResult SimDriver::step() {
@@ -135,8 +75,9 @@ void SimDriver::reset() {
 }
 
 Index SimDriver::pin_below(double z) {
-    for (Index v = 0; v < scene_.mesh.num_vertices(); ++v) {
-        if (scene_.mesh.positions[static_cast<std::size_t>(v)][2] < z) {
+    const TetMesh& mesh = simulation_->mesh();
+    for (Index v = 0; v < mesh.num_vertices(); ++v) {
+        if (mesh.positions[static_cast<std::size_t>(v)][2] < z) {
             vertex_pins_[static_cast<std::size_t>(v)] = 1;
         }
     }
@@ -198,13 +139,7 @@ double SimDriver::total_mass() const {
 }
 
 void SimDriver::apply_pins() {
-    const std::vector<std::uint8_t> wanted =
-        node_pins_from_vertices(scene_.topology, layout_, vertex_pins_);
-    const std::vector<std::uint8_t>& current = simulation_->pinned();
-    for (Index node = 0; node < layout_.num_nodes(); ++node) {
-        const std::size_t i = static_cast<std::size_t>(node);
-        if ((current[i] != 0) != (wanted[i] != 0)) simulation_->set_pinned(node, wanted[i] != 0);
-    }
+    simulation_->set_vertex_pins(vertex_pins_);
 }
 
 void SimDriver::refresh() {

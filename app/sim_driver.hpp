@@ -1,9 +1,10 @@
 #pragma once
 /// The app's side of the engine: one edn::Simulation of the scene, the pins the user painted
-/// (per mesh vertex, so they survive order changes), the drag spring, and rebuilds that carry the
-/// current displacement and velocity over to a new Simulation (new settings, new order).
+/// (per mesh vertex, so they survive order changes and refinements), the drag spring, and host
+/// caches of positions and stress. Settings changes, cuts, refinements and undo are the
+/// Simulation's (sim/topology_change.hpp); the driver only forwards them and re-applies its pins.
 
-#include "mesh/node_layout.hpp"
+#include "mesh/cut.hpp"
 #include "sim/simulation.hpp"
 
 #include <cstdint>
@@ -15,35 +16,31 @@ namespace edn {
 
 struct Scene;
 
-/// Per-node values of an order-`to` mesh from an order-`from` field (3 per node): vertex nodes
-/// keep their values; edge and face nodes get the linear interpolation of their simplex's
-/// vertex values (exact for linear fields, what the brief asks for on order changes).
-/// @param[in] values  3 * #nodes(from) values in the node order of mesh/node_layout.hpp
-/// @return            3 * #nodes(to) values
-std::vector<double> transfer_node_values(const Topology& topology, const NodeLayout& from,
-                                         const NodeLayout& to, const std::vector<double>& values);
-
-/// Node pin mask of `layout` from a per-vertex mask: a vertex node is pinned with its vertex, an
-/// edge or face node when all vertices of its simplex are pinned.
-std::vector<std::uint8_t> node_pins_from_vertices(const Topology& topology,
-                                                  const NodeLayout& layout,
-                                                  const std::vector<std::uint8_t>& vertex_pins);
-
 /// Owns the Simulation of one scene and everything the user attached to it.
 class SimDriver {
 public:
-    /// Takes a Simulation built for `scene` (the scene must outlive the driver); the pins start
-    /// empty.
-    SimDriver(const Scene& scene, std::unique_ptr<Simulation> simulation);
+    /// Takes a Simulation; the pins start empty.
+    explicit SimDriver(std::unique_ptr<Simulation> simulation);
     ~SimDriver();
 
     /// Builds a Simulation of `scene` with `settings`. Throws edn::Error.
     static std::unique_ptr<Simulation> build(const Scene& scene,
                                              const SimulationSettings& settings);
 
-    /// Replaces the Simulation by one with `settings`, carrying positions, velocities, pins and
-    /// the drag over. Strong guarantee: on edn::Error the current Simulation stays.
+    /// Simulation::change_settings, keeping the vertex pins and the drag. Strong guarantee: on
+    /// edn::Error the current Simulation stays.
     void rebuild(const SimulationSettings& settings);
+    /// Simulation::cut stamped with `frame`; the drag ends, pins follow their vertices.
+    TopologyChangeRecord cut(const CutPlane& plane, std::int64_t frame);
+    /// Simulation::refine_sphere stamped with `frame`; as cut.
+    TopologyChangeRecord refine_sphere(const Vec3& center, double radius, int levels,
+                                       std::int64_t frame);
+    /// Simulation::refine_uniform stamped with `frame`; as cut.
+    TopologyChangeRecord refine_uniform(std::int64_t frame);
+    /// Simulation::undo stamped with `frame`; as cut.
+    TopologyChangeRecord undo(std::int64_t frame);
+    /// Limits of the Simulation's topology changes.
+    void set_topology_options(TopologyChangeOptions options);
     /// One time step; positions() is fetched again when next asked for.
     StepResult step();
     /// Back to the rest state with zero velocity; pins and drag kept.
@@ -87,10 +84,11 @@ public:
 private:
     void apply_pins();
     void refresh();
+    /// After a topology change: the vertex pins are the new vertex nodes' pins, then applied
+    /// as vertex pins (so edge/face nodes follow the app's rule); the drag is gone.
+    TopologyChangeRecord changed(TopologyChangeRecord record);
 
-    const Scene& scene_;
     std::unique_ptr<Simulation> simulation_;
-    NodeLayout layout_;
     std::vector<std::uint8_t> vertex_pins_;
     std::optional<DragSpring> drag_;
     mutable std::vector<double> positions_; // cache of simulation_->positions()

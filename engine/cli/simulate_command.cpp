@@ -6,14 +6,11 @@
 #include "core/json.hpp"
 #include "mesh/cut.hpp"
 #include "mesh/mesh_loader.hpp"
-#include "mesh/refine.hpp"
 #include "mesh/vtu_io.hpp"
 #include "sim/names.hpp"
 #include "sim/simulation.hpp"
-#include "sim/state_transfer.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -87,91 +84,6 @@ RefineSphere parse_refine_sphere(const std::string& text) {
     const std::vector<double> values = parse_numbers(text, expected);
     if (values.size() != 4 || !(values[3] > 0)) usage_error(expected);
     return {{values[0], values[1], values[2]}, values[3]};
-}
-
-/// One topology change, as recorded in run.json.
-struct CutRecord {
-    long long frame = 0;
-    Index cut_faces = 0;
-    Index duplicated_vertices = 0;
-    double repattern_ms = 0; ///< the new Simulation's construction: topology .. summation plans
-};
-
-/// Replaces the simulation in `holder` by one of `mesh` with the same settings, carrying `state`
-/// (positions, velocities, pins on the new mesh's nodes). Returns the construction time [ms]:
-/// topology .. summation plans.
-double replace_simulation(std::optional<Simulation>& holder, TetMesh mesh, const NodeState& state) {
-    const SimulationSettings settings = holder->settings();
-    const auto start = std::chrono::steady_clock::now();
-    holder.emplace(std::move(mesh), settings); // destroys the old simulation first
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    holder->set_state(state.positions, state.velocities);
-    for (Index i = 0; i < holder->num_nodes(); ++i)
-        if (state.pinned[i]) holder->set_pinned(i, true);
-    return ms;
-}
-
-/// The current positions of the vertex nodes (the first #V nodes).
-std::vector<Vec3> deformed_vertices(const Simulation& sim, const NodeState& state) {
-    std::vector<Vec3> deformed(sim.mesh().positions.size());
-    for (std::size_t v = 0; v < deformed.size(); ++v)
-        for (int d = 0; d < 3; ++d) deformed[v][d] = state.positions[3 * v + d];
-    return deformed;
-}
-
-/// Cuts the simulation in `holder` along `plane`: the rest mesh is cut, cells are classified on
-/// the current deformed vertex positions (what the user sees), and positions, velocities and
-/// pins are carried to the new nodes. The new Simulation is emplaced in the same storage.
-CutRecord apply_cut(std::optional<Simulation>& holder, const CutPlane& plane, long long frame) {
-    const Simulation& old = *holder;
-    const NodeState state{old.positions(), old.velocities(), old.pinned()};
-    const TetMesh& old_mesh = old.mesh();
-    CutResult cut = cut_mesh(old_mesh, plane, deformed_vertices(old, state));
-    const StateTransfer transfer =
-        transfer_node_state(old_mesh, cut.mesh, cut.vertex_origin, old.settings().order, state);
-    CutRecord record{frame, cut.cut_faces, cut.duplicated_vertices, 0.0};
-    record.repattern_ms = replace_simulation(holder, std::move(cut.mesh), transfer.state);
-    return record;
-}
-
-/// One refinement, as recorded in run.json.
-struct RefineRecord {
-    long long frame = 0;
-    const char* kind = "sphere"; ///< "sphere" or "uniform"
-    Index cells_before = 0, cells_after = 0, new_vertices = 0;
-    double min_dihedral_deg = 0, input_min_dihedral_deg = 0;
-    double refine_ms = 0;    ///< refinement and state transfer
-    double repattern_ms = 0; ///< the new Simulation's construction: topology .. summation plans
-};
-
-/// Refines the simulation in `holder`: inside `sphere` (cells classified on the current
-/// deformed vertex positions, `levels` bisection rounds) or, without a sphere, uniformly 1 -> 8.
-/// The state is carried by evaluating the old finite element field on the nested new mesh.
-RefineRecord apply_refine(std::optional<Simulation>& holder,
-                          const std::optional<RefineSphere>& sphere, int levels, long long frame) {
-    const Simulation& old = *holder;
-    const NodeState state{old.positions(), old.velocities(), old.pinned()};
-    const TetMesh& old_mesh = old.mesh();
-    const auto start = std::chrono::steady_clock::now();
-    RefineResult refined = sphere ? refine_sphere(old_mesh, sphere->center, sphere->radius, levels,
-                                                  deformed_vertices(old, state))
-                                  : refine_uniform(old_mesh);
-    const StateTransfer transfer = transfer_node_state_nested(
-        old_mesh, refined.mesh, refined.cell_parent, old.settings().order, state);
-    RefineRecord record{frame,
-                        sphere ? "sphere" : "uniform",
-                        refined.cells_before,
-                        refined.cells_after,
-                        refined.new_vertices,
-                        refined.min_dihedral_deg,
-                        refined.input_min_dihedral_deg,
-                        0.0,
-                        0.0};
-    record.refine_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    record.repattern_ms = replace_simulation(holder, std::move(refined.mesh), transfer.state);
-    return record;
 }
 
 /// Per vertex: 1 when its connected component (cells sharing a vertex) holds no pinned vertex
@@ -345,31 +257,39 @@ int run_simulate(const std::vector<std::string>& arguments) {
     if (args.has("vtu")) vtu_file = outputs.add(args.string_or("vtu", ""), "--vtu");
 
     TetMesh mesh = load_tet_mesh(path, meshing_options(args));
-    // A cut or a refinement emplaces a new Simulation in the same storage; `sim` then names the new
-    // object (it is transparently replaceable, [basic.life]/8), so the code below keeps using
-    // `sim`.
-    std::optional<Simulation> holder;
-    holder.emplace(std::move(mesh), s);
-    Simulation& sim = *holder;
+    Simulation sim(std::move(mesh), s);
+    // No undo here: keep no snapshot of the mesh before a cut or refinement.
+    TopologyChangeOptions topology_options;
+    topology_options.undo_depth = 0;
+    sim.set_topology_options(topology_options);
     Index pinned = 0;
     if (args.has("pin-below")) pinned = sim.pin_below(args.real_or("pin-below", 0.0, -huge, huge));
 
     Json frame_records = Json::array();
-    std::vector<CutRecord> cuts;
-    std::vector<RefineRecord> refinements;
+    bool cut_done = false, refine_done = false;
+    // Applies the requested refinement (the Simulation records it).
+    auto apply_refine = [&] {
+        if (refine_sphere_request)
+            sim.refine_sphere(refine_sphere_request->center, refine_sphere_request->radius,
+                              refine_levels);
+        else
+            sim.refine_uniform();
+        refine_done = true;
+    };
     std::vector<std::uint8_t> is_free = free_vertices(sim);
     StageTimes sum{};
     long long newton_total = 0, cg_total = 0, recovered = 0;
     const long long steps =
         s.integrator == Integrator::Static ? std::max(1LL, std::min(frames, 1LL)) : frames;
     for (long long f = 0; f < steps; ++f) {
-        if (cut_plane && cuts.empty() && f == cut_frame) {
-            cuts.push_back(apply_cut(holder, *cut_plane, f));
+        if (cut_plane && !cut_done && f == cut_frame) {
+            sim.cut(*cut_plane);
+            cut_done = true;
             is_free = free_vertices(sim);
         }
         // Cut first, then refine: the refinement sees the cut mesh.
-        if (refine && refinements.empty() && f == refine_frame) {
-            refinements.push_back(apply_refine(holder, refine_sphere_request, refine_levels, f));
+        if (refine && !refine_done && f == refine_frame) {
+            apply_refine();
             is_free = free_vertices(sim);
         }
         // A static solve of a part that nothing holds has no equilibrium: the system is singular.
@@ -426,9 +346,9 @@ int run_simulate(const std::vector<std::string>& arguments) {
             .add("ms", times_json(r.times));
         frame_records.push_back(j.json());
     }
-    if (cut_plane && cuts.empty()) cuts.push_back(apply_cut(holder, *cut_plane, steps));
-    if (refine && refinements.empty())
-        refinements.push_back(apply_refine(holder, refine_sphere_request, refine_levels, steps));
+    // Requested after the last frame (Simulation::frame() == steps).
+    if (cut_plane && !cut_done) sim.cut(*cut_plane);
+    if (refine && !refine_done) apply_refine();
     const std::vector<double> x = sim.positions();
     bool finite = true;
     for (double v : x) finite = finite && std::isfinite(v);
@@ -470,28 +390,31 @@ int run_simulate(const std::vector<std::string>& arguments) {
         .add("settings", settings)
         .add("summary", summary);
     run.add("frames", frame_records);
-    Json cuts_json = Json::array();
-    for (const CutRecord& cut : cuts)
-        cuts_json.push_back(JsonObject()
-                                .add("frame", cut.frame)
-                                .add("cut_faces", cut.cut_faces)
-                                .add("duplicated_vertices", cut.duplicated_vertices)
-                                .add("repattern_ms", cut.repattern_ms)
-                                .json());
+    Json cuts_json = Json::array(), refinements_json = Json::array();
+    for (const TopologyChangeRecord& r : sim.topology_changes()) {
+        if (r.kind == TopologyChangeKind::Cut) {
+            cuts_json.push_back(JsonObject()
+                                    .add("frame", r.frame)
+                                    .add("cut_faces", r.cut_faces)
+                                    .add("duplicated_vertices", r.duplicated_vertices)
+                                    .add("repattern_ms", r.repattern_ms)
+                                    .json());
+        } else if (r.kind == TopologyChangeKind::RefineSphere ||
+                   r.kind == TopologyChangeKind::RefineUniform) {
+            refinements_json.push_back(JsonObject()
+                                           .add("frame", r.frame)
+                                           .add("kind", topology_change_kind_name(r.kind))
+                                           .add("cells_before", r.cells_before)
+                                           .add("cells_after", r.cells_after)
+                                           .add("new_vertices", r.new_vertices)
+                                           .add("min_dihedral_deg", r.min_dihedral_deg)
+                                           .add("input_min_dihedral_deg", r.input_min_dihedral_deg)
+                                           .add("refine_ms", r.refine_ms)
+                                           .add("repattern_ms", r.repattern_ms)
+                                           .json());
+        }
+    }
     run.add("cuts", cuts_json);
-    Json refinements_json = Json::array();
-    for (const RefineRecord& r : refinements)
-        refinements_json.push_back(JsonObject()
-                                       .add("frame", r.frame)
-                                       .add("kind", r.kind)
-                                       .add("cells_before", r.cells_before)
-                                       .add("cells_after", r.cells_after)
-                                       .add("new_vertices", r.new_vertices)
-                                       .add("min_dihedral_deg", r.min_dihedral_deg)
-                                       .add("input_min_dihedral_deg", r.input_min_dihedral_deg)
-                                       .add("refine_ms", r.refine_ms)
-                                       .add("repattern_ms", r.repattern_ms)
-                                       .json());
     run.add("refinements", refinements_json);
 
     // Outputs last, all complete or none.

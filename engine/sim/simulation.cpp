@@ -5,6 +5,7 @@
 #include "core/parallel.hpp"
 #include "fem/linear_elasticity.hpp"
 #include "sim/simulation_backend.hpp"
+#include "sim/state_transfer.hpp"
 
 #include <cmath>
 
@@ -110,17 +111,21 @@ double SimulationBackend::inertia_coefficient() const {
     return 1.0 / (h * h);
 }
 
-Simulation::Simulation(TetMesh mesh, const SimulationSettings& settings) {
-    if (settings.backend == Backend::Cuda)
-        backend_ = make_cuda_backend(std::move(mesh), settings);
-    else
-        backend_ = make_cpu_backend(std::move(mesh), settings);
+std::unique_ptr<SimulationBackend> Simulation::make_backend(TetMesh mesh,
+                                                            const SimulationSettings& settings) {
+    if (settings.backend == Backend::Cuda) return make_cuda_backend(std::move(mesh), settings);
+    return make_cpu_backend(std::move(mesh), settings);
 }
+
+Simulation::Simulation(TetMesh mesh, const SimulationSettings& settings)
+    : backend_(make_backend(std::move(mesh), settings)) {}
 
 Simulation::~Simulation() = default;
 
 StepResult Simulation::step() {
-    return backend_->step();
+    StepResult result = backend_->step();
+    ++frame_;
+    return result;
 }
 
 Index Simulation::pin_below(double z) {
@@ -139,6 +144,11 @@ void Simulation::set_pinned(Index node, bool pinned) {
     EDN_VERIFY(node >= 0 && node < backend_->layout.num_nodes(), ErrorCode::Usage,
                "node " << node << " out of range");
     backend_->fixed[node] = pinned ? 1 : 0;
+    backend_->pins_changed();
+}
+
+void Simulation::set_vertex_pins(const std::vector<std::uint8_t>& vertex_pins) {
+    backend_->fixed = node_pins_from_vertices(backend_->topology, backend_->layout, vertex_pins);
     backend_->pins_changed();
 }
 

@@ -4,13 +4,16 @@
 /// (double) or on the GPU (float) behind the same interface.
 
 #include "mesh/tet_mesh.hpp"
+#include "sim/topology_change.hpp"
 #include "solver/pcg.hpp"
 #include "sparse/summation.hpp"
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -110,6 +113,7 @@ struct DragSpring {
 };
 
 class SimulationBackend;
+struct CutPlane;
 
 /// One simulated solid.
 class Simulation {
@@ -172,8 +176,78 @@ public:
     /// backend, host time for the CPU backend. What a topology change costs before the next frame.
     double pattern_build_ms() const;
 
+    /// Pins exactly the nodes node_pins_from_vertices (sim/state_transfer.hpp) derives from a
+    /// per-vertex mask (#V): a vertex node with its vertex, an edge/face node when all vertices
+    /// of its simplex are pinned. Every other node is freed.
+    void set_vertex_pins(const std::vector<std::uint8_t>& vertex_pins);
+
+    // Topology changes (sim/topology_change.cpp). Each builds a new backend with the current
+    // settings for the new mesh, carries positions, velocities and pins over and swaps it in;
+    // the drag spring is dropped (its vertices are renumbered). Strong guarantee: on edn::Error
+    // the simulation is unchanged. The previous mesh and state go onto the undo history.
+
+    /// Cuts the mesh along `plane` (mesh/cut.hpp). Cells are classified on the current deformed
+    /// vertex positions (what the user sees); the node state is copied exactly.
+    TopologyChangeRecord cut(const CutPlane& plane);
+    /// Refines the cells touching the sphere (`center`, `radius`; classified on the deformed
+    /// positions) by `levels` (1..8) bisection rounds (mesh/refine.hpp). The state is carried by
+    /// evaluating the old finite element field, so the deformed shape is unchanged.
+    TopologyChangeRecord refine_sphere(const Vec3& center, double radius, int levels = 3);
+    /// Refines every cell into 8, carrying the state like refine_sphere.
+    TopologyChangeRecord refine_uniform();
+    /// Goes back to the mesh, settings, positions, velocities and pins before the newest cut or
+    /// refinement still on the history; throws edn::Error(Usage) when the history is empty.
+    TopologyChangeRecord undo();
+    /// Cut and refinement snapshots undo() can go back to (at most topology_options().undo_depth).
+    std::size_t undo_depth() const;
+    /// Every cut, refinement and undo applied, oldest first (kept across undo()).
+    const std::vector<TopologyChangeRecord>& topology_changes() const;
+    /// Limits of later topology changes; trims the undo history to the new depth.
+    void set_topology_options(TopologyChangeOptions options);
+    /// The limits in force.
+    const TopologyChangeOptions& topology_options() const;
+
+    /// Rebuilds with new settings (order, material, backend, ...) on the same mesh, carrying
+    /// displacements, velocities (vertex nodes exact, new edge/face nodes interpolated
+    /// linearly), pins (same order: every node's; otherwise derived from the vertex nodes' pins
+    /// as set_vertex_pins does) and the drag spring. Not a topology change: not recorded, the
+    /// undo history stays. Strong guarantee: on edn::Error (bad settings, backend unavailable)
+    /// the simulation is unchanged.
+    void change_settings(const SimulationSettings& settings);
+    /// change_settings with only the order changed.
+    void change_order(int order);
+
+    /// Frame number stamped on topology change records: step() advances it; callers whose
+    /// frames do not all step (the app while paused) set it.
+    void set_frame(std::int64_t frame);
+    /// The current frame number (steps taken unless set).
+    std::int64_t frame() const;
+
 private:
+    /// What undo() goes back to.
+    struct Snapshot {
+        TetMesh mesh;                     ///< rest mesh before the change
+        SimulationSettings settings;      ///< settings then
+        std::vector<double> positions;    ///< 3 per node
+        std::vector<double> velocities;   ///< 3 per node
+        std::vector<std::uint8_t> pinned; ///< 1 per node
+    };
+
+    /// A backend of `settings.backend` for `mesh`.
+    static std::unique_ptr<SimulationBackend> make_backend(TetMesh mesh,
+                                                           const SimulationSettings& settings);
+    /// Swaps in `next` (state and pins already set) and records `record`; the current mesh,
+    /// settings, pins and the given node state go onto the undo history first.
+    void install(std::unique_ptr<SimulationBackend> next, TopologyChangeRecord record,
+                 std::vector<double> positions, std::vector<double> velocities);
+    /// "cut: NAME" style message prefix for `what`.
+    std::string message_prefix(const char* what) const;
+
     std::unique_ptr<SimulationBackend> backend_;
+    std::deque<Snapshot> history_;              // newest last
+    std::vector<TopologyChangeRecord> changes_; // oldest first
+    TopologyChangeOptions topology_options_;
+    std::int64_t frame_ = 0;
 };
 
 } // namespace edn

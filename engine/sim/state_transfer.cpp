@@ -8,6 +8,7 @@
 #include "mesh/topology.hpp"
 #include "sparse/bin_bcsr_pattern.hpp"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -32,6 +33,39 @@ void check_old_state(const NodeLayout& old_layout, const NodeState& old_state) {
                "state transfer: old state must hold "
                    << old_nodes << " nodes, got " << old_state.pinned.size() << " pins, "
                    << old_state.positions.size() << " position values");
+}
+
+/// Vertices of the simplex node `node` belongs to (1, 2 or 3 of them) and the node's linear
+/// interpolation weights on them.
+int node_vertex_weights(const Topology& topology, const NodeLayout& layout, Index node,
+                        std::array<Index, 3>& vertices, std::array<double, 3>& weights) {
+    const Index simplex = node_simplex(layout, node);
+    switch (node_kind(layout, node)) {
+    case NodeKind::Vertex:
+        vertices[0] = simplex;
+        weights[0] = 1.0;
+        return 1;
+    case NodeKind::Edge: {
+        // Edge node k lies at a + (k+1)/p (b - a), a the lower vertex (node_layout.hpp).
+        const Edge& edge = topology.edges[static_cast<std::size_t>(simplex)];
+        const double s = static_cast<double>(node_local_index(layout, node) + 1) / layout.order;
+        vertices[0] = edge[0];
+        vertices[1] = edge[1];
+        weights[0] = 1.0 - s;
+        weights[1] = s;
+        return 2;
+    }
+    case NodeKind::Face: {
+        // p = 3 has one face node, at the centroid.
+        const Face& face = topology.faces[static_cast<std::size_t>(simplex)];
+        for (int i = 0; i < 3; ++i) {
+            vertices[static_cast<std::size_t>(i)] = face[static_cast<std::size_t>(i)];
+            weights[static_cast<std::size_t>(i)] = 1.0 / 3.0;
+        }
+        return 3;
+    }
+    }
+    return 0;
 }
 
 } // namespace
@@ -228,6 +262,56 @@ StateTransfer transfer_node_state_nested(const TetMesh& old_mesh, const TetMesh&
         kHeavyItems * 64);
     for (std::uint8_t i : interpolated) result.interpolated_nodes += i;
     return result;
+}
+
+std::vector<double> transfer_node_values(const Topology& topology, const NodeLayout& from,
+                                         const NodeLayout& to, const std::vector<double>& values) {
+    EDN_VERIFY(values.size() == 3 * static_cast<std::size_t>(from.num_nodes()), ErrorCode::Usage,
+               "transfer_node_values: " << values.size() << " values for " << from.num_nodes()
+                                        << " nodes");
+    EDN_VERIFY(from.num_vertices == to.num_vertices, ErrorCode::Usage,
+               "transfer_node_values: layouts of different meshes ("
+                   << from.num_vertices << " and " << to.num_vertices << " vertices)");
+    if (from.order == to.order) return values;
+    std::vector<double> out(3 * static_cast<std::size_t>(to.num_nodes()));
+    std::array<Index, 3> vertices{};
+    std::array<double, 3> weights{};
+    for (Index node = 0; node < to.num_nodes(); ++node) {
+        const int count = node_vertex_weights(topology, to, node, vertices, weights);
+        for (int axis = 0; axis < 3; ++axis) {
+            double sum = 0.0;
+            for (int i = 0; i < count; ++i) {
+                // Vertex nodes are numbered like the vertices in every order.
+                sum += weights[static_cast<std::size_t>(i)] *
+                       values[3 * static_cast<std::size_t>(vertices[static_cast<std::size_t>(i)]) +
+                              static_cast<std::size_t>(axis)];
+            }
+            out[3 * static_cast<std::size_t>(node) + static_cast<std::size_t>(axis)] = sum;
+        }
+    }
+    return out;
+}
+
+std::vector<std::uint8_t> node_pins_from_vertices(const Topology& topology,
+                                                  const NodeLayout& layout,
+                                                  const std::vector<std::uint8_t>& vertex_pins) {
+    EDN_VERIFY(vertex_pins.size() == static_cast<std::size_t>(layout.num_vertices),
+               ErrorCode::Usage,
+               "node_pins_from_vertices: " << vertex_pins.size() << " pins for "
+                                           << layout.num_vertices << " vertices");
+    std::vector<std::uint8_t> pins(static_cast<std::size_t>(layout.num_nodes()), 0);
+    std::array<Index, 3> vertices{};
+    std::array<double, 3> weights{};
+    for (Index node = 0; node < layout.num_nodes(); ++node) {
+        const int count = node_vertex_weights(topology, layout, node, vertices, weights);
+        bool all = true;
+        for (int i = 0; i < count; ++i) {
+            all =
+                all && vertex_pins[static_cast<std::size_t>(vertices[static_cast<std::size_t>(i)])];
+        }
+        pins[static_cast<std::size_t>(node)] = all ? 1 : 0;
+    }
+    return pins;
 }
 
 } // namespace edn

@@ -22,6 +22,7 @@
 /// every old node of the parent with a non-negligible basis weight (|N| > 1e-9) is pinned.
 
 #include "core/types.hpp"
+#include "mesh/node_layout.hpp"
 #include "mesh/tet_mesh.hpp"
 
 #include <cstdint>
@@ -58,5 +59,19 @@ StateTransfer transfer_node_state(const TetMesh& old_mesh, const TetMesh& new_me
 StateTransfer transfer_node_state_nested(const TetMesh& old_mesh, const TetMesh& new_mesh,
                                          std::span<const Index> cell_parent, int order,
                                          const NodeState& old_state);
+
+/// Per-node values of an order-`to` mesh from an order-`from` field on the same mesh (3 per
+/// node), for an order change: vertex nodes keep their values; edge and face nodes get the linear
+/// interpolation of their simplex's vertex values (exact for linear fields).
+/// @param[in] values  3 * #nodes(from) values in the node order of mesh/node_layout.hpp
+/// @return            3 * #nodes(to) values (a copy of `values` when the orders agree)
+std::vector<double> transfer_node_values(const Topology& topology, const NodeLayout& from,
+                                         const NodeLayout& to, const std::vector<double>& values);
+
+/// Node pin mask of `layout` from a per-vertex mask (#V): a vertex node is pinned with its
+/// vertex, an edge or face node when all vertices of its simplex are pinned.
+std::vector<std::uint8_t> node_pins_from_vertices(const Topology& topology,
+                                                  const NodeLayout& layout,
+                                                  const std::vector<std::uint8_t>& vertex_pins);
 
 } // namespace edn

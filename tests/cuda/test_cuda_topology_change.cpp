@@ -3,6 +3,7 @@
 // product at the transferred state, and trajectories that stay together afterwards. Skipped
 // without a device.
 #include "core/device.hpp"
+#include "core/error.hpp"
 #include "cuda/cuda_assembly.hpp"
 #include "mesh/box_mesh.hpp"
 #include "mesh/cut.hpp"
@@ -166,6 +167,50 @@ TEST_P(CudaTopologyChange, CudaEqualsCpuAfterEachCutAndRefinement) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Orders, CudaTopologyChange, ::testing::Values(1, 2));
+
+// Simulation's own topology changes (sim/topology_change.cpp) on the device: the cut's state is
+// copied, undo gives back the exact previous state (float -> double -> float round trips), an
+// order change 1 -> 2 -> 1 keeps the vertex positions, and a failed change keeps everything.
+TEST(CudaSimulationTopologyChange, CutUndoAndOrderChangeKeepTheState) {
+    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
+    SimulationSettings g;
+    g.backend = Backend::Cuda;
+    g.young = 2e4;
+    g.gravity = {-9.81, 0, -9.81};
+    Simulation gpu(make_box_tet_mesh(2, 2, 4, {0, 0, 0}, {0.5, 0.5, 1.0}), g);
+    gpu.pin_below(1e-9);
+    for (int f = 0; f < 3; ++f) gpu.step();
+    const std::vector<double> x = gpu.positions(), v = gpu.velocities();
+    const std::vector<std::uint8_t> pins = gpu.pinned();
+
+    CutPlane plane;
+    plane.point = {0.25, 0.25, 0.52};
+    plane.normal = {0, 0, 1};
+    const TopologyChangeRecord cut = gpu.cut(plane);
+    EXPECT_GT(cut.cut_faces, 0);
+    EXPECT_EQ(gpu.components(), 2);
+    EXPECT_GT(cut.pattern_build_ms, 0.0);
+    ASSERT_FALSE(gpu.step().recovered);
+    gpu.undo();
+    EXPECT_EQ(gpu.components(), 1);
+    // Float storage (the device may keep displacements): equal to float rounding.
+    EXPECT_LT(max_abs_diff(gpu.positions(), x), 1e-6);
+    EXPECT_LT(max_abs_diff(gpu.velocities(), v), 1e-6 * (1 + max_abs(v)));
+    EXPECT_EQ(std::vector<std::uint8_t>(gpu.pinned()), pins);
+
+    gpu.change_order(2);
+    const std::vector<double> x2 = gpu.positions();
+    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x2[i], x[i], 1e-6) << i;
+    gpu.change_order(1);
+    const std::vector<double> x1 = gpu.positions();
+    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x1[i], x[i], 1e-6) << i;
+    EXPECT_EQ(std::vector<std::uint8_t>(gpu.pinned()), pins);
+
+    EXPECT_THROW(gpu.change_order(5), Error);
+    EXPECT_THROW(gpu.undo(), Error);
+    EXPECT_EQ(gpu.settings().order, 1);
+    ASSERT_FALSE(gpu.step().recovered);
+}
 
 } // namespace
 } // namespace edn

@@ -1,0 +1,256 @@
+// Simulation's topology changes: cut, refine (brush and uniform), undo and settings/order
+// changes. Each builds the new backend completely before anything of the current one changes,
+// so a failure leaves the simulation as it was (strong guarantee).
+#include "sim/topology_change.hpp"
+
+#include "core/error.hpp"
+#include "mesh/cut.hpp"
+#include "mesh/refine.hpp"
+#include "sim/simulation.hpp"
+#include "sim/simulation_backend.hpp"
+#include "sim/state_transfer.hpp"
+
+#include <chrono>
+#include <sstream>
+#include <utility>
+
+namespace edn {
+namespace {
+
+/// The current positions of the vertex nodes (the first #V nodes of `positions`).
+std::vector<Vec3> vertex_positions(const TetMesh& mesh, const std::vector<double>& positions) {
+    std::vector<Vec3> deformed(mesh.positions.size());
+    for (std::size_t v = 0; v < deformed.size(); ++v)
+        for (std::size_t d = 0; d < 3; ++d) deformed[v][d] = positions[3 * v + d];
+    return deformed;
+}
+
+/// The node state of `backend` (positions fetched from the device for the CUDA backend).
+NodeState node_state(const SimulationBackend& backend) {
+    return {backend.positions(), backend.velocities(), backend.fixed};
+}
+
+/// Sets the carried state and pins on a freshly built backend.
+void set_node_state(SimulationBackend& backend, const NodeState& state) {
+    [[maybe_unused]] const std::size_t n = static_cast<std::size_t>(backend.layout.num_nodes());
+    EDN_ASSERT(state.positions.size() == 3 * n && state.velocities.size() == 3 * n &&
+                   state.pinned.size() == n,
+               "carried state does not match the new node layout");
+    backend.set_state(state.positions, state.velocities);
+    backend.fixed = state.pinned;
+    backend.pins_changed();
+}
+
+} // namespace
+
+const char* topology_change_kind_name(TopologyChangeKind kind) {
+    switch (kind) {
+    case TopologyChangeKind::Cut:
+        return "cut";
+    case TopologyChangeKind::RefineSphere:
+        return "sphere";
+    case TopologyChangeKind::RefineUniform:
+        return "uniform";
+    case TopologyChangeKind::Undo:
+        return "undo";
+    }
+    return "unknown";
+}
+
+std::string Simulation::message_prefix(const char* what) const {
+    std::string prefix = what;
+    if (!topology_options_.mesh_name.empty()) prefix += ": " + topology_options_.mesh_name;
+    return prefix;
+}
+
+void Simulation::install(std::unique_ptr<SimulationBackend> next, TopologyChangeRecord record,
+                         std::vector<double> positions, std::vector<double> velocities) {
+    // Allocation only from here on (the log's slot and the history entry), then the swap, which
+    // cannot throw.
+    changes_.reserve(changes_.size() + 1);
+    if (topology_options_.undo_depth > 0) {
+        history_.push_back(Snapshot{TetMesh{}, backend_->settings, std::move(positions),
+                                    std::move(velocities), backend_->fixed});
+        if (history_.size() > topology_options_.undo_depth) history_.pop_front();
+    }
+    std::unique_ptr<SimulationBackend> previous = std::exchange(backend_, std::move(next));
+    if (topology_options_.undo_depth > 0) history_.back().mesh = std::move(previous->mesh);
+    changes_.push_back(record);
+}
+
+TopologyChangeRecord Simulation::cut(const CutPlane& plane) {
+    const NodeState state = node_state(*backend_);
+    const TetMesh& mesh = backend_->mesh;
+    // Classify on the deformed shape: the cut follows what the user sees.
+    CutResult result = cut_mesh(mesh, plane, vertex_positions(mesh, state.positions));
+    EDN_VERIFY(!topology_options_.reject_no_op || result.cut_faces > 0, ErrorCode::Usage,
+               "cut: the blade crosses no interior face"
+                   << (topology_options_.mesh_name.empty() ? "" : " of ")
+                   << topology_options_.mesh_name);
+    const StateTransfer transfer = transfer_node_state(mesh, result.mesh, result.vertex_origin,
+                                                       backend_->settings.order, state);
+    TopologyChangeRecord record;
+    record.kind = TopologyChangeKind::Cut;
+    record.frame = frame_;
+    record.cells_before = mesh.num_cells();
+    record.cells_after = result.mesh.num_cells();
+    record.cut_faces = result.cut_faces;
+    record.duplicated_vertices = result.duplicated_vertices;
+    const auto start = std::chrono::steady_clock::now();
+    std::unique_ptr<SimulationBackend> next =
+        make_backend(std::move(result.mesh), backend_->settings);
+    record.repattern_ms = elapsed_ms(start);
+    record.pattern_build_ms = next->pattern_ms;
+    set_node_state(*next, transfer.state);
+    install(std::move(next), record, state.positions, state.velocities);
+    return record;
+}
+
+TopologyChangeRecord Simulation::refine_sphere(const Vec3& center, double radius, int levels) {
+    const NodeState state = node_state(*backend_);
+    const TetMesh& mesh = backend_->mesh;
+    const auto start = std::chrono::steady_clock::now();
+    // Classify on the deformed shape: the brush refines what the user points at.
+    RefineResult result =
+        edn::refine_sphere(mesh, center, radius, levels, vertex_positions(mesh, state.positions));
+    EDN_VERIFY(!topology_options_.reject_no_op || result.split_cells > 0, ErrorCode::Usage,
+               "refine: no cell" << (topology_options_.mesh_name.empty() ? "" : " of ")
+                                 << topology_options_.mesh_name << " within " << radius << " of ("
+                                 << center[0] << ", " << center[1] << ", " << center[2] << ")");
+    const std::int64_t limit = topology_options_.max_cells;
+    EDN_VERIFY(limit <= 0 || result.cells_after <= limit, ErrorCode::Usage,
+               message_prefix("refine")
+                   << ": " << result.cells_after << " cells, more than the limit of " << limit);
+    const StateTransfer transfer = transfer_node_state_nested(mesh, result.mesh, result.cell_parent,
+                                                              backend_->settings.order, state);
+    TopologyChangeRecord record;
+    record.kind = TopologyChangeKind::RefineSphere;
+    record.frame = frame_;
+    record.cells_before = result.cells_before;
+    record.cells_after = result.cells_after;
+    record.new_vertices = result.new_vertices;
+    record.min_dihedral_deg = result.min_dihedral_deg;
+    record.input_min_dihedral_deg = result.input_min_dihedral_deg;
+    record.refine_ms = elapsed_ms(start);
+    const auto build = std::chrono::steady_clock::now();
+    std::unique_ptr<SimulationBackend> next =
+        make_backend(std::move(result.mesh), backend_->settings);
+    record.repattern_ms = elapsed_ms(build);
+    record.pattern_build_ms = next->pattern_ms;
+    set_node_state(*next, transfer.state);
+    install(std::move(next), record, state.positions, state.velocities);
+    return record;
+}
+
+TopologyChangeRecord Simulation::refine_uniform() {
+    const TetMesh& mesh = backend_->mesh;
+    // Checked before the work: 8x of a large mesh is the allocation to avoid.
+    const std::int64_t limit = topology_options_.max_cells;
+    const std::int64_t cells = 8 * static_cast<std::int64_t>(mesh.num_cells());
+    EDN_VERIFY(limit <= 0 || cells <= limit, ErrorCode::Usage,
+               message_prefix("refine")
+                   << ": 1->8 would make " << cells << " cells, more than the limit of " << limit);
+    const NodeState state = node_state(*backend_);
+    const auto start = std::chrono::steady_clock::now();
+    RefineResult result = edn::refine_uniform(mesh);
+    const StateTransfer transfer = transfer_node_state_nested(mesh, result.mesh, result.cell_parent,
+                                                              backend_->settings.order, state);
+    TopologyChangeRecord record;
+    record.kind = TopologyChangeKind::RefineUniform;
+    record.frame = frame_;
+    record.cells_before = result.cells_before;
+    record.cells_after = result.cells_after;
+    record.new_vertices = result.new_vertices;
+    record.min_dihedral_deg = result.min_dihedral_deg;
+    record.input_min_dihedral_deg = result.input_min_dihedral_deg;
+    record.refine_ms = elapsed_ms(start);
+    const auto build = std::chrono::steady_clock::now();
+    std::unique_ptr<SimulationBackend> next =
+        make_backend(std::move(result.mesh), backend_->settings);
+    record.repattern_ms = elapsed_ms(build);
+    record.pattern_build_ms = next->pattern_ms;
+    set_node_state(*next, transfer.state);
+    install(std::move(next), record, state.positions, state.velocities);
+    return record;
+}
+
+TopologyChangeRecord Simulation::undo() {
+    EDN_VERIFY(!history_.empty(), ErrorCode::Usage, "undo: nothing to undo");
+    const Snapshot& snapshot = history_.back();
+    TopologyChangeRecord record;
+    record.kind = TopologyChangeKind::Undo;
+    record.frame = frame_;
+    record.cells_before = backend_->mesh.num_cells();
+    record.cells_after = snapshot.mesh.num_cells();
+    const auto start = std::chrono::steady_clock::now();
+    // A copy of the mesh: the snapshot must stay when the build fails.
+    std::unique_ptr<SimulationBackend> next = make_backend(snapshot.mesh, snapshot.settings);
+    record.repattern_ms = elapsed_ms(start);
+    record.pattern_build_ms = next->pattern_ms;
+    set_node_state(*next, {snapshot.positions, snapshot.velocities, snapshot.pinned});
+    // Nothing throws from here on but allocation.
+    changes_.reserve(changes_.size() + 1);
+    history_.pop_back();
+    backend_ = std::move(next);
+    changes_.push_back(record);
+    return record;
+}
+
+std::size_t Simulation::undo_depth() const {
+    return history_.size();
+}
+
+const std::vector<TopologyChangeRecord>& Simulation::topology_changes() const {
+    return changes_;
+}
+
+void Simulation::set_topology_options(TopologyChangeOptions options) {
+    topology_options_ = std::move(options);
+    while (history_.size() > topology_options_.undo_depth) history_.pop_front();
+}
+
+const TopologyChangeOptions& Simulation::topology_options() const {
+    return topology_options_;
+}
+
+void Simulation::change_settings(const SimulationSettings& settings) {
+    // Throws (bad settings, backend unavailable) before anything changes.
+    std::unique_ptr<SimulationBackend> next = make_backend(backend_->mesh, settings);
+    const SimulationBackend& now = *backend_;
+    // Carry displacements (not positions) so new edge/face nodes sit on the new rest geometry.
+    std::vector<double> displacement = now.positions();
+    for (std::size_t i = 0; i < displacement.size(); ++i) displacement[i] -= now.rest[i];
+    // Both layouts number vertices, edges and faces through the same mesh's topology.
+    NodeState state;
+    state.positions = transfer_node_values(next->topology, now.layout, next->layout, displacement);
+    for (std::size_t i = 0; i < state.positions.size(); ++i) state.positions[i] += next->rest[i];
+    state.velocities =
+        transfer_node_values(next->topology, now.layout, next->layout, now.velocities());
+    if (now.layout.order == next->layout.order) {
+        state.pinned = now.fixed;
+    } else {
+        // Vertex nodes come first: their pins are the per-vertex pins.
+        const std::vector<std::uint8_t> vertex_pins(now.fixed.begin(),
+                                                    now.fixed.begin() + now.layout.num_vertices);
+        state.pinned = node_pins_from_vertices(next->topology, next->layout, vertex_pins);
+    }
+    set_node_state(*next, state);
+    next->drag = now.drag;
+    backend_ = std::move(next);
+}
+
+void Simulation::change_order(int order) {
+    SimulationSettings settings = backend_->settings;
+    settings.order = order;
+    change_settings(settings);
+}
+
+void Simulation::set_frame(std::int64_t frame) {
+    frame_ = frame;
+}
+
+std::int64_t Simulation::frame() const {
+    return frame_;
+}
+
+} // namespace edn

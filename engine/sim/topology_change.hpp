@@ -1,0 +1,58 @@
+#pragma once
+/// What Simulation's topology changes (cut, refine, undo; sim/topology_change.cpp) report and
+/// the limits a caller may put on them. A change builds a new backend for the new mesh with the
+/// same settings, carries positions, velocities and pins over (sim/state_transfer.hpp) and swaps
+/// it in; on edn::Error nothing has changed. Records are what run.json's "cuts"/"refinements"
+/// and the app's --stats report.
+
+#include "core/types.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace edn {
+
+/// Which topology change a record describes.
+enum class TopologyChangeKind : std::uint8_t {
+    Cut,           ///< Simulation::cut
+    RefineSphere,  ///< Simulation::refine_sphere (brush)
+    RefineUniform, ///< Simulation::refine_uniform (1 -> 8)
+    Undo,          ///< Simulation::undo
+};
+
+/// "cut", "sphere", "uniform", "undo" (run.json's refinement "kind" uses the middle two).
+const char* topology_change_kind_name(TopologyChangeKind kind);
+
+/// One applied topology change. Fields that do not apply to the kind stay 0.
+struct TopologyChangeRecord {
+    TopologyChangeKind kind = TopologyChangeKind::Cut;
+    std::int64_t frame = 0;            ///< Simulation::frame() when it was applied
+    Index cells_before = 0;            ///< cells of the mesh before
+    Index cells_after = 0;             ///< cells of the mesh after
+    Index cut_faces = 0;               ///< cut: interior faces opened
+    Index duplicated_vertices = 0;     ///< cut: vertices added
+    Index new_vertices = 0;            ///< refine: vertices added (edge midpoints)
+    double min_dihedral_deg = 0;       ///< refine: smallest dihedral angle of the new mesh
+    double input_min_dihedral_deg = 0; ///< refine: smallest dihedral angle of the old mesh
+    double refine_ms = 0;              ///< refine: refinement and state transfer
+    double repattern_ms = 0;           ///< building the new backend: topology .. summation plans
+    double pattern_build_ms = 0;       ///< of which its pattern and plans (pattern_build_ms())
+};
+
+/// Limits a caller puts on topology changes; a change that breaks one throws
+/// edn::Error(Usage) and leaves the simulation unchanged.
+struct TopologyChangeOptions {
+    /// Snapshots (mesh, settings, node state) kept for undo(), oldest dropped first; 0 keeps
+    /// none. 8 is the app's Ctrl+Z depth.
+    std::size_t undo_depth = 8;
+    /// A cut crossing no interior face or a brush touching no cell is an error (else it is
+    /// applied and recorded with zero counts, as the CLI does).
+    bool reject_no_op = false;
+    /// Refinements that would make more cells are refused (0: no limit beyond refine's own).
+    std::int64_t max_cells = 0;
+    /// Named in error messages (e.g. the scene's file name); may be empty.
+    std::string mesh_name;
+};
+
+} // namespace edn

@@ -5,7 +5,7 @@
 
 #include "core/error.hpp"
 #include "mesh/cut.hpp"
-#include "mesh/mesh_fixtures.hpp"
+#include "support/mesh_fixtures.hpp"
 #include "mesh/node_layout.hpp"
 #include "mesh/topology.hpp"
 #include "sim/simulation.hpp"

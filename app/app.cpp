@@ -113,7 +113,7 @@ int App::run() {
 }
 
 void App::start() {
-    paths_ = find_resource_paths();
+    paths_ = find_resource_paths(options_.shader_dir);
     // A bad script is a usage problem of this run: fail before any expensive work.
     if (options_.script) script_ = ScriptRunner(load_script(*options_.script));
     // Headless, a bad scene is fatal: load it before paying for a GL context.
@@ -480,9 +480,9 @@ bool App::upload_with_interop() {
             rest[i] =
                 session_.scene()->mesh.positions[static_cast<std::size_t>(surface.mesh_vertex[i])];
         try {
-            interop_ = std::make_unique<SurfaceInterop>(renderer_->surface_vertex_buffer(),
-                                                        surface.mesh_vertex, surface.triangles,
-                                                        surface.face_cell, rest);
+            interop_ = std::make_unique<SurfaceInterop>(
+                renderer_->surface_vertex_buffer(), surface.mesh_vertex, surface.triangles,
+                surface.face_cell, rest, options_.interop_options);
         } catch (const Error& error) {
             // E.g. GL on another device than CUDA (Mesa): the host path still works.
             interop_failed_ = true;

@@ -51,6 +51,8 @@ struct AppOptions {
     bool paused = false;                             ///< --paused: start without stepping
     std::optional<Backend> backend;                  ///< --backend: simulation backend
     bool interop = true; ///< false with --no-interop: glBufferSubData also for the CUDA backend
+    InteropOptions interop_options;                  ///< --interop-mapped, --interop-profile
+    std::optional<std::filesystem::path> shader_dir; ///< --shader-dir: replaces the shaders folder
 };
 
 /// The app's default simulation: soft neo-Hookean p = 1, so the bunny wobbles visibly.

@@ -199,7 +199,8 @@ bool interop_built() {
 
 SurfaceInterop::SurfaceInterop(unsigned vbo, const std::vector<Index>& mesh_vertex,
                                const std::vector<Tri>& triangles,
-                               const std::vector<Index>& face_cell, const std::vector<Vec3>& rest)
+                               const std::vector<Index>& face_cell, const std::vector<Vec3>& rest,
+                               const InteropOptions& options)
     : impl_(std::make_unique<Impl>()) {
     EDN_VERIFY(face_cell.size() == triangles.size(), ErrorCode::Internal,
                "CUDA-GL interop: " << face_cell.size() << " face cells for " << triangles.size()
@@ -233,8 +234,8 @@ SurfaceInterop::SurfaceInterop(unsigned vbo, const std::vector<Index>& mesh_vert
     if (!face_cell.empty())
         EDN_CUDA_CHECK(cudaMemcpy(impl_->face_cell.data(), face_cell.data(),
                                   impl_->face_cell.bytes(), cudaMemcpyHostToDevice));
-    if (const char* p = std::getenv("EDN_INTEROP_PROFILE"); p && *p == '1') impl_->profile = true;
-    if (impl_->vertices > 0 && try_external_memory()) return;
+    impl_->profile = options.profile;
+    if (impl_->vertices > 0 && !options.force_mapped && try_external_memory()) return;
     // Every float of the buffer is rewritten each frame, so the old contents may be discarded.
     EDN_CUDA_CHECK(
         cudaGraphicsGLRegisterBuffer(&impl_->resource, vbo, cudaGraphicsRegisterFlagsWriteDiscard));
@@ -242,9 +243,6 @@ SurfaceInterop::SurfaceInterop(unsigned vbo, const std::vector<Index>& mesh_vert
 
 bool SurfaceInterop::try_external_memory() {
     Impl& s = *impl_;
-    // EDN_INTEROP_MAPPED=1 forces the registered-buffer path (tests and comparisons).
-    if (const char* forced = std::getenv("EDN_INTEROP_MAPPED"); forced && *forced == '1')
-        return false;
     if (!gl_external::supported() || !s.driver.load()) return false;
     int device = 0;
     EDN_CUDA_CHECK(cudaGetDevice(&device));

@@ -27,6 +27,13 @@ enum class InteropScalar : std::uint8_t {
 /// registration of the renderer's buffer. Each update() maps the buffer (registered path),
 /// gathers the boundary vertices' positions from the device positions, accumulates area-weighted
 /// normals over the boundary faces (atomics), normalises them, writes the scalar, and unmaps.
+/// How the surface interop runs (measurement switches of the app's command line).
+struct InteropOptions {
+    bool force_mapped = false; ///< --interop-mapped: the registered-buffer path even where the
+                               ///< external-memory path works (comparisons, tests)
+    bool profile = false;      ///< --interop-profile: print the update's median split at exit
+};
+
 class SurfaceInterop {
 public:
     /// Registers GL buffer `vbo` (already allocated for #S vertices; its GL context current).
@@ -39,7 +46,7 @@ public:
     /// @param[in] rest         #S rest positions (displacement colours)
     SurfaceInterop(unsigned vbo, const std::vector<Index>& mesh_vertex,
                    const std::vector<Tri>& triangles, const std::vector<Index>& face_cell,
-                   const std::vector<Vec3>& rest);
+                   const std::vector<Vec3>& rest, const InteropOptions& options = {});
     ~SurfaceInterop();
     SurfaceInterop(const SurfaceInterop&) = delete;
     SurfaceInterop& operator=(const SurfaceInterop&) = delete;

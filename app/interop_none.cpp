@@ -12,7 +12,8 @@ bool interop_built() {
 }
 
 SurfaceInterop::SurfaceInterop(unsigned, const std::vector<Index>&, const std::vector<Tri>&,
-                               const std::vector<Index>&, const std::vector<Vec3>&) {
+                               const std::vector<Index>&, const std::vector<Vec3>&,
+                               const InteropOptions&) {
     EDN_THROW(ErrorCode::Unsupported, "CUDA-GL interop: this elastodyn was built without CUDA");
 }
 

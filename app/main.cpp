@@ -15,7 +15,8 @@ constexpr const char* kUsage =
     "usage: elastodyn [--scene FILE] [--frames N] [--headless] [--screenshot OUT.png|OUT.ppm]\n"
     "                 [--timings OUT.csv] [--width W] [--height H] [--no-gui]\n"
     "                 [--script ACTIONS.json] [--stats OUT.json] [--color MODE] [--paused]\n"
-    "                 [--backend cpu|cuda] [--no-interop]\n"
+    "                 [--backend cpu|cuda] [--no-interop] [--interop-mapped] [--interop-profile]\n"
+    "                 [--shader-dir DIR]\n"
     "  --scene FILE       tet mesh to show: OBJ surface (meshed by TetGen), .node/.ele or .msh;\n"
     "                     a path, or a file name in the assets folder\n"
     "                     (default: the model named in assets/default_scene.txt)\n"
@@ -33,6 +34,10 @@ constexpr const char* kUsage =
     "                     CUDA-GL interop)\n"
     "  --no-interop       with cuda, upload from host positions with glBufferSubData instead\n"
     "                     (comparison runs)\n"
+    "  --interop-mapped   with cuda, the registered-buffer interop path even where the\n"
+    "                     external-memory path works (comparison runs)\n"
+    "  --interop-profile  print the median split of the surface update at exit\n"
+    "  --shader-dir DIR   GLSL sources from DIR instead of the installed shaders (editing)\n"
     "Exit codes: 0 success, 2 usage error, 3 bad input, 4 display, GL or internal error.\n";
 
 /// Parses a positive integer option value; throws a usage error naming the option.
@@ -89,6 +94,12 @@ edn::AppOptions parse_arguments(int argc, char** argv) {
                        arg << ": expected cpu or cuda, got '" << name << "'");
         } else if (arg == "--no-interop") {
             options.interop = false;
+        } else if (arg == "--shader-dir") {
+            options.shader_dir = std::filesystem::path(value());
+        } else if (arg == "--interop-mapped") {
+            options.interop_options.force_mapped = true;
+        } else if (arg == "--interop-profile") {
+            options.interop_options.profile = true;
         } else if (arg == "--paused") {
             options.paused = true;
         } else if (arg == "--help" || arg == "-h") {

@@ -28,13 +28,11 @@ ResourcePaths find_installed_or_source_paths() {
 
 } // namespace
 
-ResourcePaths find_resource_paths() {
+ResourcePaths find_resource_paths(const std::optional<std::filesystem::path>& shader_dir) {
     ResourcePaths paths = find_installed_or_source_paths();
-    // $EDN_SHADER_DIR: edit shaders elsewhere (and test the compile-error path) without
-    // touching the installed ones.
-    if (const char* shaders = std::getenv("EDN_SHADER_DIR"); shaders && *shaders) {
-        paths.shaders = shaders;
-    }
+    // --shader-dir: edit shaders elsewhere (and test the compile-error path) without touching
+    // the installed ones.
+    if (shader_dir) paths.shaders = *shader_dir;
     return paths;
 }
 

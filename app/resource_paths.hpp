@@ -2,6 +2,7 @@
 /// Where the app finds shaders/ and assets/ at run time.
 
 #include <filesystem>
+#include <optional>
 
 namespace edn {
 
@@ -13,9 +14,9 @@ struct ResourcePaths {
 
 /// Install layout first (<prefix>/bin/elastodyn next to <prefix>/share/elastodyn/{shaders,assets}),
 /// then the source tree the binary was configured from (running from a build folder);
-/// $EDN_SHADER_DIR, when set, replaces the shaders folder.
+/// `shader_dir` (the app's --shader-dir), when given, replaces the shaders folder.
 /// Throws edn::Error (Io) when no shaders folder is found.
-ResourcePaths find_resource_paths();
+ResourcePaths find_resource_paths(const std::optional<std::filesystem::path>& shader_dir = {});
 
 /// assets/<file named in assets/default_scene.txt>. Throws edn::Error (Io, Parse) naming the file.
 std::filesystem::path default_scene_path(const ResourcePaths& paths);

@@ -1,6 +1,6 @@
 #include "stats.hpp"
 
-#include "core/atomic_file.hpp"
+#include "core/json.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -76,106 +76,76 @@ void write_stats(const std::filesystem::path& path, const EditSession& session, 
                  const std::vector<std::string>& errors) {
     const Scene* scene = session.scene();
     const SimDriver* sim = session.sim();
-    auto number = [](double value) -> std::string {
-        if (!std::isfinite(value)) return "null";
-        char text[32];
-        std::snprintf(text, sizeof(text), "%.17g", value);
-        return text;
-    };
-    auto quoted = [](const std::string& text) {
-        std::string out = "\"";
-        for (char c : text) {
-            if (c == '"' || c == '\\') {
-                out += '\\';
-                out += c;
-            } else if (static_cast<unsigned char>(c) < 0x20) {
-                char escape[8];
-                std::snprintf(escape, sizeof(escape), "\\u%04x", c);
-                out += escape;
-            } else {
-                out += c;
-            }
-        }
-        return out + "\"";
-    };
     const ChangeSummary changes = summarize(session.topology_changes());
     const std::size_t undo_depth = sim ? sim->simulation().undo_depth() : 0;
-    write_file_atomically(path, [&](std::ostream& out) {
-        out << "{\n  \"frames\": " << frames;
-        out << ",\n  \"scene\": " << quoted(scene ? scene->path.string() : "");
-        if (sim) {
-            const Simulation& simulation = sim->simulation();
-            const SimulationSettings& s = simulation.settings();
-            const std::vector<double>& x = sim->positions();
-            bool finite = true;
-            Vec3 lower = {std::numeric_limits<double>::max(), std::numeric_limits<double>::max(),
-                          std::numeric_limits<double>::max()};
-            Vec3 upper = {-lower[0], -lower[1], -lower[2]};
-            double max_displacement = 0.0;
-            const std::vector<double>& rest = simulation.rest_positions();
-            for (std::size_t i = 0; i < x.size(); i += 3) {
-                double d2 = 0.0;
-                for (std::size_t a = 0; a < 3; ++a) {
-                    finite = finite && std::isfinite(x[i + a]);
-                    lower[a] = std::min(lower[a], x[i + a]);
-                    upper[a] = std::max(upper[a], x[i + a]);
-                    d2 += (x[i + a] - rest[i + a]) * (x[i + a] - rest[i + a]);
-                }
-                max_displacement = std::max(max_displacement, std::sqrt(d2));
+    Json stats = Json::object();
+    stats["frames"] = frames;
+    stats["scene"] = scene ? scene->path.string() : "";
+    if (sim) {
+        const Simulation& simulation = sim->simulation();
+        const SimulationSettings& s = simulation.settings();
+        const std::vector<double>& x = sim->positions();
+        bool finite = true;
+        Vec3 lower = {std::numeric_limits<double>::max(), std::numeric_limits<double>::max(),
+                      std::numeric_limits<double>::max()};
+        Vec3 upper = {-lower[0], -lower[1], -lower[2]};
+        double max_displacement = 0.0;
+        const std::vector<double>& rest = simulation.rest_positions();
+        for (std::size_t i = 0; i < x.size(); i += 3) {
+            double d2 = 0.0;
+            for (std::size_t a = 0; a < 3; ++a) {
+                finite = finite && std::isfinite(x[i + a]);
+                lower[a] = std::min(lower[a], x[i + a]);
+                upper[a] = std::max(upper[a], x[i + a]);
+                d2 += (x[i + a] - rest[i + a]) * (x[i + a] - rest[i + a]);
             }
-            out << ",\n  \"order\": " << s.order;
-            out << ",\n  \"material\": " << quoted(material_name(s.material));
-            out << ",\n  \"summation\": " << quoted(summation_method_name(s.summation));
-            out << ",\n  \"preconditioner\": " << quoted(preconditioner_name(s.preconditioner));
-            out << ",\n  \"backend\": " << quoted(backend_name(s.backend));
-            out << ",\n  \"upload\": " << quoted(upload_method);
-            out << ",\n  \"vertices\": " << scene->mesh.num_vertices();
-            out << ",\n  \"cells\": " << scene->mesh.num_cells();
-            out << ",\n  \"nodes\": " << simulation.num_nodes();
-            out << ",\n  \"components\": " << simulation.components();
-            out << ",\n  \"pinned_vertices\": "
-                << std::count(sim->vertex_pins().begin(), sim->vertex_pins().end(), 1);
-            out << ",\n  \"finite\": " << (finite ? "true" : "false");
-            out << ",\n  \"bbox\": {\"lower\": [" << number(lower[0]) << ", " << number(lower[1])
-                << ", " << number(lower[2]) << "], \"upper\": [" << number(upper[0]) << ", "
-                << number(upper[1]) << ", " << number(upper[2]) << "]}";
-            out << ",\n  \"max_displacement\": " << number(max_displacement);
-            out << ",\n  \"dragging\": " << (sim->drag() ? "true" : "false");
-            out << ",\n  \"last_step\": {\"newton_iterations\": " << last_step.newton_iterations
-                << ", \"cg_iterations\": " << last_step.cg_iterations
-                << ", \"final_residual\": " << number(last_step.final_residual)
-                << ", \"recovered\": " << (last_step.recovered ? "true" : "false") << "}";
+            max_displacement = std::max(max_displacement, std::sqrt(d2));
         }
-        out << ",\n  \"cuts\": [";
-        for (std::size_t i = 0; i < changes.cuts.size(); ++i) {
-            const TopologyChangeRecord& c = changes.cuts[i];
-            out << (i ? ", " : "") << "{\"frame\": " << c.frame
-                << ", \"cut_faces\": " << c.cut_faces
-                << ", \"duplicated_vertices\": " << c.duplicated_vertices
-                << ", \"repattern_ms\": " << number(c.repattern_ms) << "}";
-        }
-        out << "]";
-        out << ",\n  \"refinements\": [";
-        for (std::size_t i = 0; i < changes.refinements.size(); ++i) {
-            const TopologyChangeRecord& r = changes.refinements[i];
-            out << (i ? ", " : "") << "{\"frame\": " << r.frame << ", \"uniform\": "
-                << (r.kind == TopologyChangeKind::RefineUniform ? "true" : "false")
-                << ", \"cells_before\": " << r.cells_before
-                << ", \"cells_after\": " << r.cells_after
-                << ", \"min_dihedral_deg\": " << number(r.min_dihedral_deg)
-                << ", \"refine_ms\": " << number(r.refine_ms)
-                << ", \"repattern_ms\": " << number(r.repattern_ms)
-                << ", \"pattern_build_ms\": " << number(r.pattern_build_ms) << "}";
-        }
-        out << "]";
-        out << ",\n  \"last_repattern_ms\": " << number(changes.last_repattern_ms);
-        out << ",\n  \"last_pattern_build_ms\": " << number(changes.last_pattern_build_ms);
-        out << ",\n  \"undos\": " << changes.undos;
-        out << ",\n  \"undo_depth\": " << undo_depth;
-        out << ",\n  \"errors\": [";
-        for (std::size_t i = 0; i < errors.size(); ++i) out << (i ? ", " : "") << quoted(errors[i]);
-        out << "]\n}\n";
-    });
+        stats["order"] = s.order;
+        stats["material"] = material_name(s.material);
+        stats["summation"] = summation_method_name(s.summation);
+        stats["preconditioner"] = preconditioner_name(s.preconditioner);
+        stats["backend"] = backend_name(s.backend);
+        stats["upload"] = upload_method;
+        stats["vertices"] = scene->mesh.num_vertices();
+        stats["cells"] = scene->mesh.num_cells();
+        stats["nodes"] = simulation.num_nodes();
+        stats["components"] = simulation.components();
+        stats["pinned_vertices"] =
+            std::count(sim->vertex_pins().begin(), sim->vertex_pins().end(), 1);
+        stats["finite"] = finite;
+        stats["bbox"] = {{"lower", {lower[0], lower[1], lower[2]}},
+                         {"upper", {upper[0], upper[1], upper[2]}}};
+        stats["max_displacement"] = max_displacement;
+        stats["dragging"] = sim->drag().has_value();
+        stats["last_step"] = {{"newton_iterations", last_step.newton_iterations},
+                              {"cg_iterations", last_step.cg_iterations},
+                              {"final_residual", last_step.final_residual},
+                              {"recovered", last_step.recovered}};
+    }
+    Json cuts = Json::array(), refinements = Json::array();
+    for (const TopologyChangeRecord& c : changes.cuts)
+        cuts.push_back({{"frame", c.frame},
+                        {"cut_faces", c.cut_faces},
+                        {"duplicated_vertices", c.duplicated_vertices},
+                        {"repattern_ms", c.repattern_ms}});
+    for (const TopologyChangeRecord& r : changes.refinements)
+        refinements.push_back({{"frame", r.frame},
+                               {"uniform", r.kind == TopologyChangeKind::RefineUniform},
+                               {"cells_before", r.cells_before},
+                               {"cells_after", r.cells_after},
+                               {"min_dihedral_deg", r.min_dihedral_deg},
+                               {"refine_ms", r.refine_ms},
+                               {"repattern_ms", r.repattern_ms},
+                               {"pattern_build_ms", r.pattern_build_ms}});
+    stats["cuts"] = std::move(cuts);
+    stats["refinements"] = std::move(refinements);
+    stats["last_repattern_ms"] = changes.last_repattern_ms;
+    stats["last_pattern_build_ms"] = changes.last_pattern_build_ms;
+    stats["undos"] = changes.undos;
+    stats["undo_depth"] = undo_depth;
+    stats["errors"] = errors;
+    write_json_file(path, stats);
 }
 
 } // namespace edn

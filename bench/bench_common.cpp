@@ -22,7 +22,7 @@ std::string usage_line(const std::string& program) {
            " assembly|spmv|step|reorder|repattern|pcg [--backend cpu|cuda] [--max-tets N] "
            "[--min-tets N] [--orders "
            "1,2,3] "
-           "[--repeat R] [--frames F] --out bench.json";
+           "[--repeat R] [--frames F] [--coarse-iterations K] --out bench.json";
 }
 
 Options parse_options(int argc, char** argv, const std::string& program) {
@@ -81,6 +81,10 @@ Options parse_options(int argc, char** argv, const std::string& program) {
             o.frames = static_cast<int>(integer(value()));
             EDN_VERIFY(o.frames >= 1 && o.frames <= 100000, ErrorCode::Usage,
                        "--frames must be in 1..100000");
+        } else if (arg == "--coarse-iterations") {
+            o.coarse_iterations = static_cast<int>(integer(value()));
+            EDN_VERIFY(o.coarse_iterations >= 0 && o.coarse_iterations <= 1000, ErrorCode::Usage,
+                       "--coarse-iterations must be in 0..1000 (0: the backend's default)");
         } else if (arg == "--out") {
             o.out = value();
         } else {

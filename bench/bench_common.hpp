@@ -33,7 +33,10 @@ struct Options {
     bool orders_given = false; ///< --orders was on the command line (step: default 1,2)
     int repeat = 0;            ///< repetitions per measurement (0: 10 on CUDA, 3 on CPU)
     int frames = 30;           ///< step: measured frames per case (after the warm-up frames)
-    std::string out;           ///< JSON output path
+    /// step: coarse PCG iterations per two-level application (SimulationSettings::
+    /// coarse_iterations; 0: the backend's default). The sweep in bench/README.md used it.
+    int coarse_iterations = 0;
+    std::string out; ///< JSON output path
 };
 
 /// A box mesh of a standard benchmark size.

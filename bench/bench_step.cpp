@@ -77,8 +77,9 @@ DragSpring top_drag(const BoxCase& box, const TetMesh& mesh) {
     return d;
 }
 
-SimulationSettings settings_for(const StepCase& c, Backend backend) {
+SimulationSettings settings_for(const StepCase& c, Backend backend, int coarse_iterations) {
     SimulationSettings s;
+    s.coarse_iterations = coarse_iterations;
     s.order = c.order;
     s.material = c.material;
     s.young = kYoung;
@@ -261,6 +262,7 @@ void run_step_bench(const Options& options_in) {
         .add("cg_max_iterations", PcgSettings{}.max_iterations)
         .add("warmup_frames", warmup)
         .add("frames", o.frames)
+        .add("coarse_iterations", o.coarse_iterations)
         .add("drag", "spring 2e3 N/m from a top-centre triangle to +0.25 m x, +0.15 m z");
     header.add("scene", scene);
     header.add("baseline_note",
@@ -284,8 +286,9 @@ void run_step_bench(const Options& options_in) {
             StepCase bc = c;
             bc.method = SummationMethod::PerEntry;
             progress("  baseline: cpu " + std::to_string(num_threads()) + " threads");
-            const FrameStats st = measure(mesh, box, settings_for(bc, Backend::Cpu), bc, 1,
-                                          std::min(o.frames, kBaselineFrames), kBaselineCapMs);
+            const FrameStats st =
+                measure(mesh, box, settings_for(bc, Backend::Cpu, o.coarse_iterations), bc, 1,
+                        std::min(o.frames, kBaselineFrames), kBaselineCapMs);
             b.add("name", "cpu_backend_same_run")
                 .add("backend", "cpu")
                 .add("scalar", "double")
@@ -302,8 +305,8 @@ void run_step_bench(const Options& options_in) {
                 omp_set_num_threads(1);
                 FrameStats st;
                 try {
-                    st = measure(mesh, box, settings_for(c, Backend::Cpu), c, 1,
-                                 std::min(o.frames, kOneThreadFrames), 0);
+                    st = measure(mesh, box, settings_for(c, Backend::Cpu, o.coarse_iterations), c,
+                                 1, std::min(o.frames, kOneThreadFrames), 0);
                 } catch (...) {
                     omp_set_num_threads(threads);
                     throw;
@@ -343,8 +346,8 @@ void run_step_bench(const Options& options_in) {
             .add("preconditioner", two_level ? "two_level" : "block_jacobi")
             .add("scalar", backend == Backend::Cuda ? "float" : "double");
         try {
-            const FrameStats st =
-                measure(mesh, box, settings_for(c, backend), c, warmup, o.frames, 0);
+            const FrameStats st = measure(mesh, box, settings_for(c, backend, o.coarse_iterations),
+                                          c, warmup, o.frames, 0);
             j.add("nodes", st.nodes)
                 .add("dofs", 3 * std::int64_t(st.nodes))
                 .add("pinned_nodes", st.pinned)

@@ -59,19 +59,34 @@ std::vector<double> csv_values(const std::string& line) {
     return values;
 }
 
-/// The number after `"key": ` in a JSON text (the app's --stats output); NaN when absent.
-double json_number(const std::string& text, const std::string& key) {
-    const std::size_t at = text.find("\"" + key + "\": ");
-    if (at == std::string::npos) return std::nan("");
-    return std::strtod(text.c_str() + at + key.size() + 4, nullptr);
+/// Where the value of the first member `key` starts in a JSON text (the app's --stats output),
+/// or nullptr: after `"key":` and any spaces.
+const char* json_value(const std::string& text, const std::string& key) {
+    const std::size_t at = text.find("\"" + key + "\":");
+    if (at == std::string::npos) return nullptr;
+    const char* p = text.c_str() + at + key.size() + 3;
+    while (*p == ' ') ++p;
+    return p;
 }
 
-/// The numbers of the array after `"key": [` in a JSON text.
+/// Whether the first member `key` of a JSON text has a value starting with `value`.
+bool json_member_is(const std::string& text, const std::string& key, std::string_view value) {
+    const char* p = json_value(text, key);
+    return p && std::string_view(p).starts_with(value);
+}
+
+/// The number of the first member `key` in a JSON text; NaN when absent.
+double json_number(const std::string& text, const std::string& key) {
+    const char* p = json_value(text, key);
+    return p ? std::strtod(p, nullptr) : std::nan("");
+}
+
+/// The numbers of the array of the first member `key` in a JSON text.
 std::vector<double> json_array(const std::string& text, const std::string& key) {
     std::vector<double> values;
-    std::size_t at = text.find("\"" + key + "\": [");
-    if (at == std::string::npos) return values;
-    const char* p = text.c_str() + at + key.size() + 5;
+    const char* p = json_value(text, key);
+    if (!p || *p != '[') return values;
+    ++p;
     for (;;) {
         char* end = nullptr;
         const double value = std::strtod(p, &end);
@@ -326,7 +341,7 @@ TEST_F(App, ScreenshotWithUnknownExtensionFails) {
 }
 
 TEST_F(App, ShaderCompileErrorExits4NamingTheFile) {
-    // A copy of the shaders with one broken fragment shader, through $EDN_SHADER_DIR.
+    // A copy of the shaders with one broken fragment shader, through --shader-dir.
     const fs::path shaders = dir_ / "shaders";
     fs::create_directories(shaders);
     std::ofstream(shaders / "surface.vert")
@@ -334,9 +349,8 @@ TEST_F(App, ShaderCompileErrorExits4NamingTheFile) {
            "void main() { gl_Position = vec4(a_position, 1.0); }\n";
     std::ofstream(shaders / "surface.frag") << "#version 330 core\nout vec4 frag_color;\nvoid "
                                                "main() { frag_color = undefined_name; }\n";
-    const AppRun result =
-        run("--headless --frames 1 --width 64 --height 48 --scene " + quote(write_cube(1)),
-            "EDN_SHADER_DIR=" + quote(shaders) + " ");
+    const AppRun result = run("--headless --frames 1 --width 64 --height 48 --shader-dir " +
+                              quote(shaders) + " --scene " + quote(write_cube(1)));
     EXPECT_EQ(result.exit_code, 4);
     const std::vector<std::string> lines = lines_of(result.err);
     ASSERT_EQ(lines.size(), 1u) << result.err;
@@ -634,9 +648,8 @@ TEST_F(App, CudaInteropImageMatchesHostUpload) {
     // The registered, mapped-buffer path, forced (what GL drivers without
     // GL_EXT_memory_object_fd get).
     const fs::path mapped_stats = dir_ / "mapped.json";
-    const AppRun mapped = run(common + "--screenshot " + quote(dir_ / "mapped.ppm") + " --stats " +
-                                  quote(mapped_stats),
-                              "EDN_INTEROP_MAPPED=1 ");
+    const AppRun mapped = run(common + "--interop-mapped --screenshot " +
+                              quote(dir_ / "mapped.ppm") + " --stats " + quote(mapped_stats));
     ASSERT_EQ(mapped.exit_code, 0) << mapped.err;
     EXPECT_NE(read_text(mapped_stats).find("mapped buffer"), std::string::npos);
     const AppRun host = run(common + "--no-interop --screenshot " + quote(dir_ / "host.ppm"));
@@ -718,7 +731,7 @@ TEST_F(App, ScriptedRefineBrushAddsCellsAndUndoRestoresThem) {
     EXPECT_GT(json_number(stats, "vertices"), 81.0) << stats;
     EXPECT_EQ(json_number(stats, "cells_before"), 192.0) << stats;
     EXPECT_EQ(json_number(stats, "cells_after"), cells) << stats;
-    EXPECT_NE(stats.find("\"uniform\": false"), std::string::npos) << stats;
+    EXPECT_TRUE(json_member_is(stats, "uniform", "false")) << stats;
     // Bisection of Kuhn cells keeps angles bounded well away from 0.
     EXPECT_GT(json_number(stats, "min_dihedral_deg"), 10.0) << stats;
     EXPECT_GT(json_number(stats, "repattern_ms"), 0.0) << stats;
@@ -774,7 +787,7 @@ TEST_F(App, ScriptedUniformRefinementGivesEightTimesTheCells) {
     // The pinned base (3 x 3 vertices at z = 0) becomes the 5 x 5 grid of its refinement: a
     // midpoint is pinned when both ends of its edge are.
     EXPECT_EQ(json_number(stats, "pinned_vertices"), 25.0) << stats;
-    EXPECT_NE(stats.find("\"uniform\": true"), std::string::npos) << stats;
+    EXPECT_TRUE(json_member_is(stats, "uniform", "true")) << stats;
     EXPECT_GT(json_number(stats, "min_dihedral_deg"), 10.0) << stats;
     EXPECT_NE(stats.find("\"errors\": []"), std::string::npos) << stats;
 }

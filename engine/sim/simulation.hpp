@@ -114,6 +114,8 @@ struct DragSpring {
 
 class SimulationBackend;
 struct CutPlane;
+struct NodeState;
+struct RefineResult;
 
 /// One simulated solid.
 class Simulation {
@@ -240,6 +242,10 @@ private:
     /// settings, pins and the given node state go onto the undo history first.
     void install(std::unique_ptr<SimulationBackend> next, TopologyChangeRecord record,
                  std::vector<double> positions, std::vector<double> velocities);
+    /// The refinement `result` of the current mesh (started at `start_ms` on the steady clock,
+    /// in ms) carried out: `state` transferred, the new backend built and installed.
+    TopologyChangeRecord install_refinement(TopologyChangeKind kind, RefineResult& result,
+                                            const NodeState& state, double start_ms);
     /// "cut: NAME" style message prefix for `what`.
     std::string message_prefix(const char* what) const;
 

@@ -25,6 +25,11 @@ std::vector<Vec3> vertex_positions(const TetMesh& mesh, const std::vector<double
     return deformed;
 }
 
+/// Milliseconds of a steady-clock time point since the clock's epoch.
+double clock_ms(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(t.time_since_epoch()).count();
+}
+
 /// The node state of `backend` (positions fetched from the device for the CUDA backend).
 NodeState node_state(const SimulationBackend& backend) {
     return {backend.positions(), backend.velocities(), backend.fixed};
@@ -121,25 +126,7 @@ TopologyChangeRecord Simulation::refine_sphere(const Vec3& center, double radius
     EDN_VERIFY(limit <= 0 || result.cells_after <= limit, ErrorCode::Usage,
                message_prefix("refine")
                    << ": " << result.cells_after << " cells, more than the limit of " << limit);
-    const StateTransfer transfer = transfer_node_state_nested(mesh, result.mesh, result.cell_parent,
-                                                              backend_->settings.order, state);
-    TopologyChangeRecord record;
-    record.kind = TopologyChangeKind::RefineSphere;
-    record.frame = frame_;
-    record.cells_before = result.cells_before;
-    record.cells_after = result.cells_after;
-    record.new_vertices = result.new_vertices;
-    record.min_dihedral_deg = result.min_dihedral_deg;
-    record.input_min_dihedral_deg = result.input_min_dihedral_deg;
-    record.refine_ms = elapsed_ms(start);
-    const auto build = std::chrono::steady_clock::now();
-    std::unique_ptr<SimulationBackend> next =
-        make_backend(std::move(result.mesh), backend_->settings);
-    record.repattern_ms = elapsed_ms(build);
-    record.pattern_build_ms = next->pattern_ms;
-    set_node_state(*next, transfer.state);
-    install(std::move(next), record, state.positions, state.velocities);
-    return record;
+    return install_refinement(TopologyChangeKind::RefineSphere, result, state, clock_ms(start));
 }
 
 TopologyChangeRecord Simulation::refine_uniform() {
@@ -153,17 +140,22 @@ TopologyChangeRecord Simulation::refine_uniform() {
     const NodeState state = node_state(*backend_);
     const auto start = std::chrono::steady_clock::now();
     RefineResult result = edn::refine_uniform(mesh);
-    const StateTransfer transfer = transfer_node_state_nested(mesh, result.mesh, result.cell_parent,
-                                                              backend_->settings.order, state);
+    return install_refinement(TopologyChangeKind::RefineUniform, result, state, clock_ms(start));
+}
+
+TopologyChangeRecord Simulation::install_refinement(TopologyChangeKind kind, RefineResult& result,
+                                                    const NodeState& state, double start_ms) {
+    const StateTransfer transfer = transfer_node_state_nested(
+        backend_->mesh, result.mesh, result.cell_parent, backend_->settings.order, state);
     TopologyChangeRecord record;
-    record.kind = TopologyChangeKind::RefineUniform;
+    record.kind = kind;
     record.frame = frame_;
     record.cells_before = result.cells_before;
     record.cells_after = result.cells_after;
     record.new_vertices = result.new_vertices;
     record.min_dihedral_deg = result.min_dihedral_deg;
     record.input_min_dihedral_deg = result.input_min_dihedral_deg;
-    record.refine_ms = elapsed_ms(start);
+    record.refine_ms = clock_ms(std::chrono::steady_clock::now()) - start_ms;
     const auto build = std::chrono::steady_clock::now();
     std::unique_ptr<SimulationBackend> next =
         make_backend(std::move(result.mesh), backend_->settings);

@@ -1,0 +1,189 @@
+// The one Newton loop (solver/newton.hpp) on a small host problem, independent of the backends:
+// convergence, the reuse of the accepted full step's evaluation, the descent fallback, the start
+// rule and the recovery from a non-finite state.
+#include "solver/newton.hpp"
+
+#include <array>
+#include <cmath>
+#include <gtest/gtest.h>
+#include <vector>
+
+namespace edn {
+namespace {
+
+/// W(y) = sum_k (a_k/2 y_k^2 + y_k^4 / 4) - b_k y_k (convex, separable) as NewtonOperations,
+/// with the backward-Euler update x = y, v = (y - x_start) / h and no inertia term.
+class QuarticOperations final : public NewtonOperations {
+public:
+    explicit QuarticOperations(std::size_t n) : a(n, 2.0), b(n, 1.0), x(n, 0.0), v(n, 0.0) {
+        for (std::size_t k = 0; k < n; ++k) b[k] = 1.0 + 0.5 * double(k);
+        for (auto& vec : vectors) vec.assign(n, 0.0);
+    }
+
+    void begin_step() override {
+        x_start = x;
+        vector(NewtonVector::Iterate) = x;
+    }
+    double evaluate(NewtonVector at, int outputs, NewtonVector gradient) override {
+        ++evaluations;
+        if (outputs & kHessian) ++hessian_evaluations;
+        const std::vector<double>& y = vector(at);
+        double e = 0;
+        for (std::size_t k = 0; k < y.size(); ++k)
+            e += 0.5 * a[k] * y[k] * y[k] + 0.25 * std::pow(y[k], 4) - b[k] * y[k];
+        if (outputs & kGradient)
+            for (std::size_t k = 0; k < y.size(); ++k)
+                vector(gradient)[k] = a[k] * y[k] + std::pow(y[k], 3) - b[k];
+        if (outputs & kHessian) hessian_at = y;
+        strain = e;
+        return e + energy_offset;
+    }
+    double last_strain_energy() const override { return strain; }
+    double start_potential(double strain_at_start) override {
+        ++start_potentials;
+        return strain_at_start;
+    }
+    void restart_at_start() override {
+        ++restarts;
+        vector(NewtonVector::Iterate) = x_start;
+    }
+    void assemble() override { assembled_at = hessian_at; }
+    PcgResult solve(bool warm) override {
+        warm_solves += warm;
+        std::vector<double>& dx = vector(NewtonVector::Direction);
+        const std::vector<double>& g = vector(NewtonVector::Gradient);
+        for (std::size_t k = 0; k < dx.size(); ++k)
+            dx[k] = -g[k] / (a[k] + 3 * assembled_at[k] * assembled_at[k]) * solve_sign;
+        PcgResult r;
+        r.iterations = 1;
+        r.converged = true;
+        return r;
+    }
+    void keep_first_direction() override {}
+    double dot(NewtonVector p, NewtonVector q) override {
+        double s = 0;
+        for (std::size_t k = 0; k < x.size(); ++k) s += vector(p)[k] * vector(q)[k];
+        return s;
+    }
+    void set_trial(double alpha) override {
+        for (std::size_t k = 0; k < x.size(); ++k)
+            vector(NewtonVector::Trial)[k] =
+                vector(NewtonVector::Iterate)[k] + alpha * vector(NewtonVector::Direction)[k];
+    }
+    void scaled_gradient_direction(double scale) override {
+        ++fallbacks;
+        for (std::size_t k = 0; k < x.size(); ++k)
+            vector(NewtonVector::Direction)[k] = -vector(NewtonVector::Gradient)[k] / scale;
+    }
+    void accept_trial(bool with_gradient) override {
+        std::swap(vector(NewtonVector::Iterate), vector(NewtonVector::Trial));
+        if (with_gradient)
+            std::swap(vector(NewtonVector::Gradient), vector(NewtonVector::TrialGradient));
+    }
+    bool update_state() override {
+        const std::vector<double>& y = vector(NewtonVector::Iterate);
+        for (double value : y)
+            if (!std::isfinite(value) || poison_state) {
+                x = x_start;
+                std::fill(v.begin(), v.end(), 0.0);
+                return false;
+            }
+        for (std::size_t k = 0; k < x.size(); ++k) v[k] = (y[k] - x_start[k]) / dt, x[k] = y[k];
+        return true;
+    }
+    double state_strain_energy() override {
+        vector(NewtonVector::Trial) = x;
+        evaluate(NewtonVector::Trial, kEnergy, NewtonVector::TrialGradient);
+        return strain;
+    }
+    double state_kinetic_energy() override {
+        double e = 0;
+        for (double value : v) e += 0.5 * value * value;
+        return e;
+    }
+    double energy_rounding() const override { return 0.0; }
+
+    std::vector<double>& vector(NewtonVector which) { return vectors[static_cast<int>(which)]; }
+
+    std::vector<double> a, b, x, v, x_start, hessian_at, assembled_at;
+    std::array<std::vector<double>, kNewtonVectors> vectors;
+    double strain = 0, energy_offset = 0, dt = 0.01, solve_sign = 1.0;
+    bool poison_state = false;
+    int evaluations = 0, hessian_evaluations = 0, warm_solves = 0, fallbacks = 0, restarts = 0,
+        start_potentials = 0;
+};
+
+NewtonSettings rules(int iterations, double tolerance) {
+    NewtonSettings s;
+    s.max_iterations = iterations;
+    s.tolerance = tolerance;
+    s.dynamic = false;
+    s.dt = 0.01;
+    return s;
+}
+
+TEST(Newton, ConvergesQuadraticallyAndReusesTheAcceptedFullStep) {
+    QuarticOperations ops(5);
+    NewtonMemory memory;
+    const StepResult r = newton_step(ops, rules(20, 1e-6), memory);
+    EXPECT_TRUE(r.converged);
+    EXPECT_FALSE(r.recovered);
+    ASSERT_GE(r.residuals.size(), 3u);
+    for (std::size_t k = 0; k < ops.x.size(); ++k) // the minimiser: a y + y^3 = b
+        EXPECT_NEAR(ops.a[k] * ops.x[k] + std::pow(ops.x[k], 3), ops.b[k], 1e-8);
+    // Newton's local rate: each residual at most a constant times the square of the last.
+    for (std::size_t i = 2; i + 1 < r.residuals.size(); ++i)
+        EXPECT_LE(r.residuals[i + 1], 10 * r.residuals[i] * r.residuals[i] + 1e-14);
+    // One Hessian evaluation per Newton iteration: the accepted full steps were evaluated with
+    // gradient and Hessian and the next iteration started from them.
+    EXPECT_EQ(ops.hessian_evaluations, r.newton_iterations);
+    EXPECT_EQ(r.line_search_failures, 0);
+    EXPECT_DOUBLE_EQ(r.strain_energy, ops.strain);
+}
+
+TEST(Newton, AnAscentDirectionFallsBackToTheScaledGradient) {
+    QuarticOperations ops(3);
+    ops.solve_sign = -1.0; // the "solver" returns an ascent direction
+    NewtonMemory memory;
+    const StepResult r = newton_step(ops, rules(50, 1e-3), memory);
+    EXPECT_GT(ops.fallbacks, 0);
+    EXPECT_EQ(r.line_search_failures, ops.fallbacks);
+    EXPECT_LT(r.final_residual, r.initial_residual); // still descends
+}
+
+TEST(Newton, ANonFiniteStateIsRolledBack) {
+    QuarticOperations ops(3);
+    ops.x = {0.1, 0.2, 0.3};
+    ops.poison_state = true;
+    NewtonMemory memory;
+    const StepResult r = newton_step(ops, rules(5, 1e-6), memory);
+    EXPECT_TRUE(r.recovered);
+    EXPECT_EQ(ops.x, (std::vector<double>{0.1, 0.2, 0.3}));
+    for (double value : ops.v) EXPECT_EQ(value, 0.0);
+}
+
+TEST(Newton, TheStartRuleRestartsOnlyWhenThePredictionIsFarAbove) {
+    QuarticOperations ops(3);
+    NewtonSettings s = rules(5, 1e-6);
+    s.dynamic = true;
+    NewtonMemory memory;
+    memory.strain_at_x = 0.0;
+    memory.kinetic_at_x = 0.0;
+    memory.have_first_direction = true;
+    ops.energy_offset = 1e6; // every potential far above W(x) = 0 at the start
+    newton_step(ops, s, memory);
+    EXPECT_EQ(ops.restarts, 1);
+    EXPECT_EQ(ops.warm_solves, 1); // the first solve of a step starts from the kept correction
+
+    QuarticOperations calm(3);
+    NewtonMemory calm_memory;
+    calm_memory.strain_at_x = 1e6; // the prediction is below three times the bound: no check
+    calm_memory.kinetic_at_x = 0.0;
+    newton_step(calm, s, calm_memory);
+    EXPECT_EQ(calm.restarts, 0);
+    EXPECT_EQ(calm.start_potentials, 0);
+    EXPECT_TRUE(std::isfinite(calm_memory.strain_at_x));
+}
+
+} // namespace
+} // namespace edn

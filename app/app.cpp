@@ -85,6 +85,7 @@ App::App(AppOptions options)
     gui_.settings = default_app_settings();
     if (options_.color) gui_.color_mode = *options_.color;
     gui_.paused = options_.paused;
+    gui_.cuda_available = edn::cuda_device_available();
     // A GPU when there is one: the CPU backend is the fallback, not the default.
     if (options_.backend)
         gui_.settings.backend = *options_.backend;

@@ -1,6 +1,7 @@
 #include "gui.hpp"
 
 #include "colormap.hpp"
+#include "core/device.hpp"
 #include "renderer.hpp"
 #include "sim/names.hpp"
 #include "timings.hpp"
@@ -172,9 +173,19 @@ void simulation_panel(GuiState& state, GuiActions& actions) {
 
     for (const NamedValue<Backend>& entry : Names<Backend>::values) {
         if (entry.value != Names<Backend>::values.front().value) ImGui::SameLine();
+        // Without a usable device the CUDA choice could only fail: show it, greyed out, and say
+        // why.
+        const bool unavailable = entry.value == Backend::Cuda && !state.cuda_available;
+        if (unavailable) ImGui::BeginDisabled();
         if (ImGui::RadioButton(entry.label, s.backend == entry.value)) {
             changed = true;
             s.backend = entry.value;
+        }
+        if (unavailable) {
+            ImGui::EndDisabled();
+            if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+                ImGui::SetTooltip("no usable CUDA device (%s build)",
+                                  built_with_cuda() ? "CUDA" : "CPU-only");
         }
     }
 

@@ -48,6 +48,8 @@ struct GuiState {
     std::string scene_error;              ///< last scene loading error, shown under the field
     std::string render_error;             ///< shader or GL error, shown in red
     std::string gl_description;           ///< "OpenGL 4.5 (Core Profile) ... on llvmpipe"
+    /// A CUDA device can be used; without one the CUDA backend is shown greyed out, not offered.
+    bool cuda_available = false;
 
     SimulationSettings settings; ///< settings being edited (the active ones after rebuild)
     std::string sim_error;       ///< last simulation build or step error

@@ -16,6 +16,29 @@
 namespace edn::bench {
 namespace {
 
+/// What `--help` prints after the usage line.
+constexpr const char* kHelp =
+    "benchmarks (each case also times its peer in the same run; bench/README.md):\n"
+    "  assembly   pattern build stages and the three summations vs Eigen setFromTriplets (CPU)\n"
+    "             / a CUB COO-to-BSR build (CUDA)\n"
+    "  spmv       Bin-BCSR* products vs Eigen / cuSPARSE BSR and CSR\n"
+    "  step       whole simulation frames on the box meshes (CUDA: the CPU backend as baseline)\n"
+    "  reorder    Morton node reordering and its effect on SpMV\n"
+    "  repattern  the exact re-pattern after a plane cut and a sphere refinement vs the host\n"
+    "  pcg        us per CUDA PCG iteration per solver variant vs the CPU PCG (CUDA only)\n"
+    "options:\n"
+    "  --backend cpu|cuda       where the measured code runs (default cpu)\n"
+    "  --max-tets N             skip box meshes above N tets (default 2000000)\n"
+    "  --min-tets N             skip box meshes below N tets (default 0)\n"
+    "  --orders 1,2,3           element orders to run (step: default 1,2)\n"
+    "  --repeat R               repetitions per timing, median reported (default 10 on CUDA,\n"
+    "                           3 on the CPU)\n"
+    "  --frames F               step: timed frames per case after the warm-up (default 30)\n"
+    "  --coarse-iterations K    step: coarse PCG iterations per two-level application\n"
+    "                           (default 0: the backend's measured default)\n"
+    "  --out FILE               the Bench JSON (rewritten after every case; required)\n"
+    "exit codes: 0 success, 2 usage error, 4 no CUDA, out of memory or internal error\n";
+
 /// One-line usage text of `program` (argv[0]).
 std::string usage_line(const std::string& program) {
     return "usage: " + program +
@@ -192,8 +215,9 @@ int run_bench(int argc, char** argv) {
         return code;
     };
     try {
-        if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
-            std::cout << usage_line(program) << "\n";
+        if (argc >= 2 &&
+            (std::string(argv[argc - 1]) == "--help" || std::string(argv[argc - 1]) == "-h")) {
+            std::cout << usage_line(program) << "\n" << kHelp;
             return 0;
         }
         const Options options = parse_options(argc, argv, program);

@@ -24,8 +24,9 @@ const std::vector<Command>& commands() {
          "[--gravity g] [--out run.json] [--vtu out.vtu]",
          &run_simulate},
         {"bench",
-         "assembly|spmv|step [--backend cpu|cuda] [--max-tets N] [--orders 1,2,3] [--repeat R] "
-         "[--frames F] --out bench.json",
+         "assembly|spmv|step|reorder|repattern|pcg [--backend cpu|cuda] [--max-tets N] "
+         "[--min-tets N] [--orders 1,2,3] [--repeat R] [--frames F] [--coarse-iterations K] "
+         "--out bench.json",
          &run_bench},
     };
     return table;

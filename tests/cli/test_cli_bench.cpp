@@ -171,5 +171,20 @@ TEST_F(CliBench, CudaWithoutDeviceFailsCleanly) {
     EXPECT_FALSE(fs::exists(json));
 }
 
+TEST_F(CliBench, HelpListsEveryBenchmarkAndOption) {
+    for (const std::vector<std::string>& arguments :
+         {std::vector<std::string>{"bench", "--help"}, {"bench", "step", "--help"}}) {
+        const BenchRun help = run(arguments);
+        EXPECT_EQ(help.exit_code, 0) << help.err;
+        for (const char* word :
+             {"assembly", "spmv", "step", "reorder", "repattern", "pcg", "--backend", "--max-tets",
+              "--min-tets", "--orders", "--repeat", "--frames", "--coarse-iterations", "--out"})
+            EXPECT_NE(help.out.find(word), std::string::npos) << word << "\n" << help.out;
+    }
+    // The top-level usage names all six benchmarks too.
+    const BenchRun top = run({"--help"});
+    EXPECT_NE(top.out.find("reorder|repattern|pcg"), std::string::npos) << top.out;
+}
+
 } // namespace
 } // namespace edn

@@ -36,6 +36,9 @@ constexpr const char* kHelp =
     "  --frames F               step: timed frames per case after the warm-up (default 30)\n"
     "  --coarse-iterations K    step: coarse PCG iterations per two-level application\n"
     "                           (default 0: the backend's measured default)\n"
+    "  --mesh FILE              step: this mesh (OBJ meshed by TetGen, .node/.ele, .msh) instead\n"
+    "                           of the box: nodes in its lowest 2% pinned, gravity, the drag\n"
+    "                           case pulls its top boundary triangle\n"
     "  --out FILE               the Bench JSON (rewritten after every case; required)\n"
     "exit codes: 0 success, 2 usage error, 4 no CUDA, out of memory or internal error\n";
 
@@ -45,7 +48,7 @@ std::string usage_line(const std::string& program) {
            " assembly|spmv|step|reorder|repattern|pcg [--backend cpu|cuda] [--max-tets N] "
            "[--min-tets N] [--orders "
            "1,2,3] "
-           "[--repeat R] [--frames F] [--coarse-iterations K] --out bench.json";
+           "[--repeat R] [--frames F] [--coarse-iterations K] [--mesh FILE] --out bench.json";
 }
 
 Options parse_options(int argc, char** argv, const std::string& program) {
@@ -108,6 +111,8 @@ Options parse_options(int argc, char** argv, const std::string& program) {
             o.coarse_iterations = static_cast<int>(integer(value()));
             EDN_VERIFY(o.coarse_iterations >= 0 && o.coarse_iterations <= 1000, ErrorCode::Usage,
                        "--coarse-iterations must be in 0..1000 (0: the backend's default)");
+        } else if (arg == "--mesh") {
+            o.mesh = value();
         } else if (arg == "--out") {
             o.out = value();
         } else {

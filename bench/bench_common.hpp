@@ -36,6 +36,9 @@ struct Options {
     /// step: coarse PCG iterations per two-level application (SimulationSettings::
     /// coarse_iterations; 0: the backend's default). The sweep in bench/README.md used it.
     int coarse_iterations = 0;
+    /// step: a mesh file (OBJ, .node/.ele or .msh) instead of the box, pinned at its base with a
+    /// drag on its top (empty: the box).
+    std::string mesh;
     std::string out; ///< JSON output path
 };
 

@@ -1,5 +1,6 @@
 // `bench step`: whole simulation frames (backward Euler, Newton + block-Jacobi PCG) on a box
-// pinned at the bottom under gravity, per order, material and summation method, with the
+// (or a user's mesh, --mesh) pinned at the bottom under gravity, per order, material and
+// summation method, with the
 // per-stage breakdown and the Newton and CG iteration counts. The step has no external peer:
 // a CUDA run's baseline is the CPU backend on the same mesh in the same run; a CPU run's is the
 // same CPU at one thread (p = 1; none for p >= 2, too slow to be worth it).
@@ -9,10 +10,14 @@
 #include "core/parallel.hpp"
 #include "cuda_peers.hpp"
 #include "mesh/box_mesh.hpp"
+#include "mesh/mesh_loader.hpp"
+#include "mesh/topology.hpp"
 #include "sim/simulation.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -59,6 +64,15 @@ BoxCase step_box(std::int64_t max_tets) {
         if (c.tets() <= max_tets) best = c;
     return best;
 }
+
+/// The simulated body: the box or a mesh file, where it is pinned and what the drag pulls.
+struct StepScene {
+    std::string name; ///< "box-NXxNYxNZ" or the file name
+    TetMesh mesh;
+    bool is_box = true;
+    double pin_below = 0; ///< nodes with rest z below this are pinned
+    DragSpring drag;      ///< the drag cases' spring
+};
 
 /// The drag spring: the centroid of a top-face triangle near the centre of the top, pulled
 /// 0.25 m sideways and 0.15 m up (the box is 1 m tall).
@@ -115,18 +129,17 @@ struct FrameStats {
 
 /// Steps `warmup` frames, then up to `frames` timed ones (stopping early once `cap_ms` has
 /// passed with at least one frame timed, when `cap_ms` > 0).
-FrameStats measure(const TetMesh& mesh, const BoxCase& box, const SimulationSettings& s,
-                   const StepCase& c, int warmup, int frames, double cap_ms) {
+FrameStats measure(const StepScene& scene, const SimulationSettings& s, const StepCase& c,
+                   int warmup, int frames, double cap_ms) {
     FrameStats st;
     double t0 = now_ms();
-    Simulation sim(mesh, s);
+    Simulation sim(scene.mesh, s);
     st.setup_ms = now_ms() - t0;
     st.nodes = sim.num_nodes();
     st.nnz_blocks = sim.nnz_blocks();
     st.matrix_bytes = sim.matrix_bytes();
-    // Below a quarter cell: the bottom layer of nodes only (p >= 2 nodes sit at half cells).
-    st.pinned = sim.pin_below(0.25 / box.nz);
-    if (c.drag) sim.set_drag(top_drag(box, mesh));
+    st.pinned = sim.pin_below(scene.pin_below);
+    if (c.drag) sim.set_drag(scene.drag);
     t0 = now_ms();
     for (int f = 0; f < warmup; ++f) sim.step();
     st.warmup_ms = now_ms() - t0;
@@ -222,6 +235,50 @@ std::vector<StepCase> step_cases(const std::vector<int>& orders) {
     return out;
 }
 
+/// The standard box of the backend (within --max-tets), pinned below a quarter cell (the bottom
+/// layer of nodes only: p >= 2 nodes sit at half cells), the drag on its top centre.
+StepScene box_scene(const Options& o, Backend backend) {
+    const BoxCase box =
+        step_box(std::min(o.max_tets, backend == Backend::Cuda ? kCudaTets : kCpuTets));
+    StepScene scene;
+    scene.name = box.name();
+    scene.mesh = make_box_tet_mesh(box.nx, box.ny, box.nz, {0, 0, 0},
+                                   {double(box.nx) / box.nz, double(box.ny) / box.nz, 1.0});
+    scene.pin_below = 0.25 / box.nz;
+    scene.drag = top_drag(box, scene.mesh);
+    return scene;
+}
+
+/// A user's mesh: pinned in the lowest 2% of its height; the drag pulls the centroid of its
+/// highest boundary triangle by 25% of the height sideways and 15% up, with a stiffness that
+/// scales with the body (2e3 N/m per m of height, as on the 1 m box).
+StepScene file_scene(const std::string& path) {
+    StepScene scene;
+    scene.mesh = load_tet_mesh(path);
+    scene.name = std::filesystem::path(path).filename().string();
+    scene.is_box = false;
+    EDN_VERIFY(scene.mesh.num_cells() > 0, ErrorCode::EmptyMesh, path << ": no cells");
+    double low = scene.mesh.positions.front()[2], high = low;
+    for (const Vec3& x : scene.mesh.positions)
+        low = std::min(low, x[2]), high = std::max(high, x[2]);
+    const double height = high - low;
+    scene.pin_below = low + 0.02 * height;
+    const Topology topology = build_topology(scene.mesh);
+    double best = -std::numeric_limits<double>::infinity();
+    for (const Tri& face : topology.boundary_faces) {
+        double z = 0;
+        for (Index v : face) z += scene.mesh.positions[v][2] / 3;
+        if (z > best) best = z, scene.drag.vertices = {face[0], face[1], face[2]};
+    }
+    scene.drag.weights = {1.0 / 3, 1.0 / 3, 1.0 / 3};
+    Vec3 at{0, 0, 0};
+    for (Index v : scene.drag.vertices)
+        for (int a = 0; a < 3; ++a) at[a] += scene.mesh.positions[v][a] / 3;
+    scene.drag.target = {at[0] + 0.25 * height, at[1], at[2] + 0.15 * height};
+    scene.drag.stiffness = 2e3 * height; // a body's stiffness scales with its size (E L)
+    return scene;
+}
+
 } // namespace
 
 void run_step_bench(const Options& options_in) {
@@ -236,34 +293,41 @@ void run_step_bench(const Options& options_in) {
     } else {
         device = "cpu (" + std::to_string(num_threads()) + " threads)";
     }
-    const BoxCase box =
-        step_box(std::min(o.max_tets, backend == Backend::Cuda ? kCudaTets : kCpuTets));
-    const TetMesh mesh = make_box_tet_mesh(box.nx, box.ny, box.nz, {0, 0, 0},
-                                           {double(box.nx) / box.nz, double(box.ny) / box.nz, 1.0});
+    const StepScene body = o.mesh.empty() ? box_scene(o, backend) : file_scene(o.mesh);
+    const TetMesh& mesh = body.mesh;
+    const std::int64_t tets = mesh.num_cells();
     const int warmup = std::min(kWarmupFrames, o.frames);
 
     JsonObject header = bench_header(o, device);
     JsonObject scene;
-    scene.add("mesh", box.name())
-        .add("tets", box.tets())
+    Vec3 lower = mesh.positions.front(), upper = lower;
+    for (const Vec3& x : mesh.positions)
+        for (int a = 0; a < 3; ++a)
+            lower[a] = std::min(lower[a], x[a]), upper[a] = std::max(upper[a], x[a]);
+    scene.add("mesh", body.name)
+        .add("tets", tets)
         .add("vertices", mesh.num_vertices())
-        .add("size_x_m", double(box.nx) / box.nz)
-        .add("size_y_m", double(box.ny) / box.nz)
-        .add("size_z_m", 1.0)
+        .add("size_x_m", upper[0] - lower[0])
+        .add("size_y_m", upper[1] - lower[1])
+        .add("size_z_m", upper[2] - lower[2])
         .add("E", kYoung)
         .add("nu", kPoisson)
         .add("rho", kDensity)
         .add("dt", 1.0 / 60.0)
         .add("integrator", "backward_euler")
         .add("gravity", -9.81)
-        .add("pins", "nodes with rest z < a quarter cell (bottom face)")
+        .add("pins", body.is_box ? "nodes with rest z < a quarter cell (bottom face)"
+                                 : "nodes with rest z in the lowest 2% of the height")
         .add("max_newton_iterations", 3)
         .add("cg_relative_tolerance", 1e-4)
         .add("cg_max_iterations", PcgSettings{}.max_iterations)
         .add("warmup_frames", warmup)
         .add("frames", o.frames)
         .add("coarse_iterations", o.coarse_iterations)
-        .add("drag", "spring 2e3 N/m from a top-centre triangle to +0.25 m x, +0.15 m z");
+        .add("drag", body.is_box
+                         ? "spring 2e3 N/m from a top-centre triangle to +0.25 m x, +0.15 m z"
+                         : "spring from the highest boundary triangle to +25% of the height in "
+                           "x, +15% in z (stiffness 2e3 N/m per m of height)");
     header.add("scene", scene);
     header.add("baseline_note",
                backend == Backend::Cuda
@@ -287,7 +351,7 @@ void run_step_bench(const Options& options_in) {
             bc.method = SummationMethod::PerEntry;
             progress("  baseline: cpu " + std::to_string(num_threads()) + " threads");
             const FrameStats st =
-                measure(mesh, box, settings_for(bc, Backend::Cpu, o.coarse_iterations), bc, 1,
+                measure(body, settings_for(bc, Backend::Cpu, o.coarse_iterations), bc, 1,
                         std::min(o.frames, kBaselineFrames), kBaselineCapMs);
             b.add("name", "cpu_backend_same_run")
                 .add("backend", "cpu")
@@ -305,8 +369,8 @@ void run_step_bench(const Options& options_in) {
                 omp_set_num_threads(1);
                 FrameStats st;
                 try {
-                    st = measure(mesh, box, settings_for(c, Backend::Cpu, o.coarse_iterations), c,
-                                 1, std::min(o.frames, kOneThreadFrames), 0);
+                    st = measure(body, settings_for(c, Backend::Cpu, o.coarse_iterations), c, 1,
+                                 std::min(o.frames, kOneThreadFrames), 0);
                 } catch (...) {
                     omp_set_num_threads(threads);
                     throw;
@@ -331,14 +395,14 @@ void run_step_bench(const Options& options_in) {
     int failed = 0;
     for (const StepCase& c : step_cases(o.orders)) {
         const bool two_level = c.preconditioner == Preconditioner::TwoLevel;
-        const std::string label = box.name() + " p=" + std::to_string(c.order) + " " +
+        const std::string label = body.name + " p=" + std::to_string(c.order) + " " +
                                   material_name(c.material) + " " +
                                   summation_method_name(c.method) + (c.drag ? " drag" : "") +
                                   (two_level ? " two_level" : "");
         progress(label);
         JsonObject j;
-        j.add("mesh", box.name())
-            .add("tets", box.tets())
+        j.add("mesh", body.name)
+            .add("tets", tets)
             .add("order", c.order)
             .add("method", summation_method_name(c.method))
             .add("material", material_name(c.material))
@@ -346,8 +410,8 @@ void run_step_bench(const Options& options_in) {
             .add("preconditioner", two_level ? "two_level" : "block_jacobi")
             .add("scalar", backend == Backend::Cuda ? "float" : "double");
         try {
-            const FrameStats st = measure(mesh, box, settings_for(c, backend, o.coarse_iterations),
-                                          c, warmup, o.frames, 0);
+            const FrameStats st = measure(body, settings_for(c, backend, o.coarse_iterations), c,
+                                          warmup, o.frames, 0);
             j.add("nodes", st.nodes)
                 .add("dofs", 3 * std::int64_t(st.nodes))
                 .add("pinned_nodes", st.pinned)
@@ -356,7 +420,7 @@ void run_step_bench(const Options& options_in) {
                 .add("warmup_frames", warmup);
             add_stats(j, st);
             const double ours = median(st.total);
-            if (const auto fps = target_fps(c, backend, box.tets())) {
+            if (const auto fps = body.is_box ? target_fps(c, backend, tets) : std::nullopt) {
                 JsonObject t;
                 t.add("fps", *fps).add("ms", 1000.0 / *fps).add("met", ours <= 1000.0 / *fps);
                 j.add("target", t);

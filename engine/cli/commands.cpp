@@ -26,7 +26,7 @@ const std::vector<Command>& commands() {
         {"bench",
          "assembly|spmv|step|reorder|repattern|pcg [--backend cpu|cuda] [--max-tets N] "
          "[--min-tets N] [--orders 1,2,3] [--repeat R] [--frames F] [--coarse-iterations K] "
-         "--out bench.json",
+         "[--mesh FILE] --out bench.json",
          &run_bench},
     };
     return table;

@@ -2,6 +2,7 @@
 // Bench JSON with finite timings and plausible iteration counts; usage errors exit 2 with one
 // line and leave no output file.
 
+#include "core/json.hpp"
 #include "support/backend.hpp"
 #include "support/cli.hpp"
 
@@ -169,6 +170,34 @@ TEST_F(CliBench, CudaWithoutDeviceFailsCleanly) {
     EXPECT_EQ(r.exit_code, 4);
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
     EXPECT_FALSE(fs::exists(json));
+}
+
+TEST_F(CliBench, StepRunsOnAUsersMeshPinnedAtItsBase) {
+    const fs::path json = root_ / "beam.json";
+    const BenchRun r =
+        run({"bench", "step", "--mesh", (test::source_dir() / "assets/beam.obj").string(),
+             "--orders", "1", "--frames", "2", "--out", json.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json bench = read_json_file(json);
+    EXPECT_EQ(bench["scene"]["mesh"], "beam.obj");
+    ASSERT_FALSE(bench["cases"].empty());
+    bool drag = false;
+    for (const Json& c : bench["cases"]) {
+        EXPECT_EQ(c["mesh"], "beam.obj");
+        EXPECT_EQ(c["tets"], bench["scene"]["tets"]);
+        EXPECT_GT(c["pinned_nodes"].get<double>(), 0) << c.dump();
+        EXPECT_TRUE(c["finite"].get<bool>()) << c.dump();
+        EXPECT_FALSE(c.contains("target")); // the box's targets do not apply
+        drag = drag || c["scene"] == "gravity+drag";
+    }
+    EXPECT_TRUE(drag);
+    // A mesh that is not there: exit 3 with one line, no output.
+    const fs::path missing_json = root_ / "missing.json";
+    const BenchRun missing = run({"bench", "step", "--mesh", (root_ / "nope.node").string(),
+                                  "--out", missing_json.string()});
+    EXPECT_EQ(missing.exit_code, 3) << missing.err;
+    EXPECT_EQ(missing.err.find('\n'), missing.err.size() - 1) << missing.err;
+    EXPECT_FALSE(fs::exists(missing_json));
 }
 
 TEST_F(CliBench, HelpListsEveryBenchmarkAndOption) {

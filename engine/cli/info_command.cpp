@@ -10,14 +10,6 @@
 namespace edn::cli {
 namespace {
 
-/// Sum of the cells' signed volumes (positive after validation).
-double total_volume(const TetMesh& mesh) {
-    double volume = 0;
-    for (const Cell& c : mesh.cells)
-        volume += signed_volume(mesh.positions[c[0]], mesh.positions[c[1]], mesh.positions[c[2]],
-                                mesh.positions[c[3]]);
-    return volume;
-}
 
 /// Mesh and topology counts: "vertices" … "volume".
 void add_mesh_counts(JsonObject& json, const TetMesh& mesh, const Topology& topology,

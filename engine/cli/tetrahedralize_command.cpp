@@ -13,15 +13,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// Sum of the cells' signed volumes.
-double total_volume(const TetMesh& mesh) {
-    double volume = 0;
-    for (const Cell& c : mesh.cells)
-        volume += signed_volume(mesh.positions[c[0]], mesh.positions[c[1]], mesh.positions[c[2]],
-                                mesh.positions[c[3]]);
-    return volume;
-}
-
 } // namespace
 
 int run_tetrahedralize(const std::vector<std::string>& arguments) {

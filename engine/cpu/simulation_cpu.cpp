@@ -81,10 +81,9 @@ public:
     // Newton operations (solver/newton.hpp).
     void begin_step() override;
     double evaluate(NewtonVector at, int outputs, NewtonVector gradient) override {
+        // potential() writes every entry of the gradient (sized by begin_step).
         std::vector<double>* g = (outputs & kGradient) ? &vector(gradient) : nullptr;
-        const double w = evaluate_elements(vector(at), outputs);
-        if (g) g->assign(vector(at).size(), 0.0);
-        return potential(vector(at), w, g);
+        return potential(vector(at), evaluate_elements(vector(at), outputs), g);
     }
     double last_strain_energy() const override { return last_strain_energy_; }
     double start_potential(double strain_at_start) override {

@@ -21,13 +21,22 @@ inline unsigned int grid_for(std::int64_t n, int block) {
     return static_cast<unsigned int>((n + block - 1) / block);
 }
 
+/// Multiprocessors of the current device (looked up once per process).
+inline int multiprocessors() {
+    static const int sms = [] {
+        int device = 0, n = 0;
+        EDN_CUDA_CHECK(cudaGetDevice(&device));
+        EDN_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+        return n;
+    }();
+    return sms;
+}
+
 /// Enough resident warps to cover the device for warp-dynamic kernels.
 inline unsigned int persistent_grid(Index bins, int block) {
-    int device = 0, sms = 0;
-    cudaGetDevice(&device);
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
     const std::int64_t warps_needed = bins;
-    const std::int64_t warps_resident = static_cast<std::int64_t>(sms) * 64; // 2048 threads / SM
+    const std::int64_t warps_resident =
+        static_cast<std::int64_t>(multiprocessors()) * 64; // 2048 threads / SM
     const std::int64_t warps = std::min(warps_needed, warps_resident);
     return static_cast<unsigned int>(
         std::max<std::int64_t>(1, (warps * kWarp + block - 1) / block));

@@ -12,18 +12,25 @@ using detail::grid_for;
 
 // ---- per-entry maps -----------------------------------------------------------------------------
 
-/// One thread per element block (t, a, b): its target is a slot or num_slots + row.
+/// The target of element block s = (t, a, b): the slot of (node a, node b) of cell t, or
+/// num_slots + row for a diagonal block.
+__device__ Index map_target(std::int64_t s, const Index* cell_nodes, int m,
+                            const Index* bin_offsets, const Index* columns, const Index* row_counts,
+                            Index num_slots) {
+    const Index t = static_cast<Index>(s / (m * m));
+    const int ab = static_cast<int>(s % (m * m));
+    const Index row = cell_nodes[static_cast<std::int64_t>(t) * m + ab / m];
+    const Index col = cell_nodes[static_cast<std::int64_t>(t) * m + ab % m];
+    return row == col ? num_slots + row : find_slot(bin_offsets, columns, row_counts, row, col);
+}
+
+/// One thread per element block (t, a, b): counts the sources of its target.
 __global__ void map_count_kernel(const Index* cell_nodes, Index num_cells, int m,
                                  const Index* bin_offsets, const Index* columns,
                                  const Index* row_counts, Index num_slots, Index* counts) {
     const std::int64_t s = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (s >= static_cast<std::int64_t>(num_cells) * m * m) return;
-    const Index t = static_cast<Index>(s / (m * m));
-    const int ab = static_cast<int>(s % (m * m));
-    const Index row = cell_nodes[static_cast<std::int64_t>(t) * m + ab / m];
-    const Index col = cell_nodes[static_cast<std::int64_t>(t) * m + ab % m];
-    const Index target =
-        row == col ? num_slots + row : find_slot(bin_offsets, columns, row_counts, row, col);
+    const Index target = map_target(s, cell_nodes, m, bin_offsets, columns, row_counts, num_slots);
     atomicAdd(&counts[target], 1);
 }
 
@@ -33,12 +40,7 @@ __global__ void map_fill_kernel(const Index* cell_nodes, Index num_cells, int m,
                                 Index* sources) {
     const std::int64_t s = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (s >= static_cast<std::int64_t>(num_cells) * m * m) return;
-    const Index t = static_cast<Index>(s / (m * m));
-    const int ab = static_cast<int>(s % (m * m));
-    const Index row = cell_nodes[static_cast<std::int64_t>(t) * m + ab / m];
-    const Index col = cell_nodes[static_cast<std::int64_t>(t) * m + ab % m];
-    const Index target =
-        row == col ? num_slots + row : find_slot(bin_offsets, columns, row_counts, row, col);
+    const Index target = map_target(s, cell_nodes, m, bin_offsets, columns, row_counts, num_slots);
     sources[atomicAdd(&cursor[target], 1)] = static_cast<Index>(s);
 }
 

@@ -10,19 +10,9 @@ namespace edn::cuda {
 namespace {
 
 using detail::kWarp;
+using detail::multiprocessors;
 
 constexpr int kSpmvBlock = 256; // 8 warps
-
-/// Multiprocessors of the current device (looked up once).
-int multiprocessors() {
-    static const int sms = [] {
-        int device = 0, n = 0;
-        EDN_CUDA_CHECK(cudaGetDevice(&device));
-        EDN_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
-        return n;
-    }();
-    return sms;
-}
 
 /// y = A x, one warp per bin (lane = row), static mapping: the matrix (columns and values, all
 /// slots of the bin including padding) read evict-first, so x stays in L2.

@@ -14,6 +14,7 @@ using detail::find_slot;
 using detail::grid_for;
 using detail::kMaxNodes;
 using detail::kWarp;
+using detail::multiprocessors;
 using detail::next_bin;
 using detail::NodeCellsDevice;
 using detail::persistent_grid;
@@ -205,17 +206,6 @@ __global__ void sum_inline_p1_kernel(NodeCellsDevice nc, const int4* cells, cons
             }
         }
     }
-}
-
-/// Multiprocessors of the current device (looked up once).
-int multiprocessors() {
-    static const int sms = [] {
-        int device = 0, n = 0;
-        EDN_CUDA_CHECK(cudaGetDevice(&device));
-        EDN_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
-        return n;
-    }();
-    return sms;
 }
 
 /// Per-entry summation of every target, blocks from `src`; `nodes` > 0 stages that many nodes'

@@ -61,6 +61,14 @@ double signed_volume(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d)
     return det / 6.0;
 }
 
+double total_volume(const TetMesh& mesh) {
+    double volume = 0;
+    for (const Cell& c : mesh.cells)
+        volume += signed_volume(mesh.positions[c[0]], mesh.positions[c[1]], mesh.positions[c[2]],
+                                mesh.positions[c[3]]);
+    return volume;
+}
+
 Index count_components(const TetMesh& mesh) {
     const Index num_vertices = mesh.num_vertices();
     DisjointSets sets(num_vertices);

@@ -37,6 +37,9 @@ struct TetMeshValidation {
 /// Signed volume of tetrahedron (a, b, c, d); positive when d is on the side of (b-a)x(c-a).
 double signed_volume(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d);
 
+/// Sum of the cells' signed volumes (the mesh volume once cells are positively oriented).
+double total_volume(const TetMesh& mesh);
+
 /// Validate and normalise a mesh read from `source` (named in error messages): indices in range,
 /// finite coordinates of magnitude <= kMaxCoordinate, no duplicate cells, no zero-volume cells
 /// (|6V| <= 1e-10 x the cell's mean edge length cubed), inverted cells reoriented, no face of more

@@ -1,5 +1,6 @@
 #include "sim/simulation.hpp"
 
+#include "core/device.hpp"
 #include "core/dispatch.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
@@ -113,7 +114,15 @@ double SimulationBackend::inertia_coefficient() const {
 
 std::unique_ptr<SimulationBackend> Simulation::make_backend(TetMesh mesh,
                                                             const SimulationSettings& settings) {
-    if (settings.backend == Backend::Cuda) return make_cuda_backend(std::move(mesh), settings);
+    if (settings.backend == Backend::Cuda) {
+        // One clear line instead of the first failing CUDA call deep in the set-up.
+        EDN_VERIFY(cuda_device_available(), ErrorCode::Unsupported,
+                   "CUDA backend: " << (built_with_cuda()
+                                            ? "no usable CUDA device (no GPU or driver)"
+                                            : "this elastodyn was built without CUDA")
+                                    << "; use the CPU backend");
+        return make_cuda_backend(std::move(mesh), settings);
+    }
     return make_cpu_backend(std::move(mesh), settings);
 }
 

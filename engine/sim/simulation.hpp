@@ -9,6 +9,7 @@
 #include "sparse/summation.hpp"
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -242,10 +243,15 @@ private:
     /// settings, pins and the given node state go onto the undo history first.
     void install(std::unique_ptr<SimulationBackend> next, TopologyChangeRecord record,
                  std::vector<double> positions, std::vector<double> velocities);
-    /// The refinement `result` of the current mesh (started at `start_ms` on the steady clock,
-    /// in ms) carried out: `state` transferred, the new backend built and installed.
-    TopologyChangeRecord install_refinement(TopologyChangeKind kind, RefineResult& result,
-                                            const NodeState& state, double start_ms);
+    /// The refinement `result` of the current mesh (begun at `start`) carried out: `state`
+    /// transferred to the nested mesh, its record made, then finish_change().
+    TopologyChangeRecord finish_refinement(TopologyChangeKind kind, RefineResult& result,
+                                           const NodeState& state,
+                                           std::chrono::steady_clock::time_point start);
+    /// Builds the backend of `mesh` (timed as the record's re-pattern), sets the `carried` node
+    /// state and installs it, `previous` (the current state) going onto the undo history.
+    TopologyChangeRecord finish_change(TopologyChangeRecord record, TetMesh mesh,
+                                       const NodeState& carried, const NodeState& previous);
     /// "cut: NAME" style message prefix for `what`.
     std::string message_prefix(const char* what) const;
 

@@ -25,11 +25,6 @@ std::vector<Vec3> vertex_positions(const TetMesh& mesh, const std::vector<double
     return deformed;
 }
 
-/// Milliseconds of a steady-clock time point since the clock's epoch.
-double clock_ms(std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(t.time_since_epoch()).count();
-}
-
 /// The node state of `backend` (positions fetched from the device for the CUDA backend).
 NodeState node_state(const SimulationBackend& backend) {
     return {backend.positions(), backend.velocities(), backend.fixed};
@@ -101,14 +96,7 @@ TopologyChangeRecord Simulation::cut(const CutPlane& plane) {
     record.cells_after = result.mesh.num_cells();
     record.cut_faces = result.cut_faces;
     record.duplicated_vertices = result.duplicated_vertices;
-    const auto start = std::chrono::steady_clock::now();
-    std::unique_ptr<SimulationBackend> next =
-        make_backend(std::move(result.mesh), backend_->settings);
-    record.repattern_ms = elapsed_ms(start);
-    record.pattern_build_ms = next->pattern_ms;
-    set_node_state(*next, transfer.state);
-    install(std::move(next), record, state.positions, state.velocities);
-    return record;
+    return finish_change(std::move(record), std::move(result.mesh), transfer.state, state);
 }
 
 TopologyChangeRecord Simulation::refine_sphere(const Vec3& center, double radius, int levels) {
@@ -126,7 +114,7 @@ TopologyChangeRecord Simulation::refine_sphere(const Vec3& center, double radius
     EDN_VERIFY(limit <= 0 || result.cells_after <= limit, ErrorCode::Usage,
                message_prefix("refine")
                    << ": " << result.cells_after << " cells, more than the limit of " << limit);
-    return install_refinement(TopologyChangeKind::RefineSphere, result, state, clock_ms(start));
+    return finish_refinement(TopologyChangeKind::RefineSphere, result, state, start);
 }
 
 TopologyChangeRecord Simulation::refine_uniform() {
@@ -140,11 +128,12 @@ TopologyChangeRecord Simulation::refine_uniform() {
     const NodeState state = node_state(*backend_);
     const auto start = std::chrono::steady_clock::now();
     RefineResult result = edn::refine_uniform(mesh);
-    return install_refinement(TopologyChangeKind::RefineUniform, result, state, clock_ms(start));
+    return finish_refinement(TopologyChangeKind::RefineUniform, result, state, start);
 }
 
-TopologyChangeRecord Simulation::install_refinement(TopologyChangeKind kind, RefineResult& result,
-                                                    const NodeState& state, double start_ms) {
+TopologyChangeRecord Simulation::finish_refinement(TopologyChangeKind kind, RefineResult& result,
+                                                   const NodeState& state,
+                                                   std::chrono::steady_clock::time_point start) {
     const StateTransfer transfer = transfer_node_state_nested(
         backend_->mesh, result.mesh, result.cell_parent, backend_->settings.order, state);
     TopologyChangeRecord record;
@@ -155,14 +144,19 @@ TopologyChangeRecord Simulation::install_refinement(TopologyChangeKind kind, Ref
     record.new_vertices = result.new_vertices;
     record.min_dihedral_deg = result.min_dihedral_deg;
     record.input_min_dihedral_deg = result.input_min_dihedral_deg;
-    record.refine_ms = clock_ms(std::chrono::steady_clock::now()) - start_ms;
+    record.refine_ms = elapsed_ms(start);
+    return finish_change(std::move(record), std::move(result.mesh), transfer.state, state);
+}
+
+TopologyChangeRecord Simulation::finish_change(TopologyChangeRecord record, TetMesh mesh,
+                                               const NodeState& carried,
+                                               const NodeState& previous) {
     const auto build = std::chrono::steady_clock::now();
-    std::unique_ptr<SimulationBackend> next =
-        make_backend(std::move(result.mesh), backend_->settings);
+    std::unique_ptr<SimulationBackend> next = make_backend(std::move(mesh), backend_->settings);
     record.repattern_ms = elapsed_ms(build);
     record.pattern_build_ms = next->pattern_ms;
-    set_node_state(*next, transfer.state);
-    install(std::move(next), record, state.positions, state.velocities);
+    set_node_state(*next, carried);
+    install(std::move(next), record, previous.positions, previous.velocities);
     return record;
 }
 

@@ -25,7 +25,6 @@ namespace {
 
 using FaceKey = std::array<Index, 3>;
 using test::random_unit;
-using test::total_volume;
 
 FaceKey sorted_face(Index a, Index b, Index c) {
     FaceKey f = {a, b, c};

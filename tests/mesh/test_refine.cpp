@@ -26,7 +26,6 @@ namespace edn {
 namespace {
 
 using FaceKey = std::array<Index, 3>;
-using test::total_volume;
 
 double volume_of(const TetMesh& mesh, const Cell& c) {
     return signed_volume(mesh.positions[c[0]], mesh.positions[c[1]], mesh.positions[c[2]],

@@ -14,7 +14,6 @@
 namespace edn {
 namespace {
 
-using test::total_volume;
 
 TEST(Reorder, MortonKeepsGeometryOrientationAndImprovesLocality) {
     const TetMesh mesh = test::shuffle_mesh(test::make_random_perturbed_box(8, 7, 6, 1, 1, 1), 5);

@@ -12,7 +12,6 @@ namespace edn {
 namespace {
 
 using test::expect_error;
-using test::total_volume;
 
 /// The unit cube split into 5 positively oriented tetrahedra (corner index = x + 2y + 4z).
 TetMesh unit_cube() {

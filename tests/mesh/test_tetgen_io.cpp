@@ -15,7 +15,6 @@ namespace edn {
 namespace {
 
 using test::expect_error;
-using test::total_volume;
 
 namespace fs = std::filesystem;
 

@@ -29,7 +29,6 @@
 namespace edn {
 namespace {
 
-using test::total_volume;
 
 namespace fs = std::filesystem;
 

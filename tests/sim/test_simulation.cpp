@@ -1,6 +1,7 @@
 // Simulation behaviour: static cantilever against beam theory, energy behaviour of the
 // integrators, Newton convergence, and robustness (squash, extreme drag) on the CPU backend; pins
 // and trivially converged steps on every backend (SimulationPerBackend, .../Cpu and .../Cuda).
+#include "core/device.hpp"
 #include "core/error.hpp"
 #include "mesh/box_mesh.hpp"
 #include "sim/simulation.hpp"
@@ -199,6 +200,19 @@ TEST(Simulation, RejectsBadSettings) {
     bad([](SimulationSettings& s) { s.order = 4; });
     bad([](SimulationSettings& s) { s.density = -1; });
     bad([](SimulationSettings& s) { s.summation = SummationMethod::Inline; });
+}
+
+TEST(Simulation, CudaWithoutADeviceIsOneClearError) {
+    if (cuda_device_available()) GTEST_SKIP() << "a CUDA device exists here";
+    SimulationSettings s;
+    s.backend = Backend::Cuda;
+    try {
+        Simulation sim(make_box_tet_mesh(1, 1, 1, {0, 0, 0}, {1, 1, 1}), s);
+        ADD_FAILURE() << "no error without a CUDA device";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::Unsupported);
+        EXPECT_EQ(std::string(e.what()).rfind("CUDA backend: ", 0), 0u) << e.what();
+    }
 }
 
 TEST(Simulation, LumpedMassIsPositiveAndSumsToRhoV) {

@@ -112,12 +112,5 @@ TetMesh concatenate_meshes(const TetMesh& a, const TetMesh& b) {
     return out;
 }
 
-double total_volume(const TetMesh& mesh) {
-    double volume = 0;
-    for (const Cell& c : mesh.cells)
-        volume += signed_volume(mesh.positions[c[0]], mesh.positions[c[1]], mesh.positions[c[2]],
-                                mesh.positions[c[3]]);
-    return volume;
-}
 
 } // namespace edn::test

@@ -34,7 +34,5 @@ TetMesh shuffle_mesh(const TetMesh& mesh, std::uint32_t seed);
 /// Two meshes side by side in one (vertex indices of `b` shifted): two components.
 TetMesh concatenate_meshes(const TetMesh& a, const TetMesh& b);
 
-/// Sum of the cells' signed volumes, in cell order.
-double total_volume(const TetMesh& mesh);
 
 } // namespace edn::test

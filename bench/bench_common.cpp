@@ -26,6 +26,9 @@ constexpr const char* kHelp =
     "  reorder    Morton node reordering and its effect on SpMV\n"
     "  repattern  the exact re-pattern after a plane cut and a sphere refinement vs the host\n"
     "  pcg        us per CUDA PCG iteration per solver variant vs the CPU PCG (CUDA only)\n"
+    "  solve      the linear solvers (block Jacobi, two-level for p >= 2) vs HYPRE BoomerAMG on\n"
+    "             one matrix, K + M/h^2 of a step's first Newton iteration at rest (pinned\n"
+    "             base, gravity): setup ms, solve ms, iterations, recomputed residual (CPU)\n"
     "options:\n"
     "  --backend cpu|cuda       where the measured code runs (default cpu)\n"
     "  --max-tets N             skip box meshes above N tets (default 2000000)\n"
@@ -36,19 +39,26 @@ constexpr const char* kHelp =
     "  --frames F               step: timed frames per case after the warm-up (default 30)\n"
     "  --coarse-iterations K    step: coarse PCG iterations per two-level application\n"
     "                           (default 0: the backend's measured default)\n"
-    "  --mesh FILE              step: this mesh (OBJ meshed by TetGen, .node/.ele, .msh) instead\n"
-    "                           of the box: nodes in its lowest 2% pinned, gravity, the drag\n"
-    "                           case pulls its top boundary triangle\n"
-    "  --out FILE               the Bench JSON (rewritten after every case; required)\n"
+    "  --mesh FILE              step, solve: this mesh (OBJ meshed by TetGen, .node/.ele, .msh)\n"
+    "                           instead of the box: nodes in its lowest 2% pinned, gravity, the\n"
+    "                           drag case pulls its top boundary triangle\n"
+    "  --order P                solve: the element order (same as --orders P; default 1)\n"
+    "  --tol T                  solve: relative tolerance of every method, in (0, 1) (default\n"
+    "                           1e-4): ||P(b - A x)||_2 <= T ||P b||_2 from x = 0\n"
+    "  --max-iterations N       solve: iteration cap of every method (default 10000)\n"
+    "  --dt H                   solve: the time step of the matrix K + M/H^2 (default 1/60)\n"
+    "                           (solve's box: the largest near-cubic one within --max-tets and\n"
+    "                           127008 tets, pinned as bench step's)\n"
+    "  --out FILE, --json FILE  the Bench JSON (rewritten after every case; required)\n"
     "exit codes: 0 success, 2 usage error, 4 no CUDA, out of memory or internal error\n";
 
 /// One-line usage text of `program` (argv[0]).
 std::string usage_line(const std::string& program) {
     return "usage: " + program +
-           " assembly|spmv|step|reorder|repattern|pcg [--backend cpu|cuda] [--max-tets N] "
-           "[--min-tets N] [--orders "
-           "1,2,3] "
-           "[--repeat R] [--frames F] [--coarse-iterations K] [--mesh FILE] --out bench.json";
+           " assembly|spmv|step|reorder|repattern|pcg|solve [--backend cpu|cuda] [--max-tets N] "
+           "[--min-tets N] [--orders 1,2,3 | --order P] [--repeat R] [--frames F] "
+           "[--coarse-iterations K] [--mesh FILE] [--tol T] [--max-iterations N] [--dt H] "
+           "--out bench.json";
 }
 
 Options parse_options(int argc, char** argv, const std::string& program) {
@@ -57,7 +67,8 @@ Options parse_options(int argc, char** argv, const std::string& program) {
     EDN_VERIFY(argc >= 2, ErrorCode::Usage, usage);
     o.benchmark = argv[1];
     EDN_VERIFY(o.benchmark == "assembly" || o.benchmark == "spmv" || o.benchmark == "step" ||
-                   o.benchmark == "reorder" || o.benchmark == "repattern" || o.benchmark == "pcg",
+                   o.benchmark == "reorder" || o.benchmark == "repattern" || o.benchmark == "pcg" ||
+                   o.benchmark == "solve",
                ErrorCode::Usage, "unknown benchmark '" << o.benchmark << "'; " << usage);
     for (int i = 2; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -76,6 +87,25 @@ Options parse_options(int argc, char** argv, const std::string& program) {
             EDN_VERIFY(used == text.size() && used > 0, ErrorCode::Usage,
                        arg << ": not an integer: '" << text << "'");
             return v;
+        };
+        auto real = [&](const std::string& text) -> double {
+            std::size_t used = 0;
+            double v = 0;
+            try {
+                v = std::stod(text, &used);
+            } catch (...) {
+                used = 0;
+            }
+            EDN_VERIFY(used == text.size() && used > 0 && std::isfinite(v), ErrorCode::Usage,
+                       arg << ": not a finite number: '" << text << "'");
+            return v;
+        };
+        // The option's integer value, checked to lie in [low, high].
+        auto integer_in = [&](int low, int high) -> int {
+            const std::int64_t v = integer(value());
+            EDN_VERIFY(v >= low && v <= high, ErrorCode::Usage,
+                       arg << " must be in " << low << ".." << high);
+            return static_cast<int>(v);
         };
         if (arg == "--backend") {
             o.backend = value();
@@ -100,20 +130,31 @@ Options parse_options(int argc, char** argv, const std::string& program) {
             EDN_VERIFY(!o.orders.empty(), ErrorCode::Usage, "--orders: empty list");
             o.orders_given = true;
         } else if (arg == "--repeat") {
-            o.repeat = static_cast<int>(integer(value()));
-            EDN_VERIFY(o.repeat >= 1 && o.repeat <= 1000, ErrorCode::Usage,
-                       "--repeat must be in 1..1000");
+            o.repeat = integer_in(1, 1000);
         } else if (arg == "--frames") {
-            o.frames = static_cast<int>(integer(value()));
-            EDN_VERIFY(o.frames >= 1 && o.frames <= 100000, ErrorCode::Usage,
-                       "--frames must be in 1..100000");
+            o.frames = integer_in(1, 100000);
         } else if (arg == "--coarse-iterations") {
             o.coarse_iterations = static_cast<int>(integer(value()));
             EDN_VERIFY(o.coarse_iterations >= 0 && o.coarse_iterations <= 1000, ErrorCode::Usage,
                        "--coarse-iterations must be in 0..1000 (0: the backend's default)");
         } else if (arg == "--mesh") {
             o.mesh = value();
-        } else if (arg == "--out") {
+        } else if (arg == "--order") {
+            const std::int64_t p = integer(value());
+            EDN_VERIFY(p >= 1 && p <= 3, ErrorCode::Usage, "--order: " << p << " not in 1..3");
+            o.orders = {static_cast<int>(p)};
+            o.orders_given = true;
+        } else if (arg == "--tol") {
+            o.tolerance = real(value());
+            EDN_VERIFY(o.tolerance > 0 && o.tolerance < 1, ErrorCode::Usage,
+                       "--tol must be in (0, 1)");
+        } else if (arg == "--max-iterations") {
+            o.max_iterations = integer_in(1, 1000000);
+        } else if (arg == "--dt") {
+            o.dt = real(value());
+            EDN_VERIFY(o.dt >= 1e-9 && o.dt <= 1e3, ErrorCode::Usage,
+                       "--dt must be in [1e-9, 1e3]");
+        } else if (arg == "--out" || arg == "--json") {
             o.out = value();
         } else {
             EDN_THROW(ErrorCode::Usage, "unknown option '" << arg << "'; " << usage);
@@ -236,6 +277,8 @@ int run_bench(int argc, char** argv) {
             run_repattern_bench(options);
         else if (options.benchmark == "pcg")
             run_pcg_bench(options);
+        else if (options.benchmark == "solve")
+            run_solve_bench(options);
         else
             run_step_bench(options);
         return 0;

@@ -16,8 +16,8 @@
 
 namespace edn::bench {
 
-/// Runs `PROGRAM assembly|spmv|step [--backend cpu|cuda] [--max-tets N] [--orders 1,2,3]
-/// [--repeat R] [--frames F] --out bench.json`; argv[0] is the program name used in messages
+/// Runs `PROGRAM assembly|spmv|step|reorder|repattern|pcg|solve [options] --out bench.json`;
+/// argv[0] is the program name used in messages
 /// ("elastodyn-bench" or "elastodyn-cli bench"). Returns the process exit code (0 success,
 /// 2 usage, 3 bad input, 4 resource or internal error); never throws. Errors are one line on
 /// stderr.
@@ -25,7 +25,7 @@ int run_bench(int argc, char** argv);
 
 /// Parsed command line.
 struct Options {
-    std::string benchmark;             ///< "assembly", "spmv" or "step"
+    std::string benchmark;             ///< "assembly", "spmv", "step", ..., "solve"
     std::string backend = "cpu";       ///< "cpu" or "cuda"
     std::int64_t max_tets = 2'000'000; ///< largest mesh to run
     std::int64_t min_tets = 0;         ///< pcg: smallest mesh to run
@@ -40,6 +40,12 @@ struct Options {
     /// drag on its top (empty: the box).
     std::string mesh;
     std::string out; ///< JSON output path
+    /// solve: relative tolerance of every method (||P(b - A x)|| <= tol ||P b||).
+    double tolerance = 1e-4;
+    /// solve: iteration cap of every method.
+    int max_iterations = 10000;
+    /// solve: the time step h of the matrix K + M/h^2.
+    double dt = 1.0 / 60.0;
 };
 
 /// A box mesh of a standard benchmark size.
@@ -105,5 +111,7 @@ void run_repattern_bench(const Options& options);
 void run_pcg_bench(const Options& options);
 /// The per-frame simulation benchmark (bench_step.cpp).
 void run_step_bench(const Options& options);
+/// Linear solvers and the BoomerAMG peer on one Newton matrix (bench_solve.cpp).
+void run_solve_bench(const Options& options);
 
 } // namespace edn::bench

@@ -5,6 +5,7 @@
 // a CUDA run's baseline is the CPU backend on the same mesh in the same run; a CPU run's is the
 // same CPU at one thread (p = 1; none for p >= 2, too slow to be worth it).
 #include "bench_common.hpp"
+#include "bench_scene.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
@@ -51,45 +52,6 @@ struct StepCase {
     bool drag = false; ///< a spring pulls the top sideways and up (strongly nonlinear)
     Preconditioner preconditioner = Preconditioner::BlockJacobi;
 };
-
-/// Largest near-cubic box (cell counts differ by at most one) with at most `max_tets` tets.
-BoxCase step_box(std::int64_t max_tets) {
-    EDN_VERIFY(max_tets >= 6, ErrorCode::Usage,
-               "--max-tets " << max_tets << ": the step benchmark needs at least 6 tets");
-    int n = std::max(1, static_cast<int>(std::cbrt(double(max_tets) / 6.0)));
-    while (6LL * (n + 1) * (n + 1) * (n + 1) <= max_tets) ++n; // cbrt may round down
-    while (n > 1 && 6LL * n * n * n > max_tets) --n;
-    BoxCase best{n, n, n};
-    for (const BoxCase& c : {BoxCase{n, n, n + 1}, BoxCase{n, n + 1, n + 1}})
-        if (c.tets() <= max_tets) best = c;
-    return best;
-}
-
-/// The simulated body: the box or a mesh file, where it is pinned and what the drag pulls.
-struct StepScene {
-    std::string name; ///< "box-NXxNYxNZ" or the file name
-    TetMesh mesh;
-    bool is_box = true;
-    double pin_below = 0; ///< nodes with rest z below this are pinned
-    DragSpring drag;      ///< the drag cases' spring
-};
-
-/// The drag spring: the centroid of a top-face triangle near the centre of the top, pulled
-/// 0.25 m sideways and 0.15 m up (the box is 1 m tall).
-DragSpring top_drag(const BoxCase& box, const TetMesh& mesh) {
-    const Index i = box.nx / 2, j = box.ny / 2, k = box.nz;
-    auto vertex = [&](Index a, Index b) { return a + (box.nx + 1) * (b + (box.ny + 1) * k); };
-    // Kuhn split: (i,j), (i+1,j), (i+1,j+1) at the top is a face of the z-x-y path cell.
-    DragSpring d;
-    d.vertices = {vertex(i, j), vertex(i + 1, j), vertex(i + 1, j + 1)};
-    d.weights = {1.0 / 3, 1.0 / 3, 1.0 / 3};
-    Vec3 at{0, 0, 0};
-    for (Index v : d.vertices)
-        for (int a = 0; a < 3; ++a) at[a] += mesh.positions[v][a] / 3;
-    d.target = {at[0] + 0.25, at[1], at[2] + 0.15};
-    d.stiffness = 2e3;
-    return d;
-}
 
 SimulationSettings settings_for(const StepCase& c, Backend backend, int coarse_iterations) {
     SimulationSettings s;
@@ -235,48 +197,10 @@ std::vector<StepCase> step_cases(const std::vector<int>& orders) {
     return out;
 }
 
-/// The standard box of the backend (within --max-tets), pinned below a quarter cell (the bottom
-/// layer of nodes only: p >= 2 nodes sit at half cells), the drag on its top centre.
+/// The standard box of the backend (within --max-tets): box_scene of bench_scene.hpp.
 StepScene box_scene(const Options& o, Backend backend) {
-    const BoxCase box =
-        step_box(std::min(o.max_tets, backend == Backend::Cuda ? kCudaTets : kCpuTets));
-    StepScene scene;
-    scene.name = box.name();
-    scene.mesh = make_box_tet_mesh(box.nx, box.ny, box.nz, {0, 0, 0},
-                                   {double(box.nx) / box.nz, double(box.ny) / box.nz, 1.0});
-    scene.pin_below = 0.25 / box.nz;
-    scene.drag = top_drag(box, scene.mesh);
-    return scene;
-}
-
-/// A user's mesh: pinned in the lowest 2% of its height; the drag pulls the centroid of its
-/// highest boundary triangle by 25% of the height sideways and 15% up, with a stiffness that
-/// scales with the body (2e3 N/m per m of height, as on the 1 m box).
-StepScene file_scene(const std::string& path) {
-    StepScene scene;
-    scene.mesh = load_tet_mesh(path);
-    scene.name = std::filesystem::path(path).filename().string();
-    scene.is_box = false;
-    EDN_VERIFY(scene.mesh.num_cells() > 0, ErrorCode::EmptyMesh, path << ": no cells");
-    double low = scene.mesh.positions.front()[2], high = low;
-    for (const Vec3& x : scene.mesh.positions)
-        low = std::min(low, x[2]), high = std::max(high, x[2]);
-    const double height = high - low;
-    scene.pin_below = low + 0.02 * height;
-    const Topology topology = build_topology(scene.mesh);
-    double best = -std::numeric_limits<double>::infinity();
-    for (const Tri& face : topology.boundary_faces) {
-        double z = 0;
-        for (Index v : face) z += scene.mesh.positions[v][2] / 3;
-        if (z > best) best = z, scene.drag.vertices = {face[0], face[1], face[2]};
-    }
-    scene.drag.weights = {1.0 / 3, 1.0 / 3, 1.0 / 3};
-    Vec3 at{0, 0, 0};
-    for (Index v : scene.drag.vertices)
-        for (int a = 0; a < 3; ++a) at[a] += scene.mesh.positions[v][a] / 3;
-    scene.drag.target = {at[0] + 0.25 * height, at[1], at[2] + 0.15 * height};
-    scene.drag.stiffness = 2e3 * height; // a body's stiffness scales with its size (E L)
-    return scene;
+    return box_scene(
+        step_box(std::min(o.max_tets, backend == Backend::Cuda ? kCudaTets : kCpuTets)));
 }
 
 } // namespace

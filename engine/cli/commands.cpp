@@ -24,9 +24,10 @@ const std::vector<Command>& commands() {
          "[--gravity g] [--out run.json] [--vtu out.vtu]",
          &run_simulate},
         {"bench",
-         "assembly|spmv|step|reorder|repattern|pcg [--backend cpu|cuda] [--max-tets N] "
-         "[--min-tets N] [--orders 1,2,3] [--repeat R] [--frames F] [--coarse-iterations K] "
-         "[--mesh FILE] --out bench.json",
+         "assembly|spmv|step|reorder|repattern|pcg|solve [--backend cpu|cuda] [--max-tets N] "
+         "[--min-tets N] [--orders 1,2,3 | --order P] [--repeat R] [--frames F] "
+         "[--coarse-iterations K] [--mesh FILE] [--tol T] [--max-iterations N] [--dt H] "
+         "--out bench.json",
          &run_bench},
     };
     return table;

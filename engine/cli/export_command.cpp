@@ -2,12 +2,12 @@
 // gradient and the node positions of a mesh at rest positions + U, for comparison with other
 // FEM codes.
 #include "cli/commands.hpp"
-#include "cli/material_tangent.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/json.hpp"
 #include "mesh/mesh_loader.hpp"
+#include "sim/material_tangent.hpp"
 #include "sim/names.hpp"
 #include "sparse/spmv.hpp"
 

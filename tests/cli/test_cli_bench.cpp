@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -152,6 +153,10 @@ TEST_F(CliBench, UsageErrorsExit2WithOneLine) {
           std::vector<std::string>{"bench", "spmv", "--min-tets", "100", "--max-tets", "10",
                                    "--out", json.string()},
           std::vector<std::string>{"bench", "pcg", "--backend", "cpu", "--out", json.string()},
+          std::vector<std::string>{"bench", "solve", "--tol", "0", "--out", json.string()},
+          std::vector<std::string>{"bench", "solve", "--order", "4", "--out", json.string()},
+          std::vector<std::string>{"bench", "solve", "--dt", "nan", "--json", json.string()},
+          std::vector<std::string>{"bench", "solve", "--backend", "cuda", "--out", json.string()},
           std::vector<std::string>{"bench"}}) {
         SCOPED_TRACE(args.size() > 1 ? args[1] : "(none)");
         const BenchRun r = run(args);
@@ -201,18 +206,84 @@ TEST_F(CliBench, StepRunsOnAUsersMeshPinnedAtItsBase) {
 }
 
 TEST_F(CliBench, HelpListsEveryBenchmarkAndOption) {
-    for (const std::vector<std::string>& arguments :
-         {std::vector<std::string>{"bench", "--help"}, {"bench", "step", "--help"}}) {
+    for (const std::vector<std::string>& arguments : {std::vector<std::string>{"bench", "--help"},
+                                                      {"bench", "step", "--help"},
+                                                      {"bench", "solve", "--help"}}) {
         const BenchRun help = run(arguments);
         EXPECT_EQ(help.exit_code, 0) << help.err;
-        for (const char* word :
-             {"assembly", "spmv", "step", "reorder", "repattern", "pcg", "--backend", "--max-tets",
-              "--min-tets", "--orders", "--repeat", "--frames", "--coarse-iterations", "--out"})
+        for (const char* word : {"assembly",
+                                 "spmv",
+                                 "step",
+                                 "reorder",
+                                 "repattern",
+                                 "pcg",
+                                 "solve",
+                                 "--backend",
+                                 "--max-tets",
+                                 "--min-tets",
+                                 "--orders",
+                                 "--order",
+                                 "--repeat",
+                                 "--frames",
+                                 "--coarse-iterations",
+                                 "--tol",
+                                 "--max-iterations",
+                                 "--dt",
+                                 "--json",
+                                 "--out"})
             EXPECT_NE(help.out.find(word), std::string::npos) << word << "\n" << help.out;
     }
     // The top-level usage names all six benchmarks too.
     const BenchRun top = run({"--help"});
-    EXPECT_NE(top.out.find("reorder|repattern|pcg"), std::string::npos) << top.out;
+    EXPECT_NE(top.out.find("reorder|repattern|pcg|solve"), std::string::npos) << top.out;
+}
+
+TEST_F(CliBench, SolveRunsEveryMethodOnTheSameSystem) {
+    const fs::path json = root_ / "solve.json";
+    const double tol = 1e-8; // tight, so that the solutions must agree closely
+    const BenchRun r = run({"bench", "solve", "--max-tets", "1000", "--orders", "1,2", "--tol",
+                            "1e-8", "--repeat", "1", "--json", json.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json bench = read_json_file(json);
+    EXPECT_EQ(bench["benchmark"], "solve");
+    EXPECT_TRUE(bench["complete"].get<bool>());
+    EXPECT_EQ(bench["scene"]["relative_tolerance"].get<double>(), tol);
+    const bool hypre = bench["hypre_built"].get<bool>();
+    EXPECT_EQ(r.out.find("hypre: not built") == std::string::npos, hypre) << r.out;
+    ASSERT_EQ(bench["cases"].size(), 2u);
+    for (const Json& c : bench["cases"]) {
+        SCOPED_TRACE(c.dump().substr(0, 200));
+        const int order = c["order"].get<int>();
+        EXPECT_EQ(c["tets"], 900); // the largest near-cubic box within 1000 tets: 5 x 5 x 6
+        EXPECT_GT(c["pinned_nodes"].get<double>(), 0);
+        EXPECT_LT(c["free_dofs"].get<double>(), c["dofs"].get<double>());
+        // The matrix is the simulation's own Newton Hessian (a random product compared).
+        EXPECT_LT(c["newton_matrix_check"].get<double>(), 1e-12);
+        std::map<std::string, Json> methods;
+        for (const Json& m : c["methods"]) methods[m["method"].get<std::string>()] = m;
+        std::vector<std::string> expected = {"block_jacobi"};
+        if (order >= 2) expected.push_back("two_level");
+        if (hypre) expected.insert(expected.end(), {"hypre_pcg_boomeramg", "hypre_boomeramg"});
+        EXPECT_EQ(methods.size(), expected.size());
+        for (const std::string& name : expected) {
+            SCOPED_TRACE(name);
+            ASSERT_TRUE(methods.count(name));
+            const Json& m = methods[name];
+            for (const char* key : {"setup_ms", "solve_ms", "ms_per_iteration"}) {
+                const double v = m[key].get<double>();
+                EXPECT_TRUE(std::isfinite(v) && v >= 0) << key;
+            }
+            EXPECT_TRUE(m["converged"].get<bool>());
+            EXPECT_GT(m["iterations"].get<int>(), 0);
+            // Recomputed with a fresh A x: every method meets the same rule on the same system,
+            // so all solutions agree to what the tolerance allows.
+            EXPECT_LE(m["relative_residual"].get<double>(), 1.01 * tol);
+            EXPECT_LE(m["difference_to_reference"].get<double>(), 1e-6);
+        }
+        const int jacobi = methods["block_jacobi"]["iterations"].get<int>();
+        if (order >= 2) EXPECT_LT(methods["two_level"]["iterations"].get<int>(), jacobi);
+        if (hypre) EXPECT_LT(methods["hypre_pcg_boomeramg"]["iterations"].get<int>(), jacobi);
+    }
 }
 
 } // namespace

@@ -1,4 +1,4 @@
-#include "cli/material_tangent.hpp"
+#include "sim/material_tangent.hpp"
 
 #include "core/dispatch.hpp"
 #include "core/error.hpp"
@@ -8,7 +8,7 @@
 #include "sparse/spmv.hpp"
 #include "sparse/summation.hpp"
 
-namespace edn::cli {
+namespace edn {
 
 namespace {
 
@@ -56,7 +56,7 @@ double nonlinear_elements(const Material& material, const TetMesh& mesh,
 
 } // namespace
 
-MaterialTangent material_tangent(MaterialKind kind, const LameParameters<double>& lame,
+MaterialTangent material_tangent(Material kind, const LameParameters<double>& lame,
                                  const TetMesh& mesh, const Topology& topology,
                                  const NodeLayout& layout, const BinBcsrPattern& pattern,
                                  const std::vector<Vec3>& rest,
@@ -64,10 +64,11 @@ MaterialTangent material_tangent(MaterialKind kind, const LameParameters<double>
     const int m = nodes_per_cell(layout.order);
     const std::vector<Index> cell_nodes = cell_node_table(topology, mesh.cells, layout);
     const CellNodesView nodes_view{cell_nodes.data(), m, mesh.num_cells()};
-    std::vector<double> blocks(static_cast<std::size_t>(mesh.num_cells()) * m * m * 9);
-    MaterialTangent out{0.0, {}, BinBcsrMatrix<double>(pattern)};
+    MaterialTangent out{0.0, {}, BinBcsrMatrix<double>(pattern), {}};
+    std::vector<double>& blocks = out.element_blocks;
+    blocks.resize(static_cast<std::size_t>(mesh.num_cells()) * m * m * 9);
     const PerEntryMap map = cpu::build_per_entry_map(pattern, nodes_view);
-    if (kind == MaterialKind::Linear) {
+    if (kind == Material::Linear) {
         // W = 1/2 u^T K u: the tangent is K at any u, the gradient K u.
         cpu::linear_elastic_element_blocks(mesh.positions, mesh.cells, layout.order, lame,
                                            blocks.data());
@@ -91,4 +92,4 @@ MaterialTangent material_tangent(MaterialKind kind, const LameParameters<double>
     return out;
 }
 
-} // namespace edn::cli
+} // namespace edn

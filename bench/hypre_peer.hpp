@@ -1,0 +1,49 @@
+#pragma once
+/// The external peer of `bench solve`: HYPRE's BoomerAMG (Debian libhypre-dev, CPU, double) on
+/// a Bin-BCSR* matrix through the IJ interface on one MPI rank, as the preconditioner of HYPRE's
+/// PCG and as a solver of its own. This header is free of HYPRE and MPI; a build without HYPRE
+/// compiles the same functions, which then report that it is absent.
+
+#include "core/json.hpp"
+#include "sparse/bin_bcsr_matrix.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace edn::bench {
+
+/// Whether this build has HYPRE (CMake found libHYPRE and MPI).
+bool hypre_built();
+
+/// How a BoomerAMG run is used.
+enum class HypreMode : std::uint8_t {
+    PcgAmg, ///< HYPRE's PCG with one BoomerAMG V-cycle as the preconditioner
+    Amg,    ///< BoomerAMG V-cycles as a stationary solver
+};
+
+/// Outcome of one HYPRE run (setup then solve from x = 0).
+struct HypreRun {
+    double convert_ms = 0; ///< Bin-BCSR* -> HYPRE IJ (CSR) matrix and vectors
+    double setup_ms = 0;   ///< the AMG hierarchy (HYPRE_ParCSRPCGSetup / HYPRE_BoomerAMGSetup)
+    double solve_ms = 0;   ///< the iterations
+    int iterations = 0;
+    bool converged = false;
+    double reported_relative_residual = 0; ///< HYPRE's own final ||r|| / ||b|| (2-norm)
+    double max_pinned_value = 0;           ///< largest |x| HYPRE left on the identity rows
+};
+
+/// Solves A x = b with BoomerAMG (`mode`), stopping at ||r||_2 <= tolerance ||b||_2 or after
+/// `max_iterations`. Pinned nodes (`fixed` nonzero) become identity rows and columns with zero
+/// right-hand side, so the free rows are the system cpu::pcg solves (PCG's projected system).
+/// Calls MPI_Init on first use (and MPI_Finalize at exit). edn::Error(Unsupported) without HYPRE.
+/// @param[in]  a      #rows block rows, symmetric
+/// @param[in]  fixed  #rows per-node pin mask
+/// @param[in]  b      3 #rows right-hand side
+/// @param[out] x      3 #rows solution (pinned entries set to 0)
+HypreRun hypre_solve(HypreMode mode, const BinBcsrMatrix<double>& a, const std::uint8_t* fixed,
+                     const double* b, double* x, double tolerance, int max_iterations);
+
+/// The BoomerAMG parameters hypre_solve sets, with why (for the Bench JSON).
+JsonObject hypre_settings();
+
+} // namespace edn::bench

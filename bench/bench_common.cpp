@@ -47,6 +47,10 @@ constexpr const char* kHelp =
     "                           1e-4): ||P(b - A x)||_2 <= T ||P b||_2 from x = 0\n"
     "  --max-iterations N       solve: iteration cap of every method (default 10000)\n"
     "  --dt H                   solve: the time step of the matrix K + M/H^2 (default 1/60)\n"
+    "  --methods A,B            solve: run only these of block_jacobi, two_level (p >= 2),\n"
+    "                           hypre_pcg_boomeramg, hypre_pcg_boomeramg_rbm, hypre_boomeramg\n"
+    "                           (default: all that apply;\n"
+    "                           the first is the reference of the solution differences)\n"
     "                           (solve's box: the largest near-cubic one within --max-tets and\n"
     "                           127008 tets, pinned as bench step's)\n"
     "  --out FILE, --json FILE  the Bench JSON (rewritten after every case; required)\n"
@@ -58,6 +62,7 @@ std::string usage_line(const std::string& program) {
            " assembly|spmv|step|reorder|repattern|pcg|solve [--backend cpu|cuda] [--max-tets N] "
            "[--min-tets N] [--orders 1,2,3 | --order P] [--repeat R] [--frames F] "
            "[--coarse-iterations K] [--mesh FILE] [--tol T] [--max-iterations N] [--dt H] "
+           "[--methods A,B] "
            "--out bench.json";
 }
 
@@ -154,6 +159,12 @@ Options parse_options(int argc, char** argv, const std::string& program) {
             o.dt = real(value());
             EDN_VERIFY(o.dt >= 1e-9 && o.dt <= 1e3, ErrorCode::Usage,
                        "--dt must be in [1e-9, 1e3]");
+        } else if (arg == "--methods") {
+            std::stringstream list(value());
+            std::string item;
+            while (std::getline(list, item, ','))
+                if (!item.empty()) o.methods.push_back(item);
+            EDN_VERIFY(!o.methods.empty(), ErrorCode::Usage, "--methods: empty list");
         } else if (arg == "--out" || arg == "--json") {
             o.out = value();
         } else {

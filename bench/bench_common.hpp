@@ -46,6 +46,8 @@ struct Options {
     int max_iterations = 10000;
     /// solve: the time step h of the matrix K + M/h^2.
     double dt = 1.0 / 60.0;
+    /// solve: the methods to run (names of bench_solve.cpp's list; empty: all that apply).
+    std::vector<std::string> methods;
 };
 
 /// A box mesh of a standard benchmark size.

@@ -52,6 +52,7 @@ struct SolveSystem {
     std::vector<double> node_diagonal;  ///< M/h^2 per node (added times I to the diagonal)
     std::vector<double> rhs;            ///< M g on free dofs, 0 on pinned ones
     std::vector<std::uint8_t> fixed;    ///< #nodes pin mask (bench step's rule)
+    std::vector<Vec3> rest;             ///< #nodes rest positions
     Index pinned_nodes = 0;
     double assemble_ms = 0;  ///< topology, pattern, element blocks, summation
     double newton_check = 0; ///< |A v - H v| / |H v|, H from the Simulation
@@ -81,7 +82,8 @@ std::unique_ptr<SolveSystem> make_solve_system(const StepScene& scene, int order
     s->topology = build_topology(scene.mesh);
     s->layout = make_node_layout(s->topology, order);
     s->pattern = build_bin_bcsr_pattern(s->topology, scene.mesh.cells, s->layout);
-    const std::vector<Vec3> rest = node_positions(scene.mesh, s->topology, s->layout);
+    s->rest = node_positions(scene.mesh, s->topology, s->layout);
+    const std::vector<Vec3>& rest = s->rest;
     const std::size_t dofs = 3 * rest.size();
     EDN_VERIFY(rest.size() == sim.lumped_mass().size(), ErrorCode::Internal,
                "bench solve: node count differs from the simulation's");
@@ -138,10 +140,13 @@ struct MethodRun {
 using SolveFunction =
     std::function<MethodRun(const SolveSystem&, const SolveSettings&, std::vector<double>& x)>;
 
+/// One entry of the comparison.
 struct SolveMethod {
-    std::string name;
-    std::string description;
-    int threads = 1;
+    std::string name;        ///< the --methods name and the JSON "method"
+    std::string description; ///< what it is, for the JSON
+    int threads = 1;         ///< threads it computes with
+    int min_order = 1;       ///< runs on orders >= min_order only
+    bool available = true;   ///< built into this binary
     SolveFunction run;
 };
 
@@ -207,10 +212,14 @@ MethodRun run_two_level(const SolveSystem& s, const SolveSettings& settings,
     return run;
 }
 
-SolveFunction hypre_method(HypreMode mode) {
-    return [mode](const SolveSystem& s, const SolveSettings& settings, std::vector<double>& x) {
-        const HypreRun h = hypre_solve(mode, s.matrix, s.fixed.data(), s.rhs.data(), x.data(),
-                                       settings.tolerance, settings.max_iterations);
+SolveFunction hypre_method(HypreMode mode, bool rigid_body_modes) {
+    return [=](const SolveSystem& s, const SolveSettings& settings, std::vector<double>& x) {
+        HypreOptions options;
+        options.mode = mode;
+        options.tolerance = settings.tolerance;
+        options.max_iterations = settings.max_iterations;
+        if (rigid_body_modes) options.rigid_body_positions = s.rest.data();
+        const HypreRun h = hypre_solve(s.matrix, s.fixed.data(), s.rhs.data(), x.data(), options);
         MethodRun run;
         run.setup_ms = h.setup_ms;
         run.solve_ms = h.solve_ms;
@@ -223,26 +232,49 @@ SolveFunction hypre_method(HypreMode mode) {
     };
 }
 
-/// The methods run on `s`, in order (the first is the reference of the solution differences).
-std::vector<SolveMethod> solve_methods(const SolveSystem& s) {
+/// Every method, in the order they run (the first that runs is the reference of the solution
+/// differences). A method is a name, a description and a function that times its own setup and
+/// solve (MethodRun); run_solve_bench does the rest (repeats, recomputed residual, JSON, table).
+std::vector<SolveMethod> solve_methods() {
     std::vector<SolveMethod> out;
     out.push_back(
         {"block_jacobi",
-         "cpu::pcg: CG preconditioned by the inverse 3x3 diagonal blocks (solver/pcg.hpp)",
-         num_threads(), run_block_jacobi});
-    if (s.order >= 2)
-        out.push_back({"two_level",
-                       "cpu::pcg_two_level: flexible CG, block Jacobi + inexact P1 Galerkin coarse "
-                       "correction (solver/two_level.hpp)",
-                       num_threads(), run_two_level});
+         "cpu::pcg: CG preconditioned by the inverse 3x3 diagonal blocks (solver/pcg.hpp; "
+         "inverted inside every solve, so its setup is in solve_ms)",
+         num_threads(), 1, true, run_block_jacobi});
+    out.push_back({"two_level",
+                   "cpu::pcg_two_level: flexible CG, block Jacobi + inexact P1 Galerkin coarse "
+                   "correction (solver/two_level.hpp)",
+                   num_threads(), 2, true, run_two_level});
     // multigrid: added when solver/multigrid.hpp lands
-    if (hypre_built()) {
-        out.push_back({"hypre_pcg_boomeramg",
-                       "HYPRE PCG (2-norm rule) preconditioned by one BoomerAMG V-cycle", 1,
-                       hypre_method(HypreMode::PcgAmg)});
-        out.push_back({"hypre_boomeramg", "BoomerAMG V-cycles as the solver (no CG)", 1,
-                       hypre_method(HypreMode::Amg)});
-    }
+    out.push_back({"hypre_pcg_boomeramg",
+                   "HYPRE PCG (2-norm rule) preconditioned by one BoomerAMG V-cycle", 1, 1,
+                   hypre_built(), hypre_method(HypreMode::PcgAmg, false)});
+    out.push_back({"hypre_pcg_boomeramg_rbm",
+                   "as hypre_pcg_boomeramg, with the rigid rotations in the interpolation "
+                   "(GM-2, Q truncated to 4)",
+                   1, 1, hypre_built(), hypre_method(HypreMode::PcgAmg, true)});
+    out.push_back({"hypre_boomeramg", "BoomerAMG V-cycles as the solver (no CG)", 1, 1,
+                   hypre_built(), hypre_method(HypreMode::Amg, false)});
+    return out;
+}
+
+/// The methods `o` asks for (all by default) that apply at `order` and are built; throws
+/// edn::Error(Usage) for a name that is no method.
+std::vector<SolveMethod> methods_for(const Options& o, int order) {
+    const std::vector<SolveMethod> all = solve_methods();
+    std::string names;
+    for (const SolveMethod& m : all) names += (names.empty() ? "" : ", ") + m.name;
+    for (const std::string& name : o.methods)
+        EDN_VERIFY(std::any_of(all.begin(), all.end(),
+                               [&](const SolveMethod& m) { return m.name == name; }),
+                   ErrorCode::Usage, "--methods: no method '" << name << "' (" << names << ")");
+    std::vector<SolveMethod> out;
+    for (const SolveMethod& m : all)
+        if (m.available && order >= m.min_order &&
+            (o.methods.empty() ||
+             std::find(o.methods.begin(), o.methods.end(), m.name) != o.methods.end()))
+            out.push_back(m);
     return out;
 }
 
@@ -267,6 +299,19 @@ double relative_difference(const std::vector<double>& x, const std::vector<doubl
     return r2 > 0 ? std::sqrt(d2 / r2) : std::sqrt(d2);
 }
 
+/// The 1, 5 and 15 minute load averages of the host (/proc/loadavg; empty where absent): timings
+/// on a shared 2-core machine are only as good as the load they ran under.
+std::vector<double> load_averages() {
+    std::vector<double> out(3);
+    if (FILE* file = std::fopen("/proc/loadavg", "r")) {
+        if (std::fscanf(file, "%lf %lf %lf", &out[0], &out[1], &out[2]) != 3) out.clear();
+        std::fclose(file);
+    } else {
+        out.clear();
+    }
+    return out;
+}
+
 } // namespace
 
 void run_solve_bench(const Options& o) {
@@ -279,6 +324,7 @@ void run_solve_bench(const Options& o) {
     const std::vector<int> orders = o.orders_given ? o.orders : std::vector<int>{1};
     const StepScene scene =
         o.mesh.empty() ? box_scene(step_box(std::min(o.max_tets, kBoxTets))) : file_scene(o.mesh);
+    for (int order : orders) methods_for(o, order); // a bad --methods fails before the work
     if (!hypre_built()) std::cout << "hypre: not built" << std::endl;
 
     JsonObject header = bench_header(o, "cpu (" + std::to_string(num_threads()) + " threads)");
@@ -303,6 +349,7 @@ void run_solve_bench(const Options& o) {
                  .add("stopping_rule", "||P(b - A x)||_2 <= tol ||P b||_2 from x = 0")
                  .add("relative_residual", "recomputed here: ||P(b - A x)||_2 / ||P b||_2 with "
                                            "a fresh A x in double"))
+        .add("load_average_at_start", load_averages())
         .add("hypre", hypre_settings())
         .add("hypre_built", hypre_built());
 
@@ -327,10 +374,10 @@ void run_solve_bench(const Options& o) {
                   << 3 * std::int64_t(n - s.pinned_nodes) << " free dofs, K + M/h^2 (h = " << o.dt
                   << "), tol " << settings.tolerance << "\n"
                   << "  method                 setup ms   solve ms    its  ms/it  conv  "
-                     "rel.residual  diff\n";
+                     "rel.residual  diff to first\n";
         std::vector<JsonObject> results;
         std::vector<double> reference;
-        for (const SolveMethod& m : solve_methods(s)) {
+        for (const SolveMethod& m : methods_for(o, order)) {
             progress("  " + m.name);
             std::vector<double> setup, solve;
             MethodRun run;
@@ -366,7 +413,9 @@ void run_solve_bench(const Options& o) {
                         run.converged ? "yes" : "NO", residual, diff);
             std::fflush(stdout);
         }
-        c.add("reference_method", "block_jacobi").add("methods", results);
+        c.add("load_average_at_end", load_averages());
+        c.add("reference_method", results.empty() ? Json() : results.front().json()["method"])
+            .add("methods", results);
         cases.push_back(c);
         write_bench_json(o, header, cases, false);
     }

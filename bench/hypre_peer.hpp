@@ -5,6 +5,7 @@
 /// compiles the same functions, which then report that it is absent.
 
 #include "core/json.hpp"
+#include "core/types.hpp"
 #include "sparse/bin_bcsr_matrix.hpp"
 
 #include <cstdint>
@@ -32,16 +33,27 @@ struct HypreRun {
     double max_pinned_value = 0;           ///< largest |x| HYPRE left on the identity rows
 };
 
-/// Solves A x = b with BoomerAMG (`mode`), stopping at ||r||_2 <= tolerance ||b||_2 or after
-/// `max_iterations`. Pinned nodes (`fixed` nonzero) become identity rows and columns with zero
-/// right-hand side, so the free rows are the system cpu::pcg solves (PCG's projected system).
-/// Calls MPI_Init on first use (and MPI_Finalize at exit). edn::Error(Unsupported) without HYPRE.
+/// What hypre_solve runs.
+struct HypreOptions {
+    HypreMode mode = HypreMode::PcgAmg;
+    double tolerance = 1e-4; ///< stop at ||r||_2 <= tolerance ||b||_2
+    int max_iterations = 10000;
+    /// #rows node positions: when set, the three rigid rotations about the origin go into
+    /// BoomerAMG's interpolation (HYPRE_BoomerAMGSetInterpVectors, GM variant 2); the
+    /// translations are there already (one displacement component per function).
+    const Vec3* rigid_body_positions = nullptr;
+};
+
+/// Solves A x = b with BoomerAMG (`options`). Pinned nodes (`fixed` nonzero) become identity
+/// rows and columns with zero right-hand side, so the free rows are the system cpu::pcg solves
+/// (PCG's projected system). Calls MPI_Init on first use (and MPI_Finalize at exit).
+/// edn::Error(Unsupported) without HYPRE.
 /// @param[in]  a      #rows block rows, symmetric
 /// @param[in]  fixed  #rows per-node pin mask
 /// @param[in]  b      3 #rows right-hand side
 /// @param[out] x      3 #rows solution (pinned entries set to 0)
-HypreRun hypre_solve(HypreMode mode, const BinBcsrMatrix<double>& a, const std::uint8_t* fixed,
-                     const double* b, double* x, double tolerance, int max_iterations);
+HypreRun hypre_solve(const BinBcsrMatrix<double>& a, const std::uint8_t* fixed, const double* b,
+                     double* x, const HypreOptions& options);
 
 /// The BoomerAMG parameters hypre_solve sets, with why (for the Bench JSON).
 JsonObject hypre_settings();

@@ -27,6 +27,7 @@ const std::vector<Command>& commands() {
          "assembly|spmv|step|reorder|repattern|pcg|solve [--backend cpu|cuda] [--max-tets N] "
          "[--min-tets N] [--orders 1,2,3 | --order P] [--repeat R] [--frames F] "
          "[--coarse-iterations K] [--mesh FILE] [--tol T] [--max-iterations N] [--dt H] "
+         "[--methods A,B] "
          "--out bench.json",
          &run_bench},
     };

@@ -263,7 +263,9 @@ TEST_F(CliBench, SolveRunsEveryMethodOnTheSameSystem) {
         for (const Json& m : c["methods"]) methods[m["method"].get<std::string>()] = m;
         std::vector<std::string> expected = {"block_jacobi"};
         if (order >= 2) expected.push_back("two_level");
-        if (hypre) expected.insert(expected.end(), {"hypre_pcg_boomeramg", "hypre_boomeramg"});
+        if (hypre)
+            expected.insert(expected.end(),
+                            {"hypre_pcg_boomeramg", "hypre_pcg_boomeramg_rbm", "hypre_boomeramg"});
         EXPECT_EQ(methods.size(), expected.size());
         for (const std::string& name : expected) {
             SCOPED_TRACE(name);

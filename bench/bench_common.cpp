@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
+#include <time.h>
 
 namespace edn::bench {
 namespace {
@@ -212,6 +213,12 @@ MeshData make_mesh_data(const BoxCase& box) {
     d.topology = build_topology(d.mesh);
     d.topology_ms = now_ms() - t0;
     return d;
+}
+
+double process_cpu_ms() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return 1e3 * double(t.tv_sec) + 1e-6 * double(t.tv_nsec);
 }
 
 double median(std::vector<double> samples) {

@@ -85,6 +85,32 @@ inline double now_ms() {
         .count();
 }
 
+/// Milliseconds of CPU time this process has used (all its threads) since an arbitrary origin.
+double process_cpu_ms();
+
+/// A time span: wall clock and the process's CPU time. On a loaded machine the wall time of a
+/// one-thread computation grows with the load while its CPU time stays near the unloaded time.
+struct Interval {
+    double wall_ms = 0;
+    double cpu_ms = 0;
+};
+
+/// Measures Intervals from its start or last lap.
+class Stopwatch {
+public:
+    Stopwatch() : wall_(now_ms()), cpu_(process_cpu_ms()) {}
+    /// The span since construction or the previous lap(); restarts.
+    Interval lap() {
+        const double wall = now_ms(), cpu = process_cpu_ms();
+        const Interval out{wall - wall_, cpu - cpu_};
+        wall_ = wall, cpu_ = cpu;
+        return out;
+    }
+
+private:
+    double wall_, cpu_;
+};
+
 /// Median of the samples (mean of the two middle ones for an even count; NaN when empty).
 double median(std::vector<double> samples);
 

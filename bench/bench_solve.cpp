@@ -128,8 +128,8 @@ struct SolveSettings {
 
 /// One run of a method: setup (what is done once per matrix), then the solve from x = 0.
 struct MethodRun {
-    double setup_ms = 0;
-    double solve_ms = 0;
+    Interval setup; ///< what is done once per matrix (hierarchy, coarse matrix, AMG setup)
+    Interval solve; ///< the iterations
     int iterations = 0;
     bool converged = false;
     double reported_residual = std::nan(""); ///< the method's own final relative residual
@@ -150,6 +150,11 @@ struct SolveMethod {
     SolveFunction run;
 };
 
+/// The matrix's kernel view: the views take mutable pointers, the methods only read.
+BinBcsrMatrixView<double> matrix_view(const SolveSystem& s) {
+    return const_cast<BinBcsrMatrix<double>&>(s.matrix).view();
+}
+
 PcgSettings pcg_settings(const SolveSettings& s) {
     PcgSettings p;
     p.relative_tolerance = s.tolerance;
@@ -164,11 +169,10 @@ MethodRun run_block_jacobi(const SolveSystem& s, const SolveSettings& settings,
     // Newton iteration), so the setup is part of the solve.
     MethodRun run;
     PcgWorkspace<double> ws;
-    BinBcsrMatrix<double>& a = const_cast<BinBcsrMatrix<double>&>(s.matrix); // read only
-    const double t0 = now_ms();
-    const PcgResult r =
-        cpu::pcg(a.view(), s.rhs.data(), x.data(), pcg_settings(settings), ws, s.fixed.data());
-    run.solve_ms = now_ms() - t0;
+    Stopwatch clock;
+    const PcgResult r = cpu::pcg(matrix_view(s), s.rhs.data(), x.data(), pcg_settings(settings), ws,
+                                 s.fixed.data());
+    run.solve = clock.lap();
     run.iterations = r.iterations;
     run.converged = r.converged;
     run.reported_residual = r.final_residual / r.reference_norm;
@@ -179,30 +183,29 @@ MethodRun run_block_jacobi(const SolveSystem& s, const SolveSettings& settings,
 MethodRun run_two_level(const SolveSystem& s, const SolveSettings& settings,
                         std::vector<double>& x) {
     MethodRun run;
-    double t0 = now_ms();
+    Stopwatch clock;
     const CoarseSpace space = make_coarse_space(s.scene.mesh, s.topology, s.layout);
-    const double pattern_ms = now_ms() - t0;
-    t0 = now_ms();
+    const Interval pattern = clock.lap();
     BinBcsrMatrix<double> coarse(space.pattern);
     std::vector<double> scratch;
     cpu::assemble_coarse(space, s.element_blocks.data(), s.scene.mesh.num_cells(), s.node_diagonal,
                          scratch, coarse);
-    const double values_ms = now_ms() - t0;
-    run.setup_ms = pattern_ms + values_ms;
+    const Interval values = clock.lap();
+    run.setup = {pattern.wall_ms + values.wall_ms, pattern.cpu_ms + values.cpu_ms};
     PcgSettings inner; // as the CPU backend's Newton solves (cpu/simulation_cpu.cpp)
     inner.relative_tolerance = kCoarseTolerance;
     inner.max_iterations = kCoarseIterationsCpu;
     TwoLevelWorkspace ws;
-    BinBcsrMatrix<double>& a = const_cast<BinBcsrMatrix<double>&>(s.matrix); // read only
-    t0 = now_ms();
-    const PcgResult r = cpu::pcg_two_level(a.view(), space, coarse.view(), s.rhs.data(), x.data(),
-                                           pcg_settings(settings), inner, ws, s.fixed.data());
-    run.solve_ms = now_ms() - t0;
+    clock.lap();
+    const PcgResult r =
+        cpu::pcg_two_level(matrix_view(s), space, coarse.view(), s.rhs.data(), x.data(),
+                           pcg_settings(settings), inner, ws, s.fixed.data());
+    run.solve = clock.lap();
     run.iterations = r.iterations;
     run.converged = r.converged;
     run.reported_residual = r.final_residual / r.reference_norm;
-    run.details.add("setup_pattern_ms", pattern_ms)
-        .add("setup_values_ms", values_ms)
+    run.details.add("setup_pattern_ms", pattern.wall_ms)
+        .add("setup_values_ms", values.wall_ms)
         .add("coarse_nodes", space.num_vertices)
         .add("coarse_iterations_total", ws.inner_iterations)
         .add("coarse_solve", "block-Jacobi PCG, tol " + std::to_string(kCoarseTolerance) +
@@ -221,12 +224,12 @@ SolveFunction hypre_method(HypreMode mode, bool rigid_body_modes) {
         if (rigid_body_modes) options.rigid_body_positions = s.rest.data();
         const HypreRun h = hypre_solve(s.matrix, s.fixed.data(), s.rhs.data(), x.data(), options);
         MethodRun run;
-        run.setup_ms = h.setup_ms;
-        run.solve_ms = h.solve_ms;
+        run.setup = h.setup;
+        run.solve = h.solve;
         run.iterations = h.iterations;
         run.converged = h.converged;
         run.reported_residual = h.reported_relative_residual;
-        run.details.add("convert_ms", h.convert_ms)
+        run.details.add("convert_ms", h.convert.wall_ms)
             .add("max_abs_x_on_pinned_rows", h.max_pinned_value);
         return run;
     };
@@ -281,8 +284,7 @@ std::vector<SolveMethod> methods_for(const Options& o, int order) {
 /// ||P(b - A x)|| / ||P b|| with a fresh A x (x's pinned entries as given: zero).
 double relative_residual(const SolveSystem& s, const std::vector<double>& x) {
     std::vector<double> ax(x.size());
-    BinBcsrMatrix<double>& a = const_cast<BinBcsrMatrix<double>&>(s.matrix); // read only
-    cpu::spmv(a.view(), x.data(), ax.data());
+    cpu::spmv(matrix_view(s), x.data(), ax.data());
     double r2 = 0, b2 = 0;
     for (std::size_t k = 0; k < x.size(); ++k) {
         if (s.fixed[k / 3]) continue;
@@ -370,23 +372,26 @@ void run_solve_bench(const Options& o) {
             .add("nnz_blocks", s.pattern.nnz_blocks())
             .add("assemble_ms", s.assemble_ms)
             .add("newton_matrix_check", s.newton_check);
-        std::cout << "bench solve: " << scene.name << " p=" << order << ", " << n << " nodes, "
-                  << 3 * std::int64_t(n - s.pinned_nodes) << " free dofs, K + M/h^2 (h = " << o.dt
-                  << "), tol " << settings.tolerance << "\n"
-                  << "  method                 setup ms   solve ms    its  ms/it  conv  "
-                     "rel.residual  diff to first\n";
+        std::cout
+            << "bench solve: " << scene.name << " p=" << order << ", " << n << " nodes, "
+            << 3 * std::int64_t(n - s.pinned_nodes) << " free dofs, K + M/h^2 (h = " << o.dt
+            << "), tol " << settings.tolerance << "\n"
+            << "  method                   setup ms (cpu)       solve ms (cpu)     its  ms/it  "
+               "conv  rel.resid.  diff to first\n";
         std::vector<JsonObject> results;
         std::vector<double> reference;
         for (const SolveMethod& m : methods_for(o, order)) {
             progress("  " + m.name);
-            std::vector<double> setup, solve;
+            std::vector<double> setup, solve, setup_cpu, solve_cpu;
             MethodRun run;
             std::vector<double> x;
             for (int rep = 0; rep < o.repeat; ++rep) {
                 x.assign(3 * static_cast<std::size_t>(n), 0.0);
                 run = m.run(s, settings, x);
-                setup.push_back(run.setup_ms);
-                solve.push_back(run.solve_ms);
+                setup.push_back(run.setup.wall_ms);
+                solve.push_back(run.solve.wall_ms);
+                setup_cpu.push_back(run.setup.cpu_ms);
+                solve_cpu.push_back(run.solve.cpu_ms);
             }
             const double residual = relative_residual(s, x);
             if (reference.empty()) reference = x;
@@ -399,6 +404,8 @@ void run_solve_bench(const Options& o) {
                 .add("setup_ms", median(setup))
                 .add("solve_ms", solve_ms)
                 .add("total_ms", median(setup) + solve_ms)
+                .add("setup_cpu_ms", median(setup_cpu))
+                .add("solve_cpu_ms", median(solve_cpu))
                 .add("iterations", run.iterations)
                 .add("ms_per_iteration", run.iterations > 0 ? solve_ms / run.iterations : 0.0)
                 .add("converged", run.converged)
@@ -407,8 +414,9 @@ void run_solve_bench(const Options& o) {
                 .add("difference_to_reference", diff)
                 .add("details", run.details);
             results.push_back(j);
-            std::printf("  %-22s %9.1f %10.1f %6d %6.2f  %-4s  %12.3e  %.1e\n", m.name.c_str(),
-                        median(setup), solve_ms, run.iterations,
+            std::printf("  %-24s %8.1f (%8.1f) %8.1f (%8.1f) %5d %6.2f  %-4s  %9.2e  %.1e\n",
+                        m.name.c_str(), median(setup), median(setup_cpu), solve_ms,
+                        median(solve_cpu), run.iterations,
                         run.iterations > 0 ? solve_ms / run.iterations : 0.0,
                         run.converged ? "yes" : "NO", residual, diff);
             std::fflush(stdout);

@@ -114,7 +114,7 @@ HypreRun hypre_solve(const BinBcsrMatrix<double>& a, const std::uint8_t* fixed, 
     HypreRun run;
     const Index nodes = a.pattern->num_rows;
     const HYPRE_Int n = 3 * static_cast<HYPRE_Int>(nodes);
-    double t0 = now_ms();
+    Stopwatch clock;
     // Scalar CSR of the free system: pinned rows and columns become identity (symmetric, and
     // the free rows keep exactly the couplings among free dofs, as in the projected PCG).
     const std::vector<CooEntry<double>> coo = to_coo(a);
@@ -150,7 +150,7 @@ HypreRun hypre_solve(const BinBcsrMatrix<double>& a, const std::uint8_t* fixed, 
     HYPRE_ParVector bv = nullptr, xv = nullptr;
     check(HYPRE_IJVectorGetObject(bij, reinterpret_cast<void**>(&bv)), "GetObject b");
     check(HYPRE_IJVectorGetObject(xij, reinterpret_cast<void**>(&xv)), "GetObject x");
-    run.convert_ms = now_ms() - t0;
+    run.convert = clock.lap();
 
     HYPRE_Solver amg = nullptr, pcg = nullptr;
     check(HYPRE_BoomerAMGCreate(&amg), "HYPRE_BoomerAMGCreate");
@@ -197,12 +197,12 @@ HypreRun hypre_solve(const BinBcsrMatrix<double>& a, const std::uint8_t* fixed, 
                                   reinterpret_cast<HYPRE_PtrToSolverFcn>(HYPRE_BoomerAMGSetup),
                                   amg),
               "HYPRE_PCGSetPrecond");
-        t0 = now_ms();
+        clock.lap();
         check(HYPRE_ParCSRPCGSetup(pcg, matrix, bv, xv), "HYPRE_ParCSRPCGSetup");
-        run.setup_ms = now_ms() - t0;
-        t0 = now_ms();
+        run.setup = clock.lap();
+        clock.lap();
         HYPRE_ParCSRPCGSolve(pcg, matrix, bv, xv); // nonzero (HYPRE_ERROR_CONV) when capped
-        run.solve_ms = now_ms() - t0;
+        run.solve = clock.lap();
         HYPRE_ClearAllErrors();
         HYPRE_Int iterations = 0, converged = 0;
         check(HYPRE_PCGGetNumIterations(pcg, &iterations), "GetNumIterations");
@@ -215,12 +215,12 @@ HypreRun hypre_solve(const BinBcsrMatrix<double>& a, const std::uint8_t* fixed, 
     } else {
         check(HYPRE_BoomerAMGSetTol(amg, tolerance), "SetTol"); // ||r||_2 / ||b||_2
         check(HYPRE_BoomerAMGSetMaxIter(amg, max_iterations), "SetMaxIter");
-        t0 = now_ms();
+        clock.lap();
         check(HYPRE_BoomerAMGSetup(amg, matrix, bv, xv), "HYPRE_BoomerAMGSetup");
-        run.setup_ms = now_ms() - t0;
-        t0 = now_ms();
+        run.setup = clock.lap();
+        clock.lap();
         HYPRE_BoomerAMGSolve(amg, matrix, bv, xv);
-        run.solve_ms = now_ms() - t0;
+        run.solve = clock.lap();
         HYPRE_ClearAllErrors();
         HYPRE_Int iterations = 0;
         check(HYPRE_BoomerAMGGetNumIterations(amg, &iterations), "GetNumIterations");

@@ -4,6 +4,7 @@
 /// PCG and as a solver of its own. This header is free of HYPRE and MPI; a build without HYPRE
 /// compiles the same functions, which then report that it is absent.
 
+#include "bench_common.hpp"
 #include "core/json.hpp"
 #include "core/types.hpp"
 #include "sparse/bin_bcsr_matrix.hpp"
@@ -24,9 +25,9 @@ enum class HypreMode : std::uint8_t {
 
 /// Outcome of one HYPRE run (setup then solve from x = 0).
 struct HypreRun {
-    double convert_ms = 0; ///< Bin-BCSR* -> HYPRE IJ (CSR) matrix and vectors
-    double setup_ms = 0;   ///< the AMG hierarchy (HYPRE_ParCSRPCGSetup / HYPRE_BoomerAMGSetup)
-    double solve_ms = 0;   ///< the iterations
+    Interval convert; ///< Bin-BCSR* -> HYPRE IJ (CSR) matrix and vectors
+    Interval setup;   ///< the AMG hierarchy (HYPRE_ParCSRPCGSetup / HYPRE_BoomerAMGSetup)
+    Interval solve;   ///< the iterations
     int iterations = 0;
     bool converged = false;
     double reported_relative_residual = 0; ///< HYPRE's own final ||r|| / ||b|| (2-norm)

@@ -271,7 +271,8 @@ TEST_F(CliBench, SolveRunsEveryMethodOnTheSameSystem) {
             SCOPED_TRACE(name);
             ASSERT_TRUE(methods.count(name));
             const Json& m = methods[name];
-            for (const char* key : {"setup_ms", "solve_ms", "ms_per_iteration"}) {
+            for (const char* key :
+                 {"setup_ms", "solve_ms", "setup_cpu_ms", "solve_cpu_ms", "ms_per_iteration"}) {
                 const double v = m[key].get<double>();
                 EXPECT_TRUE(std::isfinite(v) && v >= 0) << key;
             }

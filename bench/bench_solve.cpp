@@ -250,6 +250,10 @@ std::vector<SolveMethod> solve_methods() {
                    "correction (solver/two_level.hpp)",
                    num_threads(), 2, true, run_two_level});
     // multigrid: added when solver/multigrid.hpp lands
+    //   out.push_back({"multigrid", "...", num_threads(), 1, true, run_multigrid});
+    //   run_multigrid as run_two_level: hierarchy build + re-valuing timed into run.setup (split
+    //   in run.details), the preconditioned CG into run.solve; SolveSystem has the matrix view,
+    //   pins, element blocks, node diagonal and rest positions (rigid-body modes).
     out.push_back({"hypre_pcg_boomeramg",
                    "HYPRE PCG (2-norm rule) preconditioned by one BoomerAMG V-cycle", 1, 1,
                    hypre_built(), hypre_method(HypreMode::PcgAmg, false)});

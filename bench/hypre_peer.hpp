@@ -1,8 +1,8 @@
 #pragma once
 /// The external peer of `bench solve`: HYPRE's BoomerAMG (Debian libhypre-dev, CPU, double) on
 /// a Bin-BCSR* matrix through the IJ interface on one MPI rank, as the preconditioner of HYPRE's
-/// PCG and as a solver of its own. This header is free of HYPRE and MPI; a build without HYPRE
-/// compiles the same functions, which then report that it is absent.
+/// PCG and as a solver of its own. HYPRE and MPI live in a plugin (hypre_plugin.hpp) loaded on
+/// first use; without it (a build without HYPRE) these functions report that it is absent.
 
 #include "bench_common.hpp"
 #include "core/json.hpp"
@@ -14,7 +14,7 @@
 
 namespace edn::bench {
 
-/// Whether this build has HYPRE (CMake found libHYPRE and MPI).
+/// Whether the HYPRE plugin is there and loads (CMake found libHYPRE and MPI).
 bool hypre_built();
 
 /// How a BoomerAMG run is used.
@@ -47,8 +47,8 @@ struct HypreOptions {
 
 /// Solves A x = b with BoomerAMG (`options`). Pinned nodes (`fixed` nonzero) become identity
 /// rows and columns with zero right-hand side, so the free rows are the system cpu::pcg solves
-/// (PCG's projected system). Calls MPI_Init on first use (and MPI_Finalize at exit).
-/// edn::Error(Unsupported) without HYPRE.
+/// (PCG's projected system). The plugin calls MPI_Init on first use (and MPI_Finalize at exit).
+/// edn::Error(Unsupported) without the plugin.
 /// @param[in]  a      #rows block rows, symmetric
 /// @param[in]  fixed  #rows per-node pin mask
 /// @param[in]  b      3 #rows right-hand side

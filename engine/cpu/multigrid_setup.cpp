@@ -3,6 +3,7 @@
 // Runs once per fine pattern; nothing here reads matrix values.
 #include "core/error.hpp"
 #include "solver/multigrid.hpp"
+#include "solver/two_level.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -24,6 +25,29 @@ void rigid_body_modes(const double position[3], const double center[3], int mode
     out[2 * modes + 4] = -d[0];
     out[0 * modes + 5] = -d[1];
     out[1 * modes + 5] = d[0];
+}
+
+GivenTransfer p1_transfer(const CoarseSpace& space, const TetMesh& mesh,
+                          const std::uint8_t* fixed) {
+    GivenTransfer t;
+    t.coarse_nodes = space.num_vertices;
+    t.offsets.assign(static_cast<std::size_t>(space.num_nodes) + 1, 0);
+    for (Index i = 0; i < space.num_nodes; ++i) {
+        for (int k = 0; k < 3; ++k) {
+            const Index v = space.pro_vertex[3 * i + k];
+            if (v < 0) break;
+            t.columns.push_back(v);
+            t.weights.push_back(space.pro_weight[3 * i + k]);
+        }
+        t.offsets[i + 1] = static_cast<Index>(t.columns.size());
+    }
+    t.coarse_positions.resize(3 * static_cast<std::size_t>(space.num_vertices));
+    t.coarse_fixed.assign(static_cast<std::size_t>(space.num_vertices), 0);
+    for (Index v = 0; v < space.num_vertices; ++v) {
+        for (int a = 0; a < 3; ++a) t.coarse_positions[3 * v + a] = mesh.positions[v][a];
+        t.coarse_fixed[v] = fixed != nullptr && fixed[v] != 0;
+    }
+    return t;
 }
 
 double MultigridHierarchy::operator_complexity(std::int64_t fine_nnz_blocks) const {
@@ -160,7 +184,10 @@ Index find_in_row(const std::vector<Index>& columns, Index begin, Index end, Ind
     return static_cast<Index>(it - columns.begin());
 }
 
-// The patterns of P and A P and the maps of the smoothing and of the product A P.
+void product_pattern(MultigridLevel& level, const BinBcsrPatternView& p);
+
+// The pattern of P from the aggregates (smoothed: also the aggregates of the neighbours) and
+// the smoothing map, then the product's.
 void transfer_patterns(MultigridLevel& level, const BinBcsrPatternView& p, bool smooth) {
     const Index n = level.num_nodes;
     const std::int64_t entries = static_cast<std::int64_t>(p.bin_offsets[p.num_bins]) + n;
@@ -203,7 +230,17 @@ void transfer_patterns(MultigridLevel& level, const BinBcsrPatternView& p, bool 
             });
         }
 
-    // A P: row i (aggregated) = union of the P rows of i and its neighbours; pairs per block.
+    product_pattern(level, p);
+}
+
+// A P: row i = union of the P rows of i and its neighbours (rows without P entries: empty);
+// its (operator entry, P block) pairs per block.
+void product_pattern(MultigridLevel& level, const BinBcsrPatternView& p) {
+    const Index n = level.num_nodes;
+    const BlockCsr& pro = level.prolongator;
+    auto entry_of = [&](Index row, Index j) {
+        return j < 0 ? p.bin_offsets[p.num_bins] + row : p.slot(row, j);
+    };
     BlockCsr& ap = level.product;
     ap.num_rows = n;
     ap.num_cols = level.coarse_nodes;
@@ -222,7 +259,7 @@ void transfer_patterns(MultigridLevel& level, const BinBcsrPatternView& p, bool 
     };
     for (Index i = 0; i < n; ++i) {
         pairs.clear();
-        if (level.aggregate[i] >= 0) {
+        if (pro.offsets[i + 1] > pro.offsets[i]) {
             add_row(i, -1, i);
             for_each_neighbour(p, i, [&](Index j, Index c) { add_row(i, j, c); });
         }
@@ -345,10 +382,47 @@ void coarse_pattern(MultigridLevel& level, BlockMatrix& coarse, int modes) {
     });
 }
 
+// The first level of a p-multigrid: P is the given interpolation (weight * I blocks, fixed);
+// pinned coarse nodes get no P entries.
+MultigridLevel given_level(const BinBcsrPatternView& p, const GivenTransfer& given,
+                           const std::vector<std::uint8_t>& fixed) {
+    MultigridLevel level;
+    level.num_nodes = p.num_rows;
+    level.block = 3;
+    level.coarse_nodes = given.coarse_nodes;
+    level.fixed_prolongator = true;
+    level.aggregate.assign(static_cast<std::size_t>(p.num_rows), -1);
+    BlockCsr& pro = level.prolongator;
+    pro.num_rows = p.num_rows;
+    pro.num_cols = given.coarse_nodes;
+    pro.row_block = pro.col_block = 3;
+    pro.offsets.assign(static_cast<std::size_t>(p.num_rows) + 1, 0);
+    std::vector<std::pair<Index, double>> row;
+    for (Index i = 0; i < p.num_rows; ++i) {
+        row.clear();
+        if (!fixed[i])
+            for (Index k = given.offsets[i]; k < given.offsets[i + 1]; ++k)
+                if (!given.coarse_fixed[given.columns[k]] && given.weights[k] != 0)
+                    row.emplace_back(given.columns[k], given.weights[k]);
+        std::sort(row.begin(), row.end());
+        for (const auto& [col, w] : row) {
+            pro.columns.push_back(col);
+            for (int r = 0; r < 3; ++r)
+                for (int c = 0; c < 3; ++c) pro.values.push_back(r == c ? w : 0.0);
+        }
+        pro.offsets[i + 1] = static_cast<Index>(pro.columns.size());
+    }
+    level.smooth_target.assign(static_cast<std::size_t>(p.bin_offsets[p.num_bins]) + p.num_rows,
+                               -1);
+    product_pattern(level, p);
+    return level;
+}
+
 } // namespace
 
 MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* positions,
-                                   const std::uint8_t* fixed, const MultigridSettings& settings) {
+                                   const std::uint8_t* fixed, const MultigridSettings& settings,
+                                   const GivenTransfer* first) {
     EDN_VERIFY(settings.modes == 3 || settings.modes == 6, ErrorCode::Usage,
                "multigrid: modes must be 3 or 6, not " << settings.modes);
     EDN_VERIFY(settings.smoother_degree >= 1 && settings.max_levels >= 1 &&
@@ -361,23 +435,36 @@ MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* pos
     if (fixed) std::copy_n(fixed, n0, h.fixed.begin());
     const int modes = settings.modes;
 
-    // Level 0's near-null space: rigid-body modes about the centroid of the free nodes.
-    std::vector<double> near_null(static_cast<std::size_t>(n0) * 3 * modes, 0.0);
+    // The first aggregated level's nodes: the fine nodes, or the given transfer's coarse nodes.
+    std::vector<std::uint8_t> active(static_cast<std::size_t>(n0));
+    for (Index i = 0; i < n0; ++i) active[i] = h.fixed[i] ? 0 : 1;
+    if (first) {
+        EDN_VERIFY(static_cast<Index>(first->offsets.size()) == n0 + 1 &&
+                       first->coarse_positions.size() == 3 * std::size_t(first->coarse_nodes) &&
+                       first->coarse_fixed.size() == std::size_t(first->coarse_nodes),
+                   ErrorCode::Usage, "multigrid: the given transfer does not fit the matrix");
+        h.levels.push_back(given_level(fine.view(), *first, h.fixed));
+        BlockMatrix coarse;
+        coarse_pattern(h.levels.back(), coarse, 3);
+        h.coarse.push_back(std::move(coarse));
+        positions = first->coarse_positions.data();
+        active.assign(first->coarse_fixed.size(), 0);
+        for (std::size_t v = 0; v < active.size(); ++v) active[v] = first->coarse_fixed[v] ? 0 : 1;
+    }
+    // The near-null space: rigid-body modes about the centroid of the active nodes.
+    const std::size_t nodes = active.size();
+    std::vector<double> near_null(nodes * 3 * modes, 0.0);
     double center[3] = {0, 0, 0};
     Index free_nodes = 0;
-    for (Index i = 0; i < n0; ++i)
-        if (!h.fixed[i]) {
+    for (std::size_t i = 0; i < nodes; ++i)
+        if (active[i]) {
             for (int a = 0; a < 3; ++a) center[a] += positions[3 * i + a];
             ++free_nodes;
         }
     if (free_nodes > 0)
         for (double& c : center) c /= free_nodes;
-    for (Index i = 0; i < n0; ++i)
-        rigid_body_modes(positions + 3 * i, center, modes,
-                         near_null.data() + static_cast<std::size_t>(i) * 3 * modes);
-
-    std::vector<std::uint8_t> active(static_cast<std::size_t>(n0));
-    for (Index i = 0; i < n0; ++i) active[i] = h.fixed[i] ? 0 : 1;
+    for (std::size_t i = 0; i < nodes; ++i)
+        rigid_body_modes(positions + 3 * i, center, modes, near_null.data() + i * 3 * modes);
     Index level_dofs = 3 * free_nodes;
     int block = 3;
     while (static_cast<int>(h.levels.size()) + 1 < settings.max_levels &&
@@ -400,11 +487,13 @@ MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* pos
         h.levels.push_back(std::move(level));
         h.coarse.push_back(std::move(coarse));
         near_null.swap(coarse_null);
+        // (coarse dofs of dropped modes stay in the count: inert, see the header)
         block = modes;
         active.assign(static_cast<std::size_t>(h.coarse.back().pattern.num_rows), 1);
         level_dofs = static_cast<Index>(h.coarse.back().pattern.num_rows) * modes;
     }
-    h.coarsest_dofs = h.coarse.empty() ? 3 * n0 : level_dofs;
+    h.coarsest_dofs =
+        h.coarse.empty() ? 3 * n0 : h.coarse.back().pattern.num_rows * h.coarse.back().block;
     const int levels = h.num_levels();
     h.b.resize(levels);
     h.x.resize(levels);
@@ -412,9 +501,10 @@ MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* pos
     h.d.resize(levels);
     h.q.resize(levels);
     for (int l = 0; l < levels; ++l) {
-        const std::size_t dofs =
-            l == 0 ? 3 * static_cast<std::size_t>(n0)
-                   : static_cast<std::size_t>(h.coarse[l - 1].pattern.num_rows) * modes;
+        const std::size_t dofs = l == 0
+                                     ? 3 * static_cast<std::size_t>(n0)
+                                     : static_cast<std::size_t>(h.coarse[l - 1].pattern.num_rows) *
+                                           h.coarse[l - 1].block;
         for (auto* v : {&h.b, &h.x, &h.r, &h.d, &h.q}) (*v)[l].assign(dofs, 0.0);
     }
     return h;

@@ -12,7 +12,7 @@
 ///    for each P block the A blocks that smooth into it, for each A P block its (A block, P block)
 ///    pairs, for each coarse block its (P block, A P block) pairs).
 ///  - revalue_multigrid (numeric, every Newton iteration): walks those maps only: block-diagonal
-///    inverses, lambda_max(D^-1 A) by a few power iterations, P values, A P, A_c, down to a dense
+///    inverses, lambda_max(D^-1 A) by a few Lanczos steps, P values, A P, A_c, down to a dense
 ///    Cholesky factor of the coarsest operator. No symbolic work.
 ///
 /// The cycle (apply_multigrid) is a V-cycle with Chebyshev smoothing on D^-1 A (block Jacobi
@@ -85,9 +85,20 @@ struct MultigridLevel {
     std::vector<Index> galerkin_offsets, galerkin_p, galerkin_ap;
     /// P^T: for coarse node I, its P blocks and their rows at [restriction_offsets[I], [I+1]).
     std::vector<Index> restriction_offsets, restriction_blocks, restriction_rows;
+    bool fixed_prolongator = false; ///< P given (p-multigrid's first level), never re-valued
     // ---- numeric (revalue_multigrid)
     std::vector<double> inverse_diag; ///< block*block per node, row-major (0 for inert dofs)
     double lambda_max = 0;            ///< of D^-1 A on the free dofs
+};
+
+/// A fixed first transfer (p-multigrid: the interpolation from an order-p space onto its P1
+/// vertices, solver/two_level.hpp's CoarseSpace); the aggregation starts below it.
+struct GivenTransfer {
+    Index coarse_nodes = 0;
+    std::vector<Index> offsets, columns;  ///< per fine node (CSR): the coarse nodes it interpolates
+    std::vector<double> weights;          ///< their weights (the block is weight * I)
+    std::vector<double> coarse_positions; ///< 3 per coarse node (the rigid-body modes below)
+    std::vector<std::uint8_t> coarse_fixed; ///< per coarse node: pinned (no P entries)
 };
 
 /// The hierarchy of one fine pattern.
@@ -124,12 +135,20 @@ struct MultigridStats {
 /// column 3 + a is the displacement e_a x (x - center).
 void rigid_body_modes(const double position[3], const double center[3], int modes, double* out);
 
+struct CoarseSpace;
+struct TetMesh;
+/// The P1 transfer of an order-p coarse space (vertex node v is node v; pinned as its node).
+GivenTransfer p1_transfer(const CoarseSpace& space, const TetMesh& mesh, const std::uint8_t* fixed);
+
 namespace cpu {
 
 /// Symbolic phase (file comment): the hierarchy of `fine` with nodes at `positions` (3 per
 /// node, rest configuration) and pins `fixed` (per node, nonzero = pinned; nullptr = none).
+/// With `first`, level 0 -> 1 is that transfer (positions are then unused) and the aggregation
+/// starts on its coarse nodes.
 MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* positions,
-                                   const std::uint8_t* fixed, const MultigridSettings& settings);
+                                   const std::uint8_t* fixed, const MultigridSettings& settings,
+                                   const GivenTransfer* first = nullptr);
 
 /// Numeric phase: re-values every level from the fine matrix `a` (its pattern is the one built).
 void revalue_multigrid(MultigridHierarchy& h, const BinBcsrMatrixView<double>& a);

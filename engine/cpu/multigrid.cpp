@@ -163,18 +163,9 @@ void apply_inverse_diag(const MultigridLevel& level, Index row, const double* r_
     }
 }
 
-// A deterministic start vector for the power iteration (no correlation with mesh order).
-double start_value(std::int64_t i) {
-    std::uint64_t x = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
-    x ^= x >> 29;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 32;
-    return static_cast<double>(x >> 11) * 0x1.0p-53 - 0.5;
-}
-
 // Largest eigenvalue of a symmetric tridiagonal matrix (diagonal d, off-diagonal e) by
 // bisection on the Sturm sequence count.
-double tridiagonal_lambda_max(const std::vector<double>& d, const std::vector<double>& e) {
+double tridiagonal_max(const std::vector<double>& d, const std::vector<double>& e) {
     const std::size_t m = d.size();
     double lo = 0, hi = 0;
     for (std::size_t i = 0; i < m; ++i) {
@@ -216,7 +207,7 @@ double estimate_lambda_max(const Op& op, const MultigridLevel& level, int its,
     std::vector<double> partials;
     const double rz0 = detail::chunked_sums<1>(Index(n), partials, [&](std::int64_t row) {
         for (int k = 0; k < B; ++k)
-            r[B * row + k] = op.is_free(Index(row)) ? start_value(B * row + k) : 0.0;
+            r[B * row + k] = op.is_free(Index(row)) ? lanczos_start(B * row + k) : 0.0;
         apply_inverse_diag<B>(level, Index(row), r.data() + B * row, z.data() + B * row);
         double t = 0;
         for (int k = 0; k < B; ++k) {
@@ -250,14 +241,7 @@ double estimate_lambda_max(const Op& op, const MultigridLevel& level, int its,
         rz = rz_new;
         parallel_for(0, dofs, [&](std::int64_t i) { p[i] = z[i] + beta * p[i]; });
     }
-    const std::size_t m = alphas.size();
-    if (m == 0) return 0.0;
-    std::vector<double> d(m), e(m > 1 ? m - 1 : 0);
-    for (std::size_t k = 0; k < m; ++k) {
-        d[k] = 1.0 / alphas[k] + (k > 0 ? betas[k - 1] / alphas[k - 1] : 0.0);
-        if (k + 1 < m) e[k] = std::sqrt(betas[k]) / alphas[k];
-    }
-    return tridiagonal_lambda_max(d, e);
+    return lanczos_lambda_max(alphas, betas);
 }
 
 template <int B, int K>
@@ -371,12 +355,12 @@ void revalue_level(const Op& op, MultigridLevel& level, double damping, int powe
     });
 }
 
-// Dense lower Cholesky of the coarsest operator, inert dofs split off (unit pivot, no coupling).
-void factor_coarsest(MultigridHierarchy& h, const Op& op) {
+// Dense lower Cholesky of a small operator (n x n row-major into f), inert dofs split off (unit
+// pivot, no coupling; inert[i] = 1): pinned rows, zero rows, non-positive pivots.
+void factor_dense(const Op& op, std::vector<double>& f, std::vector<std::uint8_t>& inert) {
     const int b = op.block;
     const Index rows = op.p.num_rows;
     const std::int64_t n = static_cast<std::int64_t>(rows) * b;
-    std::vector<double>& f = h.coarsest_factor;
     f.assign(static_cast<std::size_t>(n * n), 0.0);
     double blk[kMaxBlock * kMaxBlock];
     for (Index row = 0; row < rows; ++row) {
@@ -393,7 +377,7 @@ void factor_coarsest(MultigridHierarchy& h, const Op& op) {
             put(s, op.p.columns[s]);
         }
     }
-    h.coarsest_inert.assign(static_cast<std::size_t>(n), 0);
+    inert.assign(static_cast<std::size_t>(n), 0);
     double scale = 0;
     for (std::int64_t i = 0; i < n; ++i) scale = std::max(scale, std::abs(f[i * n + i]));
     for (std::int64_t j = 0; j < n; ++j) {
@@ -401,7 +385,7 @@ void factor_coarsest(MultigridHierarchy& h, const Op& op) {
         double d = orig;
         for (std::int64_t k = 0; k < j; ++k) d -= f[j * n + k] * f[j * n + k];
         if (!(d > 1e-10 * std::max(orig, 1e-300)) || !(orig > 1e-12 * scale)) {
-            h.coarsest_inert[j] = 1;
+            inert[j] = 1;
             f[j * n + j] = 1;
             for (std::int64_t i = j + 1; i < n; ++i) f[i * n + j] = 0;
             for (std::int64_t k = 0; k < j; ++k) f[j * n + k] = 0;
@@ -425,11 +409,11 @@ void factor_coarsest(MultigridHierarchy& h, const Op& op) {
         for (std::int64_t k = i + 1; k < n; ++k) f[i * n + k] = 0;
 }
 
-void solve_coarsest(const MultigridHierarchy& h, const double* b, double* x) {
-    const std::int64_t n = h.coarsest_dofs;
-    const std::vector<double>& f = h.coarsest_factor;
+// x = A^+ b with the factor of factor_dense (inert dofs 0).
+void solve_dense(const std::vector<double>& f, const std::vector<std::uint8_t>& inert,
+                 std::int64_t n, const double* b, double* x) {
     for (std::int64_t i = 0; i < n; ++i) {
-        if (h.coarsest_inert[i]) {
+        if (inert[i]) {
             x[i] = 0;
             continue;
         }
@@ -438,11 +422,19 @@ void solve_coarsest(const MultigridHierarchy& h, const double* b, double* x) {
         x[i] = s / f[i * n + i];
     }
     for (std::int64_t i = n - 1; i >= 0; --i) {
-        if (h.coarsest_inert[i]) continue;
+        if (inert[i]) continue;
         double s = x[i];
         for (std::int64_t k = i + 1; k < n; ++k) s -= f[k * n + i] * x[k];
         x[i] = s / f[i * n + i];
     }
+}
+
+void factor_coarsest(MultigridHierarchy& h, const Op& op) {
+    factor_dense(op, h.coarsest_factor, h.coarsest_inert);
+}
+
+void solve_coarsest(const MultigridHierarchy& h, const double* b, double* x) {
+    solve_dense(h.coarsest_factor, h.coarsest_inert, h.coarsest_dofs, b, x);
 }
 
 // Chebyshev smoothing of A x = b on D^-1 A (x = 0 on entry when zero_start).
@@ -548,6 +540,44 @@ void revalue_multigrid(MultigridHierarchy& h, const BinBcsrMatrixView<double>& a
         });
     }
     factor_coarsest(h, level_op(h, a, h.num_levels() - 1));
+}
+
+double lanczos_start(std::int64_t i) {
+    std::uint64_t x = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 32;
+    return static_cast<double>(x >> 11) * 0x1.0p-53 - 0.5;
+}
+
+double lanczos_lambda_max(const std::vector<double>& alphas, const std::vector<double>& betas) {
+    const std::size_t m = alphas.size();
+    if (m == 0) return 0.0;
+    std::vector<double> d(m), e(m > 1 ? m - 1 : 0);
+    for (std::size_t k = 0; k < m; ++k) {
+        d[k] = 1.0 / alphas[k] + (k > 0 ? betas[k - 1] / alphas[k - 1] : 0.0);
+        if (k + 1 < m) e[k] = std::sqrt(betas[k]) / alphas[k];
+    }
+    return tridiagonal_max(d, e);
+}
+
+std::vector<double> dense_semidefinite_inverse(int block, const BinBcsrPatternView& p,
+                                               const double* values, const double* diag,
+                                               const std::uint8_t* fixed) {
+    const Op op{block, p, values, diag, fixed};
+    std::vector<double> f;
+    std::vector<std::uint8_t> inert;
+    factor_dense(op, f, inert);
+    const std::int64_t n = static_cast<std::int64_t>(p.num_rows) * block;
+    std::vector<double> inv(static_cast<std::size_t>(n * n)), e(static_cast<std::size_t>(n));
+    for (std::int64_t c = 0; c < n; ++c) {
+        std::fill(e.begin(), e.end(), 0.0);
+        e[c] = 1;
+        std::vector<double> x(static_cast<std::size_t>(n));
+        solve_dense(f, inert, n, e.data(), x.data());
+        for (std::int64_t r = 0; r < n; ++r) inv[r * n + c] = x[r];
+    }
+    return inv;
 }
 
 void apply_multigrid(const MultigridHierarchy& h, const BinBcsrMatrixView<double>& a,

@@ -163,6 +163,19 @@ PcgResult pcg_multigrid(const BinBcsrMatrixView<double>& a, const MultigridHiera
                         const double* b, double* x, const PcgSettings& settings,
                         PcgWorkspace<double>& ws, const std::uint8_t* fixed = nullptr);
 
+/// The Lanczos estimate of lambda_max from the alpha and beta coefficients of a PCG run (the
+/// largest eigenvalue of their tridiagonal matrix); 0 without steps.
+double lanczos_lambda_max(const std::vector<double>& alphas, const std::vector<double>& betas);
+/// The fixed pseudo-random start vector of that PCG run, entry i (both twins use it).
+double lanczos_start(std::int64_t i);
+
+/// The pseudo-inverse of a small square operator of `block` x `block` blocks in the binned layout
+/// (dense n x n row-major, n = block * rows; pinned rows/columns and inert dofs zero), in double:
+/// the coarsest level's solve of the CUDA twin.
+std::vector<double> dense_semidefinite_inverse(int block, const BinBcsrPatternView& p,
+                                               const double* values, const double* diag,
+                                               const std::uint8_t* fixed);
+
 /// Sizes of the levels (for reports and tests).
 MultigridStats multigrid_stats(const MultigridHierarchy& h, const BinBcsrPattern& fine);
 

@@ -220,8 +220,9 @@ TEST_P(MultigridModes, CycleIsSymmetricPositiveDefiniteOnFreeDofs) {
         EXPECT_NEAR(muv, umv, 1e-11 * norm);
         EXPECT_GT(umu, 0);
         for (Index i = 0; i < n; ++i)
-            if (sys.fixed[i])
+            if (sys.fixed[i]) {
                 for (int a = 0; a < 3; ++a) EXPECT_EQ(mu[3 * i + a], 0.0);
+            }
     }
 }
 

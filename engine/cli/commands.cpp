@@ -20,7 +20,7 @@ const std::vector<Command>& commands() {
         {"simulate",
          "MESH --order p --material M [--E e --nu v --rho r] --frames N --dt h [--static] "
          "[--backend cpu|cuda] [--summation per_entry|per_simplex|inline] "
-         "[--preconditioner block_jacobi|two_level] [--pin-below Z] "
+         "[--preconditioner block_jacobi|two_level|multigrid] [--pin-below Z] "
          "[--gravity g] [--out run.json] [--vtu out.vtu]",
          &run_simulate},
         {"bench",

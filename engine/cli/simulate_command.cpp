@@ -134,8 +134,9 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"backend", "B", names_list<Backend>() + " (default cpu)"},
         {"summation", "S", names_list<SummationMethod>() + " (default per_entry)"},
         {"preconditioner", "P",
-         "two_level (p >= 2: block Jacobi + P1 coarse correction) | block_jacobi (default "
-         "two_level; p = 1 always block_jacobi)"},
+         "two_level (p >= 2: block Jacobi + P1 coarse correction) | block_jacobi | multigrid "
+         "(smoothed aggregation, p-multigrid for p >= 2; CPU backend) (default two_level; "
+         "two_level at p = 1 is block_jacobi)"},
         {"pin-below", "Z", "pin every node whose rest z is below Z"},
         {"gravity", "G", "g along -z, or gx,gy,gz (default 9.81)"},
         {"damping", "A", "mass-proportional damping [1/s] (default 0)"},
@@ -214,8 +215,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
     if (auto pc = parse_preconditioner(preconditioner))
         s.preconditioner = *pc;
     else
-        usage_error("simulate: unknown preconditioner '" + preconditioner +
-                    "' (block_jacobi or two_level)");
+        usage_error("simulate: unknown preconditioner '" + preconditioner + "' (" +
+                    names_list<Preconditioner>(", ") + ")");
     if (args.has("gravity")) s.gravity = parse_gravity(args.string_or("gravity", ""));
     s.mass_damping = args.real_or("damping", 0.0, 0.0, float_max);
     s.stiffness_damping = args.real_or("stiffness-damping", 0.0, 0.0, float_max);
@@ -366,7 +367,9 @@ int run_simulate(const std::vector<std::string>& arguments) {
         .add("backend", backend_name(s.backend))
         .add("summation", summation_method_name(s.summation))
         .add("preconditioner",
-             preconditioner_name(s.order >= 2 ? s.preconditioner : Preconditioner::BlockJacobi))
+             preconditioner_name(s.order >= 2 || s.preconditioner == Preconditioner::Multigrid
+                                     ? s.preconditioner
+                                     : Preconditioner::BlockJacobi))
         .add("newton", s.max_newton_iterations)
         .add("cg_tol", s.pcg.relative_tolerance)
         .add("deterministic", s.deterministic)

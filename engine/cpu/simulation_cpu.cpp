@@ -7,6 +7,7 @@
 #include "sim/element_kernels.hpp"
 #include "sim/material_dispatch.hpp"
 #include "sim/simulation_backend.hpp"
+#include "solver/multigrid.hpp"
 #include "solver/two_level.hpp"
 #include "sparse/bin_bcsr_matrix.hpp"
 #include "sparse/spmv.hpp"
@@ -155,6 +156,17 @@ private:
     /// The element Hessians of the last evaluation and the node terms at y into matrix_ (and the
     /// coarse level's matrix).
     void assemble_hessian(const std::vector<double>& y);
+    /// The multigrid hierarchy of the pattern and the present pins (p >= 2: below the P1 space).
+    void build_multigrid_hierarchy() {
+        const MultigridSettings mg;
+        if (layout.order == 1) {
+            multigrid_ = cpu::build_multigrid(pattern, positions_flat_.data(), fixed.data(), mg);
+            return;
+        }
+        const CoarseSpace space = make_coarse_space(mesh, topology, layout, false);
+        const GivenTransfer p1 = p1_transfer(space, mesh, fixed.data());
+        multigrid_ = cpu::build_multigrid(pattern, nullptr, fixed.data(), mg, &p1);
+    }
     /// beta / h of the Rayleigh stiffness damping (0 for static solves).
     double stiffness_damping_coefficient() const {
         return settings.integrator == Integrator::Static
@@ -175,6 +187,8 @@ private:
     BinBcsrMatrix<double> matrix_;
     PcgWorkspace<double> pcg_workspace_;
     std::optional<CoarseSpace> coarse_; ///< the two-level preconditioner's P1 space (p >= 2)
+    /// The multigrid hierarchy, built on the first assemble() and again when the pins change.
+    std::optional<MultigridHierarchy> multigrid_;
     BinBcsrMatrix<double> coarse_matrix_;
     TwoLevelWorkspace two_level_ws_;
     std::vector<double> coarse_blocks_, node_diagonal_; ///< scratch of the coarse assembly
@@ -333,6 +347,10 @@ void CpuBackend::assemble_hessian(const std::vector<double>& y) {
         const double add = mass[i] * (c + damping);
         for (int k : {0, 4, 8}) matrix_.diag[k * std::int64_t(n) + i] += add;
     });
+    if (settings.preconditioner == Preconditioner::Multigrid) {
+        if (!multigrid_ || multigrid_->fixed != fixed) build_multigrid_hierarchy();
+        cpu::revalue_multigrid(*multigrid_, matrix_.view());
+    }
     if (coarse_) {
         // Galerkin coarse matrix of the element Hessians + the restricted mass terms (the drag
         // spring and ground penalty are left to the fine level).
@@ -389,6 +407,9 @@ PcgResult CpuBackend::solve(bool warm) {
         rhs_[k] = -g_[k], dx_[k] = warm && !fixed[k / 3] ? first_dx_[k] : 0.0; // pins may change
     PcgSettings pcg = settings.pcg;
     pcg.warm_start = warm;
+    if (multigrid_)
+        return cpu::pcg_multigrid(matrix_.view(), *multigrid_, rhs_.data(), dx_.data(), pcg,
+                                  pcg_workspace_, fixed.data());
     if (!coarse_)
         return cpu::pcg(matrix_.view(), rhs_.data(), dx_.data(), pcg, pcg_workspace_, fixed.data());
     PcgSettings coarse_solve; // inexact coarse solves: the outer CG is flexible

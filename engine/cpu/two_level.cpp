@@ -125,18 +125,9 @@ PcgResult pcg_two_level(const BinBcsrMatrixView<double>& a, const CoarseSpace& s
     const std::int64_t n = rows, nv = space.num_vertices;
     EDN_VERIFY(rows == space.num_nodes && coarse.pattern.num_rows == space.num_vertices,
                ErrorCode::Usage, "pcg_two_level: matrix and coarse space sizes differ");
-    PcgResult result;
     ws.inner_iterations = 0;
-    if (rows == 0) {
-        result.converged = true;
-        return result;
-    }
     PcgWorkspace<double>& f = ws.fine;
     f.resize(rows);
-    double* r = f.r.data();
-    double* z = f.z.data();
-    double* p = f.p.data();
-    double* q = f.q.data();
     const double* inv = f.inverse_diag.data();
     invert_diagonal(a, f.inverse_diag.data());
     auto is_free = [fixed](std::int64_t row) { return fixed == nullptr || fixed[row] == 0; };
@@ -148,8 +139,8 @@ PcgResult pcg_two_level(const BinBcsrMatrixView<double>& a, const CoarseSpace& s
     PcgSettings cold = inner;
     cold.warm_start = false;
 
-    // z = P (M^-1 r + P_c A_c^-1 P_c^T r); returns nothing, z complete on return.
-    auto precondition = [&]() {
+    // z = P (M^-1 r + P_c A_c^-1 P_c^T r).
+    auto precondition = [&](const double* r, double* z) {
         parallel_for(0, nv, [&](std::int64_t v) {
             double s[3] = {0, 0, 0};
             for (Index k = space.restriction.offsets[v]; k < space.restriction.offsets[v + 1];
@@ -177,88 +168,7 @@ PcgResult pcg_two_level(const BinBcsrMatrixView<double>& a, const CoarseSpace& s
             }
         });
     };
-
-    const double bb = detail::start_solve(rows, b, x, settings.warm_start, fixed, f.partials);
-    spmv(a, x, q);
-    const double rr = chunked_sums<1>(rows, f.partials, [&](std::int64_t row) {
-        const bool free = is_free(row);
-        double s = 0;
-        for (int i = 0; i < 3; ++i) {
-            r[3 * row + i] = free ? b[3 * row + i] - q[3 * row + i] : 0.0;
-            s += r[3 * row + i] * r[3 * row + i];
-        }
-        return std::array<double, 1>{s};
-    })[0];
-    const double tol2 = settings.relative_tolerance * settings.relative_tolerance;
-    const double ref2 = bb > 0 ? bb : rr;
-    result.initial_residual = std::sqrt(rr);
-    result.final_residual = result.initial_residual;
-    result.reference_norm = std::sqrt(ref2);
-    if (rr <= tol2 * ref2) {
-        result.converged = true;
-        return result;
-    }
-    precondition();
-    double rz = chunked_sums<1>(rows, f.partials, [&](std::int64_t row) {
-        double s = 0;
-        for (int i = 0; i < 3; ++i) {
-            p[3 * row + i] = z[3 * row + i];
-            s += r[3 * row + i] * z[3 * row + i];
-        }
-        return std::array<double, 1>{s};
-    })[0];
-    if (!(rz > 0) || !std::isfinite(rz)) {
-        result.breakdown = true;
-        return result;
-    }
-    while (result.iterations < settings.max_iterations) {
-        spmv(a, p, q);
-        const double pq = chunked_sums<1>(rows, f.partials, [&](std::int64_t row) {
-            double s = 0;
-            for (int i = 0; i < 3; ++i) s += p[3 * row + i] * q[3 * row + i];
-            return std::array<double, 1>{s};
-        })[0];
-        const double alpha = rz / pq;
-        if (!(pq > 0) || !std::isfinite(alpha)) {
-            result.breakdown = true;
-            break;
-        }
-        const double rr_new = chunked_sums<1>(rows, f.partials, [&](std::int64_t row) {
-            const bool free = is_free(row);
-            double s = 0;
-            for (int i = 0; i < 3; ++i) {
-                x[3 * row + i] += alpha * p[3 * row + i];
-                r[3 * row + i] = free ? r[3 * row + i] - alpha * q[3 * row + i] : 0.0;
-                s += r[3 * row + i] * r[3 * row + i];
-            }
-            return std::array<double, 1>{s};
-        })[0];
-        ++result.iterations;
-        result.final_residual = std::sqrt(rr_new);
-        if (rr_new <= tol2 * ref2) {
-            result.converged = true;
-            break;
-        }
-        precondition();
-        // r_new - r_old = -alpha P q: Polak-Ribiere beta without storing r_old.
-        const auto [rz_new, zq] = chunked_sums<2>(rows, f.partials, [&](std::int64_t row) {
-            const bool free = is_free(row);
-            std::array<double, 2> t{};
-            for (int i = 0; i < 3; ++i) {
-                t[0] += r[3 * row + i] * z[3 * row + i];
-                if (free) t[1] += z[3 * row + i] * q[3 * row + i];
-            }
-            return t;
-        });
-        if (!(rz_new > 0) || !std::isfinite(rz_new)) {
-            result.breakdown = true;
-            break;
-        }
-        const double beta = -alpha * zq / rz;
-        rz = rz_new;
-        parallel_for(0, 3 * n, [&](std::int64_t i) { p[i] = z[i] + beta * p[i]; });
-    }
-    return result;
+    return detail::flexible_pcg(a, b, x, settings, f, fixed, precondition);
 }
 
 } // namespace cpu

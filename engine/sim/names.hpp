@@ -53,9 +53,10 @@ template <> struct Names<Backend> {
 
 /// Preconditioners (the default first).
 template <> struct Names<Preconditioner> {
-    static constexpr std::array<NamedValue<Preconditioner>, 2> values = {{
+    static constexpr std::array<NamedValue<Preconditioner>, 3> values = {{
         {Preconditioner::TwoLevel, "two_level", "two-level (p>=2)"},
         {Preconditioner::BlockJacobi, "block_jacobi", "block Jacobi"},
+        {Preconditioner::Multigrid, "multigrid", "multigrid (CPU)"},
     }};
 };
 

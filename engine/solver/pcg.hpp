@@ -34,6 +34,7 @@ struct PcgSettings {
 enum class Preconditioner : std::uint8_t {
     BlockJacobi, ///< inverse 3x3 diagonal blocks (this file)
     TwoLevel,    ///< block Jacobi + P1 coarse correction (solver/two_level.hpp; order >= 2)
+    Multigrid,   ///< smoothed-aggregation V-cycle, p-multigrid for order >= 2 (solver/multigrid.hpp)
 };
 
 /// Outcome of a PCG solve (an expected numerical outcome, never thrown).

@@ -1,0 +1,525 @@
+// Symbolic phase of the smoothed-aggregation multigrid (solver/multigrid.hpp): aggregates,
+// tentative prolongators, the exact patterns of P, A P and A_c, and the maps that re-value them.
+// Runs once per fine pattern; nothing here reads matrix values.
+#include "core/error.hpp"
+#include "solver/multigrid.hpp"
+#include "solver/two_level.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace edn {
+
+void rigid_body_modes(const double position[3], const double center[3], int modes, double* out) {
+    const double d[3] = {position[0] - center[0], position[1] - center[1], position[2] - center[2]};
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < modes; ++c) out[r * modes + c] = 0;
+    for (int a = 0; a < 3; ++a) out[a * modes + a] = 1;
+    if (modes < 6) return;
+    // column 3 + a: e_a x d.
+    // e_x x d = (0, -dz, dy); e_y x d = (dz, 0, -dx); e_z x d = (-dy, dx, 0)
+    out[1 * modes + 3] = -d[2];
+    out[2 * modes + 3] = d[1];
+    out[0 * modes + 4] = d[2];
+    out[2 * modes + 4] = -d[0];
+    out[0 * modes + 5] = -d[1];
+    out[1 * modes + 5] = d[0];
+}
+
+GivenTransfer p1_transfer(const CoarseSpace& space, const TetMesh& mesh,
+                          const std::uint8_t* fixed) {
+    GivenTransfer t;
+    t.coarse_nodes = space.num_vertices;
+    t.offsets.assign(static_cast<std::size_t>(space.num_nodes) + 1, 0);
+    for (Index i = 0; i < space.num_nodes; ++i) {
+        for (int k = 0; k < 3; ++k) {
+            const Index v = space.pro_vertex[3 * i + k];
+            if (v < 0) break;
+            t.columns.push_back(v);
+            t.weights.push_back(space.pro_weight[3 * i + k]);
+        }
+        t.offsets[i + 1] = static_cast<Index>(t.columns.size());
+    }
+    t.coarse_positions.resize(3 * static_cast<std::size_t>(space.num_vertices));
+    t.coarse_fixed.assign(static_cast<std::size_t>(space.num_vertices), 0);
+    for (Index v = 0; v < space.num_vertices; ++v) {
+        for (int a = 0; a < 3; ++a) t.coarse_positions[3 * v + a] = mesh.positions[v][a];
+        t.coarse_fixed[v] = fixed != nullptr && fixed[v] != 0;
+    }
+    return t;
+}
+
+double MultigridHierarchy::operator_complexity(std::int64_t fine_nnz_blocks) const {
+    double total = 9.0 * static_cast<double>(fine_nnz_blocks);
+    for (const BlockMatrix& m : coarse)
+        total += double(m.block) * m.block * static_cast<double>(m.pattern.nnz_blocks());
+    return fine_nnz_blocks > 0 ? total / (9.0 * static_cast<double>(fine_nnz_blocks)) : 1.0;
+}
+
+namespace cpu {
+namespace {
+
+// Neighbours of `row` in a Bin-BCSR* pattern (off-diagonal, padding excluded).
+template <class F> void for_each_neighbour(const BinBcsrPatternView& p, Index row, F&& f) {
+    for (Index j = 0; j < p.row_counts[row]; ++j) f(j, p.columns[p.slot(row, j)]);
+}
+
+// Greedy aggregation on the pattern's graph over the nodes with active[i]: (1) a node whose
+// active neighbours are all free roots an aggregate with them; (2) every other node joins the
+// aggregate it has most neighbours in; (3) nodes with no aggregated neighbour form aggregates
+// with their unaggregated neighbours. Returns the count; aggregate[i] = -1 for inactive nodes.
+Index aggregate_nodes(const BinBcsrPatternView& p, const std::vector<std::uint8_t>& active,
+                      std::vector<Index>& aggregate) {
+    const Index n = p.num_rows;
+    aggregate.assign(static_cast<std::size_t>(n), -1);
+    Index count = 0;
+    for (Index i = 0; i < n; ++i) {
+        if (!active[i] || aggregate[i] >= 0) continue;
+        bool all_free = true;
+        for_each_neighbour(p, i, [&](Index, Index c) {
+            if (active[c] && aggregate[c] >= 0) all_free = false;
+        });
+        if (!all_free) continue;
+        aggregate[i] = count;
+        for_each_neighbour(p, i, [&](Index, Index c) {
+            if (active[c]) aggregate[c] = count;
+        });
+        ++count;
+    }
+    std::vector<Index> joined(aggregate); // phase 2 reads the phase-1 result only
+    std::vector<std::pair<Index, Index>> votes;
+    for (Index i = 0; i < n; ++i) {
+        if (!active[i] || aggregate[i] >= 0) continue;
+        votes.clear();
+        for_each_neighbour(p, i, [&](Index, Index c) {
+            if (aggregate[c] >= 0) votes.emplace_back(aggregate[c], 1);
+        });
+        if (votes.empty()) continue;
+        std::sort(votes.begin(), votes.end());
+        Index best = votes[0].first, best_n = 0;
+        for (std::size_t k = 0; k < votes.size();) {
+            std::size_t e = k;
+            while (e < votes.size() && votes[e].first == votes[k].first) ++e;
+            if (static_cast<Index>(e - k) > best_n) {
+                best_n = static_cast<Index>(e - k);
+                best = votes[k].first;
+            }
+            k = e;
+        }
+        joined[i] = best;
+    }
+    aggregate.swap(joined);
+    for (Index i = 0; i < n; ++i) {
+        if (!active[i] || aggregate[i] >= 0) continue;
+        aggregate[i] = count;
+        for_each_neighbour(p, i, [&](Index, Index c) {
+            if (active[c] && aggregate[c] < 0) aggregate[c] = count;
+        });
+        ++count;
+    }
+    return count;
+}
+
+// Tentative prolongator: per aggregate, the stacked near-null blocks of its nodes (block x modes
+// each) orthonormalised by modified Gram-Schmidt; a column that is (numerically) dependent on
+// the previous ones is dropped (zero in T and in R). T blocks go to level.tentative; R (modes x
+// modes, upper triangular) becomes the coarse node's near-null block.
+void tentative_prolongator(MultigridLevel& level, const std::vector<double>& near_null, int modes,
+                           std::vector<double>& coarse_near_null) {
+    const Index n = level.num_nodes;
+    const int b = level.block;
+    const std::size_t tb = static_cast<std::size_t>(b) * modes;
+    level.tentative.assign(static_cast<std::size_t>(n) * tb, 0.0);
+    coarse_near_null.assign(static_cast<std::size_t>(level.coarse_nodes) * modes * modes, 0.0);
+    // members of each aggregate
+    std::vector<Index> offsets(static_cast<std::size_t>(level.coarse_nodes) + 1, 0), members;
+    for (Index i = 0; i < n; ++i)
+        if (level.aggregate[i] >= 0) ++offsets[level.aggregate[i] + 1];
+    std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+    members.resize(offsets.back());
+    std::vector<Index> fill(offsets.begin(), offsets.end() - 1);
+    for (Index i = 0; i < n; ++i)
+        if (level.aggregate[i] >= 0) members[fill[level.aggregate[i]]++] = i;
+
+    std::vector<double> q; // (rows = b * members) x modes, row-major
+    for (Index agg = 0; agg < level.coarse_nodes; ++agg) {
+        const Index first = offsets[agg], size = offsets[agg + 1] - first;
+        const std::size_t rows = static_cast<std::size_t>(size) * b;
+        q.assign(rows * modes, 0.0);
+        for (Index m = 0; m < size; ++m)
+            std::copy_n(near_null.begin() + static_cast<std::ptrdiff_t>(members[first + m] * tb),
+                        tb, q.begin() + static_cast<std::ptrdiff_t>(m * tb));
+        double* r = coarse_near_null.data() + static_cast<std::size_t>(agg) * modes * modes;
+        for (int c = 0; c < modes; ++c) {
+            double norm0 = 0;
+            for (std::size_t k = 0; k < rows; ++k) norm0 += q[k * modes + c] * q[k * modes + c];
+            for (int c2 = 0; c2 < c; ++c2) {
+                double dot = 0;
+                for (std::size_t k = 0; k < rows; ++k) dot += q[k * modes + c2] * q[k * modes + c];
+                r[c2 * modes + c] = dot;
+                for (std::size_t k = 0; k < rows; ++k) q[k * modes + c] -= dot * q[k * modes + c2];
+            }
+            double norm = 0;
+            for (std::size_t k = 0; k < rows; ++k) norm += q[k * modes + c] * q[k * modes + c];
+            if (!(norm > 1e-20 * norm0) || norm0 == 0) { // dependent: drop the column
+                for (std::size_t k = 0; k < rows; ++k) q[k * modes + c] = 0;
+                r[c * modes + c] = 0;
+                continue;
+            }
+            norm = std::sqrt(norm);
+            r[c * modes + c] = norm;
+            for (std::size_t k = 0; k < rows; ++k) q[k * modes + c] /= norm;
+        }
+        for (Index m = 0; m < size; ++m)
+            std::copy_n(q.begin() + static_cast<std::ptrdiff_t>(m * tb), tb,
+                        level.tentative.begin() +
+                            static_cast<std::ptrdiff_t>(members[first + m] * tb));
+    }
+}
+
+// Position of `col` in the sorted row [begin, end) of `columns` (must be present).
+Index find_in_row(const std::vector<Index>& columns, Index begin, Index end, Index col) {
+    const auto it = std::lower_bound(columns.begin() + begin, columns.begin() + end, col);
+    return static_cast<Index>(it - columns.begin());
+}
+
+void product_pattern(MultigridLevel& level, const BinBcsrPatternView& p);
+
+// The pattern of P from the aggregates (smoothed: also the aggregates of the neighbours) and
+// the smoothing map, then the product's.
+void transfer_patterns(MultigridLevel& level, const BinBcsrPatternView& p, bool smooth) {
+    const Index n = level.num_nodes;
+    const std::int64_t entries = static_cast<std::int64_t>(p.bin_offsets[p.num_bins]) + n;
+    auto entry_of = [&](Index row, Index j) {
+        return j < 0 ? p.bin_offsets[p.num_bins] + row : p.slot(row, j);
+    };
+    // P: row i = the aggregates of i and (smoothed) of its aggregated neighbours.
+    BlockCsr& pro = level.prolongator;
+    pro.num_rows = n;
+    pro.num_cols = level.coarse_nodes;
+    pro.offsets.assign(static_cast<std::size_t>(n) + 1, 0);
+    pro.columns.clear();
+    std::vector<Index> row;
+    for (Index i = 0; i < n; ++i) {
+        row.clear();
+        if (level.aggregate[i] >= 0) {
+            row.push_back(level.aggregate[i]);
+            if (smooth)
+                for_each_neighbour(p, i, [&](Index, Index c) {
+                    if (level.aggregate[c] >= 0) row.push_back(level.aggregate[c]);
+                });
+            std::sort(row.begin(), row.end());
+            row.erase(std::unique(row.begin(), row.end()), row.end());
+        }
+        pro.columns.insert(pro.columns.end(), row.begin(), row.end());
+        pro.offsets[i + 1] = static_cast<Index>(pro.columns.size());
+    }
+    pro.values.assign(pro.columns.size() * pro.row_block * pro.col_block, 0.0);
+    level.smooth_target.assign(static_cast<std::size_t>(entries), -1);
+    if (smooth)
+        for (Index i = 0; i < n; ++i) {
+            if (level.aggregate[i] < 0) continue;
+            const Index b = pro.offsets[i], e = pro.offsets[i + 1];
+            level.smooth_target[entry_of(i, -1)] =
+                find_in_row(pro.columns, b, e, level.aggregate[i]);
+            for_each_neighbour(p, i, [&](Index j, Index c) {
+                if (level.aggregate[c] >= 0)
+                    level.smooth_target[entry_of(i, j)] =
+                        find_in_row(pro.columns, b, e, level.aggregate[c]);
+            });
+        }
+
+    product_pattern(level, p);
+}
+
+// A P: row i = union of the P rows of i and its neighbours (rows without P entries: empty);
+// its (operator entry, P block) pairs per block.
+void product_pattern(MultigridLevel& level, const BinBcsrPatternView& p) {
+    const Index n = level.num_nodes;
+    const BlockCsr& pro = level.prolongator;
+    auto entry_of = [&](Index row, Index j) {
+        return j < 0 ? p.bin_offsets[p.num_bins] + row : p.slot(row, j);
+    };
+    BlockCsr& ap = level.product;
+    ap.num_rows = n;
+    ap.num_cols = level.coarse_nodes;
+    ap.offsets.assign(static_cast<std::size_t>(n) + 1, 0);
+    ap.columns.clear();
+    level.product_offsets.assign(1, 0);
+    level.product_entry.clear();
+    level.product_p.clear();
+    struct Pair {
+        Index col, entry, pblock;
+    };
+    std::vector<Pair> pairs;
+    auto add_row = [&](Index i, Index j, Index c) {
+        for (Index k = pro.offsets[c]; k < pro.offsets[c + 1]; ++k)
+            pairs.push_back({pro.columns[k], entry_of(i, j), k});
+    };
+    for (Index i = 0; i < n; ++i) {
+        pairs.clear();
+        if (pro.offsets[i + 1] > pro.offsets[i]) {
+            add_row(i, -1, i);
+            for_each_neighbour(p, i, [&](Index j, Index c) { add_row(i, j, c); });
+        }
+        std::sort(pairs.begin(), pairs.end(), [](const Pair& x, const Pair& y) {
+            return x.col != y.col ? x.col < y.col : x.entry < y.entry;
+        });
+        for (std::size_t k = 0; k < pairs.size(); ++k) {
+            if (k > 0 && pairs[k].col != pairs[k - 1].col) {
+                level.product_offsets.push_back(static_cast<Index>(level.product_entry.size()));
+                ap.columns.push_back(pairs[k - 1].col);
+            }
+            level.product_entry.push_back(pairs[k].entry);
+            level.product_p.push_back(pairs[k].pblock);
+        }
+        if (!pairs.empty()) {
+            level.product_offsets.push_back(static_cast<Index>(level.product_entry.size()));
+            ap.columns.push_back(pairs.back().col);
+        }
+        ap.offsets[i + 1] = static_cast<Index>(ap.columns.size());
+    }
+    ap.values.assign(ap.columns.size() * ap.row_block * ap.col_block, 0.0);
+}
+
+// The coarse operator's Bin-BCSR* pattern (exact counts, bins, one allocation, sorted columns)
+// and the Galerkin pairs of every coarse entry.
+void coarse_pattern(MultigridLevel& level, BlockMatrix& coarse, int modes) {
+    const Index nc = level.coarse_nodes;
+    const BlockCsr& pro = level.prolongator;
+    const BlockCsr& ap = level.product;
+    // P^T by counting: for coarse I the P blocks (i, I).
+    std::vector<Index>& t_offsets = level.restriction_offsets;
+    std::vector<Index>& t_blocks = level.restriction_blocks;
+    std::vector<Index>& t_rows = level.restriction_rows;
+    t_offsets.assign(static_cast<std::size_t>(nc) + 1, 0);
+    for (Index c : pro.columns) ++t_offsets[c + 1];
+    std::partial_sum(t_offsets.begin(), t_offsets.end(), t_offsets.begin());
+    t_blocks.resize(pro.columns.size());
+    t_rows.resize(pro.columns.size());
+    {
+        std::vector<Index> fill(t_offsets.begin(), t_offsets.end() - 1);
+        for (Index i = 0; i < pro.num_rows; ++i)
+            for (Index k = pro.offsets[i]; k < pro.offsets[i + 1]; ++k) {
+                const Index at = fill[pro.columns[k]]++;
+                t_blocks[at] = k;
+                t_rows[at] = i;
+            }
+    }
+    // Exact off-diagonal counts with a marker, then bins and columns.
+    BinBcsrPattern& pat = coarse.pattern;
+    pat.num_rows = nc;
+    pat.row_counts.assign(static_cast<std::size_t>(nc), 0);
+    std::vector<Index> marker(static_cast<std::size_t>(nc), -1), cols;
+    auto row_columns = [&](Index I) {
+        cols.clear();
+        for (Index t = t_offsets[I]; t < t_offsets[I + 1]; ++t) {
+            const Index i = t_rows[t];
+            for (Index q = ap.offsets[i]; q < ap.offsets[i + 1]; ++q) {
+                const Index J = ap.columns[q];
+                if (J != I && marker[J] != I) {
+                    marker[J] = I;
+                    cols.push_back(J);
+                }
+            }
+        }
+    };
+    for (Index I = 0; I < nc; ++I) {
+        row_columns(I);
+        pat.row_counts[I] = static_cast<Index>(cols.size());
+    }
+    pat.bin_offsets = bin_bcsr_bin_offsets(pat.row_counts);
+    pat.columns.assign(static_cast<std::size_t>(pat.num_slots()), 0);
+    std::fill(marker.begin(), marker.end(), -1);
+    const BinBcsrPatternView v = pat.view();
+    for (Index I = 0; I < nc; ++I) {
+        row_columns(I);
+        std::sort(cols.begin(), cols.end());
+        const Index w = v.width(I / kBinRows);
+        for (Index j = 0; j < w; ++j)
+            pat.columns[v.slot(I, j)] = j < static_cast<Index>(cols.size()) ? cols[j] : I;
+    }
+    coarse.block = modes;
+    const std::size_t bb = static_cast<std::size_t>(modes) * modes;
+    coarse.values.assign(bb * pat.num_slots(), 0.0);
+    coarse.diag.assign(bb * nc, 0.0);
+
+    // Galerkin pairs per coarse entry (slots, then diagonal), by count + scan + fill.
+    const Index slots = pat.num_slots();
+    auto entry_of = [&](Index I, Index J) -> Index {
+        if (I == J) return slots + I;
+        const Index cnt = pat.row_counts[I];
+        Index lo = 0, hi = cnt;
+        while (lo < hi) { // columns of row I are sorted over j
+            const Index mid = (lo + hi) / 2;
+            if (pat.columns[v.slot(I, mid)] < J)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return v.slot(I, lo);
+    };
+    std::vector<Index>& off = level.galerkin_offsets;
+    off.assign(static_cast<std::size_t>(slots) + nc + 1, 0);
+    auto for_pairs = [&](auto&& f) {
+        for (Index I = 0; I < nc; ++I)
+            for (Index t = t_offsets[I]; t < t_offsets[I + 1]; ++t) {
+                const Index i = t_rows[t];
+                for (Index q = ap.offsets[i]; q < ap.offsets[i + 1]; ++q)
+                    f(entry_of(I, ap.columns[q]), t_blocks[t], q);
+            }
+    };
+    for_pairs([&](Index e, Index, Index) { ++off[e + 1]; });
+    std::partial_sum(off.begin(), off.end(), off.begin());
+    level.galerkin_p.resize(off.back());
+    level.galerkin_ap.resize(off.back());
+    std::vector<Index> fill(off.begin(), off.end() - 1);
+    for_pairs([&](Index e, Index pb, Index q) {
+        const Index at = fill[e]++;
+        level.galerkin_p[at] = pb;
+        level.galerkin_ap[at] = q;
+    });
+}
+
+// The first level of a p-multigrid: P is the given interpolation (weight * I blocks, fixed);
+// pinned coarse nodes get no P entries.
+MultigridLevel given_level(const BinBcsrPatternView& p, const GivenTransfer& given,
+                           const std::vector<std::uint8_t>& fixed) {
+    MultigridLevel level;
+    level.num_nodes = p.num_rows;
+    level.block = 3;
+    level.coarse_nodes = given.coarse_nodes;
+    level.fixed_prolongator = true;
+    level.aggregate.assign(static_cast<std::size_t>(p.num_rows), -1);
+    BlockCsr& pro = level.prolongator;
+    pro.num_rows = p.num_rows;
+    pro.num_cols = given.coarse_nodes;
+    pro.row_block = pro.col_block = 3;
+    pro.offsets.assign(static_cast<std::size_t>(p.num_rows) + 1, 0);
+    std::vector<std::pair<Index, double>> row;
+    for (Index i = 0; i < p.num_rows; ++i) {
+        row.clear();
+        if (!fixed[i])
+            for (Index k = given.offsets[i]; k < given.offsets[i + 1]; ++k)
+                if (!given.coarse_fixed[given.columns[k]] && given.weights[k] != 0)
+                    row.emplace_back(given.columns[k], given.weights[k]);
+        std::sort(row.begin(), row.end());
+        for (const auto& [col, w] : row) {
+            pro.columns.push_back(col);
+            for (int r = 0; r < 3; ++r)
+                for (int c = 0; c < 3; ++c) pro.values.push_back(r == c ? w : 0.0);
+        }
+        pro.offsets[i + 1] = static_cast<Index>(pro.columns.size());
+    }
+    level.smooth_target.assign(static_cast<std::size_t>(p.bin_offsets[p.num_bins]) + p.num_rows,
+                               -1);
+    product_pattern(level, p);
+    return level;
+}
+
+} // namespace
+
+MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* positions,
+                                   const std::uint8_t* fixed, const MultigridSettings& settings,
+                                   const GivenTransfer* first) {
+    EDN_VERIFY(settings.modes == 3 || settings.modes == 6, ErrorCode::Usage,
+               "multigrid: modes must be 3 or 6, not " << settings.modes);
+    EDN_VERIFY(settings.smoother_degree >= 1 && settings.max_levels >= 1 &&
+                   settings.power_iterations >= 1 && settings.coarsest_dofs >= 1,
+               ErrorCode::Usage, "multigrid: invalid settings");
+    MultigridHierarchy h;
+    h.settings = settings;
+    const Index n0 = fine.num_rows;
+    h.fixed.assign(static_cast<std::size_t>(n0), 0);
+    if (fixed) std::copy_n(fixed, n0, h.fixed.begin());
+    const int modes = settings.modes;
+
+    // The first aggregated level's nodes: the fine nodes, or the given transfer's coarse nodes.
+    std::vector<std::uint8_t> active(static_cast<std::size_t>(n0));
+    for (Index i = 0; i < n0; ++i) active[i] = h.fixed[i] ? 0 : 1;
+    if (first) {
+        EDN_VERIFY(static_cast<Index>(first->offsets.size()) == n0 + 1 &&
+                       first->coarse_positions.size() == 3 * std::size_t(first->coarse_nodes) &&
+                       first->coarse_fixed.size() == std::size_t(first->coarse_nodes),
+                   ErrorCode::Usage, "multigrid: the given transfer does not fit the matrix");
+        h.levels.push_back(given_level(fine.view(), *first, h.fixed));
+        BlockMatrix coarse;
+        coarse_pattern(h.levels.back(), coarse, 3);
+        h.coarse.push_back(std::move(coarse));
+        positions = first->coarse_positions.data();
+        active.assign(first->coarse_fixed.size(), 0);
+        for (std::size_t v = 0; v < active.size(); ++v) active[v] = first->coarse_fixed[v] ? 0 : 1;
+    }
+    // The near-null space: rigid-body modes about the centroid of the active nodes.
+    const std::size_t nodes = active.size();
+    std::vector<double> near_null(nodes * 3 * modes, 0.0);
+    double center[3] = {0, 0, 0};
+    Index free_nodes = 0;
+    for (std::size_t i = 0; i < nodes; ++i)
+        if (active[i]) {
+            for (int a = 0; a < 3; ++a) center[a] += positions[3 * i + a];
+            ++free_nodes;
+        }
+    if (free_nodes > 0)
+        for (double& c : center) c /= free_nodes;
+    for (std::size_t i = 0; i < nodes; ++i)
+        rigid_body_modes(positions + 3 * i, center, modes, near_null.data() + i * 3 * modes);
+    Index level_dofs = 3 * free_nodes;
+    int block = 3;
+    while (static_cast<int>(h.levels.size()) + 1 < settings.max_levels &&
+           level_dofs > settings.coarsest_dofs) {
+        const BinBcsrPattern& pat = h.levels.empty() ? fine : h.coarse.back().pattern;
+        MultigridLevel level;
+        level.num_nodes = pat.num_rows;
+        level.block = block;
+        level.coarse_nodes = aggregate_nodes(pat.view(), active, level.aggregate);
+        if (level.coarse_nodes == 0 ||
+            static_cast<double>(level.coarse_nodes) * modes > 0.85 * level_dofs)
+            break; // no useful coarsening left
+        std::vector<double> coarse_null;
+        tentative_prolongator(level, near_null, modes, coarse_null);
+        level.prolongator.row_block = level.product.row_block = block;
+        level.prolongator.col_block = level.product.col_block = modes;
+        transfer_patterns(level, pat.view(), settings.prolongator_damping > 0);
+        BlockMatrix coarse;
+        coarse_pattern(level, coarse, modes);
+        h.levels.push_back(std::move(level));
+        h.coarse.push_back(std::move(coarse));
+        near_null.swap(coarse_null);
+        // (coarse dofs of dropped modes stay in the count: inert, see the header)
+        block = modes;
+        active.assign(static_cast<std::size_t>(h.coarse.back().pattern.num_rows), 1);
+        level_dofs = static_cast<Index>(h.coarse.back().pattern.num_rows) * modes;
+    }
+    h.coarsest_dofs =
+        h.coarse.empty() ? 3 * n0 : h.coarse.back().pattern.num_rows * h.coarse.back().block;
+    const int levels = h.num_levels();
+    h.b.resize(levels);
+    h.x.resize(levels);
+    h.r.resize(levels);
+    h.d.resize(levels);
+    h.q.resize(levels);
+    for (int l = 0; l < levels; ++l) {
+        const std::size_t dofs = l == 0
+                                     ? 3 * static_cast<std::size_t>(n0)
+                                     : static_cast<std::size_t>(h.coarse[l - 1].pattern.num_rows) *
+                                           h.coarse[l - 1].block;
+        for (auto* v : {&h.b, &h.x, &h.r, &h.d, &h.q}) (*v)[l].assign(dofs, 0.0);
+    }
+    return h;
+}
+
+MultigridStats multigrid_stats(const MultigridHierarchy& h, const BinBcsrPattern& fine) {
+    MultigridStats s;
+    s.level_nodes.push_back(fine.num_rows);
+    s.level_nnz_blocks.push_back(fine.nnz_blocks());
+    for (const BlockMatrix& m : h.coarse) {
+        s.level_nodes.push_back(m.pattern.num_rows);
+        s.level_nnz_blocks.push_back(m.pattern.nnz_blocks());
+    }
+    return s;
+}
+
+} // namespace cpu
+} // namespace edn

@@ -1,0 +1,49 @@
+#pragma once
+/// CUDA twin of the multigrid numeric phase and cycle (solver/multigrid.hpp; CPU reference in
+/// cpu/multigrid.cpp): the symbolic hierarchy (aggregates, patterns, maps) is built once per
+/// pattern on the host by cpu::build_multigrid and uploaded; every re-value walks the same maps on
+/// the device in float (inverse diagonals, lambda_max by Lanczos, P, A P, A_c), and the V-cycle
+/// (Chebyshev smoothing, restriction, prolongation) runs on the device in float. The coarsest
+/// operator is inverted on the host in double (a few hundred dofs) and applied on the device as a
+/// dense product. A plain C++ header: the device state hides behind a pimpl; without CUDA every
+/// member throws edn::Error(ErrorCode::Unsupported) (cuda/cuda_only.hpp).
+
+#include "cuda/cuda_only.hpp"
+#include "solver/multigrid.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace edn::cuda {
+
+class Multigrid {
+public:
+    /// Uploads the symbolic part of `h` (built for the fine pattern the matrices will have).
+    explicit Multigrid(const MultigridHierarchy& h) EDN_CUDA_ONLY;
+    ~Multigrid() EDN_CUDA_ONLY;
+    Multigrid(const Multigrid&) = delete;
+    Multigrid& operator=(const Multigrid&) = delete;
+
+    /// Re-values every level from the device fine matrix `a` (device pointers).
+    void revalue(const BinBcsrMatrixView<float>& a) EDN_CUDA_ONLY;
+    /// z = one V-cycle applied to r (device pointers, 3 per fine node; z is 0 on pinned nodes).
+    void apply(const BinBcsrMatrixView<float>& a, const float* r, float* z) EDN_CUDA_ONLY;
+
+    /// apply() with host vectors (copies; for tests).
+    std::vector<float> apply(const BinBcsrMatrixView<float>& a,
+                             const std::vector<float>& r) EDN_CUDA_ONLY;
+    /// Levels, the fine one included (as MultigridHierarchy::num_levels).
+    int num_levels() const EDN_CUDA_ONLY;
+    /// For tests: the values of coarse operator l (values then diag planes, the host layout of
+    /// BlockMatrix), of prolongator l, and lambda_max of level l.
+    std::vector<float> download_coarse(int l) const EDN_CUDA_ONLY;
+    std::vector<float> download_prolongator(int l) const EDN_CUDA_ONLY;
+    double lambda_max(int l) const EDN_CUDA_ONLY;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+EDN_CUDA_ONLY_IMPL(Multigrid);
+
+} // namespace edn::cuda

@@ -1,0 +1,183 @@
+#pragma once
+/// Smoothed-aggregation algebraic multigrid for the 3x3 block systems of the Newton steps, built
+/// in the mission's two phases (shared/MULTIGRID.md, issue #14):
+///
+///  - build_multigrid (symbolic, once per fine pattern: after a re-pattern, cut, refinement or
+///    order change): aggregates of the free nodes on the pattern's graph, level by level; the
+///    tentative prolongator T from the near-null space (the six rigid-body modes of the rest
+///    positions, or the three translations), orthonormalised per aggregate; the pattern of the
+///    smoothed prolongator P = (I - w D^-1 A) T, of A P and of every coarse operator
+///    A_c = P^T A P (exact counts, then bins, one exact allocation, sorted columns: the Bin-BCSR*
+///    recipe with k x k blocks); and the fixed maps that re-value them (Zayer 2017's action maps:
+///    for each P block the A blocks that smooth into it, for each A P block its (A block, P block)
+///    pairs, for each coarse block its (P block, A P block) pairs).
+///  - revalue_multigrid (numeric, every Newton iteration): walks those maps only: block-diagonal
+///    inverses, lambda_max(D^-1 A) by a few Lanczos steps, P values, A P, A_c, down to a dense
+///    Cholesky factor of the coarsest operator. No symbolic work.
+///
+/// The cycle (apply_multigrid) is a V-cycle with Chebyshev smoothing on D^-1 A (block Jacobi
+/// inside, the same polynomial before and after the coarse correction), which makes it a
+/// symmetric positive definite preconditioner for CG when A is SPD on the free dofs. Pinned
+/// (Dirichlet) nodes are not aggregated: P has no row for them and the fine smoother leaves them
+/// at zero, so the cycle acts on the projected system of solver/pcg.hpp. Aggregates whose nodes
+/// cannot carry every mode (one or two nodes, collinear nodes) lose the dependent columns of T;
+/// the coarse dofs they would have had are inert (zero rows, skipped by the smoother and the
+/// coarse solve).
+///
+/// CPU twin (this reference, double): cpu/multigrid_setup.cpp (build), cpu/multigrid.cpp
+/// (revalue, cycle, CG).
+
+#include "solver/pcg.hpp"
+#include "sparse/bin_bcsr_pattern.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace edn {
+
+/// The choices of the hierarchy (defaults measured in bench/README.md, "bench solve").
+struct MultigridSettings {
+    int modes = 6;              ///< near-null vectors per aggregate: 6 rigid-body, 3 translations
+    int smoother_degree = 2;    ///< Chebyshev degree of each pre- and post-smoothing
+    double smoother_ratio = 30; ///< Chebyshev interval [lambda_max / ratio, 1.1 lambda_max]
+    int power_iterations = 10;  ///< for lambda_max(D^-1 A) of every level, every re-value
+    double prolongator_damping = 4.0 / 3.0; ///< w = damping / lambda_max; 0 = tentative P only
+    Index coarsest_dofs = 400;              ///< a level this small (or smaller) is solved densely
+    int max_levels = 8;                     ///< fine level included
+};
+
+/// A square sparse matrix of b x b blocks in the Bin-BCSR* layout of sparse/bin_bcsr_view.hpp
+/// with b*b value planes per bin instead of 9 (value index (k*w + j)*32 + lane from b*b*begin),
+/// and b*b diagonal planes of all rows.
+struct BlockMatrix {
+    int block = 3;
+    BinBcsrPattern pattern;
+    std::vector<double> values; ///< b*b * #slots
+    std::vector<double> diag;   ///< b*b * #rows, plane k at diag[k * num_rows]
+};
+
+/// A rectangular block matrix in CSR (rows of `row_block` dofs, columns of `col_block` dofs;
+/// blocks row-major, row_block x col_block each).
+struct BlockCsr {
+    Index num_rows = 0, num_cols = 0;
+    int row_block = 3, col_block = 6;
+    std::vector<Index> offsets; ///< #rows+1
+    std::vector<Index> columns; ///< sorted per row
+    std::vector<double> values; ///< row_block * col_block per block
+};
+
+/// One level of the hierarchy: its operator's transfer to the next, coarser level. Entries of an
+/// operator are numbered slots first (0 .. #slots-1), then diagonal blocks (#slots + row).
+struct MultigridLevel {
+    Index num_nodes = 0; ///< block rows of this level's operator
+    int block = 3;       ///< its block size (3 on the finest level, `modes` below)
+    Index coarse_nodes = 0;
+    std::vector<Index> aggregate;  ///< node -> its aggregate (coarse node), -1 when not aggregated
+    std::vector<double> tentative; ///< per node: T(node, aggregate), block x modes, row-major
+    BlockCsr prolongator;          ///< P, smoothed (pattern fixed, values re-valued)
+    BlockCsr product;              ///< A P (rows of pinned nodes empty)
+    /// P(i, J) -= w D_i^-1 A_ij T_j: for every operator entry (i, j), the P block of row i that
+    /// receives it (-1: padding or j not aggregated).
+    std::vector<Index> smooth_target;
+    /// For A P block q: pairs (operator entry, P block) at [product_offsets[q], [q+1]).
+    std::vector<Index> product_offsets, product_entry, product_p;
+    /// For coarse operator entry c: pairs (P block, A P block) at [galerkin_offsets[c], [c+1]).
+    std::vector<Index> galerkin_offsets, galerkin_p, galerkin_ap;
+    /// P^T: for coarse node I, its P blocks and their rows at [restriction_offsets[I], [I+1]).
+    std::vector<Index> restriction_offsets, restriction_blocks, restriction_rows;
+    bool fixed_prolongator = false; ///< P given (p-multigrid's first level), never re-valued
+    // ---- numeric (revalue_multigrid)
+    std::vector<double> inverse_diag; ///< block*block per node, row-major (0 for inert dofs)
+    double lambda_max = 0;            ///< of D^-1 A on the free dofs
+};
+
+/// A fixed first transfer (p-multigrid: the interpolation from an order-p space onto its P1
+/// vertices, solver/two_level.hpp's CoarseSpace); the aggregation starts below it.
+struct GivenTransfer {
+    Index coarse_nodes = 0;
+    std::vector<Index> offsets, columns;  ///< per fine node (CSR): the coarse nodes it interpolates
+    std::vector<double> weights;          ///< their weights (the block is weight * I)
+    std::vector<double> coarse_positions; ///< 3 per coarse node (the rigid-body modes below)
+    std::vector<std::uint8_t> coarse_fixed; ///< per coarse node: pinned (no P entries)
+};
+
+/// The hierarchy of one fine pattern.
+struct MultigridHierarchy {
+    MultigridSettings settings;
+    std::vector<MultigridLevel> levels; ///< levels[0]: the fine operator (given at each call)
+    std::vector<BlockMatrix> coarse;    ///< coarse[l]: operator of level l + 1 (A_c of levels[l])
+    std::vector<std::uint8_t> fixed;    ///< fine per-node pin mask (copy)
+    /// Dense lower Cholesky factor of the coarsest operator (n x n, row-major), n = its dofs;
+    /// inert dofs have a unit pivot and zero coupling.
+    std::vector<double> coarsest_factor;
+    std::vector<std::uint8_t> coarsest_inert;
+    Index coarsest_dofs = 0;
+    /// Scratch of the cycle, per level (its dofs each): right-hand side, solution, residual,
+    /// Chebyshev direction and its product.
+    mutable std::vector<std::vector<double>> b, x, r, d, q;
+
+    /// Number of levels (the fine level included); the last is solved densely.
+    int num_levels() const { return static_cast<int>(levels.size()) + 1; }
+    /// Operator complexity: stored blocks' scalars of all levels over the fine level's.
+    double operator_complexity(std::int64_t fine_nnz_blocks) const;
+};
+
+/// Timings of the last build and re-value [ms] and per-level sizes, for reports.
+struct MultigridStats {
+    std::vector<Index> level_nodes;
+    std::vector<std::int64_t> level_nnz_blocks;
+    double build_ms = 0;
+    double revalue_ms = 0;
+};
+
+/// The six rigid-body modes (or three translations) of a node at `position`, relative to
+/// `center`, as a 3 x modes row-major block: [I | (center - x)_cross ]-style columns such that
+/// column 3 + a is the displacement e_a x (x - center).
+void rigid_body_modes(const double position[3], const double center[3], int modes, double* out);
+
+struct CoarseSpace;
+struct TetMesh;
+/// The P1 transfer of an order-p coarse space (vertex node v is node v; pinned as its node).
+GivenTransfer p1_transfer(const CoarseSpace& space, const TetMesh& mesh, const std::uint8_t* fixed);
+
+namespace cpu {
+
+/// Symbolic phase (file comment): the hierarchy of `fine` with nodes at `positions` (3 per
+/// node, rest configuration) and pins `fixed` (per node, nonzero = pinned; nullptr = none).
+/// With `first`, level 0 -> 1 is that transfer (positions are then unused) and the aggregation
+/// starts on its coarse nodes.
+MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* positions,
+                                   const std::uint8_t* fixed, const MultigridSettings& settings,
+                                   const GivenTransfer* first = nullptr);
+
+/// Numeric phase: re-values every level from the fine matrix `a` (its pattern is the one built).
+void revalue_multigrid(MultigridHierarchy& h, const BinBcsrMatrixView<double>& a);
+
+/// z = one V-cycle applied to r (3 per fine node; z is zero on pinned nodes).
+void apply_multigrid(const MultigridHierarchy& h, const BinBcsrMatrixView<double>& a,
+                     const double* r, double* z);
+
+/// CG on A x = b preconditioned by one V-cycle per iteration: the stopping rule, pins and outcome
+/// of cpu::pcg (solver/pcg.hpp). `h` must be re-valued with `a`.
+PcgResult pcg_multigrid(const BinBcsrMatrixView<double>& a, const MultigridHierarchy& h,
+                        const double* b, double* x, const PcgSettings& settings,
+                        PcgWorkspace<double>& ws, const std::uint8_t* fixed = nullptr);
+
+/// The Lanczos estimate of lambda_max from the alpha and beta coefficients of a PCG run (the
+/// largest eigenvalue of their tridiagonal matrix); 0 without steps.
+double lanczos_lambda_max(const std::vector<double>& alphas, const std::vector<double>& betas);
+/// The fixed pseudo-random start vector of that PCG run, entry i (both twins use it).
+double lanczos_start(std::int64_t i);
+
+/// The pseudo-inverse of a small square operator of `block` x `block` blocks in the binned layout
+/// (dense n x n row-major, n = block * rows; pinned rows/columns and inert dofs zero), in double:
+/// the coarsest level's solve of the CUDA twin.
+std::vector<double> dense_semidefinite_inverse(int block, const BinBcsrPatternView& p,
+                                               const double* values, const double* diag,
+                                               const std::uint8_t* fixed);
+
+/// Sizes of the levels (for reports and tests).
+MultigridStats multigrid_stats(const MultigridHierarchy& h, const BinBcsrPattern& fine);
+
+} // namespace cpu
+} // namespace edn

@@ -1,0 +1,90 @@
+// CUDA twin of the multigrid re-value and cycle (cuda/cuda_multigrid.hpp) against the CPU
+// reference (solver/multigrid.hpp) on the same hierarchy: lambda_max, prolongator and coarse
+// operator values, and the V-cycle's output, at p = 1 (smoothed aggregation) and p = 2 (p-multigrid
+// first). Skipped without a device.
+#include "cuda/cuda_multigrid.hpp"
+#include "cuda/cuda_pcg.hpp"
+#include "solver/multigrid.hpp"
+#include "solver/two_level.hpp"
+#include "support/backend.hpp"
+#include "support/compare.hpp"
+#include "support/linear_system.hpp"
+#include "support/random.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <gtest/gtest.h>
+
+namespace edn {
+namespace {
+
+class CudaMultigrid : public test::CudaOrderTest {};
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<double>& b, double& scale) {
+    double err = 0;
+    scale = 0;
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        err = std::max(err, std::abs(double(a[i]) - b[i]));
+        scale = std::max(scale, std::abs(b[i]));
+    }
+    return err;
+}
+
+TEST_P(CudaMultigrid, RevalueAndCycleEqualCpu) {
+    const int order = GetParam();
+    for (int k : {4, 7}) {
+        test::LinearSystem s(test::make_random_perturbed_box(k, k, 2 * k, 0.5, 0.5, 1.0, 0.1, 3),
+                             order, 1e-3);
+        const std::vector<std::uint8_t> fixed = s.bottom_nodes();
+        MultigridSettings settings;
+        settings.coarsest_dofs = 60; // several levels on small meshes
+        MultigridHierarchy h;
+        std::vector<double> positions;
+        for (const Vec3& x : s.f->mesh.positions)
+            for (int a = 0; a < 3; ++a) positions.push_back(x[a]);
+        if (order == 1) {
+            h = cpu::build_multigrid(s.f->pattern, positions.data(), fixed.data(), settings);
+        } else {
+            const CoarseSpace space = make_coarse_space(s.f->mesh, s.f->topology, s.f->layout);
+            const GivenTransfer t = p1_transfer(space, s.f->mesh, fixed.data());
+            h = cpu::build_multigrid(s.f->pattern, nullptr, fixed.data(), settings, &t);
+        }
+        ASSERT_GE(h.num_levels(), 3);
+        cuda::Multigrid gpu(h);
+        cpu::revalue_multigrid(h, s.a.view());
+        const cuda::DeviceMatrix a(s.af);
+        gpu.revalue(a.view());
+        ASSERT_EQ(gpu.num_levels(), h.num_levels());
+        for (std::size_t l = 0; l < h.levels.size(); ++l) {
+            EXPECT_NEAR(gpu.lambda_max(int(l)), h.levels[l].lambda_max,
+                        1e-3 * h.levels[l].lambda_max)
+                << "level " << l;
+            double scale = 0;
+            const double p_err = max_abs_diff(gpu.download_prolongator(int(l)),
+                                              h.levels[l].prolongator.values, scale);
+            EXPECT_LT(p_err, 1e-4 * scale) << "level " << l;
+            std::vector<double> c = h.coarse[l].values;
+            c.insert(c.end(), h.coarse[l].diag.begin(), h.coarse[l].diag.end());
+            const double c_err = max_abs_diff(gpu.download_coarse(int(l)), c, scale);
+            EXPECT_LT(c_err, 1e-4 * scale) << "level " << l;
+        }
+        // the cycle on a random residual (zero on pinned nodes)
+        std::vector<double> r = test::random_vector(s.dofs(), 17);
+        for (Index i = 0; i < s.rows(); ++i)
+            if (fixed[i]) r[3 * i] = r[3 * i + 1] = r[3 * i + 2] = 0;
+        std::vector<double> z(r.size());
+        cpu::apply_multigrid(h, s.a.view(), r.data(), z.data());
+        const std::vector<float> zf = gpu.apply(a.view(), std::vector<float>(r.begin(), r.end()));
+        EXPECT_LT(test::relative_error(zf, z), 2e-3) << "k " << k;
+        for (Index i = 0; i < s.rows(); ++i)
+            if (fixed[i]) {
+                EXPECT_EQ(zf[3 * i], 0.0f);
+            }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Orders, CudaMultigrid, ::testing::Values(1, 2),
+                         [](const auto& info) { return "p" + std::to_string(info.param); });
+
+} // namespace
+} // namespace edn

@@ -49,6 +49,7 @@ constexpr const char* kHelp =
     "  --max-iterations N       solve: iteration cap of every method (default 10000)\n"
     "  --dt H                   solve: the time step of the matrix K + M/H^2 (default 1/60)\n"
     "  --methods A,B            solve: run only these of block_jacobi, two_level (p >= 2),\n"
+    "                           multigrid,\n"
     "                           hypre_pcg_boomeramg, hypre_pcg_boomeramg_rbm, hypre_boomeramg\n"
     "                           (default: all that apply;\n"
     "                           the first is the reference of the solution differences)\n"

@@ -14,6 +14,7 @@
 #include "mesh/topology.hpp"
 #include "sim/material_tangent.hpp"
 #include "sim/simulation.hpp"
+#include "solver/multigrid.hpp"
 #include "solver/pcg.hpp"
 #include "solver/two_level.hpp"
 #include "sparse/bin_bcsr_pattern.hpp"
@@ -215,6 +216,48 @@ MethodRun run_two_level(const SolveSystem& s, const SolveSettings& settings,
     return run;
 }
 
+MethodRun run_multigrid(const SolveSystem& s, const SolveSettings& settings,
+                        std::vector<double>& x) {
+    MethodRun run;
+    Stopwatch clock;
+    // As the CPU backend builds it (cpu/simulation_cpu.cpp): p = 1 aggregates the nodes with the
+    // rigid-body modes of their rest positions; p >= 2 first restricts to the P1 space.
+    const MultigridSettings mg;
+    MultigridHierarchy h;
+    if (s.order == 1) {
+        std::vector<double> positions(3 * s.rest.size());
+        for (std::size_t i = 0; i < s.rest.size(); ++i)
+            for (int d = 0; d < 3; ++d) positions[3 * i + d] = s.rest[i][d];
+        h = cpu::build_multigrid(s.pattern, positions.data(), s.fixed.data(), mg);
+    } else {
+        const CoarseSpace space = make_coarse_space(s.scene.mesh, s.topology, s.layout);
+        const GivenTransfer p1 = p1_transfer(space, s.scene.mesh, s.fixed.data());
+        h = cpu::build_multigrid(s.pattern, nullptr, s.fixed.data(), mg, &p1);
+    }
+    const Interval build = clock.lap();
+    cpu::revalue_multigrid(h, matrix_view(s));
+    const Interval values = clock.lap();
+    run.setup = {build.wall_ms + values.wall_ms, build.cpu_ms + values.cpu_ms};
+    PcgWorkspace<double> ws;
+    clock.lap();
+    const PcgResult r = cpu::pcg_multigrid(matrix_view(s), h, s.rhs.data(), x.data(),
+                                           pcg_settings(settings), ws, s.fixed.data());
+    run.solve = clock.lap();
+    run.iterations = r.iterations;
+    run.converged = r.converged;
+    run.reported_residual = r.final_residual / r.reference_norm;
+    const MultigridStats stats = cpu::multigrid_stats(h, s.pattern);
+    run.details.add("setup_build_ms", build.wall_ms)
+        .add("setup_revalue_ms", values.wall_ms)
+        .add("setup_revalue_cpu_ms", values.cpu_ms)
+        .add("levels", h.num_levels())
+        .add("level_nodes", stats.level_nodes)
+        .add("level_nnz_blocks", stats.level_nnz_blocks)
+        .add("operator_complexity", h.operator_complexity(s.pattern.nnz_blocks()))
+        .add("breakdown", r.breakdown);
+    return run;
+}
+
 SolveFunction hypre_method(HypreMode mode, bool rigid_body_modes) {
     return [=](const SolveSystem& s, const SolveSettings& settings, std::vector<double>& x) {
         HypreOptions options;
@@ -249,11 +292,11 @@ std::vector<SolveMethod> solve_methods() {
                    "cpu::pcg_two_level: flexible CG, block Jacobi + inexact P1 Galerkin coarse "
                    "correction (solver/two_level.hpp)",
                    num_threads(), 2, true, run_two_level});
-    // multigrid: added when solver/multigrid.hpp lands
-    //   out.push_back({"multigrid", "...", num_threads(), 1, true, run_multigrid});
-    //   run_multigrid as run_two_level: hierarchy build + re-valuing timed into run.setup (split
-    //   in run.details), the preconditioned CG into run.solve; SolveSystem has the matrix view,
-    //   pins, element blocks, node diagonal and rest positions (rigid-body modes).
+    out.push_back({"multigrid",
+                   "cpu::pcg_multigrid: CG preconditioned by one smoothed-aggregation V-cycle "
+                   "(solver/multigrid.hpp; p >= 2: p-multigrid to P1 first); setup = symbolic "
+                   "build + re-value",
+                   num_threads(), 1, true, run_multigrid});
     out.push_back({"hypre_pcg_boomeramg",
                    "HYPRE PCG (2-norm rule) preconditioned by one BoomerAMG V-cycle", 1, 1,
                    hypre_built(), hypre_method(HypreMode::PcgAmg, false)});

@@ -263,6 +263,7 @@ TEST_F(CliBench, SolveRunsEveryMethodOnTheSameSystem) {
         for (const Json& m : c["methods"]) methods[m["method"].get<std::string>()] = m;
         std::vector<std::string> expected = {"block_jacobi"};
         if (order >= 2) expected.push_back("two_level");
+        expected.push_back("multigrid");
         if (hypre)
             expected.insert(expected.end(),
                             {"hypre_pcg_boomeramg", "hypre_pcg_boomeramg_rbm", "hypre_boomeramg"});
@@ -290,6 +291,7 @@ TEST_F(CliBench, SolveRunsEveryMethodOnTheSameSystem) {
         }
         const int jacobi = methods["block_jacobi"]["iterations"].get<int>();
         if (order >= 2) EXPECT_LT(methods["two_level"]["iterations"].get<int>(), jacobi);
+        EXPECT_LT(methods["multigrid"]["iterations"].get<int>(), jacobi);
         if (hypre) EXPECT_LT(methods["hypre_pcg_boomeramg"]["iterations"].get<int>(), jacobi);
     }
 }

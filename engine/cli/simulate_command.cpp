@@ -135,7 +135,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"summation", "S", names_list<SummationMethod>() + " (default per_entry)"},
         {"preconditioner", "P",
          "two_level (p >= 2: block Jacobi + P1 coarse correction) | block_jacobi | multigrid "
-         "(smoothed aggregation, p-multigrid for p >= 2; CPU backend) (default two_level; "
+         "(smoothed aggregation, p-multigrid for p >= 2) (default two_level; "
          "two_level at p = 1 is block_jacobi)"},
         {"pin-below", "Z", "pin every node whose rest z is below Z"},
         {"gravity", "G", "g along -z, or gx,gy,gz (default 9.81)"},

@@ -56,7 +56,7 @@ template <> struct Names<Preconditioner> {
     static constexpr std::array<NamedValue<Preconditioner>, 3> values = {{
         {Preconditioner::TwoLevel, "two_level", "two-level (p>=2)"},
         {Preconditioner::BlockJacobi, "block_jacobi", "block Jacobi"},
-        {Preconditioner::Multigrid, "multigrid", "multigrid (CPU)"},
+        {Preconditioner::Multigrid, "multigrid", "multigrid"},
     }};
 };
 

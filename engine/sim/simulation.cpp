@@ -121,9 +121,6 @@ std::unique_ptr<SimulationBackend> Simulation::make_backend(TetMesh mesh,
                                             ? "no usable CUDA device (no GPU or driver)"
                                             : "this elastodyn was built without CUDA")
                                     << "; use the CPU backend");
-        EDN_VERIFY(settings.preconditioner != Preconditioner::Multigrid, ErrorCode::Unsupported,
-                   "CUDA backend: the multigrid preconditioner runs on the CPU backend only so "
-                   "far; use two_level or block_jacobi on CUDA");
         return make_cuda_backend(std::move(mesh), settings);
     }
     return make_cpu_backend(std::move(mesh), settings);

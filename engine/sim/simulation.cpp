@@ -34,6 +34,8 @@ void validate(const SimulationSettings& s) {
                "Newton iterations must be in 1..1000, got " << s.max_newton_iterations);
     EDN_VERIFY(finite(s.newton_tolerance) && s.newton_tolerance > 0, ErrorCode::Usage,
                "Newton tolerance must be > 0");
+    EDN_VERIFY(finite(s.frame_budget_ms) && s.frame_budget_ms >= 0, ErrorCode::Usage,
+               "frame budget must be >= 0 ms (0: none), got " << s.frame_budget_ms);
     EDN_VERIFY(finite(s.pcg.relative_tolerance) && s.pcg.relative_tolerance > 0 &&
                    s.pcg.relative_tolerance < 1,
                ErrorCode::Usage, "CG tolerance must be in (0, 1)");

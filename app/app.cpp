@@ -62,19 +62,10 @@ std::string timestamp() {
 } // namespace
 
 SimulationSettings default_app_settings() {
+    // One defaults table: the CLI's (soft neo-Hookean p = 1, backward Euler, Newton to 1e-3,
+    // forcing-term CG, no damping), plus the budget that keeps the window responsive.
     SimulationSettings settings;
-    settings.order = 1;
-    settings.material = Material::NeoHookean;
-    settings.young = 1e5;
-    settings.poisson = 0.3;
-    settings.density = 1000;
-    settings.dt = 1.0 / 60.0;
-    settings.integrator = Integrator::BackwardEuler;
-    settings.max_newton_iterations = 3;
-    settings.pcg.relative_tolerance = 1e-3;
-    settings.pcg.max_iterations = 100;
-    settings.gravity = {0.0, 0.0, -9.81};
-    settings.mass_damping = 0.2;
+    settings.frame_budget_ms = kAppFrameBudgetMs;
     return settings;
 }
 
@@ -83,6 +74,7 @@ App::App(AppOptions options)
       timings_(options_.frames > 0 ? static_cast<std::size_t>(options_.frames)
                                    : kDefaultTimingFrames) {
     gui_.settings = default_app_settings();
+    if (options_.frame_budget_ms) gui_.settings.frame_budget_ms = *options_.frame_budget_ms;
     if (options_.color) gui_.color_mode = *options_.color;
     gui_.paused = options_.paused;
     gui_.cuda_available = edn::cuda_device_available();
@@ -108,7 +100,7 @@ int App::run() {
     if (options_.timings) timings_.write_csv(*options_.timings);
     if (options_.stats)
         write_stats(*options_.stats, session_, frame_index_, gui_.upload_method, last_step_,
-                    errors_);
+                    run_convergence_, errors_);
     shutdown();
     return 0;
 }
@@ -269,8 +261,9 @@ void App::frame(bool last_frame) {
         ui_frame_open = true;
         timings_.lap(Stage::NewFrame);
 
-        const GuiActions actions =
-            build_gui(gui_, scene_statistics(session_, last_step_, stepped_), timings_, settings_);
+        const GuiActions actions = build_gui(
+            gui_, scene_statistics(session_, last_step_, stepped_, recent_convergence_.tally()),
+            timings_, settings_);
         handle_input();
         apply(actions);
         apply_script();
@@ -439,6 +432,8 @@ void App::simulate() {
     try {
         last_step_ = session_.sim()->step();
         stepped_ = true;
+        recent_convergence_.add(last_step_);
+        run_convergence_.add(last_step_);
     } catch (const Error& error) {
         if (options_.headless) throw;
         gui_.sim_error = error.what();

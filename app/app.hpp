@@ -19,6 +19,7 @@
 #include "scene.hpp"
 #include "script.hpp"
 #include "script_runner.hpp"
+#include "sim/convergence.hpp"
 #include "sim_driver.hpp"
 #include "stats.hpp"
 #include "timings.hpp"
@@ -53,9 +54,15 @@ struct AppOptions {
     bool interop = true; ///< false with --no-interop: glBufferSubData also for the CUDA backend
     InteropOptions interop_options;                  ///< --interop-mapped, --interop-profile
     std::optional<std::filesystem::path> shader_dir; ///< --shader-dir: replaces the shaders folder
+    std::optional<double> frame_budget_ms; ///< --frame-budget-ms: Newton's budget per frame
 };
 
-/// The app's default simulation: soft neo-Hookean p = 1, so the bunny wobbles visibly.
+/// Newton's wall-clock budget per frame in the app [ms]: one 60 Hz frame. The simulation runs on
+/// the UI thread, so a frame that iterated to the cap could freeze the window for seconds; with
+/// the budget a hard frame ends unconverged (the overlay says so) and the next continues.
+inline constexpr double kAppFrameBudgetMs = 16.0;
+
+/// The app's default simulation: SimulationSettings' defaults (the CLI's) plus the frame budget.
 SimulationSettings default_app_settings();
 
 /// What the loading worker hands back: a scene and, when its settings allowed, its Simulation.
@@ -135,6 +142,8 @@ private:
     bool step_once_ = false;
     StepResult last_step_;
     bool stepped_ = false;
+    RecentConvergence recent_convergence_{kConvergenceWindowFrames}; // the overlay's window
+    ConvergenceTally run_convergence_;                               // every step, for --stats
     std::future<LoadedScene> loading_;
     std::chrono::steady_clock::time_point loading_start_;
     std::vector<std::string> errors_;     // non-fatal errors, for --stats

@@ -71,6 +71,16 @@ void statistics_panel(const GuiState& state, const SceneStatistics& statistics,
             ImGui::Text("Newton its:      %d%s%s", step.newton_iterations,
                         step.converged ? "" : " (not converged)",
                         step.recovered ? " RECOVERED" : "");
+            // How the last seconds went: an unconverged frame is a mushy or laggy body.
+            const ConvergenceTally& recent = statistics.recent_convergence;
+            const bool all = recent.converged == recent.frames;
+            ImGui::TextColored(all ? ImVec4(0.6f, 0.9f, 0.6f, 1.0f)
+                                   : ImVec4(1.0f, 0.75f, 0.3f, 1.0f),
+                               "Converged:       %lld/%lld recent frames (tol %.2g)",
+                               static_cast<long long>(recent.converged),
+                               static_cast<long long>(recent.frames), statistics.newton_tolerance);
+            ImGui::Text("Worst:           %.3g rel. decrement, |g| %.3g",
+                        recent.worst_relative_decrement, recent.worst_final_residual);
             ImGui::Text("CG its:          %d", step.cg_iterations);
             ImGui::Text("Residual:        %.3g -> %.3g", step.initial_residual,
                         step.final_residual);
@@ -203,10 +213,16 @@ void simulation_panel(GuiState& state, GuiActions& actions) {
     changed |= edit_double("nu", &s.poisson, "%.3f");
     changed |= edit_double("rho [kg/m3]", &s.density, "%.4g");
     changed |= edit_double("dt [s]", &s.dt, "%.4g");
-    changed |= edit_int("Newton its", &s.max_newton_iterations);
     changed |= edit_double("Newton tol", &s.newton_tolerance, "%.2g");
+    changed |= edit_int("Newton cap", &s.max_newton_iterations);
+    changed |= edit_double("budget [ms]", &s.frame_budget_ms, "%.3g");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("wall-clock budget of a frame's Newton iterations (0: none)");
     changed |= edit_double("CG tol", &s.pcg.relative_tolerance, "%.2g");
     changed |= edit_int("CG cap", &s.pcg.max_iterations);
+    changed |= ImGui::Checkbox("CG forcing term", &s.cg_forcing);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("inexact Newton: loose early solves, CG tol as the floor");
     ImGui::InputScalarN("gravity", ImGuiDataType_Double, s.gravity.data(), 3, nullptr, nullptr,
                         "%.2f");
     changed |= ImGui::IsItemDeactivatedAfterEdit();

@@ -3,6 +3,7 @@
 
 #include "core/types.hpp"
 #include "script.hpp"
+#include "sim/convergence.hpp"
 #include "sim/simulation.hpp"
 
 #include <array>
@@ -32,10 +33,12 @@ struct SceneStatistics {
     Index last_duplicated = 0;    ///< vertices the last cut duplicated
     Index refinements = 0;        ///< refinements applied in this run
     double last_repattern_ms = 0; ///< building the Simulation after the last cut, refine or undo
-    double last_pattern_build_ms = 0; ///< its pattern and summation plans
-    std::size_t undo_depth = 0;       ///< snapshots Ctrl+Z can go back to
-    StepResult last_step;             ///< the most recent step's outcome
-    bool stepped = false;             ///< last_step holds a step
+    double last_pattern_build_ms = 0;    ///< its pattern and summation plans
+    std::size_t undo_depth = 0;          ///< snapshots Ctrl+Z can go back to
+    StepResult last_step;                ///< the most recent step's outcome
+    bool stepped = false;                ///< last_step holds a step
+    ConvergenceTally recent_convergence; ///< the last steps against the Newton tolerance
+    double newton_tolerance = 0;         ///< the tolerance they were held to
 };
 
 /// UI state that persists between frames.

@@ -4,6 +4,7 @@
 #include "core/error.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -16,7 +17,7 @@ constexpr const char* kUsage =
     "                 [--timings OUT.csv] [--width W] [--height H] [--no-gui]\n"
     "                 [--script ACTIONS.json] [--stats OUT.json] [--color MODE] [--paused]\n"
     "                 [--backend cpu|cuda] [--no-interop] [--interop-mapped] [--interop-profile]\n"
-    "                 [--shader-dir DIR]\n"
+    "                 [--shader-dir DIR] [--frame-budget-ms MS]\n"
     "  --scene FILE       tet mesh to show: OBJ surface (meshed by TetGen), .node/.ele or .msh;\n"
     "                     a path, or a file name in the assets folder\n"
     "                     (default: the model named in assets/default_scene.txt)\n"
@@ -38,6 +39,8 @@ constexpr const char* kUsage =
     "                     external-memory path works (comparison runs)\n"
     "  --interop-profile  print the median split of the surface update at exit\n"
     "  --shader-dir DIR   GLSL sources from DIR instead of the installed shaders (editing)\n"
+    "  --frame-budget-ms MS  wall-clock budget of a frame's Newton iterations (default 16: one\n"
+    "                     60 Hz frame; 0: none, Newton runs to the tolerance or its cap of 40)\n"
     "Exit codes: 0 success, 2 usage error, 3 bad input, 4 display, GL or internal error.\n";
 
 /// Parses a positive integer option value; throws a usage error naming the option.
@@ -48,6 +51,17 @@ int parse_positive(std::string_view option, std::string_view text, int max_value
                    value <= max_value,
                edn::ErrorCode::Usage,
                option << ": expected an integer in [1, " << max_value << "], got '" << text << "'");
+    return value;
+}
+
+/// Parses a finite number >= 0 of milliseconds; throws a usage error naming the option.
+double parse_milliseconds(std::string_view option, std::string_view text) {
+    double value = -1;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    EDN_VERIFY(ec == std::errc() && end == text.data() + text.size() && std::isfinite(value) &&
+                   value >= 0,
+               edn::ErrorCode::Usage,
+               option << ": expected milliseconds >= 0 (0: none), got '" << text << "'");
     return value;
 }
 
@@ -100,6 +114,8 @@ edn::AppOptions parse_arguments(int argc, char** argv) {
             options.interop_options.force_mapped = true;
         } else if (arg == "--interop-profile") {
             options.interop_options.profile = true;
+        } else if (arg == "--frame-budget-ms") {
+            options.frame_budget_ms = parse_milliseconds(arg, value());
         } else if (arg == "--paused") {
             options.paused = true;
         } else if (arg == "--help" || arg == "-h") {

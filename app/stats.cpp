@@ -1,6 +1,7 @@
 #include "stats.hpp"
 
 #include "core/json.hpp"
+#include "sim/names.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -36,7 +37,7 @@ ChangeSummary summarize(const std::vector<TopologyChangeRecord>& changes) {
 } // namespace
 
 SceneStatistics scene_statistics(const EditSession& session, const StepResult& last_step,
-                                 bool stepped) {
+                                 bool stepped, const ConvergenceTally& recent) {
     const Scene* scene = session.scene();
     const SimDriver* sim = session.sim();
     SceneStatistics result;
@@ -67,13 +68,15 @@ SceneStatistics scene_statistics(const EditSession& session, const StepResult& l
             static_cast<Index>(std::count(sim->vertex_pins().begin(), sim->vertex_pins().end(), 1));
         result.last_step = last_step;
         result.stepped = stepped;
+        result.recent_convergence = recent;
+        result.newton_tolerance = simulation.settings().newton_tolerance;
     }
     return result;
 }
 
 void write_stats(const std::filesystem::path& path, const EditSession& session, std::int64_t frames,
                  const std::string& upload_method, const StepResult& last_step,
-                 const std::vector<std::string>& errors) {
+                 const ConvergenceTally& convergence, const std::vector<std::string>& errors) {
     const Scene* scene = session.scene();
     const SimDriver* sim = session.sim();
     const ChangeSummary changes = summarize(session.topology_changes());
@@ -121,7 +124,18 @@ void write_stats(const std::filesystem::path& path, const EditSession& session, 
         stats["last_step"] = {{"newton_iterations", last_step.newton_iterations},
                               {"cg_iterations", last_step.cg_iterations},
                               {"final_residual", last_step.final_residual},
+                              {"converged", last_step.converged},
+                              {"stop", name_of(last_step.stop)},
+                              {"relative_decrement", last_step.relative_decrement},
                               {"recovered", last_step.recovered}};
+        // As simulate's run.json summary: every step of the run against the Newton tolerance.
+        stats["convergence"] = {{"frames", convergence.frames},
+                                {"frames_converged", convergence.converged},
+                                {"worst_residual", convergence.worst_relative_decrement},
+                                {"worst_final_residual", convergence.worst_final_residual},
+                                {"newton_tol", s.newton_tolerance},
+                                {"newton", s.max_newton_iterations},
+                                {"frame_budget_ms", s.frame_budget_ms}};
     }
     Json cuts = Json::array(), refinements = Json::array();
     for (const TopologyChangeRecord& c : changes.cuts)

@@ -4,7 +4,9 @@
 
 #include "edit_session.hpp"
 #include "gui.hpp"
+#include "sim/convergence.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -12,14 +14,19 @@
 
 namespace edn {
 
-/// The Statistics panel's numbers for the session's scene and simulation.
+/// Steps the Statistics panel's convergence line covers (2 s at 60 Hz: recent, still readable).
+inline constexpr std::size_t kConvergenceWindowFrames = 120;
+
+/// The Statistics panel's numbers for the session's scene and simulation; `recent` is the
+/// convergence of the last steps.
 SceneStatistics scene_statistics(const EditSession& session, const StepResult& last_step,
-                                 bool stepped);
+                                 bool stepped, const ConvergenceTally& recent);
 
 /// Writes the --stats summary after `frames` frames (atomically). `upload_method` names the
-/// surface upload path, `errors` the non-fatal errors of the run.
+/// surface upload path, `convergence` tallies every step of the run, `errors` lists the
+/// non-fatal errors.
 void write_stats(const std::filesystem::path& path, const EditSession& session, std::int64_t frames,
                  const std::string& upload_method, const StepResult& last_step,
-                 const std::vector<std::string>& errors);
+                 const ConvergenceTally& convergence, const std::vector<std::string>& errors);
 
 } // namespace edn

@@ -7,6 +7,7 @@
 #include "mesh/cut.hpp"
 #include "mesh/mesh_loader.hpp"
 #include "mesh/vtu_io.hpp"
+#include "sim/convergence.hpp"
 #include "sim/names.hpp"
 #include "sim/simulation.hpp"
 
@@ -135,17 +136,25 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"summation", "S", names_list<SummationMethod>() + " (default per_entry)"},
         {"preconditioner", "P",
          "two_level (p >= 2: block Jacobi + P1 coarse correction) | block_jacobi | multigrid "
-         "(smoothed aggregation, p-multigrid for p >= 2; CPU backend) (default two_level; "
+         "(smoothed aggregation, p-multigrid for p >= 2) (default two_level; "
          "two_level at p = 1 is block_jacobi)"},
         {"pin-below", "Z", "pin every node whose rest z is below Z"},
         {"gravity", "G", "g along -z, or gx,gy,gz (default 9.81)"},
         {"damping", "A", "mass-proportional damping [1/s] (default 0)"},
         {"stiffness-damping", "B",
          "stiffness-proportional (Rayleigh beta) damping [s] (default 0)"},
-        {"newton", "K", "Newton iterations per frame (default 5)"},
-        {"newton-tol", "T", "Newton decrement tolerance, relative (default 1e-3)"},
-        {"cg-tol", "T", "PCG relative tolerance (default 1e-4)"},
-        {"cg-max", "K", "PCG iteration cap (default 200)"},
+        {"newton", "K",
+         "cap on Newton iterations per frame (default 40); Newton stops when it meets "
+         "--newton-tol"},
+        {"newton-tol", "T", "Newton decrement tolerance, relative to the first (default 1e-3)"},
+        {"frame-budget-ms", "MS",
+         "wall-clock budget of a frame's Newton iterations, checked between iterations (default "
+         "0: none, deterministic)"},
+        {"cg-tol", "T", "PCG relative tolerance; with --cg-forcing its floor (default 1e-4)"},
+        {"cg-max", "K", "PCG iteration cap (default 1000)"},
+        {"cg-forcing", "on|off",
+         "inexact Newton: each solve's CG tolerance follows the gradient's decrease (Eisenstat-"
+         "Walker, at most 0.1), at least --cg-tol; off: every solve to --cg-tol (default on)"},
         {"exact-hessian", "", "do not project element Hessians to PSD"},
         {"deterministic", "",
          "cuda: bitwise-reproducible runs (sorted summation maps, and large p = 1 solves skip "
@@ -220,10 +229,17 @@ int run_simulate(const std::vector<std::string>& arguments) {
     if (args.has("gravity")) s.gravity = parse_gravity(args.string_or("gravity", ""));
     s.mass_damping = args.real_or("damping", 0.0, 0.0, float_max);
     s.stiffness_damping = args.real_or("stiffness-damping", 0.0, 0.0, float_max);
-    s.max_newton_iterations = static_cast<int>(args.integer_or("newton", 5, 1, 1000));
+    s.max_newton_iterations =
+        static_cast<int>(args.integer_or("newton", s.max_newton_iterations, 1, 1000));
     s.newton_tolerance = args.real_or("newton-tol", s.newton_tolerance, tiny, huge);
+    s.frame_budget_ms = args.real_or("frame-budget-ms", s.frame_budget_ms, 0.0, huge);
     s.pcg.relative_tolerance = args.real_or("cg-tol", s.pcg.relative_tolerance, tiny, 0.999);
-    s.pcg.max_iterations = static_cast<int>(args.integer_or("cg-max", 200, 1, 1000000));
+    s.pcg.max_iterations =
+        static_cast<int>(args.integer_or("cg-max", s.pcg.max_iterations, 1, 1000000));
+    const std::string forcing = args.string_or("cg-forcing", s.cg_forcing ? "on" : "off");
+    if (forcing != "on" && forcing != "off")
+        usage_error("simulate: option '--cg-forcing': expected on or off, got '" + forcing + "'");
+    s.cg_forcing = forcing == "on";
     s.project_hessian = !args.flag("exact-hessian");
     s.deterministic = args.flag("deterministic");
     if (args.has("ground")) s.ground_height = args.real_or("ground", 0.0, -huge, huge);
@@ -280,6 +296,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
     std::vector<std::uint8_t> is_free = free_vertices(sim);
     StageTimes sum{};
     long long newton_total = 0, cg_total = 0, recovered = 0;
+    ConvergenceTally convergence;
     const long long steps =
         s.integrator == Integrator::Static ? std::max(1LL, std::min(frames, 1LL)) : frames;
     for (long long f = 0; f < steps; ++f) {
@@ -327,6 +344,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
         newton_total += r.newton_iterations;
         cg_total += r.cg_iterations;
         recovered += r.recovered;
+        convergence.add(r);
         sum.element += r.times.element, sum.summation += r.times.summation, sum.pcg += r.times.pcg,
             sum.line_search += r.times.line_search, sum.total += r.times.total;
         JsonObject j;
@@ -339,6 +357,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
             .add("strain_energy", r.strain_energy)
             .add("kinetic_energy", r.kinetic_energy)
             .add("converged", r.converged)
+            .add("stop", name_of(r.stop))
+            .add("relative_decrement", r.relative_decrement)
             .add("line_search_failures", r.line_search_failures)
             .add("recovered", r.recovered)
             .add("components", sim.components())
@@ -371,12 +391,19 @@ int run_simulate(const std::vector<std::string>& arguments) {
                                      ? s.preconditioner
                                      : Preconditioner::BlockJacobi))
         .add("newton", s.max_newton_iterations)
+        .add("newton_tol", s.newton_tolerance)
+        .add("frame_budget_ms", s.frame_budget_ms)
         .add("cg_tol", s.pcg.relative_tolerance)
+        .add("cg_max", s.pcg.max_iterations)
+        .add("cg_forcing", s.cg_forcing)
         .add("deterministic", s.deterministic)
         .add("pinned_nodes", pinned);
     JsonObject summary;
     const double n = static_cast<double>(std::max(1LL, steps));
     summary.add("frames", steps)
+        .add("frames_converged", convergence.converged)
+        .add("worst_residual", convergence.worst_relative_decrement)
+        .add("worst_final_residual", convergence.worst_final_residual)
         .add("finite", finite)
         .add("recovered_frames", recovered)
         .add("mean_newton_iterations", newton_total / n)
@@ -438,6 +465,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
         write_vtu(*vtu_file, deformed, {displacement}, {stress});
     }
     outputs.commit();
+    // For people: the JSON on stdout stays one document for scripts.
+    std::cerr << convergence_line(convergence, s.newton_tolerance) << std::endl;
     std::cout << to_json_text(summary.json()) << std::endl;
     return 0;
 }

@@ -29,6 +29,11 @@ public:
     /// z = one V-cycle applied to r (device pointers, 3 per fine node; z is 0 on pinned nodes).
     void apply(const BinBcsrMatrixView<float>& a, const float* r, float* z) EDN_CUDA_ONLY;
 
+    /// Flexible CG on A x = b preconditioned by one V-cycle per iteration (device pointers; the
+    /// stopping rule, pins and outcome of solver/pcg.hpp; dot products summed in double on the
+    /// host, so each iteration waits for two read-backs). `a` must be the re-valued matrix.
+    PcgResult solve(const BinBcsrMatrixView<float>& a, const float* b, float* x,
+                    const PcgSettings& settings, const std::uint8_t* fixed) EDN_CUDA_ONLY;
     /// apply() with host vectors (copies; for tests).
     std::vector<float> apply(const BinBcsrMatrixView<float>& a,
                              const std::vector<float>& r) EDN_CUDA_ONLY;

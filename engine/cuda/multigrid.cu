@@ -231,31 +231,39 @@ __global__ void k_product(DeviceOp op, const Index* ap_offsets, const Index* pai
     }
 }
 
+// One thread per coarse entry (slot, or #slots + row): the bin of a slot by binary search over
+// the (few) bin offsets; padding slots are left at 0.
 template <int B, int K>
 __global__ void k_galerkin(BinBcsrPatternView cp, const Index* g_offsets, const Index* g_p,
                            const Index* g_ap, const float* p_values, const float* ap_values,
                            float* values, float* diag) {
-    const Index I = blockIdx.x * blockDim.x + threadIdx.x;
-    if (I >= cp.num_rows) return;
     const Index slots = cp.bin_offsets[cp.num_bins];
-    const Index bin = I / kBinRows;
-    const std::int64_t begin = cp.bin_offsets[bin], stride = cp.bin_offsets[bin + 1] - begin;
-    for (Index j = -1; j < cp.row_counts[I]; ++j) {
-        const Index e = j < 0 ? slots + I : cp.slot(I, j);
-        float acc[K * K] = {};
-        for (Index k = g_offsets[e]; k < g_offsets[e + 1]; ++k) {
-            const float* pv = p_values + std::int64_t(g_p[k]) * B * K;
-            const float* av = ap_values + std::int64_t(g_ap[k]) * B * K;
-            for (int m = 0; m < B; ++m)
-                for (int r = 0; r < K; ++r)
-                    for (int c = 0; c < K; ++c) acc[r * K + c] += pv[m * K + r] * av[m * K + c];
-        }
-        if (j < 0)
-            for (int k = 0; k < K * K; ++k) diag[std::int64_t(k) * cp.num_rows + I] = acc[k];
-        else
-            for (int k = 0; k < K * K; ++k)
-                values[K * K * begin + k * stride + (e - begin)] = acc[k];
+    const Index e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= slots + cp.num_rows) return;
+    if (g_offsets[e] == g_offsets[e + 1] && e < slots) return; // padding (or an empty block)
+    float acc[K * K] = {};
+    for (Index k = g_offsets[e]; k < g_offsets[e + 1]; ++k) {
+        const float* pv = p_values + std::int64_t(g_p[k]) * B * K;
+        const float* av = ap_values + std::int64_t(g_ap[k]) * B * K;
+        for (int m = 0; m < B; ++m)
+            for (int r = 0; r < K; ++r)
+                for (int c = 0; c < K; ++c) acc[r * K + c] += pv[m * K + r] * av[m * K + c];
     }
+    if (e >= slots) {
+        const Index row = e - slots;
+        for (int k = 0; k < K * K; ++k) diag[std::int64_t(k) * cp.num_rows + row] = acc[k];
+        return;
+    }
+    Index lo = 0, hi = cp.num_bins; // the bin holding slot e: bin_offsets[lo] <= e < [lo + 1]
+    while (hi - lo > 1) {
+        const Index mid = (lo + hi) / 2;
+        if (cp.bin_offsets[mid] <= e)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const std::int64_t begin = cp.bin_offsets[lo], stride = cp.bin_offsets[lo + 1] - begin;
+    for (int k = 0; k < K * K; ++k) values[K * K * begin + k * stride + (e - begin)] = acc[k];
 }
 
 template <int B, int K>
@@ -298,6 +306,40 @@ __global__ void k_dense(std::int64_t n, const float* m, const float* b, float* x
     for (std::int64_t k = lane; k < n; k += 32) s += m[row * n + k] * b[k];
     for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
     if (lane == 0) x[row] = s;
+}
+
+// r = P (b - r) on rows (r holds A x on entry); x = 0 on free rows first when `cold`.
+__global__ void k_residual(Index n, const std::uint8_t* fixed, const float* b, float* r) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const bool free = fixed == nullptr || fixed[i] == 0;
+    for (int k = 0; k < 3; ++k) r[3 * i + k] = free ? b[3 * i + k] - r[3 * i + k] : 0.f;
+}
+
+// b masked to the free rows, into out.
+__global__ void k_mask(Index n, const std::uint8_t* fixed, const float* b, float* out) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const bool free = fixed == nullptr || fixed[i] == 0;
+    for (int k = 0; k < 3; ++k) out[3 * i + k] = free ? b[3 * i + k] : 0.f;
+}
+
+// x = 0 on free rows (a cold start keeps the pinned values).
+__global__ void k_zero_free(Index n, const std::uint8_t* fixed, float* x) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && (fixed == nullptr || fixed[i] == 0)) x[3 * i] = x[3 * i + 1] = x[3 * i + 2] = 0;
+}
+
+// x += alpha p; r = P (r - alpha q)
+__global__ void k_update(Index n, const std::uint8_t* fixed, float alpha, const float* p,
+                         const float* q, float* x, float* r) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const bool free = fixed == nullptr || fixed[i] == 0;
+    for (int k = 0; k < 3; ++k) {
+        x[3 * i + k] += alpha * p[3 * i + k];
+        r[3 * i + k] = free ? r[3 * i + k] - alpha * q[3 * i + k] : 0.f;
+    }
 }
 
 __global__ void k_zero_pinned(Index n, const std::uint8_t* fixed, float* z) {
@@ -347,6 +389,7 @@ struct Multigrid::Impl {
     std::vector<DeviceBuffer<float>> b, x, r, d, q; // per level
     DeviceBuffer<double> partials;
     std::vector<double> host_partials;
+    DeviceBuffer<float> cg; // r, z, p, q of solve()
 
     DeviceOp op(const BinBcsrMatrixView<float>& a, int l) const {
         if (l == 0) return {3, a.pattern, a.values, a.diag, fixed.data()};
@@ -430,7 +473,7 @@ template <int B, int K> void Multigrid::Impl::revalue_level(const DeviceOp& o, i
     k_product<B, K><<<grid_for(n), kThreads>>>(
         o, level.ap_offsets.data(), level.pair_offsets.data(), level.pair_entry.data(),
         level.pair_p.data(), level.p_values.data(), level.ap_values.data());
-    k_galerkin<B, K><<<grid_for(level.nc), kThreads>>>(
+    k_galerkin<B, K><<<grid_for(std::int64_t(level.g_offsets.size()) - 1), kThreads>>>(
         level.coarse_pattern(), level.g_offsets.data(), level.g_p.data(), level.g_ap.data(),
         level.p_values.data(), level.ap_values.data(), level.c_values.data(), level.c_diag.data());
     EDN_CUDA_CHECK(cudaGetLastError());
@@ -600,6 +643,74 @@ void Multigrid::apply(const BinBcsrMatrixView<float>& a, const float* r, float* 
     m.cycle(a, 0, r, z);
     k_zero_pinned<<<grid_for(m.fine_rows), kThreads>>>(m.fine_rows, m.fixed.data(), z);
     EDN_CUDA_CHECK(cudaGetLastError());
+}
+
+PcgResult Multigrid::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x,
+                           const PcgSettings& settings, const std::uint8_t* fixed) {
+    Impl& m = *impl_;
+    const Index n = m.fine_rows;
+    const std::int64_t dofs = 3 * std::int64_t(n);
+    PcgResult result;
+    if (n == 0) {
+        result.converged = true;
+        return result;
+    }
+    if (m.cg.size() != 4 * static_cast<std::size_t>(dofs))
+        m.cg = DeviceBuffer<float>(4 * static_cast<std::size_t>(dofs));
+    float *r = m.cg.data(), *z = r + dofs, *p = z + dofs, *q = p + dofs;
+    const int grid = grid_for(n);
+    k_mask<<<grid, kThreads>>>(n, fixed, b, r);
+    const double bb = m.dot(r, r, dofs);
+    if (!settings.warm_start || bb == 0) k_zero_free<<<grid, kThreads>>>(n, fixed, x);
+    m.spmv<3>(m.op(a, 0), x, r);
+    k_residual<<<grid, kThreads>>>(n, fixed, b, r);
+    const double rr = m.dot(r, r, dofs);
+    const double tol2 = settings.relative_tolerance * settings.relative_tolerance;
+    const double ref2 = bb > 0 ? bb : rr;
+    result.initial_residual = result.final_residual = std::sqrt(rr);
+    result.reference_norm = std::sqrt(ref2);
+    if (rr <= tol2 * ref2) {
+        result.converged = true;
+        return result;
+    }
+    apply(a, r, z);
+    double rz = m.dot(r, z, dofs);
+    EDN_CUDA_CHECK(cudaMemcpyAsync(p, z, dofs * sizeof(float), cudaMemcpyDeviceToDevice));
+    if (!(rz > 0) || !std::isfinite(rz)) {
+        result.breakdown = true;
+        return result;
+    }
+    while (result.iterations < settings.max_iterations) {
+        m.spmv<3>(m.op(a, 0), p, q);
+        const double pq = m.dot(p, q, dofs);
+        const double alpha = rz / pq;
+        if (!(pq > 0) || !std::isfinite(alpha)) {
+            result.breakdown = true;
+            break;
+        }
+        k_update<<<grid, kThreads>>>(n, fixed, float(alpha), p, q, x, r);
+        const double rr_new = m.dot(r, r, dofs);
+        ++result.iterations;
+        result.final_residual = std::sqrt(rr_new);
+        if (rr_new <= tol2 * ref2) {
+            result.converged = true;
+            break;
+        }
+        apply(a, r, z);
+        // flexible (Polak-Ribiere) beta = z_new.(r_new - r_old) / rz = -alpha z_new.q / rz on the
+        // free rows (q is not masked; z is zero on pinned rows)
+        const double rz_new = m.dot(r, z, dofs);
+        const double zq = m.dot(z, q, dofs);
+        if (!(rz_new > 0) || !std::isfinite(rz_new)) {
+            result.breakdown = true;
+            break;
+        }
+        const double beta = -alpha * zq / rz;
+        rz = rz_new;
+        k_axpby<<<grid_for(dofs), kThreads>>>(dofs, 1.f, z, float(beta), p);
+    }
+    EDN_CUDA_CHECK(cudaGetLastError());
+    return result;
 }
 
 std::vector<float> Multigrid::apply(const BinBcsrMatrixView<float>& a,

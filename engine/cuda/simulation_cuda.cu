@@ -6,6 +6,7 @@
 #include "core/dispatch.hpp"
 #include "cuda/cuda_assembly.hpp"
 #include "cuda/cuda_check.cuh"
+#include "cuda/cuda_multigrid.hpp"
 #include "cuda/cuda_pcg.hpp"
 #include "cuda/cuda_two_level.hpp"
 #include "cuda/simulation_kernels.cuh"
@@ -162,6 +163,11 @@ private:
     std::unique_ptr<cuda::Assembly> assembly_;
     std::unique_ptr<cuda::Pcg> pcg_;
     std::unique_ptr<cuda::CoarseLevel> coarse_; ///< two-level preconditioner (p >= 2)
+    /// Multigrid preconditioner: built on the host from the downloaded pattern on the first
+    /// assemble() and when the pins change (multigrid_fixed_: the pins it was built for).
+    std::unique_ptr<cuda::Multigrid> multigrid_;
+    std::vector<std::uint8_t> multigrid_fixed_;
+    void build_multigrid();
     LameParameters<float> lame_{};
     QuadratureTet<float> rule_{};
     DeviceBuffer<RestElement<float>> rest_elements_;
@@ -352,6 +358,29 @@ void CudaBackend::assemble(const float* y) {
     // Galerkin coarse matrix of the element Hessians + the restricted mass terms (the drag
     // spring and ground penalty are left to the fine level), as the CPU backend does.
     if (coarse_) coarse_->assemble(assembly_->device_element_blocks(), mass_.data(), mass_scale);
+    if (settings.preconditioner == Preconditioner::Multigrid) {
+        if (!multigrid_ || multigrid_fixed_ != fixed) build_multigrid();
+        multigrid_->revalue(a);
+    }
+}
+
+void CudaBackend::build_multigrid() {
+    MultigridSettings mg;
+    mg.coarsest_dofs = 64; // inverted on the host at every re-value: keep it tiny
+    const BinBcsrPattern host_pattern = assembly_->download_pattern();
+    MultigridHierarchy h;
+    if (layout.order == 1) {
+        std::vector<double> positions(3 * mesh.positions.size());
+        for (std::size_t i = 0; i < mesh.positions.size(); ++i)
+            for (int d = 0; d < 3; ++d) positions[3 * i + d] = mesh.positions[i][d];
+        h = cpu::build_multigrid(host_pattern, positions.data(), fixed.data(), mg);
+    } else {
+        const CoarseSpace space = make_coarse_space(mesh, topology, layout, false);
+        const GivenTransfer p1 = p1_transfer(space, mesh, fixed.data());
+        h = cpu::build_multigrid(host_pattern, nullptr, fixed.data(), mg, &p1);
+    }
+    multigrid_ = std::make_unique<cuda::Multigrid>(h);
+    multigrid_fixed_ = fixed;
 }
 
 double CudaBackend::device_sum(const float* values, std::int64_t count) {
@@ -436,6 +465,7 @@ PcgResult CudaBackend::solve(bool warm) {
     PcgSettings pcg = settings.pcg;
     pcg.warm_start = warm;
     const BinBcsrMatrixView<float> a = assembly_->device_matrix();
+    if (multigrid_) return multigrid_->solve(a, rhs_.data(), dx_.data(), pcg, fixed_.data());
     if (!coarse_) return pcg_->solve(a, rhs_.data(), dx_.data(), pcg, fixed_.data());
     // Coarse PCG iterations enqueued per application: 6 (a 127K-tet p = 2 frame: 2 -> 31.5 ms,
     // 4 -> 23.9, 6 -> 23.6, 10 -> 26.8, 16 -> 29.9, 24 -> 31.8; iterations after the coarse

@@ -1,9 +1,9 @@
 #pragma once
 /// The one table of names of the run-time choices: for each value of Material, Integrator,
-/// Backend, Preconditioner and SummationMethod (and each element order) its name on the command
-/// line, in scripts and in JSON ("neohookean") and its label in the GUI ("neo-Hookean"). The
-/// name/parse functions (material_name, parse_material, ...), the CLI usage text and the GUI all
-/// read it, so a new value is added in one place.
+/// Backend, Preconditioner, SummationMethod and NewtonStop (and each element order) its name on the
+/// command line, in scripts and in JSON ("neohookean") and its label in the GUI ("neo-Hookean").
+/// The name/parse functions (material_name, parse_material, ...), the CLI usage text and the GUI
+/// all read it, so a new value is added in one place.
 
 #include "sim/simulation.hpp"
 
@@ -56,7 +56,7 @@ template <> struct Names<Preconditioner> {
     static constexpr std::array<NamedValue<Preconditioner>, 3> values = {{
         {Preconditioner::TwoLevel, "two_level", "two-level (p>=2)"},
         {Preconditioner::BlockJacobi, "block_jacobi", "block Jacobi"},
-        {Preconditioner::Multigrid, "multigrid", "multigrid (CPU)"},
+        {Preconditioner::Multigrid, "multigrid", "multigrid"},
     }};
 };
 
@@ -66,6 +66,16 @@ template <> struct Names<SummationMethod> {
         {SummationMethod::PerEntry, "per_entry", "per-entry"},
         {SummationMethod::PerSimplex, "per_simplex", "per-simplex"},
         {SummationMethod::Inline, "inline", "inline (p=1 linear)"},
+    }};
+};
+
+/// Why a Newton loop ended (run.json's per-frame "stop").
+template <> struct Names<NewtonStop> {
+    static constexpr std::array<NamedValue<NewtonStop>, 4> values = {{
+        {NewtonStop::Converged, "converged", "converged"},
+        {NewtonStop::IterationCap, "iteration_cap", "iteration cap"},
+        {NewtonStop::TimeBudget, "time_budget", "time budget"},
+        {NewtonStop::Failed, "failed", "failed"},
     }};
 };
 

@@ -34,6 +34,8 @@ void validate(const SimulationSettings& s) {
                "Newton iterations must be in 1..1000, got " << s.max_newton_iterations);
     EDN_VERIFY(finite(s.newton_tolerance) && s.newton_tolerance > 0, ErrorCode::Usage,
                "Newton tolerance must be > 0");
+    EDN_VERIFY(finite(s.frame_budget_ms) && s.frame_budget_ms >= 0, ErrorCode::Usage,
+               "frame budget must be >= 0 ms (0: none), got " << s.frame_budget_ms);
     EDN_VERIFY(finite(s.pcg.relative_tolerance) && s.pcg.relative_tolerance > 0 &&
                    s.pcg.relative_tolerance < 1,
                ErrorCode::Usage, "CG tolerance must be in (0, 1)");
@@ -121,9 +123,6 @@ std::unique_ptr<SimulationBackend> Simulation::make_backend(TetMesh mesh,
                                             ? "no usable CUDA device (no GPU or driver)"
                                             : "this elastodyn was built without CUDA")
                                     << "; use the CPU backend");
-        EDN_VERIFY(settings.preconditioner != Preconditioner::Multigrid, ErrorCode::Unsupported,
-                   "CUDA backend: the multigrid preconditioner runs on the CPU backend only so "
-                   "far; use two_level or block_jacobi on CUDA");
         return make_cuda_backend(std::move(mesh), settings);
     }
     return make_cpu_backend(std::move(mesh), settings);

@@ -60,9 +60,21 @@ struct SimulationSettings {
     /// Rayleigh beta [s] (stiffness-proportional): per element (beta/h) Psi_lin(y - x_start), the
     /// linear elastic energy of the step's displacement (zero for static solves).
     double stiffness_damping = 0;
-    int max_newton_iterations = 5;  ///< per frame
+    /// Newton iterates to newton_tolerance every frame; this cap and frame_budget_ms are the
+    /// per-frame budget that may stop it earlier (the step then reports converged = false).
+    int max_newton_iterations = 40;
     double newton_tolerance = 1e-3; ///< on the Newton decrement, relative to the first
-    PcgSettings pcg;                ///< inner linear solves
+    /// Wall-clock budget of one step's Newton iterations [ms], checked between iterations (at
+    /// least one runs); 0: none, the runs are deterministic. The app sets one (app/app.cpp).
+    double frame_budget_ms = 0;
+    /// Inner linear solves: relative tolerance (the floor of the forcing term) and a cap high
+    /// enough that the tolerance, not the cap, ends a solve.
+    PcgSettings pcg{.relative_tolerance = 1e-4, .max_iterations = 1000};
+    /// Inexact Newton: each solve's CG tolerance follows the gradient's decrease
+    /// (solver/newton.hpp, linear_tolerance_for), never tighter than pcg.relative_tolerance.
+    /// Measured on the CPU (README "Newton to the tolerance"): 3-4x fewer CG iterations per frame
+    /// at the same Newton iterations and frames converged.
+    bool cg_forcing = true;
     /// Coarse PCG iterations per application of the two-level preconditioner; 0: the backend's
     /// measured default (solver/two_level.hpp: 6 on the GPU, 16 on the CPU).
     int coarse_iterations = 0;
@@ -86,16 +98,29 @@ struct StageTimes {
     double element = 0, summation = 0, pcg = 0, line_search = 0, total = 0;
 };
 
+/// Why a step's Newton loop ended.
+enum class NewtonStop : std::uint8_t {
+    Converged,    ///< the decrement met the tolerance (or the gradient was zero)
+    IterationCap, ///< max_newton_iterations ran out first
+    TimeBudget,   ///< frame_budget_ms ran out first
+    Failed,       ///< non-finite energy or gradient, no descent direction, or no line-search step
+};
+
 /// What one step did. Expected numerical trouble is reported here, never thrown.
 struct StepResult {
     int newton_iterations = 0;
     int cg_iterations = 0;
-    double initial_residual = 0;   ///< |g| at the first iterate (free dofs)
-    double final_residual = 0;     ///< |g| after the last update
-    double potential = 0;          ///< incremental potential at the end
-    double strain_energy = 0;      ///< W(x) at the end of the step
-    double kinetic_energy = 0;     ///< 1/2 v^T M v at the end of the step
-    bool converged = false;        ///< Newton decrement below tolerance
+    double initial_residual = 0;          ///< |g| at the first iterate (free dofs)
+    double final_residual = 0;            ///< |g| after the last update
+    double potential = 0;                 ///< incremental potential at the end
+    double strain_energy = 0;             ///< W(x) at the end of the step
+    double kinetic_energy = 0;            ///< 1/2 v^T M v at the end of the step
+    bool converged = false;               ///< Newton decrement below tolerance
+    NewtonStop stop = NewtonStop::Failed; ///< why the Newton loop ended
+    /// The convergence measure Newton tests, sqrt(decrement / first decrement) of the last
+    /// iteration (compared with newton_tolerance): 1 when no decrement was measured, 0 when the
+    /// gradient vanished or the decrement fell below round-off (1e-30).
+    double relative_decrement = 1;
     int line_search_failures = 0;  ///< iterations whose line search fell back
     int pcg_breakdowns = 0;        ///< inner solves that stopped on p.Ap <= 0 (indefinite H)
     int pcg_unconverged = 0;       ///< inner solves that hit the iteration cap

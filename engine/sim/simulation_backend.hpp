@@ -30,8 +30,19 @@ public:
 
     /// One step by solver/newton over this backend's operations.
     StepResult step() {
+        // The forcing term sets settings.pcg's tolerance (what solve() reads) for the solves of
+        // this step: the user's value comes back afterwards, also when the step throws.
+        struct Restore {
+            PcgSettings& pcg;
+            double tolerance;
+            ~Restore() { pcg.relative_tolerance = tolerance; }
+        } restore{settings.pcg, settings.pcg.relative_tolerance};
         return newton_step(*this, newton_settings(settings, inertia_coefficient(), effective_dt()),
                            newton_memory);
+    }
+    /// The next solves' CG tolerance (the forcing term), until the end of the step.
+    void set_linear_tolerance(double relative_tolerance) override {
+        settings.pcg.relative_tolerance = relative_tolerance;
     }
     virtual std::vector<double> positions() const = 0;
     virtual std::vector<double> velocities() const = 0;

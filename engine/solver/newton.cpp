@@ -1,5 +1,6 @@
 #include "solver/newton.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -17,10 +18,31 @@ constexpr double kArmijo = 1e-4;
 
 } // namespace
 
+double linear_tolerance_for(int it, double gnorm, double previous_gnorm, double first_gnorm,
+                            double previous_eta, double tolerance, double floor) {
+    double eta = kMaxForcing;
+    if (it > 0 && previous_gnorm > 0) {
+        constexpr double gamma = 0.9;
+        const double ratio = gnorm / previous_gnorm;
+        eta = gamma * ratio * ratio;
+        // A sudden drop of the gradient may be luck: do not tighten faster than the last eta
+        // squared while that is still large.
+        const double kept = gamma * previous_eta * previous_eta;
+        if (kept > 0.1) eta = std::max(eta, kept);
+        eta = std::min(eta, kMaxForcing);
+    }
+    // Solving beyond what the Newton tolerance needs of this step buys nothing.
+    if (gnorm > 0) eta = std::max(eta, 0.5 * tolerance * first_gnorm / gnorm);
+    return std::max(std::min(eta, kMaxForcing), floor);
+}
+
 NewtonSettings newton_settings(const SimulationSettings& settings, double inertia, double dt) {
     NewtonSettings s;
     s.max_iterations = settings.max_newton_iterations;
     s.tolerance = settings.newton_tolerance;
+    s.budget_ms = settings.frame_budget_ms;
+    s.forcing = settings.cg_forcing;
+    s.linear_tolerance = settings.pcg.relative_tolerance;
     s.dynamic = settings.integrator != Integrator::Static;
     s.inertia = inertia;
     s.dt = dt;
@@ -32,17 +54,33 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
                        NewtonMemory& memory) {
     using V = NewtonVector;
     const auto step_start = Clock::now();
+    // The budget's clock: the injected one, else the steady clock.
+    const auto budget_now = [&settings, step_start] {
+        return settings.clock ? settings.clock() : ms_since(step_start);
+    };
+    const double budget_start = settings.budget_ms > 0 ? budget_now() : 0.0;
     StepResult result;
     ops.begin_step();
     // Energies at the iterate (NaN until known), so reporting needs no extra element pass;
     // strain_* is W alone (the element passes also return the stiffness-damping potential).
     double e_at_y = std::nan(""), strain_at_y = std::nan("");
     double first_decrement = 0;
+    double first_gnorm = 0, previous_gnorm = 0, eta = kMaxForcing; // the forcing term's inputs
     // True when the accepted line-search point was evaluated with gradient and Hessian (the full
     // step, alpha = 1, accepted): the next iteration starts from that evaluation (the same y, so
     // the same numbers) instead of repeating the element pass.
     bool evaluated_at_y = false;
+    result.stop = NewtonStop::IterationCap; // unless the loop ends otherwise
     for (int it = 0; it < settings.max_iterations; ++it) {
+        // The budget: stop before an iteration that would likely end past it (its cost guessed
+        // as the mean iteration so far). The first iteration always runs.
+        if (it > 0 && settings.budget_ms > 0) {
+            const double elapsed = budget_now() - budget_start;
+            if (elapsed + elapsed / it > settings.budget_ms) {
+                result.stop = NewtonStop::TimeBudget;
+                break;
+            }
+        }
         auto t0 = Clock::now();
         double e0 = e_at_y;
         if (!evaluated_at_y) {
@@ -70,11 +108,23 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
         if (it == 0) result.initial_residual = gnorm;
         result.final_residual = gnorm;
         result.residuals.push_back(gnorm);
-        if (!std::isfinite(e0) || !std::isfinite(gnorm)) break;
-        if (gnorm == 0) { // stationary already (every node pinned, or an exact prediction)
-            result.converged = true;
+        if (!std::isfinite(e0) || !std::isfinite(gnorm)) {
+            result.stop = NewtonStop::Failed;
             break;
         }
+        if (gnorm == 0) { // stationary already (every node pinned, or an exact prediction)
+            result.converged = true;
+            result.stop = NewtonStop::Converged;
+            result.relative_decrement = 0;
+            break;
+        }
+        if (it == 0) first_gnorm = gnorm;
+        if (settings.forcing) {
+            eta = linear_tolerance_for(it, gnorm, previous_gnorm, first_gnorm, eta,
+                                       settings.tolerance, settings.linear_tolerance);
+            ops.set_linear_tolerance(eta);
+        }
+        previous_gnorm = gnorm;
 
         t0 = Clock::now();
         ops.assemble();
@@ -101,13 +151,17 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
             ++result.line_search_failures;
             ops.scaled_gradient_direction(settings.inertia + 1.0 / (settings.dt * settings.dt));
             slope = ops.dot(V::Gradient, V::Direction);
-            if (!(slope < 0)) break;
+            if (!(slope < 0)) {
+                result.stop = NewtonStop::Failed;
+                break;
+            }
         }
         const double decrement = -slope;
         if (it == 0) first_decrement = decrement;
+        const bool negligible = decrement <= 1e-30; // below round-off of any energy we report
+        result.relative_decrement = negligible ? 0.0 : std::sqrt(decrement / first_decrement);
         const bool converging =
-            decrement <= settings.tolerance * settings.tolerance * first_decrement ||
-            decrement <= 1e-30;
+            decrement <= settings.tolerance * settings.tolerance * first_decrement || negligible;
         // When another iteration follows an accepted full step, evaluate the full step with
         // gradient and Hessian: that iteration needs exactly this evaluation (timed as an element
         // pass, not as line search).
@@ -139,6 +193,7 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
         result.times.line_search += ms_since(t0) - element_in_search;
         if (!accepted) {
             ++result.line_search_failures;
+            result.stop = NewtonStop::Failed;
             break; // keep y: no step decreased the potential
         }
         ops.accept_trial(evaluated_at_y);
@@ -146,6 +201,7 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
         result.newton_iterations = it + 1;
         if (converging) {
             result.converged = true;
+            result.stop = NewtonStop::Converged;
             break;
         }
     }

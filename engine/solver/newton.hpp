@@ -6,11 +6,14 @@
 ///
 /// One step (see DESIGN.md, "Data flow of one frame"):
 ///   begin: x_start = x, prediction y~ = x + h v (static: x), iterate y = y~ on free nodes
-///   until the Newton decrement g.dx meets the tolerance relative to the first, or the cap:
+///   until the Newton decrement g.dx meets the tolerance relative to the first; only the
+///   per-step budget stops it earlier: the iteration cap, or a wall-clock budget checked before
+///   each further iteration (StepResult::stop says which):
 ///     evaluate energy, gradient and element Hessians at y (skipped when the line search already
 ///     evaluated the accepted full step with them); at the first iteration of a dynamic step,
 ///     restart at x_start when the prediction's potential is far above the start's
-///     assemble H; solve H dx = -g (PCG, warm-started from the last frame's first correction)
+///     assemble H; solve H dx = -g (PCG, warm-started from the last frame's first correction;
+///     with the forcing term its relative tolerance follows the gradient's decrease)
 ///     dx not a descent direction -> the mass-scaled gradient instead
 ///     backtracking line search from alpha = 1 (Armijo constant 1e-4, plus the backend's energy
 ///     round-off), the full step evaluated with gradient and Hessian when another iteration
@@ -21,6 +24,7 @@
 #include "sim/simulation.hpp"
 
 #include <cmath>
+#include <functional>
 
 namespace edn {
 
@@ -59,6 +63,9 @@ public:
     /// Direction = H^-1 (-Gradient) by PCG; `warm`: start from the kept first correction (zero on
     /// pinned dofs) instead of zero.
     virtual PcgResult solve(bool warm) = 0;
+    /// The relative tolerance of the following solves (the forcing term; newton_step sets it only
+    /// when NewtonSettings::forcing is on, else the backend's own tolerance applies).
+    virtual void set_linear_tolerance(double relative_tolerance) = 0;
     /// Keeps Direction as the warm start of the next step's first solve.
     virtual void keep_first_direction() = 0;
     /// a.b in double.
@@ -81,15 +88,27 @@ public:
     virtual double energy_rounding() const = 0;
 };
 
+/// Milliseconds on a monotonic clock (only differences are used).
+using MillisecondClock = std::function<double()>;
+
 /// The rules of one step, from SimulationSettings.
 struct NewtonSettings {
-    int max_iterations = 5;       ///< Newton iterations per step
-    double tolerance = 1e-3;      ///< on the Newton decrement, relative to the first
-    bool dynamic = true;          ///< false for static solves (no prediction, no start rule)
-    double inertia = 0;           ///< c of the inertia term c/2 (y - y~)^T M (y - y~)
-    double dt = 0;                ///< the effective step h of the prediction
-    int max_line_search = 20;     ///< halvings of alpha before the line search gives up
-    bool state_is_iterate = true; ///< x = y after the update (not for the midpoint rule)
+    int max_iterations = 40; ///< cap on Newton iterations per step (a budget, not a count)
+    double tolerance = 1e-3; ///< on the Newton decrement, relative to the first
+    /// Wall-clock budget of one step [ms]; 0: none. Checked before each iteration after the
+    /// first: the step stops when the elapsed time plus the mean iteration so far would pass it.
+    double budget_ms = 0;
+    /// The budget's clock; empty: std::chrono::steady_clock (tests inject a fake one).
+    MillisecondClock clock;
+    /// Inexact Newton: each solve's relative tolerance from the gradient's decrease
+    /// (linear_tolerance_for), at least `linear_tolerance`; off: every solve uses the backend's.
+    bool forcing = false;
+    double linear_tolerance = 1e-4; ///< the forcing term's floor (the CG tolerance)
+    bool dynamic = true;            ///< false for static solves (no prediction, no start rule)
+    double inertia = 0;             ///< c of the inertia term c/2 (y - y~)^T M (y - y~)
+    double dt = 0;                  ///< the effective step h of the prediction
+    int max_line_search = 20;       ///< halvings of alpha before the line search gives up
+    bool state_is_iterate = true;   ///< x = y after the update (not for the midpoint rule)
 };
 
 /// What newton_step carries from one step to the next. Reset it when the state is overwritten.
@@ -109,6 +128,15 @@ inline bool start_at_previous_state(double e_prediction, double e_start) {
            (!std::isfinite(e_prediction) ||
             e_prediction - e_start > 0.5 * (std::abs(e_prediction) + std::abs(e_start)));
 }
+
+/// The forcing term (Eisenstat and Walker 1996, choice 2, with their safeguards) of iteration `it`:
+/// eta = 0.9 (|g_it| / |g_it-1|)^2, not below 0.9 eta_prev^2 when that exceeds 0.1, at most
+/// kMaxForcing; then not below 0.5 tolerance |g_0| / |g_it| (no oversolving once the gradient is
+/// near what the Newton tolerance asks) and not below `floor`. The first solve uses kMaxForcing.
+double linear_tolerance_for(int it, double gnorm, double previous_gnorm, double first_gnorm,
+                            double previous_eta, double tolerance, double floor);
+/// Largest relative CG tolerance the forcing term asks for.
+inline constexpr double kMaxForcing = 0.1;
 
 /// The rules for a backend's SimulationSettings.
 NewtonSettings newton_settings(const SimulationSettings& settings, double inertia, double dt);

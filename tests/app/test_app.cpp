@@ -327,6 +327,8 @@ TEST_F(App, UsageErrorsExit2) {
     EXPECT_EQ(run("--frames many --headless").exit_code, 2);
     EXPECT_EQ(run("--no-such-option").exit_code, 2);
     EXPECT_EQ(run("--scene").exit_code, 2);
+    EXPECT_EQ(run("--frame-budget-ms -1 --headless").exit_code, 2);
+    EXPECT_EQ(run("--frame-budget-ms soon --headless").exit_code, 2);
     const AppRun help = run("--help");
     EXPECT_EQ(help.exit_code, 0);
     EXPECT_NE(help.out.find("--headless"), std::string::npos);
@@ -407,6 +409,38 @@ TEST_F(App, ScriptedDragChangesTheImage) {
     EXPECT_EQ(json_number(drag_stats, "pinned_vertices"), 16.0);
     EXPECT_GT(json_number(drag_stats, "max_displacement"),
               3.0 * json_number(still_stats, "max_displacement"));
+}
+
+TEST_F(App, StatsReportHowManyFramesMetTheNewtonTolerance) {
+    const fs::path scene = write_cube(2);
+    std::ofstream(dir_ / "pins.json") << R"({"actions": [{"frame": 0, "pin_below": 0.05}]})";
+    const std::string common = "--headless --frames 6 --no-gui --width 64 --height 48 --scene " +
+                               quote(scene) + " --script " + quote(dir_ / "pins.json");
+    // The app's default budget (one 60 Hz frame), and none.
+    for (const std::string budget : {"", "0"}) {
+        SCOPED_TRACE("budget '" + budget + "'");
+        const AppRun r = run(common + (budget.empty() ? "" : " --frame-budget-ms " + budget) +
+                             " --stats " + quote(dir_ / "stats.json"));
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        const std::string stats = read_text(dir_ / "stats.json");
+        EXPECT_EQ(json_number(stats, "frame_budget_ms"), budget.empty() ? 16.0 : 0.0) << stats;
+        // The app and the CLI share SimulationSettings' defaults.
+        EXPECT_EQ(json_number(stats, "newton"), 40.0) << stats;
+        EXPECT_EQ(json_number(stats, "newton_tol"), 1e-3) << stats;
+        const double converged = json_number(stats, "frames_converged");
+        EXPECT_GE(converged, 0.0) << stats;
+        EXPECT_LE(converged, 6.0) << stats;
+        EXPECT_GT(json_number(stats, "worst_final_residual"), 0.0) << stats;
+        if (!budget.empty()) {
+            // No budget: 6 steps of a small cube under gravity each meet the tolerance. (With
+            // the 16 ms budget that depends on the machine: a loaded one ends steps early.)
+            EXPECT_EQ(converged, 6.0) << stats;
+            EXPECT_LE(json_number(stats, "worst_residual"), 1e-3) << stats;
+            EXPECT_TRUE(json_member_is(stats, "stop", "\"converged\"")) << stats;
+        } else if (converged < 6.0) {
+            EXPECT_GT(json_number(stats, "worst_residual"), 1e-3) << stats;
+        }
+    }
 }
 
 TEST_F(App, DragFromVertexPullsTowardsTheTarget) {

@@ -142,8 +142,18 @@ TEST_F(CliCut, TwoLevelPreconditionerOptionAtOrderTwo) {
     const std::vector<FrameRecord> frames = read_frames(json);
     ASSERT_EQ(frames.size(), 4u);
     EXPECT_EQ(frames[3].components, 2);
+    // multigrid: the hierarchy of the cut mesh is built for the new pattern
+    ASSERT_EQ(run_cli(dir_, simulate({"--order", "2", "--preconditioner", "multigrid",
+                                      "--cut-plane", "0.2 0.2 1.2 0 0 1", "--cut-frame", "2",
+                                      "--out", out.string()},
+                                     "4")),
+              0)
+        << read_text(dir_ / "stderr.txt");
+    const std::string mg = read_text(out);
+    EXPECT_NE(mg.find("\"preconditioner\":\"multigrid\""), std::string::npos);
+    EXPECT_EQ(read_frames(mg).size(), 4u);
     EXPECT_EQ(
-        run_cli(dir_, simulate({"--preconditioner", "multigrid", "--out", out.string()}, "2")), 2);
+        run_cli(dir_, simulate({"--preconditioner", "magic", "--out", out.string()}, "2")), 2);
     EXPECT_NE(read_text(dir_ / "stderr.txt").find("preconditioner"), std::string::npos);
 }
 

@@ -4,6 +4,7 @@
 // first). Skipped without a device.
 #include "cuda/cuda_multigrid.hpp"
 #include "cuda/cuda_pcg.hpp"
+#include "sim/simulation.hpp"
 #include "solver/multigrid.hpp"
 #include "solver/two_level.hpp"
 #include "support/backend.hpp"
@@ -81,6 +82,44 @@ TEST_P(CudaMultigrid, RevalueAndCycleEqualCpu) {
                 EXPECT_EQ(zf[3 * i], 0.0f);
             }
     }
+}
+
+// The CUDA backend with the multigrid preconditioner follows the CPU backend's trajectory (the
+// same Newton steps; float matrices and cycle) with few CG iterations, at p = 1 and p = 2.
+TEST_P(CudaMultigrid, SimulationMatchesCpuMultigrid) {
+    const TetMesh mesh = test::make_box_mesh(3, 3, 9, 0.3, 0.3, 1.0);
+    SimulationSettings s;
+    s.order = GetParam();
+    s.material = Material::NeoHookean;
+    s.max_newton_iterations = 3;
+    s.preconditioner = Preconditioner::Multigrid;
+    s.pcg.relative_tolerance = 1e-5;
+    s.pcg.max_iterations = 500;
+    Simulation cpu(mesh, s);
+    s.backend = Backend::Cuda;
+    Simulation gpu(mesh, s);
+    const std::vector<double> rest = cpu.positions();
+    for (Index i = 0; i < cpu.num_nodes(); ++i)
+        if (rest[3 * i + 2] < 1e-9) cpu.set_pinned(i, true), gpu.set_pinned(i, true);
+    int cg_gpu = 0, newton_gpu = 0;
+    for (int frame = 0; frame < 20; ++frame) {
+        cpu.step();
+        const StepResult r = gpu.step();
+        cg_gpu += r.cg_iterations;
+        newton_gpu += r.newton_iterations;
+        EXPECT_EQ(r.pcg_breakdowns, 0);
+        EXPECT_EQ(r.pcg_unconverged, 0);
+        EXPECT_FALSE(r.recovered);
+    }
+    const std::vector<double> a = cpu.positions(), b = gpu.positions();
+    double diff = 0, motion = 0;
+    for (std::size_t k = 0; k < a.size(); ++k) {
+        diff = std::max(diff, std::abs(a[k] - b[k]));
+        motion = std::max(motion, std::abs(a[k] - rest[k]));
+    }
+    EXPECT_GT(motion, 1e-3);
+    EXPECT_LT(diff, 1e-3 * motion);
+    EXPECT_LT(cg_gpu, 25 * newton_gpu);
 }
 
 INSTANTIATE_TEST_SUITE_P(Orders, CudaMultigrid, ::testing::Values(1, 2),

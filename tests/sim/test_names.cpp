@@ -31,6 +31,7 @@ TEST(Names, TablesRoundTrip) {
     check_table<Backend>();
     check_table<Preconditioner>();
     check_table<SummationMethod>();
+    check_table<NewtonStop>();
 }
 
 TEST(Names, FunctionsBesideTheEnumsReadTheTable) {

@@ -8,6 +8,7 @@
 #include "sim/simulation_backend.hpp"
 #include "support/backend.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>
 #include <vector>
@@ -200,6 +201,28 @@ TEST(Simulation, RejectsBadSettings) {
     bad([](SimulationSettings& s) { s.order = 4; });
     bad([](SimulationSettings& s) { s.density = -1; });
     bad([](SimulationSettings& s) { s.summation = SummationMethod::Inline; });
+    bad([](SimulationSettings& s) { s.frame_budget_ms = -1; });
+    bad([](SimulationSettings& s) { s.frame_budget_ms = std::nan(""); });
+}
+
+TEST(Simulation, DefaultStepsConvergeAndTheForcingTermLeavesTheSettingsAlone) {
+    // A soft beam bent by sideways gravity: several Newton iterations per frame.
+    SimulationSettings s;
+    s.young = 2e4;
+    s.gravity = {9.81, 0, 0};
+    Simulation sim(make_box_tet_mesh(2, 2, 6, {0, 0, 0}, {0.2, 0.2, 0.6}), s);
+    sim.pin_below(1e-9);
+    int iterations = 0;
+    for (int frame = 0; frame < 5; ++frame) {
+        const StepResult r = sim.step();
+        EXPECT_TRUE(r.converged) << "frame " << frame;
+        EXPECT_EQ(r.stop, NewtonStop::Converged);
+        EXPECT_LE(r.relative_decrement, s.newton_tolerance);
+        iterations = std::max(iterations, r.newton_iterations);
+        // The forcing term set the CG tolerance during the step; the user's value is back.
+        EXPECT_EQ(sim.settings().pcg.relative_tolerance, s.pcg.relative_tolerance);
+    }
+    EXPECT_GT(iterations, 1); // the tolerance, not a single iteration, ended the steps
 }
 
 TEST(Simulation, CudaWithoutADeviceIsOneClearError) {

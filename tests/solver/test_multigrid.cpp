@@ -391,7 +391,7 @@ namespace {
 
 // The CPU backend with the multigrid preconditioner: the same trajectory as block Jacobi (solves
 // to 1e-9) with far fewer CG iterations, at p = 1 and p = 2, and a rebuilt hierarchy when the
-// pins change between frames; CUDA asks for another preconditioner in one clear line.
+// pins change between frames.
 TEST(MultigridSimulation, MatchesBlockJacobiWithFewerIterations) {
     const TetMesh mesh = test::make_box_mesh(3, 3, 9, 0.3, 0.3, 1.0);
     for (int order : {1, 2}) {
@@ -429,18 +429,6 @@ TEST(MultigridSimulation, MatchesBlockJacobiWithFewerIterations) {
         EXPECT_GT(motion, 1e-4) << order;
         EXPECT_LT(diff, 1e-6 * motion) << order;
         EXPECT_LT(2 * cg_mg, cg_bj) << order;
-    }
-}
-
-TEST(MultigridSimulation, CudaBackendRefusesItClearly) {
-    SimulationSettings s;
-    s.backend = Backend::Cuda;
-    s.preconditioner = Preconditioner::Multigrid;
-    try {
-        Simulation sim(test::make_box_mesh(1, 1, 1, 1, 1, 1), s);
-        FAIL() << "expected an Unsupported error";
-    } catch (const Error& e) {
-        EXPECT_EQ(e.code(), ErrorCode::Unsupported);
     }
 }
 

@@ -1,8 +1,10 @@
 // The one Newton loop (solver/newton.hpp) on a small host problem, independent of the backends:
 // convergence, the reuse of the accepted full step's evaluation, the descent fallback, the start
-// rule and the recovery from a non-finite state.
+// rule, the recovery from a non-finite state, the per-step budget (iteration cap and a wall-clock
+// budget on a fake clock) and the forcing term.
 #include "solver/newton.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <gtest/gtest.h>
@@ -26,6 +28,7 @@ public:
     }
     double evaluate(NewtonVector at, int outputs, NewtonVector gradient) override {
         ++evaluations;
+        clock_ms += ms_per_evaluation;
         if (outputs & kHessian) ++hessian_evaluations;
         const std::vector<double>& y = vector(at);
         double e = 0;
@@ -58,6 +61,9 @@ public:
         r.iterations = 1;
         r.converged = true;
         return r;
+    }
+    void set_linear_tolerance(double relative_tolerance) override {
+        linear_tolerances.push_back(relative_tolerance);
     }
     void keep_first_direction() override {}
     double dot(NewtonVector p, NewtonVector q) override {
@@ -108,7 +114,9 @@ public:
     std::vector<double> a, b, x, v, x_start, hessian_at, assembled_at;
     std::array<std::vector<double>, kNewtonVectors> vectors;
     double strain = 0, energy_offset = 0, dt = 0.01, solve_sign = 1.0;
+    double clock_ms = 0, ms_per_evaluation = 0; ///< a fake clock: each element pass takes this
     bool poison_state = false;
+    std::vector<double> linear_tolerances; ///< set_linear_tolerance calls, in order
     int evaluations = 0, hessian_evaluations = 0, warm_solves = 0, fallbacks = 0, restarts = 0,
         start_potentials = 0;
 };
@@ -183,6 +191,134 @@ TEST(Newton, TheStartRuleRestartsOnlyWhenThePredictionIsFarAbove) {
     EXPECT_EQ(calm.restarts, 0);
     EXPECT_EQ(calm.start_potentials, 0);
     EXPECT_TRUE(std::isfinite(calm_memory.strain_at_x));
+}
+
+TEST(Newton, StopsAtTheToleranceNotAtTheCap) {
+    QuarticOperations ops(5);
+    NewtonMemory memory;
+    const StepResult r = newton_step(ops, rules(40, 1e-6), memory);
+    EXPECT_TRUE(r.converged);
+    EXPECT_EQ(r.stop, NewtonStop::Converged);
+    EXPECT_LT(r.newton_iterations, 10); // quadratic convergence, far below the cap
+    EXPECT_LE(r.relative_decrement, 1e-6);
+    // The iteration before the last had not met the tolerance: Newton stopped at the first one
+    // that did. The residuals (|g| per iterate) fell all the way.
+    EXPECT_EQ(r.residuals.size(), static_cast<std::size_t>(r.newton_iterations));
+    EXPECT_LT(r.residuals.back(), 1e-2 * r.residuals.front());
+
+    QuarticOperations once(5);
+    NewtonMemory once_memory;
+    const StepResult shorter = newton_step(once, rules(r.newton_iterations - 1, 1e-6), once_memory);
+    EXPECT_FALSE(shorter.converged);
+    EXPECT_GT(shorter.relative_decrement, 1e-6);
+}
+
+TEST(Newton, RespectsTheIterationCap) {
+    QuarticOperations ops(5);
+    NewtonMemory memory;
+    const StepResult r = newton_step(ops, rules(2, 1e-12), memory);
+    EXPECT_FALSE(r.converged);
+    EXPECT_EQ(r.stop, NewtonStop::IterationCap);
+    EXPECT_EQ(r.newton_iterations, 2);
+    EXPECT_EQ(ops.hessian_evaluations, 2); // the last full step was not evaluated for a third
+    EXPECT_GT(r.relative_decrement, 1e-12);
+    EXPECT_LT(r.relative_decrement, 1.0); // but it made progress
+    EXPECT_FALSE(r.recovered);
+}
+
+TEST(Newton, RespectsTheTimeBudgetOnAFakeClock) {
+    // Every element pass takes 1 ms on the fake clock. The first iteration takes two (its own and
+    // the full step's), later ones one (the accepted full step's evaluation is reused), so the
+    // iterations end at 2, 3, 4, 5, ... ms.
+    QuarticOperations ops(5);
+    ops.ms_per_evaluation = 1.0;
+    NewtonSettings s = rules(40, 1e-15);
+    s.budget_ms = 5.5;
+    s.clock = [&ops] { return ops.clock_ms; };
+    NewtonMemory memory;
+    const StepResult r = newton_step(ops, s, memory);
+    // After 4 iterations (5 ms, 1.25 ms each on average) a fifth would likely end at 6.25 ms >
+    // 5.5: stop before it. (After 3, at 4 ms, a fourth was expected to end at 5.33 ms.)
+    EXPECT_EQ(r.stop, NewtonStop::TimeBudget);
+    EXPECT_FALSE(r.converged);
+    EXPECT_EQ(r.newton_iterations, 4);
+    EXPECT_LE(ops.clock_ms, s.budget_ms + 1.0); // at most the last full step's pass beyond it
+    EXPECT_FALSE(r.recovered);
+
+    // No budget: the same problem runs to the tolerance.
+    QuarticOperations free_ops(5);
+    free_ops.ms_per_evaluation = 1.0;
+    s.budget_ms = 0;
+    NewtonMemory free_memory;
+    const StepResult unlimited = newton_step(free_ops, s, free_memory);
+    EXPECT_EQ(unlimited.stop, NewtonStop::Converged);
+    EXPECT_GT(unlimited.newton_iterations, 4);
+
+    // A budget shorter than one iteration still runs one (a frame always makes progress).
+    QuarticOperations tight_ops(5);
+    tight_ops.ms_per_evaluation = 1.0;
+    s.budget_ms = 0.01;
+    s.clock = [&tight_ops] { return tight_ops.clock_ms; };
+    NewtonMemory tight_memory;
+    const StepResult tight = newton_step(tight_ops, s, tight_memory);
+    EXPECT_EQ(tight.stop, NewtonStop::TimeBudget);
+    EXPECT_EQ(tight.newton_iterations, 1);
+}
+
+TEST(Newton, TheSteadyClockBudgetStopsASlowStep) {
+    // The default clock: a budget far below what 40 iterations take ends the step early.
+    QuarticOperations ops(5);
+    NewtonSettings s = rules(40, 1e-15);
+    s.budget_ms = 1e-9;
+    NewtonMemory memory;
+    const StepResult r = newton_step(ops, s, memory);
+    EXPECT_EQ(r.stop, NewtonStop::TimeBudget);
+    EXPECT_EQ(r.newton_iterations, 1);
+}
+
+TEST(Newton, TheForcingTermLoosensEarlySolvesAndTightensAsTheGradientFalls) {
+    QuarticOperations fixed(5);
+    NewtonMemory fixed_memory;
+    const StepResult a = newton_step(fixed, rules(40, 1e-8), fixed_memory);
+    EXPECT_TRUE(fixed.linear_tolerances.empty()); // off: the backend's tolerance throughout
+
+    QuarticOperations ops(5);
+    NewtonSettings s = rules(40, 1e-8);
+    s.forcing = true;
+    s.linear_tolerance = 1e-6;
+    NewtonMemory memory;
+    const StepResult r = newton_step(ops, s, memory);
+    EXPECT_TRUE(r.converged);
+    ASSERT_EQ(ops.linear_tolerances.size(), static_cast<std::size_t>(r.newton_iterations));
+    EXPECT_EQ(ops.linear_tolerances.front(), kMaxForcing);
+    for (double eta : ops.linear_tolerances) {
+        EXPECT_LE(eta, kMaxForcing);
+        EXPECT_GE(eta, 1e-6);
+    }
+    // Quadratic convergence tightens the middle solves; the last ones need no more accuracy
+    // than the Newton tolerance asks of the gradient (the oversolving safeguard).
+    EXPECT_LT(*std::min_element(ops.linear_tolerances.begin(), ops.linear_tolerances.end()),
+              0.1 * kMaxForcing);
+    // The (exact) fake solver ignores the tolerance: the same iterates as without forcing.
+    EXPECT_EQ(r.newton_iterations, a.newton_iterations);
+}
+
+TEST(Newton, ForcingTermFormula) {
+    const double floor = 1e-4, tol = 1e-3;
+    // The first solve, and a slow decrease, get the loosest tolerance.
+    EXPECT_EQ(linear_tolerance_for(0, 10, 0, 10, kMaxForcing, tol, floor), kMaxForcing);
+    EXPECT_EQ(linear_tolerance_for(1, 9, 10, 10, kMaxForcing, tol, floor), kMaxForcing);
+    // A fast decrease: 0.9 (|g| / |g_prev|)^2 = 0.9e-2 (0.9 eta_prev^2 = 0.9e-2 is below 0.1).
+    EXPECT_NEAR(linear_tolerance_for(2, 1, 10, 10, kMaxForcing, tol, floor), 0.9e-2, 1e-15);
+    // A sudden drop (0.9e-4 asked) after a loose solve keeps 0.9 eta_prev^2 = 0.225 (above 0.1),
+    // capped at kMaxForcing.
+    EXPECT_EQ(linear_tolerance_for(2, 1, 100, 10, 0.5, tol, 1e-9), kMaxForcing);
+    // Never below the floor (0.9e-4 asked) ...
+    EXPECT_EQ(linear_tolerance_for(3, 10, 1000, 1, 0.01, tol, floor), floor);
+    // ... nor tighter than the Newton tolerance needs: 0.5 tol |g0| / |g| = 0.05 > 0.9e-4.
+    EXPECT_NEAR(linear_tolerance_for(3, 0.1, 10, 10, 0.01, tol, floor), 0.05, 1e-15);
+    // A floor above the cap wins (a user's loose --cg-tol).
+    EXPECT_EQ(linear_tolerance_for(0, 1, 0, 1, kMaxForcing, tol, 0.5), 0.5);
 }
 
 } // namespace

@@ -5,7 +5,6 @@
 #include "core/error.hpp"
 #include "cuda/cuda_only.hpp"
 #include "cuda/cuda_pcg.hpp"
-#include "cuda/cuda_topology.hpp"
 #include "sim/simulation_backend.hpp"
 #include "sparse/spmv.hpp"
 #include "sparse/summation.hpp"
@@ -32,9 +31,6 @@ void throw_no_cuda() {
     EDN_THROW(ErrorCode::Unsupported, "elastodyn was built without CUDA (ELASTODYN_CUDA=OFF)");
 }
 
-std::vector<Index> vertex_cell_counts(std::span<const Cell>, Index) {
-    throw_no_cuda();
-}
 void device_synchronize() {
     throw_no_cuda();
 }

@@ -7,6 +7,7 @@
 /// entry (r, c) of block (a, b) of cell t at ((t*m + a)*m + b)*9 + 3r + c, m = nodes_per_cell(p),
 /// local node order as in mesh/node_layout.hpp.
 
+#include "cuda/cuda_only.hpp"
 #include "fem/linear_elasticity.hpp"
 #include "mesh/node_layout.hpp"
 #include "sparse/bin_bcsr_pattern.hpp"
@@ -28,12 +29,6 @@ enum class SummationMethod : std::uint8_t {
 const char* summation_method_name(SummationMethod method);
 /// Parses a summation method name; nullopt when unknown.
 std::optional<SummationMethod> parse_summation_method(std::string_view name);
-
-/// Binary CSR in POD form.
-struct CsrView {
-    const Index* offsets = nullptr;
-    const Index* indices = nullptr;
-};
 
 /// node -> incident cells, through the simplex the node belongs to.
 struct NodeCellsView {
@@ -117,6 +112,16 @@ void sum_inline_linear_p1(const NodeCellsView& node_cells, const Cell* cells, co
 /// stream. The row-wise summations (per-simplex, inline) use the warp-dynamic bin scheduler of
 /// Listing 1, so they take a one-element device counter and, to zero the values, the slot count.
 namespace cuda {
+
+/// cpu::build_per_entry_map on the device: `pattern` (device arrays) of `num_slots` slots and the
+/// device cell node table; writes `offsets` (#slots + #rows + 1) and `sources` (#T * m * m),
+/// device arrays the caller sized. A target's sources come in atomic order, or ascending (as the
+/// CPU map's) when `sorted`, at the cost of a per-target sort (reproducible sums). Synchronises.
+/// `scratch_bytes` (optional) receives the temporary device bytes it held.
+EDN_CUDA_FN void build_per_entry_map(const BinBcsrPatternView& pattern,
+                                     const CellNodesView& cell_nodes, Index num_slots,
+                                     Index* offsets, Index* sources, bool sorted = false,
+                                     std::size_t* scratch_bytes = nullptr) EDN_CUDA_ONLY;
 
 /// cpu::linear_elastic_element_blocks on the device: `cells` #T, `positions` 3 floats per
 /// vertex, `element_blocks` #T * m * m * 9. Reads the reference integrals of `order` from

@@ -4,6 +4,7 @@
 // Topology. Host code only (no kernels): CUDA tests include it too.
 
 #include "cuda/cuda_check.cuh"
+#include "mesh/node_layout.hpp"
 #include "mesh/topology.hpp"
 
 namespace edn::cuda {

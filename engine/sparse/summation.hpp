@@ -126,30 +126,33 @@ EDN_CUDA_FN void build_per_entry_map(const BinBcsrPatternView& pattern,
 /// cpu::linear_elastic_element_blocks on the device: `cells` #T, `positions` 3 floats per
 /// vertex, `element_blocks` #T * m * m * 9. Reads the reference integrals of `order` from
 /// constant memory, which cuda::Assembly uploads for its order.
-void linear_elastic_element_blocks(const Cell* cells, const float* positions, Index num_cells,
-                                   int order, const LameParameters<float>& lame,
-                                   float* element_blocks);
+EDN_CUDA_FN void linear_elastic_element_blocks(const Cell* cells, const float* positions,
+                                               Index num_cells, int order,
+                                               const LameParameters<float>& lame,
+                                               float* element_blocks) EDN_CUDA_ONLY;
 
 /// cpu::sum_per_entry on the device (every target written once: no reset needed).
-void sum_per_entry(const PerEntryMapView& map, const float* element_blocks,
-                   BinBcsrMatrixView<float> out);
+EDN_CUDA_FN void sum_per_entry(const PerEntryMapView& map, const float* element_blocks,
+                               BinBcsrMatrixView<float> out) EDN_CUDA_ONLY;
 
 /// sum_per_entry with linear-elastic element blocks evaluated where they are summed (no element
 /// block array): `reference_integrals` m * m * 9 floats of `order` (device).
-void sum_per_entry_linear(const PerEntryMapView& map, const Cell* cells, const float* positions,
-                          const float* reference_integrals, int order,
-                          const LameParameters<float>& lame, BinBcsrMatrixView<float> out);
+EDN_CUDA_FN void sum_per_entry_linear(const PerEntryMapView& map, const Cell* cells,
+                                      const float* positions, const float* reference_integrals,
+                                      int order, const LameParameters<float>& lame,
+                                      BinBcsrMatrixView<float> out) EDN_CUDA_ONLY;
 
 /// cpu::sum_per_simplex on the device; `num_slots` slots of `out` are zeroed first.
-void sum_per_simplex(const NodeCellsView& node_cells, const CellNodesView& cell_nodes,
-                     const float* element_blocks, BinBcsrMatrixView<float> out, Index num_slots,
-                     unsigned int* bin_counter);
+EDN_CUDA_FN void sum_per_simplex(const NodeCellsView& node_cells, const CellNodesView& cell_nodes,
+                                 const float* element_blocks, BinBcsrMatrixView<float> out,
+                                 Index num_slots, unsigned int* bin_counter) EDN_CUDA_ONLY;
 
 /// cpu::sum_inline_linear_p1 on the device (reads the p = 1 reference integrals from constant
 /// memory, uploaded by a p = 1 cuda::Assembly); `num_slots` slots of `out` are zeroed first.
-void sum_inline_linear_p1(const NodeCellsView& node_cells, const Cell* cells,
-                          const float* positions, const LameParameters<float>& lame,
-                          BinBcsrMatrixView<float> out, Index num_slots, unsigned int* bin_counter);
+EDN_CUDA_FN void sum_inline_linear_p1(const NodeCellsView& node_cells, const Cell* cells,
+                                      const float* positions, const LameParameters<float>& lame,
+                                      BinBcsrMatrixView<float> out, Index num_slots,
+                                      unsigned int* bin_counter) EDN_CUDA_ONLY;
 
 } // namespace cuda
 } // namespace edn

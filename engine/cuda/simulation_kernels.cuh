@@ -396,15 +396,19 @@ __global__ void true_residual_kernel(BinBcsrMatrixView<float> a, const double* g
         for (int c = 0; c < 3; ++c)
             s[rr] -= static_cast<double>(a.diag[(3 * rr + c) * n + row]) * x[k3 + c];
     }
-    const Index begin = p.bin_offsets[row / kBinRows], lane = row % kBinRows;
-    for (Index j = 0; j < p.row_counts[row]; ++j) {
-        const std::int64_t col3 =
-            3 * static_cast<std::int64_t>(p.columns[begin + j * kBinRows + lane]);
+    // Slot (row, j) and value plane k of the bin layout (sparse/bin_bcsr_view.hpp).
+    const Index bin = row / kBinRows, lane = row % kBinRows;
+    const Index begin = p.bin_offsets[bin], width = p.width(bin);
+    const std::int64_t plane = static_cast<std::int64_t>(width) * kBinRows;
+    const float* values = a.values + 9 * static_cast<std::int64_t>(begin) + lane;
+    // Padding slots (column = row, value 0) add nothing: without counts the whole width.
+    const Index count = p.row_counts ? p.row_counts[row] : width;
+    for (Index j = 0; j < count; ++j) {
+        const std::int64_t slot = static_cast<std::int64_t>(j) * kBinRows;
+        const std::int64_t col3 = 3 * static_cast<std::int64_t>(p.columns[begin + slot + lane]);
         for (int rr = 0; rr < 3; ++rr)
             for (int c = 0; c < 3; ++c)
-                s[rr] -= static_cast<double>(
-                             a.values[bin_bcsr_value_index(p.bin_offsets, row, j, 3 * rr + c)]) *
-                         x[col3 + c];
+                s[rr] -= static_cast<double>(values[(3 * rr + c) * plane + slot]) * x[col3 + c];
     }
     r[k3] = s[0], r[k3 + 1] = s[1], r[k3 + 2] = s[2];
 }

@@ -523,7 +523,7 @@ PcgResult CudaBackend::solve(bool warm) {
         result.converged = c.converged;
     }
     result.final_residual = residual;
-    result.converged = result.converged && residual <= target;
+    result.converged = residual <= target; // PcgResult's rule, on the true residual
     return result;
 }
 

@@ -164,19 +164,19 @@ TEST_P(CudaConvergedTrajectoryTest, EveryStepConvergesAndTheStatesMatchTheCpu) {
     }
     EXPECT_GT(scale, 0.02) << "the beam must bend";
     EXPECT_LT(worst, 1e-6 * scale) << "max |x_cpu - x_gpu| over 30 frames vs max displacement";
+    // Velocities are position differences over a step: the same bound over dt (twice).
     const auto vc = cpu.velocities(), vg = gpu.velocities();
-    double vscale = 0, vdiff = 0;
-    for (std::size_t k = 0; k < vc.size(); ++k)
-        vscale = std::max(vscale, std::abs(vc[k])),
-        vdiff = std::max(vdiff, std::abs(vc[k] - vg[k]));
-    EXPECT_LT(vdiff, 1e-5 * vscale) << "velocities";
-    // The colouring rounds the double stress to float.
+    double vdiff = 0;
+    for (std::size_t k = 0; k < vc.size(); ++k) vdiff = std::max(vdiff, std::abs(vc[k] - vg[k]));
+    EXPECT_LT(vdiff, 2e-6 * scale / s.dt) << "velocities";
+    // Stresses follow the strains (position differences over an element's 0.1 m; the colouring
+    // rounds the double stress to float): the float Newton's tests needed 5%.
     const auto sc = cpu.von_mises_stress(), sgm = gpu.von_mises_stress();
     ASSERT_EQ(sc.size(), sgm.size());
     double smax = 0, sdiff = 0;
     for (std::size_t i = 0; i < sc.size(); ++i)
         smax = std::max(smax, sc[i]), sdiff = std::max(sdiff, std::abs(sc[i] - sgm[i]));
-    EXPECT_LT(sdiff, 1e-5 * smax);
+    EXPECT_LT(sdiff, 1e-4 * smax);
 }
 
 INSTANTIATE_TEST_SUITE_P(

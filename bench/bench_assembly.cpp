@@ -99,14 +99,14 @@ void cpu_case(const MeshData& md, int order, const Options& o, std::vector<JsonO
             t = now;
         };
         pattern.num_rows = layout.num_nodes();
-        pattern.row_counts = bin_bcsr_row_counts(topo, layout);
+        pattern.row_counts = cpu::bin_bcsr_row_counts(topo, layout);
         lap("count");
-        pattern.bin_offsets = bin_bcsr_bin_offsets(pattern.row_counts);
+        pattern.bin_offsets = cpu::bin_bcsr_bin_offsets(pattern.row_counts);
         lap("bin_offsets");
         pattern.columns.resize(pattern.num_slots());
         matrix = std::make_unique<BinBcsrMatrix<double>>(pattern);
         lap("alloc");
-        fill_bin_bcsr_columns(topo, mesh.cells, layout, pattern);
+        cpu::fill_bin_bcsr_columns(topo, mesh.cells, layout, pattern);
         lap("columns");
         cell_nodes = cell_node_table(topo, mesh.cells, layout);
         map = cpu::build_per_entry_map(pattern, {cell_nodes.data(), m, num_cells});

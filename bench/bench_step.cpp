@@ -336,7 +336,8 @@ void run_step_bench(const Options& options_in) {
             .add("material", material_name(c.material))
             .add("scene", c.drag ? "gravity+drag" : "gravity")
             .add("preconditioner", two_level ? "two_level" : "block_jacobi")
-            .add("scalar", backend == Backend::Cuda ? "float" : "double");
+            // CUDA: float matrix and PCG under a double Newton level (bench/README.md).
+            .add("scalar", backend == Backend::Cuda ? "mixed" : "double");
         try {
             const FrameStats st = measure(body, settings_for(c, backend, o.coarse_iterations), c,
                                           warmup, o.frames, 0);

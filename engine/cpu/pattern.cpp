@@ -10,7 +10,7 @@
 
 namespace edn {
 
-std::vector<Index> bin_bcsr_row_counts(const Topology& topology, const NodeLayout& layout) {
+std::vector<Index> cpu::bin_bcsr_row_counts(const Topology& topology, const NodeLayout& layout) {
     std::vector<Index> counts = row_counts_eq6(topology, layout);
     parallel_for(0, static_cast<std::int64_t>(counts.size()), [&](std::int64_t i) {
         counts[i] -= 1; // the diagonal block is stored apart
@@ -18,7 +18,7 @@ std::vector<Index> bin_bcsr_row_counts(const Topology& topology, const NodeLayou
     return counts;
 }
 
-std::vector<Index> bin_bcsr_bin_offsets(const std::vector<Index>& row_counts) {
+std::vector<Index> cpu::bin_bcsr_bin_offsets(const std::vector<Index>& row_counts) {
     const std::int64_t rows = static_cast<std::int64_t>(row_counts.size());
     const std::int64_t bins = (rows + kBinRows - 1) / kBinRows;
     std::vector<std::int64_t> widths(bins, 0);
@@ -74,8 +74,8 @@ std::span<const Index> node_cells(const Topology& topology, const NodeLayout& la
 
 } // namespace
 
-void fill_bin_bcsr_columns(const Topology& topology, const std::vector<Cell>& cells,
-                           const NodeLayout& layout, BinBcsrPattern& pattern) {
+void cpu::fill_bin_bcsr_columns(const Topology& topology, const std::vector<Cell>& cells,
+                                const NodeLayout& layout, BinBcsrPattern& pattern) {
     const int m = nodes_per_cell(layout.order);
     const Index rows = pattern.num_rows;
     const Index bins = pattern.num_bins();
@@ -124,10 +124,10 @@ BinBcsrPattern build_bin_bcsr_pattern(const Topology& topology, const std::vecto
                                       const NodeLayout& layout) {
     BinBcsrPattern pattern;
     pattern.num_rows = layout.num_nodes();
-    pattern.row_counts = bin_bcsr_row_counts(topology, layout);
-    pattern.bin_offsets = bin_bcsr_bin_offsets(pattern.row_counts);
+    pattern.row_counts = cpu::bin_bcsr_row_counts(topology, layout);
+    pattern.bin_offsets = cpu::bin_bcsr_bin_offsets(pattern.row_counts);
     pattern.columns.resize(pattern.num_slots());
-    fill_bin_bcsr_columns(topology, cells, layout, pattern);
+    cpu::fill_bin_bcsr_columns(topology, cells, layout, pattern);
     return pattern;
 }
 

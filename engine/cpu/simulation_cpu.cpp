@@ -124,7 +124,7 @@ public:
             for (int d = 0; d < 3; ++d) kinetic += 0.5 * mass[i] * v_[3 * i + d] * v_[3 * i + d];
         return kinetic;
     }
-    double energy_rounding() const override { return 0.0; } // sums in double, fixed order
+    double energy_rounding() const override { return kDoubleEnergyRounding; } // double sums
 
 protected:
     void load_state(const std::vector<double>& x, const std::vector<double>& v) override {

@@ -1,6 +1,7 @@
-// cuda::Assembly (cuda/cuda_assembly.hpp): set-up (upload or device topology, cell node table,
-// reference integrals), buffer access and downloads. The stages live one per file: pattern.cu,
-// maps.cu, summation.cu, spmv.cu (see cuda/assembly_impl.cuh).
+// cuda::Assembly (cuda/cuda_assembly.hpp), the owner of the device stages: set-up (upload or
+// device topology, cell node table, reference integrals), the pattern and map builds (exact
+// allocations, timing and peak bytes around the stage functions of pattern.cu and maps.cu),
+// buffer access and downloads. Summation and products: summation.cu, spmv.cu.
 #include "cuda/assembly_impl.cuh"
 
 #include <limits>
@@ -84,7 +85,7 @@ Assembly::Assembly(const TetMesh& mesh, int order) : impl_(std::make_unique<Impl
     d.times.upload = timer.stop();
     timer.start();
     std::size_t peak_extra = 0;
-    build_device_topology(d.topo, peak_extra, order);
+    cuda::build_topology(d.topo, order, &peak_extra);
     d.held += d.topo.bytes() - d.topo.cells.bytes();
     d.peak = std::max(std::max(d.peak, d.held), peak_extra);
     d.times.topology = timer.stop();
@@ -125,6 +126,73 @@ void Assembly::Impl::finish_setup(const TetMesh& mesh, int order) {
             layout, num_cells, cell_nodes.data());
         EDN_CUDA_CHECK_LAUNCH();
     }
+}
+
+void Assembly::build_pattern() {
+    Impl& d = *impl_;
+    const NodeLayout& L = d.layout;
+    const Index rows = L.num_nodes();
+    d.bins = (rows + detail::kWarp - 1) / detail::kWarp;
+    const TopologyView topology = d.topo.view();
+    detail::StageTimer timer;
+    std::size_t scratch = 0;
+    // 1. exact counts
+    timer.start();
+    d.pattern_generation = new_pattern_generation();
+    d.row_counts.resize(rows);
+    d.track(d.row_counts);
+    cuda::bin_bcsr_row_counts(topology, L, d.row_counts.data(), &scratch);
+    d.peak = std::max(d.peak, d.held + scratch);
+    d.times.count = timer.stop();
+    // 2. bin offsets: sizes, exclusive scan, read back the total
+    timer.start();
+    d.bin_offsets.resize(static_cast<std::size_t>(d.bins) + 1);
+    d.track(d.bin_offsets);
+    d.num_slots =
+        cuda::bin_bcsr_bin_offsets(d.row_counts.data(), rows, d.bin_offsets.data(), &scratch);
+    d.peak = std::max(d.peak, d.held + scratch);
+    d.times.bin_offsets = timer.stop();
+    // 3. one exact allocation
+    timer.start();
+    d.columns.resize(d.num_slots);
+    d.track(d.columns);
+    d.values.resize(9 * static_cast<std::size_t>(d.num_slots));
+    d.track(d.values);
+    d.diag.resize(9 * static_cast<std::size_t>(rows));
+    d.track(d.diag);
+    d.times.alloc = timer.stop();
+    // 4. columns
+    timer.start();
+    cuda::fill_bin_bcsr_columns(topology, d.cell_nodes.data(), L, device_matrix().pattern,
+                                d.columns.data(), d.counter.data());
+    d.times.columns = timer.stop();
+}
+
+void Assembly::set_reproducible_maps(bool on) {
+    impl_->reproducible_maps = on;
+}
+
+void Assembly::build_per_entry_map() {
+    Impl& d = *impl_;
+    const Index rows = d.layout.num_nodes();
+    const std::int64_t sources = static_cast<std::int64_t>(d.num_cells) * d.m * d.m;
+    EDN_VERIFY(sources <= std::numeric_limits<Index>::max(), ErrorCode::OutOfMemory,
+               "per-entry map too large: " << sources << " element blocks");
+    const std::int64_t targets = static_cast<std::int64_t>(d.num_slots) + rows;
+    detail::StageTimer timer;
+    timer.start();
+    if (d.map_offsets.size()) d.release(d.map_offsets);
+    if (d.map_sources.size()) d.release(d.map_sources);
+    d.map_offsets.resize(targets + 1);
+    d.track(d.map_offsets);
+    d.map_sources.resize(sources);
+    d.track(d.map_sources);
+    std::size_t scratch = 0;
+    cuda::build_per_entry_map(device_matrix().pattern, device_cell_nodes(), d.num_slots,
+                              d.map_offsets.data(), d.map_sources.data(), d.reproducible_maps,
+                              &scratch);
+    d.peak = std::max(d.peak, d.held + scratch);
+    d.times.maps = timer.stop();
 }
 
 void Assembly::Impl::ensure_blocks_allocated() {

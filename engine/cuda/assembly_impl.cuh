@@ -1,7 +1,8 @@
 #pragma once
 // The device state of cuda::Assembly and the helpers its stages share (.cu files only). The
-// stages live one per file: assembly.cu (set-up, downloads), pattern.cu (counts, bins, columns),
-// maps.cu (per-entry maps), summation.cu (element blocks, summation), spmv.cu (products).
+// stages are free functions, one file each: topology.cu, pattern.cu (counts, bins, columns),
+// maps.cu (per-entry maps), summation.cu (element blocks, summation), spmv.cu (products);
+// assembly.cu is the owner that allocates, times and tracks peak bytes around them.
 
 #include "cuda/cuda_assembly.hpp"
 #include "cuda/cuda_check.cuh"
@@ -183,14 +184,7 @@ struct Assembly::Impl {
                 topo.face_cells.data()};
     }
     /// Points the layout's node slot order at the device topology's (kernels use `layout`).
-    void use_device_slots() {
-        const bool edges = layout.order >= 2 && topo.edge_at.size() == std::size_t(topo.num_edges);
-        const bool faces = layout.order >= 3 && topo.face_at.size() == std::size_t(topo.num_faces);
-        layout.edge_slot = edges ? topo.edge_slot.data() : nullptr;
-        layout.edge_at = edges ? topo.edge_at.data() : nullptr;
-        layout.face_slot = faces ? topo.face_slot.data() : nullptr;
-        layout.face_at = faces ? topo.face_at.data() : nullptr;
-    }
+    void use_device_slots() { layout = with_device_slots(layout, topo); }
     void finish_setup(const TetMesh& mesh, int order);
     void ensure_blocks_allocated();
     void materialize_linear_blocks();

@@ -84,7 +84,7 @@ struct PcgOptions {
 };
 
 /// Waits until all device work is done (for host timing of device loops).
-void device_synchronize();
+EDN_CUDA_FN void device_synchronize() EDN_CUDA_ONLY;
 
 /// A Bin-BCSR* matrix copied to the device (pattern and values), e.g. one assembled on the CPU.
 class DeviceMatrix {

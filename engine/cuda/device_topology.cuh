@@ -1,8 +1,10 @@
 #pragma once
 // Mesh topology on the device (twin of mesh/topology.hpp's Topology, minus the boundary), built
-// from cellVertices with CUB sorts (paper sec. 4.1) or uploaded from a host Topology.
+// from cellVertices with CUB sorts (cuda::build_topology, paper sec. 4.1) or uploaded from a host
+// Topology. Host code only (no kernels): CUDA tests include it too.
 
 #include "cuda/cuda_check.cuh"
+#include "mesh/node_layout.hpp"
 #include "mesh/topology.hpp"
 
 namespace edn::cuda {
@@ -30,13 +32,37 @@ struct DeviceTopology {
                face_offsets.bytes() + face_cells.bytes() + edge_slot.bytes() + edge_at.bytes() +
                face_slot.bytes() + face_at.bytes();
     }
+    /// The arrays as a POD view (device pointers) for the stage functions.
+    TopologyView view() const {
+        return {num_vertices,
+                num_cells,
+                num_edges,
+                num_faces,
+                reinterpret_cast<const Index*>(cells.data()),
+                reinterpret_cast<const Index*>(edges.data()),
+                faces.data(),
+                face_edges.data(),
+                cell_edges.data(),
+                cell_faces.data(),
+                {vertex_offsets.data(), vertex_cells.data()},
+                {edge_offsets.data(), edge_cells.data()},
+                {face_offsets.data(), face_cells.data()}};
+    }
 };
 
-/// Builds everything but `cells` (already uploaded, num_vertices and num_cells set) on the
-/// device. Reads back only #E and #F. `peak_extra` receives the largest temporary bytes held.
-/// The node slot order is built for the nodes an order-`order` layout has (edges from p = 2,
-/// faces from p = 3), equal to the host's (order_node_slots).
-void build_device_topology(DeviceTopology& topology, std::size_t& peak_extra, int order);
+/// `layout` with its node slot order pointed at `topology`'s device arrays (the identity where
+/// the topology has none for the layout's order), as the device stages need it.
+inline NodeLayout with_device_slots(NodeLayout layout, const DeviceTopology& topology) {
+    const bool edges =
+        layout.order >= 2 && topology.edge_at.size() == std::size_t(topology.num_edges);
+    const bool faces =
+        layout.order >= 3 && topology.face_at.size() == std::size_t(topology.num_faces);
+    layout.edge_slot = edges ? topology.edge_slot.data() : nullptr;
+    layout.edge_at = edges ? topology.edge_at.data() : nullptr;
+    layout.face_slot = faces ? topology.face_slot.data() : nullptr;
+    layout.face_at = faces ? topology.face_at.data() : nullptr;
+    return layout;
+}
 
 /// Uploads a host topology (and the mesh cells).
 void upload_topology(const TetMesh& mesh, const Topology& host, DeviceTopology& topology);

@@ -1,5 +1,6 @@
-// CUDA twin of cpu::build_per_entry_map (sparse/summation.hpp): per stored block, the element
-// blocks that sum into it (count, scan, fill; optionally sorted for reproducible sums).
+// The per-entry map stage on the device (twin of cpu::build_per_entry_map, cpu/maps.cpp; declared
+// in sparse/summation.hpp): per stored block, the element blocks that sum into it (count, scan,
+// fill; optionally sorted for reproducible sums).
 #include "cuda/assembly_impl.cuh"
 
 #include <cub/device/device_scan.cuh>
@@ -61,55 +62,41 @@ __global__ void map_sort_kernel(const Index* offsets, Index targets, Index* sour
 
 } // namespace
 
-void Assembly::set_reproducible_maps(bool on) {
-    impl_->reproducible_maps = on;
-}
-
-void Assembly::build_per_entry_map() {
-    Impl& d = *impl_;
-    const Index rows = d.layout.num_nodes();
-    const std::int64_t sources = static_cast<std::int64_t>(d.num_cells) * d.m * d.m;
-    EDN_VERIFY(sources <= std::numeric_limits<Index>::max(), ErrorCode::OutOfMemory,
-               "per-entry map too large: " << sources << " element blocks");
-    const std::int64_t targets = static_cast<std::int64_t>(d.num_slots) + rows;
-    detail::StageTimer timer;
-    timer.start();
-    if (d.map_offsets.size()) d.release(d.map_offsets);
-    if (d.map_sources.size()) d.release(d.map_sources);
-    d.map_offsets.resize(targets + 1);
-    d.track(d.map_offsets);
-    d.map_sources.resize(sources);
-    d.track(d.map_sources);
-    EDN_CUDA_CHECK(cudaMemsetAsync(d.map_offsets.data(), 0, d.map_offsets.bytes()));
-    if (sources)
-        map_count_kernel<<<grid_for(sources, 256), 256>>>(
-            d.cell_nodes.data(), d.num_cells, d.m, d.bin_offsets.data(), d.columns.data(),
-            d.row_counts.data(), d.num_slots, d.map_offsets.data());
+void build_per_entry_map(const BinBcsrPatternView& pattern, const CellNodesView& cell_nodes,
+                         Index num_slots, Index* offsets, Index* sources, bool sorted,
+                         std::size_t* scratch_bytes) {
+    const int m = cell_nodes.per_cell;
+    const Index num_cells = cell_nodes.num_cells;
+    const std::int64_t num_sources = static_cast<std::int64_t>(num_cells) * m * m;
+    const std::int64_t targets = static_cast<std::int64_t>(num_slots) + pattern.num_rows;
+    EDN_CUDA_CHECK(cudaMemsetAsync(offsets, 0, sizeof(Index) * (targets + 1)));
+    if (num_sources)
+        map_count_kernel<<<grid_for(num_sources, 256), 256>>>(
+            cell_nodes.nodes, num_cells, m, pattern.bin_offsets, pattern.columns,
+            pattern.row_counts, num_slots, offsets);
     EDN_CUDA_CHECK_LAUNCH();
     std::size_t temp_bytes = 0;
-    EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, d.map_offsets.data(),
-                                                 d.map_offsets.data(), targets + 1));
+    EDN_CUDA_CHECK(
+        cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, offsets, offsets, targets + 1));
     {
         // The fill cursor reuses the scan's temporary lifetime: both are small next to the map.
         DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
         DeviceBuffer<Index> cursor(targets + 1);
-        d.peak = std::max(d.peak, d.held + temp.bytes() + cursor.bytes());
-        EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, d.map_offsets.data(),
-                                                     d.map_offsets.data(), targets + 1));
-        EDN_CUDA_CHECK(cudaMemcpyAsync(cursor.data(), d.map_offsets.data(), cursor.bytes(),
-                                       cudaMemcpyDeviceToDevice));
-        if (sources)
-            map_fill_kernel<<<grid_for(sources, 256), 256>>>(
-                d.cell_nodes.data(), d.num_cells, d.m, d.bin_offsets.data(), d.columns.data(),
-                d.row_counts.data(), d.num_slots, cursor.data(), d.map_sources.data());
+        if (scratch_bytes) *scratch_bytes = temp.bytes() + cursor.bytes();
+        EDN_CUDA_CHECK(
+            cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, offsets, offsets, targets + 1));
+        EDN_CUDA_CHECK(
+            cudaMemcpyAsync(cursor.data(), offsets, cursor.bytes(), cudaMemcpyDeviceToDevice));
+        if (num_sources)
+            map_fill_kernel<<<grid_for(num_sources, 256), 256>>>(
+                cell_nodes.nodes, num_cells, m, pattern.bin_offsets, pattern.columns,
+                pattern.row_counts, num_slots, cursor.data(), sources);
         EDN_CUDA_CHECK_LAUNCH();
-        if (sources && d.reproducible_maps)
-            map_sort_kernel<<<grid_for(targets, 256), 256>>>(d.map_offsets.data(), targets,
-                                                             d.map_sources.data());
+        if (num_sources && sorted)
+            map_sort_kernel<<<grid_for(targets, 256), 256>>>(offsets, targets, sources);
         EDN_CUDA_CHECK_LAUNCH();
         EDN_CUDA_CHECK(cudaDeviceSynchronize());
     }
-    d.times.maps = timer.stop();
 }
 
 } // namespace edn::cuda

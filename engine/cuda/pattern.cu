@@ -1,5 +1,6 @@
-// CUDA twin of the pattern build (sparse/bin_bcsr_pattern.cpp): exact row counts per simplex
-// (Eq. 6), bin widths, an exclusive scan, one exact allocation, columns (Assembly::build_pattern).
+// The pattern stages on the device (twins of cpu/pattern.cpp, declared in
+// sparse/bin_bcsr_pattern.hpp): exact row counts per simplex (Eq. 6), bin widths and an exclusive
+// scan, columns. cuda::Assembly::build_pattern (assembly.cu) allocates exactly between them.
 #include "cuda/assembly_impl.cuh"
 
 #include <cub/device/device_scan.cuh>
@@ -140,18 +141,15 @@ __global__ void fill_columns_kernel(NodeCellsDevice nc, const Index* cell_nodes,
 }
 } // namespace
 
-void Assembly::build_pattern() {
-    Impl& d = *impl_;
-    const NodeLayout& L = d.layout;
+void bin_bcsr_row_counts(const TopologyView& topology, const NodeLayout& layout, Index* row_counts,
+                         std::size_t* scratch_bytes) {
+    const NodeLayout& L = layout;
     const Index rows = L.num_nodes();
-    d.bins = (rows + kWarp - 1) / kWarp;
-    detail::StageTimer timer;
-    // 1. exact counts
-    timer.start();
+    const Index num_cells = topology.num_cells;
     DeviceBuffer<Index> vertex_count(L.num_vertices), edge_count(L.order >= 2 ? L.num_edges : 0),
         face_count(L.order >= 3 ? L.num_faces : 0);
-    d.held += vertex_count.bytes() + edge_count.bytes() + face_count.bytes();
-    d.peak = std::max(d.peak, d.held);
+    if (scratch_bytes)
+        *scratch_bytes = vertex_count.bytes() + edge_count.bytes() + face_count.bytes();
     const Index most =
         std::max(std::max(L.num_vertices, L.num_edges), std::max(L.num_faces, Index(1)));
     init_simplex_counts<<<grid_for(most, 256), 256>>>(vertex_count.data(), edge_count.data(),
@@ -159,68 +157,62 @@ void Assembly::build_pattern() {
                                                       L.num_edges, L.num_faces, L.order);
     EDN_CUDA_CHECK_LAUNCH();
     if (L.num_edges)
-        count_from_edges<<<grid_for(L.num_edges, 256), 256>>>(d.topo.edges.data(), L.num_edges,
-                                                              L.order, vertex_count.data());
+        count_from_edges<<<grid_for(L.num_edges, 256), 256>>>(
+            reinterpret_cast<const int2*>(topology.edges), L.num_edges, L.order,
+            vertex_count.data());
     if (L.order >= 2 && L.num_faces)
         count_from_faces<<<grid_for(L.num_faces, 256), 256>>>(
-            d.topo.faces.data(), d.topo.face_edges.data(), L.num_faces, L.order,
-            vertex_count.data(), edge_count.data());
-    if (L.order >= 2 && d.num_cells)
-        count_from_cells<<<grid_for(d.num_cells, 256), 256>>>(
-            d.topo.cells.data(), d.topo.cell_edges.data(), d.topo.cell_faces.data(), d.num_cells,
-            L.order, vertex_count.data(), edge_count.data(), face_count.data());
-    d.pattern_generation = new_pattern_generation();
-    d.row_counts.resize(rows);
-    d.track(d.row_counts);
+            topology.faces, topology.face_edges, L.num_faces, L.order, vertex_count.data(),
+            edge_count.data());
+    if (L.order >= 2 && num_cells)
+        count_from_cells<<<grid_for(num_cells, 256), 256>>>(
+            reinterpret_cast<const int4*>(topology.cells), topology.cell_edges, topology.cell_faces,
+            num_cells, L.order, vertex_count.data(), edge_count.data(), face_count.data());
     if (rows)
         expand_row_counts<<<grid_for(rows, 256), 256>>>(vertex_count.data(), edge_count.data(),
-                                                        face_count.data(), L, d.row_counts.data());
+                                                        face_count.data(), L, row_counts);
     EDN_CUDA_CHECK_LAUNCH();
-    d.times.count = timer.stop();
-    d.held -= vertex_count.bytes() + edge_count.bytes() + face_count.bytes();
-    vertex_count = {}, edge_count = {}, face_count = {};
+}
 
-    // 2. bin offsets: sizes, exclusive scan, read back the total
-    timer.start();
-    d.bin_offsets.resize(static_cast<std::size_t>(d.bins) + 1);
-    d.track(d.bin_offsets);
-    EDN_CUDA_CHECK(cudaMemsetAsync(d.bin_offsets.data(), 0, d.bin_offsets.bytes()));
-    if (d.bins)
-        bin_sizes_kernel<<<grid_for(static_cast<std::int64_t>(d.bins) * kWarp, 256), 256>>>(
-            d.row_counts.data(), rows, d.bins, d.bin_offsets.data());
+Index bin_bcsr_bin_offsets(const Index* row_counts, Index num_rows, Index* bin_offsets,
+                           std::size_t* scratch_bytes) {
+    const Index bins = (num_rows + kWarp - 1) / kWarp;
+    EDN_CUDA_CHECK(
+        cudaMemsetAsync(bin_offsets, 0, sizeof(Index) * (static_cast<std::size_t>(bins) + 1)));
+    if (bins)
+        bin_sizes_kernel<<<grid_for(static_cast<std::int64_t>(bins) * kWarp, 256), 256>>>(
+            row_counts, num_rows, bins, bin_offsets);
     EDN_CUDA_CHECK_LAUNCH();
     std::size_t temp_bytes = 0;
-    EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, d.bin_offsets.data(),
-                                                 d.bin_offsets.data(), d.bins + 1));
+    EDN_CUDA_CHECK(
+        cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, bin_offsets, bin_offsets, bins + 1));
     {
         DeviceBuffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1));
-        d.peak = std::max(d.peak, d.held + temp.bytes());
-        EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, d.bin_offsets.data(),
-                                                     d.bin_offsets.data(), d.bins + 1));
+        if (scratch_bytes) *scratch_bytes = temp.bytes();
+        EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, bin_offsets,
+                                                     bin_offsets, bins + 1));
     }
-    EDN_CUDA_CHECK(cudaMemcpy(&d.num_slots, d.bin_offsets.data() + d.bins, sizeof(Index),
-                              cudaMemcpyDeviceToHost));
-    d.times.bin_offsets = timer.stop();
+    Index total = 0;
+    EDN_CUDA_CHECK(cudaMemcpy(&total, bin_offsets + bins, sizeof(Index), cudaMemcpyDeviceToHost));
+    return total;
+}
 
-    // 3. one exact allocation
-    timer.start();
-    d.columns.resize(d.num_slots);
-    d.track(d.columns);
-    d.values.resize(9 * static_cast<std::size_t>(d.num_slots));
-    d.track(d.values);
-    d.diag.resize(9 * static_cast<std::size_t>(rows));
-    d.track(d.diag);
-    d.times.alloc = timer.stop();
-
-    // 4. columns
-    timer.start();
-    d.reset_counter();
-    if (d.bins)
-        fill_columns_kernel<<<persistent_grid(d.bins, 128), 128>>>(
-            d.node_cells(), d.cell_nodes.data(), d.m, d.bin_offsets.data(), d.row_counts.data(),
-            rows, d.bins, d.counter.data(), d.columns.data());
+void fill_bin_bcsr_columns(const TopologyView& topology, const Index* cell_nodes,
+                           const NodeLayout& layout, const BinBcsrPatternView& pattern,
+                           Index* columns, unsigned int* bin_counter) {
+    const NodeCellsDevice node_cells{layout,
+                                     topology.vertex_cells.offsets,
+                                     topology.vertex_cells.indices,
+                                     topology.edge_cells.offsets,
+                                     topology.edge_cells.indices,
+                                     topology.face_cells.offsets,
+                                     topology.face_cells.indices};
+    EDN_CUDA_CHECK(cudaMemsetAsync(bin_counter, 0, sizeof(unsigned int)));
+    if (pattern.num_bins)
+        fill_columns_kernel<<<persistent_grid(pattern.num_bins, 128), 128>>>(
+            node_cells, cell_nodes, nodes_per_cell(layout.order), pattern.bin_offsets,
+            pattern.row_counts, pattern.num_rows, pattern.num_bins, bin_counter, columns);
     EDN_CUDA_CHECK_LAUNCH();
-    d.times.columns = timer.stop();
 }
 
 } // namespace edn::cuda

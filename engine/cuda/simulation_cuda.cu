@@ -1,8 +1,17 @@
-// CUDA backend of Simulation (float): the operations of the Newton loop (solver/newton.hpp) on
-// device vectors. The element kernel, gradient gather, Hessian summation into the Bin-BCSR*
-// pattern of cuda::Assembly, PCG (cuda::Pcg) and the line search's evaluations all run on the
-// device; the host reads back only the scalars the Newton loop branches on (potential, slope,
-// residual norm: a few per iteration).
+// CUDA backend of Simulation: the operations of the Newton loop (solver/newton.hpp) on device
+// vectors. The element kernel, gradient gather, Hessian summation into the Bin-BCSR* pattern of
+// cuda::Assembly, PCG (cuda::Pcg) and the line search's evaluations all run on the device; the
+// host reads back only the scalars the Newton loop branches on (potential, slope, residual norm:
+// a few per iteration).
+//
+// Mixed precision: the Newton level is double, the linear solve float. Double: the state (x, v),
+// x_start, y~, the five Newton vectors, the masses and rest positions of the node terms, the
+// element energies and forces (element_kernel evaluates the material in double from the double
+// displacements), the node gradient, the drag and every sum and dot product. Float: the element
+// Hessian blocks, the Bin-BCSR* matrix, the PCG with its right-hand side and solution (rhs_,
+// pcg_dx_, the warm start first_dx_), and the rendering buffers (positions_, von_mises_). solve()
+// rounds -g to float, widens the PCG's solution into the double Direction, and checks the true
+// residual of the double system in double (see solve()).
 #include "core/dispatch.hpp"
 #include "cuda/cuda_assembly.hpp"
 #include "cuda/cuda_check.cuh"
@@ -27,7 +36,8 @@ public:
     /// null for meshes too large for the device topology (then the host builds it).
     CudaBackend(TetMesh m, const SimulationSettings& s, std::unique_ptr<cuda::Assembly> assembly,
                 std::optional<Topology> prebuilt);
-    // x_, y_, trial_, x_start_ and y_tilde_ hold displacements u = x - X (float keeps the digits
+    // x_, y_, trial_, x_start_ and y_tilde_ hold displacements u = x - X (the element kernel's
+    // F = I + grad u keeps the digits of small strains, and the Hessian's float copy of u those
     // of small motions of large bodies); positions are X + u.
     std::vector<double> positions() const override {
         std::vector<double> u = download(x_);
@@ -44,7 +54,7 @@ public:
         EDN_CUDA_CHECK(
             cudaMemcpy(x_start_.data(), x_.data(), x_.bytes(), cudaMemcpyDeviceToDevice));
         predictor_kernel<<<blocks_for(n), kBlock>>>(
-            x_.data(), v_.data(), fixed_.data(), static_cast<float>(effective_dt()),
+            x_.data(), v_.data(), fixed_.data(), effective_dt(),
             settings.integrator != Integrator::Static, n, y_tilde_.data(), y_.data());
         EDN_CUDA_CHECK_LAUNCH();
         upload(trial_, minus_rest(y));
@@ -58,9 +68,9 @@ public:
         incremental_potential(y, nullptr); // sets y~, x_start and trial_ = y
         evaluate(trial_.data(), kEnergy | kGradient | kHessian, g_.data());
         assemble(trial_.data());
-        upload(rhs_, v);
-        cuda::spmv(assembly_->device_matrix(), rhs_.data(), dx_.data());
-        return download(dx_);
+        upload(rhs_, v); // the float matrix times v rounded to float, as the PCG applies it
+        cuda::spmv(assembly_->device_matrix(), rhs_.data(), pcg_dx_.data());
+        return download(pcg_dx_);
     }
     std::int64_t nnz_blocks() const override { return assembly_->nnz_blocks(); }
     std::size_t matrix_bytes() const override { return assembly_->matrix_bytes(); }
@@ -88,8 +98,10 @@ public:
     }
     PcgResult solve(bool warm) override;
     void keep_first_direction() override {
-        EDN_CUDA_CHECK(
-            cudaMemcpyAsync(first_dx_.data(), dx_.data(), dx_.bytes(), cudaMemcpyDeviceToDevice));
+        // A float warm start for the float PCG: only a guess.
+        const std::int64_t dofs = static_cast<std::int64_t>(dx_.size());
+        to_float_kernel<<<blocks_for(dofs), kBlock>>>(dx_.data(), 1.0, dofs, first_dx_.data());
+        EDN_CUDA_CHECK_LAUNCH();
     }
     double dot(NewtonVector a, NewtonVector b) override {
         return device_dot(vector(a).data(), vector(b).data(),
@@ -104,8 +116,10 @@ public:
     bool update_state() override;
     double state_strain_energy() override;
     double state_kinetic_energy() override;
-    /// Energies are float element sums (added in double): their round-off, relative.
-    double energy_rounding() const override { return 1e-7; }
+    /// The potential is evaluated and summed in double, as on the CPU (per-cell energies from
+    /// double material evaluations, per-node terms, fixed-order tree sums): the same round-off
+    /// (the float element sums needed 1e-7).
+    double energy_rounding() const override { return kDoubleEnergyRounding; }
 
 protected:
     void load_state(const std::vector<double>& x, const std::vector<double>& v) override {
@@ -115,33 +129,40 @@ protected:
     }
 
 private:
-    DeviceBuffer<float>& vector(NewtonVector v) { return newton_vectors_[static_cast<int>(v)]; }
-    static std::vector<double> download(const DeviceBuffer<float>& b) {
-        std::vector<float> f(b.size());
+    DeviceBuffer<double>& vector(NewtonVector v) { return newton_vectors_[static_cast<int>(v)]; }
+    /// A device vector (float or double) copied to the host in double.
+    template <class T> static std::vector<double> download(const DeviceBuffer<T>& b) {
+        std::vector<T> f(b.size());
         if (!f.empty())
             EDN_CUDA_CHECK(cudaMemcpy(f.data(), b.data(), b.bytes(), cudaMemcpyDeviceToHost));
         return {f.begin(), f.end()};
     }
-    static void upload(DeviceBuffer<float>& b, const std::vector<double>& v) {
-        std::vector<float> f(v.begin(), v.end());
+    /// A host vector into a device vector (float: rounded).
+    template <class T> static void upload(DeviceBuffer<T>& b, const std::vector<double>& v) {
+        std::vector<T> f(v.begin(), v.end());
         if (!f.empty())
             EDN_CUDA_CHECK(cudaMemcpy(b.data(), f.data(), b.bytes(), cudaMemcpyHostToDevice));
     }
-    /// Sum of `count` floats on the device (in double on the host after the copy).
-    double device_sum(const float* values, std::int64_t count);
-    double device_dot(const float* a, const float* b, std::int64_t count);
+    /// Sum of `count` values on the device, in double.
+    double device_sum(const double* values, std::int64_t count);
+    /// a.b on the device, in double.
+    double device_dot(const double* a, const double* b, std::int64_t count);
+    /// One float PCG solve of the matrix for rhs_ into pcg_dx_ (block Jacobi or two-level).
+    PcgResult float_solve(const PcgSettings& pcg);
+    /// residual_ = -Gradient - A Direction (free rows) in double; returns its norm.
+    double true_residual();
     /// Element pass + node pass at y; returns the potential; fills `gradient` with kGradient.
-    double evaluate(const float* y, int outputs, float* gradient);
+    double evaluate(const double* y, int outputs, double* gradient);
     /// The potential's node terms (inertia, gravity, ground) and the drag spring at y: all of it
     /// but the element energies (no gradient).
-    double node_potential(const float* y);
+    double node_potential(const double* y);
     /// The drag spring's energy at y (0 without one), its gradient added to `gradient` when that
     /// is not null.
-    double drag_energy(const float* y, float* gradient);
+    double drag_energy(const double* y, double* gradient);
     template <int P, class Material>
-    void launch_elements(const Material& material, const float* y, int outputs);
+    void launch_elements(const Material& material, const double* y, int outputs);
     /// The element pass of the settings' material and order at y.
-    void launch_elements(const float* y, int outputs);
+    void launch_elements(const double* y, int outputs);
     template <class F> void with_material(F&& f) const;
     NodeTerms node_terms() const;
     /// x - X on the host.
@@ -150,7 +171,7 @@ private:
         for (std::size_t k = 0; k < x.size(); ++k) u[k] = x[k] - rest[k];
         return u;
     }
-    /// positions_ = X + u.
+    /// positions_ = X + u, in float.
     void update_positions() {
         const std::int64_t n = static_cast<std::int64_t>(x_.size());
         positions_kernel<<<blocks_for(n), kBlock>>>(rest_x_.data(), x_.data(), n,
@@ -158,7 +179,7 @@ private:
         EDN_CUDA_CHECK_LAUNCH();
     }
     /// Sums the element Hessians at y and adds the mass, ground and drag terms.
-    void assemble(const float* y);
+    void assemble(const double* y);
 
     std::unique_ptr<cuda::Assembly> assembly_;
     std::unique_ptr<cuda::Pcg> pcg_;
@@ -168,26 +189,34 @@ private:
     std::unique_ptr<cuda::Multigrid> multigrid_;
     std::vector<std::uint8_t> multigrid_fixed_;
     void build_multigrid();
-    LameParameters<float> lame_{};
-    QuadratureTet<float> rule_{};
-    DeviceBuffer<RestElement<float>> rest_elements_;
-    DeviceBuffer<float> x_, v_, y_tilde_, x_start_, rhs_, scratch_;
+    LameParameters<float> lame_{};              ///< of the float Hessian (the Inline summation's K)
+    LameParameters<double> lame_d_{};           ///< of the double energies and forces
+    QuadratureTet<double> rule_{};
+    QuadratureTet<float> rule_f_{}; ///< rule_ rounded, for the float element Hessians
+    DeviceBuffer<RestElement<double>> rest_elements_;
+    DeviceBuffer<double> x_, v_, y_tilde_, x_start_;
+    DeviceBuffer<double> residual_; ///< solve()'s true residual of the Newton system
+    DeviceBuffer<float> rhs_;       ///< the float PCG's right-hand side
+    DeviceBuffer<float> pcg_dx_;    ///< the float PCG's solution (or correction)
     /// The Newton loop's vectors by NewtonVector, and names for them.
-    std::array<DeviceBuffer<float>, kNewtonVectors> newton_vectors_;
-    DeviceBuffer<float>&y_ = newton_vectors_[int(NewtonVector::Iterate)],
+    std::array<DeviceBuffer<double>, kNewtonVectors> newton_vectors_;
+    DeviceBuffer<double>&y_ = newton_vectors_[int(NewtonVector::Iterate)],
     &trial_ = newton_vectors_[int(NewtonVector::Trial)],
     &g_ = newton_vectors_[int(NewtonVector::Gradient)],
     &g_trial_ = newton_vectors_[int(NewtonVector::TrialGradient)],
     &dx_ = newton_vectors_[int(NewtonVector::Direction)];
-    DeviceBuffer<float> rest_x_, positions_; ///< X and X + u (3 per node)
-    DeviceBuffer<float> first_dx_; ///< the last step's first Newton correction (PCG warm start)
-    DeviceBuffer<float> mass_, cell_energy_, node_energy_, forces_, extra_;
-    DeviceBuffer<float> damping_energy_; ///< per cell Rayleigh stiffness damping potential
-    DeviceBuffer<float> von_mises_;      ///< per cell, device_von_mises_stress()
+    DeviceBuffer<double> rest_x_;   ///< X (3 per node)
+    DeviceBuffer<float> positions_; ///< X + u (3 per node), for rendering
+    DeviceBuffer<float> first_dx_;  ///< the last step's first Newton correction (PCG warm start)
+    DeviceBuffer<float> mass_;      ///< lumped masses for the float matrix's diagonal
+    DeviceBuffer<double> mass_d_;   ///< the same in double for the node terms
+    DeviceBuffer<double> cell_energy_, node_energy_, forces_, extra_;
+    DeviceBuffer<double> damping_energy_; ///< per cell Rayleigh stiffness damping potential
+    DeviceBuffer<float> von_mises_;       ///< per cell, device_von_mises_stress()
     /// Per cell von Mises stress of the current state into `out` (#cells device floats).
     void compute_von_mises(float* out) const;
     /// beta / h (0 for static solves or beta = 0).
-    float damping_coefficient() const;
+    double damping_coefficient() const;
     ElementDamping element_damping();
     DeviceBuffer<std::uint8_t> fixed_;
     DeviceBuffer<double> reduce_out_;
@@ -206,7 +235,9 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     const int npc = nodes_per_cell(layout.order);
     const auto lame = lame_from_young_poisson(settings.young, settings.poisson);
     lame_ = {static_cast<float>(lame.lambda), static_cast<float>(lame.mu)};
-    rule_ = quadrature_for_degree<float>(element_quadrature_degree(layout.order));
+    lame_d_ = lame;
+    rule_ = quadrature_for_degree<double>(element_quadrature_degree(layout.order));
+    rule_f_ = quadrature_for_degree<float>(element_quadrature_degree(layout.order));
     // Topology, counts, bins, allocation, columns and maps on the device; the host set-up of the
     // base class (masses, rest positions, components) used the device topology's download. The
     // GPU topology numbers edges and faces as the host does (tests/cuda).
@@ -226,7 +257,8 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     pcg_ = std::make_unique<cuda::Pcg>(n, pcg_options);
     if (settings.preconditioner == Preconditioner::TwoLevel && layout.order >= 2)
         coarse_ = std::make_unique<cuda::CoarseLevel>(mesh, topology, layout, assembly_.get());
-    std::vector<RestElement<float>> rest_host(nt);
+    // The rest geometry in double, as the CPU backend computes it (the float Hessian rounds it).
+    std::vector<RestElement<double>> rest_host(nt);
     for (Index t = 0; t < nt; ++t) {
         double X[4][3];
         for (int v = 0; v < 4; ++v)
@@ -234,20 +266,21 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
         const TetGeometry<double> g = tet_geometry(X);
         for (int i = 0; i < 3; ++i)
             for (int j = 0; j < 3; ++j)
-                rest_host[t].inverse_jacobian[i][j] =
-                    static_cast<float>(g.inverse_jacobian.m[i][j]);
-        rest_host[t].abs_det = static_cast<float>(std::abs(g.det_jacobian));
+                rest_host[t].inverse_jacobian[i][j] = g.inverse_jacobian.m[i][j];
+        rest_host[t].abs_det = std::abs(g.det_jacobian);
     }
     rest_elements_.resize(nt);
     EDN_CUDA_CHECK(cudaMemcpy(rest_elements_.data(), rest_host.data(), rest_elements_.bytes(),
                               cudaMemcpyHostToDevice));
     const std::size_t dofs = 3 * static_cast<std::size_t>(n);
-    for (auto* b :
-         {&x_, &v_, &y_, &y_tilde_, &x_start_, &trial_, &g_, &g_trial_, &dx_, &rhs_, &scratch_})
+    for (auto* b : {&x_, &v_, &y_, &y_tilde_, &x_start_, &trial_, &g_, &g_trial_, &dx_, &residual_})
         b->resize(dofs);
+    rhs_.resize(dofs);
+    pcg_dx_.resize(dofs);
     mass_.resize(n);
-    std::vector<float> mass_f(mass.begin(), mass.end());
-    EDN_CUDA_CHECK(cudaMemcpy(mass_.data(), mass_f.data(), mass_.bytes(), cudaMemcpyHostToDevice));
+    upload(mass_, mass);
+    mass_d_.resize(n);
+    upload(mass_d_, mass);
     cell_energy_.resize(nt);
     node_energy_.resize(n);
     forces_.resize(static_cast<std::size_t>(nt) * npc * 3);
@@ -270,60 +303,61 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
 }
 
 template <class F> void CudaBackend::with_material(F&& f) const {
-    edn::with_material(settings.material, lame_, f);
+    // The double material; the kernels make its float twin (float_material) for the Hessian.
+    edn::with_material(settings.material, lame_d_, f);
 }
 
-void CudaBackend::launch_elements(const float* y, int outputs) {
+void CudaBackend::launch_elements(const double* y, int outputs) {
     with_material([&](const auto& material) {
         with_order(layout.order, [&]<int P>() { launch_elements<P>(material, y, outputs); });
     });
 }
 
 template <int P, class Material>
-void CudaBackend::launch_elements(const Material& material, const float* y, int outputs) {
+void CudaBackend::launch_elements(const Material& material, const double* y, int outputs) {
     const Index nt = mesh.num_cells();
     const CellNodesView cn = assembly_->device_cell_nodes();
     float* blocks = (outputs & kHessian) ? assembly_->device_element_blocks() : nullptr;
     if constexpr (P >= 2) {
-        // Hessian passes of p >= 2 elements: m threads per element (see the kernel). The rules:
-        // 4 points at p = 2 (degree 2), 14 at p = 3 (degree 4: the positive degree-5 rule).
+        // Hessian passes of p >= 2 elements: the float blocks by m threads per element (see the
+        // kernel), the double energies and forces by element_kernel below. The rules: 4 points
+        // at p = 2 (degree 2), 14 at p = 3 (degree 4: the positive degree-5 rule).
         constexpr int kMaxQ = P == 2 ? 4 : 14;
-        if (outputs == (kEnergy | kGradient | kHessian) && damping_coefficient() == 0.f &&
+        if (outputs == (kEnergy | kGradient | kHessian) && damping_coefficient() == 0.0 &&
             rule_.num_points <= kMaxQ) {
             using H = CooperativeHessian<P, kMaxQ>;
             element_hessian_cooperative_kernel<P, kMaxQ>
                 <<<static_cast<unsigned int>((nt + H::kElements - 1) / H::kElements),
-                   H::kElements * H::m>>>(material, rest_elements_.data(), rule_, cn.nodes, nt, y,
-                                          settings.project_hessian, cell_energy_.data(),
-                                          forces_.data(), blocks);
+                   H::kElements * H::m>>>(float_material(material), rest_elements_.data(), rule_f_,
+                                          cn.nodes, nt, y, settings.project_hessian, blocks);
             EDN_CUDA_CHECK_LAUNCH();
-            return;
+            outputs &= ~kHessian;
+            blocks = nullptr;
         }
     }
     // 128 threads per block: the element kernels are register-heavy.
     constexpr int kElementBlock = 128;
     element_kernel<P>
         <<<static_cast<unsigned int>((nt + kElementBlock - 1) / kElementBlock), kElementBlock>>>(
-            material, rest_elements_.data(), rule_, cn.nodes, nt, y, outputs,
+            material, rest_elements_.data(), rule_, rule_f_, cn.nodes, nt, y, outputs,
             settings.project_hessian, cell_energy_.data(), forces_.data(), blocks,
             element_damping());
     EDN_CUDA_CHECK_LAUNCH();
 }
 
-float CudaBackend::damping_coefficient() const {
-    return settings.integrator == Integrator::Static
-               ? 0.f
-               : static_cast<float>(settings.stiffness_damping / effective_dt());
+double CudaBackend::damping_coefficient() const {
+    return settings.integrator == Integrator::Static ? 0.0
+                                                     : settings.stiffness_damping / effective_dt();
 }
 
 ElementDamping CudaBackend::element_damping() {
     ElementDamping d;
     d.coefficient = damping_coefficient();
-    if (d.coefficient > 0.f) {
+    if (d.coefficient > 0.0) {
         if (damping_energy_.size() != static_cast<std::size_t>(mesh.num_cells()))
             damping_energy_.resize(mesh.num_cells());
         d.y_start = x_start_.data();
-        d.lame = lame_;
+        d.lame = lame_d_;
         d.energy = damping_energy_.data();
     }
     return d;
@@ -331,23 +365,23 @@ ElementDamping CudaBackend::element_damping() {
 
 NodeTerms CudaBackend::node_terms() const {
     NodeTerms t{};
-    t.inertia = static_cast<float>(inertia_coefficient());
-    t.damping = settings.integrator == Integrator::Static
-                    ? 0.f
-                    : static_cast<float>(settings.mass_damping / effective_dt());
-    for (int d = 0; d < 3; ++d) t.gravity[d] = static_cast<float>(settings.gravity[d]);
+    t.inertia = inertia_coefficient();
+    t.damping =
+        settings.integrator == Integrator::Static ? 0.0 : settings.mass_damping / effective_dt();
+    for (int d = 0; d < 3; ++d) t.gravity[d] = settings.gravity[d];
     t.has_ground = settings.ground_height.has_value();
-    t.ground_height = settings.ground_height ? static_cast<float>(*settings.ground_height) : 0.f;
-    t.ground_stiffness = static_cast<float>(settings.ground_stiffness);
+    t.ground_height = settings.ground_height ? *settings.ground_height : 0.0;
+    t.ground_stiffness = settings.ground_stiffness;
     return t;
 }
 
-void CudaBackend::assemble(const float* y) {
+void CudaBackend::assemble(const double* y) {
     const Index n = layout.num_nodes();
     // Inline (linear p = 1) evaluates K itself: K is linear in (lambda, mu), so the stiffness
     // damping's (beta / h) K0 = (beta / h) K is a scaling of the Lame parameters.
-    const float scale =
-        settings.summation == SummationMethod::Inline ? 1.f + damping_coefficient() : 1.f;
+    const float scale = settings.summation == SummationMethod::Inline
+                            ? 1.f + static_cast<float>(damping_coefficient())
+                            : 1.f;
     assembly_->sum(settings.summation, {lame_.lambda * scale, lame_.mu * scale});
     const BinBcsrMatrixView<float> a = assembly_->device_matrix();
     const float mass_scale = static_cast<float>(inertia_coefficient() + node_terms().damping);
@@ -383,60 +417,60 @@ void CudaBackend::build_multigrid() {
     multigrid_fixed_ = fixed;
 }
 
-double CudaBackend::device_sum(const float* values, std::int64_t count) {
+double CudaBackend::device_sum(const double* values, std::int64_t count) {
     if (count == 0) return 0.0;
     const unsigned int grid = std::min<unsigned int>(blocks_for(count), kReduceBlocks);
-    reduce_kernel<false><<<grid, kBlock>>>(values, nullptr, count, reduce_partials_.data(),
-                                           reduce_done_.data(), reduce_out_.data());
+    reduce_kernel<false, double><<<grid, kBlock>>>(values, nullptr, count, reduce_partials_.data(),
+                                                   reduce_done_.data(), reduce_out_.data());
     EDN_CUDA_CHECK_LAUNCH();
     double out = 0;
     EDN_CUDA_CHECK(cudaMemcpy(&out, reduce_out_.data(), sizeof(double), cudaMemcpyDeviceToHost));
     return out;
 }
 
-double CudaBackend::device_dot(const float* a, const float* b, std::int64_t count) {
+double CudaBackend::device_dot(const double* a, const double* b, std::int64_t count) {
     if (count == 0) return 0.0;
     const unsigned int grid = std::min<unsigned int>(blocks_for(count), kReduceBlocks);
-    reduce_kernel<true><<<grid, kBlock>>>(a, b, count, reduce_partials_.data(), reduce_done_.data(),
-                                          reduce_out_.data());
+    reduce_kernel<true, double><<<grid, kBlock>>>(a, b, count, reduce_partials_.data(),
+                                                  reduce_done_.data(), reduce_out_.data());
     EDN_CUDA_CHECK_LAUNCH();
     double out = 0;
     EDN_CUDA_CHECK(cudaMemcpy(&out, reduce_out_.data(), sizeof(double), cudaMemcpyDeviceToHost));
     return out;
 }
 
-double CudaBackend::evaluate(const float* y, int outputs, float* gradient) {
+double CudaBackend::evaluate(const double* y, int outputs, double* gradient) {
     launch_elements(y, outputs);
     const Index n = layout.num_nodes();
     const bool with_gradient = outputs & kGradient;
     node_kernel<<<blocks_for(n), kBlock>>>(
         node_terms(), assembly_->device_node_cells(), assembly_->device_cell_nodes().nodes,
-        nodes_per_cell(layout.order), mass_.data(), fixed_.data(), rest_x_.data(), y,
+        nodes_per_cell(layout.order), mass_d_.data(), fixed_.data(), rest_x_.data(), y,
         y_tilde_.data(), x_start_.data(), forces_.data(), n, with_gradient, node_energy_.data(),
         gradient);
     EDN_CUDA_CHECK_LAUNCH();
     last_strain_energy_ = device_sum(cell_energy_.data(), mesh.num_cells());
     double total = last_strain_energy_ + device_sum(node_energy_.data(), n);
     // Rayleigh stiffness damping: part of the potential, not of the strain energy.
-    if (damping_coefficient() > 0.f) total += device_sum(damping_energy_.data(), mesh.num_cells());
+    if (damping_coefficient() > 0.0) total += device_sum(damping_energy_.data(), mesh.num_cells());
     return total + drag_energy(y, with_gradient ? gradient : nullptr);
 }
 
-double CudaBackend::drag_energy(const float* y, float* gradient) {
+double CudaBackend::drag_energy(const double* y, double* gradient) {
     if (!drag) return 0.0;
     drag_kernel<<<1, 1>>>(*drag, rest_x_.data(), y, fixed_.data(), gradient != nullptr,
                           extra_.data(), gradient);
     EDN_CUDA_CHECK_LAUNCH();
-    float e = 0;
-    EDN_CUDA_CHECK(cudaMemcpy(&e, extra_.data(), sizeof(float), cudaMemcpyDeviceToHost));
+    double e = 0;
+    EDN_CUDA_CHECK(cudaMemcpy(&e, extra_.data(), sizeof(double), cudaMemcpyDeviceToHost));
     return e;
 }
 
-double CudaBackend::node_potential(const float* y) {
+double CudaBackend::node_potential(const double* y) {
     const Index n = layout.num_nodes();
     node_kernel<<<blocks_for(n), kBlock>>>(
         node_terms(), assembly_->device_node_cells(), assembly_->device_cell_nodes().nodes,
-        nodes_per_cell(layout.order), mass_.data(), fixed_.data(), rest_x_.data(), y,
+        nodes_per_cell(layout.order), mass_d_.data(), fixed_.data(), rest_x_.data(), y,
         y_tilde_.data(), x_start_.data(), forces_.data(), n, false, node_energy_.data(), g_.data());
     EDN_CUDA_CHECK_LAUNCH();
     return device_sum(node_energy_.data(), n) + drag_energy(y, nullptr);
@@ -445,47 +479,94 @@ double CudaBackend::node_potential(const float* y) {
 void CudaBackend::begin_step() {
     const Index n = layout.num_nodes();
     EDN_CUDA_CHECK(cudaMemcpy(x_start_.data(), x_.data(), x_.bytes(), cudaMemcpyDeviceToDevice));
-    predictor_kernel<<<blocks_for(n), kBlock>>>(
-        x_.data(), v_.data(), fixed_.data(), static_cast<float>(effective_dt()),
-        settings.integrator != Integrator::Static, n, y_tilde_.data(), y_.data());
+    predictor_kernel<<<blocks_for(n), kBlock>>>(x_.data(), v_.data(), fixed_.data(), effective_dt(),
+                                                settings.integrator != Integrator::Static, n,
+                                                y_tilde_.data(), y_.data());
     EDN_CUDA_CHECK_LAUNCH();
 }
 
-PcgResult CudaBackend::solve(bool warm) {
-    const Index n = layout.num_nodes();
-    const std::int64_t dofs = 3 * static_cast<std::int64_t>(n);
-    negate_kernel<<<blocks_for(dofs), kBlock>>>(g_.data(), dofs, rhs_.data());
-    // Pins may have changed since the first correction was kept: pinned dofs start from 0.
-    if (warm)
-        masked_copy_kernel<<<blocks_for(n), kBlock>>>(first_dx_.data(), fixed_.data(), n,
-                                                      dx_.data());
-    else
-        EDN_CUDA_CHECK(cudaMemsetAsync(dx_.data(), 0, dx_.bytes()));
-    EDN_CUDA_CHECK_LAUNCH();
-    PcgSettings pcg = settings.pcg;
-    pcg.warm_start = warm;
+PcgResult CudaBackend::float_solve(const PcgSettings& pcg) {
     const BinBcsrMatrixView<float> a = assembly_->device_matrix();
-    if (multigrid_) return multigrid_->solve(a, rhs_.data(), dx_.data(), pcg, fixed_.data());
-    if (!coarse_) return pcg_->solve(a, rhs_.data(), dx_.data(), pcg, fixed_.data());
+    if (multigrid_) return multigrid_->solve(a, rhs_.data(), pcg_dx_.data(), pcg, fixed_.data());
+    if (!coarse_) return pcg_->solve(a, rhs_.data(), pcg_dx_.data(), pcg, fixed_.data());
     // Coarse PCG iterations enqueued per application: 6 (a 127K-tet p = 2 frame: 2 -> 31.5 ms,
     // 4 -> 23.9, 6 -> 23.6, 10 -> 26.8, 16 -> 29.9, 24 -> 31.8; iterations after the coarse
     // solve converged still cost their launches).
     return pcg_->solve_two_level(
         a, coarse_->view(kCoarseTolerance, coarse_iterations(kCoarseIterationsCuda)), rhs_.data(),
-        dx_.data(), pcg, fixed_.data());
+        pcg_dx_.data(), pcg, fixed_.data());
+}
+
+double CudaBackend::true_residual() {
+    const BinBcsrMatrixView<float> a = assembly_->device_matrix();
+    true_residual_kernel<<<blocks_for(a.pattern.num_rows), kBlock>>>(
+        a, g_.data(), dx_.data(), fixed_.data(), residual_.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    return std::sqrt(device_dot(residual_.data(), residual_.data(),
+                                static_cast<std::int64_t>(residual_.size())));
+}
+
+PcgResult CudaBackend::solve(bool warm) {
+    const Index n = layout.num_nodes();
+    const std::int64_t dofs = 3 * static_cast<std::int64_t>(n);
+    // The float PCG solves for -g rounded to float (g is zero on pinned dofs).
+    to_float_kernel<<<blocks_for(dofs), kBlock>>>(g_.data(), -1.0, dofs, rhs_.data());
+    // Pins may have changed since the first correction was kept: pinned dofs start from 0.
+    if (warm)
+        masked_copy_kernel<<<blocks_for(n), kBlock>>>(first_dx_.data(), fixed_.data(), n,
+                                                      pcg_dx_.data());
+    else
+        EDN_CUDA_CHECK(cudaMemsetAsync(pcg_dx_.data(), 0, pcg_dx_.bytes()));
+    EDN_CUDA_CHECK_LAUNCH();
+    PcgSettings pcg = settings.pcg;
+    pcg.warm_start = warm;
+    PcgResult result = float_solve(pcg);
+    to_double_kernel<false><<<blocks_for(dofs), kBlock>>>(pcg_dx_.data(), dofs, dx_.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    if (result.breakdown) return result;
+    // The float recurrence's residual can drift below the true one (float round-off in r, A p):
+    // the reported residual and `converged` are the true residual of the double system,
+    // ||-g - A dx|| on free rows with A's float entries times the double dx summed in double
+    // (one product per solve, none per CG iteration). When the float solve claimed convergence
+    // that the true residual denies, a correction A e = r is solved in float (iterative
+    // refinement: the correction's own round-off is relative to the smaller r), within what is
+    // left of the iteration cap, at most kRefinements times.
+    constexpr int kRefinements = 2;
+    const double target = settings.pcg.relative_tolerance * result.reference_norm;
+    double residual = true_residual();
+    for (int k = 0; k < kRefinements && result.converged && residual > target &&
+                    result.iterations < settings.pcg.max_iterations;
+         ++k) {
+        to_float_kernel<<<blocks_for(dofs), kBlock>>>(residual_.data(), 1.0, dofs, rhs_.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        EDN_CUDA_CHECK(cudaMemsetAsync(pcg_dx_.data(), 0, pcg_dx_.bytes()));
+        PcgSettings correction = settings.pcg;
+        correction.warm_start = false;
+        correction.max_iterations = settings.pcg.max_iterations - result.iterations;
+        correction.relative_tolerance = target / residual; // of ||r||: ||r - A e|| <= target
+        const PcgResult c = float_solve(correction);
+        result.iterations += c.iterations;
+        if (c.breakdown) break; // keep dx of the first solve (its residual is `residual`)
+        to_double_kernel<true><<<blocks_for(dofs), kBlock>>>(pcg_dx_.data(), dofs, dx_.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        residual = true_residual();
+        result.converged = c.converged;
+    }
+    result.final_residual = residual;
+    result.converged = residual <= target; // PcgResult's rule, on the true residual
+    return result;
 }
 
 void CudaBackend::set_trial(double alpha) {
     const std::int64_t dofs = static_cast<std::int64_t>(y_.size());
-    axpy_kernel<<<blocks_for(dofs), kBlock>>>(y_.data(), static_cast<float>(alpha), dx_.data(),
-                                              dofs, trial_.data());
+    axpy_kernel<<<blocks_for(dofs), kBlock>>>(y_.data(), alpha, dx_.data(), dofs, trial_.data());
     EDN_CUDA_CHECK_LAUNCH();
 }
 
 void CudaBackend::scaled_gradient_direction(double scale) {
     const Index n = layout.num_nodes();
-    fallback_direction_kernel<<<blocks_for(n), kBlock>>>(g_.data(), mass_.data(), fixed_.data(),
-                                                         static_cast<float>(scale), n, dx_.data());
+    fallback_direction_kernel<<<blocks_for(n), kBlock>>>(g_.data(), mass_d_.data(), fixed_.data(),
+                                                         scale, n, dx_.data());
     EDN_CUDA_CHECK_LAUNCH();
 }
 
@@ -493,7 +574,7 @@ bool CudaBackend::update_state() {
     const Index n = layout.num_nodes();
     EDN_CUDA_CHECK(cudaMemset(bad_.data(), 0, sizeof(int)));
     update_state_kernel<<<blocks_for(n), kBlock>>>(y_.data(), x_start_.data(), fixed_.data(),
-                                                   int(settings.integrator), float(settings.dt), n,
+                                                   int(settings.integrator), settings.dt, n,
                                                    x_.data(), v_.data(), bad_.data());
     EDN_CUDA_CHECK_LAUNCH();
     int bad = 0;
@@ -514,7 +595,7 @@ double CudaBackend::state_strain_energy() {
 
 double CudaBackend::state_kinetic_energy() {
     const Index n = layout.num_nodes();
-    kinetic_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), v_.data(), n, node_energy_.data());
+    kinetic_kernel<<<blocks_for(n), kBlock>>>(mass_d_.data(), v_.data(), n, node_energy_.data());
     EDN_CUDA_CHECK_LAUNCH();
     return device_sum(node_energy_.data(), n);
 }
@@ -535,7 +616,7 @@ const float* CudaBackend::device_von_mises_stress() {
 void CudaBackend::compute_von_mises(float* out) const {
     const Index nt = mesh.num_cells();
     if (nt == 0) return;
-    const QuadratureTet<float> centroid = quadrature_for_degree<float>(1);
+    const QuadratureTet<double> centroid = quadrature_for_degree<double>(1);
     const Index* nodes = assembly_->device_cell_nodes().nodes;
     with_material([&](const auto& material) {
         with_order(layout.order, [&]<int P>() {

@@ -18,90 +18,142 @@ inline unsigned int blocks_for(std::int64_t n) {
     return static_cast<unsigned int>((n + kBlock - 1) / kBlock);
 }
 
-/// Per-node (non-element) terms of the incremental potential.
+/// Per-node (non-element) terms of the incremental potential (double: the Newton level).
 struct NodeTerms {
-    float inertia; ///< c of c/2 (y - y~)^T M (y - y~)
-    float damping; ///< alpha / h of the mass damping term
-    float gravity[3];
+    double inertia; ///< c of c/2 (y - y~)^T M (y - y~)
+    double damping; ///< alpha / h of the mass damping term
+    double gravity[3];
     int has_ground;
-    float ground_height, ground_stiffness;
+    double ground_height, ground_stiffness;
 };
 
 /// Rayleigh stiffness damping inputs of the element kernel (coefficient 0: none).
 struct ElementDamping {
-    const float* y_start = nullptr; ///< displacements at the start of the step (3 per node)
-    LameParameters<float> lame{};   ///< the material's Lame parameters
-    float coefficient = 0;          ///< beta / h
-    float* energy = nullptr;        ///< per cell damping potential
+    const double* y_start = nullptr; ///< displacements at the start of the step (3 per node)
+    LameParameters<double> lame{};   ///< the material's Lame parameters
+    double coefficient = 0;          ///< beta / h
+    double* energy = nullptr;        ///< per cell damping potential
 };
 
+/// The float twin of a double material (its parameters rounded): the element Hessian's.
+__host__ __device__ inline LinearMaterial<float> float_material(const LinearMaterial<double>& m) {
+    return LinearMaterial<float>{{float(m.lame.lambda), float(m.lame.mu)}};
+}
+/// The float twin of a double material (its parameters rounded): the element Hessian's.
+__host__ __device__ inline Corotational<float> float_material(const Corotational<double>& m) {
+    Corotational<float> f{{float(m.lame.lambda), float(m.lame.mu)}};
+    f.tangent = m.tangent;
+    return f;
+}
+/// The float twin of a double material (its parameters rounded): the element Hessian's.
+__host__ __device__ inline NeoHookean<float> float_material(const NeoHookean<double>& m) {
+    NeoHookean<float> f{{float(m.lame.lambda), float(m.lame.mu)}};
+    f.extension_jacobian = float(m.extension_jacobian);
+    return f;
+}
+
+/// A rest element rounded to float (the element Hessian's geometry).
+__host__ __device__ inline RestElement<float> float_rest(const RestElement<double>& r) {
+    RestElement<float> f;
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) f.inverse_jacobian[i][j] = float(r.inverse_jacobian[i][j]);
+    f.abs_det = float(r.abs_det);
+    return f;
+}
+
+/// One thread per element, mixed precision: the energy and the gradient (the element forces) in
+/// double from the double displacements y, the rest geometry and the rule in double, so the
+/// Newton residual and the line search's energies carry double digits; then, with kHessian, the
+/// element Hessian blocks in float (the float material, geometry and rule: the matrix and the PCG
+/// stay float) from the displacements rounded to float. Energies and forces are written per
+/// cell (`energy`, `forces`: m x 3 per cell), blocks m x m x 9 per cell.
 template <int P, class Material>
-__global__ void element_kernel(Material material, const RestElement<float>* rest,
-                               QuadratureTet<float> rule, const Index* cell_nodes, Index num_cells,
-                               const float* y, int outputs, bool project, float* energy,
-                               float* forces, float* blocks, ElementDamping damping) {
+__global__ void element_kernel(Material material, const RestElement<double>* rest,
+                               QuadratureTet<double> rule, QuadratureTet<float> rule_f,
+                               const Index* cell_nodes, Index num_cells, const double* y,
+                               int outputs, bool project, double* energy, double* forces,
+                               float* blocks, ElementDamping damping) {
     constexpr int m = lagrange_tet_num_nodes(P);
     const Index t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= num_cells) return;
-    float x[m][3];
+    const std::int64_t base = static_cast<std::int64_t>(t) * m;
+    double x[m][3];
     for (int a = 0; a < m; ++a) {
-        const Index node = cell_nodes[static_cast<std::int64_t>(t) * m + a];
-        for (int d = 0; d < 3; ++d) x[a][d] = y[3 * node + d];
+        const Index node = cell_nodes[base + a];
+        for (int d = 0; d < 3; ++d) x[a][d] = y[3 * static_cast<std::int64_t>(node) + d];
     }
-    float e = 0;
-    float dummy_gradient[1][3];
-    float(*gradient)[3] =
-        (outputs & kGradient)
-            ? reinterpret_cast<float(*)[3]>(forces + static_cast<std::int64_t>(t) * m * 3)
-            : dummy_gradient;
-    float* hessian =
-        (outputs & kHessian) ? blocks + static_cast<std::int64_t>(t) * m * m * 9 : nullptr;
-    if (damping.coefficient > 0.f) {
-        float delta[m][3];
+    const RestElement<double> r = rest[t];
+    const int value_outputs = outputs & (kEnergy | kGradient);
+    double e = 0;
+    double dummy_gradient[1][3];
+    double* const no_hessian = nullptr; // the float pass below writes the blocks
+    double(*gradient)[3] =
+        (outputs & kGradient) ? reinterpret_cast<double(*)[3]>(forces + base * 3) : dummy_gradient;
+    if (damping.coefficient > 0) {
+        double delta[m][3];
         for (int a = 0; a < m; ++a) {
-            const Index node = cell_nodes[static_cast<std::int64_t>(t) * m + a];
-            for (int d = 0; d < 3; ++d) delta[a][d] = x[a][d] - damping.y_start[3 * node + d];
+            const Index node = cell_nodes[base + a];
+            for (int d = 0; d < 3; ++d)
+                delta[a][d] = x[a][d] - damping.y_start[3 * static_cast<std::int64_t>(node) + d];
         }
-        float ed = 0;
-        evaluate_element_damped<P>(material, rest[t], rule, x, delta, damping.lame,
-                                   damping.coefficient, outputs, project, e, ed, gradient, hessian,
+        double ed = 0;
+        evaluate_element_damped<P>(material, r, rule, x, delta, damping.lame, damping.coefficient,
+                                   value_outputs, project, e, ed, gradient, no_hessian,
                                    /*displacement_form=*/true);
         damping.energy[t] = ed;
     } else {
-        evaluate_element<P>(material, rest[t], rule, x, outputs, project, e, gradient, hessian,
+        evaluate_element<P>(material, r, rule, x, value_outputs, project, e, gradient, no_hessian,
                             /*displacement_form=*/true);
     }
     energy[t] = e;
+    if ((outputs & kHessian) == 0) return;
+    // The float Hessian: only its blocks are kept (the float energy is not).
+    float xf[m][3];
+    for (int a = 0; a < m; ++a)
+        for (int d = 0; d < 3; ++d) xf[a][d] = static_cast<float>(x[a][d]);
+    const RestElement<float> rf = float_rest(r);
+    const auto material_f = float_material(material);
+    float* hessian = blocks + base * m * 9;
+    float ef = 0, edf = 0;
+    float unused_gradient[1][3];
+    if (damping.coefficient > 0) {
+        const float delta_f[m][3] = {}; // the damping Hessian is constant: no delta needed
+        const LameParameters<float> lame_f{float(damping.lame.lambda), float(damping.lame.mu)};
+        evaluate_element_damped<P>(material_f, rf, rule_f, xf, delta_f, lame_f,
+                                   static_cast<float>(damping.coefficient), kHessian, project, ef,
+                                   edf, unused_gradient, hessian, /*displacement_form=*/true);
+    } else {
+        evaluate_element<P>(material_f, rf, rule_f, xf, kHessian, project, ef, unused_gradient,
+                            hessian, /*displacement_form=*/true);
+    }
 }
 
-/// Hessian passes of higher-order elements (energy, gradient and Hessian; no stiffness damping),
-/// m threads per element instead of one (blocks of kElements * m <= 128 threads): a thread per
-/// element and quadrature point evaluates the material there (F, psi, P, the 9x9 tangent) into
-/// shared memory, then thread a of the element sums its row of blocks K_ab over the points in
-/// registers and writes it once. The one-thread kernel spilled (255 registers) and added each
-/// point's 900 floats into global memory: 8.7 ms and 4.4 GB of DRAM traffic per pass at 127K p = 2
-/// tets on the H100.
+/// The element Hessian blocks of higher-order elements (float; no stiffness damping), m threads
+/// per element instead of one (blocks of kElements * m <= 128 threads): a thread per element and
+/// quadrature point evaluates the material there (F, the 9x9 tangent) into shared memory, then
+/// thread a of the element sums its row of blocks K_ab over the points in registers and writes it
+/// once. The one-thread kernel spilled (255 registers) and added each point's 900 floats into
+/// global memory: 8.7 ms and 4.4 GB of DRAM traffic per pass at 127K p = 2 tets on the H100. The
+/// energy and the forces of the same pass come from element_kernel in double.
 template <int P, int kMaxQ> struct CooperativeHessian {
     static constexpr int m = lagrange_tet_num_nodes(P);
-    /// Elements per block: as many as 128 threads hold, within 48 KB of shared memory.
-    static constexpr int kElements = (128 / m) * kMaxQ * (m * 3 + 91) * 4 <= 48 * 1024
-                                         ? 128 / m
-                                         : 48 * 1024 / (kMaxQ * (m * 3 + 91) * 4);
-    static constexpr int kChunk = 10; ///< blocks K_ab summed in registers at a time
     struct Point {
         float g[m][3]; ///< rest shape gradients
         float D[9][9]; ///< w dP/dF
-        float Pk[9];   ///< w P
-        float energy;  ///< w psi
     };
+    /// Elements per block: as many as 128 threads hold, within 48 KB of shared memory.
+    static constexpr int kElements = (128 / m) * kMaxQ * sizeof(Point) <= 48 * 1024
+                                         ? 128 / m
+                                         : static_cast<int>(48 * 1024 / (kMaxQ * sizeof(Point)));
+    static constexpr int kChunk = 10; ///< blocks K_ab summed in registers at a time
 };
 
 template <int P, int kMaxQ, class Material>
 __global__ void __launch_bounds__(128)
-    element_hessian_cooperative_kernel(Material material, const RestElement<float>* rest,
+    element_hessian_cooperative_kernel(Material material, const RestElement<double>* rest,
                                        QuadratureTet<float> rule, const Index* cell_nodes,
-                                       Index num_cells, const float* y, bool project, float* energy,
-                                       float* forces, float* blocks) {
+                                       Index num_cells, const double* y, bool project,
+                                       float* blocks) {
     using H = CooperativeHessian<P, kMaxQ>;
     constexpr int m = H::m;
     __shared__ typename H::Point points[H::kElements][kMaxQ];
@@ -112,12 +164,13 @@ __global__ void __launch_bounds__(128)
     if (active && a < nq) {
         // Point a of element t.
         typename H::Point& pt = points[local][a];
-        const RestElement<float> r = rest[t];
+        const RestElement<float> r = float_rest(rest[t]);
         element_shape_gradients<P>(r, rule.bary[a], pt.g);
         float x[m][3];
         for (int k = 0; k < m; ++k) {
             const Index node = cell_nodes[static_cast<std::int64_t>(t) * m + k];
-            for (int d = 0; d < 3; ++d) x[k][d] = y[3 * node + d];
+            for (int d = 0; d < 3; ++d)
+                x[k][d] = static_cast<float>(y[3 * static_cast<std::int64_t>(node) + d]);
         }
         const Mat3<float> F = element_deformation_gradient<m>(x, pt.g, /*displacement_form=*/true);
         const float w = rule.weight[a] * r.abs_det;
@@ -126,27 +179,10 @@ __global__ void __launch_bounds__(128)
         material.evaluate(F, psi, Pk, pt.D, project);
         for (int i = 0; i < 9; ++i)
             for (int j = 0; j < 9; ++j) pt.D[i][j] *= w;
-        for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 3; ++j) pt.Pk[3 * i + j] = w * Pk.m[i][j];
-        pt.energy = w * psi;
     }
     __syncthreads();
     if (!active) return;
-    if (a == 0) {
-        float e = 0;
-        for (int q = 0; q < nq; ++q) e += points[local][q].energy;
-        energy[t] = e;
-    }
-    // Row a: the force on node a and the blocks K_ab, b = 0..m-1, kChunk blocks at a time.
-    float f[3] = {0, 0, 0};
-    for (int q = 0; q < nq; ++q) {
-        const typename H::Point& pt = points[local][q];
-        for (int rr = 0; rr < 3; ++rr)
-            f[rr] += pt.Pk[3 * rr] * pt.g[a][0] + pt.Pk[3 * rr + 1] * pt.g[a][1] +
-                     pt.Pk[3 * rr + 2] * pt.g[a][2];
-    }
-    float* fo = forces + (static_cast<std::int64_t>(t) * m + a) * 3;
-    fo[0] = f[0], fo[1] = f[1], fo[2] = f[2];
+    // Row a: the blocks K_ab, b = 0..m-1, kChunk blocks at a time.
     float* row = blocks + (static_cast<std::int64_t>(t) * m + a) * m * 9;
     constexpr int kChunk = H::kChunk < m ? H::kChunk : m;
     for (int b0 = 0; b0 < m; b0 += kChunk) {
@@ -175,30 +211,31 @@ __global__ void __launch_bounds__(128)
     }
 }
 
-/// Per node: inertia, damping, gravity and ground terms; energy per node and (optionally) the
-/// full gradient with the element forces gathered through node->cells.
+/// Per node, in double: inertia, damping, gravity and ground terms; energy per node and
+/// (optionally) the full gradient with the element forces gathered through node->cells (a fixed
+/// order: deterministic).
 __global__ void node_kernel(NodeTerms terms, NodeCellsView nc, const Index* cell_nodes, int m,
-                            const float* mass, const std::uint8_t* fixed, const float* rest_x,
-                            const float* y, const float* y_tilde, const float* x_start,
-                            const float* forces, Index n, bool with_gradient, float* node_energy,
-                            float* gradient) {
+                            const double* mass, const std::uint8_t* fixed, const double* rest_x,
+                            const double* y, const double* y_tilde, const double* x_start,
+                            const double* forces, Index n, bool with_gradient, double* node_energy,
+                            double* gradient) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    float e = 0, g[3];
+    double e = 0, g[3];
     for (int d = 0; d < 3; ++d) {
         const std::int64_t k = 3 * static_cast<std::int64_t>(i) + d;
-        const float dy = terms.inertia > 0 ? y[k] - y_tilde[k] : 0.f;
-        const float dv = y[k] - x_start[k];
-        // Gravity work measured from x_start: the potential differs from the CPU's by a constant,
-        // and float keeps the digits that the line search compares.
-        e += 0.5f * mass[i] * (terms.inertia * dy * dy + terms.damping * dv * dv) -
+        const double dy = terms.inertia > 0 ? y[k] - y_tilde[k] : 0.0;
+        const double dv = y[k] - x_start[k];
+        // Gravity work measured from x_start, as the CPU backend does (a constant shift).
+        e += 0.5 * mass[i] * (terms.inertia * dy * dy + terms.damping * dv * dv) -
              mass[i] * terms.gravity[d] * dv;
         g[d] = mass[i] * (terms.inertia * dy + terms.damping * dv - terms.gravity[d]);
     }
     if (terms.has_ground) {
-        const float pen = rest_x[3 * i + 2] + y[3 * i + 2] - terms.ground_height;
+        const double pen = rest_x[3 * static_cast<std::int64_t>(i) + 2] +
+                           y[3 * static_cast<std::int64_t>(i) + 2] - terms.ground_height;
         if (pen < 0) {
-            e += 0.5f * terms.ground_stiffness * pen * pen;
+            e += 0.5 * terms.ground_stiffness * pen * pen;
             g[2] += terms.ground_stiffness * pen;
         }
     }
@@ -210,44 +247,49 @@ __global__ void node_kernel(NodeTerms terms, NodeCellsView nc, const Index* cell
         const Index t = csr.indices[k];
         int a = 0;
         while (cell_nodes[static_cast<std::int64_t>(t) * m + a] != i) ++a;
-        const float* f = forces + (static_cast<std::int64_t>(t) * m + a) * 3;
+        const double* f = forces + (static_cast<std::int64_t>(t) * m + a) * 3;
         g[0] += f[0], g[1] += f[1], g[2] += f[2];
     }
     const bool pinned = fixed[i] != 0;
-    for (int d = 0; d < 3; ++d) gradient[3 * i + d] = pinned ? 0.f : g[d];
+    for (int d = 0; d < 3; ++d)
+        gradient[3 * static_cast<std::int64_t>(i) + d] = pinned ? 0.0 : g[d];
 }
 
-/// Drag spring: energy into slot 0 of `extra`, gradient added to its three vertices.
-__global__ void drag_kernel(DragSpring drag_in, const float* rest_x, const float* y,
-                            const std::uint8_t* fixed, bool with_gradient, float* extra,
-                            float* gradient) {
-    float p[3] = {0, 0, 0};
+/// Drag spring (double): energy into slot 0 of `extra`, gradient added to its three vertices.
+__global__ void drag_kernel(DragSpring drag_in, const double* rest_x, const double* y,
+                            const std::uint8_t* fixed, bool with_gradient, double* extra,
+                            double* gradient) {
+    double p[3] = {0, 0, 0};
     for (int k = 0; k < 3; ++k)
         for (int d = 0; d < 3; ++d)
-            p[d] += float(drag_in.weights[k]) *
-                    (rest_x[3 * drag_in.vertices[k] + d] + y[3 * drag_in.vertices[k] + d]);
-    float e = 0;
+            p[d] += drag_in.weights[k] *
+                    (rest_x[3 * static_cast<std::int64_t>(drag_in.vertices[k]) + d] +
+                     y[3 * static_cast<std::int64_t>(drag_in.vertices[k]) + d]);
+    double e = 0;
     for (int d = 0; d < 3; ++d) {
-        const float diff = p[d] - float(drag_in.target[d]);
-        e += 0.5f * float(drag_in.stiffness) * diff * diff;
+        const double diff = p[d] - drag_in.target[d];
+        e += 0.5 * drag_in.stiffness * diff * diff;
         if (with_gradient)
             for (int k = 0; k < 3; ++k)
                 if (!fixed[drag_in.vertices[k]])
-                    gradient[3 * drag_in.vertices[k] + d] +=
-                        float(drag_in.stiffness * drag_in.weights[k]) * diff;
+                    gradient[3 * static_cast<std::int64_t>(drag_in.vertices[k]) + d] +=
+                        drag_in.stiffness * drag_in.weights[k] * diff;
     }
     extra[0] = e;
 }
 
-__global__ void add_diagonal_kernel(const float* mass, float scale, const float* rest_x,
-                                    const float* y, NodeTerms terms, Index n, float* diag) {
+/// The node terms' Hessian (mass, ground) added to the float matrix's diagonal blocks.
+__global__ void add_diagonal_kernel(const float* mass, float scale, const double* rest_x,
+                                    const double* y, NodeTerms terms, Index n, float* diag) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const float add = mass[i] * scale;
     diag[i] += add, diag[4 * static_cast<std::int64_t>(n) + i] += add;
     diag[8 * static_cast<std::int64_t>(n) + i] += add;
-    if (terms.has_ground && rest_x[3 * i + 2] + y[3 * i + 2] < terms.ground_height)
-        diag[8 * static_cast<std::int64_t>(n) + i] += terms.ground_stiffness;
+    if (terms.has_ground &&
+        rest_x[3 * static_cast<std::int64_t>(i) + 2] + y[3 * static_cast<std::int64_t>(i) + 2] <
+            terms.ground_height)
+        diag[8 * static_cast<std::int64_t>(n) + i] += static_cast<float>(terms.ground_stiffness);
 }
 
 __global__ void add_drag_hessian_kernel(DragSpring drag_in, BinBcsrMatrixView<float> a) {
@@ -271,11 +313,11 @@ __global__ void add_drag_hessian_kernel(DragSpring drag_in, BinBcsrMatrixView<fl
         }
 }
 
-/// Sum of floats (kDot: of products a_k b_k, formed in double) in double, in a fixed order:
+/// Sum of T values (kDot: of products a_k b_k, formed in double) in double, in a fixed order:
 /// grid-stride per thread, block sums, and the last block to finish sums the block partials
 /// (cuda/block_reduce.cuh) into *out.
-template <bool kDot>
-__global__ void reduce_kernel(const float* a, const float* b, std::int64_t n, double* partials,
+template <bool kDot, class T>
+__global__ void reduce_kernel(const T* a, const T* b, std::int64_t n, double* partials,
                               unsigned int* done, double* out) {
     double v = 0;
     for (std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < n;
@@ -289,17 +331,17 @@ __global__ void reduce_kernel(const float* a, const float* b, std::int64_t n, do
     if (threadIdx.x == 0) *out = sum[0];
 }
 
-__global__ void kinetic_kernel(const float* mass, const float* v, Index n, float* out) {
+__global__ void kinetic_kernel(const double* mass, const double* v, Index n, double* out) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const float* vi = v + 3 * static_cast<std::int64_t>(i);
-    out[i] = 0.5f * mass[i] * (vi[0] * vi[0] + vi[1] * vi[1] + vi[2] * vi[2]);
+    const double* vi = v + 3 * static_cast<std::int64_t>(i);
+    out[i] = 0.5 * mass[i] * (vi[0] * vi[0] + vi[1] * vi[1] + vi[2] * vi[2]);
 }
 
-/// x = X + u (node positions from displacements), for device_positions().
-__global__ void positions_kernel(const float* rest_x, const float* u, std::int64_t n, float* x) {
+/// x = X + u (node positions from displacements) rounded to float, for device_positions().
+__global__ void positions_kernel(const double* rest_x, const double* u, std::int64_t n, float* x) {
     const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (k < n) x[k] = rest_x[k] + u[k];
+    if (k < n) x[k] = static_cast<float>(rest_x[k] + u[k]);
 }
 
 /// out = in on free nodes, 0 on pinned ones.
@@ -312,86 +354,132 @@ __global__ void masked_copy_kernel(const float* in, const std::uint8_t* fixed, I
             fixed[i] ? 0.f : in[3 * static_cast<std::int64_t>(i) + d];
 }
 
-__global__ void axpy_kernel(const float* y, float alpha, const float* dx, std::int64_t n,
-                            float* out) {
+__global__ void axpy_kernel(const double* y, double alpha, const double* dx, std::int64_t n,
+                            double* out) {
     const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (k < n) out[k] = y[k] + alpha * dx[k];
 }
 
-__global__ void negate_kernel(const float* a, std::int64_t n, float* out) {
+/// out = float(factor * in): the float PCG's right-hand side from a double vector.
+__global__ void to_float_kernel(const double* in, double factor, std::int64_t n, float* out) {
     const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (k < n) out[k] = -a[k];
+    if (k < n) out[k] = static_cast<float>(factor * in[k]);
 }
 
-__global__ void fallback_direction_kernel(const float* g, const float* mass,
-                                          const std::uint8_t* fixed, float scale, Index n,
-                                          float* dx) {
-    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    for (int d = 0; d < 3; ++d) dx[3 * i + d] = fixed[i] ? 0.f : -g[3 * i + d] / (mass[i] * scale);
+/// out = in (kAdd: out += in), widened to double: the float PCG's solution into the Direction.
+template <bool kAdd>
+__global__ void to_double_kernel(const float* in, std::int64_t n, double* out) {
+    const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    if (kAdd)
+        out[k] += static_cast<double>(in[k]);
+    else
+        out[k] = static_cast<double>(in[k]);
 }
 
-__global__ void predictor_kernel(const float* x, const float* v, const std::uint8_t* fixed, float h,
-                                 bool dynamic, Index n, float* y_tilde, float* y) {
+/// r = b - A x on free rows, 0 on pinned ones, accumulated in double: the float matrix's entries
+/// times the double x, with b = -gradient. One thread per row (a warp is one bin: its 32 lanes
+/// read consecutive slots of each value plane). Once per Newton solve, not per CG iteration.
+__global__ void true_residual_kernel(BinBcsrMatrixView<float> a, const double* gradient,
+                                     const double* x, const std::uint8_t* fixed, double* r) {
+    const BinBcsrPatternView& p = a.pattern;
+    const Index row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= p.num_rows) return;
+    const std::int64_t n = p.num_rows, k3 = 3 * static_cast<std::int64_t>(row);
+    if (fixed[row]) {
+        r[k3] = r[k3 + 1] = r[k3 + 2] = 0.0;
+        return;
+    }
+    double s[3];
+    for (int rr = 0; rr < 3; ++rr) {
+        s[rr] = -gradient[k3 + rr];
+        for (int c = 0; c < 3; ++c)
+            s[rr] -= static_cast<double>(a.diag[(3 * rr + c) * n + row]) * x[k3 + c];
+    }
+    // Slot (row, j) and value plane k of the bin layout (sparse/bin_bcsr_view.hpp).
+    const Index bin = row / kBinRows, lane = row % kBinRows;
+    const Index begin = p.bin_offsets[bin], width = p.width(bin);
+    const std::int64_t plane = static_cast<std::int64_t>(width) * kBinRows;
+    const float* values = a.values + 9 * static_cast<std::int64_t>(begin) + lane;
+    // Padding slots (column = row, value 0) add nothing: without counts the whole width.
+    const Index count = p.row_counts ? p.row_counts[row] : width;
+    for (Index j = 0; j < count; ++j) {
+        const std::int64_t slot = static_cast<std::int64_t>(j) * kBinRows;
+        const std::int64_t col3 = 3 * static_cast<std::int64_t>(p.columns[begin + slot + lane]);
+        for (int rr = 0; rr < 3; ++rr)
+            for (int c = 0; c < 3; ++c)
+                s[rr] -= static_cast<double>(values[(3 * rr + c) * plane + slot]) * x[col3 + c];
+    }
+    r[k3] = s[0], r[k3 + 1] = s[1], r[k3 + 2] = s[2];
+}
+
+__global__ void fallback_direction_kernel(const double* g, const double* mass,
+                                          const std::uint8_t* fixed, double scale, Index n,
+                                          double* dx) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     for (int d = 0; d < 3; ++d) {
         const std::int64_t k = 3 * static_cast<std::int64_t>(i) + d;
-        y_tilde[k] = x[k] + (dynamic ? h * v[k] : 0.f);
+        dx[k] = fixed[i] ? 0.0 : -g[k] / (mass[i] * scale);
+    }
+}
+
+__global__ void predictor_kernel(const double* x, const double* v, const std::uint8_t* fixed,
+                                 double h, bool dynamic, Index n, double* y_tilde, double* y) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    for (int d = 0; d < 3; ++d) {
+        const std::int64_t k = 3 * static_cast<std::int64_t>(i) + d;
+        y_tilde[k] = x[k] + (dynamic ? h * v[k] : 0.0);
         y[k] = (dynamic && !fixed[i]) ? y_tilde[k] : x[k];
     }
 }
 
 /// New state from the minimiser y; non-finite values are flagged in `bad`.
-__global__ void update_state_kernel(const float* y, const float* x_start, const std::uint8_t* fixed,
-                                    int integrator, float dt, Index n, float* x, float* v,
-                                    int* bad) {
+__global__ void update_state_kernel(const double* y, const double* x_start,
+                                    const std::uint8_t* fixed, int integrator, double dt, Index n,
+                                    double* x, double* v, int* bad) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     for (int d = 0; d < 3; ++d) {
         const std::int64_t k = 3 * static_cast<std::int64_t>(i) + d;
-        float xn, vn;
+        double xn, vn;
         if (integrator == int(Integrator::Midpoint)) {
-            xn = 2.f * y[k] - x_start[k];
-            vn = 4.f * (y[k] - x_start[k]) / dt - v[k];
+            xn = 2.0 * y[k] - x_start[k];
+            vn = 4.0 * (y[k] - x_start[k]) / dt - v[k];
         } else if (integrator == int(Integrator::BackwardEuler)) {
             xn = y[k];
             vn = (y[k] - x_start[k]) / dt;
         } else {
             xn = y[k];
-            vn = 0.f;
+            vn = 0.0;
         }
-        if (fixed[i]) vn = 0.f;
+        if (fixed[i]) vn = 0.0;
         if (!isfinite(xn) || !isfinite(vn)) atomicExch(bad, 1);
         x[k] = xn, v[k] = vn;
     }
 }
 
+/// Per cell von Mises stress at the centroid (double, from the double state), rounded to float.
 template <int P, class Material>
-__global__ void von_mises_kernel(Material material, const RestElement<float>* rest,
-                                 QuadratureTet<float> centroid, const Index* cell_nodes,
-                                 Index num_cells, const float* y, float* out) {
+__global__ void von_mises_kernel(Material material, const RestElement<double>* rest,
+                                 QuadratureTet<double> centroid, const Index* cell_nodes,
+                                 Index num_cells, const double* y, float* out) {
     constexpr int m = lagrange_tet_num_nodes(P);
     const Index t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= num_cells) return;
-    float dN[m][3];
-    LagrangeTet<P, float>::grad(centroid.bary[0], dN);
-    Mat3<float> F;
-    for (int r = 0; r < 3; ++r)
-        for (int j = 0; j < 3; ++j) {
-            float s = 0;
-            for (int a = 0; a < m; ++a) {
-                const float g = rest[t].inverse_jacobian[0][j] * dN[a][0] +
-                                rest[t].inverse_jacobian[1][j] * dN[a][1] +
-                                rest[t].inverse_jacobian[2][j] * dN[a][2];
-                s += y[3 * cell_nodes[static_cast<std::int64_t>(t) * m + a] + r] * g;
-            }
-            F.m[r][j] = s + (r == j ? 1.f : 0.f); // y holds displacements
-        }
-    float psi;
-    Mat3<float> Pk;
+    double g[m][3], x[m][3];
+    element_shape_gradients<P>(rest[t], centroid.bary[0], g);
+    for (int a = 0; a < m; ++a)
+        for (int d = 0; d < 3; ++d)
+            x[a][d] =
+                y[3 * static_cast<std::int64_t>(cell_nodes[static_cast<std::int64_t>(t) * m + a]) +
+                  d];
+    const Mat3<double> F = element_deformation_gradient<m>(x, g, /*displacement_form=*/true);
+    double psi;
+    Mat3<double> Pk;
     material.evaluate(F, psi, Pk, nullptr, false);
-    out[t] = von_mises(Pk, F);
+    out[t] = static_cast<float>(von_mises(Pk, F));
 }
 
 } // namespace edn::cuda_simulation

@@ -1,6 +1,7 @@
-// CUDA topology kernels (twins of mesh/topology.cpp): sort + unique of edges and faces with CUB,
-// cellEdges/cellFaces by scatter, and the transposes vertexCells/edgeCells/faceCells.
-#include "cuda/cuda_topology.hpp"
+// The topology stage on the device (twin of cpu::build_topology, mesh/topology.cpp; declared in
+// mesh/topology.hpp): sort + unique of edges and faces with CUB, cellEdges/cellFaces by scatter,
+// the transposes vertexCells/edgeCells/faceCells and the node slot order; plus the upload and
+// download of a whole topology (cuda/device_topology.cuh).
 #include "cuda/device_topology.cuh"
 
 #include <cub/cub.cuh>
@@ -207,6 +208,8 @@ std::vector<Index> vertex_cell_counts(std::span<const Cell> cells, Index num_ver
     return counts;
 }
 
+namespace {
+
 __global__ void count_face_edges_kernel(const Index* face_edges, Index nf, Index* counts) {
     const Index f = blockIdx.x * blockDim.x + threadIdx.x;
     if (f >= nf) return;
@@ -257,7 +260,8 @@ void order_slots(const DeviceBuffer<Index>& offsets, const Index* extra, Index n
     EDN_CUDA_CHECK_LAUNCH();
 }
 
-void build_device_topology(DeviceTopology& topo, std::size_t& peak_extra, int order) {
+/// build_topology with the peak bytes accumulated into `peak_extra`.
+void build_topology_into(DeviceTopology& topo, std::size_t& peak_extra, int order) {
     const Index nt = topo.num_cells, nv = topo.num_vertices;
     EDN_VERIFY(nv < (1 << 21), ErrorCode::Unsupported,
                "GPU topology supports meshes below 2^21 vertices (" << nv << " given)");
@@ -352,6 +356,14 @@ void build_device_topology(DeviceTopology& topo, std::size_t& peak_extra, int or
     if (order >= 3)
         order_slots(topo.face_offsets, nullptr, topo.num_faces, topo.face_slot, topo.face_at,
                     peak_extra, base + topo.edge_slot.bytes() + topo.edge_at.bytes());
+}
+
+} // namespace
+
+void build_topology(DeviceTopology& topology, int order, std::size_t* peak_bytes) {
+    std::size_t peak = 0;
+    build_topology_into(topology, peak, order);
+    if (peak_bytes) *peak_bytes = peak;
 }
 
 void upload_topology(const TetMesh& mesh, const Topology& host, DeviceTopology& d) {

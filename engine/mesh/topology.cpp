@@ -82,7 +82,7 @@ struct VertexScratch {
     std::vector<FaceEntry> faces;
 };
 
-void collect(const std::vector<Cell>& cells, const Csr& vertex_cells, Index v, VertexScratch& out) {
+void collect(std::span<const Cell> cells, const Csr& vertex_cells, Index v, VertexScratch& out) {
     out.edges.clear();
     out.faces.clear();
     for (Index c : vertex_cells.row(v)) {
@@ -113,13 +113,12 @@ template <class Entries, class KeyOf> Index count_runs(const Entries& entries, K
     return runs;
 }
 
-void verify_cells(const TetMesh& mesh) {
-    const Index nv = mesh.num_vertices();
-    EDN_VERIFY(mesh.cells.size() <= static_cast<std::size_t>(std::numeric_limits<Index>::max() / 6),
+void verify_cells(std::span<const Cell> cells, Index nv) {
+    EDN_VERIFY(cells.size() <= static_cast<std::size_t>(std::numeric_limits<Index>::max() / 6),
                ErrorCode::OutOfMemory,
-               "build_topology: " << mesh.cells.size() << " cells exceed the 32-bit index range");
-    for (std::size_t c = 0; c < mesh.cells.size(); ++c) {
-        const Cell& cell = mesh.cells[c];
+               "build_topology: " << cells.size() << " cells exceed the 32-bit index range");
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+        const Cell& cell = cells[c];
         for (int i = 0; i < 4; ++i) {
             EDN_VERIFY(cell[i] >= 0 && cell[i] < nv, ErrorCode::IndexOutOfRange,
                        "build_topology: cell " << c << " references vertex " << cell[i] << " of "
@@ -186,11 +185,14 @@ Index find_face(const Topology& topology, Index a, Index b, Index c) {
 }
 
 Topology build_topology(const TetMesh& mesh) {
-    verify_cells(mesh);
+    return cpu::build_topology(mesh.cells, mesh.num_vertices());
+}
+
+Topology cpu::build_topology(std::span<const Cell> cells, Index num_vertices) {
+    verify_cells(cells, num_vertices);
     Topology topo;
-    const Index nv = mesh.num_vertices();
-    const Index nt = mesh.num_cells();
-    const std::vector<Cell>& cells = mesh.cells;
+    const Index nv = num_vertices;
+    const Index nt = static_cast<Index>(cells.size());
     topo.num_vertices = nv;
     topo.num_cells = nt;
 

@@ -4,9 +4,11 @@
 /// Bin-BCSR* paper needs for exact row counts (see mesh/node_layout.hpp, row_counts_eq6).
 
 #include "core/types.hpp"
+#include "cuda/cuda_only.hpp"
 #include "mesh/tet_mesh.hpp"
 
 #include <array>
+#include <cstddef>
 #include <span>
 #include <vector>
 
@@ -107,11 +109,58 @@ inline Index node_slot_key(Index count) {
 /// face_cells (see Topology::edge_at).
 void order_node_slots(Topology& topology);
 
-/// Build the topology of `mesh` (cells assumed positively oriented; orientation only matters for
-/// boundary_faces). Throws edn::Error for out-of-range or repeated cell vertices (IndexOutOfRange,
-/// DegenerateElement) and for a face shared by more than two cells (NonManifold).
-/// Runs in parallel over vertices and cells; the result is deterministic.
+/// cpu::build_topology(mesh.cells, mesh.num_vertices()).
 Topology build_topology(const TetMesh& mesh);
+
+/// Binary CSR in POD form (host or device pointers).
+struct CsrView {
+    const Index* offsets = nullptr;
+    const Index* indices = nullptr;
+};
+
+/// A topology's arrays as POD pointers: the form the device stages take (cuda::DeviceTopology's
+/// view(), device pointers). Flat tables, row-major, in Topology's orders.
+struct TopologyView {
+    Index num_vertices = 0, num_cells = 0, num_edges = 0, num_faces = 0;
+    const Index* cells = nullptr;      ///< 4 #T cell vertices
+    const Index* edges = nullptr;      ///< 2 #E (a < b)
+    const Index* faces = nullptr;      ///< 3 #F (a < b < c)
+    const Index* face_edges = nullptr; ///< 3 #F
+    const Index* cell_edges = nullptr; ///< 6 #T
+    const Index* cell_faces = nullptr; ///< 4 #T
+    CsrView vertex_cells, edge_cells, face_cells;
+};
+
+namespace cpu {
+
+/// Build the topology of the #T `cells` over `num_vertices` vertices (cells assumed positively
+/// oriented; orientation only matters for boundary_faces). Throws edn::Error for out-of-range or
+/// repeated cell vertices (IndexOutOfRange, DegenerateElement) and for a face shared by more than
+/// two cells (NonManifold). Runs in parallel over vertices and cells; the result is deterministic.
+Topology build_topology(std::span<const Cell> cells, Index num_vertices);
+
+} // namespace cpu
+
+/// Device twins (cuda/topology.cu): every array in device memory, work on the default stream.
+namespace cuda {
+
+/// Device arrays of a topology (cuda/device_topology.cuh; .cu files and CUDA tests only).
+struct DeviceTopology;
+
+/// cpu::build_topology on the device (CUB sorts, paper sec. 4.1; meshes below 2^21 vertices):
+/// builds every array of `topology` but its cells (uploaded, num_vertices and num_cells set),
+/// without the boundary; reads back only #E and #F. The node slot order is built for the nodes an
+/// order-`order` layout has (edges from p = 2, faces from p = 3), equal to the host's.
+/// `peak_bytes` (optional) receives the most bytes the topology and its temporaries held at once.
+EDN_CUDA_FN void build_topology(DeviceTopology& topology, int order,
+                                std::size_t* peak_bytes = nullptr) EDN_CUDA_ONLY;
+
+/// #V counts: how many cells reference each vertex (the row lengths of vertexCells); host in and
+/// out.
+EDN_CUDA_FN std::vector<Index> vertex_cell_counts(std::span<const Cell> cells,
+                                                  Index num_vertices) EDN_CUDA_ONLY;
+
+} // namespace cuda
 
 /// Id of edge {a, b} (either order), or -1 when the mesh has no such edge.
 Index find_edge(const Topology& topology, Index a, Index b);

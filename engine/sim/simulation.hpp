@@ -1,7 +1,8 @@
 #pragma once
 /// The per-frame engine: implicit Newton steps on the fixed Bin-BCSR* pattern (see DESIGN.md,
 /// "Data flow of one frame"). Backend-agnostic driver; the numerical work runs on the CPU
-/// (double) or on the GPU (float) behind the same interface.
+/// (double) or on the GPU (a double Newton level over a float matrix and PCG) behind the same
+/// interface.
 
 #include "mesh/tet_mesh.hpp"
 #include "sim/topology_change.hpp"

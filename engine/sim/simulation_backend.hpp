@@ -109,7 +109,8 @@ inline double elapsed_ms(std::chrono::steady_clock::time_point start) {
 /// The CPU backend (double).
 std::unique_ptr<SimulationBackend> make_cpu_backend(TetMesh mesh,
                                                     const SimulationSettings& settings);
-/// The CUDA backend (float); throws edn::Error(Unsupported) in a build without CUDA.
+/// The CUDA backend (double Newton level, float matrix and PCG); throws edn::Error(Unsupported)
+/// in a build without CUDA.
 std::unique_ptr<SimulationBackend> make_cuda_backend(TetMesh mesh,
                                                      const SimulationSettings& settings);
 

@@ -192,6 +192,12 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
         result.times.element += element_in_search;
         result.times.line_search += ms_since(t0) - element_in_search;
         if (!accepted) {
+            // The decrement at y already meets the tolerance: y is converged, and the step is
+            // too small for the potential's round-off to show its decrease.
+            if (converging) {
+                result.converged = true;
+                break;
+            }
             ++result.line_search_failures;
             result.stop = NewtonStop::Failed;
             break; // keep y: no step decreased the potential

@@ -2,6 +2,7 @@
 /// Bin-BCSR* sparsity pattern on the host (layout: see sparse/bin_bcsr_view.hpp) and its exact
 /// construction from topology (mueller-roemer-2018 sec. 3, Eq. 6, and sec. 4.3).
 
+#include "cuda/cuda_only.hpp"
 #include "mesh/node_layout.hpp"
 #include "mesh/topology.hpp"
 #include "sparse/bin_bcsr_view.hpp"
@@ -38,6 +39,8 @@ struct BinBcsrPattern {
     }
 };
 
+namespace cpu {
+
 /// Exact off-diagonal block counts per node for order `layout.order` (Eq. 6 minus the diagonal).
 std::vector<Index> bin_bcsr_row_counts(const Topology& topology, const NodeLayout& layout);
 
@@ -48,6 +51,35 @@ std::vector<Index> bin_bcsr_bin_offsets(const std::vector<Index>& row_counts);
 /// row, gathered through vertexCells/edgeCells/faceCells; padding = the row itself.
 void fill_bin_bcsr_columns(const Topology& topology, const std::vector<Cell>& cells,
                            const NodeLayout& layout, BinBcsrPattern& pattern);
+
+} // namespace cpu
+
+/// Device twins (cuda/pattern.cu): every pointer device memory, `layout`'s node slot order
+/// pointers too; work on the default stream. The caller allocates the outputs (the one exact
+/// allocation happens between bin offsets and columns).
+namespace cuda {
+
+/// cpu::bin_bcsr_row_counts on the device: per-simplex counts with atomics (paper sec. 4.1),
+/// then #nodes counts into `row_counts`. `scratch_bytes` (optional) receives the temporary
+/// device bytes it held.
+EDN_CUDA_FN void bin_bcsr_row_counts(const TopologyView& topology, const NodeLayout& layout,
+                                     Index* row_counts,
+                                     std::size_t* scratch_bytes = nullptr) EDN_CUDA_ONLY;
+
+/// cpu::bin_bcsr_bin_offsets on the device: #bins + 1 offsets into `bin_offsets` from the
+/// `num_rows` row counts; returns the total slot count (read back: synchronises).
+/// `scratch_bytes` (optional) receives the temporary device bytes it held.
+EDN_CUDA_FN Index bin_bcsr_bin_offsets(const Index* row_counts, Index num_rows, Index* bin_offsets,
+                                       std::size_t* scratch_bytes = nullptr) EDN_CUDA_ONLY;
+
+/// cpu::fill_bin_bcsr_columns on the device: `cell_nodes` the #T x nodes_per_cell(order) cell
+/// node table, `pattern` the counts and bin offsets, `columns` its #slots; one lane per row,
+/// bins handed out through the one-element `bin_counter` (zeroed here).
+EDN_CUDA_FN void fill_bin_bcsr_columns(const TopologyView& topology, const Index* cell_nodes,
+                                       const NodeLayout& layout, const BinBcsrPatternView& pattern,
+                                       Index* columns, unsigned int* bin_counter) EDN_CUDA_ONLY;
+
+} // namespace cuda
 
 /// All four steps: counts, bin offsets, one exact allocation, columns.
 BinBcsrPattern build_bin_bcsr_pattern(const Topology& topology, const std::vector<Cell>& cells,

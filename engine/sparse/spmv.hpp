@@ -2,6 +2,7 @@
 /// Sparse matrix-vector products on Bin-BCSR* (twins: edn::cpu in cpu/spmv.cpp, edn::cuda in
 /// cuda/spmv.cu; the CUDA views and vectors live in device memory).
 
+#include "cuda/cuda_only.hpp"
 #include "sparse/bin_bcsr_view.hpp"
 
 #include <cstdint>
@@ -46,18 +47,19 @@ struct SpmvKernel {
 /// The measured choice for a matrix of `num_rows` rows and `num_slots` slots (H100,
 /// bench/README.md "SpMV policy"): 4 warps with cached loads while the matrix fits what L2 keeps
 /// (<= 32 MB), else streaming loads with 2 warps for short rows (<= 20 slots per row), 4 for long.
-SpmvKernel choose_spmv_kernel(Index num_rows, Index num_slots);
+EDN_CUDA_FN SpmvKernel choose_spmv_kernel(Index num_rows, Index num_slots) EDN_CUDA_ONLY;
 
 /// y = A x with `kernel`'s warps per bin (exact row counts: padding is not read).
-void spmv(const BinBcsrMatrixView<float>& a, const float* x, float* y, SpmvKernel kernel,
-          void* stream = nullptr);
+EDN_CUDA_FN void spmv(const BinBcsrMatrixView<float>& a, const float* x, float* y,
+                      SpmvKernel kernel, void* stream = nullptr) EDN_CUDA_ONLY;
 
 /// y = A x, one warp per bin with evict-first matrix loads (the simulation's product).
-void spmv(const BinBcsrMatrixView<float>& a, const float* x, float* y, void* stream = nullptr);
+EDN_CUDA_FN void spmv(const BinBcsrMatrixView<float>& a, const float* x, float* y,
+                      void* stream = nullptr) EDN_CUDA_ONLY;
 
 /// y4 = A x through the upper part (y4: 4 floats per row, zeroed here; transposed blocks added
 /// with float atomics, so the last bits vary from run to run) with 1 or 8 warps per bin.
-void spmv_upper(const UpperBinBcsrView<float>& a, const float* x, float* y4, int warps_per_bin,
-                void* stream = nullptr);
+EDN_CUDA_FN void spmv_upper(const UpperBinBcsrView<float>& a, const float* x, float* y4,
+                            int warps_per_bin, void* stream = nullptr) EDN_CUDA_ONLY;
 
 } // namespace edn::cuda

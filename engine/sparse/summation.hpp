@@ -7,6 +7,7 @@
 /// entry (r, c) of block (a, b) of cell t at ((t*m + a)*m + b)*9 + 3r + c, m = nodes_per_cell(p),
 /// local node order as in mesh/node_layout.hpp.
 
+#include "cuda/cuda_only.hpp"
 #include "fem/linear_elasticity.hpp"
 #include "mesh/node_layout.hpp"
 #include "sparse/bin_bcsr_pattern.hpp"
@@ -28,12 +29,6 @@ enum class SummationMethod : std::uint8_t {
 const char* summation_method_name(SummationMethod method);
 /// Parses a summation method name; nullopt when unknown.
 std::optional<SummationMethod> parse_summation_method(std::string_view name);
-
-/// Binary CSR in POD form.
-struct CsrView {
-    const Index* offsets = nullptr;
-    const Index* indices = nullptr;
-};
 
 /// node -> incident cells, through the simplex the node belongs to.
 struct NodeCellsView {
@@ -118,33 +113,46 @@ void sum_inline_linear_p1(const NodeCellsView& node_cells, const Cell* cells, co
 /// Listing 1, so they take a one-element device counter and, to zero the values, the slot count.
 namespace cuda {
 
+/// cpu::build_per_entry_map on the device: `pattern` (device arrays) of `num_slots` slots and the
+/// device cell node table; writes `offsets` (#slots + #rows + 1) and `sources` (#T * m * m),
+/// device arrays the caller sized. A target's sources come in atomic order, or ascending (as the
+/// CPU map's) when `sorted`, at the cost of a per-target sort (reproducible sums). Synchronises.
+/// `scratch_bytes` (optional) receives the temporary device bytes it held.
+EDN_CUDA_FN void build_per_entry_map(const BinBcsrPatternView& pattern,
+                                     const CellNodesView& cell_nodes, Index num_slots,
+                                     Index* offsets, Index* sources, bool sorted = false,
+                                     std::size_t* scratch_bytes = nullptr) EDN_CUDA_ONLY;
+
 /// cpu::linear_elastic_element_blocks on the device: `cells` #T, `positions` 3 floats per
 /// vertex, `element_blocks` #T * m * m * 9. Reads the reference integrals of `order` from
 /// constant memory, which cuda::Assembly uploads for its order.
-void linear_elastic_element_blocks(const Cell* cells, const float* positions, Index num_cells,
-                                   int order, const LameParameters<float>& lame,
-                                   float* element_blocks);
+EDN_CUDA_FN void linear_elastic_element_blocks(const Cell* cells, const float* positions,
+                                               Index num_cells, int order,
+                                               const LameParameters<float>& lame,
+                                               float* element_blocks) EDN_CUDA_ONLY;
 
 /// cpu::sum_per_entry on the device (every target written once: no reset needed).
-void sum_per_entry(const PerEntryMapView& map, const float* element_blocks,
-                   BinBcsrMatrixView<float> out);
+EDN_CUDA_FN void sum_per_entry(const PerEntryMapView& map, const float* element_blocks,
+                               BinBcsrMatrixView<float> out) EDN_CUDA_ONLY;
 
 /// sum_per_entry with linear-elastic element blocks evaluated where they are summed (no element
 /// block array): `reference_integrals` m * m * 9 floats of `order` (device).
-void sum_per_entry_linear(const PerEntryMapView& map, const Cell* cells, const float* positions,
-                          const float* reference_integrals, int order,
-                          const LameParameters<float>& lame, BinBcsrMatrixView<float> out);
+EDN_CUDA_FN void sum_per_entry_linear(const PerEntryMapView& map, const Cell* cells,
+                                      const float* positions, const float* reference_integrals,
+                                      int order, const LameParameters<float>& lame,
+                                      BinBcsrMatrixView<float> out) EDN_CUDA_ONLY;
 
 /// cpu::sum_per_simplex on the device; `num_slots` slots of `out` are zeroed first.
-void sum_per_simplex(const NodeCellsView& node_cells, const CellNodesView& cell_nodes,
-                     const float* element_blocks, BinBcsrMatrixView<float> out, Index num_slots,
-                     unsigned int* bin_counter);
+EDN_CUDA_FN void sum_per_simplex(const NodeCellsView& node_cells, const CellNodesView& cell_nodes,
+                                 const float* element_blocks, BinBcsrMatrixView<float> out,
+                                 Index num_slots, unsigned int* bin_counter) EDN_CUDA_ONLY;
 
 /// cpu::sum_inline_linear_p1 on the device (reads the p = 1 reference integrals from constant
 /// memory, uploaded by a p = 1 cuda::Assembly); `num_slots` slots of `out` are zeroed first.
-void sum_inline_linear_p1(const NodeCellsView& node_cells, const Cell* cells,
-                          const float* positions, const LameParameters<float>& lame,
-                          BinBcsrMatrixView<float> out, Index num_slots, unsigned int* bin_counter);
+EDN_CUDA_FN void sum_inline_linear_p1(const NodeCellsView& node_cells, const Cell* cells,
+                                      const float* positions, const LameParameters<float>& lame,
+                                      BinBcsrMatrixView<float> out, Index num_slots,
+                                      unsigned int* bin_counter) EDN_CUDA_ONLY;
 
 } // namespace cuda
 } // namespace edn

@@ -9,6 +9,7 @@
 #include "support/assembly_fixture.hpp"
 #include "support/backend.hpp"
 #include "support/compare.hpp"
+#include "support/stage_meshes.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -23,23 +24,12 @@ using test::max_abs;
 
 class CudaAssemblyTest : public test::CudaOrderTest {};
 
-std::vector<TetMesh> cuda_meshes(int order) {
-    std::vector<TetMesh> meshes = {
-        test::make_single_tet(),
-        test::shuffle_mesh(test::make_random_perturbed_box(5, 4, 3, 2.0, 1.0, 1.0), 11),
-        test::concatenate_meshes(test::make_two_tets(), test::make_box_mesh(3, 2, 2, 1, 1, 1))};
-    // Many bins, so the warp-dynamic scheduler hands out work to many warps.
-    const int n = order == 1 ? 24 : order == 2 ? 12 : 8;
-    meshes.push_back(test::shuffle_mesh(test::make_random_perturbed_box(n, n, n, 1, 1, 1), 3));
-    return meshes;
-}
-
 TEST_P(CudaAssemblyTest, PatternMapsSummationAndSpmvEqualCpu) {
     const int order = GetParam();
     const auto lame_d = lame_from_young_poisson(1000.0, 0.3);
     const LameParameters<float> lame_f{static_cast<float>(lame_d.lambda),
                                        static_cast<float>(lame_d.mu)};
-    for (const TetMesh& mesh : cuda_meshes(order)) {
+    for (const TetMesh& mesh : test::stage_meshes(order)) {
         AssemblyFixture f(mesh, order);
         cuda::Assembly gpu(f.mesh, f.topology, order);
         gpu.build_pattern();
@@ -119,7 +109,7 @@ TEST_P(CudaAssemblyTest, PatternMapsSummationAndSpmvEqualCpu) {
 
 TEST_P(CudaAssemblyTest, GpuTopologyAndPatternEqualCpu) {
     const int order = GetParam();
-    for (const TetMesh& mesh : cuda_meshes(order)) {
+    for (const TetMesh& mesh : test::stage_meshes(order)) {
         AssemblyFixture f(mesh, order);
         cuda::Assembly gpu(f.mesh, order); // topology built on the device
         const Topology t = gpu.download_topology();
@@ -188,6 +178,18 @@ TEST(CudaWithoutCuda, EveryEntryPointThrowsUnsupported) {
     expect_unsupported([&] { cuda::CoarseLevel c(f.mesh, f.topology, f.layout); }, "CoarseLevel");
     expect_unsupported([&] { cuda::spmv(k.view(), nullptr, nullptr); }, "cuda::spmv");
     expect_unsupported([&] { cuda::device_synchronize(); }, "device_synchronize");
+    // The stage functions, declared beside their CPU twins.
+    expect_unsupported([&] { cuda::vertex_cell_counts(f.mesh.cells, 4); }, "vertex_cell_counts");
+    expect_unsupported([&] { cuda::bin_bcsr_row_counts({}, f.layout, nullptr); },
+                       "bin_bcsr_row_counts");
+    expect_unsupported([&] { cuda::bin_bcsr_bin_offsets(nullptr, 0, nullptr); },
+                       "bin_bcsr_bin_offsets");
+    expect_unsupported(
+        [&] { cuda::fill_bin_bcsr_columns({}, nullptr, f.layout, {}, nullptr, nullptr); },
+        "fill_bin_bcsr_columns");
+    expect_unsupported(
+        [&] { cuda::build_per_entry_map({}, f.cell_nodes_view(), 0, nullptr, nullptr); },
+        "build_per_entry_map");
 }
 
 } // namespace

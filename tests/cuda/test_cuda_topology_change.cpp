@@ -170,7 +170,7 @@ TEST_P(CudaTopologyChange, CudaEqualsCpuAfterEachCutAndRefinement) {
 INSTANTIATE_TEST_SUITE_P(Orders, CudaTopologyChange, ::testing::Values(1, 2));
 
 // Simulation's own topology changes (sim/topology_change.cpp) on the device: the cut's state is
-// copied, undo gives back the exact previous state (float -> double -> float round trips), an
+// copied, undo gives back the exact previous state (to the rounding of u = x - X in double), an
 // order change 1 -> 2 -> 1 keeps the vertex positions, and a failed change keeps everything.
 TEST(CudaSimulationTopologyChange, CutUndoAndOrderChangeKeepTheState) {
     if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device";
@@ -194,17 +194,18 @@ TEST(CudaSimulationTopologyChange, CutUndoAndOrderChangeKeepTheState) {
     ASSERT_FALSE(gpu.step().recovered);
     gpu.undo();
     EXPECT_EQ(gpu.components(), 1);
-    // Float storage (the device may keep displacements): equal to float rounding.
-    EXPECT_LT(max_abs_diff(gpu.positions(), x), 1e-6);
-    EXPECT_LT(max_abs_diff(gpu.velocities(), v), 1e-6 * (1 + max_abs(v)));
+    // Double storage (the device keeps displacements u = x - X): equal to double rounding
+    // (float storage needed 1e-6).
+    EXPECT_LT(max_abs_diff(gpu.positions(), x), 1e-12);
+    EXPECT_LT(max_abs_diff(gpu.velocities(), v), 1e-12 * (1 + max_abs(v)));
     EXPECT_EQ(std::vector<std::uint8_t>(gpu.pinned()), pins);
 
     gpu.change_order(2);
     const std::vector<double> x2 = gpu.positions();
-    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x2[i], x[i], 1e-6) << i;
+    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x2[i], x[i], 1e-12) << i;
     gpu.change_order(1);
     const std::vector<double> x1 = gpu.positions();
-    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x1[i], x[i], 1e-6) << i;
+    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x1[i], x[i], 1e-12) << i;
     EXPECT_EQ(std::vector<std::uint8_t>(gpu.pinned()), pins);
 
     EXPECT_THROW(gpu.change_order(5), Error);

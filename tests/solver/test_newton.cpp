@@ -39,7 +39,7 @@ public:
                 vector(gradient)[k] = a[k] * y[k] + std::pow(y[k], 3) - b[k];
         if (outputs & kHessian) hessian_at = y;
         strain = e;
-        return e + energy_offset;
+        return e + energy_offset + (outputs == kEnergy ? energy_only_noise : 0.0);
     }
     double last_strain_energy() const override { return strain; }
     double start_potential(double strain_at_start) override {
@@ -115,6 +115,9 @@ public:
     std::array<std::vector<double>, kNewtonVectors> vectors;
     double strain = 0, energy_offset = 0, dt = 0.01, solve_sign = 1.0;
     double clock_ms = 0, ms_per_evaluation = 0; ///< a fake clock: each element pass takes this
+    /// Added to energy-only evaluations (the line search's after the full step): round-off that
+    /// hides small decreases.
+    double energy_only_noise = 0;
     bool poison_state = false;
     std::vector<double> linear_tolerances; ///< set_linear_tolerance calls, in order
     int evaluations = 0, hessian_evaluations = 0, warm_solves = 0, fallbacks = 0, restarts = 0,
@@ -147,6 +150,32 @@ TEST(Newton, ConvergesQuadraticallyAndReusesTheAcceptedFullStep) {
     EXPECT_EQ(ops.hessian_evaluations, r.newton_iterations);
     EXPECT_EQ(r.line_search_failures, 0);
     EXPECT_DOUBLE_EQ(r.strain_energy, ops.strain);
+}
+
+TEST(Newton, AStepBelowTheEnergysRoundOffEndsAConvergedIterationAsConverged) {
+    // Energy-only evaluations read 1e-7 high. The steps of the early iterations are evaluated
+    // with the gradient (no noise) and accepted; the iteration whose decrement meets the
+    // tolerance (1e-8 of the first) searches by energy alone and cannot show its decrease of
+    // ~1e-8 or less. Its iterate met the tolerance already: converged, no line-search failure.
+    QuarticOperations ops(5);
+    ops.energy_only_noise = 1e-7;
+    NewtonMemory memory;
+    const StepResult r = newton_step(ops, rules(20, 1e-4), memory);
+    EXPECT_TRUE(r.converged);
+    EXPECT_EQ(r.line_search_failures, 0);
+    EXPECT_GE(r.newton_iterations, 2);
+    for (std::size_t k = 0; k < ops.x.size(); ++k) // close to the minimiser: a y + y^3 = b
+        EXPECT_NEAR(ops.a[k] * ops.x[k] + std::pow(ops.x[k], 3), ops.b[k], 1e-3);
+
+    // A decrement far above the tolerance that the noise hides (one iteration: its step is
+    // searched by energy alone): a line-search failure, not converged.
+    QuarticOperations hidden(5);
+    hidden.energy_only_noise = 1e3;
+    NewtonMemory hidden_memory;
+    const StepResult h = newton_step(hidden, rules(1, 1e-4), hidden_memory);
+    EXPECT_FALSE(h.converged);
+    EXPECT_EQ(h.line_search_failures, 1);
+    EXPECT_EQ(h.newton_iterations, 0);
 }
 
 TEST(Newton, AnAscentDirectionFallsBackToTheScaledGradient) {

@@ -356,6 +356,8 @@ void build_topology_into(DeviceTopology& topo, std::size_t& peak_extra, int orde
     if (order >= 3)
         order_slots(topo.face_offsets, nullptr, topo.num_faces, topo.face_slot, topo.face_at,
                     peak_extra, base + topo.edge_slot.bytes() + topo.edge_at.bytes());
+    // What the topology holds at the end (p = 1 ends with the faces, after their temporaries).
+    peak_extra = std::max(peak_extra, topo.bytes());
 }
 
 } // namespace

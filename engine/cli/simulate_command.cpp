@@ -155,6 +155,9 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"cg-forcing", "on|off",
          "inexact Newton: each solve's CG tolerance follows the gradient's decrease (Eisenstat-"
          "Walker, at most 0.1), at least --cg-tol; off: every solve to --cg-tol (default on)"},
+        {"multigrid-refresh", "step|iteration",
+         "multigrid: re-value the hierarchy once per frame (reused by the frame's later Newton "
+         "iterations; default) or at every Newton iteration"},
         {"exact-hessian", "", "do not project element Hessians to PSD"},
         {"deterministic", "",
          "cuda: bitwise-reproducible runs (sorted summation maps, and large p = 1 solves skip "
@@ -240,6 +243,11 @@ int run_simulate(const std::vector<std::string>& arguments) {
     if (forcing != "on" && forcing != "off")
         usage_error("simulate: option '--cg-forcing': expected on or off, got '" + forcing + "'");
     s.cg_forcing = forcing == "on";
+    const std::string refresh = args.string_or("multigrid-refresh", "step");
+    if (refresh != "step" && refresh != "iteration")
+        usage_error("simulate: option '--multigrid-refresh': expected step or iteration, got '" +
+                    refresh + "'");
+    s.multigrid_every_iteration = refresh == "iteration";
     s.project_hessian = !args.flag("exact-hessian");
     s.deterministic = args.flag("deterministic");
     if (args.has("ground")) s.ground_height = args.real_or("ground", 0.0, -huge, huge);
@@ -396,6 +404,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
         .add("cg_tol", s.pcg.relative_tolerance)
         .add("cg_max", s.pcg.max_iterations)
         .add("cg_forcing", s.cg_forcing)
+        .add("multigrid_refresh", s.multigrid_every_iteration ? "iteration" : "step")
         .add("deterministic", s.deterministic)
         .add("pinned_nodes", pinned);
     JsonObject summary;

@@ -3,6 +3,7 @@
 // Runs once per fine pattern; nothing here reads matrix values.
 #include "core/error.hpp"
 #include "solver/multigrid.hpp"
+#include "solver/lanczos.hpp"
 #include "solver/two_level.hpp"
 
 #include <algorithm>
@@ -425,8 +426,9 @@ MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* pos
                                    const GivenTransfer* first) {
     EDN_VERIFY(settings.modes == 3 || settings.modes == 6, ErrorCode::Usage,
                "multigrid: modes must be 3 or 6, not " << settings.modes);
-    EDN_VERIFY(settings.smoother_degree >= 1 && settings.max_levels >= 1 &&
-                   settings.power_iterations >= 1 && settings.coarsest_dofs >= 1,
+    EDN_VERIFY(settings.smoother_degree >= 1 && settings.smoother_degree <= kMaxChebyshevDegree &&
+                   settings.max_levels >= 1 && settings.power_iterations >= 1 &&
+                   settings.power_iterations <= kMaxLanczosSteps && settings.coarsest_dofs >= 1,
                ErrorCode::Usage, "multigrid: invalid settings");
     MultigridHierarchy h;
     h.settings = settings;

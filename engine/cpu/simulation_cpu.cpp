@@ -189,6 +189,7 @@ private:
     std::optional<CoarseSpace> coarse_; ///< the two-level preconditioner's P1 space (p >= 2)
     /// The multigrid hierarchy, built on the first assemble() and again when the pins change.
     std::optional<MultigridHierarchy> multigrid_;
+    MultigridRefresh multigrid_refresh_;
     BinBcsrMatrix<double> coarse_matrix_;
     TwoLevelWorkspace two_level_ws_;
     std::vector<double> coarse_blocks_, node_diagonal_; ///< scratch of the coarse assembly
@@ -348,8 +349,12 @@ void CpuBackend::assemble_hessian(const std::vector<double>& y) {
         for (int k : {0, 4, 8}) matrix_.diag[k * std::int64_t(n) + i] += add;
     });
     if (settings.preconditioner == Preconditioner::Multigrid) {
-        if (!multigrid_ || multigrid_->fixed != fixed) build_multigrid_hierarchy();
-        cpu::revalue_multigrid(*multigrid_, matrix_.view());
+        if (!multigrid_ || multigrid_->fixed != fixed) {
+            build_multigrid_hierarchy();
+            multigrid_refresh_.invalidate();
+        }
+        if (multigrid_refresh_.revalue_at_assembly(settings.multigrid_every_iteration))
+            cpu::revalue_multigrid(*multigrid_, matrix_.view());
     }
     if (coarse_) {
         // Galerkin coarse matrix of the element Hessians + the restricted mass terms (the drag
@@ -386,6 +391,7 @@ void CpuBackend::assemble_hessian(const std::vector<double>& y) {
 
 void CpuBackend::begin_step() {
     prepare_step();
+    multigrid_refresh_.new_step();
     y_ = x_;
     if (settings.integrator != Integrator::Static)
         for (Index i = 0; i < layout.num_nodes(); ++i)
@@ -407,9 +413,20 @@ PcgResult CpuBackend::solve(bool warm) {
         rhs_[k] = -g_[k], dx_[k] = warm && !fixed[k / 3] ? first_dx_[k] : 0.0; // pins may change
     PcgSettings pcg = settings.pcg;
     pcg.warm_start = warm;
-    if (multigrid_)
-        return cpu::pcg_multigrid(matrix_.view(), *multigrid_, rhs_.data(), dx_.data(), pcg,
-                                  pcg_workspace_, fixed.data());
+    if (multigrid_) {
+        PcgResult r = cpu::pcg_multigrid(matrix_.view(), *multigrid_, rhs_.data(), dx_.data(),
+                                         pcg, pcg_workspace_, fixed.data());
+        if (multigrid_refresh_.retry_now(r)) { // a lagged hierarchy broke down: re-value, again
+            cpu::revalue_multigrid(*multigrid_, matrix_.view());
+            multigrid_refresh_.revalued_now();
+            std::fill(dx_.begin(), dx_.end(), 0.0);
+            pcg.warm_start = false;
+            r = cpu::pcg_multigrid(matrix_.view(), *multigrid_, rhs_.data(), dx_.data(), pcg,
+                                   pcg_workspace_, fixed.data());
+        }
+        multigrid_refresh_.after_solve(r);
+        return r;
+    }
     if (!coarse_)
         return cpu::pcg(matrix_.view(), rhs_.data(), dx_.data(), pcg, pcg_workspace_, fixed.data());
     PcgSettings coarse_solve; // inexact coarse solves: the outer CG is flexible

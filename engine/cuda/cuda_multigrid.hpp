@@ -2,10 +2,10 @@
 /// CUDA twin of the multigrid numeric phase and cycle (solver/multigrid.hpp; CPU reference in
 /// cpu/multigrid.cpp): the symbolic hierarchy (aggregates, patterns, maps) is built once per
 /// pattern on the host by cpu::build_multigrid and uploaded; every re-value walks the same maps on
-/// the device in float (inverse diagonals, lambda_max by Lanczos, P, A P, A_c), and the V-cycle
-/// (Chebyshev smoothing, restriction, prolongation) runs on the device in float. The coarsest
-/// operator is inverted on the host in double (a few hundred dofs) and applied on the device as a
-/// dense product. A plain C++ header: the device state hides behind a pimpl; without CUDA every
+/// the device in float (inverse diagonals, lambda_max by Lanczos with its scalars on the device,
+/// P, A P, A_c), and the V-cycle (Chebyshev smoothing, restriction, prolongation) runs on the
+/// device in float. The coarsest operator (<= 64 dofs) is inverted on the host in double (the
+/// re-value's one wait) and applied on the device as a dense product. A plain C++ header: the device state hides behind a pimpl; without CUDA every
 /// member throws edn::Error(ErrorCode::Unsupported) (cuda/cuda_only.hpp).
 
 #include "cuda/cuda_only.hpp"
@@ -30,8 +30,8 @@ public:
     void apply(const BinBcsrMatrixView<float>& a, const float* r, float* z) EDN_CUDA_ONLY;
 
     /// Flexible CG on A x = b preconditioned by one V-cycle per iteration (device pointers; the
-    /// stopping rule, pins and outcome of solver/pcg.hpp; dot products summed in double on the
-    /// host, so each iteration waits for two read-backs). `a` must be the re-valued matrix.
+    /// stopping rule, pins and outcome of solver/pcg.hpp; dot products and CG scalars in double
+    /// on the device, one read-back per iteration). `a` must be the re-valued matrix.
     PcgResult solve(const BinBcsrMatrixView<float>& a, const float* b, float* x,
                     const PcgSettings& settings, const std::uint8_t* fixed) EDN_CUDA_ONLY;
     /// apply() with host vectors (copies; for tests).

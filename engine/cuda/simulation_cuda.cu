@@ -188,6 +188,7 @@ private:
     /// assemble() and when the pins change (multigrid_fixed_: the pins it was built for).
     std::unique_ptr<cuda::Multigrid> multigrid_;
     std::vector<std::uint8_t> multigrid_fixed_;
+    MultigridRefresh multigrid_refresh_;
     void build_multigrid();
     LameParameters<float> lame_{};              ///< of the float Hessian (the Inline summation's K)
     LameParameters<double> lame_d_{};           ///< of the double energies and forces
@@ -393,8 +394,12 @@ void CudaBackend::assemble(const double* y) {
     // spring and ground penalty are left to the fine level), as the CPU backend does.
     if (coarse_) coarse_->assemble(assembly_->device_element_blocks(), mass_.data(), mass_scale);
     if (settings.preconditioner == Preconditioner::Multigrid) {
-        if (!multigrid_ || multigrid_fixed_ != fixed) build_multigrid();
-        multigrid_->revalue(a);
+        if (!multigrid_ || multigrid_fixed_ != fixed) {
+            build_multigrid();
+            multigrid_refresh_.invalidate();
+        }
+        if (multigrid_refresh_.revalue_at_assembly(settings.multigrid_every_iteration))
+            multigrid_->revalue(a);
     }
 }
 
@@ -477,6 +482,7 @@ double CudaBackend::node_potential(const double* y) {
 }
 
 void CudaBackend::begin_step() {
+    multigrid_refresh_.new_step();
     const Index n = layout.num_nodes();
     EDN_CUDA_CHECK(cudaMemcpy(x_start_.data(), x_.data(), x_.bytes(), cudaMemcpyDeviceToDevice));
     predictor_kernel<<<blocks_for(n), kBlock>>>(x_.data(), v_.data(), fixed_.data(), effective_dt(),
@@ -487,7 +493,18 @@ void CudaBackend::begin_step() {
 
 PcgResult CudaBackend::float_solve(const PcgSettings& pcg) {
     const BinBcsrMatrixView<float> a = assembly_->device_matrix();
-    if (multigrid_) return multigrid_->solve(a, rhs_.data(), pcg_dx_.data(), pcg, fixed_.data());
+    if (multigrid_) {
+        PcgResult r = multigrid_->solve(a, rhs_.data(), pcg_dx_.data(), pcg, fixed_.data());
+        if (multigrid_refresh_.retry_now(r)) { // a lagged hierarchy broke down: re-value, again
+            multigrid_->revalue(a);
+            multigrid_refresh_.revalued_now();
+            EDN_CUDA_CHECK(cudaMemsetAsync(pcg_dx_.data(), 0, pcg_dx_.bytes()));
+            PcgSettings cold = pcg;
+            cold.warm_start = false;
+            r = multigrid_->solve(a, rhs_.data(), pcg_dx_.data(), cold, fixed_.data());
+        }
+        return r;
+    }
     if (!coarse_) return pcg_->solve(a, rhs_.data(), pcg_dx_.data(), pcg, fixed_.data());
     // Coarse PCG iterations enqueued per application: 6 (a 127K-tet p = 2 frame: 2 -> 31.5 ms,
     // 4 -> 23.9, 6 -> 23.6, 10 -> 26.8, 16 -> 29.9, 24 -> 31.8; iterations after the coarse
@@ -554,6 +571,7 @@ PcgResult CudaBackend::solve(bool warm) {
     }
     result.final_residual = residual;
     result.converged = residual <= target; // PcgResult's rule, on the true residual
+    if (multigrid_) multigrid_refresh_.after_solve(result);
     return result;
 }
 

@@ -83,6 +83,9 @@ struct SimulationSettings {
     /// coarse correction, flexible CG, both backends, for order >= 2 (p = 1 always uses block
     /// Jacobi): 469 -> 55 CG iterations per frame on a 127K-tet p = 2 box (bench/README.md).
     Preconditioner preconditioner = Preconditioner::TwoLevel;
+    /// Multigrid: re-value the hierarchy at every Newton iteration's assembly instead of once per
+    /// step (solver/multigrid.hpp, MultigridRefresh).
+    bool multigrid_every_iteration = false;
     bool project_hessian = true; ///< PSD-project per quadrature point (else exact)
     /// CUDA: bitwise-reproducible runs. Off (default), large p = 1 solves take q = A p from the
     /// matrix's upper part with float atomics (cuda::PcgOptions::upper_spmv) and the per-entry

@@ -30,6 +30,8 @@
 #include "solver/pcg.hpp"
 #include "sparse/bin_bcsr_pattern.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -128,6 +130,45 @@ struct MultigridStats {
     std::vector<std::int64_t> level_nnz_blocks;
     double build_ms = 0;
     double revalue_ms = 0;
+};
+
+/// When a backend re-values its hierarchy (the same rule on both backends). Every assembly
+/// (`every_assembly`), or lagged: at the first assembly of each time step only, the later Newton
+/// iterations of the step reusing it as a preconditioner of their (nearby) matrices; again at the
+/// next assembly once a lagged solve needed more than twice the iterations per decade (+ 2) of the
+/// first solve after the re-value, or did not converge. A lagged solve that breaks down is repeated
+/// once right after re-valuing (retry_now). The lag changes the preconditioner, never the system
+/// solved or its stopping rule.
+class MultigridRefresh {
+public:
+    void new_step() { due_ = true; }
+    void invalidate() { due_ = true; } ///< after the hierarchy was (re)built
+    /// At an assembly: whether to re-value now (counted as done).
+    bool revalue_at_assembly(bool every_assembly) {
+        current_ = every_assembly || due_;
+        if (current_) due_ = false, reference_ = -1;
+        return current_;
+    }
+    /// After a solve with the hierarchy: whether to re-value now and solve again.
+    bool retry_now(const PcgResult& r) const { return r.breakdown && !current_; }
+    void revalued_now() { current_ = true, due_ = false, reference_ = -1; }
+    void after_solve(const PcgResult& r) {
+        const double cost = iterations_per_decade(r);
+        if (reference_ < 0) reference_ = cost;
+        if (!current_ && (cost > 2 * reference_ + 2 || !r.converged)) due_ = true;
+    }
+    /// A solve's iterations per decade of residual reduction (solves of the inexact Newton ask
+    /// for different reductions; at least a quarter decade is counted).
+    static double iterations_per_decade(const PcgResult& r) {
+        const double tiny = 1e-300;
+        const double decades = std::log10(std::max(r.initial_residual, tiny) /
+                                          std::max(r.final_residual, tiny));
+        return r.iterations / std::max(decades, 0.25);
+    }
+
+private:
+    bool due_ = true, current_ = false;
+    double reference_ = -1; ///< iterations_per_decade of the first solve after the re-value
 };
 
 /// The six rigid-body modes (or three translations) of a node at `position`, relative to

@@ -33,7 +33,7 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<double>& b, d
 
 TEST_P(CudaMultigrid, RevalueAndCycleEqualCpu) {
     const int order = GetParam();
-    for (int k : {4, 7}) {
+    for (int k : {4, 7, 11}) { // 11: long coarse sums, 8 and 32 lanes per sum
         test::LinearSystem s(test::make_random_perturbed_box(k, k, 2 * k, 0.5, 0.5, 1.0, 0.1, 3),
                              order, 1e-3);
         const std::vector<std::uint8_t> fixed = s.bottom_nodes();

@@ -433,5 +433,85 @@ TEST(MultigridSimulation, MatchesBlockJacobiWithFewerIterations) {
     }
 }
 
+// The lag rule (solver/multigrid.hpp): once per step, again after a solve that needed more than
+// twice the first solve's iterations per decade (+ 2) or did not converge, at once after a lagged
+// breakdown.
+TEST(MultigridRefresh, RevaluesOncePerStepUnlessTheLaggedSolvesDegrade) {
+    auto solved = [](int iterations, double decades, bool converged = true,
+                     bool breakdown = false) {
+        PcgResult r;
+        r.iterations = iterations;
+        r.initial_residual = 1;
+        r.final_residual = std::pow(10.0, -decades);
+        r.converged = converged;
+        r.breakdown = breakdown;
+        return r;
+    };
+    MultigridRefresh refresh;
+    EXPECT_TRUE(refresh.revalue_at_assembly(false)); // the first assembly
+    refresh.after_solve(solved(5, 1));               // 5 per decade
+    EXPECT_FALSE(refresh.revalue_at_assembly(false)); // the same step: lagged
+    refresh.after_solve(solved(36, 3)); // 12 per decade <= 2 * 5 + 2
+    EXPECT_FALSE(refresh.revalue_at_assembly(false));
+    refresh.after_solve(solved(39, 3)); // 13 per decade: due
+    EXPECT_TRUE(refresh.revalue_at_assembly(false));
+    refresh.after_solve(solved(12, 2));
+    EXPECT_FALSE(refresh.revalue_at_assembly(false));
+    refresh.after_solve(solved(12, 2, false)); // unconverged with a lagged hierarchy: due
+    EXPECT_TRUE(refresh.revalue_at_assembly(false));
+    refresh.new_step();
+    EXPECT_TRUE(refresh.revalue_at_assembly(false)); // a new step
+    EXPECT_FALSE(refresh.retry_now(solved(3, 0, false, true))); // current: no retry
+    EXPECT_FALSE(refresh.revalue_at_assembly(false));
+    EXPECT_TRUE(refresh.retry_now(solved(3, 0, false, true))); // lagged breakdown: retry
+    EXPECT_FALSE(refresh.retry_now(solved(3, 1)));
+    refresh.revalued_now();
+    EXPECT_FALSE(refresh.retry_now(solved(3, 0, false, true)));
+    EXPECT_TRUE(refresh.revalue_at_assembly(true)); // every assembly
+    EXPECT_TRUE(refresh.revalue_at_assembly(true));
+    EXPECT_DOUBLE_EQ(MultigridRefresh::iterations_per_decade(solved(2, 0.01)), 8.0); // >= 1/4
+}
+
+// Re-valuing once per step or at every Newton iteration changes the preconditioner only: the
+// same trajectory to the tolerance, every solve converged, at most a few more CG iterations.
+TEST(MultigridSimulation, LaggedHierarchyKeepsTheTrajectory) {
+    const TetMesh mesh = test::make_box_mesh(3, 3, 9, 0.3, 0.3, 1.0);
+    for (int order : {1, 2}) {
+        SimulationSettings s;
+        s.order = order;
+        s.material = Material::NeoHookean;
+        s.newton_tolerance = 1e-8;
+        s.cg_forcing = false;
+        s.pcg.relative_tolerance = 1e-9;
+        s.preconditioner = Preconditioner::Multigrid;
+        s.multigrid_every_iteration = true;
+        Simulation every(mesh, s);
+        s.multigrid_every_iteration = false;
+        Simulation lagged(mesh, s);
+        const std::vector<double> rest = every.positions();
+        for (Index i = 0; i < every.num_nodes(); ++i)
+            if (rest[3 * i + 2] < 1e-9) every.set_pinned(i, true), lagged.set_pinned(i, true);
+        int cg_every = 0, cg_lagged = 0;
+        for (int frame = 0; frame < 5; ++frame) {
+            const StepResult a = every.step(), b = lagged.step();
+            cg_every += a.cg_iterations;
+            cg_lagged += b.cg_iterations;
+            EXPECT_TRUE(b.converged) << order << " " << frame;
+            EXPECT_EQ(b.pcg_breakdowns, 0);
+            EXPECT_EQ(b.pcg_unconverged, 0);
+            EXPECT_GT(b.newton_iterations, 1); // the lag is exercised
+        }
+        const std::vector<double> xa = every.positions(), xb = lagged.positions();
+        double diff = 0, motion = 0;
+        for (std::size_t k = 0; k < xa.size(); ++k) {
+            diff = std::max(diff, std::abs(xa[k] - xb[k]));
+            motion = std::max(motion, std::abs(xa[k] - rest[k]));
+        }
+        EXPECT_GT(motion, 1e-4) << order;
+        EXPECT_LT(diff, 1e-6 * motion) << order;
+        EXPECT_LE(cg_lagged, 2 * cg_every) << order;
+    }
+}
+
 } // namespace
 } // namespace edn

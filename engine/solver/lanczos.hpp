@@ -1,0 +1,72 @@
+#pragma once
+/// Scalar pieces of the multigrid smoother shared by the CPU reference and the CUDA twin (host and
+/// device): lambda_max of the tridiagonal that m steps of (block-Jacobi) PCG define (Lanczos), and
+/// the Chebyshev smoother's coefficients on [lambda_max / ratio, 1.1 lambda_max].
+
+#include "core/types.hpp"
+
+#include <cmath>
+
+namespace edn {
+
+inline constexpr int kMaxLanczosSteps = 64;  ///< MultigridSettings::power_iterations at most
+inline constexpr int kMaxChebyshevDegree = 8; ///< MultigridSettings::smoother_degree at most
+
+/// The largest eigenvalue of the symmetric tridiagonal (d, e) of size m (bisection on Sturm
+/// counts inside the Gershgorin interval).
+EDN_HOST_DEVICE inline double tridiagonal_max(const double* d, const double* e, int m) {
+    double lo = 0, hi = 0;
+    for (int i = 0; i < m; ++i) {
+        const double radius = (i > 0 ? fabs(e[i - 1]) : 0.0) + (i + 1 < m ? fabs(e[i]) : 0.0);
+        hi = fmax(hi, d[i] + radius);
+        lo = fmin(lo, d[i] - radius);
+    }
+    for (int it = 0; it < 200 && hi - lo > 1e-12 * fabs(hi); ++it) {
+        const double mid = 0.5 * (lo + hi);
+        int below = 0; // eigenvalues < mid
+        double q = 1;
+        for (int i = 0; i < m; ++i) {
+            q = d[i] - mid - (i > 0 ? e[i - 1] * e[i - 1] / q : 0.0);
+            if (q == 0) q = 1e-300;
+            if (q < 0) ++below;
+        }
+        if (below < m)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return hi;
+}
+
+/// lambda_max from the alpha and beta coefficients of m PCG steps (m <= kMaxLanczosSteps); 0 when
+/// m = 0.
+EDN_HOST_DEVICE inline double lanczos_lambda_max(const double* alphas, const double* betas, int m) {
+    if (m <= 0) return 0.0;
+    double d[kMaxLanczosSteps], e[kMaxLanczosSteps];
+    for (int k = 0; k < m; ++k) {
+        d[k] = 1.0 / alphas[k] + (k > 0 ? betas[k - 1] / alphas[k - 1] : 0.0);
+        if (k + 1 < m) e[k] = sqrt(betas[k]) / alphas[k];
+    }
+    return tridiagonal_max(d, e, m);
+}
+
+/// The Chebyshev smoother of `degree` on D^-1 A: d = c[1] D^-1 r, then for k = 1 .. degree - 1:
+/// x += d, r -= A d, d = c[2k] d + c[2k + 1] D^-1 r; finally x += d. c[0] = 0 (the first d has no
+/// previous term). All zero when lambda_max <= 0 (no smoothing).
+EDN_HOST_DEVICE inline void chebyshev_coefficients(double lambda_max, double ratio, int degree,
+                                                   double* c) {
+    for (int k = 0; k < 2 * degree; ++k) c[k] = 0;
+    const double hi = 1.1 * lambda_max, lo = hi / ratio;
+    if (!(hi > 0)) return;
+    const double theta = 0.5 * (hi + lo), delta = 0.5 * (hi - lo), sigma = theta / delta;
+    double rho = 1.0 / sigma;
+    c[1] = 1.0 / theta;
+    for (int k = 1; k < degree; ++k) {
+        const double rho_new = 1.0 / (2.0 * sigma - rho);
+        c[2 * k] = rho_new * rho;
+        c[2 * k + 1] = 2.0 * rho_new / delta;
+        rho = rho_new;
+    }
+}
+
+} // namespace edn

@@ -1,0 +1,550 @@
+#pragma once
+// The kernels of the CUDA multigrid twin (cuda/multigrid.cu, its only includer): the device view
+// of one level's operator, the products and transfers with G lanes per sum, the re-value kernels
+// (inverse diagonals, prolongator smoothing, A P, Galerkin), Lanczos and flexible-CG scalars kept
+// on the device, and the small vector kernels of the cycle.
+#include "cuda/block_reduce.cuh"
+#include "cuda/cuda_check.cuh"
+#include "cuda/cuda_multigrid.hpp"
+#include "solver/lanczos.hpp"
+#include "sparse/spmv.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace edn::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+inline int grid_for(std::int64_t n) {
+    return static_cast<int>((n + kThreads - 1) / kThreads);
+}
+
+template <class T> DeviceBuffer<T> upload(const std::vector<T>& v) {
+    DeviceBuffer<T> d(v.size());
+    if (!v.empty())
+        EDN_CUDA_CHECK(
+            cudaMemcpy(d.data(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+    return d;
+}
+DeviceBuffer<float> upload_float(const std::vector<double>& v) {
+    std::vector<float> f(v.begin(), v.end());
+    return upload(f);
+}
+// The row of every entry of a CSR (offsets: #rows + 1).
+std::vector<Index> rows_of(const std::vector<Index>& offsets) {
+    std::vector<Index> rows(offsets.empty() ? 0 : static_cast<std::size_t>(offsets.back()));
+    for (std::size_t r = 0; r + 1 < offsets.size(); ++r)
+        std::fill(rows.begin() + offsets[r], rows.begin() + offsets[r + 1], static_cast<Index>(r));
+    return rows;
+}
+// target[e] in [0, n) or -1 -> for each t the e with target[e] = t, increasing (a counting sort).
+void invert_map(const std::vector<Index>& target, Index n, std::vector<Index>& offsets,
+                std::vector<Index>& entries) {
+    offsets.assign(static_cast<std::size_t>(n) + 1, 0);
+    for (Index t : target)
+        if (t >= 0) ++offsets[static_cast<std::size_t>(t) + 1];
+    for (Index t = 0; t < n; ++t) offsets[t + 1] += offsets[t];
+    entries.resize(static_cast<std::size_t>(offsets[n]));
+    std::vector<Index> next(offsets.begin(), offsets.end() - 1);
+    for (std::size_t e = 0; e < target.size(); ++e)
+        if (target[e] >= 0) entries[next[target[e]]++] = static_cast<Index>(e);
+}
+
+// A square operator of one level on the device (the fine matrix: block 3 and the pin mask).
+struct DeviceOp {
+    int block;
+    BinBcsrPatternView p;
+    const float* values;
+    const float* diag;
+    const std::uint8_t* fixed;
+
+    __device__ Index slots() const { return p.bin_offsets[p.num_bins]; }
+    __device__ bool is_free(Index row) const { return fixed == nullptr || fixed[row] == 0; }
+    template <int B> __device__ void load(Index row, Index e, float* out) const {
+        if (e >= slots()) {
+            for (int k = 0; k < B * B; ++k)
+                out[k] = diag[static_cast<std::int64_t>(k) * p.num_rows + row];
+            return;
+        }
+        const Index bin = row / kBinRows;
+        const std::int64_t begin = p.bin_offsets[bin], stride = p.bin_offsets[bin + 1] - begin;
+        const float* v = values + B * B * begin + (e - begin);
+        for (int k = 0; k < B * B; ++k) out[k] = v[k * stride];
+    }
+};
+
+// Lanes per row (or per coarse entry) of the small levels' kernels: G consecutive lanes share one
+// output and split its sum (G a power of two <= 32, picked per level from the mean length of the
+// sums, lanes_for); the group's first lane writes. Every lane of a warp reaches the shuffles.
+template <int G> __device__ float group_sum(float v) {
+    for (int o = G / 2; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o, G);
+    return v;
+}
+template <int G> struct Lane {
+    std::int64_t item; // the row / entry / coarse node of the group
+    int lane;
+    __device__ Lane()
+        : item((std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G),
+          lane(static_cast<int>(threadIdx.x % G)) {}
+};
+inline int lanes_for(double mean_length) {
+    return mean_length >= 48 ? 32 : mean_length >= 12 ? 8 : 1;
+}
+template <class F> void with_lanes(int g, F&& f) {
+    if (g == 32)
+        f.template operator()<32>();
+    else if (g == 8)
+        f.template operator()<8>();
+    else
+        f.template operator()<1>();
+}
+inline int grid_for_groups(std::int64_t n, int g) {
+    return grid_for(n * g);
+}
+
+template <int B, int G> __global__ void k_spmv(DeviceOp op, const float* x, float* y) {
+    const Lane<G> t;
+    const bool valid = t.item < op.p.num_rows;
+    const Index row = valid ? static_cast<Index>(t.item) : 0;
+    float acc[B] = {};
+    if (valid) {
+        const Index count = op.p.row_counts[row];
+        float blk[B * B];
+        for (Index k = t.lane; k <= count; k += G) { // k = 0: the diagonal block
+            const Index s = k == 0 ? op.slots() + row : op.p.slot(row, k - 1);
+            const Index col = k == 0 ? row : op.p.columns[s];
+            op.load<B>(row, s, blk);
+            for (int r = 0; r < B; ++r)
+                for (int c = 0; c < B; ++c) acc[r] += blk[r * B + c] * x[B * col + c];
+        }
+    }
+    for (int r = 0; r < B; ++r) acc[r] = group_sum<G>(acc[r]);
+    if (valid && t.lane == 0)
+        for (int r = 0; r < B; ++r) y[B * row + r] = acc[r];
+}
+
+// The inverse of a symmetric positive semidefinite block (inert dofs: zero rows and columns), as
+// cpu/multigrid.cpp's semidefinite_inverse, in double arithmetic.
+template <int B> __device__ void semidefinite_inverse(const float* a, float* inv) {
+    double l[B * B] = {};
+    bool inert[B] = {};
+    double scale = 0;
+    for (int i = 0; i < B; ++i) scale = fmax(scale, fabs(double(a[i * B + i])));
+    for (int j = 0; j < B; ++j) {
+        double d = a[j * B + j];
+        for (int k = 0; k < j; ++k) d -= l[j * B + k] * l[j * B + k];
+        if (!(d > 1e-6 * scale) || !isfinite(d)) { // float input: a looser relative threshold
+            inert[j] = true;
+            continue;
+        }
+        l[j * B + j] = sqrt(d);
+        for (int i = j + 1; i < B; ++i) {
+            double s = a[i * B + j];
+            for (int k = 0; k < j; ++k) s -= l[i * B + k] * l[j * B + k];
+            l[i * B + j] = s / l[j * B + j];
+        }
+    }
+    for (int c = 0; c < B; ++c) {
+        double y[B] = {};
+        for (int i = 0; i < B; ++i) {
+            if (inert[i]) continue;
+            double s = (i == c) ? 1.0 : 0.0;
+            for (int k = 0; k < i; ++k) s -= l[i * B + k] * y[k];
+            y[i] = s / l[i * B + i];
+        }
+        for (int i = B - 1; i >= 0; --i) {
+            if (inert[i]) {
+                y[i] = 0;
+                continue;
+            }
+            double s = y[i];
+            for (int k = i + 1; k < B; ++k) s -= l[k * B + i] * y[k];
+            y[i] = s / l[i * B + i];
+        }
+        for (int i = 0; i < B; ++i) inv[i * B + c] = inert[c] ? 0.0f : float(y[i]);
+    }
+}
+
+template <int B> __global__ void k_inverse_diag(DeviceOp op, float* inv) {
+    const Index row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= op.p.num_rows) return;
+    float* out = inv + static_cast<std::int64_t>(row) * B * B;
+    if (!op.is_free(row)) {
+        for (int k = 0; k < B * B; ++k) out[k] = 0;
+        return;
+    }
+    float d[B * B];
+    op.load<B>(row, op.slots() + row, d);
+    semidefinite_inverse<B>(d, out);
+}
+
+template <int B> __device__ void apply_inv(const float* inv, Index row, const float* r, float* z) {
+    const float* m = inv + static_cast<std::int64_t>(row) * B * B;
+    for (int i = 0; i < B; ++i) {
+        float s = 0;
+        for (int k = 0; k < B; ++k) s += m[i * B + k] * r[B * row + k];
+        z[i] = s;
+    }
+}
+
+// Per-block partial sums of a.b in double (summed on the host in block order: deterministic).
+__global__ void k_dot(const float* a, const float* b, std::int64_t n, double* partials) {
+    __shared__ double s[kThreads];
+    double t = 0;
+    for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += std::int64_t(gridDim.x) * blockDim.x)
+        t += double(a[i]) * double(b[i]);
+    s[threadIdx.x] = t;
+    __syncthreads();
+    for (int o = kThreads / 2; o > 0; o >>= 1) {
+        if (threadIdx.x < o) s[threadIdx.x] += s[threadIdx.x + o];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) partials[blockIdx.x] = s[0];
+}
+
+// Per-block partial sums of a.b and a.c in double (partials[block], partials[1024 + block]).
+__global__ void k_dot2(const float* a, const float* b, const float* c, std::int64_t n,
+                       double* partials) {
+    __shared__ double s[2][kThreads];
+    double t = 0, u = 0;
+    for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += std::int64_t(gridDim.x) * blockDim.x) {
+        t += double(a[i]) * double(b[i]);
+        u += double(a[i]) * double(c[i]);
+    }
+    s[0][threadIdx.x] = t;
+    s[1][threadIdx.x] = u;
+    __syncthreads();
+    for (int o = kThreads / 2; o > 0; o >>= 1) {
+        if (threadIdx.x < o) {
+            s[0][threadIdx.x] += s[0][threadIdx.x + o];
+            s[1][threadIdx.x] += s[1][threadIdx.x + o];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = s[0][0];
+        partials[1024 + blockIdx.x] = s[1][0];
+    }
+}
+
+// d = c[0] d + c[1] D^-1 r (rows; c on the device: the Chebyshev coefficients of the level).
+template <int B>
+__global__ void k_precondition(Index n, const float* inv, const float* r, float* d,
+                               const float* c) {
+    const Index row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= n) return;
+    const float c1 = c[0], c2 = c[1];
+    float z[B];
+    apply_inv<B>(inv, row, r, z);
+    for (int k = 0; k < B; ++k) d[B * row + k] = (c1 == 0 ? 0.f : c1 * d[B * row + k]) + c2 * z[k];
+}
+
+// Lanczos on the device (no read-backs): scalars of one level's estimate, in double.
+enum LanczosSlot { kRz = 0, kRz0, kPq, kRzNew, kStop, kSteps, kLambda, kAlphas = 8,
+                   kBetas = kAlphas + kMaxLanczosSteps, kLanczosSlots = kBetas + kMaxLanczosSteps };
+
+// out = the sum of partials[0 .. blocks) in a fixed order (one warp).
+__global__ void k_sum_partials(const double* partials, int blocks, double* out) {
+    double t = 0;
+    for (int k = threadIdx.x; k < blocks; k += 32) t += partials[k];
+    t = warp_sum(t);
+    if (threadIdx.x == 0) *out = t;
+}
+__global__ void k_lanczos_init(double* s) {
+    s[kRz0] = s[kRz];
+    s[kStop] = s[kRz] > 0 ? 0 : 1;
+    s[kSteps] = 0;
+}
+__global__ void k_lanczos_alpha(double* s) {
+    if (s[kStop] != 0) return;
+    const double pq = s[kPq];
+    if (!(pq > 0) || !isfinite(pq)) {
+        s[kStop] = 1;
+        return;
+    }
+    s[kAlphas + int(s[kSteps])] = s[kRz] / pq;
+}
+__global__ void k_lanczos_beta(double* s) {
+    if (s[kStop] != 0) return;
+    const int m = int(s[kSteps]);
+    const double rz_new = s[kRzNew];
+    s[kBetas + m] = rz_new / s[kRz];
+    s[kSteps] = m + 1;
+    if (!(rz_new > 1e-12 * s[kRz0])) // float: the Krylov space is exhausted sooner
+        s[kStop] = 1;
+    else
+        s[kRz] = rz_new;
+}
+// r -= alpha q (this step's alpha)
+__global__ void k_lanczos_r(std::int64_t n, const double* s, const float* q, float* r) {
+    const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n || s[kStop] != 0) return;
+    r[i] -= float(s[kAlphas + int(s[kSteps])]) * q[i];
+}
+// p = z + beta p (the beta just recorded)
+__global__ void k_lanczos_p(std::int64_t n, const double* s, const float* z, float* p) {
+    const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n || s[kStop] != 0) return;
+    p[i] = z[i] + float(s[kBetas + int(s[kSteps]) - 1]) * p[i];
+}
+// lambda_max from the recorded steps; coef = [w = damping / lambda_max, Chebyshev coefficients].
+__global__ void k_lanczos_finish(double* s, double damping, double ratio, int degree,
+                                 float* coef) {
+    const double lambda = lanczos_lambda_max(s + kAlphas, s + kBetas, int(s[kSteps]));
+    s[kLambda] = lambda;
+    coef[0] = lambda > 0 ? float(damping / lambda) : 0.f;
+    double c[2 * kMaxChebyshevDegree];
+    chebyshev_coefficients(lambda, ratio, degree, c);
+    for (int k = 0; k < 2 * degree; ++k) coef[1 + k] = float(c[k]);
+}
+
+// y = a x + b y
+__global__ void k_axpby(std::int64_t n, float a, const float* x, float b, float* y) {
+    const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + b * y[i];
+}
+
+// P(i, J) = [J = aggregate(i)] T_i - w D_i^-1 sum_j A_ij T_j over the operator entries (i, j)
+// that smooth into block (i, J): one thread per P block, its entries listed by smooth_offsets /
+// smooth_entries (smooth_target inverted at upload).
+template <int B, int K>
+__global__ void k_smooth_prolongator(DeviceOp op, const float* inv, const Index* aggregate,
+                                     const float* tentative, Index p_blocks, const Index* p_rows,
+                                     const Index* p_columns, const Index* smooth_offsets,
+                                     const Index* smooth_entries, const float* omega_at,
+                                     float* p_values) {
+    const Index t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= p_blocks) return;
+    const float omega = *omega_at;
+    const Index i = p_rows[t];
+    float at[B * K] = {};
+    if (omega != 0)
+        for (Index k = smooth_offsets[t]; k < smooth_offsets[t + 1]; ++k) {
+            const Index e = smooth_entries[k];
+            const Index col = e >= op.slots() ? i : op.p.columns[e];
+            float a[B * B];
+            op.load<B>(i, e, a);
+            const float* tc = tentative + std::int64_t(col) * B * K;
+            for (int r = 0; r < B; ++r)
+                for (int m = 0; m < B; ++m)
+                    for (int c = 0; c < K; ++c) at[r * K + c] += a[r * B + m] * tc[m * K + c];
+        }
+    const bool own = p_columns[t] == aggregate[i];
+    const float* m = inv + std::int64_t(i) * B * B;
+    const float* ti = tentative + std::int64_t(i) * B * K;
+    float* out = p_values + std::int64_t(t) * B * K;
+    for (int r = 0; r < B; ++r)
+        for (int c = 0; c < K; ++c) {
+            float s = 0;
+            for (int k = 0; k < B; ++k) s += m[r * B + k] * at[k * K + c];
+            out[r * K + c] = (own ? ti[r * K + c] : 0.f) - omega * s;
+        }
+}
+
+// One thread per A P block q (row ap_rows[q]): the sum over its (operator entry, P block) pairs.
+template <int B, int K>
+__global__ void k_product(DeviceOp op, Index ap_blocks, const Index* ap_rows,
+                          const Index* pair_offsets, const Index* pair_entry, const Index* pair_p,
+                          const float* p_values, float* ap_values) {
+    const Index q = blockIdx.x * blockDim.x + threadIdx.x;
+    if (q >= ap_blocks) return;
+    const Index i = ap_rows[q];
+    float acc[B * K] = {};
+    for (Index k = pair_offsets[q]; k < pair_offsets[q + 1]; ++k) {
+        float a[B * B];
+        op.load<B>(i, pair_entry[k], a);
+        const float* pv = p_values + std::int64_t(pair_p[k]) * B * K;
+        for (int r = 0; r < B; ++r)
+            for (int m = 0; m < B; ++m)
+                for (int c = 0; c < K; ++c) acc[r * K + c] += a[r * B + m] * pv[m * K + c];
+    }
+    for (int k = 0; k < B * K; ++k) ap_values[std::int64_t(q) * B * K + k] = acc[k];
+}
+
+// G lanes per coarse entry (slot, or #slots + row), splitting its (P block, A P block) pairs;
+// the bin of a slot by binary search over the (few) bin offsets; padding slots are left at 0.
+template <int B, int K, int G>
+__global__ void k_galerkin(BinBcsrPatternView cp, const Index* g_offsets, const Index* g_p,
+                           const Index* g_ap, const float* p_values, const float* ap_values,
+                           float* values, float* diag) {
+    const Lane<G> t;
+    const Index slots = cp.bin_offsets[cp.num_bins];
+    const bool valid = t.item < std::int64_t(slots) + cp.num_rows;
+    const Index e = valid ? static_cast<Index>(t.item) : 0;
+    float acc[K * K] = {};
+    if (valid)
+        for (Index k = g_offsets[e] + t.lane; k < g_offsets[e + 1]; k += G) {
+            const float* pv = p_values + std::int64_t(g_p[k]) * B * K;
+            const float* av = ap_values + std::int64_t(g_ap[k]) * B * K;
+            for (int m = 0; m < B; ++m)
+                for (int r = 0; r < K; ++r)
+                    for (int c = 0; c < K; ++c) acc[r * K + c] += pv[m * K + r] * av[m * K + c];
+        }
+    for (int k = 0; k < K * K; ++k) acc[k] = group_sum<G>(acc[k]);
+    if (!valid || t.lane != 0) return;
+    if (g_offsets[e] == g_offsets[e + 1] && e < slots) return; // padding (or an empty block)
+    if (e >= slots) {
+        const Index row = e - slots;
+        for (int k = 0; k < K * K; ++k) diag[std::int64_t(k) * cp.num_rows + row] = acc[k];
+        return;
+    }
+    Index lo = 0, hi = cp.num_bins; // the bin holding slot e: bin_offsets[lo] <= e < [lo + 1]
+    while (hi - lo > 1) {
+        const Index mid = (lo + hi) / 2;
+        if (cp.bin_offsets[mid] <= e)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const std::int64_t begin = cp.bin_offsets[lo], stride = cp.bin_offsets[lo + 1] - begin;
+    for (int k = 0; k < K * K; ++k) values[K * K * begin + k * stride + (e - begin)] = acc[k];
+}
+
+// bc = P^T r: G lanes per coarse node, splitting its P blocks.
+template <int B, int K, int G>
+__global__ void k_restrict(Index nc, const Index* offsets, const Index* blocks, const Index* rows,
+                           const float* p_values, const float* r, float* bc) {
+    const Lane<G> t;
+    const bool valid = t.item < nc;
+    const Index I = valid ? static_cast<Index>(t.item) : 0;
+    float s[K] = {};
+    if (valid)
+        for (Index k = offsets[I] + t.lane; k < offsets[I + 1]; k += G) {
+            const float* pv = p_values + std::int64_t(blocks[k]) * B * K;
+            const float* ri = r + std::int64_t(B) * rows[k];
+            for (int m = 0; m < B; ++m)
+                for (int c = 0; c < K; ++c) s[c] += pv[m * K + c] * ri[m];
+        }
+    for (int c = 0; c < K; ++c) s[c] = group_sum<G>(s[c]);
+    if (valid && t.lane == 0)
+        for (int c = 0; c < K; ++c) bc[K * I + c] = s[c];
+}
+
+template <int B, int K>
+__global__ void k_prolong(Index n, const Index* offsets, const Index* columns,
+                          const float* p_values, const float* xc, float* x) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    for (Index k = offsets[i]; k < offsets[i + 1]; ++k) {
+        const float* pv = p_values + std::int64_t(k) * B * K;
+        const float* xj = xc + std::int64_t(K) * columns[k];
+        for (int m = 0; m < B; ++m) {
+            float s = 0;
+            for (int c = 0; c < K; ++c) s += pv[m * K + c] * xj[c];
+            x[B * i + m] += s;
+        }
+    }
+}
+
+// x = M b with a dense n x n row-major M: one warp per row.
+__global__ void k_dense(std::int64_t n, const float* m, const float* b, float* x) {
+    const std::int64_t row = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x % 32;
+    if (row >= n) return;
+    float s = 0;
+    for (std::int64_t k = lane; k < n; k += 32) s += m[row * n + k] * b[k];
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
+    if (lane == 0) x[row] = s;
+}
+
+// r = P (b - r) on rows (r holds A x on entry); x = 0 on free rows first when `cold`.
+__global__ void k_residual(Index n, const std::uint8_t* fixed, const float* b, float* r) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const bool free = fixed == nullptr || fixed[i] == 0;
+    for (int k = 0; k < 3; ++k) r[3 * i + k] = free ? b[3 * i + k] - r[3 * i + k] : 0.f;
+}
+
+// b masked to the free rows, into out.
+__global__ void k_mask(Index n, const std::uint8_t* fixed, const float* b, float* out) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const bool free = fixed == nullptr || fixed[i] == 0;
+    for (int k = 0; k < 3; ++k) out[3 * i + k] = free ? b[3 * i + k] : 0.f;
+}
+
+// x = 0 on free rows (a cold start keeps the pinned values).
+__global__ void k_zero_free(Index n, const std::uint8_t* fixed, float* x) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && (fixed == nullptr || fixed[i] == 0)) x[3 * i] = x[3 * i + 1] = x[3 * i + 2] = 0;
+}
+
+// x += alpha p; r = P (r - alpha q)
+__global__ void k_update(Index n, const std::uint8_t* fixed, float alpha, const float* p,
+                         const float* q, float* x, float* r) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const bool free = fixed == nullptr || fixed[i] == 0;
+    for (int k = 0; k < 3; ++k) {
+        x[3 * i + k] += alpha * p[3 * i + k];
+        r[3 * i + k] = free ? r[3 * i + k] - alpha * q[3 * i + k] : 0.f;
+    }
+}
+
+// Flexible CG's scalars on the device (one read-back per iteration, Multigrid::solve).
+enum CgSlot { cRz = 0, cPq, cAlpha, cRr, cRzNew, cZq, cBeta, cBreak, kCgSlots };
+__global__ void k_sum_partials2(const double* partials, int blocks, double* s) {
+    double t = 0, u = 0;
+    for (int k = threadIdx.x; k < blocks; k += 32) t += partials[k], u += partials[1024 + k];
+    t = warp_sum(t);
+    u = warp_sum(u);
+    if (threadIdx.x == 0) s[cRzNew] = t, s[cZq] = u;
+}
+__global__ void k_cg_alpha(double* s) {
+    const double pq = s[cPq], alpha = s[cRz] / pq;
+    if (!(pq > 0) || !isfinite(alpha))
+        s[cBreak] = 1;
+    else
+        s[cAlpha] = alpha;
+}
+// x += alpha p; r = P (r - alpha q), unless alpha broke down
+__global__ void k_cg_update(Index n, const std::uint8_t* fixed, const double* s, const float* p,
+                            const float* q, float* x, float* r) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n || s[cBreak] != 0) return;
+    const float alpha = float(s[cAlpha]);
+    const bool free = fixed == nullptr || fixed[i] == 0;
+    for (int k = 0; k < 3; ++k) {
+        x[3 * i + k] += alpha * p[3 * i + k];
+        r[3 * i + k] = free ? r[3 * i + k] - alpha * q[3 * i + k] : 0.f;
+    }
+}
+// flexible (Polak-Ribiere) beta = z_new.(r_new - r_old) / rz = -alpha z_new.q / rz
+__global__ void k_cg_beta(double* s) {
+    if (s[cBreak] != 0) return;
+    const double rz_new = s[cRzNew];
+    if (!(rz_new > 0) || !isfinite(rz_new)) {
+        s[cBreak] = 2;
+        return;
+    }
+    s[cBeta] = -s[cAlpha] * s[cZq] / s[cRz];
+    s[cRz] = rz_new;
+}
+// p = z + beta p
+__global__ void k_cg_direction(std::int64_t n, const double* s, const float* z, float* p) {
+    const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n || s[cBreak] != 0) return;
+    p[i] = z[i] + float(s[cBeta]) * p[i];
+}
+
+__global__ void k_zero_pinned(Index n, const std::uint8_t* fixed, float* z) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && fixed[i]) z[3 * i] = z[3 * i + 1] = z[3 * i + 2] = 0;
+}
+
+template <class F> void with_blocks(int b, int k, F&& f) {
+    if (b == 3 && k == 3)
+        f.template operator()<3, 3>();
+    else if (b == 3 && k == 6)
+        f.template operator()<3, 6>();
+    else if (b == 6 && k == 6)
+        f.template operator()<6, 6>();
+    else
+        EDN_VERIFY(false, ErrorCode::Internal, "multigrid: blocks " << b << " -> " << k);
+}
+
+} // namespace
+} // namespace edn::cuda

@@ -2,6 +2,7 @@
 // (solver/multigrid.hpp). Every re-value walks the fixed maps of the symbolic phase; every loop
 // over rows writes only its own rows (deterministic whatever the thread count).
 #include "solver/multigrid.hpp"
+#include "solver/block_inverse.hpp"
 #include "solver/lanczos.hpp"
 
 #include "core/error.hpp"
@@ -109,49 +110,6 @@ template <class F> void with_block(int b, F&& f) {
         EDN_VERIFY(false, ErrorCode::Internal, "multigrid: block size " << b);
 }
 
-// Inverse of a symmetric positive semidefinite b x b block: dofs with a (relatively) zero
-// diagonal or a non-positive Cholesky pivot are inert (zero rows and columns in the result).
-void semidefinite_inverse(const double* a, int b, double* inv) {
-    double l[kMaxBlock * kMaxBlock] = {};
-    bool inert[kMaxBlock] = {};
-    double scale = 0;
-    for (int i = 0; i < b; ++i) scale = std::max(scale, std::abs(a[i * b + i]));
-    for (int j = 0; j < b; ++j) {
-        double d = a[j * b + j];
-        for (int k = 0; k < j; ++k) d -= l[j * b + k] * l[j * b + k];
-        if (!(d > 1e-12 * scale) || !std::isfinite(d)) {
-            inert[j] = true;
-            continue; // column j of L stays zero
-        }
-        l[j * b + j] = std::sqrt(d);
-        for (int i = j + 1; i < b; ++i) {
-            double s = a[i * b + j];
-            for (int k = 0; k < j; ++k) s -= l[i * b + k] * l[j * b + k];
-            l[i * b + j] = s / l[j * b + j];
-        }
-    }
-    // inv = L^-T L^-1 on the active dofs, column by column.
-    for (int c = 0; c < b; ++c) {
-        double y[kMaxBlock] = {};
-        for (int i = 0; i < b; ++i) {
-            if (inert[i]) continue;
-            double s = (i == c) ? 1.0 : 0.0;
-            for (int k = 0; k < i; ++k) s -= l[i * b + k] * y[k];
-            y[i] = s / l[i * b + i];
-        }
-        for (int i = b - 1; i >= 0; --i) {
-            if (inert[i]) {
-                y[i] = 0;
-                continue;
-            }
-            double s = y[i];
-            for (int k = i + 1; k < b; ++k) s -= l[k * b + i] * y[k];
-            y[i] = s / l[i * b + i];
-        }
-        for (int i = 0; i < b; ++i) inv[i * b + c] = inert[c] ? 0.0 : y[i];
-    }
-}
-
 // z_row = D_row^-1 r_row (the row's B values each).
 template <int B>
 void apply_inverse_diag(const MultigridLevel& level, Index row, const double* r_row,
@@ -225,7 +183,7 @@ void revalue_level(const Op& op, MultigridLevel& level, double damping, int powe
         if (!op.is_free(Index(row))) return;
         double d[B * B];
         op.load(Index(row), op.slots() + Index(row), d);
-        semidefinite_inverse(d, B, level.inverse_diag.data() + row * B * B);
+        semidefinite_block_inverse<B>(d, level.inverse_diag.data() + row * B * B, 1e-12);
     });
     level.lambda_max = estimate_lambda_max<B>(op, level, power_iterations, *scratch[0], *scratch[1],
                                               *scratch[2], *scratch[3]);

@@ -45,8 +45,8 @@ struct Multigrid::Impl {
     DeviceBuffer<float> unit_coef; // {0, 1}: d = D^-1 r
     bool fine_kernel_chosen = false;
     std::vector<DeviceBuffer<float>> b, x, r, d, q; // per level
-    DeviceBuffer<double> partials;
-    std::vector<double> host_partials;
+    DeviceBuffer<double> partials;    // 2 x 1024 per-block partial sums of the dot products
+    DeviceBuffer<double> dot_result{1}; // dot()'s device scalar
     DeviceBuffer<float> cg; // r, z, p, q of solve()
     DeviceBuffer<double> cg_scalars{kCgSlots};
 
@@ -55,14 +55,11 @@ struct Multigrid::Impl {
         const Level& c = levels[l - 1];
         return {c.coarse_block, c.coarse_pattern(), c.c_values.data(), c.c_diag.data(), nullptr};
     }
+    /// u.v read back (one wait).
     double dot(const float* u, const float* v, std::int64_t n) {
-        const int blocks = static_cast<int>(std::min<std::int64_t>(grid_for(n), 1024));
-        k_dot<<<blocks, kThreads>>>(u, v, n, partials.data());
-        host_partials.resize(blocks);
-        EDN_CUDA_CHECK(cudaMemcpy(host_partials.data(), partials.data(), blocks * sizeof(double),
-                                  cudaMemcpyDeviceToHost));
+        dot_to(u, v, n, dot_result.data());
         double s = 0;
-        for (double p : host_partials) s += p;
+        EDN_CUDA_CHECK(cudaMemcpy(&s, dot_result.data(), sizeof(double), cudaMemcpyDeviceToHost));
         return s;
     }
     /// v = A_l u for the operator o of level l: 3 x 3 blocks through cuda::spmv with the measured
@@ -82,8 +79,8 @@ struct Multigrid::Impl {
     /// The device dot product u.v into the device scalar *out (no read-back).
     void dot_to(const float* u, const float* v, std::int64_t n, double* out) {
         const int blocks = static_cast<int>(std::min<std::int64_t>(grid_for(n), 1024));
-        k_dot<<<blocks, kThreads>>>(u, v, n, partials.data());
-        k_sum_partials<<<1, 32>>>(partials.data(), blocks, out);
+        k_dots<1><<<blocks, kThreads>>>(u, v, nullptr, n, partials.data());
+        k_sum_partials<1><<<1, 32>>>(partials.data(), blocks, out);
     }
     template <int B> void lanczos(const DeviceOp& o, Level& level, int l);
     template <int B, int K> void revalue_level(const DeviceOp& o, int l);
@@ -413,8 +410,8 @@ PcgResult Multigrid::solve(const BinBcsrMatrixView<float>& a, const float* b, fl
         m.dot_to(r, r, dofs, sc + cRr);
         apply(a, r, z);
         const int blocks = static_cast<int>(std::min<std::int64_t>(grid_for(dofs), 1024));
-        k_dot2<<<blocks, kThreads>>>(z, r, q, dofs, m.partials.data());
-        k_sum_partials2<<<1, 32>>>(m.partials.data(), blocks, sc);
+        k_dots<2><<<blocks, kThreads>>>(z, r, q, dofs, m.partials.data());
+        k_sum_partials<2><<<1, 32>>>(m.partials.data(), blocks, sc + cRzNew);
         k_cg_beta<<<1, 1>>>(sc);
         k_cg_direction<<<grid_for(dofs), kThreads>>>(dofs, sc, z, p);
         EDN_CUDA_CHECK(cudaMemcpy(host, sc, sizeof(host), cudaMemcpyDeviceToHost));

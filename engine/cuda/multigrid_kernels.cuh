@@ -6,6 +6,7 @@
 #include "cuda/block_reduce.cuh"
 #include "cuda/cuda_check.cuh"
 #include "cuda/cuda_multigrid.hpp"
+#include "solver/block_inverse.hpp"
 #include "solver/lanczos.hpp"
 #include "sparse/spmv.hpp"
 
@@ -124,48 +125,6 @@ template <int B, int G> __global__ void k_spmv(DeviceOp op, const float* x, floa
         for (int r = 0; r < B; ++r) y[B * row + r] = acc[r];
 }
 
-// The inverse of a symmetric positive semidefinite block (inert dofs: zero rows and columns), as
-// cpu/multigrid.cpp's semidefinite_inverse, in double arithmetic.
-template <int B> __device__ void semidefinite_inverse(const float* a, float* inv) {
-    double l[B * B] = {};
-    bool inert[B] = {};
-    double scale = 0;
-    for (int i = 0; i < B; ++i) scale = fmax(scale, fabs(double(a[i * B + i])));
-    for (int j = 0; j < B; ++j) {
-        double d = a[j * B + j];
-        for (int k = 0; k < j; ++k) d -= l[j * B + k] * l[j * B + k];
-        if (!(d > 1e-6 * scale) || !isfinite(d)) { // float input: a looser relative threshold
-            inert[j] = true;
-            continue;
-        }
-        l[j * B + j] = sqrt(d);
-        for (int i = j + 1; i < B; ++i) {
-            double s = a[i * B + j];
-            for (int k = 0; k < j; ++k) s -= l[i * B + k] * l[j * B + k];
-            l[i * B + j] = s / l[j * B + j];
-        }
-    }
-    for (int c = 0; c < B; ++c) {
-        double y[B] = {};
-        for (int i = 0; i < B; ++i) {
-            if (inert[i]) continue;
-            double s = (i == c) ? 1.0 : 0.0;
-            for (int k = 0; k < i; ++k) s -= l[i * B + k] * y[k];
-            y[i] = s / l[i * B + i];
-        }
-        for (int i = B - 1; i >= 0; --i) {
-            if (inert[i]) {
-                y[i] = 0;
-                continue;
-            }
-            double s = y[i];
-            for (int k = i + 1; k < B; ++k) s -= l[k * B + i] * y[k];
-            y[i] = s / l[i * B + i];
-        }
-        for (int i = 0; i < B; ++i) inv[i * B + c] = inert[c] ? 0.0f : float(y[i]);
-    }
-}
-
 template <int B> __global__ void k_inverse_diag(DeviceOp op, float* inv) {
     const Index row = blockIdx.x * blockDim.x + threadIdx.x;
     if (row >= op.p.num_rows) return;
@@ -176,7 +135,7 @@ template <int B> __global__ void k_inverse_diag(DeviceOp op, float* inv) {
     }
     float d[B * B];
     op.load<B>(row, op.slots() + row, d);
-    semidefinite_inverse<B>(d, out);
+    semidefinite_block_inverse<B>(d, out, 1e-6); // float input: a looser pivot threshold
 }
 
 template <int B> __device__ void apply_inv(const float* inv, Index row, const float* r, float* z) {
@@ -188,45 +147,21 @@ template <int B> __device__ void apply_inv(const float* inv, Index row, const fl
     }
 }
 
-// Per-block partial sums of a.b in double (summed on the host in block order: deterministic).
-__global__ void k_dot(const float* a, const float* b, std::int64_t n, double* partials) {
-    __shared__ double s[kThreads];
-    double t = 0;
-    for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += std::int64_t(gridDim.x) * blockDim.x)
-        t += double(a[i]) * double(b[i]);
-    s[threadIdx.x] = t;
-    __syncthreads();
-    for (int o = kThreads / 2; o > 0; o >>= 1) {
-        if (threadIdx.x < o) s[threadIdx.x] += s[threadIdx.x + o];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) partials[blockIdx.x] = s[0];
-}
-
-// Per-block partial sums of a.b and a.c in double (partials[block], partials[1024 + block]).
-__global__ void k_dot2(const float* a, const float* b, const float* c, std::int64_t n,
+// Per-block partial sums in double of a.b (K = 1) and also a.c (K = 2): partials[k * 1024 +
+// block]; k_sum_partials adds them up in a fixed order (deterministic).
+template <int K>
+__global__ void k_dots(const float* a, const float* b, const float* c, std::int64_t n,
                        double* partials) {
-    __shared__ double s[2][kThreads];
-    double t = 0, u = 0;
+    double t[K] = {};
     for (std::int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += std::int64_t(gridDim.x) * blockDim.x) {
-        t += double(a[i]) * double(b[i]);
-        u += double(a[i]) * double(c[i]);
+        t[0] += double(a[i]) * double(b[i]);
+        if constexpr (K == 2) t[1] += double(a[i]) * double(c[i]);
     }
-    s[0][threadIdx.x] = t;
-    s[1][threadIdx.x] = u;
-    __syncthreads();
-    for (int o = kThreads / 2; o > 0; o >>= 1) {
-        if (threadIdx.x < o) {
-            s[0][threadIdx.x] += s[0][threadIdx.x + o];
-            s[1][threadIdx.x] += s[1][threadIdx.x + o];
-        }
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-        partials[blockIdx.x] = s[0][0];
-        partials[1024 + blockIdx.x] = s[1][0];
+    for (int k = 0; k < K; ++k) {
+        const double s = block_sum<kThreads>(t[k]);
+        if (threadIdx.x == 0) partials[k * 1024 + blockIdx.x] = s;
+        __syncthreads(); // block_sum's shared array is reused by the next k
     }
 }
 
@@ -246,12 +181,14 @@ __global__ void k_precondition(Index n, const float* inv, const float* r, float*
 enum LanczosSlot { kRz = 0, kRz0, kPq, kRzNew, kStop, kSteps, kLambda, kAlphas = 8,
                    kBetas = kAlphas + kMaxLanczosSteps, kLanczosSlots = kBetas + kMaxLanczosSteps };
 
-// out = the sum of partials[0 .. blocks) in a fixed order (one warp).
-__global__ void k_sum_partials(const double* partials, int blocks, double* out) {
-    double t = 0;
-    for (int k = threadIdx.x; k < blocks; k += 32) t += partials[k];
-    t = warp_sum(t);
-    if (threadIdx.x == 0) *out = t;
+// out[k] = the sum of partials[k * 1024 + 0 .. blocks) in a fixed order (one warp), k < K.
+template <int K> __global__ void k_sum_partials(const double* partials, int blocks, double* out) {
+    for (int k = 0; k < K; ++k) {
+        double t = 0;
+        for (int i = threadIdx.x; i < blocks; i += 32) t += partials[k * 1024 + i];
+        t = warp_sum(t);
+        if (threadIdx.x == 0) out[k] = t;
+    }
 }
 __global__ void k_lanczos_init(double* s) {
     s[kRz0] = s[kRz];
@@ -486,13 +423,7 @@ __global__ void k_update(Index n, const std::uint8_t* fixed, float alpha, const 
 
 // Flexible CG's scalars on the device (one read-back per iteration, Multigrid::solve).
 enum CgSlot { cRz = 0, cPq, cAlpha, cRr, cRzNew, cZq, cBeta, cBreak, kCgSlots };
-__global__ void k_sum_partials2(const double* partials, int blocks, double* s) {
-    double t = 0, u = 0;
-    for (int k = threadIdx.x; k < blocks; k += 32) t += partials[k], u += partials[1024 + k];
-    t = warp_sum(t);
-    u = warp_sum(u);
-    if (threadIdx.x == 0) s[cRzNew] = t, s[cZq] = u;
-}
+static_assert(cZq == cRzNew + 1, "k_sum_partials<2> writes the pair");
 __global__ void k_cg_alpha(double* s) {
     const double pq = s[cPq], alpha = s[cRz] / pq;
     if (!(pq > 0) || !isfinite(alpha))

@@ -117,7 +117,8 @@ TEST_F(CliConverge, BadConvergenceOptionsAreUsageErrors) {
     const std::string mesh = (dir_.path / "beam.node").string();
     for (const std::vector<std::string>& bad : {std::vector<std::string>{"--cg-forcing", "maybe"},
                                                 {"--frame-budget-ms", "-1"},
-                                                {"--newton", "0"}}) {
+                                                {"--newton", "0"},
+                                                {"--multigrid-refresh", "sometimes"}}) {
         std::vector<std::string> a = {"simulate", mesh, "--frames", "1"};
         a.insert(a.end(), bad.begin(), bad.end());
         const test::CliRun r =

@@ -113,11 +113,8 @@ TEST_P(CudaMultigrid, SimulationMatchesCpuMultigrid) {
         EXPECT_FALSE(r.recovered);
     }
     const std::vector<double> a = cpu.positions(), b = gpu.positions();
-    double diff = 0, motion = 0;
-    for (std::size_t k = 0; k < a.size(); ++k) {
-        diff = std::max(diff, std::abs(a[k] - b[k]));
-        motion = std::max(motion, std::abs(a[k] - rest[k]));
-    }
+    const double diff = test::max_abs_diff(a, b);
+    const double motion = test::max_abs_diff(a, rest);
     EXPECT_GT(motion, 1e-3);
     EXPECT_LT(diff, 1e-3 * motion);
     EXPECT_LT(cg_gpu, 25 * newton_gpu);

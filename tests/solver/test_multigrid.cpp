@@ -6,6 +6,7 @@
 #include "solver/multigrid.hpp"
 #include "solver/two_level.hpp"
 #include "sparse/spmv.hpp"
+#include "support/compare.hpp"
 #include "support/linear_system.hpp"
 #include "support/random.hpp"
 
@@ -422,11 +423,8 @@ TEST(MultigridSimulation, MatchesBlockJacobiWithFewerIterations) {
             EXPECT_EQ(b.pcg_unconverged, 0);
         }
         const std::vector<double> xa = bj.positions(), xb = mg.positions();
-        double diff = 0, motion = 0;
-        for (std::size_t k = 0; k < xa.size(); ++k) {
-            diff = std::max(diff, std::abs(xa[k] - xb[k]));
-            motion = std::max(motion, std::abs(xa[k] - rest[k]));
-        }
+        const double diff = test::max_abs_diff(xa, xb);
+        const double motion = test::max_abs_diff(xa, rest);
         EXPECT_GT(motion, 1e-4) << order;
         EXPECT_LT(diff, 1e-6 * motion) << order;
         EXPECT_LT(2 * cg_mg, cg_bj) << order;
@@ -502,11 +500,8 @@ TEST(MultigridSimulation, LaggedHierarchyKeepsTheTrajectory) {
             EXPECT_GT(b.newton_iterations, 1); // the lag is exercised
         }
         const std::vector<double> xa = every.positions(), xb = lagged.positions();
-        double diff = 0, motion = 0;
-        for (std::size_t k = 0; k < xa.size(); ++k) {
-            diff = std::max(diff, std::abs(xa[k] - xb[k]));
-            motion = std::max(motion, std::abs(xa[k] - rest[k]));
-        }
+        const double diff = test::max_abs_diff(xa, xb);
+        const double motion = test::max_abs_diff(xa, rest);
         EXPECT_GT(motion, 1e-4) << order;
         EXPECT_LT(diff, 1e-6 * motion) << order;
         EXPECT_LE(cg_lagged, 2 * cg_every) << order;

@@ -4,6 +4,7 @@
 #include "sim/simulation.hpp"
 #include "solver/two_level.hpp"
 #include "sparse/spmv.hpp"
+#include "support/compare.hpp"
 #include "support/linear_system.hpp"
 #include "support/random.hpp"
 
@@ -219,11 +220,8 @@ TEST(TwoLevel, SimulationMatchesBlockJacobiWithFewerIterations) {
             EXPECT_EQ(b.pcg_unconverged, 0);
         }
         const std::vector<double> xa = bj.positions(), xb = tl.positions();
-        double diff = 0, motion = 0;
-        for (std::size_t k = 0; k < xa.size(); ++k) {
-            diff = std::max(diff, std::abs(xa[k] - xb[k]));
-            motion = std::max(motion, std::abs(xa[k] - rest[k]));
-        }
+        const double diff = test::max_abs_diff(xa, xb);
+        const double motion = test::max_abs_diff(xa, rest);
         EXPECT_GT(motion, 1e-4); // it moved
         EXPECT_LT(diff, 1e-6 * motion);
         EXPECT_LT(cg_tl, cg_bj);

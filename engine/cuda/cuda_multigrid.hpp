@@ -5,8 +5,9 @@
 /// the device in float (inverse diagonals, lambda_max by Lanczos with its scalars on the device,
 /// P, A P, A_c), and the V-cycle (Chebyshev smoothing, restriction, prolongation) runs on the
 /// device in float. The coarsest operator (<= 64 dofs) is inverted on the host in double (the
-/// re-value's one wait) and applied on the device as a dense product. A plain C++ header: the device state hides behind a pimpl; without CUDA every
-/// member throws edn::Error(ErrorCode::Unsupported) (cuda/cuda_only.hpp).
+/// re-value's one wait) and applied on the device as a dense product. A plain C++ header: the
+/// device state hides behind a pimpl; without CUDA every member throws
+/// edn::Error(ErrorCode::Unsupported) (cuda/cuda_only.hpp).
 
 #include "cuda/cuda_only.hpp"
 #include "solver/multigrid.hpp"
@@ -19,7 +20,11 @@ namespace edn::cuda {
 class Multigrid {
 public:
     /// Uploads the symbolic part of `h` (built for the fine pattern the matrices will have).
-    explicit Multigrid(const MultigridHierarchy& h) EDN_CUDA_ONLY;
+    /// The kernels' widths are chosen per level from the lengths of their sums; tests force
+    /// them: `forced_lanes` (1, 8, 32 or 256) lanes per transfer and Galerkin sum,
+    /// `forced_warps` (1, 4, 8, 16 or 32) warps per bin of the coarse products (0: chosen).
+    explicit Multigrid(const MultigridHierarchy& h, int forced_lanes = 0,
+                       int forced_warps = 0) EDN_CUDA_ONLY;
     ~Multigrid() EDN_CUDA_ONLY;
     Multigrid(const Multigrid&) = delete;
     Multigrid& operator=(const Multigrid&) = delete;
@@ -37,6 +42,13 @@ public:
     /// apply() with host vectors (copies; for tests).
     std::vector<float> apply(const BinBcsrMatrixView<float>& a,
                              const std::vector<float>& r) EDN_CUDA_ONLY;
+    /// Whether revalue() and solve()'s iterations replay captured CUDA graphs (the default) or
+    /// launch their kernels one by one (the same kernels; tests compare the two).
+    void set_graphs(bool on) EDN_CUDA_ONLY;
+    /// solve() with host vectors and the hierarchy's pins (copies; for tests): x holds the
+    /// start (used when settings.warm_start) and receives the solution.
+    PcgResult solve(const BinBcsrMatrixView<float>& a, const std::vector<float>& b,
+                    std::vector<float>& x, const PcgSettings& settings) EDN_CUDA_ONLY;
     /// Levels, the fine one included (as MultigridHierarchy::num_levels).
     int num_levels() const EDN_CUDA_ONLY;
     /// For tests: the values of coarse operator l (values then diag planes, the host layout of

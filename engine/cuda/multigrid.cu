@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
 
 namespace edn::cuda {
 
@@ -14,11 +17,12 @@ struct Multigrid::Impl {
         Index n = 0, nc = 0;
         bool fixed_prolongator = false;
         double damping = 0;
-        DeviceBuffer<Index> aggregate, p_offsets, p_rows, p_columns, smooth_offsets,
-            smooth_entries, ap_rows, pair_offsets, pair_entry, pair_p, g_offsets, g_p, g_ap,
-            r_offsets, r_blocks, r_rows;
+        DeviceBuffer<Index> aggregate, p_offsets, p_rows, p_columns, smooth_offsets, smooth_entries,
+            ap_rows, pair_offsets, pair_entry, pair_p, g_offsets, g_p, g_ap, r_offsets, r_blocks,
+            r_rows;
         Index p_blocks = 0, ap_blocks = 0;
-        int spmv_lanes = 1, galerkin_lanes = 1, restrict_lanes = 1; // lanes_for each sum
+        int spmv_warps = 1;                                            // bin_warps_for
+        int galerkin_lanes = 1, restrict_lanes = 1, prolong_lanes = 1; // lanes_for each sum
         SpmvKernel spmv_kernel; // 3 x 3 blocks: choose_spmv_kernel of this level's operator
         DeviceBuffer<float> tentative, p_values, ap_values, inverse_diag;
         DeviceBuffer<float> lanczos_start; ///< the CPU twin's start vector (free rows)
@@ -45,10 +49,81 @@ struct Multigrid::Impl {
     DeviceBuffer<float> unit_coef; // {0, 1}: d = D^-1 r
     bool fine_kernel_chosen = false;
     std::vector<DeviceBuffer<float>> b, x, r, d, q; // per level
-    DeviceBuffer<double> partials;    // 2 x 1024 per-block partial sums of the dot products
+    DeviceBuffer<double> partials;      // 2 x 1024 per-block partial sums of the dot products
     DeviceBuffer<double> dot_result{1}; // dot()'s device scalar
-    DeviceBuffer<float> cg; // r, z, p, q of solve()
+    DeviceBuffer<float> cg;             // r, z, p, q of solve()
     DeviceBuffer<double> cg_scalars{kCgSlots};
+    // Launches go to `s`: the default stream, or the capture stream while a re-value or a CG
+    // iteration is captured as a CUDA graph (replayed while the pointers it was captured with,
+    // its key, stay the same; a re-value changes only the values behind them).
+    cudaStream_t s = nullptr;
+    cudaStream_t capture_stream = nullptr;
+    struct Graph {
+        std::vector<std::uintptr_t> key;
+        cudaGraphExec_t exec = nullptr;
+    };
+    Graph revalue_graph, iteration_graph;
+    bool graphs = true;         // set_graphs
+    bool graphs_failed = false; // capture or instantiation refused once: launch directly
+
+    ~Impl() {
+        for (Graph* g : {&revalue_graph, &iteration_graph})
+            if (g->exec) cudaGraphExecDestroy(g->exec);
+        if (capture_stream) cudaStreamDestroy(capture_stream);
+    }
+    /// Runs `enqueue` (launches on `s` only, no waits) as the graph g: captured again when `key`
+    /// differs from g's, then launched on the default stream.
+    template <class F> void run(Graph& g, std::vector<std::uintptr_t> key, F&& enqueue) {
+        if (!graphs || graphs_failed) {
+            enqueue();
+            return;
+        }
+        if (!g.exec || g.key != key) {
+            if (g.exec) EDN_CUDA_CHECK(cudaGraphExecDestroy(g.exec));
+            g.exec = nullptr;
+            if (!capture_stream)
+                EDN_CUDA_CHECK(cudaStreamCreateWithFlags(&capture_stream, cudaStreamNonBlocking));
+            EDN_CUDA_CHECK(
+                cudaStreamBeginCapture(capture_stream, cudaStreamCaptureModeThreadLocal));
+            s = capture_stream;
+            cudaGraph_t graph = nullptr;
+            try {
+                enqueue();
+            } catch (...) {
+                s = nullptr;
+                cudaStreamEndCapture(capture_stream, &graph);
+                if (graph) cudaGraphDestroy(graph);
+                cudaGetLastError();
+                throw;
+            }
+            s = nullptr;
+            EDN_CUDA_CHECK(cudaStreamEndCapture(capture_stream, &graph));
+            const cudaError_t status = cudaGraphInstantiate(&g.exec, graph, 0);
+            cudaGraphDestroy(graph);
+            if (status != cudaSuccess) {
+                cudaGetLastError(); // clear it: launch directly from now on
+                g.exec = nullptr;
+                graphs_failed = true;
+                enqueue();
+                return;
+            }
+            g.key = std::move(key);
+        }
+        EDN_CUDA_CHECK(cudaGraphLaunch(g.exec, nullptr));
+    }
+    /// The pointers and sizes a graph over the fine matrix `a` depends on.
+    static std::vector<std::uintptr_t> key_of(const BinBcsrMatrixView<float>& a,
+                                              std::initializer_list<const void*> more) {
+        std::vector<std::uintptr_t> k = {std::uintptr_t(a.pattern.num_rows),
+                                         std::uintptr_t(a.pattern.num_bins),
+                                         reinterpret_cast<std::uintptr_t>(a.pattern.bin_offsets),
+                                         reinterpret_cast<std::uintptr_t>(a.pattern.columns),
+                                         reinterpret_cast<std::uintptr_t>(a.pattern.row_counts),
+                                         reinterpret_cast<std::uintptr_t>(a.values),
+                                         reinterpret_cast<std::uintptr_t>(a.diag)};
+        for (const void* p : more) k.push_back(reinterpret_cast<std::uintptr_t>(p));
+        return k;
+    }
 
     DeviceOp op(const BinBcsrMatrixView<float>& a, int l) const {
         if (l == 0) return {3, a.pattern, a.values, a.diag, fixed.data()};
@@ -63,24 +138,25 @@ struct Multigrid::Impl {
         return s;
     }
     /// v = A_l u for the operator o of level l: 3 x 3 blocks through cuda::spmv with the measured
-    /// kernel for its size (cuda/spmv.cu), larger blocks with spmv_lanes lanes per row.
+    /// kernel for its size (cuda/spmv.cu), larger blocks with spmv_warps warps per bin.
     template <int B> void spmv(const DeviceOp& o, const float* u, float* v, int l) {
         if constexpr (B == 3) {
             const BinBcsrMatrixView<float> m{o.p, const_cast<float*>(o.values),
                                              const_cast<float*>(o.diag)};
             const bool known = l < static_cast<int>(levels.size()); // else: no levels (tiny)
-            cuda::spmv(m, u, v, known ? levels[l].spmv_kernel : SpmvKernel{});
+            cuda::spmv(m, u, v, known ? levels[l].spmv_kernel : SpmvKernel{}, s);
         } else {
-            with_lanes(levels[l].spmv_lanes, [&]<int G>() {
-                k_spmv<B, G><<<grid_for_groups(o.p.num_rows, G), kThreads>>>(o, u, v);
+            with_bin_warps(levels[l].spmv_warps, [&]<int W>() {
+                const dim3 grid(static_cast<unsigned>(o.p.num_bins), B);
+                if (o.p.num_bins > 0) k_spmv_bins<B, W><<<grid, 32 * W, 0, s>>>(o, u, v);
             });
         }
     }
     /// The device dot product u.v into the device scalar *out (no read-back).
     void dot_to(const float* u, const float* v, std::int64_t n, double* out) {
         const int blocks = static_cast<int>(std::min<std::int64_t>(grid_for(n), 1024));
-        k_dots<1><<<blocks, kThreads>>>(u, v, nullptr, n, partials.data());
-        k_sum_partials<1><<<1, 32>>>(partials.data(), blocks, out);
+        k_dots<1><<<blocks, kThreads, 0, s>>>(u, v, nullptr, n, partials.data());
+        k_sum_partials<1><<<1, 32, 0, s>>>(partials.data(), blocks, out);
     }
     template <int B> void lanczos(const DeviceOp& o, Level& level, int l);
     template <int B, int K> void revalue_level(const DeviceOp& o, int l);
@@ -99,46 +175,45 @@ template <int B> void Multigrid::Impl::lanczos(const DeviceOp& o, Level& level, 
     float *rv = r[l].data(), *zv = d[l].data(), *pv = x[l].data(), *qv = q[l].data();
     double* sc = level.scalars.data();
     EDN_CUDA_CHECK(cudaMemcpyAsync(rv, level.lanczos_start.data(), dofs * sizeof(float),
-                                   cudaMemcpyDeviceToDevice));
-    k_precondition<B><<<grid_for(n), kThreads>>>(n, level.inverse_diag.data(), rv, zv,
-                                                 unit_coef.data());
-    EDN_CUDA_CHECK(cudaMemcpyAsync(pv, zv, dofs * sizeof(float), cudaMemcpyDeviceToDevice));
+                                   cudaMemcpyDeviceToDevice, s));
+    k_precondition<B>
+        <<<grid_for(n), kThreads, 0, s>>>(n, level.inverse_diag.data(), rv, zv, unit_coef.data());
+    EDN_CUDA_CHECK(cudaMemcpyAsync(pv, zv, dofs * sizeof(float), cudaMemcpyDeviceToDevice, s));
     dot_to(rv, zv, dofs, sc + kRz);
-    k_lanczos_init<<<1, 1>>>(sc);
+    k_lanczos_init<<<1, 1, 0, s>>>(sc);
+    const int dot_blocks = static_cast<int>(std::min<std::int64_t>(grid_for(dofs), 1024));
+    const int row_blocks = static_cast<int>(std::min<std::int64_t>(grid_for(n), 1024));
     for (int it = 0; it < settings.power_iterations; ++it) {
         spmv<B>(o, pv, qv, l);
-        dot_to(pv, qv, dofs, sc + kPq);
-        k_lanczos_alpha<<<1, 1>>>(sc);
-        k_lanczos_r<<<grid_for(dofs), kThreads>>>(dofs, sc, qv, rv);
-        k_precondition<B><<<grid_for(n), kThreads>>>(n, level.inverse_diag.data(), rv, zv,
-                                                     unit_coef.data());
-        dot_to(rv, zv, dofs, sc + kRzNew);
-        k_lanczos_beta<<<1, 1>>>(sc);
-        k_lanczos_p<<<grid_for(dofs), kThreads>>>(dofs, sc, zv, pv);
+        k_dots<1><<<dot_blocks, kThreads, 0, s>>>(pv, qv, nullptr, dofs, partials.data());
+        k_lanczos_alpha<<<1, 32, 0, s>>>(partials.data(), dot_blocks, sc);
+        k_lanczos_rz<B><<<row_blocks, kThreads, 0, s>>>(n, sc, level.inverse_diag.data(), qv, rv,
+                                                        zv, partials.data());
+        k_lanczos_beta<<<1, 32, 0, s>>>(partials.data(), row_blocks, sc);
+        k_lanczos_p<<<grid_for(dofs), kThreads, 0, s>>>(dofs, sc, zv, pv);
     }
-    k_lanczos_finish<<<1, 1>>>(sc, level.damping, settings.smoother_ratio,
-                               settings.smoother_degree, level.coef.data());
+    k_lanczos_finish<<<1, 1, 0, s>>>(sc, level.damping, settings.smoother_ratio,
+                                     settings.smoother_degree, level.coef.data());
 }
 
 template <int B, int K> void Multigrid::Impl::revalue_level(const DeviceOp& o, int l) {
     Level& level = levels[l];
     const Index n = o.p.num_rows;
-    k_inverse_diag<B><<<grid_for(n), kThreads>>>(o, level.inverse_diag.data());
+    k_inverse_diag<B><<<grid_for(n), kThreads, 0, s>>>(o, level.inverse_diag.data());
     lanczos<B>(o, level, l);
     const float* omega = level.coef.data();
     if (!level.fixed_prolongator)
-        k_smooth_prolongator<B, K><<<grid_for(level.p_blocks), kThreads>>>(
+        k_smooth_prolongator<B, K><<<grid_for(level.p_blocks), kThreads, 0, s>>>(
             o, level.inverse_diag.data(), level.aggregate.data(), level.tentative.data(),
             level.p_blocks, level.p_rows.data(), level.p_columns.data(),
-            level.smooth_offsets.data(), level.smooth_entries.data(), omega,
-            level.p_values.data());
-    k_product<B, K><<<grid_for(level.ap_blocks), kThreads>>>(
+            level.smooth_offsets.data(), level.smooth_entries.data(), omega, level.p_values.data());
+    k_product<B, K><<<grid_for(level.ap_blocks), kThreads, 0, s>>>(
         o, level.ap_blocks, level.ap_rows.data(), level.pair_offsets.data(),
         level.pair_entry.data(), level.pair_p.data(), level.p_values.data(),
         level.ap_values.data());
     const std::int64_t entries = std::int64_t(level.g_offsets.size()) - 1;
     with_lanes(level.galerkin_lanes, [&]<int G>() {
-        k_galerkin<B, K, G><<<grid_for_groups(entries, G), kThreads>>>(
+        k_galerkin<B, K, G><<<grid_for_groups(entries, G), kThreads, 0, s>>>(
             level.coarse_pattern(), level.g_offsets.data(), level.g_p.data(), level.g_ap.data(),
             level.p_values.data(), level.ap_values.data(), level.c_values.data(),
             level.c_diag.data());
@@ -146,34 +221,28 @@ template <int B, int K> void Multigrid::Impl::revalue_level(const DeviceOp& o, i
     EDN_CUDA_CHECK(cudaGetLastError());
 }
 
+// The Chebyshev smoother (solver/lanczos.hpp, chebyshev_coefficients; the CPU twin's order of
+// operations): the first kernel starts r, d and x, each later step is one product and one fused
+// kernel (r -= A d, d = c1 d + c2 D^-1 r, x += d).
 template <int B>
 void Multigrid::Impl::chebyshev(const DeviceOp& o, const Level& level, int l, const float* bv,
                                 float* xv, bool zero_start) {
     const Index n = o.p.num_rows;
-    const std::int64_t dofs = std::int64_t(B) * n;
-    const float* c = level.coef.data() + 1; // solver/lanczos.hpp, chebyshev_coefficients
+    const float* c = level.coef.data() + 1;
+    const float* inv = level.inverse_diag.data();
     float *rv = r[l].data(), *dv = d[l].data(), *qv = q[l].data();
-    if (zero_start) {
-        EDN_CUDA_CHECK(cudaMemcpyAsync(rv, bv, dofs * sizeof(float), cudaMemcpyDeviceToDevice));
-    } else {
-        spmv<B>(o, xv, rv, l);
-        k_axpby<<<grid_for(dofs), kThreads>>>(dofs, 1.f, bv, -1.f, rv);
-    }
-    k_precondition<B><<<grid_for(n), kThreads>>>(n, level.inverse_diag.data(), rv, dv, c);
-    for (int k = 1;; ++k) {
-        k_axpby<<<grid_for(dofs), kThreads>>>(dofs, 1.f, dv, 1.f, xv);
-        if (k == settings.smoother_degree) break;
+    if (!zero_start) spmv<B>(o, xv, rv, l); // r = A x: the first kernel makes it b - A x
+    k_chebyshev_first<B><<<grid_for(n), kThreads, 0, s>>>(n, inv, bv, rv, dv, xv, c, zero_start);
+    for (int k = 1; k < settings.smoother_degree; ++k) {
         spmv<B>(o, dv, qv, l);
-        k_axpby<<<grid_for(dofs), kThreads>>>(dofs, -1.f, qv, 1.f, rv);
-        k_precondition<B><<<grid_for(n), kThreads>>>(n, level.inverse_diag.data(), rv, dv,
-                                                     c + 2 * k);
+        k_chebyshev_step<B><<<grid_for(n), kThreads, 0, s>>>(n, inv, qv, rv, dv, xv, c + 2 * k);
     }
 }
 
 void Multigrid::Impl::cycle(const BinBcsrMatrixView<float>& a, int l, const float* bv, float* xv) {
     if (l == static_cast<int>(levels.size())) {
         const std::int64_t n = std::int64_t(coarsest_rows) * coarsest_block;
-        k_dense<<<static_cast<int>((n * 32 + kThreads - 1) / kThreads), kThreads>>>(
+        k_dense<<<static_cast<int>((n * 32 + kThreads - 1) / kThreads), kThreads, 0, s>>>(
             n, coarsest_inverse.data(), bv, xv);
         return;
     }
@@ -181,27 +250,27 @@ void Multigrid::Impl::cycle(const BinBcsrMatrixView<float>& a, int l, const floa
     const Level& level = levels[l];
     with_blocks(level.block, level.coarse_block, [&]<int B, int K>() {
         const Index n = o.p.num_rows;
-        const std::int64_t dofs = std::int64_t(B) * n;
-        EDN_CUDA_CHECK(cudaMemsetAsync(xv, 0, dofs * sizeof(float)));
         chebyshev<B>(o, level, l, bv, xv, true);
-        float* rv = r[l].data();
-        spmv<B>(o, xv, rv, l);
-        k_axpby<<<grid_for(dofs), kThreads>>>(dofs, 1.f, bv, -1.f, rv);
+        float* ax = r[l].data();
+        spmv<B>(o, xv, ax, l);
         float* bc = b[l + 1].data();
         float* xc = x[l + 1].data();
-        with_lanes(level.restrict_lanes, [&]<int G>() {
-            k_restrict<B, K, G><<<grid_for_groups(level.nc, G), kThreads>>>(
+        with_lanes(level.restrict_lanes, [&]<int G>() { // b_c = P^T (b - A x)
+            k_restrict<B, K, G><<<grid_for_groups(level.nc, G), kThreads, 0, s>>>(
                 level.nc, level.r_offsets.data(), level.r_blocks.data(), level.r_rows.data(),
-                level.p_values.data(), rv, bc);
+                level.p_values.data(), bv, ax, bc);
         });
         cycle(a, l + 1, bc, xc);
-        k_prolong<B, K><<<grid_for(n), kThreads>>>(
-            n, level.p_offsets.data(), level.p_columns.data(), level.p_values.data(), xc, xv);
+        with_lanes(level.prolong_lanes, [&]<int G>() {
+            k_prolong<B, K, G><<<grid_for_groups(n, G), kThreads, 0, s>>>(
+                n, level.p_offsets.data(), level.p_columns.data(), level.p_values.data(), xc, xv);
+        });
         chebyshev<B>(o, level, l, bv, xv, false);
     });
 }
 
-Multigrid::Multigrid(const MultigridHierarchy& h) : impl_(std::make_unique<Impl>()) {
+Multigrid::Multigrid(const MultigridHierarchy& h, int forced_lanes, int forced_warps)
+    : impl_(std::make_unique<Impl>()) {
     Impl& m = *impl_;
     m.settings = h.settings;
     m.host_fixed = h.fixed;
@@ -260,12 +329,16 @@ Multigrid::Multigrid(const MultigridHierarchy& h) : impl_(std::make_unique<Impl>
             const BinBcsrPattern& own = h.coarse[l - 1].pattern;
             std::size_t blocks = own.num_rows;
             for (Index r : own.row_counts) blocks += static_cast<std::size_t>(r);
-            d.spmv_lanes = lanes_for(mean(blocks, own.num_rows));
+            d.spmv_warps = bin_warps_for(mean(blocks, own.num_rows), forced_warps);
             d.spmv_kernel = choose_spmv_kernel(own.num_rows, own.num_slots());
         }
-        d.galerkin_lanes = lanes_for(
-            mean(s.galerkin_p.size(), std::max<std::size_t>(s.galerkin_offsets.size(), 1) - 1));
-        d.restrict_lanes = lanes_for(mean(s.restriction_blocks.size(), s.coarse_nodes));
+        const std::size_t entries = std::max<std::size_t>(s.galerkin_offsets.size(), 1) - 1;
+        d.galerkin_lanes =
+            lanes_for(mean(s.galerkin_p.size(), entries), std::int64_t(entries), forced_lanes);
+        d.restrict_lanes = lanes_for(mean(s.restriction_blocks.size(), s.coarse_nodes),
+                                     s.coarse_nodes, forced_lanes);
+        d.prolong_lanes =
+            lanes_for(mean(s.prolongator.columns.size(), s.num_nodes), s.num_nodes, forced_lanes);
         EDN_CUDA_CHECK(cudaMemset(d.c_values.data(), 0, c.values.size() * sizeof(float)));
     }
     m.coarsest_block = h.coarse.empty() ? 3 : h.coarse.back().block;
@@ -295,6 +368,10 @@ Multigrid::Multigrid(const MultigridHierarchy& h) : impl_(std::make_unique<Impl>
 
 Multigrid::~Multigrid() = default;
 
+void Multigrid::set_graphs(bool on) {
+    impl_->graphs = on;
+}
+
 int Multigrid::num_levels() const {
     return static_cast<int>(impl_->levels.size()) + 1;
 }
@@ -311,11 +388,13 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
         m.levels[0].spmv_kernel = choose_spmv_kernel(a.pattern.num_rows, fine_slots);
         m.fine_kernel_chosen = true;
     }
-    for (std::size_t l = 0; l < m.levels.size(); ++l) {
-        const DeviceOp o = m.op(a, static_cast<int>(l));
-        with_blocks(m.levels[l].block, m.levels[l].coarse_block,
-                    [&]<int B, int K>() { m.revalue_level<B, K>(o, static_cast<int>(l)); });
-    }
+    m.run(m.revalue_graph, Impl::key_of(a, {}), [&] {
+        for (std::size_t l = 0; l < m.levels.size(); ++l) {
+            const DeviceOp o = m.op(a, static_cast<int>(l));
+            with_blocks(m.levels[l].block, m.levels[l].coarse_block,
+                        [&]<int B, int K>() { m.revalue_level<B, K>(o, static_cast<int>(l)); });
+        }
+    });
     // the coarsest operator (<= coarsest_dofs), inverted on the host in double: one wait
     const int l = static_cast<int>(m.levels.size());
     const DeviceOp o = m.op(a, l);
@@ -347,7 +426,8 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
     const std::vector<double> inv = cpu::dense_semidefinite_inverse(
         o.block, pattern.view(), vd.data(), dd.data(), l == 0 ? m.host_fixed.data() : nullptr);
     const std::vector<float> invf(inv.begin(), inv.end());
-    if (m.coarsest_inverse.size() != invf.size()) m.coarsest_inverse = DeviceBuffer<float>(invf.size());
+    if (m.coarsest_inverse.size() != invf.size())
+        m.coarsest_inverse = DeviceBuffer<float>(invf.size());
     EDN_CUDA_CHECK(cudaMemcpyAsync(m.coarsest_inverse.data(), invf.data(),
                                    invf.size() * sizeof(float), cudaMemcpyHostToDevice));
     EDN_CUDA_CHECK(cudaStreamSynchronize(0)); // invf is pageable and leaves scope
@@ -356,7 +436,7 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
 void Multigrid::apply(const BinBcsrMatrixView<float>& a, const float* r, float* z) {
     Impl& m = *impl_;
     m.cycle(a, 0, r, z);
-    k_zero_pinned<<<grid_for(m.fine_rows), kThreads>>>(m.fine_rows, m.fixed.data(), z);
+    k_zero_pinned<<<grid_for(m.fine_rows), kThreads, 0, m.s>>>(m.fine_rows, m.fixed.data(), z);
     EDN_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -374,11 +454,11 @@ PcgResult Multigrid::solve(const BinBcsrMatrixView<float>& a, const float* b, fl
         m.cg = DeviceBuffer<float>(4 * static_cast<std::size_t>(dofs));
     float *r = m.cg.data(), *z = r + dofs, *p = z + dofs, *q = p + dofs;
     const int grid = grid_for(n);
-    k_mask<<<grid, kThreads>>>(n, fixed, b, r);
+    k_mask<<<grid, kThreads, 0, m.s>>>(n, fixed, b, r);
     const double bb = m.dot(r, r, dofs);
-    if (!settings.warm_start || bb == 0) k_zero_free<<<grid, kThreads>>>(n, fixed, x);
+    if (!settings.warm_start || bb == 0) k_zero_free<<<grid, kThreads, 0, m.s>>>(n, fixed, x);
     m.spmv<3>(m.op(a, 0), x, r, 0);
-    k_residual<<<grid, kThreads>>>(n, fixed, b, r);
+    k_residual<<<grid, kThreads, 0, m.s>>>(n, fixed, b, r);
     const double rr = m.dot(r, r, dofs);
     const double tol2 = settings.relative_tolerance * settings.relative_tolerance;
     const double ref2 = bb > 0 ? bb : rr;
@@ -390,7 +470,7 @@ PcgResult Multigrid::solve(const BinBcsrMatrixView<float>& a, const float* b, fl
     }
     apply(a, r, z);
     const double rz = m.dot(r, z, dofs);
-    EDN_CUDA_CHECK(cudaMemcpyAsync(p, z, dofs * sizeof(float), cudaMemcpyDeviceToDevice));
+    EDN_CUDA_CHECK(cudaMemcpyAsync(p, z, dofs * sizeof(float), cudaMemcpyDeviceToDevice, m.s));
     if (!(rz > 0) || !std::isfinite(rz)) {
         result.breakdown = true;
         return result;
@@ -403,17 +483,19 @@ PcgResult Multigrid::solve(const BinBcsrMatrixView<float>& a, const float* b, fl
     EDN_CUDA_CHECK(cudaMemcpy(sc, start, sizeof(start), cudaMemcpyHostToDevice));
     double host[kCgSlots];
     while (result.iterations < settings.max_iterations) {
-        m.spmv<3>(m.op(a, 0), p, q, 0);
-        m.dot_to(p, q, dofs, sc + cPq);
-        k_cg_alpha<<<1, 1>>>(sc);
-        k_cg_update<<<grid, kThreads>>>(n, fixed, sc, p, q, x, r);
-        m.dot_to(r, r, dofs, sc + cRr);
-        apply(a, r, z);
-        const int blocks = static_cast<int>(std::min<std::int64_t>(grid_for(dofs), 1024));
-        k_dots<2><<<blocks, kThreads>>>(z, r, q, dofs, m.partials.data());
-        k_sum_partials<2><<<1, 32>>>(m.partials.data(), blocks, sc + cRzNew);
-        k_cg_beta<<<1, 1>>>(sc);
-        k_cg_direction<<<grid_for(dofs), kThreads>>>(dofs, sc, z, p);
+        m.run(m.iteration_graph, Impl::key_of(a, {x, fixed, r}), [&] {
+            m.spmv<3>(m.op(a, 0), p, q, 0);
+            m.dot_to(p, q, dofs, sc + cPq);
+            k_cg_alpha<<<1, 1, 0, m.s>>>(sc);
+            k_cg_update<<<grid, kThreads, 0, m.s>>>(n, fixed, sc, p, q, x, r);
+            m.dot_to(r, r, dofs, sc + cRr);
+            apply(a, r, z);
+            const int blocks = static_cast<int>(std::min<std::int64_t>(grid_for(dofs), 1024));
+            k_dots<2><<<blocks, kThreads, 0, m.s>>>(z, r, q, dofs, m.partials.data());
+            k_sum_partials<2><<<1, 32, 0, m.s>>>(m.partials.data(), blocks, sc + cRzNew);
+            k_cg_beta<<<1, 1, 0, m.s>>>(sc);
+            k_cg_direction<<<grid_for(dofs), kThreads, 0, m.s>>>(dofs, sc, z, p);
+        });
         EDN_CUDA_CHECK(cudaMemcpy(host, sc, sizeof(host), cudaMemcpyDeviceToHost));
         if (host[cBreak] == 1) { // p.q <= 0: x and r were left as they were
             result.breakdown = true;
@@ -443,6 +525,18 @@ std::vector<float> Multigrid::apply(const BinBcsrMatrixView<float>& a,
     return z;
 }
 
+PcgResult Multigrid::solve(const BinBcsrMatrixView<float>& a, const std::vector<float>& b,
+                           std::vector<float>& x, const PcgSettings& settings) {
+    EDN_VERIFY(b.size() == x.size() && b.size() == 3 * impl_->host_fixed.size(), ErrorCode::Usage,
+               "multigrid: solve with " << b.size() << " and " << x.size() << " values, "
+                                        << 3 * impl_->host_fixed.size() << " dofs");
+    const DeviceBuffer<float> bd = upload(b);
+    DeviceBuffer<float> xd = upload(x);
+    const PcgResult result = solve(a, bd.data(), xd.data(), settings, impl_->fixed.data());
+    EDN_CUDA_CHECK(cudaMemcpy(x.data(), xd.data(), xd.bytes(), cudaMemcpyDeviceToHost));
+    return result;
+}
+
 std::vector<float> Multigrid::download_coarse(int l) const {
     const Impl::Level& c = impl_->levels.at(l);
     std::vector<float> out(c.c_values.size() + c.c_diag.size());
@@ -463,8 +557,8 @@ std::vector<float> Multigrid::download_prolongator(int l) const {
 
 double Multigrid::lambda_max(int l) const {
     double lambda = 0;
-    EDN_CUDA_CHECK(cudaMemcpy(&lambda, impl_->levels.at(l).scalars.data() + kLambda,
-                              sizeof(double), cudaMemcpyDeviceToHost));
+    EDN_CUDA_CHECK(cudaMemcpy(&lambda, impl_->levels.at(l).scalars.data() + kLambda, sizeof(double),
+                              cudaMemcpyDeviceToHost));
     return lambda;
 }
 

@@ -89,14 +89,67 @@ template <int G> struct Lane {
         : item((std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / G),
           lane(static_cast<int>(threadIdx.x % G)) {}
 };
-inline int lanes_for(double mean_length) {
-    return mean_length >= 48 ? 32 : mean_length >= 12 ? 8 : 1;
+// The sums v[0 .. N) over the G lanes of a group, in its first lane: shuffles within a warp, a
+// whole thread block (G = kThreads) through shared memory. Every thread of the block calls it.
+template <int G, int N> __device__ void group_sums(float (&v)[N]) {
+    if constexpr (G <= 32) {
+        for (int n = 0; n < N; ++n) v[n] = group_sum<G>(v[n]);
+    } else {
+        static_assert(G == kThreads, "a group is a warp or the thread block");
+        __shared__ float part[kThreads / 32][N];
+        for (int n = 0; n < N; ++n) v[n] = group_sum<32>(v[n]);
+        const int warp = threadIdx.x / 32;
+        if (threadIdx.x % 32 == 0)
+            for (int n = 0; n < N; ++n) part[warp][n] = v[n];
+        __syncthreads();
+        if (threadIdx.x == 0)
+            for (int n = 0; n < N; ++n) {
+                float t = 0;
+                for (int w = 0; w < kThreads / 32; ++w) t += part[w][n];
+                v[n] = t;
+            }
+    }
+}
+// Lanes for `items` sums of mean_length terms. With many items (8 lanes each would make over
+// 256K threads) the GPU is busy anyway: 8 lanes from 6 terms, 32 from 48, else 1. With few (the
+// coarse levels) the time is latency: the fewest lanes in {1, 8, 32, kThreads} that leave each
+// lane at most 2 terms. `forced` (> 0, tests) overrides the choice.
+inline int lanes_for(double mean_length, std::int64_t items, int forced) {
+    if (forced > 0) return forced;
+    if (items * 8 >= (std::int64_t(1) << 18))
+        return mean_length >= 48 ? 32 : mean_length >= 6 ? 8 : 1;
+    for (int g : {1, 8, 32})
+        if (2 * g >= mean_length) return g;
+    return kThreads;
 }
 template <class F> void with_lanes(int g, F&& f) {
-    if (g == 32)
+    if (g == kThreads)
+        f.template operator()<kThreads>();
+    else if (g == 32)
         f.template operator()<32>();
     else if (g == 8)
         f.template operator()<8>();
+    else
+        f.template operator()<1>();
+}
+// Warps per bin (and output component) of the coarse levels' products (k_spmv_bins): the fewest
+// in {1, 4, 8, 16, 32} that leave each warp at most 4 of the bin's entries (two rounds of loads),
+// from the mean row length. `forced` (> 0, tests) overrides the choice.
+inline int bin_warps_for(double mean_width, int forced) {
+    if (forced > 0) return forced;
+    for (int w : {1, 4, 8, 16})
+        if (4 * w >= mean_width) return w;
+    return 32;
+}
+template <class F> void with_bin_warps(int w, F&& f) {
+    if (w == 32)
+        f.template operator()<32>();
+    else if (w == 16)
+        f.template operator()<16>();
+    else if (w == 8)
+        f.template operator()<8>();
+    else if (w == 4)
+        f.template operator()<4>();
     else
         f.template operator()<1>();
 }
@@ -104,25 +157,59 @@ inline int grid_for_groups(std::int64_t n, int g) {
     return grid_for(n * g);
 }
 
-template <int B, int G> __global__ void k_spmv(DeviceOp op, const float* x, float* y) {
-    const Lane<G> t;
-    const bool valid = t.item < op.p.num_rows;
-    const Index row = valid ? static_cast<Index>(t.item) : 0;
-    float acc[B] = {};
+// y = A x on a coarse level (B x B blocks; few rows of many dense blocks, so the work is split
+// three ways for enough loads in flight): a thread block of W warps per (bin of 32 rows, output
+// component r = blockIdx.y). The lane is the row in the bin, so every value plane is read
+// coalesced; warp w takes the bin's entries w, w + W, ..., warp 0 also the diagonal block; the W
+// partial sums meet in shared memory.
+template <int B, int W> __global__ void k_spmv_bins(DeviceOp op, const float* x, float* y) {
+    const Index bin = blockIdx.x;
+    const int r = blockIdx.y, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const Index row = bin * kBinRows + lane;
+    const bool valid = row < op.p.num_rows;
+    float acc = 0;
     if (valid) {
+        const std::int64_t begin = op.p.bin_offsets[bin];
+        const std::int64_t stride = op.p.bin_offsets[bin + 1] - begin;
+        const float* v = op.values + (std::int64_t(B) * B * begin + std::int64_t(r) * B * stride);
         const Index count = op.p.row_counts[row];
-        float blk[B * B];
-        for (Index k = t.lane; k <= count; k += G) { // k = 0: the diagonal block
-            const Index s = k == 0 ? op.slots() + row : op.p.slot(row, k - 1);
-            const Index col = k == 0 ? row : op.p.columns[s];
-            op.load<B>(row, s, blk);
-            for (int r = 0; r < B; ++r)
-                for (int c = 0; c < B; ++c) acc[r] += blk[r * B + c] * x[B * col + c];
+        // U entries at a time: their columns, then their values and x, are all in flight at once
+        constexpr int U = 2;
+        for (Index j0 = warp; j0 < count; j0 += U * W) {
+            Index col[U];
+            for (int u = 0; u < U; ++u) {
+                const Index j = j0 + u * W;
+                col[u] = j < count ? op.p.columns[begin + std::int64_t(j) * kBinRows + lane] : -1;
+            }
+            float a[U][B], xc[U][B];
+            for (int u = 0; u < U; ++u) {
+                const std::int64_t e = std::int64_t(j0 + u * W) * kBinRows + lane; // slot - begin
+                for (int c = 0; c < B; ++c) {
+                    a[u][c] = col[u] >= 0 ? v[c * stride + e] : 0.f;
+                    xc[u][c] = col[u] >= 0 ? x[std::int64_t(B) * col[u] + c] : 0.f;
+                }
+            }
+            for (int u = 0; u < U; ++u)
+                for (int c = 0; c < B; ++c) acc += a[u][c] * xc[u][c];
+        }
+        if (warp == 0) {
+            const float* xr = x + std::int64_t(B) * row;
+            for (int c = 0; c < B; ++c)
+                acc += op.diag[std::int64_t(r * B + c) * op.p.num_rows + row] * xr[c];
         }
     }
-    for (int r = 0; r < B; ++r) acc[r] = group_sum<G>(acc[r]);
-    if (valid && t.lane == 0)
-        for (int r = 0; r < B; ++r) y[B * row + r] = acc[r];
+    if constexpr (W == 1) {
+        if (valid) y[B * std::int64_t(row) + r] = acc;
+    } else {
+        __shared__ float part[W][32];
+        part[warp][lane] = acc;
+        __syncthreads();
+        if (warp == 0) {
+            float sum = 0;
+            for (int w = 0; w < W; ++w) sum += part[w][lane];
+            if (valid) y[B * std::int64_t(row) + r] = sum;
+        }
+    }
 }
 
 template <int B> __global__ void k_inverse_diag(DeviceOp op, float* inv) {
@@ -177,9 +264,53 @@ __global__ void k_precondition(Index n, const float* inv, const float* r, float*
     for (int k = 0; k < B; ++k) d[B * row + k] = (c1 == 0 ? 0.f : c1 * d[B * row + k]) + c2 * z[k];
 }
 
+// The Chebyshev smoother's first step (c = the level's coefficients, c[0] = 0): r = b (zero
+// start) or b - r (r holds A x); d = c[1] D^-1 r; x = d (zero start) or x += d.
+template <int B>
+__global__ void k_chebyshev_first(Index n, const float* inv, const float* b, float* r, float* d,
+                                  float* x, const float* c, bool zero_start) {
+    const Index row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= n) return;
+    const std::int64_t i = std::int64_t(B) * row;
+    for (int k = 0; k < B; ++k) r[i + k] = zero_start ? b[i + k] : b[i + k] - r[i + k];
+    float z[B];
+    apply_inv<B>(inv, row, r, z);
+    for (int k = 0; k < B; ++k) {
+        d[i + k] = c[1] * z[k];
+        x[i + k] = zero_start ? d[i + k] : x[i + k] + d[i + k];
+    }
+}
+
+// A later Chebyshev step (c = its pair): r -= q (q = A d); d = c[0] d + c[1] D^-1 r; x += d.
+template <int B>
+__global__ void k_chebyshev_step(Index n, const float* inv, const float* q, float* r, float* d,
+                                 float* x, const float* c) {
+    const Index row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= n) return;
+    const std::int64_t i = std::int64_t(B) * row;
+    for (int k = 0; k < B; ++k) r[i + k] -= q[i + k];
+    const float c1 = c[0], c2 = c[1];
+    float z[B];
+    apply_inv<B>(inv, row, r, z);
+    for (int k = 0; k < B; ++k) {
+        d[i + k] = c1 * d[i + k] + c2 * z[k];
+        x[i + k] += d[i + k];
+    }
+}
+
 // Lanczos on the device (no read-backs): scalars of one level's estimate, in double.
-enum LanczosSlot { kRz = 0, kRz0, kPq, kRzNew, kStop, kSteps, kLambda, kAlphas = 8,
-                   kBetas = kAlphas + kMaxLanczosSteps, kLanczosSlots = kBetas + kMaxLanczosSteps };
+enum LanczosSlot {
+    kRz = 0,
+    kRz0,
+    kPq,
+    kRzNew,
+    kStop,
+    kSteps,
+    kLambda,
+    kAlphas = 8,
+    kBetas = kAlphas + kMaxLanczosSteps,
+    kLanczosSlots = kBetas + kMaxLanczosSteps
+};
 
 // out[k] = the sum of partials[k * 1024 + 0 .. blocks) in a fixed order (one warp), k < K.
 template <int K> __global__ void k_sum_partials(const double* partials, int blocks, double* out) {
@@ -195,31 +326,55 @@ __global__ void k_lanczos_init(double* s) {
     s[kStop] = s[kRz] > 0 ? 0 : 1;
     s[kSteps] = 0;
 }
-__global__ void k_lanczos_alpha(double* s) {
-    if (s[kStop] != 0) return;
-    const double pq = s[kPq];
-    if (!(pq > 0) || !isfinite(pq)) {
+// p.q = the sum of the partials (one warp, fixed order), then this step's alpha = rz / p.q.
+__global__ void k_lanczos_alpha(const double* partials, int blocks, double* s) {
+    double t = 0;
+    for (int i = threadIdx.x; i < blocks; i += 32) t += partials[i];
+    t = warp_sum(t);
+    if (threadIdx.x != 0 || s[kStop] != 0) return;
+    s[kPq] = t;
+    if (!(t > 0) || !isfinite(t)) {
         s[kStop] = 1;
         return;
     }
-    s[kAlphas + int(s[kSteps])] = s[kRz] / pq;
+    s[kAlphas + int(s[kSteps])] = s[kRz] / t;
 }
-__global__ void k_lanczos_beta(double* s) {
-    if (s[kStop] != 0) return;
+// r -= alpha q (this step's alpha); z = D^-1 r; per-block partial sums of r.z (grid-stride over
+// the n rows of B dofs, at most 1024 blocks).
+template <int B>
+__global__ void k_lanczos_rz(Index n, const double* s, const float* inv, const float* q, float* r,
+                             float* z, double* partials) {
+    if (s[kStop] != 0) return; // the whole grid: s is not written while it runs
+    const float alpha = float(s[kAlphas + int(s[kSteps])]);
+    double t = 0;
+    for (Index row = blockIdx.x * blockDim.x + threadIdx.x; row < n;
+         row += gridDim.x * blockDim.x) {
+        const std::int64_t i = std::int64_t(B) * row;
+        for (int k = 0; k < B; ++k) r[i + k] -= alpha * q[i + k];
+        float zr[B];
+        apply_inv<B>(inv, row, r, zr);
+        for (int k = 0; k < B; ++k) {
+            z[i + k] = zr[k];
+            t += double(r[i + k]) * double(zr[k]);
+        }
+    }
+    t = block_sum<kThreads>(t);
+    if (threadIdx.x == 0) partials[blockIdx.x] = t;
+}
+// r.z = the sum of the partials, then beta = r.z / rz and the step is recorded.
+__global__ void k_lanczos_beta(const double* partials, int blocks, double* s) {
+    double t = 0;
+    for (int i = threadIdx.x; i < blocks; i += 32) t += partials[i];
+    t = warp_sum(t);
+    if (threadIdx.x != 0 || s[kStop] != 0) return;
     const int m = int(s[kSteps]);
-    const double rz_new = s[kRzNew];
-    s[kBetas + m] = rz_new / s[kRz];
+    s[kRzNew] = t;
+    s[kBetas + m] = t / s[kRz];
     s[kSteps] = m + 1;
-    if (!(rz_new > 1e-12 * s[kRz0])) // float: the Krylov space is exhausted sooner
+    if (!(t > 1e-12 * s[kRz0])) // float: the Krylov space is exhausted sooner
         s[kStop] = 1;
     else
-        s[kRz] = rz_new;
-}
-// r -= alpha q (this step's alpha)
-__global__ void k_lanczos_r(std::int64_t n, const double* s, const float* q, float* r) {
-    const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i >= n || s[kStop] != 0) return;
-    r[i] -= float(s[kAlphas + int(s[kSteps])]) * q[i];
+        s[kRz] = t;
 }
 // p = z + beta p (the beta just recorded)
 __global__ void k_lanczos_p(std::int64_t n, const double* s, const float* z, float* p) {
@@ -228,20 +383,13 @@ __global__ void k_lanczos_p(std::int64_t n, const double* s, const float* z, flo
     p[i] = z[i] + float(s[kBetas + int(s[kSteps]) - 1]) * p[i];
 }
 // lambda_max from the recorded steps; coef = [w = damping / lambda_max, Chebyshev coefficients].
-__global__ void k_lanczos_finish(double* s, double damping, double ratio, int degree,
-                                 float* coef) {
+__global__ void k_lanczos_finish(double* s, double damping, double ratio, int degree, float* coef) {
     const double lambda = lanczos_lambda_max(s + kAlphas, s + kBetas, int(s[kSteps]));
     s[kLambda] = lambda;
     coef[0] = lambda > 0 ? float(damping / lambda) : 0.f;
     double c[2 * kMaxChebyshevDegree];
     chebyshev_coefficients(lambda, ratio, degree, c);
     for (int k = 0; k < 2 * degree; ++k) coef[1 + k] = float(c[k]);
-}
-
-// y = a x + b y
-__global__ void k_axpby(std::int64_t n, float a, const float* x, float b, float* y) {
-    const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i < n) y[i] = a * x[i] + b * y[i];
 }
 
 // P(i, J) = [J = aggregate(i)] T_i - w D_i^-1 sum_j A_ij T_j over the operator entries (i, j)
@@ -320,7 +468,7 @@ __global__ void k_galerkin(BinBcsrPatternView cp, const Index* g_offsets, const 
                 for (int r = 0; r < K; ++r)
                     for (int c = 0; c < K; ++c) acc[r * K + c] += pv[m * K + r] * av[m * K + c];
         }
-    for (int k = 0; k < K * K; ++k) acc[k] = group_sum<G>(acc[k]);
+    group_sums<G>(acc);
     if (!valid || t.lane != 0) return;
     if (g_offsets[e] == g_offsets[e + 1] && e < slots) return; // padding (or an empty block)
     if (e >= slots) {
@@ -340,10 +488,11 @@ __global__ void k_galerkin(BinBcsrPatternView cp, const Index* g_offsets, const 
     for (int k = 0; k < K * K; ++k) values[K * K * begin + k * stride + (e - begin)] = acc[k];
 }
 
-// bc = P^T r: G lanes per coarse node, splitting its P blocks.
+// bc = P^T (b - ax): G lanes per coarse node, splitting its P blocks (the residual is formed as
+// it is read).
 template <int B, int K, int G>
 __global__ void k_restrict(Index nc, const Index* offsets, const Index* blocks, const Index* rows,
-                           const float* p_values, const float* r, float* bc) {
+                           const float* p_values, const float* b, const float* ax, float* bc) {
     const Lane<G> t;
     const bool valid = t.item < nc;
     const Index I = valid ? static_cast<Index>(t.item) : 0;
@@ -351,29 +500,35 @@ __global__ void k_restrict(Index nc, const Index* offsets, const Index* blocks, 
     if (valid)
         for (Index k = offsets[I] + t.lane; k < offsets[I + 1]; k += G) {
             const float* pv = p_values + std::int64_t(blocks[k]) * B * K;
-            const float* ri = r + std::int64_t(B) * rows[k];
-            for (int m = 0; m < B; ++m)
-                for (int c = 0; c < K; ++c) s[c] += pv[m * K + c] * ri[m];
+            const std::int64_t i = std::int64_t(B) * rows[k];
+            for (int m = 0; m < B; ++m) {
+                const float ri = b[i + m] - ax[i + m];
+                for (int c = 0; c < K; ++c) s[c] += pv[m * K + c] * ri;
+            }
         }
-    for (int c = 0; c < K; ++c) s[c] = group_sum<G>(s[c]);
+    group_sums<G>(s);
     if (valid && t.lane == 0)
         for (int c = 0; c < K; ++c) bc[K * I + c] = s[c];
 }
 
-template <int B, int K>
+// x += P xc: G lanes per fine row, splitting its P blocks.
+template <int B, int K, int G>
 __global__ void k_prolong(Index n, const Index* offsets, const Index* columns,
                           const float* p_values, const float* xc, float* x) {
-    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    for (Index k = offsets[i]; k < offsets[i + 1]; ++k) {
-        const float* pv = p_values + std::int64_t(k) * B * K;
-        const float* xj = xc + std::int64_t(K) * columns[k];
-        for (int m = 0; m < B; ++m) {
-            float s = 0;
-            for (int c = 0; c < K; ++c) s += pv[m * K + c] * xj[c];
-            x[B * i + m] += s;
+    const Lane<G> t;
+    const bool valid = t.item < n;
+    const Index i = valid ? static_cast<Index>(t.item) : 0;
+    float s[B] = {};
+    if (valid)
+        for (Index k = offsets[i] + t.lane; k < offsets[i + 1]; k += G) {
+            const float* pv = p_values + std::int64_t(k) * B * K;
+            const float* xj = xc + std::int64_t(K) * columns[k];
+            for (int m = 0; m < B; ++m)
+                for (int c = 0; c < K; ++c) s[m] += pv[m * K + c] * xj[c];
         }
-    }
+    group_sums<G>(s);
+    if (valid && t.lane == 0)
+        for (int m = 0; m < B; ++m) x[B * std::int64_t(i) + m] += s[m];
 }
 
 // x = M b with a dense n x n row-major M: one warp per row.
@@ -407,18 +562,6 @@ __global__ void k_mask(Index n, const std::uint8_t* fixed, const float* b, float
 __global__ void k_zero_free(Index n, const std::uint8_t* fixed, float* x) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n && (fixed == nullptr || fixed[i] == 0)) x[3 * i] = x[3 * i + 1] = x[3 * i + 2] = 0;
-}
-
-// x += alpha p; r = P (r - alpha q)
-__global__ void k_update(Index n, const std::uint8_t* fixed, float alpha, const float* p,
-                         const float* q, float* x, float* r) {
-    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const bool free = fixed == nullptr || fixed[i] == 0;
-    for (int k = 0; k < 3; ++k) {
-        x[3 * i + k] += alpha * p[3 * i + k];
-        r[3 * i + k] = free ? r[3 * i + k] - alpha * q[3 * i + k] : 0.f;
-    }
 }
 
 // Flexible CG's scalars on the device (one read-back per iteration, Multigrid::solve).

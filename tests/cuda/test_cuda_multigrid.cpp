@@ -31,27 +31,43 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<double>& b, d
     return err;
 }
 
-TEST_P(CudaMultigrid, RevalueAndCycleEqualCpu) {
-    const int order = GetParam();
-    for (int k : {4, 7, 11}) { // 11: long coarse sums, 8 and 32 lanes per sum
-        test::LinearSystem s(test::make_random_perturbed_box(k, k, 2 * k, 0.5, 0.5, 1.0, 0.1, 3),
-                             order, 1e-3);
-        const std::vector<std::uint8_t> fixed = s.bottom_nodes();
-        MultigridSettings settings;
-        settings.coarsest_dofs = 60; // several levels on small meshes
-        MultigridHierarchy h;
+// The CPU hierarchy of s pinned at `fixed`: smoothed aggregation (p = 1) or p-multigrid first,
+// several levels even on small meshes.
+MultigridHierarchy make_hierarchy(const test::LinearSystem& s, int order,
+                                  const std::vector<std::uint8_t>& fixed) {
+    MultigridSettings settings;
+    settings.coarsest_dofs = 60;
+    if (order == 1) {
         std::vector<double> positions;
         for (const Vec3& x : s.f->mesh.positions)
             for (int a = 0; a < 3; ++a) positions.push_back(x[a]);
-        if (order == 1) {
-            h = cpu::build_multigrid(s.f->pattern, positions.data(), fixed.data(), settings);
-        } else {
-            const CoarseSpace space = make_coarse_space(s.f->mesh, s.f->topology, s.f->layout);
-            const GivenTransfer t = p1_transfer(space, s.f->mesh, fixed.data());
-            h = cpu::build_multigrid(s.f->pattern, nullptr, fixed.data(), settings, &t);
-        }
+        return cpu::build_multigrid(s.f->pattern, positions.data(), fixed.data(), settings);
+    }
+    const CoarseSpace space = make_coarse_space(s.f->mesh, s.f->topology, s.f->layout);
+    const GivenTransfer t = p1_transfer(space, s.f->mesh, fixed.data());
+    return cpu::build_multigrid(s.f->pattern, nullptr, fixed.data(), settings, &t);
+}
+
+// Every kernel width (lanes per transfer and Galerkin sum, warps per bin of the coarse products;
+// 0 = chosen per level) gives the CPU's values and cycle.
+TEST_P(CudaMultigrid, RevalueAndCycleEqualCpu) {
+    const int order = GetParam();
+    struct Case {
+        int k, lanes, warps;
+    };
+    // k = 11: long coarse sums; k = 7 with every forced width
+    const Case cases[] = {{4, 0, 0}, {7, 0, 0},   {11, 0, 0},   {7, 1, 1},
+                          {7, 8, 4}, {7, 32, 16}, {7, 256, 32}, {7, 8, 8}};
+    for (const Case& cs : cases) {
+        SCOPED_TRACE("k " + std::to_string(cs.k) + " lanes " + std::to_string(cs.lanes) +
+                     " warps " + std::to_string(cs.warps));
+        const int k = cs.k;
+        test::LinearSystem s(test::make_random_perturbed_box(k, k, 2 * k, 0.5, 0.5, 1.0, 0.1, 3),
+                             order, 1e-3);
+        const std::vector<std::uint8_t> fixed = s.bottom_nodes();
+        MultigridHierarchy h = make_hierarchy(s, order, fixed);
         ASSERT_GE(h.num_levels(), 3);
-        cuda::Multigrid gpu(h);
+        cuda::Multigrid gpu(h, cs.lanes, cs.warps);
         cpu::revalue_multigrid(h, s.a.view());
         const cuda::DeviceMatrix a(s.af);
         gpu.revalue(a.view());
@@ -81,6 +97,38 @@ TEST_P(CudaMultigrid, RevalueAndCycleEqualCpu) {
             if (fixed[i]) {
                 EXPECT_EQ(zf[3 * i], 0.0f);
             }
+    }
+}
+
+// The re-value and the CG iterations replayed as CUDA graphs give bit for bit what launching
+// the same kernels one by one gives (the second round replays the re-value graph).
+TEST_P(CudaMultigrid, GraphsReplayTheDirectLaunches) {
+    const int order = GetParam();
+    test::LinearSystem s(test::make_random_perturbed_box(7, 7, 14, 0.5, 0.5, 1.0, 0.1, 5), order,
+                         1e-3);
+    const std::vector<std::uint8_t> fixed = s.bottom_nodes();
+    const MultigridHierarchy h = make_hierarchy(s, order, fixed);
+    cuda::Multigrid replayed(h), direct(h);
+    direct.set_graphs(false);
+    const cuda::DeviceMatrix a(s.af);
+    std::vector<double> bd = test::random_vector(s.dofs(), 23);
+    for (Index i = 0; i < s.rows(); ++i)
+        if (fixed[i]) bd[3 * i] = bd[3 * i + 1] = bd[3 * i + 2] = 0;
+    const std::vector<float> b(bd.begin(), bd.end());
+    PcgSettings settings;
+    settings.relative_tolerance = 1e-6;
+    settings.max_iterations = 200;
+    for (int round = 0; round < 2; ++round) {
+        replayed.revalue(a.view());
+        direct.revalue(a.view());
+        std::vector<float> x1(b.size(), 0.f), x2(b.size(), 0.f);
+        const PcgResult r1 = replayed.solve(a.view(), b, x1, settings);
+        const PcgResult r2 = direct.solve(a.view(), b, x2, settings);
+        EXPECT_TRUE(r1.converged) << "round " << round;
+        EXPECT_GE(r1.iterations, 3);
+        EXPECT_EQ(r1.iterations, r2.iterations) << "round " << round;
+        EXPECT_EQ(r1.final_residual, r2.final_residual) << "round " << round;
+        EXPECT_TRUE(x1 == x2) << "round " << round;
     }
 }
 

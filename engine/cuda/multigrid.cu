@@ -23,6 +23,7 @@ struct Multigrid::Impl {
         Index p_blocks = 0, ap_blocks = 0;
         int spmv_warps = 1;                                            // bin_warps_for
         int galerkin_lanes = 1, restrict_lanes = 1, prolong_lanes = 1; // lanes_for each sum
+        int smooth_lanes = 1, product_lanes = 1;
         SpmvKernel spmv_kernel; // 3 x 3 blocks: choose_spmv_kernel of this level's operator
         DeviceBuffer<float> tentative, p_values, ap_values, inverse_diag;
         DeviceBuffer<float> lanczos_start; ///< the CPU twin's start vector (free rows)
@@ -203,14 +204,19 @@ template <int B, int K> void Multigrid::Impl::revalue_level(const DeviceOp& o, i
     lanczos<B>(o, level, l);
     const float* omega = level.coef.data();
     if (!level.fixed_prolongator)
-        k_smooth_prolongator<B, K><<<grid_for(level.p_blocks), kThreads, 0, s>>>(
-            o, level.inverse_diag.data(), level.aggregate.data(), level.tentative.data(),
-            level.p_blocks, level.p_rows.data(), level.p_columns.data(),
-            level.smooth_offsets.data(), level.smooth_entries.data(), omega, level.p_values.data());
-    k_product<B, K><<<grid_for(level.ap_blocks), kThreads, 0, s>>>(
-        o, level.ap_blocks, level.ap_rows.data(), level.pair_offsets.data(),
-        level.pair_entry.data(), level.pair_p.data(), level.p_values.data(),
-        level.ap_values.data());
+        with_lanes(level.smooth_lanes, [&]<int G>() {
+            k_smooth_prolongator<B, K, G><<<grid_for_groups(level.p_blocks, G), kThreads, 0, s>>>(
+                o, level.inverse_diag.data(), level.aggregate.data(), level.tentative.data(),
+                level.p_blocks, level.p_rows.data(), level.p_columns.data(),
+                level.smooth_offsets.data(), level.smooth_entries.data(), omega,
+                level.p_values.data());
+        });
+    with_lanes(level.product_lanes, [&]<int G>() {
+        k_product<B, K, G><<<grid_for_groups(level.ap_blocks, G), kThreads, 0, s>>>(
+            o, level.ap_blocks, level.ap_rows.data(), level.pair_offsets.data(),
+            level.pair_entry.data(), level.pair_p.data(), level.p_values.data(),
+            level.ap_values.data());
+    });
     const std::int64_t entries = std::int64_t(level.g_offsets.size()) - 1;
     with_lanes(level.galerkin_lanes, [&]<int G>() {
         k_galerkin<B, K, G><<<grid_for_groups(entries, G), kThreads, 0, s>>>(
@@ -337,6 +343,10 @@ Multigrid::Multigrid(const MultigridHierarchy& h, int forced_lanes, int forced_w
             lanes_for(mean(s.galerkin_p.size(), entries), std::int64_t(entries), forced_lanes);
         d.restrict_lanes = lanes_for(mean(s.restriction_blocks.size(), s.coarse_nodes),
                                      s.coarse_nodes, forced_lanes);
+        d.smooth_lanes = lanes_for(mean(s.smooth_target.size(), s.prolongator.columns.size()),
+                                   std::int64_t(s.prolongator.columns.size()), forced_lanes);
+        d.product_lanes = lanes_for(mean(s.product_p.size(), s.product.columns.size()),
+                                    std::int64_t(s.product.columns.size()), forced_lanes);
         d.prolong_lanes =
             lanes_for(mean(s.prolongator.columns.size(), s.num_nodes), s.num_nodes, forced_lanes);
         EDN_CUDA_CHECK(cudaMemset(d.c_values.data(), 0, c.values.size() * sizeof(float)));

@@ -393,21 +393,22 @@ __global__ void k_lanczos_finish(double* s, double damping, double ratio, int de
 }
 
 // P(i, J) = [J = aggregate(i)] T_i - w D_i^-1 sum_j A_ij T_j over the operator entries (i, j)
-// that smooth into block (i, J): one thread per P block, its entries listed by smooth_offsets /
+// that smooth into block (i, J): G lanes per P block split its entries, listed by smooth_offsets /
 // smooth_entries (smooth_target inverted at upload).
-template <int B, int K>
+template <int B, int K, int G>
 __global__ void k_smooth_prolongator(DeviceOp op, const float* inv, const Index* aggregate,
                                      const float* tentative, Index p_blocks, const Index* p_rows,
                                      const Index* p_columns, const Index* smooth_offsets,
                                      const Index* smooth_entries, const float* omega_at,
                                      float* p_values) {
-    const Index t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= p_blocks) return;
+    const Lane<G> lane;
+    const bool valid = lane.item < p_blocks;
+    const Index t = valid ? static_cast<Index>(lane.item) : 0;
     const float omega = *omega_at;
     const Index i = p_rows[t];
     float at[B * K] = {};
-    if (omega != 0)
-        for (Index k = smooth_offsets[t]; k < smooth_offsets[t + 1]; ++k) {
+    if (valid && omega != 0)
+        for (Index k = smooth_offsets[t] + lane.lane; k < smooth_offsets[t + 1]; k += G) {
             const Index e = smooth_entries[k];
             const Index col = e >= op.slots() ? i : op.p.columns[e];
             float a[B * B];
@@ -417,6 +418,8 @@ __global__ void k_smooth_prolongator(DeviceOp op, const float* inv, const Index*
                 for (int m = 0; m < B; ++m)
                     for (int c = 0; c < K; ++c) at[r * K + c] += a[r * B + m] * tc[m * K + c];
         }
+    group_sums<G>(at);
+    if (!valid || lane.lane != 0) return;
     const bool own = p_columns[t] == aggregate[i];
     const float* m = inv + std::int64_t(i) * B * B;
     const float* ti = tentative + std::int64_t(i) * B * K;
@@ -429,24 +432,29 @@ __global__ void k_smooth_prolongator(DeviceOp op, const float* inv, const Index*
         }
 }
 
-// One thread per A P block q (row ap_rows[q]): the sum over its (operator entry, P block) pairs.
-template <int B, int K>
+// A P block q (row ap_rows[q]) = the sum over its (operator entry, P block) pairs: G lanes per
+// block split the pairs.
+template <int B, int K, int G>
 __global__ void k_product(DeviceOp op, Index ap_blocks, const Index* ap_rows,
                           const Index* pair_offsets, const Index* pair_entry, const Index* pair_p,
                           const float* p_values, float* ap_values) {
-    const Index q = blockIdx.x * blockDim.x + threadIdx.x;
-    if (q >= ap_blocks) return;
+    const Lane<G> lane;
+    const bool valid = lane.item < ap_blocks;
+    const Index q = valid ? static_cast<Index>(lane.item) : 0;
     const Index i = ap_rows[q];
     float acc[B * K] = {};
-    for (Index k = pair_offsets[q]; k < pair_offsets[q + 1]; ++k) {
-        float a[B * B];
-        op.load<B>(i, pair_entry[k], a);
-        const float* pv = p_values + std::int64_t(pair_p[k]) * B * K;
-        for (int r = 0; r < B; ++r)
-            for (int m = 0; m < B; ++m)
-                for (int c = 0; c < K; ++c) acc[r * K + c] += a[r * B + m] * pv[m * K + c];
-    }
-    for (int k = 0; k < B * K; ++k) ap_values[std::int64_t(q) * B * K + k] = acc[k];
+    if (valid)
+        for (Index k = pair_offsets[q] + lane.lane; k < pair_offsets[q + 1]; k += G) {
+            float a[B * B];
+            op.load<B>(i, pair_entry[k], a);
+            const float* pv = p_values + std::int64_t(pair_p[k]) * B * K;
+            for (int r = 0; r < B; ++r)
+                for (int m = 0; m < B; ++m)
+                    for (int c = 0; c < K; ++c) acc[r * K + c] += a[r * B + m] * pv[m * K + c];
+        }
+    group_sums<G>(acc);
+    if (valid && lane.lane == 0)
+        for (int k = 0; k < B * K; ++k) ap_values[std::int64_t(q) * B * K + k] = acc[k];
 }
 
 // G lanes per coarse entry (slot, or #slots + row), splitting its (P block, A P block) pairs;

@@ -241,7 +241,7 @@ struct SurfaceInterop::Impl {
     bool curved = false;
     SurfaceMapView map;                       // device pointers into the buffers below
     cuda::DeviceBuffer<Index> sample_offsets; // #R+1
-    cuda::DeviceBuffer<Index> samples;        // sample_offsets[#R]
+    cuda::DeviceBuffer<Index> map_samples;    // sample_offsets[#R]
     cuda::DeviceBuffer<Index> face_nodes;     // #B x K
     cuda::DeviceBuffer<float> weights;        // Q x 3 x K
 };
@@ -306,7 +306,7 @@ SurfaceInterop::SurfaceInterop(unsigned vbo, const SurfaceMapView& map,
     const std::size_t num_samples = static_cast<std::size_t>(map.sample_offsets[map.num_vertices]);
     const std::size_t k_count = static_cast<std::size_t>(map.nodes_per_face);
     copy(s.sample_offsets, map.sample_offsets, static_cast<std::size_t>(map.num_vertices) + 1);
-    copy(s.samples, map.samples, num_samples);
+    copy(s.map_samples, map.samples, num_samples);
     copy(s.face_nodes, map.face_nodes, static_cast<std::size_t>(map.num_faces) * k_count);
     copy(s.face_cell, map.face_cell, static_cast<std::size_t>(map.num_faces));
     copy(s.weights, map.weights, static_cast<std::size_t>(map.pattern_points) * 3 * k_count);
@@ -314,7 +314,7 @@ SurfaceInterop::SurfaceInterop(unsigned vbo, const SurfaceMapView& map,
     s.scalars.resize(static_cast<std::size_t>(map.num_vertices));
     s.map = map;
     s.map.sample_offsets = s.sample_offsets.data();
-    s.map.samples = s.samples.data();
+    s.map.samples = s.map_samples.data();
     s.map.face_nodes = s.face_nodes.data();
     s.map.face_cell = s.face_cell.data();
     s.map.weights = s.weights.data();

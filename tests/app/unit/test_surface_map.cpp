@@ -2,6 +2,7 @@
 // degree p are reproduced exactly by order-p elements, so the tessellated boundary must lie on
 // X(face) with the normal of the curved geometry, dX/du x dX/dv, at every render vertex.
 
+#include "curved_surface.hpp"
 #include "mesh/box_mesh.hpp"
 #include "renderer.hpp"
 #include "scene.hpp"
@@ -213,6 +214,51 @@ TEST(SurfaceMap, ANonQuadraticFieldIsNotReproducedByQuadraticElements) {
             worst = std::max(worst, std::abs(exact[d] - c.vertices[7 * r + d]));
     }
     EXPECT_GT(worst, 1e-3);
+}
+
+TEST(CurvedSurface, FollowsTheSimulationsOrderAndColoursTheRenderVertices) {
+    const TetMesh mesh = make_box_tet_mesh(2, 1, 1, {0, 0, 0}, {2, 1, 1});
+    const Scene scene = make_scene("box", mesh);
+    SimulationSettings settings;
+    Simulation sim(mesh, settings);
+    CurvedSurface curved;
+    EXPECT_FALSE(curved.sync(sim, scene)); // p = 1: nothing to draw differently
+    EXPECT_FALSE(curved.active());
+    sim.change_order(2);
+    EXPECT_TRUE(curved.sync(sim, scene));
+    ASSERT_TRUE(curved.active());
+    EXPECT_FALSE(curved.sync(sim, scene)); // unchanged: no rebuild
+    curved.invalidate();
+    EXPECT_TRUE(curved.sync(sim, scene));
+    const SurfaceMap& map = curved.map();
+    EXPECT_EQ(map.num_corners, static_cast<Index>(scene.surface.mesh_vertex.size()));
+    EXPECT_EQ(curved.rest().size(), 3 * static_cast<std::size_t>(map.num_vertices()));
+
+    // A rigid translation by (0.3, 0, 0.4): every render vertex moves by 0.5.
+    std::vector<double> x = sim.rest_positions();
+    for (std::size_t i = 0; i < x.size(); i += 3) {
+        x[i] += 0.3;
+        x[i + 2] += 0.4;
+    }
+    EXPECT_NEAR(curved.evaluate(x, InteropScalar::Displacement), 0.5f, 1e-6f);
+    for (Index r = 0; r < map.num_vertices(); ++r)
+        EXPECT_NEAR(curved.vertices()[7 * r + 6], 0.5f, 1e-6f) << r;
+    // Cell values = cell index: a vertex inside a face shows its face's cell, a shared one the
+    // mean over its faces' cells.
+    std::vector<double> cells(mesh.cells.size());
+    for (std::size_t c = 0; c < cells.size(); ++c) cells[c] = static_cast<double>(c);
+    curved.evaluate(x, InteropScalar::Cells, cells.data());
+    for (Index r = 0; r < map.num_vertices(); ++r) {
+        double mean = 0;
+        const Index begin = map.sample_offsets[r], end = map.sample_offsets[r + 1];
+        for (Index s = begin; s < end; ++s)
+            mean += scene.surface.face_cell[map.samples[s] / map.pattern_points];
+        EXPECT_NEAR(curved.vertices()[7 * r + 6], mean / (end - begin), 1e-5) << r;
+    }
+    EXPECT_EQ(curved.evaluate(x, InteropScalar::None), 0.0f);
+    sim.change_order(1);
+    EXPECT_TRUE(curved.sync(sim, scene)); // flat again: the renderer must be told
+    EXPECT_FALSE(curved.active());
 }
 
 } // namespace

@@ -566,6 +566,9 @@ void App::update_surface() {
             session_.sim()->positions(), kind,
             kind == InteropScalar::Cells ? session_.sim()->von_mises_stress().data() : nullptr);
         renderer_->upload_surface_vertices(curved_.vertices());
+        // The scalars stay readable per render vertex, as the flat host path leaves them.
+        for (std::size_t r = 0; r < render_count; ++r)
+            surface_scalars_[r] = curved_.vertices()[7 * r + 6];
         gui_.upload_method = session_.sim()->device_positions() != nullptr
                                  ? "glBufferSubData, curved (CUDA backend, no interop)"
                                  : "glBufferSubData, curved (CPU backend)";

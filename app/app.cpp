@@ -230,6 +230,7 @@ void App::upload_scene(bool fit_camera) {
     // set_surface reallocates the vertex buffer: the registration goes with the old one.
     interop_.reset();
     interop_failed_ = false;
+    curved_.invalidate(); // new boundary: the next update_surface builds its map (p >= 2)
     const Scene& scene = *session_.scene();
     renderer_->set_surface(scene.surface.triangles, scene.surface.mesh_vertex.size(), scene.lower,
                            scene.upper);
@@ -335,6 +336,7 @@ void App::rebuild_simulation(const SimulationSettings& settings) {
         // New Simulation (order, backend): register again rather than trust the old state.
         interop_.reset();
         interop_failed_ = false;
+        curved_.invalidate(); // its node numbering may differ (order, backend)
     } catch (const Error& error) {
         report_error(error.what());
     }
@@ -476,9 +478,14 @@ bool App::upload_with_interop() {
             rest[i] =
                 session_.scene()->mesh.positions[static_cast<std::size_t>(surface.mesh_vertex[i])];
         try {
-            interop_ = std::make_unique<SurfaceInterop>(
-                renderer_->surface_vertex_buffer(), surface.mesh_vertex, surface.triangles,
-                surface.face_cell, rest, options_.interop_options);
+            interop_ = curved_.active()
+                           ? std::make_unique<SurfaceInterop>(renderer_->surface_vertex_buffer(),
+                                                              curved_.map().view(), curved_.rest(),
+                                                              options_.interop_options)
+                           : std::make_unique<SurfaceInterop>(renderer_->surface_vertex_buffer(),
+                                                              surface.mesh_vertex,
+                                                              surface.triangles, surface.face_cell,
+                                                              rest, options_.interop_options);
         } catch (const Error& error) {
             // E.g. GL on another device than CUDA (Mesa): the host path still works.
             interop_failed_ = true;
@@ -499,6 +506,11 @@ void App::update_surface() {
     }
     const BoundarySurface& surface = session_.scene()->surface;
     const std::size_t count = surface.mesh_vertex.size();
+    // p >= 2 draws the curved map's render vertices (app_surface.cpp); the first `count` of them
+    // are the surface vertices, so pins and picking below are the same for both.
+    const bool curved = sync_curved_surface();
+    const std::size_t render_count =
+        curved ? static_cast<std::size_t>(curved_.map().num_vertices()) : count;
     const bool interop = upload_with_interop();
 
     // Colour scalars per surface vertex (unscaled; the shader multiplies by 1 / range). On the
@@ -507,8 +519,13 @@ void App::update_surface() {
     const float* device_stress = interop && gui_.color_mode == ColorMode::VonMises
                                      ? session_.sim()->device_von_mises_stress()
                                      : nullptr;
-    surface_scalars_.assign(count, 0.0f);
-    if (gui_.color_mode == ColorMode::VonMises && device_stress == nullptr) {
+    surface_scalars_.assign(render_count, 0.0f);
+    if (gui_.color_mode == ColorMode::VonMises && device_stress == nullptr && curved && interop) {
+        const std::vector<double>& stress = session_.sim()->von_mises_stress();
+        for (std::size_t r = 0; r < render_count; ++r)
+            surface_scalars_[r] =
+                surface_map_cell_mean(curved_.map().view(), stress.data(), static_cast<int>(r));
+    } else if (gui_.color_mode == ColorMode::VonMises && device_stress == nullptr && !curved) {
         const std::vector<double>& stress = session_.sim()->von_mises_stress();
         std::vector<float> weight(count, 0.0f);
         for (std::size_t f = 0; f < surface.triangles.size(); ++f) {
@@ -539,6 +556,22 @@ void App::update_surface() {
         gui_.upload_method = interop_->external_buffer() != 0
                                  ? "CUDA-GL interop, external memory (CUDA backend)"
                                  : "CUDA-GL interop, mapped buffer (CUDA backend)";
+    } else if (curved) {
+        copy_surface_positions(); // the picker keeps the corner vertices
+        const InteropScalar kind = gui_.color_mode == ColorMode::VonMises ? InteropScalar::Cells
+                                   : gui_.color_mode == ColorMode::Displacement
+                                       ? InteropScalar::Displacement
+                                       : InteropScalar::None;
+        peak = curved_.evaluate(
+            session_.sim()->positions(), kind,
+            kind == InteropScalar::Cells ? session_.sim()->von_mises_stress().data() : nullptr);
+        renderer_->upload_surface_vertices(curved_.vertices());
+        // The scalars stay readable per render vertex, as the flat host path leaves them.
+        for (std::size_t r = 0; r < render_count; ++r)
+            surface_scalars_[r] = curved_.vertices()[7 * r + 6];
+        gui_.upload_method = session_.sim()->device_positions() != nullptr
+                                 ? "glBufferSubData, curved (CUDA backend, no interop)"
+                                 : "glBufferSubData, curved (CPU backend)";
     } else {
         copy_surface_positions();
         const std::vector<glm::vec3>& surface_positions = picker_.positions();

@@ -7,6 +7,7 @@
 /// (--script actions), edit_session.cpp (cut/refine/undo), stats.cpp (statistics, --stats).
 
 #include "camera.hpp"
+#include "curved_surface.hpp"
 #include "edit_session.hpp"
 #include "gl_context.hpp"
 #include "gui.hpp"
@@ -101,6 +102,7 @@ private:
     void apply(const GuiActions& actions);
     void simulate();
     void update_surface();
+    bool sync_curved_surface();
     bool upload_with_interop();
     void copy_surface_positions();
     void refresh_surface_positions();
@@ -136,6 +138,7 @@ private:
     DragTool drag_;                           // the mouse (or scripted) drag spring
     ScriptRunner script_;                     // --script actions by frame
     std::vector<float> surface_scalars_;      // colour scalars of the surface vertices (unscaled)
+    CurvedSurface curved_;                    // p >= 2: the tessellated, curved boundary
     std::unique_ptr<SurfaceInterop> interop_; // registration of the surface buffer (CUDA)
     bool interop_failed_ = false;             // registration refused: glBufferSubData instead
     std::vector<unsigned> pinned_surface_;    // scratch: pinned surface vertices

@@ -132,6 +132,52 @@ __global__ void normalize_kernel(int count, float* __restrict__ vbo, bool cells,
     }
 }
 
+/// The curved surface (p >= 2): each render vertex evaluated through the surface map (position,
+/// normal from the curved geometry, scalar), one thread per vertex, no atomics but the peak's.
+__global__ void curved_kernel(SurfaceMapView map, const float* __restrict__ x,
+                              const float* __restrict__ rest, const float* __restrict__ scalars,
+                              const float* __restrict__ cell_values, int mode,
+                              float* __restrict__ vbo, unsigned* __restrict__ peak_bits) {
+    const int r = blockIdx.x * blockDim.x + threadIdx.x;
+    float s = 0.0f;
+    if (r < map.num_vertices) { // no early return: every lane joins the peak reduction
+        float* out = vbo + static_cast<long long>(kFloatsPerVertex) * r;
+        float normal[3];
+        surface_map_vertex(map, x, r, out, normal);
+        const float length =
+            sqrtf(normal[0] * normal[0] + normal[1] * normal[1] + normal[2] * normal[2]);
+        const float scale = length > 0.0f ? 1.0f / length : 0.0f;
+        out[3] = normal[0] * scale;
+        out[4] = normal[1] * scale;
+        out[5] = normal[2] * scale;
+        if (mode == static_cast<int>(InteropScalar::Displacement)) {
+            const float dx = out[0] - rest[3 * r], dy = out[1] - rest[3 * r + 1],
+                        dz = out[2] - rest[3 * r + 2];
+            s = sqrtf(dx * dx + dy * dy + dz * dz);
+            if (!isfinite(s)) s = 0.0f;
+        } else if (mode == static_cast<int>(InteropScalar::Host)) {
+            s = scalars[r];
+        } else if (mode == static_cast<int>(InteropScalar::Cells)) {
+            s = surface_map_cell_mean(map, cell_values, r);
+        }
+        out[6] = s;
+    }
+    if (mode == static_cast<int>(InteropScalar::Displacement) ||
+        mode == static_cast<int>(InteropScalar::Cells)) {
+        unsigned bits = __float_as_uint(s);
+        for (int o = 16; o > 0; o >>= 1) bits = max(bits, __shfl_down_sync(0xffffffffu, bits, o));
+        if ((threadIdx.x & 31) == 0) atomicMax(peak_bits, bits);
+    }
+}
+
+/// Copies a host vector into a device buffer of its size (nothing for an empty one).
+template <class T> void upload(cuda::DeviceBuffer<T>& device, const std::vector<T>& host) {
+    device.resize(host.size());
+    if (!host.empty())
+        EDN_CUDA_CHECK(
+            cudaMemcpy(device.data(), host.data(), device.bytes(), cudaMemcpyHostToDevice));
+}
+
 /// The driver API calls of the external-memory path, looked up at run time.
 struct DriverApi {
     decltype(&cuMemGetAllocationGranularity) granularity = nullptr;
@@ -191,6 +237,13 @@ struct SurfaceInterop::Impl {
     cuda::DeviceBuffer<Index> face_cell;       // #B, InteropScalar::Cells
     cuda::DeviceBuffer<float> face_count;      // #S faces per vertex, InteropScalar::Cells
     cuda::DeviceBuffer<unsigned> peak_bits{1}; // largest scalar of the last update
+    // Curved surface (p >= 2): the surface map on the device; `vertices` counts render vertices.
+    bool curved = false;
+    SurfaceMapView map;                       // device pointers into the buffers below
+    cuda::DeviceBuffer<Index> sample_offsets; // #R+1
+    cuda::DeviceBuffer<Index> map_samples;    // sample_offsets[#R]
+    cuda::DeviceBuffer<Index> face_nodes;     // #B x K
+    cuda::DeviceBuffer<float> weights;        // Q x 3 x K
 };
 
 bool interop_built() {
@@ -234,6 +287,41 @@ SurfaceInterop::SurfaceInterop(unsigned vbo, const std::vector<Index>& mesh_vert
     if (!face_cell.empty())
         EDN_CUDA_CHECK(cudaMemcpy(impl_->face_cell.data(), face_cell.data(),
                                   impl_->face_cell.bytes(), cudaMemcpyHostToDevice));
+    finish_setup(vbo, options);
+}
+
+SurfaceInterop::SurfaceInterop(unsigned vbo, const SurfaceMapView& map,
+                               const std::vector<float>& rest, const InteropOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+    EDN_VERIFY(rest.size() == 3 * static_cast<std::size_t>(map.num_vertices), ErrorCode::Internal,
+               "CUDA-GL interop: " << rest.size() / 3 << " rest positions for " << map.num_vertices
+                                   << " render vertices");
+    Impl& s = *impl_;
+    s.curved = true;
+    s.vertices = map.num_vertices;
+    const auto copy = [](auto& device, const auto* host, std::size_t count) {
+        using T = std::remove_cv_t<std::remove_pointer_t<decltype(host)>>;
+        upload(device, std::vector<T>(host, host + count));
+    };
+    const std::size_t num_samples = static_cast<std::size_t>(map.sample_offsets[map.num_vertices]);
+    const std::size_t k_count = static_cast<std::size_t>(map.nodes_per_face);
+    copy(s.sample_offsets, map.sample_offsets, static_cast<std::size_t>(map.num_vertices) + 1);
+    copy(s.map_samples, map.samples, num_samples);
+    copy(s.face_nodes, map.face_nodes, static_cast<std::size_t>(map.num_faces) * k_count);
+    copy(s.face_cell, map.face_cell, static_cast<std::size_t>(map.num_faces));
+    copy(s.weights, map.weights, static_cast<std::size_t>(map.pattern_points) * 3 * k_count);
+    upload(s.rest, rest);
+    s.scalars.resize(static_cast<std::size_t>(map.num_vertices));
+    s.map = map;
+    s.map.sample_offsets = s.sample_offsets.data();
+    s.map.samples = s.map_samples.data();
+    s.map.face_nodes = s.face_nodes.data();
+    s.map.face_cell = s.face_cell.data();
+    s.map.weights = s.weights.data();
+    finish_setup(vbo, options);
+}
+
+void SurfaceInterop::finish_setup(unsigned vbo, const InteropOptions& options) {
     impl_->profile = options.profile;
     if (impl_->vertices > 0 && !options.force_mapped && try_external_memory()) return;
     // Every float of the buffer is rewritten each frame, so the old contents may be discarded.
@@ -384,7 +472,13 @@ float SurfaceInterop::update(const float* device_positions, InteropScalar scalar
                                                << " vertices");
         }
     }
-    if (status == cudaSuccess && s.vertices > 0) {
+    if (status == cudaSuccess && s.vertices > 0 && s.curved) {
+        curved_kernel<<<blocks_for(s.vertices), kBlock>>>(
+            s.map, device_positions, s.rest.data(), s.scalars.data(),
+            cells ? device_cell_values : nullptr, static_cast<int>(scalar), vbo,
+            s.peak_bits.data());
+        status = cudaGetLastError();
+    } else if (status == cudaSuccess && s.vertices > 0) {
         gather_kernel<<<blocks_for(s.vertices), kBlock>>>(
             device_positions, s.mesh_vertex.data(), s.rest.data(), s.scalars.data(),
             static_cast<int>(scalar), s.vertices, vbo, s.face_count.data(), s.peak_bits.data());

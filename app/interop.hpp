@@ -4,6 +4,7 @@
 /// frame). Plain C++ header: the CUDA side lives in interop.cu (interop_none.cpp without CUDA).
 
 #include "core/types.hpp"
+#include "surface_map_eval.hpp"
 
 #include <cstddef>
 #include <memory>
@@ -47,6 +48,13 @@ public:
     SurfaceInterop(unsigned vbo, const std::vector<Index>& mesh_vertex,
                    const std::vector<Tri>& triangles, const std::vector<Index>& face_cell,
                    const std::vector<Vec3>& rest, const InteropOptions& options = {});
+    /// The curved surface (order p >= 2, app/surface_map.hpp): GL buffer `vbo` holds the #R
+    /// render vertices of `map`, each update() evaluates the map on the device (positions,
+    /// normals from the curved geometry, scalar per render vertex; the faces' cells for
+    /// InteropScalar::Cells). The map's host arrays are copied to the device here, once.
+    /// @param[in] rest  3 #R rest positions of the render vertices (displacement colours)
+    SurfaceInterop(unsigned vbo, const SurfaceMapView& map, const std::vector<float>& rest,
+                   const InteropOptions& options = {});
     ~SurfaceInterop();
     SurfaceInterop(const SurfaceInterop&) = delete;
     SurfaceInterop& operator=(const SurfaceInterop&) = delete;
@@ -76,6 +84,7 @@ public:
 
 private:
     bool try_external_memory();
+    void finish_setup(unsigned vbo, const InteropOptions& options);
     void release_external_memory() noexcept;
 
     struct Impl;

@@ -17,6 +17,11 @@ SurfaceInterop::SurfaceInterop(unsigned, const std::vector<Index>&, const std::v
     EDN_THROW(ErrorCode::Unsupported, "CUDA-GL interop: this elastodyn was built without CUDA");
 }
 
+SurfaceInterop::SurfaceInterop(unsigned, const SurfaceMapView&, const std::vector<float>&,
+                               const InteropOptions&) {
+    EDN_THROW(ErrorCode::Unsupported, "CUDA-GL interop: this elastodyn was built without CUDA");
+}
+
 SurfaceInterop::~SurfaceInterop() = default;
 
 float SurfaceInterop::update(const float*, InteropScalar, const std::vector<float>&, const float*) {

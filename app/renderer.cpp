@@ -183,6 +183,16 @@ void Renderer::update_surface(const std::vector<glm::vec3>& positions,
                     interleaved_.data());
 }
 
+void Renderer::upload_surface_vertices(const std::vector<float>& vertices) {
+    use_surface_buffer(0);
+    EDN_ASSERT(vertices.size() == kFloatsPerVertex * surface_vertices_,
+               "upload_surface_vertices: " << vertices.size() << " floats for " << surface_vertices_
+                                           << " surface vertices");
+    glBindBuffer(GL_ARRAY_BUFFER, surface_vbo_);
+    glBufferSubData(GL_ARRAY_BUFFER, 0, static_cast<GLsizeiptr>(vertices.size() * sizeof(float)),
+                    vertices.data());
+}
+
 void Renderer::set_pinned_vertices(const std::vector<unsigned>& surface_vertices) {
     if (surface_vertices == pinned_) return;
     pinned_ = surface_vertices;

@@ -65,6 +65,10 @@ public:
     /// RenderSettings::scalar_scale they are colour-map coordinates) with glBufferSubData.
     void update_surface(const std::vector<glm::vec3>& positions,
                         const std::vector<float>& scalars = {});
+    /// Uploads #S surface vertices already interleaved (7 floats each: position, unit normal,
+    /// scalar) with glBufferSubData: the curved surface, whose normals come from the geometry
+    /// of the elements (curved_surface.hpp) instead of the triangles.
+    void upload_surface_vertices(const std::vector<float>& vertices);
     /// The surface vertex buffer (#S x 7 floats: position, normal, scalar), for CUDA-GL interop,
     /// which writes it instead of update_surface. Reallocated by set_surface: register it again.
     unsigned surface_vertex_buffer() const { return surface_vbo_; }

@@ -461,17 +461,20 @@ int run_simulate(const std::vector<std::string>& arguments) {
         write_json_file(*run_file, run.json());
     }
     if (vtu_file) {
-        // Vertex nodes come first: the linear mesh's points are the first #V nodes.
-        TetMesh deformed = sim.mesh();
+        // Every node (vertex nodes first): order p >= 2 writes VTK's quadratic / Lagrange tets,
+        // so ParaView shows the curved cells the simulation computed.
         const auto& rest = sim.rest_positions();
+        std::vector<Vec3> points(static_cast<std::size_t>(sim.num_nodes()));
         VtuField displacement{"displacement", 3, {}};
-        for (Index i = 0; i < deformed.num_vertices(); ++i)
+        displacement.values.reserve(3 * points.size());
+        for (std::size_t i = 0; i < points.size(); ++i)
             for (int d = 0; d < 3; ++d) {
-                deformed.positions[i][d] = x[3 * i + d];
+                points[i][d] = x[3 * i + d];
                 displacement.values.push_back(x[3 * i + d] - rest[3 * i + d]);
             }
         VtuField stress{"von_mises", 1, sim.von_mises_stress()};
-        write_vtu(*vtu_file, deformed, {displacement}, {stress});
+        write_vtu(*vtu_file, points, sim.settings().order, sim.cell_nodes(), {displacement},
+                  {stress});
     }
     outputs.commit();
     // For people: the JSON on stdout stays one document for scripts.

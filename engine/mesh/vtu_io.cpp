@@ -2,7 +2,10 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "mesh/node_layout.hpp"
 
+#include <array>
+#include <cmath>
 #include <iomanip>
 #include <limits>
 #include <ostream>
@@ -12,6 +15,40 @@ namespace edn {
 namespace {
 
 constexpr int vtk_tetra = 10;
+constexpr int vtk_quadratic_tetra = 24;
+constexpr int vtk_lagrange_tetrahedron = 71;
+
+/// VTK's edges of a tetrahedron (vtkHigherOrderTetra's EdgeVertices), nodes running from the
+/// first vertex to the second; note (2,0), the one edge whose direction differs from ours.
+constexpr int kVtkEdges[6][2] = {{0, 1}, {1, 2}, {2, 0}, {0, 3}, {1, 3}, {2, 3}};
+/// The vertex each VTK face leaves out: faces (0,1,3), (1,2,3), (0,2,3), (0,1,2).
+constexpr int kVtkFaceOpposite[4] = {2, 0, 1, 3};
+
+/// Integer barycentric multi-indices (weights of vertices 0..3, sum = order) of VTK's nodes.
+std::vector<std::array<int, 4>> vtk_multi_indices(int order) {
+    std::vector<std::array<int, 4>> nodes;
+    for (int v = 0; v < 4; ++v) {
+        std::array<int, 4> alpha{};
+        alpha[static_cast<std::size_t>(v)] = order;
+        nodes.push_back(alpha);
+    }
+    for (const auto& edge : kVtkEdges) {
+        for (int m = 0; m < order - 1; ++m) {
+            std::array<int, 4> alpha{};
+            alpha[static_cast<std::size_t>(edge[0])] = order - 1 - m;
+            alpha[static_cast<std::size_t>(edge[1])] = 1 + m;
+            nodes.push_back(alpha);
+        }
+    }
+    if (order == 3) {
+        for (int opposite : kVtkFaceOpposite) {
+            std::array<int, 4> alpha{1, 1, 1, 1};
+            alpha[static_cast<std::size_t>(opposite)] = 0;
+            nodes.push_back(alpha);
+        }
+    }
+    return nodes;
+}
 
 /// Field names are user strings; escaped so that the file stays well-formed XML.
 std::string xml_escape(const std::string& text) {
@@ -68,19 +105,59 @@ void write_fields(std::ostream& out, const std::vector<VtuField>& fields) {
 
 } // namespace
 
-void write_vtu(const std::filesystem::path& path, const TetMesh& mesh,
-               const std::vector<VtuField>& point_fields,
+std::vector<int> vtk_tet_node_order(int order) {
+    EDN_VERIFY(order >= 1 && order <= kMaxOrder, ErrorCode::Usage,
+               "vtu: order " << order << " is not 1, 2 or 3");
+    const std::vector<std::array<int, 4>> vtk = vtk_multi_indices(order);
+    const int count = nodes_per_cell(order);
+    EDN_ASSERT(static_cast<int>(vtk.size()) == count, "vtu: VTK node count");
+    std::vector<int> ours(static_cast<std::size_t>(count), -1);
+    for (int k = 0; k < count; ++k) {
+        for (int local = 0; local < count; ++local) {
+            const std::array<double, 4> bary = local_node_barycentric(order, local);
+            bool same = true;
+            for (int i = 0; i < 4; ++i)
+                same = same &&
+                       static_cast<int>(std::lround(bary[static_cast<std::size_t>(i)] * order)) ==
+                           vtk[static_cast<std::size_t>(k)][static_cast<std::size_t>(i)];
+            if (same) ours[static_cast<std::size_t>(k)] = local;
+        }
+        EDN_ASSERT(ours[static_cast<std::size_t>(k)] >= 0, "vtu: VTK node " << k << " unmatched");
+    }
+    return ours;
+}
+
+int vtk_tet_cell_type(int order) {
+    EDN_VERIFY(order >= 1 && order <= kMaxOrder, ErrorCode::Usage,
+               "vtu: order " << order << " is not 1, 2 or 3");
+    return order == 1 ? vtk_tetra : order == 2 ? vtk_quadratic_tetra : vtk_lagrange_tetrahedron;
+}
+
+void write_vtu(const std::filesystem::path& path, const std::vector<Vec3>& points, int order,
+               const std::vector<Index>& cell_nodes, const std::vector<VtuField>& point_fields,
                const std::vector<VtuField>& cell_fields) {
-    verify_fields(point_fields, mesh.positions.size(), "point", path);
-    verify_fields(cell_fields, mesh.cells.size(), "cell", path);
+    const std::vector<int> vtk_order = vtk_tet_node_order(order);
+    const int cell_type = vtk_tet_cell_type(order);
+    const std::size_t per_cell = vtk_order.size();
+    EDN_VERIFY(cell_nodes.size() % per_cell == 0, ErrorCode::Usage,
+               path.string() << ": " << cell_nodes.size()
+                             << " cell node indices are not a multiple of " << per_cell
+                             << " (order " << order << ")");
+    const std::size_t num_cells = cell_nodes.size() / per_cell;
+    for (Index node : cell_nodes)
+        EDN_VERIFY(node >= 0 && static_cast<std::size_t>(node) < points.size(), ErrorCode::Usage,
+                   path.string() << ": cell node " << node << " outside the " << points.size()
+                                 << " points");
+    verify_fields(point_fields, points.size(), "point", path);
+    verify_fields(cell_fields, num_cells, "cell", path);
     write_file_atomically(path, [&](std::ostream& out) {
         out << std::setprecision(std::numeric_limits<double>::max_digits10);
         out << "<?xml version=\"1.0\"?>\n"
             << "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
                "header_type=\"UInt64\">\n"
             << "  <UnstructuredGrid>\n"
-            << "    <Piece NumberOfPoints=\"" << mesh.positions.size() << "\" NumberOfCells=\""
-            << mesh.cells.size() << "\">\n";
+            << "    <Piece NumberOfPoints=\"" << points.size() << "\" NumberOfCells=\"" << num_cells
+            << "\">\n";
         out << "      <PointData>\n";
         write_fields(out, point_fields);
         out << "      </PointData>\n      <CellData>\n";
@@ -88,25 +165,39 @@ void write_vtu(const std::filesystem::path& path, const TetMesh& mesh,
         out << "      </CellData>\n";
         out << "      <Points>\n"
             << "        <DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">\n";
-        for (const Vec3& p : mesh.positions)
+        for (const Vec3& p : points)
             out << "          " << p[0] << ' ' << p[1] << ' ' << p[2] << '\n';
         out << "        </DataArray>\n      </Points>\n      <Cells>\n";
         out << "        <DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n";
-        for (const Cell& c : mesh.cells)
-            out << "          " << c[0] << ' ' << c[1] << ' ' << c[2] << ' ' << c[3] << '\n';
+        for (std::size_t c = 0; c < num_cells; ++c) {
+            out << "         ";
+            for (int local : vtk_order)
+                out << ' ' << cell_nodes[c * per_cell + static_cast<std::size_t>(local)];
+            out << '\n';
+        }
         out << "        </DataArray>\n";
         out << "        <DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">\n";
-        for (std::size_t i = 0; i < mesh.cells.size(); ++i)
-            out << ((i % 16 == 0) ? "          " : " ") << 4 * (i + 1)
-                << ((i % 16 == 15 || i + 1 == mesh.cells.size()) ? "\n" : "");
+        for (std::size_t i = 0; i < num_cells; ++i)
+            out << ((i % 16 == 0) ? "          " : " ") << per_cell * (i + 1)
+                << ((i % 16 == 15 || i + 1 == num_cells) ? "\n" : "");
         out << "        </DataArray>\n";
         out << "        <DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">\n";
-        for (std::size_t i = 0; i < mesh.cells.size(); ++i)
-            out << ((i % 32 == 0) ? "          " : " ") << vtk_tetra
-                << ((i % 32 == 31 || i + 1 == mesh.cells.size()) ? "\n" : "");
+        for (std::size_t i = 0; i < num_cells; ++i)
+            out << ((i % 32 == 0) ? "          " : " ") << cell_type
+                << ((i % 32 == 31 || i + 1 == num_cells) ? "\n" : "");
         out << "        </DataArray>\n      </Cells>\n    </Piece>\n  </UnstructuredGrid>\n"
             << "</VTKFile>\n";
     });
+}
+
+void write_vtu(const std::filesystem::path& path, const TetMesh& mesh,
+               const std::vector<VtuField>& point_fields,
+               const std::vector<VtuField>& cell_fields) {
+    // The linear mesh is the order-1 case: its cells are their own node lists.
+    std::vector<Index> cell_nodes;
+    cell_nodes.reserve(4 * mesh.cells.size());
+    for (const Cell& c : mesh.cells) cell_nodes.insert(cell_nodes.end(), c.begin(), c.end());
+    write_vtu(path, mesh.positions, 1, cell_nodes, point_fields, cell_fields);
 }
 
 } // namespace edn

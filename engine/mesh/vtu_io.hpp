@@ -1,6 +1,9 @@
 #pragma once
-/// VTK XML unstructured grid (.vtu) output for ParaView.
+/// VTK XML unstructured grid (.vtu) output for ParaView: linear tets (VTK_TETRA, 10), and for
+/// higher orders every Lagrange node: VTK_QUADRATIC_TETRA (24, 10 nodes) for p = 2,
+/// VTK_LAGRANGE_TETRAHEDRON (71, 20 nodes) for p = 3, in VTK's node order (vtk_tet_node_order).
 
+#include "core/types.hpp"
 #include "mesh/tet_mesh.hpp"
 
 #include <filesystem>
@@ -20,5 +23,24 @@ struct VtuField {
 void write_vtu(const std::filesystem::path& path, const TetMesh& mesh,
                const std::vector<VtuField>& point_fields = {},
                const std::vector<VtuField>& cell_fields = {});
+
+/// Writes order-p Lagrange tets (p = 1, 2, 3) over all nodes, ASCII, atomically.
+/// @param[in] points      #nodes node positions (point fields have one tuple per node)
+/// @param[in] order       p; the VTK cell type follows from it (10, 24, 71)
+/// @param[in] cell_nodes  #cells x nodes_per_cell(p) node indices in the canonical local order
+///                        of mesh/node_layout.hpp (Simulation::cell_nodes), reordered for VTK here
+void write_vtu(const std::filesystem::path& path, const std::vector<Vec3>& points, int order,
+               const std::vector<Index>& cell_nodes, const std::vector<VtuField>& point_fields = {},
+               const std::vector<VtuField>& cell_fields = {});
+
+/// VTK's local node order of an order-p tetrahedron in terms of ours: VTK node k is our
+/// canonical local node result[k]. VTK lists the vertices, then the edges (0,1), (1,2), (2,0),
+/// (0,3), (1,3), (2,3) (each edge's nodes from its first vertex to its second), then the faces
+/// (0,1,3), (1,2,3), (0,2,3), (0,1,2) (vtkHigherOrderTetra); ours is in mesh/node_layout.hpp.
+std::vector<int> vtk_tet_node_order(int order);
+
+/// VTK cell type of an order-p tetrahedron: 10 (VTK_TETRA), 24 (VTK_QUADRATIC_TETRA) or 71
+/// (VTK_LAGRANGE_TETRAHEDRON).
+int vtk_tet_cell_type(int order);
 
 } // namespace edn

@@ -225,6 +225,9 @@ const std::vector<std::uint8_t>& Simulation::pinned() const {
 const TetMesh& Simulation::mesh() const {
     return backend_->mesh;
 }
+const std::vector<Index>& Simulation::cell_nodes() const {
+    return backend_->cell_nodes;
+}
 const SimulationSettings& Simulation::settings() const {
     return backend_->settings;
 }

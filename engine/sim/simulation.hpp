@@ -195,6 +195,10 @@ public:
     const std::vector<std::uint8_t>& pinned() const;
 
     const TetMesh& mesh() const;
+    /// #cells x nodes_per_cell(order) global node indices of each cell, in the canonical local
+    /// order of mesh/node_layout.hpp (the numbering positions() uses; the CUDA backend's node
+    /// slot order may differ from a host-built topology's, so ask here rather than rebuild it).
+    const std::vector<Index>& cell_nodes() const;
     const SimulationSettings& settings() const;
     Index num_nodes() const;
     /// Non-zero 3x3 blocks of the system matrix (diagonal included).

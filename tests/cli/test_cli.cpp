@@ -694,6 +694,33 @@ TEST_F(Cli, SimulateFailsAtTheFirstNonFiniteFrameAndWritesNothing) {
     EXPECT_TRUE(leftovers().empty());
 }
 
+TEST_F(Cli, SimulateVtuWritesEveryNodeOfQuadraticAndCubicCells) {
+    const std::string mesh = test::data_path("good/cube.node").string();
+    for (const auto& [order, type] : {std::pair{"2", "24"}, std::pair{"3", "71"}}) {
+        const CliRun info = run({"info", mesh, "--order", order});
+        ASSERT_EQ(info.exit_code, 0) << info.err;
+        const std::string nodes = parse_flat_json(info.out).at("nodes");
+        const fs::path vtu = out_dir_ / (std::string("p") + order + ".vtu");
+        const CliRun r =
+            run({"simulate", mesh, "--order", order, "--frames", "1", "--vtu", vtu.string()});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        const std::string text = test::read_text(vtu);
+        EXPECT_NE(text.find("NumberOfPoints=\"" + nodes + "\""), std::string::npos)
+            << "order " << order << ": not " << nodes << " points";
+        // Every cell has the order's VTK type and nothing else.
+        const std::size_t types = text.find("Name=\"types\"");
+        ASSERT_NE(types, std::string::npos);
+        std::istringstream values(text.substr(text.find('>', types) + 1));
+        std::string value;
+        int cells = 0;
+        while (values >> value && value.front() != '<') {
+            EXPECT_EQ(value, type) << "order " << order;
+            ++cells;
+        }
+        EXPECT_EQ(cells, 5) << "order " << order; // the cube's 5 tets
+    }
+}
+
 TEST_F(Cli, InfoReportsTheBinBcsrPattern) {
     const CliRun r = run({"info", test::data_path("good/cube.node").string(), "--order", "2"});
     ASSERT_EQ(r.exit_code, 0) << r.err;

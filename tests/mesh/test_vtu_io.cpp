@@ -1,5 +1,9 @@
 #include "core/error.hpp"
+#include "mesh/box_mesh.hpp"
+#include "mesh/node_layout.hpp"
+#include "mesh/topology.hpp"
 #include "mesh/vtu_io.hpp"
+#include "sparse/bin_bcsr_pattern.hpp"
 #include "support/files.hpp"
 
 #include <fstream>
@@ -160,6 +164,96 @@ TEST(VtuIo, WrongFieldSizeIsRejectedWithoutOutput) {
             << e.what();
     }
     EXPECT_FALSE(fs::exists(path));
+}
+
+TEST(VtuIo, VtkNodeOrderOfQuadraticAndCubicTets) {
+    // Written out by hand from VTK's documented order (vtkQuadraticTetra: mid-edge nodes of
+    // (0,1), (1,2), (2,0), (0,3), (1,3), (2,3); vtkLagrangeTetra: the same edges, each from its
+    // first vertex to its second, then faces (0,1,3), (1,2,3), (0,2,3), (0,1,2)) against ours
+    // (edges (0,1), (0,2), (0,3), (1,2), (1,3), (2,3); face i opposite vertex i).
+    EXPECT_EQ(vtk_tet_node_order(1), (std::vector<int>{0, 1, 2, 3}));
+    EXPECT_EQ(vtk_tet_node_order(2), (std::vector<int>{0, 1, 2, 3, 4, 7, 5, 6, 8, 9}));
+    EXPECT_EQ(vtk_tet_node_order(3), (std::vector<int>{0, 1, 2,  3,  4,  5,  10, 11, 7,  6,
+                                                       8, 9, 12, 13, 14, 15, 18, 16, 17, 19}));
+    EXPECT_EQ(vtk_tet_cell_type(1), 10);
+    EXPECT_EQ(vtk_tet_cell_type(2), 24);
+    EXPECT_EQ(vtk_tet_cell_type(3), 71);
+}
+
+/// The arrays of a written .vtu by name ("Points" for the unnamed one).
+std::map<std::string, std::vector<double>> read_arrays(const fs::path& path,
+                                                       std::string* piece_points = nullptr) {
+    std::map<std::string, std::vector<double>> arrays;
+    for (const XmlElement& e : parse_xml(test::read_text(path))) {
+        if (e.name == "Piece" && piece_points) *piece_points = e.attributes.at("NumberOfPoints");
+        if (e.name != "DataArray") continue;
+        const auto name = e.attributes.find("Name");
+        arrays[name == e.attributes.end() ? "Points" : name->second] = numbers(e.text);
+    }
+    return arrays;
+}
+
+TEST(VtuIo, HigherOrderCellsCarryEveryNodeWhereVtkExpectsIt) {
+    // Straight-sided cells: each written edge node must sit on VTK's edge of the written
+    // corners, at (m+1)/p from its first vertex, and each face node at its face's centroid.
+    const TetMesh mesh = make_box_tet_mesh(2, 1, 1, {0, 0, 0}, {2, 1, 1});
+    const Topology topology = build_topology(mesh);
+    const int vtk_edges[6][2] = {{0, 1}, {1, 2}, {2, 0}, {0, 3}, {1, 3}, {2, 3}};
+    const int vtk_faces[4][3] = {{0, 1, 3}, {1, 2, 3}, {0, 2, 3}, {0, 1, 2}};
+    for (int order : {1, 2, 3}) {
+        const NodeLayout layout = make_node_layout(topology, order);
+        const std::vector<Index> cells = cell_node_table(topology, mesh.cells, layout);
+        const std::vector<Vec3> points = node_positions(mesh, topology, layout);
+        VtuField displacement{"displacement", 3, std::vector<double>(3 * points.size(), 0.5)};
+        const test::TempDir scratch("edn_vtu");
+        const fs::path path = scratch / "p.vtu";
+        write_vtu(path, points, order, cells, {displacement});
+        std::string piece_points;
+        auto arrays = read_arrays(path, &piece_points);
+        EXPECT_EQ(piece_points, std::to_string(points.size()));
+        const int per_cell = nodes_per_cell(order);
+        const std::size_t num_cells = mesh.cells.size();
+        const std::vector<double>& connectivity = arrays["connectivity"];
+        ASSERT_EQ(connectivity.size(), num_cells * per_cell) << "order " << order;
+        EXPECT_EQ(arrays["types"], std::vector<double>(num_cells, order == 1   ? 10
+                                                                  : order == 2 ? 24
+                                                                               : 71));
+        EXPECT_EQ(arrays["offsets"].back(), static_cast<double>(num_cells * per_cell));
+        EXPECT_EQ(arrays["displacement"].size(), 3 * points.size());
+        const std::vector<double>& xyz = arrays["Points"];
+        ASSERT_EQ(xyz.size(), 3 * points.size());
+        auto point = [&](std::size_t c, int k) {
+            const std::size_t node = static_cast<std::size_t>(connectivity[c * per_cell + k]);
+            return Vec3{xyz[3 * node], xyz[3 * node + 1], xyz[3 * node + 2]};
+        };
+        for (std::size_t c = 0; c < num_cells; ++c) {
+            for (int k = 0; k < 4; ++k)
+                for (int d = 0; d < 3; ++d)
+                    EXPECT_EQ(point(c, k)[d], mesh.positions[mesh.cells[c][k]][d]);
+            for (int e = 0; e < 6; ++e) {
+                for (int m = 0; m < order - 1; ++m) {
+                    const Vec3 a = point(c, vtk_edges[e][0]), b = point(c, vtk_edges[e][1]);
+                    const Vec3 node = point(c, 4 + e * (order - 1) + m);
+                    const double t = (m + 1.0) / order;
+                    for (int d = 0; d < 3; ++d)
+                        EXPECT_NEAR(node[d], a[d] + t * (b[d] - a[d]), 1e-12)
+                            << "order " << order << " cell " << c << " edge " << e << " node " << m;
+                }
+            }
+            if (order == 3) {
+                for (int f = 0; f < 4; ++f) {
+                    const Vec3 node = point(c, 16 + f);
+                    for (int d = 0; d < 3; ++d) {
+                        const double centroid =
+                            (point(c, vtk_faces[f][0])[d] + point(c, vtk_faces[f][1])[d] +
+                             point(c, vtk_faces[f][2])[d]) /
+                            3.0;
+                        EXPECT_NEAR(node[d], centroid, 1e-12) << "cell " << c << " face " << f;
+                    }
+                }
+            }
+        }
+    }
 }
 
 } // namespace

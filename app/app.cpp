@@ -13,7 +13,6 @@
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 #include <iostream>
-#include <limits>
 
 namespace edn {
 namespace {
@@ -77,12 +76,22 @@ App::App(AppOptions options)
     if (options_.frame_budget_ms) gui_.settings.frame_budget_ms = *options_.frame_budget_ms;
     if (options_.color) gui_.color_mode = *options_.color;
     gui_.paused = options_.paused;
-    gui_.cuda_available = edn::cuda_device_available();
+    const BackendAvailability cuda = backend_availability(Backend::Cuda);
+    gui_.cuda_available = cuda.usable;
+    gui_.cuda_unavailable_reason = cuda.reason;
     // A GPU when there is one: the CPU backend is the fallback, not the default.
     if (options_.backend)
         gui_.settings.backend = *options_.backend;
-    else if (edn::cuda_device_available())
+    else if (cuda.usable)
         gui_.settings.backend = edn::Backend::Cuda;
+    if (gui_.settings.backend == Backend::Cuda && !cuda.usable) {
+        // Headless a run asked for CUDA: fail at once, with the reason. Windowed: the CPU
+        // backend, and the reason in the Simulation panel.
+        EDN_VERIFY(!options_.headless, ErrorCode::Usage,
+                   "--backend cuda: " << cuda.reason << "; use --backend cpu");
+        gui_.settings.backend = Backend::Cpu;
+        gui_.sim_error = "--backend cuda: " + cuda.reason + "; running on the CPU backend";
+    }
 }
 
 App::~App() {
@@ -120,7 +129,7 @@ void App::start() {
     ImGui::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr; // no imgui.ini dropped into the working directory
-    ImGui::StyleColorsDark();
+    apply_gui_style();
     if (context_->window()) {
         imgui_platform_ = ImGui_ImplGlfw_InitForOpenGL(context_->window(), true);
     } else {
@@ -551,7 +560,6 @@ void App::update_surface() {
                 surface_scalars_[i] = std::isfinite(d) ? d : 0.0f;
             }
         }
-        for (float s : surface_scalars_) peak = std::max(peak, s);
         renderer_->update_surface(surface_positions, surface_scalars_);
         gui_.upload_method = session_.sim()->device_positions() != nullptr
                                  ? options_.interop
@@ -559,12 +567,18 @@ void App::update_surface() {
                                        : "glBufferSubData (CUDA backend, --no-interop)"
                                  : "glBufferSubData (CPU backend)";
     }
-    if (gui_.auto_range) {
-        // Rise at once, decay slowly: the legend stays readable while the body wobbles.
-        gui_.range_max = std::max(peak, 0.97f * gui_.range_max);
-        gui_.range_max = std::max(gui_.range_max, std::numeric_limits<float>::min());
-    }
-    settings_.scalar_scale = 1.0f / gui_.range_max;
+    // Percentiles of the host scalars, so one outlier cannot set the range; the interop path
+    // has only the device's maximum (app/color_range.hpp).
+    const ColorRangeSettings& range = gui_.color_range_settings;
+    const ColorRange measured =
+        interop ? ColorRange{0.0f, peak}
+                : percentile_range(surface_scalars_, range.low_percent, range.high_percent);
+    if (gui_.color_range_mode != gui_.color_mode) gui_.color_range = measured; // new quantity
+    gui_.color_range_mode = gui_.color_mode;
+    gui_.color_range_percentiles = !interop;
+    gui_.color_range = next_color_range(gui_.color_range, measured, range);
+    settings_.scalar_min = gui_.color_range.low;
+    settings_.scalar_scale = 1.0f / (gui_.color_range.high - gui_.color_range.low);
     settings_.use_colormap = gui_.color_mode != ColorMode::None;
 
     // Pins are drawn from the surface buffer, so they need no host positions either.

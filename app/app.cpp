@@ -90,7 +90,8 @@ App::App(AppOptions options)
         EDN_VERIFY(!options_.headless, ErrorCode::Usage,
                    "--backend cuda: " << cuda.reason << "; use --backend cpu");
         gui_.settings.backend = Backend::Cpu;
-        gui_.sim_error = "--backend cuda: " + cuda.reason + "; running on the CPU backend";
+        gui_.backend_notice = "--backend cuda: " + cuda.reason + "; running on the CPU backend";
+        std::cerr << "elastodyn: warning: " << gui_.backend_notice << '\n';
     }
 }
 

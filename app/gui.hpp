@@ -91,6 +91,7 @@ struct GuiState {
     /// A CUDA device can be used; without one the CUDA backend is shown greyed out, not offered.
     bool cuda_available = false;
     std::string cuda_unavailable_reason; ///< tooltip of the greyed-out CUDA choice
+    std::string backend_notice;          ///< why the backend differs from --backend (until a pick)
     bool show_help = false;              ///< the help overlay (F1 or "?")
     PanelPlacement placement;            ///< panel rectangles (app/panel_layout.hpp)
 

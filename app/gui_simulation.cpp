@@ -55,6 +55,7 @@ bool backend_and_order(GuiState& state) {
         if (ImGui::RadioButton(entry.label, s.backend == entry.value)) {
             changed = true;
             s.backend = entry.value;
+            state.backend_notice.clear(); // the user chose
         }
         if (unavailable) {
             ImGui::EndDisabled();
@@ -67,6 +68,11 @@ bool backend_and_order(GuiState& state) {
     for (const NamedValue<int>& entry : kOrderNames) {
         ImGui::SameLine();
         changed |= ImGui::RadioButton(entry.label, &s.order, entry.value);
+    }
+    if (!state.backend_notice.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.3f, 1.0f));
+        ImGui::TextWrapped("%s", state.backend_notice.c_str());
+        ImGui::PopStyleColor();
     }
     return changed;
 }

@@ -6,6 +6,7 @@
 #include "renderer.hpp"
 #include "timings.hpp"
 
+#include <GLFW/glfw3.h> // GLFW_KEY_F1: the GLFW backend's key codes index io.KeysDown
 #include <array>
 #include <gtest/gtest.h>
 #include <imgui.h>
@@ -149,6 +150,58 @@ TEST_F(GuiLayout, HiddenLegendTakesNoRoomAndPopupsAreOpaque) {
     frames(1280.0f, 720.0f, 3);
     EXPECT_FALSE(state_.placement.shown[static_cast<std::size_t>(Panel::Legend)]);
     EXPECT_EQ(ImGui::GetStyle().Colors[ImGuiCol_PopupBg].w, 1.0f);
+}
+
+/// Clicks along the Simulation panel's first row (backend and order radio buttons) from left to
+/// right; returns the backend chosen at the end.
+Backend click_along_backend_row(GuiState& state, SceneStatistics& statistics,
+                                TimingRecorder& timings, RenderSettings& render) {
+    ImGuiIO& io = ImGui::GetIO();
+    auto frame = [&] {
+        ImGui::NewFrame();
+        build_gui(state, statistics, timings, render);
+        ImGui::Render();
+    };
+    const ImGuiWindow* simulation = ImGui::FindWindowByName("Simulation");
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float y = simulation->Pos.y + simulation->TitleBarHeight() + style.WindowPadding.y +
+                    0.5f * ImGui::GetFrameHeight();
+    for (float x = simulation->Pos.x + style.WindowPadding.x;
+         x < simulation->Pos.x + simulation->Size.x; x += 4.0f) {
+        io.MousePos = ImVec2(x, y);
+        io.MouseDown[0] = true;
+        frame();
+        io.MouseDown[0] = false;
+        frame();
+    }
+    return state.settings.backend;
+}
+
+TEST_F(GuiLayout, F1TogglesTheHelpOverlay) {
+    frames(1280.0f, 720.0f, 2);
+    EXPECT_FALSE(state_.show_help);
+    ImGui::GetIO().KeysDown[GLFW_KEY_F1] = true;
+    frames(1280.0f, 720.0f, 1);
+    ImGui::GetIO().KeysDown[GLFW_KEY_F1] = false;
+    frames(1280.0f, 720.0f, 2);
+    EXPECT_TRUE(state_.show_help);
+    const ImGuiWindow* help = ImGui::FindWindowByName("Help (F1)");
+    ASSERT_NE(help, nullptr);
+    EXPECT_TRUE(help->Active);
+    EXPECT_TRUE(inside(rect_of(help), 1280.0f, 720.0f));
+    ImGui::GetIO().KeysDown[GLFW_KEY_F1] = true;
+    frames(1280.0f, 720.0f, 1);
+    EXPECT_FALSE(state_.show_help);
+}
+
+TEST_F(GuiLayout, CudaChoiceIsGreyedOutWithoutADevice) {
+    frames(1280.0f, 720.0f, 3);
+    state_.settings.backend = Backend::Cpu;
+    state_.cuda_available = false;
+    EXPECT_EQ(click_along_backend_row(state_, statistics_, timings_, render_), Backend::Cpu);
+    // The same clicks with a device pick CUDA: the row is where the test clicks.
+    state_.cuda_available = true;
+    EXPECT_EQ(click_along_backend_row(state_, statistics_, timings_, render_), Backend::Cuda);
 }
 
 } // namespace

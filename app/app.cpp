@@ -535,15 +535,15 @@ void App::update_surface() {
         }
     }
 
-    float peak = 0.0f;
+    bool device_scalars = false; // the colour scalars exist only on the device
     if (interop) {
         const InteropScalar kind =
             gui_.color_mode == ColorMode::VonMises
                 ? (device_stress != nullptr ? InteropScalar::Cells : InteropScalar::Host)
             : gui_.color_mode == ColorMode::Displacement ? InteropScalar::Displacement
                                                          : InteropScalar::None;
-        peak = interop_->update(session_.sim()->device_positions(), kind, surface_scalars_,
-                                device_stress);
+        interop_->update(session_.sim()->device_positions(), kind, surface_scalars_, device_stress);
+        device_scalars = kind == InteropScalar::Cells || kind == InteropScalar::Displacement;
         renderer_->use_surface_buffer(interop_->external_buffer());
         picker_.mark_stale();
         gui_.upload_method = interop_->external_buffer() != 0
@@ -568,18 +568,7 @@ void App::update_surface() {
                                        : "glBufferSubData (CUDA backend, --no-interop)"
                                  : "glBufferSubData (CPU backend)";
     }
-    // Percentiles of the host scalars, so one outlier cannot set the range; the interop path
-    // has only the device's maximum (app/color_range.hpp).
-    const ColorRangeSettings& range = gui_.color_range_settings;
-    const ColorRange measured =
-        interop ? ColorRange{0.0f, peak}
-                : percentile_range(surface_scalars_, range.low_percent, range.high_percent);
-    if (gui_.color_range_mode != gui_.color_mode) gui_.color_range = measured; // new quantity
-    gui_.color_range_mode = gui_.color_mode;
-    gui_.color_range_percentiles = !interop;
-    gui_.color_range = next_color_range(gui_.color_range, measured, range);
-    settings_.scalar_min = gui_.color_range.low;
-    settings_.scalar_scale = 1.0f / (gui_.color_range.high - gui_.color_range.low);
+    update_color_range(device_scalars);
     settings_.use_colormap = gui_.color_mode != ColorMode::None;
 
     // Pins are drawn from the surface buffer, so they need no host positions either.

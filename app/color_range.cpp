@@ -64,9 +64,8 @@ ColorRange next_color_range(const ColorRange& previous, const ColorRange& measur
     return range;
 }
 
-std::string color_range_label(const ColorRangeSettings& settings, bool percentiles) {
+std::string color_range_label(const ColorRangeSettings& settings) {
     if (settings.manual) return "range: manual";
-    if (!percentiles) return "range: 0 to max (GPU interop)";
     char text[64];
     std::snprintf(text, sizeof(text), "range: %g-%gth percentile",
                   static_cast<double>(settings.low_percent),

@@ -34,6 +34,6 @@ ColorRange next_color_range(const ColorRange& previous, const ColorRange& measur
                             const ColorRangeSettings& settings);
 
 /// The legend's line saying where the range comes from, e.g. "range: 2-98th percentile".
-std::string color_range_label(const ColorRangeSettings& settings, bool percentiles);
+std::string color_range_label(const ColorRangeSettings& settings);
 
 } // namespace edn

@@ -323,8 +323,7 @@ void legend(GuiState& state) {
     ImGui::SameLine(std::max(width - ImGui::CalcTextSize(high).x, 0.0f) +
                     ImGui::GetStyle().WindowPadding.x);
     ImGui::TextUnformatted(high);
-    ImGui::TextDisabled(
-        "%s", color_range_label(state.color_range_settings, state.color_range_percentiles).c_str());
+    ImGui::TextDisabled("%s", color_range_label(state.color_range_settings).c_str());
     end_panel();
 }
 

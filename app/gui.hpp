@@ -105,7 +105,6 @@ struct GuiState {
     ColorRangeSettings color_range_settings;      ///< percentiles or a manual range
     ColorRange color_range;                       ///< range shown (von Mises [Pa] or [m])
     ColorMode color_range_mode = ColorMode::None; ///< mode color_range was measured for
-    bool color_range_percentiles = true; ///< auto range from percentiles (false: device max)
     std::string upload_method = "glBufferSubData (CPU backend)"; ///< surface upload path (overlay)
     bool recording = false;     ///< per-frame timings are being recorded
     std::string status_message; ///< last screenshot/record file written

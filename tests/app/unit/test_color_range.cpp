@@ -85,10 +85,12 @@ TEST(ColorRange, WiderIsTakenAtOnceNarrowerSlowly) {
 
 TEST(ColorRange, LegendSaysWhereTheRangeComesFrom) {
     ColorRangeSettings settings;
-    EXPECT_EQ(color_range_label(settings, true), "range: 2-98th percentile");
-    EXPECT_EQ(color_range_label(settings, false), "range: 0 to max (GPU interop)");
+    EXPECT_EQ(color_range_label(settings), "range: 2-98th percentile");
+    settings.low_percent = 5.0f;
+    settings.high_percent = 95.0f;
+    EXPECT_EQ(color_range_label(settings), "range: 5-95th percentile");
     settings.manual = true;
-    EXPECT_EQ(color_range_label(settings, true), "range: manual");
+    EXPECT_EQ(color_range_label(settings), "range: manual");
 }
 
 TEST(BackendAvailability, CudaNeedsABuildAndADeviceWithAReason) {

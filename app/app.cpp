@@ -13,7 +13,6 @@
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 #include <iostream>
-#include <limits>
 
 namespace edn {
 namespace {
@@ -77,12 +76,23 @@ App::App(AppOptions options)
     if (options_.frame_budget_ms) gui_.settings.frame_budget_ms = *options_.frame_budget_ms;
     if (options_.color) gui_.color_mode = *options_.color;
     gui_.paused = options_.paused;
-    gui_.cuda_available = edn::cuda_device_available();
+    const BackendAvailability cuda = backend_availability(Backend::Cuda);
+    gui_.cuda_available = cuda.usable;
+    gui_.cuda_unavailable_reason = cuda.reason;
     // A GPU when there is one: the CPU backend is the fallback, not the default.
     if (options_.backend)
         gui_.settings.backend = *options_.backend;
-    else if (edn::cuda_device_available())
+    else if (cuda.usable)
         gui_.settings.backend = edn::Backend::Cuda;
+    if (gui_.settings.backend == Backend::Cuda && !cuda.usable) {
+        // Headless a run asked for CUDA: fail at once, with the reason. Windowed: the CPU
+        // backend, and the reason in the Simulation panel.
+        EDN_VERIFY(!options_.headless, ErrorCode::Usage,
+                   "--backend cuda: " << cuda.reason << "; use --backend cpu");
+        gui_.settings.backend = Backend::Cpu;
+        gui_.backend_notice = "--backend cuda: " + cuda.reason + "; running on the CPU backend";
+        std::cerr << "elastodyn: warning: " << gui_.backend_notice << '\n';
+    }
 }
 
 App::~App() {
@@ -120,7 +130,7 @@ void App::start() {
     ImGui::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr; // no imgui.ini dropped into the working directory
-    ImGui::StyleColorsDark();
+    apply_gui_style();
     if (context_->window()) {
         imgui_platform_ = ImGui_ImplGlfw_InitForOpenGL(context_->window(), true);
     } else {
@@ -542,15 +552,15 @@ void App::update_surface() {
         }
     }
 
-    float peak = 0.0f;
+    bool device_scalars = false; // the colour scalars exist only on the device
     if (interop) {
         const InteropScalar kind =
             gui_.color_mode == ColorMode::VonMises
                 ? (device_stress != nullptr ? InteropScalar::Cells : InteropScalar::Host)
             : gui_.color_mode == ColorMode::Displacement ? InteropScalar::Displacement
                                                          : InteropScalar::None;
-        peak = interop_->update(session_.sim()->device_positions(), kind, surface_scalars_,
-                                device_stress);
+        interop_->update(session_.sim()->device_positions(), kind, surface_scalars_, device_stress);
+        device_scalars = kind == InteropScalar::Cells || kind == InteropScalar::Displacement;
         renderer_->use_surface_buffer(interop_->external_buffer());
         picker_.mark_stale();
         gui_.upload_method = interop_->external_buffer() != 0
@@ -584,7 +594,6 @@ void App::update_surface() {
                 surface_scalars_[i] = std::isfinite(d) ? d : 0.0f;
             }
         }
-        for (float s : surface_scalars_) peak = std::max(peak, s);
         renderer_->update_surface(surface_positions, surface_scalars_);
         gui_.upload_method = session_.sim()->device_positions() != nullptr
                                  ? options_.interop
@@ -592,12 +601,7 @@ void App::update_surface() {
                                        : "glBufferSubData (CUDA backend, --no-interop)"
                                  : "glBufferSubData (CPU backend)";
     }
-    if (gui_.auto_range) {
-        // Rise at once, decay slowly: the legend stays readable while the body wobbles.
-        gui_.range_max = std::max(peak, 0.97f * gui_.range_max);
-        gui_.range_max = std::max(gui_.range_max, std::numeric_limits<float>::min());
-    }
-    settings_.scalar_scale = 1.0f / gui_.range_max;
+    update_color_range(device_scalars);
     settings_.use_colormap = gui_.color_mode != ColorMode::None;
 
     // Pins are drawn from the surface buffer, so they need no host positions either.

@@ -4,7 +4,8 @@
 /// runner) and runs the frame loop in the canonical order poll, new frame, build UI, simulate,
 /// surface, render, swap, with per-stage timing. Files: app.cpp (frame loop, loading, surface
 /// upload, render), input.cpp (mouse/keyboard, picking, drag, pin brush), app_script.cpp
-/// (--script actions), edit_session.cpp (cut/refine/undo), stats.cpp (statistics, --stats).
+/// (--script actions), app_color_range.cpp (colour range), edit_session.cpp (cut/refine/undo),
+/// stats.cpp (statistics, --stats).
 
 #include "camera.hpp"
 #include "curved_surface.hpp"
@@ -107,6 +108,8 @@ private:
     void copy_surface_positions();
     void refresh_surface_positions();
     void render(bool last_frame);
+    // The colour range of the surface scalars (app_color_range.cpp).
+    void update_color_range(bool device_scalars);
     void shutdown();
     // Edits through the session; the panel's message and the scene re-upload (app.cpp).
     bool cut(const CutPlane& plane);
@@ -139,6 +142,8 @@ private:
     ScriptRunner script_;                     // --script actions by frame
     std::vector<float> surface_scalars_;      // colour scalars of the surface vertices (unscaled)
     CurvedSurface curved_;                    // p >= 2: the tessellated, curved boundary
+    ColorRange sampled_range_;                // interop: range of the last host sample
+    std::int64_t sampled_range_frame_ = -1;   // interop: frame of that sample (-1: none)
     std::unique_ptr<SurfaceInterop> interop_; // registration of the surface buffer (CUDA)
     bool interop_failed_ = false;             // registration refused: glBufferSubData instead
     std::vector<unsigned> pinned_surface_;    // scratch: pinned surface vertices

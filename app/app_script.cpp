@@ -47,6 +47,12 @@ void App::apply_script() {
         if (action.reset && sim) sim->reset();
         if (action.color) gui_.color_mode = *action.color;
         if (action.wireframe) settings_.show_wireframe = *action.wireframe;
+        if (action.color_range_auto) gui_.color_range_settings.manual = false;
+        if (action.color_range) {
+            gui_.color_range_settings.manual = true;
+            gui_.color_range_settings.manual_low = static_cast<float>(action.color_range->low);
+            gui_.color_range_settings.manual_high = static_cast<float>(action.color_range->high);
+        }
         if (action.cut && action.cut->from_pixel) {
             const glm::vec2 from((*action.cut->from_pixel)[0], (*action.cut->from_pixel)[1]);
             const glm::vec2 to((*action.cut->to_pixel)[0], (*action.cut->to_pixel)[1]);

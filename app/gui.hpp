@@ -1,7 +1,9 @@
 #pragma once
 /// The ImGui panels. All UI state lives in GuiState (owned by App), never in static locals.
 
+#include "color_range.hpp"
 #include "core/types.hpp"
+#include "panel_layout.hpp"
 #include "script.hpp"
 #include "sim/convergence.hpp"
 #include "sim/simulation.hpp"
@@ -41,6 +43,41 @@ struct SceneStatistics {
     double newton_tolerance = 0;         ///< the tolerance they were held to
 };
 
+/// Whether a simulation backend can be chosen here, and if not, why (the tooltip of the greyed-out
+/// choice and the warning of --backend and the script's `backend`).
+struct BackendAvailability {
+    bool usable = true; ///< the backend can be built on this machine
+    std::string reason; ///< why not (one line), empty when usable
+};
+
+/// Availability of `backend` given what the build and the machine offer (pure; tests pass the
+/// facts in).
+BackendAvailability backend_availability(Backend backend, bool built_with_cuda,
+                                         bool cuda_device_usable);
+
+/// Availability of `backend` on this build and machine (probes the CUDA runtime for devices).
+BackendAvailability backend_availability(Backend backend);
+
+/// The panels the layout places, in the order of their rectangles.
+enum class Panel { Statistics, Scene, Simulation, Timings, Legend, Count };
+
+/// Number of panels.
+inline constexpr std::size_t kPanelCount = static_cast<std::size_t>(Panel::Count);
+
+/// Where the panels are: the layout of the current window size from the panels' measured
+/// content, and which panels the user moved or resized by hand (those stay where the user put
+/// them until the window size changes, then the layout takes them back).
+struct PanelPlacement {
+    float display_width = 0.0f;                   ///< window size the layout was made for
+    float display_height = 0.0f;                  ///< window size the layout was made for
+    std::array<PanelRequest, kPanelCount> wanted; ///< each panel's measured content size
+    std::array<bool, kPanelCount> measured{};     ///< wanted holds a measurement (not a guess)
+    std::array<bool, kPanelCount> shown{};        ///< drawn this frame (the legend may not be)
+    std::array<PanelRect, kPanelCount> applied{}; ///< rectangle last given to ImGui
+    std::array<bool, kPanelCount> user_placed{};  ///< moved or resized by hand
+    PanelLayout layout;                           ///< this frame's layout, one rect per panel
+};
+
 /// UI state that persists between frames.
 struct GuiState {
     std::array<char, 1024> scene_input{}; ///< text of the scene loader field
@@ -53,6 +90,10 @@ struct GuiState {
     std::string gl_description;           ///< "OpenGL 4.5 (Core Profile) ... on llvmpipe"
     /// A CUDA device can be used; without one the CUDA backend is shown greyed out, not offered.
     bool cuda_available = false;
+    std::string cuda_unavailable_reason; ///< tooltip of the greyed-out CUDA choice
+    std::string backend_notice;          ///< why the backend differs from --backend (until a pick)
+    bool show_help = false;              ///< the help overlay (F1 or "?")
+    PanelPlacement placement;            ///< panel rectangles (app/panel_layout.hpp)
 
     SimulationSettings settings; ///< settings being edited (the active ones after rebuild)
     std::string sim_error;       ///< last simulation build or step error
@@ -60,9 +101,10 @@ struct GuiState {
     float pin_height = 0.02f;    ///< "pin below" height, fraction of the mesh height
     float brush_radius = 20.0f;  ///< pin brush radius in pixels (shift-drag)
     float drag_stiffness = 0.0f; ///< drag spring stiffness [N/m]; 0 = not yet chosen
-    ColorMode color_mode = ColorMode::VonMises; ///< what the surface colour shows
-    bool auto_range = true;                     ///< colour range follows the data
-    float range_max = 1.0f;                     ///< top of the colour range (von Mises [Pa] or [m])
+    ColorMode color_mode = ColorMode::VonMises;   ///< what the surface colour shows
+    ColorRangeSettings color_range_settings;      ///< percentiles or a manual range
+    ColorRange color_range;                       ///< range shown (von Mises [Pa] or [m])
+    ColorMode color_range_mode = ColorMode::None; ///< mode color_range was measured for
     std::string upload_method = "glBufferSubData (CPU backend)"; ///< surface upload path (overlay)
     bool recording = false;     ///< per-frame timings are being recorded
     std::string status_message; ///< last screenshot/record file written
@@ -89,6 +131,9 @@ struct GuiActions {
     bool undo = false;             ///< undo the last cut or refinement
     bool refine_uniform = false;   ///< refine every cell 1 -> 8
 };
+
+/// The app's ImGui style: dark, with opaque popups (a combo list must not show text through).
+void apply_gui_style();
 
 /// Builds this frame's panels (between ImGui::NewFrame and ImGui::Render).
 GuiActions build_gui(GuiState& state, const SceneStatistics& statistics,

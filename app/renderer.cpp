@@ -284,6 +284,7 @@ void Renderer::draw_scene(const Camera& camera, const RenderSettings& settings) 
         glUniform3fv(surface_program_.uniform("u_color"), 1,
                      glm::value_ptr(settings.surface_color));
         glUniform1i(surface_program_.uniform("u_use_colormap"), settings.use_colormap ? 1 : 0);
+        glUniform1f(surface_program_.uniform("u_scalar_min"), settings.scalar_min);
         glUniform1f(surface_program_.uniform("u_scalar_scale"), settings.scalar_scale);
         glUniform3fv(surface_program_.uniform("u_colormap"), static_cast<GLsizei>(kColormap.size()),
                      glm::value_ptr(kColormap[0]));

@@ -24,8 +24,9 @@ struct RenderSettings {
     glm::vec3 background{0.12f, 0.13f, 0.15f};    ///< clear colour
     glm::vec4 grid_color{0.36f, 0.37f, 0.40f, 1.0f};
     glm::vec4 wireframe_color{0.10f, 0.10f, 0.10f, 1.0f};
-    bool use_colormap = false;                       ///< colour by the per-vertex scalar
-    float scalar_scale = 1.0f;                       ///< scalar times this: map coordinate
+    bool use_colormap = false; ///< colour by the per-vertex scalar
+    float scalar_min = 0.0f;   ///< scalar at colour-map coordinate 0
+    float scalar_scale = 1.0f; ///< (scalar - scalar_min) times this: colour-map coordinate
     glm::vec4 pin_color{0.20f, 0.45f, 1.00f, 1.0f};  ///< pinned nodes
     glm::vec4 drag_color{1.00f, 0.95f, 0.30f, 1.0f}; ///< drag spring and handle
     float point_size = 6.0f;                         ///< pixels, pinned nodes and drag handle

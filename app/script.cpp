@@ -78,6 +78,20 @@ public:
         return named<T>(key, v, parse_name<T>, choices.c_str());
     }
 
+    /// "auto", or a manual [low, high] with low < high.
+    void color_range(const Json& v, ScriptAction& action) const {
+        if (v.is_string()) {
+            if (v.get_ref<const std::string&>() != "auto")
+                fail("color_range", "expected \"auto\" or [low, high]");
+            action.color_range_auto = true;
+            return;
+        }
+        const std::array<double, 2> range = vector<2>("color_range", v);
+        if (!(std::isfinite(range[0]) && std::isfinite(range[1]) && range[0] < range[1]))
+            fail("color_range", "expected finite [low, high] with low < high");
+        action.color_range = ScriptColorRange{range[0], range[1]};
+    }
+
     ScriptDrag drag(const Json& v) const {
         if (!v.is_object()) fail("drag", "expected an object");
         ScriptDrag drag;
@@ -223,6 +237,8 @@ public:
                     named<ColorMode>(key, v, parse_color_mode, "none, von_mises, displacement");
             } else if (key == "wireframe") {
                 action.wireframe = boolean(key, v);
+            } else if (key == "color_range") {
+                color_range(v, action);
             } else if (key == "cut") {
                 action.cut = cut(v);
             } else if (key == "refine") {

@@ -21,6 +21,8 @@
 /// or of the surface point under the pixel, levels 1..8 bisection rounds; defaults: the GUI's
 /// brush), refine_uniform (every cell 1 -> 8), undo (back to the state before the last cut or
 /// refinement). Cut, refine, refine_uniform and undo apply in that order, after the other keys.
+/// color_range [low, high] sets a manual colour range, color_range "auto" goes back to the
+/// 2-98th percentile of the surface values (the default).
 
 #include "core/types.hpp"
 #include "sim/simulation.hpp"
@@ -68,6 +70,12 @@ struct ScriptRefine {
     std::optional<int> levels;                  ///< bisection rounds 1..8; default: the GUI's
 };
 
+/// A manual colour range of the surface scalars (low < high).
+struct ScriptColorRange {
+    double low = 0.0;  ///< scalar at the bottom of the colour map
+    double high = 1.0; ///< scalar at the top of the colour map
+};
+
 /// One scripted action; every present member is applied at `frame`.
 struct ScriptAction {
     std::int64_t frame = 0;                       ///< frame at whose start it applies
@@ -93,6 +101,8 @@ struct ScriptAction {
     bool reset = false;                           ///< back to rest, pins kept
     std::optional<ColorMode> color;               ///< surface colour
     std::optional<bool> wireframe;                ///< wireframe overlay
+    std::optional<ScriptColorRange> color_range;  ///< manual colour range
+    bool color_range_auto = false;                ///< percentile colour range again ("auto")
     std::optional<ScriptCut> cut;                 ///< cut the mesh (after the other keys)
     std::optional<ScriptRefine> refine;           ///< refine brush (after the cut)
     bool refine_uniform = false;                  ///< refine every cell 1 -> 8 (after refine)

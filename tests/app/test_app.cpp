@@ -1,6 +1,8 @@
 // Runs the `elastodyn` app headless (EGL, no display needed) and checks what it writes.
 // Skipped when the app was not built (ELASTODYN_BUILD_APP=OFF).
 
+#include "core/device.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -660,6 +662,46 @@ TEST_F(App, BackendOptionAndUploadPathInStats) {
         << text;
 }
 
+/// Without a usable CUDA device `--backend cuda` is one usage line naming the reason and the way
+/// out, not a failure deep in CUDA. Skipped where a device exists.
+TEST_F(App, CudaBackendWithoutDeviceIsOneUsageLine) {
+    if (edn::cuda_device_available()) GTEST_SKIP() << "a CUDA device exists here";
+    const AppRun result = run("--headless --scene sphere.obj --frames 2 --backend cuda");
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_EQ(lines_of(result.err).size(), 1u) << result.err;
+    EXPECT_NE(result.err.find("--backend cuda: "), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("use --backend cpu"), std::string::npos) << result.err;
+}
+
+/// The scripted manual colour range reaches the shader, offset included: a range below every
+/// value paints the body in the top colour (red), one above every value in the bottom colour
+/// (dark blue).
+TEST_F(App, ManualColorRangeSetsTheSurfaceColours) {
+    auto dominant = [&](const char* range, const char* name) {
+        std::ofstream(dir_ / name)
+            << R"({"actions": [{"frame": 0, "color_range": )" << range << "}]}";
+        const fs::path shot = dir_ / (std::string(name) + ".ppm");
+        const AppRun result =
+            run("--headless --scene sphere.obj --frames 3 --paused --no-gui --width 160 "
+                "--height 120 --script " +
+                quote(dir_ / name) + " --screenshot " + quote(shot));
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        const Ppm image = read_ppm(shot);
+        std::size_t red = 0, blue = 0;
+        for (std::size_t p = 0; p < image.rgb.size(); p += 3) {
+            red += image.rgb[p] > image.rgb[p + 2] + 40 ? 1 : 0;
+            blue += image.rgb[p + 2] > image.rgb[p] + 40 ? 1 : 0;
+        }
+        return std::pair{red, blue};
+    };
+    const auto [low_red, low_blue] = dominant("[-2, -1]", "below.json");
+    EXPECT_GT(low_red, 1000u);
+    EXPECT_LT(low_blue, low_red / 10);
+    const auto [high_red, high_blue] = dominant("[1e12, 2e12]", "above.json");
+    EXPECT_GT(high_blue, 1000u);
+    EXPECT_LT(high_red, high_blue / 10);
+}
+
 /// The interop path writes the same vertex buffer as the host path: at rest (paused, so both
 /// runs show the same positions) the two images agree up to float rounding of the normals.
 /// Needs the CUDA backend and a GL context on the same GPU; skipped elsewhere.
@@ -707,9 +749,14 @@ TEST_F(App, CudaInteropImageMatchesHostUpload) {
         EXPECT_LT(different, pixels / 500) << different << " of " << pixels << " pixels differ";
     }
     // Von Mises colours: averaged over each vertex's faces on the device (interop) and on the
-    // host (--no-interop) after the same deterministic CUDA frames.
+    // host (--no-interop) after the same deterministic CUDA frames. One manual colour range for
+    // both: the automatic ranges come from different samples (host percentiles every frame,
+    // the interop path's periodic host sample), and the scalars are what is compared here.
+    std::ofstream(dir_ / "vm_range.json")
+        << R"({"actions": [{"frame": 0, "color_range": [0, 30000]}]})";
     const std::string moving = "--headless --scene sphere.obj --backend cuda --frames 12 --no-gui "
-                               "--color von_mises --width 320 --height 240 ";
+                               "--color von_mises --width 320 --height 240 --script " +
+                               quote(dir_ / "vm_range.json") + " ";
     ASSERT_EQ(run(moving + "--screenshot " + quote(dir_ / "vm_interop.ppm")).exit_code, 0);
     ASSERT_EQ(run(moving + "--no-interop --screenshot " + quote(dir_ / "vm_host.ppm")).exit_code,
               0);

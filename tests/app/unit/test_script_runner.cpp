@@ -64,5 +64,23 @@ TEST(ScriptRunner, BadScriptsAreParseErrors) {
     EXPECT_THROW(parse_script(R"({"actions": [{"frame": 0, "order": 7}]})", "bad.json"), Error);
 }
 
+TEST(ScriptRunner, ColorRangeIsManualOrAuto) {
+    const std::vector<ScriptAction> actions = parse_script(R"({"actions": [
+        {"frame": 0, "color_range": [10, 2000]},
+        {"frame": 1, "color_range": "auto"}]})",
+                                                           "test.json");
+    ASSERT_TRUE(actions[0].color_range.has_value());
+    EXPECT_EQ(actions[0].color_range->low, 10.0);
+    EXPECT_EQ(actions[0].color_range->high, 2000.0);
+    EXPECT_FALSE(actions[0].color_range_auto);
+    EXPECT_TRUE(actions[1].color_range_auto);
+    EXPECT_FALSE(actions[1].color_range.has_value());
+    for (const char* bad : {R"("max")", "[5, 1]", "[1]", "true"}) {
+        const std::string text =
+            std::string(R"({"actions": [{"frame": 0, "color_range": )") + bad + "}]}";
+        EXPECT_THROW(parse_script(text, "test.json"), Error) << bad;
+    }
+}
+
 } // namespace
 } // namespace edn

@@ -572,7 +572,7 @@ void App::update_surface() {
                                    : gui_.color_mode == ColorMode::Displacement
                                        ? InteropScalar::Displacement
                                        : InteropScalar::None;
-        peak = curved_.evaluate(
+        curved_.evaluate(
             session_.sim()->positions(), kind,
             kind == InteropScalar::Cells ? session_.sim()->von_mises_stress().data() : nullptr);
         renderer_->upload_surface_vertices(curved_.vertices());

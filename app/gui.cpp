@@ -174,6 +174,53 @@ bool edit_int(const char* label, int* value) {
     return ImGui::IsItemDeactivatedAfterEdit();
 }
 
+const ImVec4 kWarningColor(1.0f, 0.8f, 0.3f, 1.0f);
+
+/// The Simulation panel's supports: ground (toggle, height, friction), pins by a plane along any
+/// axis and side, the drag radius, and the warning when nothing holds the body.
+void supports_controls(GuiState& state, GuiActions& actions) {
+    bool ground = ImGui::Checkbox("Ground", &state.ground);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(90);
+    ground |= edit_double("z [m]##ground", &state.ground_height, "%.4g");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("ground plane height (drawn as the grid)");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(60);
+    ground |= edit_double("friction##ground", &state.ground_friction, "%.3g");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("tangential damping of nodes on the ground [1/s] (0: frictionless)");
+    state.ground_friction = std::max(state.ground_friction, 0.0);
+    actions.ground_changed = ground;
+
+    constexpr std::array<const char*, 3> kAxes = {"x", "y", "z"};
+    constexpr std::array<const char*, 2> kSides = {"below", "above"};
+    ImGui::SetNextItemWidth(45);
+    ImGui::Combo("##pin_axis", &state.pin_axis, kAxes.data(), static_cast<int>(kAxes.size()));
+    ImGui::SameLine();
+    int side = state.pin_above ? 1 : 0;
+    ImGui::SetNextItemWidth(70);
+    ImGui::Combo("##pin_side", &side, kSides.data(), static_cast<int>(kSides.size()));
+    state.pin_above = side == 1;
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(90);
+    ImGui::SliderFloat("##pin_plane", &state.pin_plane_fraction, 0.0f, 0.5f, "%.3f");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("pinned slab: fraction of the extent along the axis, from that side");
+    ImGui::SameLine();
+    actions.pin_plane = ImGui::Button("Pin side");
+
+    ImGui::SetNextItemWidth(120);
+    ImGui::SliderFloat("drag radius", &state.drag_radius_fraction, 0.0f, 0.5f, "%.3f of diag.");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("nodes within this rest distance of the grabbed point follow the "
+                          "cursor, less with distance (0: one point)");
+    if (!state.support_warning.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, kWarningColor);
+        ImGui::TextWrapped("%s", state.support_warning.c_str());
+        ImGui::PopStyleColor();
+    }
+}
+
 void simulation_panel(GuiState& state, GuiActions& actions) {
     ImGui::SetNextWindowPos(ImVec2(ImGui::GetIO().DisplaySize.x - 330, 10), ImGuiCond_FirstUseEver);
     ImGui::SetNextWindowSize(ImVec2(320, 0), ImGuiCond_FirstUseEver);
@@ -243,6 +290,7 @@ void simulation_panel(GuiState& state, GuiActions& actions) {
     ImGui::SameLine();
     actions.clear_pins = ImGui::Button("Clear pins");
     ImGui::SliderFloat("brush [px]", &state.brush_radius, 2.0f, 200.0f, "%.0f");
+    supports_controls(state, actions);
     if (ImGui::Checkbox("Cut mode (C)", &state.cut_mode) && state.cut_mode)
         state.refine_mode = false; // one left-click tool at a time
     ImGui::SameLine();

@@ -78,6 +78,9 @@ public:
         EDN_CUDA_CHECK(
             cudaMemcpy(fixed_.data(), fixed.data(), fixed.size(), cudaMemcpyHostToDevice));
     }
+    /// Uploads the drag's region when it differs from the one on the device (moving the target
+    /// changes only DragSpring::target, passed by value to the kernels).
+    void drag_changed() override;
 
     // Newton operations (solver/newton.hpp).
     void begin_step() override;
@@ -159,6 +162,8 @@ private:
     /// The drag spring's energy at y (0 without one), its gradient added to `gradient` when that
     /// is not null.
     double drag_energy(const double* y, double* gradient);
+    /// The region drag on the device with the current target and stiffness.
+    RegionDrag region_drag() const;
     template <int P, class Material>
     void launch_elements(const Material& material, const double* y, int outputs);
     /// The element pass of the settings' material and order at y.
@@ -190,8 +195,8 @@ private:
     std::vector<std::uint8_t> multigrid_fixed_;
     MultigridRefresh multigrid_refresh_;
     void build_multigrid();
-    LameParameters<float> lame_{};              ///< of the float Hessian (the Inline summation's K)
-    LameParameters<double> lame_d_{};           ///< of the double energies and forces
+    LameParameters<float> lame_{};    ///< of the float Hessian (the Inline summation's K)
+    LameParameters<double> lame_d_{}; ///< of the double energies and forces
     QuadratureTet<double> rule_{};
     QuadratureTet<float> rule_f_{}; ///< rule_ rounded, for the float element Hessians
     DeviceBuffer<RestElement<double>> rest_elements_;
@@ -212,6 +217,11 @@ private:
     DeviceBuffer<float> mass_;      ///< lumped masses for the float matrix's diagonal
     DeviceBuffer<double> mass_d_;   ///< the same in double for the node terms
     DeviceBuffer<double> cell_energy_, node_energy_, forces_, extra_;
+    std::vector<DragNode> region_;        ///< the drag region uploaded below
+    DeviceBuffer<Index> region_nodes_;    ///< its nodes
+    DeviceBuffer<double> region_weights_; ///< its weights
+    DeviceBuffer<double> region_offsets_; ///< its offsets (3 per node)
+    DeviceBuffer<double> region_energy_;  ///< per region node drag energy
     DeviceBuffer<double> damping_energy_; ///< per cell Rayleigh stiffness damping potential
     DeviceBuffer<float> von_mises_;       ///< per cell, device_von_mises_stress()
     /// Per cell von Mises stress of the current state into `out` (#cells device floats).
@@ -373,7 +383,43 @@ NodeTerms CudaBackend::node_terms() const {
     t.has_ground = settings.ground_height.has_value();
     t.ground_height = settings.ground_height ? *settings.ground_height : 0.0;
     t.ground_stiffness = settings.ground_stiffness;
+    t.friction = ground_friction_coefficient();
     return t;
+}
+
+void CudaBackend::drag_changed() {
+    const std::vector<DragNode> none;
+    const std::vector<DragNode>& region = drag ? drag->region : none;
+    if (region == region_) return;
+    region_ = region;
+    const std::size_t count = region.size();
+    std::vector<Index> nodes(count);
+    std::vector<double> weights(count), offsets(3 * count);
+    for (std::size_t j = 0; j < count; ++j) {
+        nodes[j] = region[j].node;
+        weights[j] = region[j].weight;
+        for (int d = 0; d < 3; ++d) offsets[3 * j + d] = region[j].offset[d];
+    }
+    region_nodes_.resize(count);
+    region_weights_.resize(count);
+    region_offsets_.resize(3 * count);
+    region_energy_.resize(count);
+    if (count == 0) return;
+    EDN_CUDA_CHECK(cudaMemcpy(region_nodes_.data(), nodes.data(), region_nodes_.bytes(),
+                              cudaMemcpyHostToDevice));
+    upload(region_weights_, weights);
+    upload(region_offsets_, offsets);
+}
+
+RegionDrag CudaBackend::region_drag() const {
+    RegionDrag r;
+    r.nodes = region_nodes_.data();
+    r.weights = region_weights_.data();
+    r.offsets = region_offsets_.data();
+    r.count = static_cast<Index>(region_.size());
+    for (int d = 0; d < 3; ++d) r.target[d] = drag->target[d];
+    r.stiffness = drag->stiffness;
+    return r;
 }
 
 void CudaBackend::assemble(const double* y) {
@@ -387,8 +433,13 @@ void CudaBackend::assemble(const double* y) {
     const BinBcsrMatrixView<float> a = assembly_->device_matrix();
     const float mass_scale = static_cast<float>(inertia_coefficient() + node_terms().damping);
     add_diagonal_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), mass_scale, rest_x_.data(), y,
-                                                   node_terms(), n, a.diag);
-    if (drag) add_drag_hessian_kernel<<<1, 32>>>(*drag, a);
+                                                   x_start_.data(), node_terms(), n, a.diag);
+    if (drag && !drag->region.empty()) {
+        const RegionDrag r = region_drag();
+        add_drag_region_hessian_kernel<<<blocks_for(r.count), kBlock>>>(r, n, a.diag);
+    } else if (drag) {
+        add_drag_hessian_kernel<<<1, 32>>>(point_drag(*drag), a);
+    }
     EDN_CUDA_CHECK_LAUNCH();
     // Galerkin coarse matrix of the element Hessians + the restricted mass terms (the drag
     // spring and ground penalty are left to the fine level), as the CPU backend does.
@@ -463,7 +514,15 @@ double CudaBackend::evaluate(const double* y, int outputs, double* gradient) {
 
 double CudaBackend::drag_energy(const double* y, double* gradient) {
     if (!drag) return 0.0;
-    drag_kernel<<<1, 1>>>(*drag, rest_x_.data(), y, fixed_.data(), gradient != nullptr,
+    if (!drag->region.empty()) {
+        const RegionDrag r = region_drag();
+        drag_region_kernel<<<blocks_for(r.count), kBlock>>>(r, rest_x_.data(), y, fixed_.data(),
+                                                            gradient != nullptr,
+                                                            region_energy_.data(), gradient);
+        EDN_CUDA_CHECK_LAUNCH();
+        return device_sum(region_energy_.data(), r.count);
+    }
+    drag_kernel<<<1, 1>>>(point_drag(*drag), rest_x_.data(), y, fixed_.data(), gradient != nullptr,
                           extra_.data(), gradient);
     EDN_CUDA_CHECK_LAUNCH();
     double e = 0;

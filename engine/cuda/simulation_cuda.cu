@@ -80,7 +80,7 @@ public:
     }
     /// Uploads the drag's region when it differs from the one on the device (moving the target
     /// changes only DragSpring::target, passed by value to the kernels).
-    void drag_changed() override;
+    void drag_changed() override { region_.upload(drag ? drag->region : std::vector<DragNode>{}); }
 
     // Newton operations (solver/newton.hpp).
     void begin_step() override;
@@ -162,8 +162,6 @@ private:
     /// The drag spring's energy at y (0 without one), its gradient added to `gradient` when that
     /// is not null.
     double drag_energy(const double* y, double* gradient);
-    /// The region drag on the device with the current target and stiffness.
-    RegionDrag region_drag() const;
     template <int P, class Material>
     void launch_elements(const Material& material, const double* y, int outputs);
     /// The element pass of the settings' material and order at y.
@@ -217,11 +215,7 @@ private:
     DeviceBuffer<float> mass_;      ///< lumped masses for the float matrix's diagonal
     DeviceBuffer<double> mass_d_;   ///< the same in double for the node terms
     DeviceBuffer<double> cell_energy_, node_energy_, forces_, extra_;
-    std::vector<DragNode> region_;        ///< the drag region uploaded below
-    DeviceBuffer<Index> region_nodes_;    ///< its nodes
-    DeviceBuffer<double> region_weights_; ///< its weights
-    DeviceBuffer<double> region_offsets_; ///< its offsets (3 per node)
-    DeviceBuffer<double> region_energy_;  ///< per region node drag energy
+    DeviceDragRegion region_;             ///< the drag's region on the device
     DeviceBuffer<double> damping_energy_; ///< per cell Rayleigh stiffness damping potential
     DeviceBuffer<float> von_mises_;       ///< per cell, device_von_mises_stress()
     /// Per cell von Mises stress of the current state into `out` (#cells device floats).
@@ -387,41 +381,6 @@ NodeTerms CudaBackend::node_terms() const {
     return t;
 }
 
-void CudaBackend::drag_changed() {
-    const std::vector<DragNode> none;
-    const std::vector<DragNode>& region = drag ? drag->region : none;
-    if (region == region_) return;
-    region_ = region;
-    const std::size_t count = region.size();
-    std::vector<Index> nodes(count);
-    std::vector<double> weights(count), offsets(3 * count);
-    for (std::size_t j = 0; j < count; ++j) {
-        nodes[j] = region[j].node;
-        weights[j] = region[j].weight;
-        for (int d = 0; d < 3; ++d) offsets[3 * j + d] = region[j].offset[d];
-    }
-    region_nodes_.resize(count);
-    region_weights_.resize(count);
-    region_offsets_.resize(3 * count);
-    region_energy_.resize(count);
-    if (count == 0) return;
-    EDN_CUDA_CHECK(cudaMemcpy(region_nodes_.data(), nodes.data(), region_nodes_.bytes(),
-                              cudaMemcpyHostToDevice));
-    upload(region_weights_, weights);
-    upload(region_offsets_, offsets);
-}
-
-RegionDrag CudaBackend::region_drag() const {
-    RegionDrag r;
-    r.nodes = region_nodes_.data();
-    r.weights = region_weights_.data();
-    r.offsets = region_offsets_.data();
-    r.count = static_cast<Index>(region_.size());
-    for (int d = 0; d < 3; ++d) r.target[d] = drag->target[d];
-    r.stiffness = drag->stiffness;
-    return r;
-}
-
 void CudaBackend::assemble(const double* y) {
     const Index n = layout.num_nodes();
     // Inline (linear p = 1) evaluates K itself: K is linear in (lambda, mu), so the stiffness
@@ -435,7 +394,7 @@ void CudaBackend::assemble(const double* y) {
     add_diagonal_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), mass_scale, rest_x_.data(), y,
                                                    x_start_.data(), node_terms(), n, a.diag);
     if (drag && !drag->region.empty()) {
-        const RegionDrag r = region_drag();
+        const RegionDrag r = region_.view(*drag);
         add_drag_region_hessian_kernel<<<blocks_for(r.count), kBlock>>>(r, n, a.diag);
     } else if (drag) {
         add_drag_hessian_kernel<<<1, 32>>>(point_drag(*drag), a);
@@ -515,12 +474,12 @@ double CudaBackend::evaluate(const double* y, int outputs, double* gradient) {
 double CudaBackend::drag_energy(const double* y, double* gradient) {
     if (!drag) return 0.0;
     if (!drag->region.empty()) {
-        const RegionDrag r = region_drag();
+        const RegionDrag r = region_.view(*drag);
         drag_region_kernel<<<blocks_for(r.count), kBlock>>>(r, rest_x_.data(), y, fixed_.data(),
                                                             gradient != nullptr,
-                                                            region_energy_.data(), gradient);
+                                                            region_.energy.data(), gradient);
         EDN_CUDA_CHECK_LAUNCH();
-        return device_sum(region_energy_.data(), r.count);
+        return device_sum(region_.energy.data(), r.count);
     }
     drag_kernel<<<1, 1>>>(point_drag(*drag), rest_x_.data(), y, fixed_.data(), gradient != nullptr,
                           extra_.data(), gradient);

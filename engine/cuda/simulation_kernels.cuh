@@ -58,6 +58,51 @@ struct RegionDrag {
     double stiffness = 0;
 };
 
+/// A drag's region in device memory, uploaded when it changes (moving the target changes only
+/// DragSpring::target, which view() passes by value to the kernels).
+struct DeviceDragRegion {
+    std::vector<DragNode> host; ///< what the buffers hold
+    DeviceBuffer<Index> nodes;
+    DeviceBuffer<double> weights;
+    DeviceBuffer<double> offsets; ///< 3 per node
+    DeviceBuffer<double> energy;  ///< per node drag energy (drag_region_kernel's output)
+
+    /// Uploads `region` unless it is the one already there.
+    void upload(const std::vector<DragNode>& region) {
+        if (region == host) return;
+        host = region;
+        const std::size_t count = region.size();
+        std::vector<Index> n(count);
+        std::vector<double> w(count), o(3 * count);
+        for (std::size_t j = 0; j < count; ++j) {
+            n[j] = region[j].node;
+            w[j] = region[j].weight;
+            for (int d = 0; d < 3; ++d) o[3 * j + d] = region[j].offset[d];
+        }
+        nodes.resize(count);
+        weights.resize(count);
+        offsets.resize(3 * count);
+        energy.resize(count);
+        if (count == 0) return;
+        EDN_CUDA_CHECK(cudaMemcpy(nodes.data(), n.data(), nodes.bytes(), cudaMemcpyHostToDevice));
+        EDN_CUDA_CHECK(
+            cudaMemcpy(weights.data(), w.data(), weights.bytes(), cudaMemcpyHostToDevice));
+        EDN_CUDA_CHECK(
+            cudaMemcpy(offsets.data(), o.data(), offsets.bytes(), cudaMemcpyHostToDevice));
+    }
+    /// The kernels' view with `drag`'s target and stiffness.
+    RegionDrag view(const DragSpring& drag) const {
+        RegionDrag r;
+        r.nodes = nodes.data();
+        r.weights = weights.data();
+        r.offsets = offsets.data();
+        r.count = static_cast<Index>(host.size());
+        for (int d = 0; d < 3; ++d) r.target[d] = drag.target[d];
+        r.stiffness = drag.stiffness;
+        return r;
+    }
+};
+
 /// Rayleigh stiffness damping inputs of the element kernel (coefficient 0: none).
 struct ElementDamping {
     const double* y_start = nullptr; ///< displacements at the start of the step (3 per node)

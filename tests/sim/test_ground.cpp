@@ -134,7 +134,9 @@ TEST(Ground, FrictionTermMatchesFiniteDifferences) {
     ASSERT_GT(scale, 0);
     for (std::size_t k = 0; k < y.size(); ++k) {
         EXPECT_NEAR((gp[k] - gm[k]) / (2 * h), hv[k], 1e-6 * scale) << "dof " << k;
-        if (k % 3 == 2) EXPECT_EQ(g[k], 0.0) << "friction is tangential";
+        if (k % 3 == 2) {
+            EXPECT_EQ(g[k], 0.0) << "friction is tangential";
+        }
     }
 }
 

@@ -39,7 +39,9 @@ TEST(PinPlane, PinsTheRightVerticesForEveryAxisAndSide) {
                     const int layer = mesh.num_vertices() / (static_cast<int>(extent) + 1);
                     EXPECT_EQ(static_cast<int>(pinned.size()), layer);
                 }
-                if (fraction == 1.0) EXPECT_EQ(pinned.size(), mesh.positions.size());
+                if (fraction == 1.0) {
+                    EXPECT_EQ(pinned.size(), mesh.positions.size());
+                }
             }
         }
     }

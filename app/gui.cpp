@@ -184,9 +184,8 @@ void supports_controls(GuiState& state, GuiActions& actions) {
     ImGui::SetNextItemWidth(90);
     ground |= edit_double("z [m]##ground", &state.ground_height, "%.4g");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("ground plane height (drawn as the grid)");
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(60);
-    ground |= edit_double("friction##ground", &state.ground_friction, "%.3g");
+    ImGui::SetNextItemWidth(90);
+    ground |= edit_double("friction [1/s]##ground", &state.ground_friction, "%.3g");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("tangential damping of nodes on the ground [1/s] (0: frictionless)");
     state.ground_friction = std::max(state.ground_friction, 0.0);

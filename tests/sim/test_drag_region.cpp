@@ -126,10 +126,13 @@ DragTerm drag_term(Simulation& with, Simulation& without, const std::vector<doub
 }
 
 TEST(DragRegion, EnergyGradientAndHessianMatchFiniteDifferences) {
-    for (double radius : {0.0, 0.15}) { // the point spring and a region
-        SCOPED_TRACE("radius " + std::to_string(radius));
+    for (const auto& [radius, order] : {std::pair{0.0, 1}, {0.15, 1}, {0.15, 2}}) {
+        // The point spring and a region (p = 2: vertex nodes among edge nodes).
+        SCOPED_TRACE("radius " + std::to_string(radius) + " p" + std::to_string(order));
         const TetMesh mesh = make_box_tet_mesh(3, 3, 3, {0, 0, 0}, {0.3, 0.3, 0.3});
-        Simulation with(mesh, SimulationSettings{}), without(mesh, SimulationSettings{});
+        SimulationSettings s;
+        s.order = order;
+        Simulation with(mesh, s), without(mesh, s);
         // Three vertices of one cell (the point spring couples them), the top corner's.
         const Cell& cell = mesh.cells.back();
         DragSpring drag =

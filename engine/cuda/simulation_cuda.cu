@@ -193,8 +193,8 @@ private:
     std::vector<std::uint8_t> multigrid_fixed_;
     MultigridRefresh multigrid_refresh_;
     void build_multigrid();
-    LameParameters<float> lame_{};    ///< of the float Hessian (the Inline summation's K)
-    LameParameters<double> lame_d_{}; ///< of the double energies and forces
+    LameParameters<float> lame_{};              ///< of the float Hessian (the Inline summation's K)
+    LameParameters<double> lame_d_{};           ///< of the double energies and forces
     QuadratureTet<double> rule_{};
     QuadratureTet<float> rule_f_{}; ///< rule_ rounded, for the float element Hessians
     DeviceBuffer<RestElement<double>> rest_elements_;

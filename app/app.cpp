@@ -233,6 +233,7 @@ void App::show_scene(LoadedScene loaded) {
         std::snprintf(gui_.scene_input.data(), gui_.scene_input.size(), "%s",
                       session_.scene()->path.c_str());
     }
+    ground_at_grid(); // a new scene: the ground goes to its grid
     if (renderer_) upload_scene();
 }
 
@@ -244,6 +245,7 @@ void App::upload_scene(bool fit_camera) {
     const Scene& scene = *session_.scene();
     renderer_->set_surface(scene.surface.triangles, scene.surface.mesh_vertex.size(), scene.lower,
                            scene.upper);
+    renderer_->set_grid_height(static_cast<float>(gui_.ground_height)); // the ground's
     std::vector<glm::vec3> positions;
     gather_surface_positions(scene.mesh.positions, scene.surface, positions);
     picker_.build(positions, scene.surface.triangles);
@@ -378,6 +380,10 @@ void App::apply(const GuiActions& actions) {
     if (actions.reset_simulation && session_.sim()) session_.sim()->reset();
     if (actions.pin_below) pin_below_fraction(gui_.pin_height);
     if (actions.clear_pins && session_.sim()) session_.sim()->clear_pins();
+    if (actions.ground_changed) apply_ground();
+    if (actions.pin_plane)
+        pin_plane({gui_.pin_axis, gui_.pin_above, gui_.pin_plane_fraction, std::nullopt});
+    check_supports();
     if (actions.screenshot) screenshot_requested_ = true;
     if (actions.refine_uniform) refine(std::nullopt, 0.0, 1);
     if (actions.undo) undo();
@@ -405,6 +411,7 @@ void App::edited(const EditResult& result) {
     end_drag(); // the Simulation dropped it (its vertices are renumbered)
     stroking_ = false;
     gui_.settings = session_.sim()->simulation().settings();
+    apply_ground(); // the panel's ground also after an undo to older settings
     gui_.sim_error.clear();
     timings_.add_repattern(result.record->repattern_ms);
     // New topology: the same path as a scene change (new buffer, new interop registration), but

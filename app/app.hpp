@@ -24,6 +24,7 @@
 #include "sim/convergence.hpp"
 #include "sim_driver.hpp"
 #include "stats.hpp"
+#include "supports.hpp"
 #include "timings.hpp"
 
 #include <chrono>
@@ -123,12 +124,18 @@ private:
     ViewState view_state() const;
     std::optional<SurfaceHit> pick(const glm::vec2& pixel);
     std::optional<Vec3> pick_world(const glm::vec2& pixel);
-    void begin_drag_at(const glm::vec2& pixel);
+    void begin_drag_at(const glm::vec2& pixel, double radius);
     void end_drag();
     void paint_pins(const glm::vec2& pixel, bool pin);
     std::optional<CutPlane> stroke_plane(const glm::vec2& from, const glm::vec2& to);
     // --script (app_script.cpp).
     void apply_script();
+    // Supports: ground, pin planes, the unsupported-body warning (app_supports.cpp).
+    void ground_at_grid();
+    void apply_ground();
+    void pin_plane(const PinPlane& plane);
+    void check_supports();
+    double drag_radius() const;
 
     AppOptions options_;
     ResourcePaths paths_;
@@ -166,6 +173,7 @@ private:
     glm::vec2 stroke_from_{0.0f}; // cut stroke start (pixels)
     glm::vec2 stroke_to_{0.0f};   // cut stroke end (pixels)
     bool quit_ = false;
+    bool support_warned_ = false; // the headless no-support warning was printed
 };
 
 } // namespace edn

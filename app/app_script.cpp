@@ -19,16 +19,25 @@ void App::apply_script() {
         sim = session_.sim(); // a rebuild may have created it
         if (action.unpin_all && sim) sim->clear_pins();
         if (action.pin_below && sim) sim->pin_below(*action.pin_below);
+        if (action.pin_plane) pin_plane(*action.pin_plane);
+        if (action.ground || action.ground_height || action.ground_friction) {
+            if (action.ground) gui_.ground = *action.ground;
+            if (action.ground_height) gui_.ground_height = *action.ground_height;
+            if (action.ground_friction) gui_.ground_friction = *action.ground_friction;
+            apply_ground();
+        }
         if (action.release) end_drag();
         if (action.drag) {
             const ScriptDrag& drag = *action.drag;
             if (drag.stiffness) gui_.drag_stiffness = static_cast<float>(*drag.stiffness);
+            const double radius = drag.radius ? *drag.radius : drag_radius();
             if (drag.from_vertex) {
                 EDN_VERIFY(sim, ErrorCode::Usage,
                            "drag: vertex " << *drag.from_vertex << " out of range");
-                drag_.begin_vertex(*sim, *drag.from_vertex, view_state(), gui_.drag_stiffness);
+                drag_.begin_vertex(*sim, *drag.from_vertex, view_state(), gui_.drag_stiffness,
+                                   radius);
             } else {
-                begin_drag_at(glm::vec2((*drag.from_pixel)[0], (*drag.from_pixel)[1]));
+                begin_drag_at(glm::vec2((*drag.from_pixel)[0], (*drag.from_pixel)[1]), radius);
                 if (!drag_.active()) {
                     report_error("script: drag from pixel (" +
                                  std::to_string((*drag.from_pixel)[0]) + ", " +

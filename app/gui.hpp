@@ -113,6 +113,16 @@ struct GuiState {
     bool refine_mode = false;   ///< B: a left click refines the cells around the picked point
     float refine_radius_fraction = 0.05f; ///< refine brush radius, fraction of the bbox diagonal
     int refine_levels = 2;                ///< bisection rounds of the refine brush
+    // Supports and drag (app/supports.hpp): the ground, pins by a plane, the drag's region.
+    bool ground = true;            ///< the ground plane is on (SimulationSettings::ground_height)
+    double ground_height = 0.0;    ///< its z [m]; a new scene puts it at the grid (the mesh bottom)
+    double ground_friction = 10.0; ///< SimulationSettings::ground_friction [1/s]
+    int pin_axis = 2;              ///< pin plane axis: 0 x, 1 y, 2 z
+    bool pin_above = false;        ///< pin the side above the plane (else below)
+    float pin_plane_fraction = 0.02f; ///< pinned slab, fraction of the extent along the axis
+    /// Region drag radius, fraction of the bbox diagonal (rest space; 0: a single point).
+    float drag_radius_fraction = 0.1f;
+    std::string support_warning; ///< why the body would fall forever (support_warning), or empty
 };
 
 /// What the user asked for in this frame's UI; the app carries it out.
@@ -130,6 +140,8 @@ struct GuiActions {
     bool screenshot = false;       ///< write a PNG of the next frame
     bool undo = false;             ///< undo the last cut or refinement
     bool refine_uniform = false;   ///< refine every cell 1 -> 8
+    bool ground_changed = false;   ///< apply GuiState::ground, ground_height, ground_friction
+    bool pin_plane = false;        ///< pin the side of GuiState's pin plane
 };
 
 /// The app's ImGui style: dark, with opaque popups (a combo list must not show text through).

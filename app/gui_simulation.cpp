@@ -131,6 +131,52 @@ void pins_section(GuiState& state, GuiActions& actions) {
     ImGui::SliderFloat("brush [px]", &state.brush_radius, 2.0f, 200.0f, "%.0f");
     ImGui::InputFloat("drag k [N/m]", &state.drag_stiffness, 0.0f, 0.0f, "%.4g");
     state.drag_stiffness = std::max(state.drag_stiffness, 0.0f);
+    ImGui::SetNextItemWidth(item_width());
+    ImGui::SliderFloat("drag radius", &state.drag_radius_fraction, 0.0f, 0.5f, "%.3f of diag.");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("nodes within this rest distance of the grabbed point follow the "
+                          "cursor, less with distance (0: one point)");
+}
+
+const ImVec4 kWarningColor(1.0f, 0.8f, 0.3f, 1.0f);
+
+/// What holds the body: the ground (toggle, height, friction), pins by a plane along any axis
+/// and side, and the warning when nothing holds it.
+void supports_section(GuiState& state, GuiActions& actions) {
+    if (!state.support_warning.empty()) { // shown even with the section folded
+        ImGui::PushStyleColor(ImGuiCol_Text, kWarningColor);
+        ImGui::TextWrapped("%s", state.support_warning.c_str());
+        ImGui::PopStyleColor();
+    }
+    if (!ImGui::CollapsingHeader("Ground and pin planes", ImGuiTreeNodeFlags_DefaultOpen)) return;
+    bool ground = ImGui::Checkbox("Ground", &state.ground);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(0.6f * item_width());
+    ground |= edit_double("z [m]##ground", &state.ground_height, "%.4g");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("ground plane height (drawn as the grid)");
+    ImGui::SetNextItemWidth(item_width());
+    ground |= edit_double("friction [1/s]##ground", &state.ground_friction, "%.3g");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("tangential damping of nodes on the ground [1/s] (0: frictionless)");
+    state.ground_friction = std::max(state.ground_friction, 0.0);
+    actions.ground_changed = ground;
+
+    constexpr std::array<const char*, 3> kAxes = {"x", "y", "z"};
+    constexpr std::array<const char*, 2> kSides = {"below", "above"};
+    ImGui::SetNextItemWidth(45);
+    ImGui::Combo("##pin_axis", &state.pin_axis, kAxes.data(), static_cast<int>(kAxes.size()));
+    ImGui::SameLine();
+    int side = state.pin_above ? 1 : 0;
+    ImGui::SetNextItemWidth(70);
+    ImGui::Combo("##pin_side", &side, kSides.data(), static_cast<int>(kSides.size()));
+    state.pin_above = side == 1;
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(70);
+    ImGui::SliderFloat("##pin_plane", &state.pin_plane_fraction, 0.0f, 0.5f, "%.3f");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("pinned slab: fraction of the extent along the axis, from that side");
+    ImGui::SameLine();
+    actions.pin_plane = ImGui::Button("Pin side");
 }
 
 /// Cut mode, refine brush, uniform refinement, undo, and the outcome of the last of them.
@@ -165,6 +211,7 @@ void simulation_panel(GuiState& state, GuiActions& actions) {
     changed |= solver_section(s);
     actions.settings_changed = changed;
     pins_section(state, actions);
+    supports_section(state, actions);
     edit_section(state, actions);
     end_panel();
 }

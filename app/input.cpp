@@ -4,6 +4,7 @@
 
 #include "app.hpp"
 #include "core/error.hpp"
+#include "sim/drag_region.hpp"
 
 #include <algorithm>
 #include <glm/geometric.hpp>
@@ -16,29 +17,29 @@ glm::vec3 to_glm(const Vec3& v) {
 }
 
 void DragTool::begin_at(SimDriver& sim, const Scene& scene, const SurfaceHit& hit,
-                        const ViewState& view, double stiffness) {
+                        const ViewState& view, double stiffness, double radius) {
     const Tri& tri = scene.surface.triangles[static_cast<std::size_t>(hit.triangle)];
-    DragSpring spring;
+    std::array<Index, 3> vertices{};
+    std::array<double, 3> weights{};
     for (std::size_t i = 0; i < 3; ++i) {
-        spring.vertices[i] = scene.surface.mesh_vertex[static_cast<std::size_t>(tri[i])];
-        spring.weights[i] = hit.barycentric[static_cast<int>(i)];
+        vertices[i] = scene.surface.mesh_vertex[static_cast<std::size_t>(tri[i])];
+        weights[i] = hit.barycentric[static_cast<int>(i)];
     }
+    // The grabbed point and its neighbourhood within `radius` (rest space) follow the target.
+    DragSpring spring = make_drag(sim.simulation(), vertices, weights, radius, stiffness);
     spring.target = {hit.point.x, hit.point.y, hit.point.z};
-    spring.stiffness = stiffness;
     sim.set_drag(spring);
     const glm::vec4 in_view = view.view * glm::vec4(hit.point, 1.0f);
     depth_ = -in_view.z;
     dragging_ = true;
 }
 
-void DragTool::begin_vertex(SimDriver& sim, Index vertex, const ViewState& view, double stiffness) {
+void DragTool::begin_vertex(SimDriver& sim, Index vertex, const ViewState& view, double stiffness,
+                            double radius) {
     EDN_VERIFY(vertex >= 0 && vertex < sim.simulation().mesh().num_vertices(), ErrorCode::Usage,
                "drag: vertex " << vertex << " out of range");
-    DragSpring spring;
-    spring.vertices = {vertex, vertex, vertex};
-    spring.weights = {1.0, 0.0, 0.0};
-    spring.target = sim.vertex_position(vertex);
-    spring.stiffness = stiffness;
+    const DragSpring spring =
+        make_drag(sim.simulation(), {vertex, vertex, vertex}, {1.0, 0.0, 0.0}, radius, stiffness);
     sim.set_drag(spring);
     const glm::vec4 in_view = view.view * glm::vec4(to_glm(spring.target), 1.0f);
     depth_ = -in_view.z;
@@ -116,11 +117,12 @@ std::optional<Vec3> App::pick_world(const glm::vec2& pixel) {
     return Vec3{hit->point.x, hit->point.y, hit->point.z};
 }
 
-void App::begin_drag_at(const glm::vec2& pixel) {
+void App::begin_drag_at(const glm::vec2& pixel, double radius) {
     if (!session_.sim()) return;
     const std::optional<SurfaceHit> hit = pick(pixel);
     if (!hit) return;
-    drag_.begin_at(*session_.sim(), *session_.scene(), *hit, view_state(), gui_.drag_stiffness);
+    drag_.begin_at(*session_.sim(), *session_.scene(), *hit, view_state(), gui_.drag_stiffness,
+                   radius);
 }
 
 void App::end_drag() {
@@ -173,7 +175,7 @@ void App::handle_mouse() {
         } else if (io.KeyShift && ImGui::IsMouseDown(ImGuiMouseButton_Left) && !drag_.active()) {
             paint_pins(mouse, !io.KeyCtrl);
         } else if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
-            begin_drag_at(mouse);
+            begin_drag_at(mouse, drag_radius());
         }
     }
     if (stroking_) {

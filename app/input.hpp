@@ -16,11 +16,15 @@ namespace edn {
 /// The drag spring the mouse (or a script) pulls with.
 class DragTool {
 public:
-    /// Grabs the surface point `hit` (a triangle of `scene`'s surface) with `stiffness` [N/m].
+    /// Grabs the surface point `hit` (a triangle of `scene`'s surface) with `stiffness` [N/m]
+    /// and the vertex nodes within `radius` [m] of it in rest space (edn::make_drag: they follow
+    /// the target, less with distance; radius 0: the point alone).
     void begin_at(SimDriver& sim, const Scene& scene, const SurfaceHit& hit, const ViewState& view,
-                  double stiffness);
-    /// Grabs mesh vertex `vertex`; throws edn::Error(Usage) when it is out of range.
-    void begin_vertex(SimDriver& sim, Index vertex, const ViewState& view, double stiffness);
+                  double stiffness, double radius);
+    /// Grabs mesh vertex `vertex` (and its neighbourhood as begin_at); throws
+    /// edn::Error(Usage) when it is out of range.
+    void begin_vertex(SimDriver& sim, Index vertex, const ViewState& view, double stiffness,
+                      double radius);
     /// Moves the target under `pixel`, at the grabbed point's view depth.
     void move(SimDriver& sim, const ViewState& view, const glm::vec2& pixel);
     /// Moves the target to world point `target`.

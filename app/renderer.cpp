@@ -125,8 +125,15 @@ void Renderer::set_surface(const std::vector<Tri>& triangles, std::size_t num_ve
         nullptr, GL_DYNAMIC_DRAW));
     glBindVertexArray(0);
 
-    // Grid on the plane under the mesh, about three bounding radii across, with a round spacing
-    // of roughly a tenth of the mesh size.
+    grid_lower_ = lower;
+    grid_upper_ = upper;
+    set_grid_height(lower.z); // +z is up: the grid is the floor under the mesh
+}
+
+void Renderer::set_grid_height(float z) {
+    const glm::vec3 lower = grid_lower_, upper = grid_upper_;
+    // Grid on the plane z, about three bounding radii across, with a round spacing of roughly
+    // a tenth of the mesh size.
     const float radius = std::max(0.5f * glm::length(upper - lower), 1e-6f);
     const float spacing = std::pow(10.0f, std::floor(std::log10(radius / 2.0f)));
     const int half_lines = static_cast<int>(std::ceil(3.0f * radius / spacing));
@@ -134,7 +141,6 @@ void Renderer::set_surface(const std::vector<Tri>& triangles, std::size_t num_ve
     const glm::vec3 centre = 0.5f * (lower + upper);
     const float cx = std::round(centre.x / spacing) * spacing;
     const float cy = std::round(centre.y / spacing) * spacing;
-    const float z = lower.z; // +z is up: the grid is the floor under the mesh
     std::vector<float> lines;
     lines.reserve(static_cast<std::size_t>(2 * half_lines + 1) * 12);
     for (int i = -half_lines; i <= half_lines; ++i) {

@@ -59,6 +59,8 @@ public:
     /// box [lower, upper]. Positions come with update_surface.
     void set_surface(const std::vector<Tri>& triangles, std::size_t num_vertices,
                      const glm::vec3& lower, const glm::vec3& upper);
+    /// Moves the grid to height z (the ground plane's; set_surface puts it under the mesh).
+    void set_grid_height(float z);
     /// Removes the surface (empty scene).
     void clear_surface();
     /// Uploads #S surface positions, their smooth normals (recomputed here every call because
@@ -120,6 +122,7 @@ private:
     unsigned grid_vao_ = 0;
     unsigned grid_vbo_ = 0;
     std::size_t grid_vertices_ = 0;
+    glm::vec3 grid_lower_{0.0f}, grid_upper_{0.0f}; // the box the grid is sized for
 
     unsigned fbo_ = 0;
     unsigned fbo_color_ = 0;

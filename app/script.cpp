@@ -109,8 +109,12 @@ public:
                 }
             } else if (key == "stiffness") {
                 drag.stiffness = positive(name, member);
+            } else if (key == "radius") {
+                drag.radius = number(name, member);
+                if (!(*drag.radius >= 0.0) || !std::isfinite(*drag.radius))
+                    fail(name, "expected a finite number >= 0");
             } else {
-                fail(name, "unknown key (expected from, vertex, to, stiffness)");
+                fail(name, "unknown key (expected from, vertex, to, stiffness, radius)");
             }
         }
         if (drag.from_pixel.has_value() == drag.from_vertex.has_value()) {
@@ -158,6 +162,36 @@ public:
         return cut;
     }
 
+    PinPlane pin_plane(const Json& v) const {
+        if (!v.is_object()) fail("pin_plane", "expected an object");
+        PinPlane plane;
+        bool axis = false;
+        for (const auto& [key, member] : v.items()) {
+            const std::string name = "pin_plane." + key;
+            if (key == "axis") {
+                plane.axis = named<int>(name, member, parse_axis, "x, y, z");
+                axis = true;
+            } else if (key == "side") {
+                const std::string& side = string(name, member);
+                if (side != "below" && side != "above")
+                    fail(name, "unknown value \"" + side + "\" (expected below, above)");
+                plane.above = side == "above";
+            } else if (key == "fraction") {
+                plane.fraction = number(name, member);
+                if (!(*plane.fraction >= 0.0 && *plane.fraction <= 1.0))
+                    fail(name, "expected a number in [0, 1]");
+            } else if (key == "at") {
+                plane.coordinate = number(name, member);
+            } else {
+                fail(name, "unknown key (expected axis, side, fraction, at)");
+            }
+        }
+        if (!axis) fail("pin_plane", "needs \"axis\"");
+        if (plane.fraction.has_value() == plane.coordinate.has_value())
+            fail("pin_plane", "needs exactly one of \"fraction\" and \"at\" (world)");
+        return plane;
+    }
+
     ScriptRefine refine(const Json& v) const {
         if (!v.is_object()) fail("refine", "expected an object");
         ScriptRefine refine;
@@ -194,6 +228,15 @@ public:
             if (key == "frame") continue;
             if (key == "pin_below") {
                 action.pin_below = number(key, v);
+            } else if (key == "pin_plane") {
+                action.pin_plane = pin_plane(v);
+            } else if (key == "ground") {
+                action.ground = boolean(key, v);
+            } else if (key == "ground_height") {
+                action.ground_height = number(key, v);
+            } else if (key == "ground_friction") {
+                action.ground_friction = number(key, v);
+                if (!(*action.ground_friction >= 0.0)) fail(key, "expected a number >= 0");
             } else if (key == "unpin_all") {
                 action.unpin_all = boolean(key, v);
             } else if (key == "drag") {

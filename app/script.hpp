@@ -8,24 +8,29 @@
 ///                  {"frame": 50, "order": 2}, {"frame": 60, "summation": "per_simplex"},
 ///                  {"frame": 70, "material": "corotational"}, {"frame": 80, "backend": "cuda"}]}
 ///
-/// Keys of one action (several may be combined): pin_below Z (world z; adds pins), unpin_all,
-/// drag {from: [px, py] screen pixels | vertex: i, to: [x, y, z] world | [px, py] screen at the
-/// picked depth, stiffness?}, release, order 1..3, summation per_entry|per_simplex|inline,
-/// preconditioner two_level|block_jacobi,
-/// material linear|corotational|neohookean, backend cpu|cuda, integrator, young, poisson,
-/// density, dt, damping, newton_iterations, gravity [x, y, z], pause, step, reset,
-/// color none|von_mises|displacement, wireframe, cut {point: [x, y, z], normal: [x, y, z],
-/// radius?} (world; cuts the mesh along the plane, faces within radius of point) or cut {from:
-/// [px, py], to: [px, py]} (a screen stroke, as drawn in cut mode), refine {center: [x, y, z] |
-/// pixel: [px, py], radius?, levels?} (refine brush: the cells within radius of the world point
-/// or of the surface point under the pixel, levels 1..8 bisection rounds; defaults: the GUI's
-/// brush), refine_uniform (every cell 1 -> 8), undo (back to the state before the last cut or
-/// refinement). Cut, refine, refine_uniform and undo apply in that order, after the other keys.
+/// Keys of one action (several may be combined): pin_below Z (world z; adds pins), pin_plane
+/// {axis: x|y|z, side?: below|above (default below), fraction: f (the pinned slab's share of the
+/// extent along the axis, from that side) | at: c (world coordinate)} (adds pins), unpin_all,
+/// ground true|false, ground_height Z (world; default: the grid's, the mesh bottom),
+/// ground_friction F [1/s], drag {from: [px, py] screen pixels | vertex: i, to: [x, y, z] world
+/// | [px, py] screen at the picked depth, stiffness?, radius? (world, rest space: the region
+/// that follows; 0: one point; default the GUI's)}, release, order 1..3, summation
+/// per_entry|per_simplex|inline, preconditioner two_level|block_jacobi, material
+/// linear|corotational|neohookean, backend cpu|cuda, integrator, young, poisson, density, dt,
+/// damping, newton_iterations, gravity [x, y, z], pause, step, reset, color
+/// none|von_mises|displacement, wireframe, cut {point: [x, y, z], normal: [x, y, z], radius?}
+/// (world; cuts the mesh along the plane, faces within radius of point) or cut {from: [px, py], to:
+/// [px, py]} (a screen stroke, as drawn in cut mode), refine {center: [x, y, z] | pixel: [px, py],
+/// radius?, levels?} (refine brush: the cells within radius of the world point or of the surface
+/// point under the pixel, levels 1..8 bisection rounds; defaults: the GUI's brush), refine_uniform
+/// (every cell 1 -> 8), undo (back to the state before the last cut or refinement). Cut, refine,
+/// refine_uniform and undo apply in that order, after the other keys.
 /// color_range [low, high] sets a manual colour range, color_range "auto" goes back to the
 /// 2-98th percentile of the surface values (the default).
 
 #include "core/types.hpp"
 #include "sim/simulation.hpp"
+#include "supports.hpp"
 
 #include <array>
 #include <cstdint>
@@ -51,6 +56,7 @@ struct ScriptDrag {
     std::optional<std::array<double, 3>> to_world;   ///< pull towards this point
     std::optional<std::array<double, 2>> to_pixel;   ///< or towards this pixel at the grab depth
     std::optional<double> stiffness;                 ///< spring stiffness [N/m]; default: app's
+    std::optional<double> radius; ///< region radius [m] (rest space; 0: a point); default: GUI's
 };
 
 /// A scripted cut: the blade plane in world coordinates (edn::CutPlane), or a screen stroke.
@@ -80,6 +86,10 @@ struct ScriptColorRange {
 struct ScriptAction {
     std::int64_t frame = 0;                       ///< frame at whose start it applies
     std::optional<double> pin_below;              ///< pin vertices with rest z below this
+    std::optional<PinPlane> pin_plane;            ///< pin one side of an axis-aligned plane
+    std::optional<bool> ground;                   ///< ground plane on or off
+    std::optional<double> ground_height;          ///< ground plane height [m]
+    std::optional<double> ground_friction;        ///< ground friction [1/s]
     bool unpin_all = false;                       ///< remove every pin
     std::optional<ScriptDrag> drag;               ///< start (or move) a drag
     bool release = false;                         ///< end the drag

@@ -100,6 +100,10 @@ void SimDriver::clear_pins() {
     apply_pins();
 }
 
+void SimDriver::set_ground(std::optional<double> height, double stiffness, double friction) {
+    simulation_->set_ground(height, stiffness, friction);
+}
+
 void SimDriver::set_drag(std::optional<DragSpring> drag) {
     drag_ = drag;
     simulation_->set_drag(std::move(drag));

@@ -56,6 +56,9 @@ public:
     /// Per-vertex pin mask.
     const std::vector<std::uint8_t>& vertex_pins() const { return vertex_pins_; }
 
+    /// Simulation::set_ground: the ground plane (none: nullopt), stiffness and friction, in place.
+    void set_ground(std::optional<double> height, double stiffness, double friction);
+
     /// Sets or removes the drag spring.
     void set_drag(std::optional<DragSpring> drag);
     /// The current drag spring.

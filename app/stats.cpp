@@ -121,6 +121,12 @@ void write_stats(const std::filesystem::path& path, const EditSession& session, 
                          {"upper", {upper[0], upper[1], upper[2]}}};
         stats["max_displacement"] = max_displacement;
         stats["dragging"] = sim->drag().has_value();
+        // The region drag's nodes (0: the point spring, or no drag).
+        stats["drag_region_nodes"] = sim->drag() ? sim->drag()->region.size() : std::size_t{0};
+        stats["ground"] = s.ground_height.has_value();
+        stats["ground_height"] = s.ground_height ? Json(*s.ground_height) : Json(nullptr);
+        stats["ground_friction"] = s.ground_friction;
+        stats["ground_stiffness"] = s.ground_stiffness;
         stats["last_step"] = {{"newton_iterations", last_step.newton_iterations},
                               {"cg_iterations", last_step.cg_iterations},
                               {"final_residual", last_step.final_residual},

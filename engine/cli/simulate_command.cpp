@@ -163,6 +163,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
          "cuda: bitwise-reproducible runs (sorted summation maps, and large p = 1 solves skip "
          "the faster upper-part SpMV, whose float atomics vary in the last bits)"},
         {"ground", "Z", "penalty ground plane at height Z"},
+        {"ground-friction", "F",
+         "viscous friction [1/s] of the nodes on the --ground plane (default 0)"},
         {"cut-plane", "PLANE", "cut along the plane \"px py pz nx ny nz\" (or comma-separated)"},
         {"cut-frame", "K", "cut before frame K (default 0: before the first frame)"},
         {"refine-sphere", "SPHERE",
@@ -251,6 +253,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
     s.project_hessian = !args.flag("exact-hessian");
     s.deterministic = args.flag("deterministic");
     if (args.has("ground")) s.ground_height = args.real_or("ground", 0.0, -huge, huge);
+    s.ground_friction = args.real_or("ground-friction", 0.0, 0.0, float_max);
     const std::string path = args.positionals()[0];
 
     std::optional<CutPlane> cut_plane;

@@ -254,6 +254,7 @@ double CpuBackend::potential(const std::vector<double>& y, double strain_energy,
     const double c = inertia_coefficient();
     const double damping =
         settings.integrator == Integrator::Static ? 0.0 : settings.mass_damping / effective_dt();
+    const double friction = ground_friction_coefficient();
     const int m = nodes_per_cell(layout.order);
     // Per-node terms, summed in a fixed order afterwards (deterministic); reused buffer because
     // the line search calls this several times per Newton iteration.
@@ -275,6 +276,14 @@ double CpuBackend::potential(const std::vector<double>& y, double strain_energy,
                 e += 0.5 * settings.ground_stiffness * pen * pen;
                 if (gradient) (*gradient)[3 * i + 2] += settings.ground_stiffness * pen;
             }
+            // Friction of the nodes in contact at the step's start: tangential damping.
+            if (friction > 0 && x_start_[3 * i + 2] < *settings.ground_height) {
+                for (int d = 0; d < 2; ++d) {
+                    const double dv = y[3 * i + d] - x_start_[3 * i + d];
+                    e += 0.5 * friction * mass[i] * dv * dv;
+                    if (gradient) (*gradient)[3 * i + d] += friction * mass[i] * dv;
+                }
+            }
         }
         node_energy[i] = e;
     });
@@ -295,7 +304,16 @@ double CpuBackend::potential(const std::vector<double>& y, double strain_energy,
             }
         });
     }
-    if (drag) {
+    if (drag && !drag->region.empty()) {
+        for (const DragNode& node : drag->region) {
+            const double k = drag->stiffness * node.weight;
+            for (int d = 0; d < 3; ++d) {
+                const double diff = y[3 * node.node + d] - drag->target[d] - node.offset[d];
+                total += 0.5 * k * diff * diff;
+                if (gradient) (*gradient)[3 * node.node + d] += k * diff;
+            }
+        }
+    } else if (drag) {
         double p[3] = {0, 0, 0};
         for (int k = 0; k < 3; ++k)
             for (int d = 0; d < 3; ++d) p[d] += drag->weights[k] * y[3 * drag->vertices[k] + d];
@@ -364,7 +382,11 @@ void CpuBackend::assemble_hessian(const std::vector<double>& y) {
         cpu::assemble_coarse(*coarse_, blocks_.data(), mesh.num_cells(), node_diagonal_,
                              coarse_blocks_, coarse_matrix_);
     }
-    if (drag) {
+    if (drag && !drag->region.empty()) {
+        for (const DragNode& node : drag->region)
+            for (int k : {0, 4, 8})
+                matrix_.diag[k * std::int64_t(n) + node.node] += drag->stiffness * node.weight;
+    } else if (drag) {
         for (int a = 0; a < 3; ++a)
             for (int b = 0; b < 3; ++b) {
                 const Index row = drag->vertices[a], col = drag->vertices[b];
@@ -383,10 +405,15 @@ void CpuBackend::assemble_hessian(const std::vector<double>& y) {
                 }
             }
     }
-    if (settings.ground_height)
-        for (Index i = 0; i < n; ++i)
+    if (settings.ground_height) {
+        const double friction = ground_friction_coefficient();
+        for (Index i = 0; i < n; ++i) {
             if (y[3 * i + 2] < *settings.ground_height)
                 matrix_.diag[8 * std::int64_t(n) + i] += settings.ground_stiffness;
+            if (friction > 0 && x_start_[3 * i + 2] < *settings.ground_height)
+                for (int k : {0, 4}) matrix_.diag[k * std::int64_t(n) + i] += friction * mass[i];
+        }
+    }
 }
 
 void CpuBackend::begin_step() {
@@ -414,8 +441,8 @@ PcgResult CpuBackend::solve(bool warm) {
     PcgSettings pcg = settings.pcg;
     pcg.warm_start = warm;
     if (multigrid_) {
-        PcgResult r = cpu::pcg_multigrid(matrix_.view(), *multigrid_, rhs_.data(), dx_.data(),
-                                         pcg, pcg_workspace_, fixed.data());
+        PcgResult r = cpu::pcg_multigrid(matrix_.view(), *multigrid_, rhs_.data(), dx_.data(), pcg,
+                                         pcg_workspace_, fixed.data());
         if (multigrid_refresh_.retry_now(r)) { // a lagged hierarchy broke down: re-value, again
             cpu::revalue_multigrid(*multigrid_, matrix_.view());
             multigrid_refresh_.revalued_now();

@@ -78,6 +78,9 @@ public:
         EDN_CUDA_CHECK(
             cudaMemcpy(fixed_.data(), fixed.data(), fixed.size(), cudaMemcpyHostToDevice));
     }
+    /// Uploads the drag's region when it differs from the one on the device (moving the target
+    /// changes only DragSpring::target, passed by value to the kernels).
+    void drag_changed() override { region_.upload(drag ? drag->region : std::vector<DragNode>{}); }
 
     // Newton operations (solver/newton.hpp).
     void begin_step() override;
@@ -212,6 +215,7 @@ private:
     DeviceBuffer<float> mass_;      ///< lumped masses for the float matrix's diagonal
     DeviceBuffer<double> mass_d_;   ///< the same in double for the node terms
     DeviceBuffer<double> cell_energy_, node_energy_, forces_, extra_;
+    DeviceDragRegion region_;             ///< the drag's region on the device
     DeviceBuffer<double> damping_energy_; ///< per cell Rayleigh stiffness damping potential
     DeviceBuffer<float> von_mises_;       ///< per cell, device_von_mises_stress()
     /// Per cell von Mises stress of the current state into `out` (#cells device floats).
@@ -373,6 +377,7 @@ NodeTerms CudaBackend::node_terms() const {
     t.has_ground = settings.ground_height.has_value();
     t.ground_height = settings.ground_height ? *settings.ground_height : 0.0;
     t.ground_stiffness = settings.ground_stiffness;
+    t.friction = ground_friction_coefficient();
     return t;
 }
 
@@ -387,8 +392,13 @@ void CudaBackend::assemble(const double* y) {
     const BinBcsrMatrixView<float> a = assembly_->device_matrix();
     const float mass_scale = static_cast<float>(inertia_coefficient() + node_terms().damping);
     add_diagonal_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), mass_scale, rest_x_.data(), y,
-                                                   node_terms(), n, a.diag);
-    if (drag) add_drag_hessian_kernel<<<1, 32>>>(*drag, a);
+                                                   x_start_.data(), node_terms(), n, a.diag);
+    if (drag && !drag->region.empty()) {
+        const RegionDrag r = region_.view(*drag);
+        add_drag_region_hessian_kernel<<<blocks_for(r.count), kBlock>>>(r, n, a.diag);
+    } else if (drag) {
+        add_drag_hessian_kernel<<<1, 32>>>(point_drag(*drag), a);
+    }
     EDN_CUDA_CHECK_LAUNCH();
     // Galerkin coarse matrix of the element Hessians + the restricted mass terms (the drag
     // spring and ground penalty are left to the fine level), as the CPU backend does.
@@ -463,7 +473,15 @@ double CudaBackend::evaluate(const double* y, int outputs, double* gradient) {
 
 double CudaBackend::drag_energy(const double* y, double* gradient) {
     if (!drag) return 0.0;
-    drag_kernel<<<1, 1>>>(*drag, rest_x_.data(), y, fixed_.data(), gradient != nullptr,
+    if (!drag->region.empty()) {
+        const RegionDrag r = region_.view(*drag);
+        drag_region_kernel<<<blocks_for(r.count), kBlock>>>(r, rest_x_.data(), y, fixed_.data(),
+                                                            gradient != nullptr,
+                                                            region_.energy.data(), gradient);
+        EDN_CUDA_CHECK_LAUNCH();
+        return device_sum(region_.energy.data(), r.count);
+    }
+    drag_kernel<<<1, 1>>>(point_drag(*drag), rest_x_.data(), y, fixed_.data(), gradient != nullptr,
                           extra_.data(), gradient);
     EDN_CUDA_CHECK_LAUNCH();
     double e = 0;

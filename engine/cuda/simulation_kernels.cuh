@@ -25,6 +25,82 @@ struct NodeTerms {
     double gravity[3];
     int has_ground;
     double ground_height, ground_stiffness;
+    double friction; ///< ground friction / h (0: none) of the nodes in contact at the step's start
+};
+
+/// The point drag spring (DragSpring without its region) as a kernel argument.
+struct PointDrag {
+    Index vertices[3];
+    double weights[3];
+    double target[3];
+    double stiffness;
+};
+
+/// `drag`'s point spring as a kernel argument.
+inline PointDrag point_drag(const DragSpring& drag) {
+    PointDrag p{};
+    for (int k = 0; k < 3; ++k) {
+        p.vertices[k] = drag.vertices[k];
+        p.weights[k] = drag.weights[k];
+        p.target[k] = drag.target[k];
+    }
+    p.stiffness = drag.stiffness;
+    return p;
+}
+
+/// A region drag in device memory (DragSpring::region as arrays) with the target and stiffness.
+struct RegionDrag {
+    const Index* nodes = nullptr;    ///< #R vertex nodes, each once
+    const double* weights = nullptr; ///< #R shares of the stiffness
+    const double* offsets = nullptr; ///< 3 #R targets minus the drag target
+    Index count = 0;
+    double target[3] = {0, 0, 0};
+    double stiffness = 0;
+};
+
+/// A drag's region in device memory, uploaded when it changes (moving the target changes only
+/// DragSpring::target, which view() passes by value to the kernels).
+struct DeviceDragRegion {
+    std::vector<DragNode> host; ///< what the buffers hold
+    DeviceBuffer<Index> nodes;
+    DeviceBuffer<double> weights;
+    DeviceBuffer<double> offsets; ///< 3 per node
+    DeviceBuffer<double> energy;  ///< per node drag energy (drag_region_kernel's output)
+
+    /// Uploads `region` unless it is the one already there.
+    void upload(const std::vector<DragNode>& region) {
+        if (region == host) return;
+        host = region;
+        const std::size_t count = region.size();
+        std::vector<Index> n(count);
+        std::vector<double> w(count), o(3 * count);
+        for (std::size_t j = 0; j < count; ++j) {
+            n[j] = region[j].node;
+            w[j] = region[j].weight;
+            for (int d = 0; d < 3; ++d) o[3 * j + d] = region[j].offset[d];
+        }
+        nodes.resize(count);
+        weights.resize(count);
+        offsets.resize(3 * count);
+        energy.resize(count);
+        if (count == 0) return;
+        EDN_CUDA_CHECK(cudaMemcpy(nodes.data(), n.data(), nodes.bytes(), cudaMemcpyHostToDevice));
+        EDN_CUDA_CHECK(
+            cudaMemcpy(weights.data(), w.data(), weights.bytes(), cudaMemcpyHostToDevice));
+        EDN_CUDA_CHECK(
+            cudaMemcpy(offsets.data(), o.data(), offsets.bytes(), cudaMemcpyHostToDevice));
+    }
+    /// The kernels' view with `drag`'s target and stiffness.
+    RegionDrag view(const DragSpring& drag) const {
+        RegionDrag r;
+        r.nodes = nodes.data();
+        r.weights = weights.data();
+        r.offsets = offsets.data();
+        r.count = static_cast<Index>(host.size());
+        for (int d = 0; d < 3; ++d) r.target[d] = drag.target[d];
+        r.stiffness = drag.stiffness;
+        return r;
+    }
 };
 
 /// Rayleigh stiffness damping inputs of the element kernel (coefficient 0: none).
@@ -232,11 +308,20 @@ __global__ void node_kernel(NodeTerms terms, NodeCellsView nc, const Index* cell
         g[d] = mass[i] * (terms.inertia * dy + terms.damping * dv - terms.gravity[d]);
     }
     if (terms.has_ground) {
-        const double pen = rest_x[3 * static_cast<std::int64_t>(i) + 2] +
-                           y[3 * static_cast<std::int64_t>(i) + 2] - terms.ground_height;
+        const std::int64_t z = 3 * static_cast<std::int64_t>(i) + 2;
+        const double pen = rest_x[z] + y[z] - terms.ground_height;
         if (pen < 0) {
             e += 0.5 * terms.ground_stiffness * pen * pen;
             g[2] += terms.ground_stiffness * pen;
+        }
+        // Friction of the nodes in contact at the step's start (as the CPU backend).
+        if (terms.friction > 0 && rest_x[z] + x_start[z] < terms.ground_height) {
+            for (int d = 0; d < 2; ++d) {
+                const std::int64_t k = 3 * static_cast<std::int64_t>(i) + d;
+                const double dv = y[k] - x_start[k];
+                e += 0.5 * terms.friction * mass[i] * dv * dv;
+                g[d] += terms.friction * mass[i] * dv;
+            }
         }
     }
     node_energy[i] = e;
@@ -256,7 +341,7 @@ __global__ void node_kernel(NodeTerms terms, NodeCellsView nc, const Index* cell
 }
 
 /// Drag spring (double): energy into slot 0 of `extra`, gradient added to its three vertices.
-__global__ void drag_kernel(DragSpring drag_in, const double* rest_x, const double* y,
+__global__ void drag_kernel(PointDrag drag_in, const double* rest_x, const double* y,
                             const std::uint8_t* fixed, bool with_gradient, double* extra,
                             double* gradient) {
     double p[3] = {0, 0, 0};
@@ -278,21 +363,55 @@ __global__ void drag_kernel(DragSpring drag_in, const double* rest_x, const doub
     extra[0] = e;
 }
 
-/// The node terms' Hessian (mass, ground) added to the float matrix's diagonal blocks.
+/// Region drag (double): per region node j, its energy k w_j / 2 |x_j - t_j|^2 into energy[j]
+/// and its gradient added to the node (each node once: no atomics).
+__global__ void drag_region_kernel(RegionDrag drag, const double* rest_x, const double* y,
+                                   const std::uint8_t* fixed, bool with_gradient, double* energy,
+                                   double* gradient) {
+    const Index j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= drag.count) return;
+    const Index node = drag.nodes[j];
+    const double k = drag.stiffness * drag.weights[j];
+    double e = 0;
+    for (int d = 0; d < 3; ++d) {
+        const std::int64_t at = 3 * static_cast<std::int64_t>(node) + d;
+        const double diff = rest_x[at] + y[at] - drag.target[d] -
+                            drag.offsets[3 * static_cast<std::int64_t>(j) + d];
+        e += 0.5 * k * diff * diff;
+        if (with_gradient && !fixed[node]) gradient[at] += k * diff;
+    }
+    energy[j] = e;
+}
+
+/// The region drag's Hessian k w_j I added to its nodes' diagonal blocks.
+__global__ void add_drag_region_hessian_kernel(RegionDrag drag, Index n, float* diag) {
+    const Index j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= drag.count) return;
+    const float w = static_cast<float>(drag.stiffness * drag.weights[j]);
+    for (int k : {0, 4, 8}) diag[static_cast<std::int64_t>(k) * n + drag.nodes[j]] += w;
+}
+
+/// The node terms' Hessian (mass, ground, ground friction) added to the float matrix's diagonal
+/// blocks.
 __global__ void add_diagonal_kernel(const float* mass, float scale, const double* rest_x,
-                                    const double* y, NodeTerms terms, Index n, float* diag) {
+                                    const double* y, const double* x_start, NodeTerms terms,
+                                    Index n, float* diag) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const float add = mass[i] * scale;
     diag[i] += add, diag[4 * static_cast<std::int64_t>(n) + i] += add;
     diag[8 * static_cast<std::int64_t>(n) + i] += add;
-    if (terms.has_ground &&
-        rest_x[3 * static_cast<std::int64_t>(i) + 2] + y[3 * static_cast<std::int64_t>(i) + 2] <
-            terms.ground_height)
+    if (!terms.has_ground) return;
+    const std::int64_t z = 3 * static_cast<std::int64_t>(i) + 2;
+    if (rest_x[z] + y[z] < terms.ground_height)
         diag[8 * static_cast<std::int64_t>(n) + i] += static_cast<float>(terms.ground_stiffness);
+    if (terms.friction > 0 && rest_x[z] + x_start[z] < terms.ground_height) {
+        const float f = static_cast<float>(terms.friction) * mass[i];
+        diag[i] += f, diag[4 * static_cast<std::int64_t>(n) + i] += f;
+    }
 }
 
-__global__ void add_drag_hessian_kernel(DragSpring drag_in, BinBcsrMatrixView<float> a) {
+__global__ void add_drag_hessian_kernel(PointDrag drag_in, BinBcsrMatrixView<float> a) {
     const int ab = threadIdx.x;
     if (ab >= 9) return;
     const int ia = ab / 3, ib = ab % 3;

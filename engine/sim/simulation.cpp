@@ -46,6 +46,8 @@ void validate(const SimulationSettings& s) {
                "ground height must be finite");
     EDN_VERIFY(finite(s.ground_stiffness) && s.ground_stiffness >= 0, ErrorCode::Usage,
                "ground stiffness must be >= 0");
+    EDN_VERIFY(finite(s.ground_friction) && s.ground_friction >= 0, ErrorCode::Usage,
+               "ground friction must be >= 0, got " << s.ground_friction);
     EDN_VERIFY(s.summation != SummationMethod::Inline ||
                    (s.order == 1 && s.material == Material::Linear),
                ErrorCode::Usage,
@@ -172,8 +174,31 @@ void Simulation::set_drag(std::optional<DragSpring> drag) {
             EDN_VERIFY(std::isfinite(t), ErrorCode::Usage, "drag target not finite");
         EDN_VERIFY(std::isfinite(drag->stiffness) && drag->stiffness >= 0, ErrorCode::Usage,
                    "drag stiffness must be >= 0");
+        // Each region node once: the backends add its gradient and Hessian without atomics.
+        std::vector<std::uint8_t> seen(static_cast<std::size_t>(backend_->layout.num_vertices), 0);
+        for (const DragNode& n : drag->region) {
+            EDN_VERIFY(n.node >= 0 && n.node < backend_->layout.num_vertices, ErrorCode::Usage,
+                       "drag region node " << n.node << " is not a vertex node");
+            EDN_VERIFY(!seen[static_cast<std::size_t>(n.node)], ErrorCode::Usage,
+                       "drag region node " << n.node << " appears twice");
+            seen[static_cast<std::size_t>(n.node)] = 1;
+            EDN_VERIFY(std::isfinite(n.weight) && n.weight >= 0, ErrorCode::Usage,
+                       "drag region weight must be >= 0, got " << n.weight);
+            for (double o : n.offset)
+                EDN_VERIFY(std::isfinite(o), ErrorCode::Usage, "drag region offset not finite");
+        }
     }
-    backend_->drag = drag;
+    backend_->drag = std::move(drag);
+    backend_->drag_changed();
+}
+
+void Simulation::set_ground(std::optional<double> height, double stiffness, double friction) {
+    SimulationSettings next = backend_->settings;
+    next.ground_height = height;
+    next.ground_stiffness = stiffness;
+    next.ground_friction = friction;
+    validate(next);
+    backend_->settings = next;
 }
 
 std::vector<double> Simulation::positions() const {

@@ -95,6 +95,11 @@ struct SimulationSettings {
     bool deterministic = false;
     std::optional<double> ground_height; ///< penalty ground plane z = h when set
     double ground_stiffness = 1e5;       ///< [N/m] per node below the plane
+    /// Viscous ground friction [1/s]: nodes below the plane at the start of a step add
+    /// (friction / h) m_i / 2 |(y_i - x_start_i) tangential|^2 to the potential, a tangential
+    /// force m_i friction v_t that opposes sliding (0: frictionless; no effect in static solves).
+    /// The contact set is the step's start, so the term is smooth within a step's Newton loop.
+    double ground_friction = 0;
 };
 
 /// Milliseconds per stage of one step.
@@ -133,13 +138,31 @@ struct StepResult {
     StageTimes times;
 };
 
-/// A spring from a point on the boundary surface (barycentric on a boundary face's vertices)
-/// to a target position: what the mouse drag pulls with.
+/// One node of a region drag (DragSpring::region): pulled toward the drag target plus its own
+/// offset, with its share of the stiffness.
+struct DragNode {
+    Index node = 0;                 ///< a vertex node (its index survives order changes)
+    double weight = 0;              ///< share of DragSpring::stiffness, >= 0 (a region sums to 1)
+    std::array<double, 3> offset{}; ///< its target minus DragSpring::target [m]
+    /// Same node, weight and offset (written out: .cu files compile as C++17).
+    bool operator==(const DragNode& o) const {
+        return node == o.node && weight == o.weight && offset == o.offset;
+    }
+};
+
+/// What the mouse drag pulls with. Without a region: a spring from a point on the boundary
+/// surface (barycentric on a boundary face's vertices) to `target`,
+/// E = k/2 |sum_a w_a x_a - target|^2. With a region (sim/drag_region.hpp): one spring per
+/// region node to its own target, E = sum_j k w_j / 2 |x_j - (target + offset_j)|^2, so the
+/// grabbed neighbourhood follows the target instead of one point being pulled into a spike.
 struct DragSpring {
     std::array<Index, 3> vertices{}; ///< vertex (node) indices of the picked face
     std::array<double, 3> weights{}; ///< barycentric weights, sum 1
     std::array<double, 3> target{};  ///< where the point is pulled [m]
-    double stiffness = 1e3;          ///< [N/m]
+    double stiffness = 1e3;          ///< [N/m] (a region's total: its weights sum to 1)
+    /// Region drag: these node springs replace the point spring (each node at most once). The
+    /// face above still names the grabbed point (for drawing it).
+    std::vector<DragNode> region;
 };
 
 class SimulationBackend;
@@ -166,6 +189,10 @@ public:
     void set_pinned(Index node, bool pinned);
     /// The drag spring (or none).
     void set_drag(std::optional<DragSpring> drag);
+    /// Changes the ground plane (height, none without one), its stiffness and friction in place:
+    /// no rebuild, the state and the drag stay. Throws edn::Error(Usage) on a non-finite height
+    /// or a negative stiffness or friction (and then changes nothing).
+    void set_ground(std::optional<double> height, double stiffness, double friction);
 
     /// Current node positions, 3 per node (node order of mesh/node_layout.hpp).
     std::vector<double> positions() const;

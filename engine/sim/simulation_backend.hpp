@@ -66,6 +66,8 @@ public:
                                                 const std::vector<double>& v) = 0;
     /// Called after pins changed.
     virtual void pins_changed() {}
+    /// Called after `drag` changed (the CUDA backend uploads a new region).
+    virtual void drag_changed() {}
     /// Non-zero blocks and bytes of the system matrix.
     virtual std::int64_t nnz_blocks() const { return pattern.nnz_blocks(); }
     virtual std::size_t matrix_bytes() const { return pattern.matrix_bytes(sizeof(double)); }
@@ -89,6 +91,12 @@ public:
     /// Coefficient c of the inertia term c/2 (y - y~)^T M (y - y~) and the effective step.
     double inertia_coefficient() const;
     double effective_dt() const;
+    /// Coefficient (ground_friction / h) of the friction term of the nodes in contact; 0 without
+    /// a ground and in static solves.
+    double ground_friction_coefficient() const {
+        if (!settings.ground_height || settings.integrator == Integrator::Static) return 0.0;
+        return settings.ground_friction / effective_dt();
+    }
     /// Coarse PCG iterations per two-level preconditioner application: the settings' value, or
     /// the backend's measured default when it is 0.
     int coarse_iterations(int backend_default) const {

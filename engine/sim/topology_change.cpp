@@ -222,6 +222,7 @@ void Simulation::change_settings(const SimulationSettings& settings) {
     }
     set_node_state(*next, state);
     next->drag = now.drag;
+    next->drag_changed();
     backend_ = std::move(next);
 }
 

@@ -465,6 +465,73 @@ TEST_F(App, DragFromVertexPullsTowardsTheTarget) {
     EXPECT_NEAR(lower[2], 0.0, 1e-9) << stats; // pinned base stays where it was
 }
 
+TEST_F(App, GroundAtTheGridHoldsADroppedBody) {
+    const fs::path scene = write_cube(2);
+    // Unpinned, the ground moved half a metre down: the cube falls onto it and rests there.
+    std::ofstream(dir_ / "drop.json") << R"({"actions": [
+        {"frame": 0, "unpin_all": true, "ground_height": -0.5, "damping": 1}]})";
+    const AppRun result =
+        run("--headless --frames 120 --no-gui --width 64 --height 48 --scene " + quote(scene) +
+            " --script " + quote(dir_ / "drop.json") + " --stats " + quote(dir_ / "stats.json"));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string stats = read_text(dir_ / "stats.json");
+    EXPECT_TRUE(json_member_is(stats, "ground", "true")) << stats;
+    EXPECT_EQ(json_number(stats, "ground_height"), -0.5) << stats;
+    EXPECT_EQ(json_number(stats, "pinned_vertices"), 0.0) << stats;
+    const std::vector<double> lower = json_array(stats, "lower");
+    ASSERT_EQ(lower.size(), 3u) << stats;
+    EXPECT_GT(lower[2], -0.52) << stats; // on the plane, not through it
+    EXPECT_LT(lower[2], -0.45) << stats; // and it did fall
+    EXPECT_EQ(result.err.find("no pins"), std::string::npos) << result.err;
+    // The default: the ground at the grid (the mesh bottom), friction on.
+    const AppRun plain = run("--headless --frames 1 --no-gui --width 64 --height 48 --scene " +
+                             quote(scene) + " --stats " + quote(dir_ / "plain.json"));
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    const std::string defaults = read_text(dir_ / "plain.json");
+    EXPECT_TRUE(json_member_is(defaults, "ground", "true")) << defaults;
+    EXPECT_EQ(json_number(defaults, "ground_height"), 0.0) << defaults;
+    EXPECT_GT(json_number(defaults, "ground_friction"), 0.0) << defaults;
+    // Scaled to the body (1000 kg, diagonal 1.73 m), not the engine's fixed 1e5 N/m.
+    EXPECT_NEAR(json_number(defaults, "ground_stiffness"), 1000 * 9.81 / (0.005 * std::sqrt(3.0)),
+                1.0)
+        << defaults;
+}
+
+TEST_F(App, NoPinsAndNoGroundWarnsOnceAndTheBodyFalls) {
+    const fs::path scene = write_cube(2);
+    std::ofstream(dir_ / "fall.json") << R"({"actions": [
+        {"frame": 0, "unpin_all": true, "ground": false}]})";
+    const AppRun result =
+        run("--headless --frames 30 --no-gui --width 64 --height 48 --scene " + quote(scene) +
+            " --script " + quote(dir_ / "fall.json") + " --stats " + quote(dir_ / "stats.json"));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::vector<std::string> lines = lines_of(result.err);
+    ASSERT_EQ(lines.size(), 1u) << result.err;
+    EXPECT_NE(lines[0].find("warning: no pins and no ground"), std::string::npos) << lines[0];
+    const std::string stats = read_text(dir_ / "stats.json");
+    EXPECT_TRUE(json_member_is(stats, "ground", "false")) << stats;
+    EXPECT_LT(json_array(stats, "lower")[2], -0.5) << stats; // 0.5 s of free fall: 1.2 m
+}
+
+TEST_F(App, PinPlaneAndRegionDragFromAScript) {
+    const fs::path scene = write_cube(2);
+    // Only the x = 1 face pinned (3 x 3 vertices); a region drag on the opposite face.
+    std::ofstream(dir_ / "plane.json") << R"({"actions": [
+        {"frame": 0, "unpin_all": true,
+         "pin_plane": {"axis": "x", "side": "above", "fraction": 0}},
+        {"frame": 0, "drag": {"vertex": 0, "to": [-0.3, 0, 0], "radius": 0.6}}]})";
+    const AppRun result =
+        run("--headless --frames 10 --no-gui --width 64 --height 48 --scene " + quote(scene) +
+            " --script " + quote(dir_ / "plane.json") + " --stats " + quote(dir_ / "stats.json"));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string stats = read_text(dir_ / "stats.json");
+    EXPECT_EQ(json_number(stats, "pinned_vertices"), 9.0) << stats;
+    // Vertices within 0.6 of the corner (0, 0, 0): itself, its 3 edge neighbours at 0.5.
+    EXPECT_EQ(json_number(stats, "drag_region_nodes"), 4.0) << stats;
+    EXPECT_LT(json_array(stats, "lower")[0], -0.05) << stats; // pulled out along -x
+    EXPECT_TRUE(lines_of(result.err).empty()) << result.err;
+}
+
 TEST_F(App, SwitchingOrderSummationMaterialMidRunStaysFinite) {
     const fs::path scene = write_cube(2);
     std::ofstream(dir_ / "switch.json") << R"({"actions": [

@@ -647,9 +647,15 @@ TEST_F(Cli, SimulateRefusesParametersOutOfFloatRangeAndUnheldStaticSolves) {
     const std::string out = (out_dir_ / "run.json").string();
     // 1/dt^2, dt^2, rho, |g| must be floats (the CUDA backend's type).
     const std::vector<std::vector<std::string>> absurd = {
-        {"--dt", "1e-300"},     {"--dt", "1e300"}, {"--rho", "1e300"},
-        {"--gravity", "1e300"}, {"--E", "1e300"},  {"--gravity", "0,1e39,0"},
+        {"--dt", "1e-300"},
+        {"--dt", "1e300"},
+        {"--rho", "1e300"},
+        {"--gravity", "1e300"},
+        {"--E", "1e300"},
+        {"--gravity", "0,1e39,0"},
         {"--damping", "1e300"},
+        {"--ground-friction", "1e300"},
+        {"--ground-friction", "-1"},
     };
     for (const auto& option : absurd) {
         SCOPED_TRACE(option[0] + " " + option[1]);

@@ -2,6 +2,7 @@
 // vs double on the host), skipped without a device. Checks of one backend at a time run on both:
 // sim/test_simulation.cpp (SimulationPerBackend).
 #include "mesh/box_mesh.hpp"
+#include "sim/drag_region.hpp"
 #include "sim/simulation.hpp"
 #include "support/backend.hpp"
 
@@ -349,6 +350,60 @@ TEST(CudaSimulation, FirstFrameMatchesCpu) {
 
 namespace edn {
 namespace {
+
+TEST(CudaSimulation, RegionDragAndGroundFrictionMatchCpu) {
+    // The region drag (sim/drag_region.hpp) and the ground friction of the nodes in contact at
+    // the step's start: potential and gradient in double on both (to double round-off), the
+    // Hessian product through the float matrix (to float round-off).
+    EDN_SKIP_WITHOUT_CUDA();
+    for (int order = 1; order <= 2; ++order) {
+        SimulationSettings s;
+        s.order = order;
+        s.material = Material::Linear; // the Hessian product compares assembled matrices
+        s.ground_height = 0.05;
+        s.ground_friction = 5.0;
+        const TetMesh mesh = make_box_tet_mesh(2, 2, 3, {0, 0, 0}, {0.2, 0.2, 0.3});
+        SimulationSettings sg = s;
+        sg.backend = Backend::Cuda;
+        Simulation cpu(mesh, s), gpu(mesh, sg);
+        // Some nodes below the plane at the step's start, all moving.
+        std::vector<double> x = cpu.rest_positions(), v(x.size());
+        for (std::size_t k = 0; k < x.size(); ++k)
+            x[k] += 0.01 * std::sin(0.7 * k + 0.3), v[k] = 0.4 * std::cos(0.9 * k);
+        cpu.set_state(x, v);
+        gpu.set_state(x, v);
+        // Vertex i + 3 j + 9 k of the 3 x 3 x 4 lattice: a top face; the region reaches down.
+        DragSpring drag = make_drag(cpu, {31, 32, 35}, {0.3, 0.3, 0.4}, 0.15, 500.0);
+        ASSERT_GT(drag.region.size(), 4u);
+        drag.target = {0.3, 0.25, 0.35};
+        cpu.set_drag(drag);
+        gpu.set_drag(drag);
+        std::vector<double> y = x, dir(x.size());
+        for (std::size_t k = 0; k < y.size(); ++k)
+            y[k] += 0.01 * std::cos(1.1 * k), dir[k] = std::sin(1.7 * k);
+        std::vector<double> gc, gg;
+        const double ec = cpu.incremental_potential(y, &gc);
+        const double eg = gpu.incremental_potential(y, &gg);
+        EXPECT_NEAR(eg, ec, 1e-9 * std::abs(ec) + 1e-12) << "p" << order;
+        double scale = 0, diff = 0;
+        for (std::size_t k = 0; k < gc.size(); ++k)
+            scale = std::max(scale, std::abs(gc[k])),
+            diff = std::max(diff, std::abs(gc[k] - gg[k]));
+        EXPECT_LT(diff, 1e-9 * scale) << "p" << order;
+        const auto hc = cpu.hessian_product(y, dir), hg = gpu.hessian_product(y, dir);
+        scale = diff = 0;
+        for (std::size_t k = 0; k < hc.size(); ++k)
+            scale = std::max(scale, std::abs(hc[k])),
+            diff = std::max(diff, std::abs(hc[k] - hg[k]));
+        EXPECT_LT(diff, 1e-4 * scale) << "p" << order;
+        // Moving the target only: the device keeps its region and follows the new target.
+        drag.target = {0.25, 0.3, 0.4};
+        cpu.set_drag(drag);
+        gpu.set_drag(drag);
+        EXPECT_NEAR(gpu.incremental_potential(y), cpu.incremental_potential(y),
+                    1e-9 * std::abs(ec));
+    }
+}
 
 TEST(CudaSimulation, HessianProductMatchesCpu) {
     EDN_SKIP_WITHOUT_CUDA();

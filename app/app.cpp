@@ -14,6 +14,7 @@
 #include <imgui_impl_opengl3.h>
 #include <iostream>
 #include <limits>
+#include <utility>
 
 namespace edn {
 namespace {
@@ -61,6 +62,12 @@ std::string timestamp() {
 
 } // namespace
 
+bool uses_sim_thread(const AppOptions& options) {
+    if (options.sim_thread) return *options.sim_thread;
+    // Reproducible runs pair each frame with one step; interactive ones must not wait for it.
+    return !options.headless && options.frames == 0 && !options.script;
+}
+
 SimulationSettings default_app_settings() {
     // One defaults table: the CLI's (soft neo-Hookean p = 1, backward Euler, Newton to 1e-3,
     // forcing-term CG, no damping), plus the budget that keeps the window responsive.
@@ -97,6 +104,8 @@ int App::run() {
         ++frame_index_;
         if (last_frame) quit_ = true;
     }
+    // The worker's steps touch the session: no more of them before it is summarised.
+    if (worker_) worker_->stop();
     if (options_.timings) timings_.write_csv(*options_.timings);
     if (options_.stats)
         write_stats(*options_.stats, session_, frame_index_, gui_.upload_method, last_step_,
@@ -140,6 +149,10 @@ void App::start() {
 
     if (session_.scene()) upload_scene(); // headless: loaded before the context existed
     if (!options_.headless) load_initial_scene();
+    // Last: from here on the simulation is touched only by steps and in the UI's turns.
+    worker_ = std::make_unique<SimWorker>(uses_sim_thread(options_) ? SimWorker::Mode::Threaded
+                                                                    : SimWorker::Mode::Lockstep,
+                                          [this] { step_simulation(); });
 }
 
 void App::load_initial_scene() {
@@ -190,9 +203,10 @@ void App::poll_loading() {
     if (loading_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
     gui_.loading = false;
     try {
-        LoadedScene loaded = loading_.get();
+        // A shared_ptr: commands are copyable std::functions.
+        auto loaded = std::make_shared<LoadedScene>(loading_.get());
         gui_.scene_error.clear();
-        show_scene(std::move(loaded));
+        post([this, loaded] { show_scene(std::move(*loaded)); });
     } catch (const Error& error) {
         gui_.scene_error = error.what(); // keep showing the current scene
     }
@@ -261,19 +275,30 @@ void App::frame(bool last_frame) {
         ui_frame_open = true;
         timings_.lap(Stage::NewFrame);
 
-        const GuiActions actions = build_gui(
-            gui_, scene_statistics(session_, last_step_, stepped_, recent_convergence_.tally()),
-            timings_, settings_);
+        // The panels show the state of the last turn; what the user does is queued (post).
+        statistics_.steps_per_second = worker_->steps_per_second();
+        statistics_.sim_thread = worker_->mode() == SimWorker::Mode::Threaded;
+        const GuiActions actions = build_gui(gui_, statistics_, timings_, settings_);
         handle_input();
         apply(actions);
-        apply_script();
+        if (!script_.done()) post([this] { apply_script(); });
         if (quit_) last_frame = true;
         timings_.lap(Stage::Ui);
 
-        simulate();
+        // The UI's turn: only while the worker is between steps (never waiting for one). It
+        // runs the queued commands, takes the completed steps and uploads the latest state;
+        // without a turn the frame draws what the last turn uploaded.
+        sync_worker();
+        SimWorker::Turn turn = worker_->try_turn();
+        if (turn) simulate(turn);
         timings_.lap(Stage::Simulate);
 
-        update_surface();
+        if (turn) {
+            update_surface();
+            statistics_ =
+                scene_statistics(session_, last_step_, stepped_, recent_convergence_.tally());
+        }
+        turn.end(); // render and swap without holding up the next step
         timings_.lap(Stage::Surface);
 
         render(last_frame);
@@ -361,14 +386,22 @@ void App::apply(const GuiActions& actions) {
             gui_.render_error = error.what();
         }
     }
-    if (actions.settings_changed) rebuild_simulation(gui_.settings);
+    // What changes the simulation is queued, in the order the user asked, to the next turn.
+    if (actions.settings_changed)
+        post([this, settings = gui_.settings] { rebuild_simulation(settings); });
     if (actions.step_once) step_once_ = true;
-    if (actions.reset_simulation && session_.sim()) session_.sim()->reset();
-    if (actions.pin_below) pin_below_fraction(gui_.pin_height);
-    if (actions.clear_pins && session_.sim()) session_.sim()->clear_pins();
+    if (actions.reset_simulation)
+        post([this] {
+            if (session_.sim()) session_.sim()->reset();
+        });
+    if (actions.pin_below) post([this, height = gui_.pin_height] { pin_below_fraction(height); });
+    if (actions.clear_pins)
+        post([this] {
+            if (session_.sim()) session_.sim()->clear_pins();
+        });
     if (actions.screenshot) screenshot_requested_ = true;
-    if (actions.refine_uniform) refine(std::nullopt, 0.0, 1);
-    if (actions.undo) undo();
+    if (actions.refine_uniform) post([this] { refine(std::nullopt, 0.0, 1); });
+    if (actions.undo) post([this] { undo(); });
     if (actions.toggle_record) {
         if (gui_.recording) {
             const std::filesystem::path path = "elastodyn-timings-" + timestamp() + ".csv";
@@ -425,21 +458,52 @@ double App::default_refine_radius() const {
                                glm::length(scene->upper - scene->lower));
 }
 
-void App::simulate() {
-    const bool run = !gui_.paused || step_once_;
+void App::post(SimWorker::Command command) {
+    worker_->post(std::move(command));
+}
+
+void App::sync_worker() {
+    // Nothing to step without a simulation (a scene still loading, or one that failed).
+    worker_->set_paused(gui_.paused || !session_.sim());
+    if (step_once_) worker_->step_once();
     step_once_ = false;
-    if (!session_.sim() || !run) return;
+}
+
+void App::step_simulation() {
+    // On the worker thread (lockstep: in the UI's turn). The session changes only in the UI's
+    // turns, which the worker waits out, so reading it here needs no lock.
+    SimDriver* sim = session_.sim();
+    if (!sim) return;
     try {
-        last_step_ = session_.sim()->step();
-        stepped_ = true;
-        recent_convergence_.add(last_step_);
-        run_convergence_.add(last_step_);
+        step_results_.push_back(sim->step());
     } catch (const Error& error) {
-        if (options_.headless) throw;
+        step_error_ = error;
+    }
+}
+
+void App::simulate(const SimWorker::Turn& turn) {
+    (void)turn; // proof of the turn: the steps' results may be read
+    // Commands of this turn (a script's pause or step) may have changed what to run.
+    sync_worker();
+    worker_->step_now();
+    if (step_error_) {
+        const Error error = *std::exchange(step_error_, std::nullopt);
+        step_results_.clear();
+        if (options_.headless) throw error;
         gui_.sim_error = error.what();
         gui_.paused = true; // a failing step would fail again every frame
+        worker_->set_paused(true);
         return;
     }
+    if (step_results_.empty()) return;
+    for (const StepResult& result : step_results_) {
+        recent_convergence_.add(result);
+        run_convergence_.add(result);
+    }
+    last_step_ = step_results_.back();
+    stepped_ = true;
+    step_results_.clear();
+    // Threaded, the CSV's simulate columns are those of the step completed since the last turn.
     const StageTimes& t = last_step_.times;
     timings_.set_simulation({t.element, t.summation, t.pcg, t.line_search},
                             last_step_.newton_iterations, last_step_.cg_iterations);
@@ -605,6 +669,8 @@ void App::render(bool last_frame) {
 }
 
 void App::shutdown() {
+    // The worker's steps use the session and (CUDA) the device: stop it before anything goes.
+    if (worker_) worker_->stop();
     // A load in flight must finish before the app goes (it owns nothing of ours, but the
     // future's destructor would block anyway; make it explicit).
     if (loading_.valid()) loading_.wait();

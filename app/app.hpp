@@ -2,11 +2,16 @@
 /// The app: owns the context, renderer, camera, GUI state and the units that do the work (the
 /// edit session with the scene and its simulation, the surface picker, the drag tool, the script
 /// runner) and runs the frame loop in the canonical order poll, new frame, build UI, simulate,
-/// surface, render, swap, with per-stage timing. Files: app.cpp (frame loop, loading, surface
-/// upload, render), input.cpp (mouse/keyboard, picking, drag, pin brush), app_script.cpp
+/// surface, render, swap, with per-stage timing. The simulation steps on its own thread
+/// (SimWorker, app/sim_worker.hpp) in windowed runs: the UI queues what changes the simulation
+/// (App::post) and touches the simulation only in its turn between steps ("simulate" and
+/// "surface"); headless, --frames and --script runs step in lockstep, one step per frame. Files:
+/// app.cpp (frame loop, loading, surface upload, render), input.cpp (mouse/keyboard, picking, drag,
+/// pin brush), app_script.cpp
 /// (--script actions), edit_session.cpp (cut/refine/undo), stats.cpp (statistics, --stats).
 
 #include "camera.hpp"
+#include "core/error.hpp"
 #include "edit_session.hpp"
 #include "gl_context.hpp"
 #include "gui.hpp"
@@ -21,6 +26,7 @@
 #include "script_runner.hpp"
 #include "sim/convergence.hpp"
 #include "sim_driver.hpp"
+#include "sim_worker.hpp"
 #include "stats.hpp"
 #include "timings.hpp"
 
@@ -55,11 +61,18 @@ struct AppOptions {
     InteropOptions interop_options;                  ///< --interop-mapped, --interop-profile
     std::optional<std::filesystem::path> shader_dir; ///< --shader-dir: replaces the shaders folder
     std::optional<double> frame_budget_ms; ///< --frame-budget-ms: Newton's budget per frame
+    /// --sim-thread / --lockstep: step on the worker thread or once per frame on the UI thread;
+    /// unset: the thread for windowed runs without --frames or --script, else lockstep.
+    std::optional<bool> sim_thread;
 };
 
-/// Newton's wall-clock budget per frame in the app [ms]: one 60 Hz frame. The simulation runs on
-/// the UI thread, so a frame that iterated to the cap could freeze the window for seconds; with
-/// the budget a hard frame ends unconverged (the overlay says so) and the next continues.
+/// Whether `options` step on the simulation thread (else lockstep, one step per frame).
+bool uses_sim_thread(const AppOptions& options);
+
+/// Newton's wall-clock budget per step in the app [ms]: one 60 Hz frame. A step that iterated to
+/// the cap would take seconds (in lockstep runs freezing the window; on the simulation thread
+/// delaying every queued edit); with the budget a hard step ends unconverged (the overlay says
+/// so) and the next continues.
 inline constexpr double kAppFrameBudgetMs = 16.0;
 
 /// The app's default simulation: SimulationSettings' defaults (the CLI's) plus the frame budget.
@@ -99,7 +112,10 @@ private:
     void frame(bool last_frame);
     void new_ui_frame();
     void apply(const GuiActions& actions);
-    void simulate();
+    void post(SimWorker::Command command);
+    void sync_worker();
+    void step_simulation();
+    void simulate(const SimWorker::Turn& turn);
     void update_surface();
     bool upload_with_interop();
     void copy_surface_positions();
@@ -139,6 +155,11 @@ private:
     std::unique_ptr<SurfaceInterop> interop_; // registration of the surface buffer (CUDA)
     bool interop_failed_ = false;             // registration refused: glBufferSubData instead
     std::vector<unsigned> pinned_surface_;    // scratch: pinned surface vertices
+    // The simulation thread (or lockstep stepping) and what its steps hand to the UI's turn.
+    std::unique_ptr<SimWorker> worker_;
+    std::vector<StepResult> step_results_; // written by steps, taken in the UI's turn
+    std::optional<Error> step_error_;      // a step's error, taken in the UI's turn
+    SceneStatistics statistics_;           // the Statistics panel's, refreshed in each turn
     bool step_once_ = false;
     StepResult last_step_;
     bool stepped_ = false;

@@ -90,7 +90,11 @@ void statistics_panel(const GuiState& state, const SceneStatistics& statistics,
     }
     ImGui::Separator();
     const double frame_ms = timings.mean_ms(Stage::Count, kAveragedFrames);
-    ImGui::Text("%.1f fps (%.2f ms/frame)", frame_ms > 0.0 ? 1000.0 / frame_ms : 0.0, frame_ms);
+    // Two rates: the display's and the simulation's (on its own thread they differ).
+    ImGui::Text("display %.1f fps (%.2f ms/frame)", frame_ms > 0.0 ? 1000.0 / frame_ms : 0.0,
+                frame_ms);
+    ImGui::Text("simulation %.1f steps/s (%s)", statistics.steps_per_second,
+                statistics.sim_thread ? "own thread" : "lockstep, one per frame");
     ImGui::TextWrapped("%s", state.gl_description.c_str());
     ImGui::End();
 }

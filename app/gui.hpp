@@ -39,6 +39,8 @@ struct SceneStatistics {
     bool stepped = false;                ///< last_step holds a step
     ConvergenceTally recent_convergence; ///< the last steps against the Newton tolerance
     double newton_tolerance = 0;         ///< the tolerance they were held to
+    double steps_per_second = 0;         ///< completed simulation steps per second
+    bool sim_thread = false;             ///< steps run on their own thread (else lockstep)
 };
 
 /// UI state that persists between frames.

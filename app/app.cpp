@@ -90,6 +90,24 @@ App::App(AppOptions options)
         gui_.settings.backend = *options_.backend;
     else if (edn::cuda_device_available())
         gui_.settings.backend = edn::Backend::Cuda;
+    choose_mesh_resolution();
+}
+
+void App::choose_mesh_resolution() {
+    // The GPU steps the full mesh at the display rate; two CPU cores do not (the bunny: 185 ms a
+    // step), so the CPU backend starts with the coarse mesh and says how to get the full one.
+    const bool full = options_.full_resolution || gui_.settings.backend == Backend::Cuda;
+    gui_.quality = full ? kFullResolutionQuality : kInteractiveCpuQuality;
+    if (!full) {
+        char text[256];
+        std::snprintf(text, sizeof(text),
+                      "CPU backend: OBJ scenes are meshed coarse (quality %.1f) to stay "
+                      "interactive. Full resolution: set quality %.1f and Load, or start with "
+                      "--full-resolution.",
+                      static_cast<double>(kInteractiveCpuQuality),
+                      static_cast<double>(kFullResolutionQuality));
+        gui_.mesh_hint = text;
+    }
 }
 
 App::~App() {
@@ -161,7 +179,10 @@ void App::load_initial_scene() {
         path = options_.scene ? resolve_scene_path(paths_, *options_.scene)
                               : default_scene_path(paths_);
         if (options_.headless) {
-            LoadedScene loaded = load_with_simulation(path, {}, gui_.settings);
+            TetrahedralizeOptions tet;
+            tet.quality = gui_.quality;
+            tet.max_volume = gui_.max_volume;
+            LoadedScene loaded = load_with_simulation(path, tet, gui_.settings);
             EDN_VERIFY(loaded.simulation, ErrorCode::Usage, loaded.simulation_error);
             show_scene(std::move(loaded));
         } else {

@@ -64,7 +64,15 @@ struct AppOptions {
     /// --sim-thread / --lockstep: step on the worker thread or once per frame on the UI thread;
     /// unset: the thread for windowed runs without --frames or --script, else lockstep.
     std::optional<bool> sim_thread;
+    /// --full-resolution: OBJ scenes meshed with TetGen's quality bound also on the CPU backend.
+    bool full_resolution = false;
 };
+
+/// TetGen radius-edge bound of the full-resolution mesh (the CLI's default; bunny: 28.7K tets).
+inline constexpr float kFullResolutionQuality = 1.4f;
+/// The CPU backend's default: no quality refinement, TetGen keeps to the surface's vertices
+/// (bunny: 3.9K tets), so a 2-core machine steps it interactively.
+inline constexpr float kInteractiveCpuQuality = 0.0f;
 
 /// Whether `options` step on the simulation thread (else lockstep, one step per frame).
 bool uses_sim_thread(const AppOptions& options);
@@ -101,6 +109,7 @@ public:
 private:
     // Frame loop and scenes (app.cpp).
     void start();
+    void choose_mesh_resolution();
     void load_initial_scene();
     void show_scene(LoadedScene loaded);
     void upload_scene(bool fit_camera = true);

@@ -115,6 +115,7 @@ void scene_panel(GuiState& state, RenderSettings& settings, GuiActions& actions)
     ImGui::SameLine();
     ImGui::SetNextItemWidth(100);
     ImGui::InputFloat("max vol", &state.max_volume, 0.0f, 0.0f, "%.2g");
+    if (!state.mesh_hint.empty()) ImGui::TextWrapped("%s", state.mesh_hint.c_str());
     if (state.loading) {
         // TetGen runs in a child process without progress reports: an indeterminate bar.
         const float phase = static_cast<float>(std::fmod(state.loading_seconds, 2.0) / 2.0);

@@ -48,11 +48,12 @@ struct GuiState {
     std::array<char, 1024> scene_input{}; ///< text of the scene loader field
     float quality = 1.4f;                 ///< TetGen radius-edge bound for OBJ files
     float max_volume = 0.0f;              ///< TetGen max tet volume (0: unbounded)
-    bool loading = false;                 ///< a scene is being loaded on the worker thread
-    double loading_seconds = 0.0;         ///< how long it has been loading
-    std::string scene_error;              ///< last scene loading error, shown under the field
-    std::string render_error;             ///< shader or GL error, shown in red
-    std::string gl_description;           ///< "OpenGL 4.5 (Core Profile) ... on llvmpipe"
+    std::string mesh_hint; ///< how OBJ scenes are meshed and how to get the full mesh (Scene panel)
+    bool loading = false;  ///< a scene is being loaded on the worker thread
+    double loading_seconds = 0.0; ///< how long it has been loading
+    std::string scene_error;      ///< last scene loading error, shown under the field
+    std::string render_error;     ///< shader or GL error, shown in red
+    std::string gl_description;   ///< "OpenGL 4.5 (Core Profile) ... on llvmpipe"
     /// A CUDA device can be used; without one the CUDA backend is shown greyed out, not offered.
     bool cuda_available = false;
 

@@ -115,12 +115,14 @@ App::~App() {
 }
 
 int App::run() {
+    run_start_ = last_progress_ = std::chrono::steady_clock::now();
     start();
     while (!quit_) {
         const bool last_frame = options_.frames > 0 && frame_index_ + 1 >= options_.frames;
         frame(last_frame);
         ++frame_index_;
         if (last_frame) quit_ = true;
+        if (options_.progress) print_progress(quit_);
     }
     // The worker's steps touch the session: no more of them before it is summarised.
     if (worker_) worker_->stop();
@@ -130,6 +132,25 @@ int App::run() {
                     run_convergence_, errors_);
     shutdown();
     return 0;
+}
+
+void App::print_progress(bool done) {
+    using Seconds = std::chrono::duration<double>;
+    const auto now = std::chrono::steady_clock::now();
+    if (!done && now - last_progress_ < std::chrono::seconds(2)) return;
+    last_progress_ = now;
+    const double seconds = Seconds(now - run_start_).count();
+    const double frame_ms = timings_.mean_ms(Stage::Count, 30);
+    char text[160];
+    if (options_.frames > 0) {
+        std::snprintf(text, sizeof(text), "frame %lld/%lld after %.1f s, %.1f ms/frame%s",
+                      static_cast<long long>(frame_index_), static_cast<long long>(options_.frames),
+                      seconds, frame_ms, done ? " (done)" : "");
+    } else {
+        std::snprintf(text, sizeof(text), "frame %lld after %.1f s, %.1f ms/frame",
+                      static_cast<long long>(frame_index_), seconds, frame_ms);
+    }
+    std::cerr << "elastodyn: " << text << '\n';
 }
 
 void App::start() {

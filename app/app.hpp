@@ -66,6 +66,7 @@ struct AppOptions {
     std::optional<bool> sim_thread;
     /// --full-resolution: OBJ scenes meshed with TetGen's quality bound also on the CPU backend.
     bool full_resolution = false;
+    bool progress = false; ///< --progress: a line on stderr every 2 s and at the end
 };
 
 /// TetGen radius-edge bound of the full-resolution mesh (the CLI's default; bunny: 28.7K tets).
@@ -119,6 +120,7 @@ private:
     void report_error(const std::string& message);
     void pin_below_fraction(float fraction);
     void frame(bool last_frame);
+    void print_progress(bool done);
     void new_ui_frame();
     void apply(const GuiActions& actions);
     void post(SimWorker::Command command);
@@ -184,9 +186,11 @@ private:
     GuiState gui_;
     TimingRecorder timings_;
     std::int64_t frame_index_ = 0;
-    bool stroking_ = false;       // cut mode: a stroke is being drawn
-    glm::vec2 stroke_from_{0.0f}; // cut stroke start (pixels)
-    glm::vec2 stroke_to_{0.0f};   // cut stroke end (pixels)
+    std::chrono::steady_clock::time_point run_start_;     // --progress
+    std::chrono::steady_clock::time_point last_progress_; // --progress
+    bool stroking_ = false;                               // cut mode: a stroke is being drawn
+    glm::vec2 stroke_from_{0.0f};                         // cut stroke start (pixels)
+    glm::vec2 stroke_to_{0.0f};                           // cut stroke end (pixels)
     bool quit_ = false;
 };
 

@@ -18,7 +18,7 @@ constexpr const char* kUsage =
     "                 [--script ACTIONS.json] [--stats OUT.json] [--color MODE] [--paused]\n"
     "                 [--backend cpu|cuda] [--no-interop] [--interop-mapped] [--interop-profile]\n"
     "                 [--shader-dir DIR] [--frame-budget-ms MS] [--sim-thread|--lockstep]\n"
-    "                 [--full-resolution]\n"
+    "                 [--full-resolution] [--progress]\n"
     "  --scene FILE       tet mesh to show: OBJ surface (meshed by TetGen), .node/.ele or .msh;\n"
     "                     a path, or a file name in the assets folder\n"
     "                     (default: the model named in assets/default_scene.txt)\n"
@@ -46,6 +46,7 @@ constexpr const char* kUsage =
     "                     (default for windowed runs without --frames or --script)\n"
     "  --full-resolution  mesh OBJ scenes with TetGen's quality bound 1.4 also on the CPU backend\n"
     "                     (default there: quality 0, e.g. the bunny 3.9K instead of 28.7K tets)\n"
+    "  --progress         print the frame count and frame time to stderr every 2 s\n"
     "  --lockstep         one step per frame on the UI thread (default headless, with --frames\n"
     "                     or --script: runs are reproducible frame by frame)\n"
     "Exit codes: 0 success, 2 usage error, 3 bad input, 4 display, GL or internal error.\n";
@@ -125,6 +126,8 @@ edn::AppOptions parse_arguments(int argc, char** argv) {
             options.frame_budget_ms = parse_milliseconds(arg, value());
         } else if (arg == "--sim-thread") {
             options.sim_thread = true;
+        } else if (arg == "--progress") {
+            options.progress = true;
         } else if (arg == "--full-resolution") {
             options.full_resolution = true;
         } else if (arg == "--lockstep") {

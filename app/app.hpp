@@ -5,10 +5,11 @@
 /// surface, render, swap, with per-stage timing. The simulation steps on its own thread
 /// (SimWorker, app/sim_worker.hpp) in windowed runs: the UI queues what changes the simulation
 /// (App::post) and touches the simulation only in its turn between steps ("simulate" and
-/// "surface"); headless, --frames and --script runs step in lockstep, one step per frame. Files:
-/// app.cpp (frame loop, loading, surface upload, render), input.cpp (mouse/keyboard, picking, drag,
-/// pin brush), app_script.cpp
-/// (--script actions), edit_session.cpp (cut/refine/undo), stats.cpp (statistics, --stats).
+/// "surface"); headless, --frames and --script runs step in lockstep, one step per frame.
+/// Files: app.cpp (frame loop, loading, surface upload, render), input.cpp (mouse/keyboard,
+/// picking, drag, pin brush), app_script.cpp (--script actions), app_sim.cpp (the step, the
+/// queue, a turn's step results; mesh resolution, --progress), edit_session.cpp
+/// (cut/refine/undo), stats.cpp (statistics, --stats).
 
 #include "camera.hpp"
 #include "core/error.hpp"
@@ -168,6 +169,7 @@ private:
     std::vector<unsigned> pinned_surface_;    // scratch: pinned surface vertices
     // The simulation thread (or lockstep stepping) and what its steps hand to the UI's turn.
     std::unique_ptr<SimWorker> worker_;
+    int cpu_threads_before_ = 0;           // parallel_for's threads before the worker took one
     std::vector<StepResult> step_results_; // written by steps, taken in the UI's turn
     std::optional<Error> step_error_;      // a step's error, taken in the UI's turn
     SceneStatistics statistics_;           // the Statistics panel's, refreshed in each turn

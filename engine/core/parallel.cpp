@@ -76,11 +76,15 @@ public:
     Pool(const Pool&) = delete;
     Pool& operator=(const Pool&) = delete;
 
-    int threads() const { return threads_; }
+    int threads() const { return active_.load(std::memory_order_relaxed); }
+    int set_threads(int threads) {
+        return active_.exchange(std::clamp(threads, 1, threads_), std::memory_order_relaxed);
+    }
 
     void run(std::int64_t begin, std::int64_t end, detail::RangeBody body) {
+        const int parts = active_.load(std::memory_order_relaxed);
         std::unique_lock call(call_mutex_, std::try_to_lock);
-        if (t_in_loop || threads_ == 1 || !call.owns_lock()) {
+        if (t_in_loop || parts == 1 || !call.owns_lock()) {
             // Nested, single-threaded, or another thread's loop has the pool: serially here.
             body.call(body.context, begin, end);
             return;
@@ -88,6 +92,7 @@ public:
         begin_ = begin;
         end_ = end;
         body_ = body;
+        parts_ = parts; // helpers past it only count down
         remaining_.store(threads_ - 1, std::memory_order_relaxed);
         {
             // Under the lock: a helper about to sleep checks the generation under it too.
@@ -113,9 +118,10 @@ public:
 
 private:
     void run_part(int part) {
+        if (part >= parts_) return;
         const std::int64_t count = end_ - begin_;
-        const std::int64_t lo = begin_ + count * part / threads_;
-        const std::int64_t hi = begin_ + count * (part + 1) / threads_;
+        const std::int64_t lo = begin_ + count * part / parts_;
+        const std::int64_t hi = begin_ + count * (part + 1) / parts_;
         if (lo < hi) body_.call(body_.context, lo, hi);
     }
 
@@ -139,7 +145,8 @@ private:
         }
     }
 
-    const int threads_;
+    const int threads_;                 // the pool's size
+    std::atomic<int> active_{threads_}; // threads loops use (set_num_threads)
     std::vector<std::thread> helpers_;
     std::mutex call_mutex_; // one loop at a time
     std::mutex mutex_;      // sleeping and waking
@@ -152,6 +159,7 @@ private:
     std::int64_t begin_ = 0;
     std::int64_t end_ = 0;
     detail::RangeBody body_{nullptr, nullptr};
+    int parts_ = 1;
 };
 
 Pool& pool() {
@@ -171,6 +179,10 @@ void run_parallel(std::int64_t begin, std::int64_t end, RangeBody body) {
 
 int num_threads() {
     return pool().threads();
+}
+
+int set_num_threads(int threads) {
+    return pool().set_threads(threads);
 }
 
 } // namespace edn

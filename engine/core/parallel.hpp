@@ -59,4 +59,8 @@ void parallel_for(std::int64_t begin, std::int64_t end, Body&& body,
 /// Number of threads parallel_for uses (the calling thread included).
 int num_threads();
 
+/// Uses `threads` threads from now on (clamped to [1, the pool's size], the caller included);
+/// returns the previous count. E.g. the app's simulation thread leaves a core to the UI.
+int set_num_threads(int threads);
+
 } // namespace edn

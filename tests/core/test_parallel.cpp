@@ -58,6 +58,31 @@ TEST(ParallelFor, TwoCallingThreadsBothFinish) {
     }
 }
 
+TEST(ParallelFor, SetNumThreadsBoundsTheThreadsALoopUses) {
+    const int all = num_threads();
+    EXPECT_EQ(set_num_threads(1), all);
+    EXPECT_EQ(num_threads(), 1);
+    const std::thread::id caller = std::this_thread::get_id();
+    std::atomic<int> elsewhere{0};
+    std::vector<std::atomic<int>> visits(10000);
+    parallel_for(
+        0, 10000,
+        [&](std::int64_t i) {
+            ++visits[static_cast<std::size_t>(i)];
+            if (std::this_thread::get_id() != caller) ++elsewhere;
+        },
+        1);
+    EXPECT_EQ(elsewhere, 0);
+    for (const std::atomic<int>& v : visits) ASSERT_EQ(v, 1);
+    // Clamped to the pool's size, and restored.
+    EXPECT_EQ(set_num_threads(all + 100), 1);
+    EXPECT_EQ(num_threads(), all);
+    EXPECT_EQ(set_num_threads(0), all);
+    EXPECT_EQ(num_threads(), 1);
+    set_num_threads(all);
+    EXPECT_EQ(num_threads(), all);
+}
+
 TEST(ParallelFor, CallersExceptionArrivesAfterTheHelpersFinished) {
     std::atomic<std::int64_t> done{0};
     const std::int64_t count = 64 * num_threads();

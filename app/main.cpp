@@ -44,11 +44,11 @@ constexpr const char* kUsage =
     "                     60 Hz frame; 0: none, Newton runs to the tolerance or its cap of 40)\n"
     "  --sim-thread       step on the simulation thread while the UI runs at the display rate\n"
     "                     (default for windowed runs without --frames or --script)\n"
+    "  --lockstep         one step per frame on the UI thread (default headless, with --frames\n"
+    "                     or --script: runs are reproducible frame by frame)\n"
     "  --full-resolution  mesh OBJ scenes with TetGen's quality bound 1.4 also on the CPU backend\n"
     "                     (default there: quality 0, e.g. the bunny 3.9K instead of 28.7K tets)\n"
     "  --progress         print the frame count and frame time to stderr every 2 s\n"
-    "  --lockstep         one step per frame on the UI thread (default headless, with --frames\n"
-    "                     or --script: runs are reproducible frame by frame)\n"
     "Exit codes: 0 success, 2 usage error, 3 bad input, 4 display, GL or internal error.\n";
 
 /// Parses a positive integer option value; throws a usage error naming the option.

@@ -48,12 +48,11 @@ struct GuiState {
     std::array<char, 1024> scene_input{}; ///< text of the scene loader field
     float quality = 1.4f;                 ///< TetGen radius-edge bound for OBJ files
     float max_volume = 0.0f;              ///< TetGen max tet volume (0: unbounded)
-    std::string mesh_hint; ///< how OBJ scenes are meshed and how to get the full mesh (Scene panel)
-    bool loading = false;  ///< a scene is being loaded on the worker thread
-    double loading_seconds = 0.0; ///< how long it has been loading
-    std::string scene_error;      ///< last scene loading error, shown under the field
-    std::string render_error;     ///< shader or GL error, shown in red
-    std::string gl_description;   ///< "OpenGL 4.5 (Core Profile) ... on llvmpipe"
+    bool loading = false;                 ///< a scene is being loaded on the worker thread
+    double loading_seconds = 0.0;         ///< how long it has been loading
+    std::string scene_error;              ///< last scene loading error, shown under the field
+    std::string render_error;             ///< shader or GL error, shown in red
+    std::string gl_description;           ///< "OpenGL 4.5 (Core Profile) ... on llvmpipe"
     /// A CUDA device can be used; without one the CUDA backend is shown greyed out, not offered.
     bool cuda_available = false;
 
@@ -74,6 +73,8 @@ struct GuiState {
     bool refine_mode = false;   ///< B: a left click refines the cells around the picked point
     float refine_radius_fraction = 0.05f; ///< refine brush radius, fraction of the bbox diagonal
     int refine_levels = 2;                ///< bisection rounds of the refine brush
+    /// How OBJ scenes are meshed and how to get the full mesh (a line in the Scene panel).
+    std::string mesh_hint;
 };
 
 /// What the user asked for in this frame's UI; the app carries it out.

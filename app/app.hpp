@@ -188,12 +188,13 @@ private:
     GuiState gui_;
     TimingRecorder timings_;
     std::int64_t frame_index_ = 0;
-    std::chrono::steady_clock::time_point run_start_;     // --progress
-    std::chrono::steady_clock::time_point last_progress_; // --progress
-    bool stroking_ = false;                               // cut mode: a stroke is being drawn
-    glm::vec2 stroke_from_{0.0f};                         // cut stroke start (pixels)
-    glm::vec2 stroke_to_{0.0f};                           // cut stroke end (pixels)
+    bool stroking_ = false;       // cut mode: a stroke is being drawn
+    glm::vec2 stroke_from_{0.0f}; // cut stroke start (pixels)
+    glm::vec2 stroke_to_{0.0f};   // cut stroke end (pixels)
     bool quit_ = false;
+    // --progress: when the run started and the last line was printed.
+    std::chrono::steady_clock::time_point run_start_;
+    std::chrono::steady_clock::time_point last_progress_;
 };
 
 } // namespace edn

@@ -2,12 +2,18 @@
 /// The app: owns the context, renderer, camera, GUI state and the units that do the work (the
 /// edit session with the scene and its simulation, the surface picker, the drag tool, the script
 /// runner) and runs the frame loop in the canonical order poll, new frame, build UI, simulate,
-/// surface, render, swap, with per-stage timing. Files: app.cpp (frame loop, loading, surface
-/// upload, render), input.cpp (mouse/keyboard, picking, drag, pin brush), app_script.cpp
-/// (--script actions), app_color_range.cpp (colour range), edit_session.cpp (cut/refine/undo),
-/// stats.cpp (statistics, --stats).
+/// surface, render, swap, with per-stage timing. The simulation steps on its own thread
+/// (SimWorker, app/sim_worker.hpp) in windowed runs: the UI queues what changes the simulation
+/// (App::post) and touches the simulation only in its turn between steps ("simulate" and
+/// "surface"); headless, --frames and --script runs step in lockstep, one step per frame.
+/// Files: app.cpp (frame loop, loading, surface upload, render), input.cpp (mouse/keyboard,
+/// picking, drag, pin brush), app_script.cpp (--script actions), app_sim.cpp (the step, the
+/// queue, a turn's step results; mesh resolution, --progress), app_color_range.cpp (colour
+/// range), app_supports.cpp (ground, pin planes, the no-support warning), app_surface.cpp (the
+/// curved p >= 2 surface), edit_session.cpp (cut/refine/undo), stats.cpp (statistics, --stats).
 
 #include "camera.hpp"
+#include "core/error.hpp"
 #include "curved_surface.hpp"
 #include "edit_session.hpp"
 #include "gl_context.hpp"
@@ -23,6 +29,7 @@
 #include "script_runner.hpp"
 #include "sim/convergence.hpp"
 #include "sim_driver.hpp"
+#include "sim_worker.hpp"
 #include "stats.hpp"
 #include "supports.hpp"
 #include "timings.hpp"
@@ -58,11 +65,27 @@ struct AppOptions {
     InteropOptions interop_options;                  ///< --interop-mapped, --interop-profile
     std::optional<std::filesystem::path> shader_dir; ///< --shader-dir: replaces the shaders folder
     std::optional<double> frame_budget_ms; ///< --frame-budget-ms: Newton's budget per frame
+    /// --sim-thread / --lockstep: step on the worker thread or once per frame on the UI thread;
+    /// unset: the thread for windowed runs without --frames or --script, else lockstep.
+    std::optional<bool> sim_thread;
+    /// --full-resolution: OBJ scenes meshed with TetGen's quality bound also on the CPU backend.
+    bool full_resolution = false;
+    bool progress = false; ///< --progress: a line on stderr every 2 s and at the end
 };
 
-/// Newton's wall-clock budget per frame in the app [ms]: one 60 Hz frame. The simulation runs on
-/// the UI thread, so a frame that iterated to the cap could freeze the window for seconds; with
-/// the budget a hard frame ends unconverged (the overlay says so) and the next continues.
+/// TetGen radius-edge bound of the full-resolution mesh (the CLI's default; bunny: 28.7K tets).
+inline constexpr float kFullResolutionQuality = 1.4f;
+/// The CPU backend's default: no quality refinement, TetGen keeps to the surface's vertices
+/// (bunny: 3.9K tets), so a 2-core machine steps it interactively.
+inline constexpr float kInteractiveCpuQuality = 0.0f;
+
+/// Whether `options` step on the simulation thread (else lockstep, one step per frame).
+bool uses_sim_thread(const AppOptions& options);
+
+/// Newton's wall-clock budget per step in the app [ms]: one 60 Hz frame. A step that iterated to
+/// the cap would take seconds (in lockstep runs freezing the window; on the simulation thread
+/// delaying every queued edit); with the budget a hard step ends unconverged (the overlay says
+/// so) and the next continues.
 inline constexpr double kAppFrameBudgetMs = 16.0;
 
 /// The app's default simulation: SimulationSettings' defaults (the CLI's) plus the frame budget.
@@ -91,6 +114,7 @@ public:
 private:
     // Frame loop and scenes (app.cpp).
     void start();
+    void choose_mesh_resolution();
     void load_initial_scene();
     void show_scene(LoadedScene loaded);
     void upload_scene(bool fit_camera = true);
@@ -100,9 +124,13 @@ private:
     void report_error(const std::string& message);
     void pin_below_fraction(float fraction);
     void frame(bool last_frame);
+    void print_progress(bool done);
     void new_ui_frame();
     void apply(const GuiActions& actions);
-    void simulate();
+    void post(SimWorker::Command command);
+    void sync_worker();
+    void step_simulation();
+    void simulate(const SimWorker::Turn& turn);
     void update_surface();
     bool sync_curved_surface();
     bool upload_with_interop();
@@ -154,6 +182,12 @@ private:
     std::unique_ptr<SurfaceInterop> interop_; // registration of the surface buffer (CUDA)
     bool interop_failed_ = false;             // registration refused: glBufferSubData instead
     std::vector<unsigned> pinned_surface_;    // scratch: pinned surface vertices
+    // The simulation thread (or lockstep stepping) and what its steps hand to the UI's turn.
+    std::unique_ptr<SimWorker> worker_;
+    int cpu_threads_before_ = 0;           // parallel_for's threads before the worker took one
+    std::vector<StepResult> step_results_; // written by steps, taken in the UI's turn
+    std::optional<Error> step_error_;      // a step's error, taken in the UI's turn
+    SceneStatistics statistics_;           // the Statistics panel's, refreshed in each turn
     bool step_once_ = false;
     StepResult last_step_;
     bool stepped_ = false;
@@ -174,6 +208,9 @@ private:
     glm::vec2 stroke_to_{0.0f};   // cut stroke end (pixels)
     bool quit_ = false;
     bool support_warned_ = false; // the headless no-support warning was printed
+    // --progress: when the run started and the last line was printed.
+    std::chrono::steady_clock::time_point run_start_;
+    std::chrono::steady_clock::time_point last_progress_;
 };
 
 } // namespace edn

@@ -180,7 +180,11 @@ void statistics_panel(GuiState& state, const SceneStatistics& statistics,
         ImGui::TextColored(ImVec4(0.4f, 0.9f, 1.0f, 1.0f), "REFINE brush: left-click (B: off)");
     }
     const double frame_ms = timings.mean_ms(Stage::Count, kAveragedFrames);
-    ImGui::Text("%.1f fps (%.2f ms/frame)", frame_ms > 0.0 ? 1000.0 / frame_ms : 0.0, frame_ms);
+    // Two rates: the display's and the simulation's (on its own thread they differ).
+    ImGui::Text("display %.1f fps (%.2f ms/frame)", frame_ms > 0.0 ? 1000.0 / frame_ms : 0.0,
+                frame_ms);
+    ImGui::Text("simulation %.1f steps/s (%s)", statistics.steps_per_second,
+                statistics.sim_thread ? "own thread" : "lockstep, one per frame");
     if (ImGui::CollapsingHeader("Mesh", ImGuiTreeNodeFlags_DefaultOpen)) {
         ImGui::Text("Vertices:        %d", statistics.vertices);
         ImGui::Text("Cells:           %d", statistics.cells);
@@ -248,6 +252,7 @@ void scene_panel(GuiState& state, RenderSettings& settings, GuiActions& actions)
     ImGui::SameLine();
     ImGui::SetNextItemWidth(half);
     ImGui::InputFloat("max vol", &state.max_volume, 0.0f, 0.0f, "%.2g");
+    if (!state.mesh_hint.empty()) ImGui::TextWrapped("%s", state.mesh_hint.c_str());
     if (state.loading) {
         // TetGen runs in a child process without progress reports: an indeterminate bar.
         const float phase = static_cast<float>(std::fmod(state.loading_seconds, 2.0) / 2.0);

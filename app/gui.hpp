@@ -41,6 +41,8 @@ struct SceneStatistics {
     bool stepped = false;                ///< last_step holds a step
     ConvergenceTally recent_convergence; ///< the last steps against the Newton tolerance
     double newton_tolerance = 0;         ///< the tolerance they were held to
+    double steps_per_second = 0;         ///< completed simulation steps per second
+    bool sim_thread = false;             ///< steps run on their own thread (else lockstep)
 };
 
 /// Whether a simulation backend can be chosen here, and if not, why (the tooltip of the greyed-out
@@ -123,6 +125,8 @@ struct GuiState {
     /// Region drag radius, fraction of the bbox diagonal (rest space; 0: a single point).
     float drag_radius_fraction = 0.1f;
     std::string support_warning; ///< why the body would fall forever (support_warning), or empty
+    /// How OBJ scenes are meshed and how to get the full mesh (a line in the Scene panel).
+    std::string mesh_hint;
 };
 
 /// What the user asked for in this frame's UI; the app carries it out.

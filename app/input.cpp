@@ -166,16 +166,19 @@ void App::handle_mouse() {
             }
         } else if (gui_.refine_mode) {
             if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
-                if (const std::optional<Vec3> point = pick_world(mouse)) {
-                    refine(point, default_refine_radius(), gui_.refine_levels);
-                } else {
-                    gui_.cut_message = "refine: click on the surface";
-                }
+                // Picking reads the simulation's positions: in the turn, like the edit.
+                post([this, mouse] {
+                    if (const std::optional<Vec3> point = pick_world(mouse)) {
+                        refine(point, default_refine_radius(), gui_.refine_levels);
+                    } else {
+                        gui_.cut_message = "refine: click on the surface";
+                    }
+                });
             }
         } else if (io.KeyShift && ImGui::IsMouseDown(ImGuiMouseButton_Left) && !drag_.active()) {
-            paint_pins(mouse, !io.KeyCtrl);
+            post([this, mouse, pin = !io.KeyCtrl] { paint_pins(mouse, pin); });
         } else if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
-            begin_drag_at(mouse, drag_radius());
+            post([this, mouse, radius = drag_radius()] { begin_drag_at(mouse, radius); });
         }
     }
     if (stroking_) {
@@ -187,15 +190,20 @@ void App::handle_mouse() {
                                                     IM_COL32(255, 150, 40, 255), 2.0f);
         } else {
             stroking_ = false;
-            if (const std::optional<CutPlane> plane = stroke_plane(stroke_from_, stroke_to_))
-                cut(*plane);
+            post([this, from = stroke_from_, to = stroke_to_] {
+                if (const std::optional<CutPlane> plane = stroke_plane(from, to)) cut(*plane);
+            });
         }
     }
+    // The drag starts in the turn after the click (drag_ is the UI's; only the turn changes it),
+    // so its target follows the cursor from then on, and a release before it ends it at once.
     if (drag_.active()) {
         if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
-            if (session_.sim()) drag_.move(*session_.sim(), view_state(), mouse);
+            post([this, mouse] {
+                if (session_.sim()) drag_.move(*session_.sim(), view_state(), mouse);
+            });
         } else {
-            end_drag();
+            post([this] { end_drag(); });
         }
     }
 }
@@ -210,8 +218,11 @@ void App::handle_input() {
         if (ImGui::IsKeyPressed('F', false) && scene) camera_.fit(scene->lower, scene->upper);
         if (ImGui::IsKeyPressed(' ', false)) gui_.paused = !gui_.paused;
         if (ImGui::IsKeyPressed('S', true)) step_once_ = true;
-        if (ImGui::IsKeyPressed('R', false) && session_.sim()) session_.sim()->reset();
-        if (io.KeyCtrl && ImGui::IsKeyPressed('Z', false)) undo();
+        if (ImGui::IsKeyPressed('R', false))
+            post([this] {
+                if (session_.sim()) session_.sim()->reset();
+            });
+        if (io.KeyCtrl && ImGui::IsKeyPressed('Z', false)) post([this] { undo(); });
         if (!io.KeyCtrl && ImGui::IsKeyPressed('C', false)) {
             gui_.cut_mode = !gui_.cut_mode;
             if (gui_.cut_mode) gui_.refine_mode = false; // one left-click tool at a time

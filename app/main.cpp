@@ -17,7 +17,8 @@ constexpr const char* kUsage =
     "                 [--timings OUT.csv] [--width W] [--height H] [--no-gui]\n"
     "                 [--script ACTIONS.json] [--stats OUT.json] [--color MODE] [--paused]\n"
     "                 [--backend cpu|cuda] [--no-interop] [--interop-mapped] [--interop-profile]\n"
-    "                 [--shader-dir DIR] [--frame-budget-ms MS]\n"
+    "                 [--shader-dir DIR] [--frame-budget-ms MS] [--sim-thread|--lockstep]\n"
+    "                 [--full-resolution] [--progress]\n"
     "  --scene FILE       tet mesh to show: OBJ surface (meshed by TetGen), .node/.ele or .msh;\n"
     "                     a path, or a file name in the assets folder\n"
     "                     (default: the model named in assets/default_scene.txt)\n"
@@ -41,6 +42,13 @@ constexpr const char* kUsage =
     "  --shader-dir DIR   GLSL sources from DIR instead of the installed shaders (editing)\n"
     "  --frame-budget-ms MS  wall-clock budget of a frame's Newton iterations (default 16: one\n"
     "                     60 Hz frame; 0: none, Newton runs to the tolerance or its cap of 40)\n"
+    "  --sim-thread       step on the simulation thread while the UI runs at the display rate\n"
+    "                     (default for windowed runs without --frames or --script)\n"
+    "  --lockstep         one step per frame on the UI thread (default headless, with --frames\n"
+    "                     or --script: runs are reproducible frame by frame)\n"
+    "  --full-resolution  mesh OBJ scenes with TetGen's quality bound 1.4 also on the CPU backend\n"
+    "                     (default there: quality 0, e.g. the bunny 3.9K instead of 28.7K tets)\n"
+    "  --progress         print the frame count and frame time to stderr every 2 s\n"
     "Exit codes: 0 success, 2 usage error, 3 bad input, 4 display, GL or internal error.\n";
 
 /// Parses a positive integer option value; throws a usage error naming the option.
@@ -116,6 +124,14 @@ edn::AppOptions parse_arguments(int argc, char** argv) {
             options.interop_options.profile = true;
         } else if (arg == "--frame-budget-ms") {
             options.frame_budget_ms = parse_milliseconds(arg, value());
+        } else if (arg == "--sim-thread") {
+            options.sim_thread = true;
+        } else if (arg == "--progress") {
+            options.progress = true;
+        } else if (arg == "--full-resolution") {
+            options.full_resolution = true;
+        } else if (arg == "--lockstep") {
+            options.sim_thread = false;
         } else if (arg == "--paused") {
             options.paused = true;
         } else if (arg == "--help" || arg == "-h") {

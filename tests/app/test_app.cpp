@@ -532,6 +532,30 @@ TEST_F(App, PinPlaneAndRegionDragFromAScript) {
     EXPECT_TRUE(lines_of(result.err).empty()) << result.err;
 }
 
+TEST_F(App, SimulationThreadAppliesTheScriptAndPauses) {
+    // The same drag as above, stepped on the simulation thread (--sim-thread): the script's
+    // commands reach the simulation through the UI's turns. Frames and steps are no longer
+    // paired one to one, so the check is what any number of steps gives: the corner rises.
+    const fs::path scene = write_cube(2);
+    std::ofstream(dir_ / "drag.json") << R"({"actions": [{"frame": 0, "pin_below": 0.05},
+                           {"frame": 0, "drag": {"vertex": 26, "to": [1.6, 1.6, 1.6]}}]})";
+    const std::string common = "--headless --sim-thread --no-gui --width 64 --height 48 --scene " +
+                               quote(scene) + " --script " + quote(dir_ / "drag.json") +
+                               " --stats " + quote(dir_ / "stats.json");
+    const AppRun result = run(common + " --frames 200");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string stats = read_text(dir_ / "stats.json");
+    EXPECT_TRUE(json_member_is(stats, "finite", "true")) << stats;
+    const std::vector<double> upper = json_array(stats, "upper");
+    ASSERT_EQ(upper.size(), 3u) << stats;
+    EXPECT_GT(upper[2], 1.02) << stats;
+    // Paused, the worker steps never: the cube stays at rest whatever the frame count.
+    const AppRun paused = run(common + " --frames 30 --paused");
+    ASSERT_EQ(paused.exit_code, 0) << paused.err;
+    const std::string at_rest = read_text(dir_ / "stats.json");
+    EXPECT_EQ(json_number(at_rest, "max_displacement"), 0.0) << at_rest;
+}
+
 TEST_F(App, SwitchingOrderSummationMaterialMidRunStaysFinite) {
     const fs::path scene = write_cube(2);
     std::ofstream(dir_ / "switch.json") << R"({"actions": [

@@ -15,6 +15,7 @@
 #include <imgui_impl_opengl3.h>
 #include <iostream>
 #include <limits>
+#include <thread>
 #include <utility>
 
 namespace edn {
@@ -112,7 +113,18 @@ App::~App() {
 int App::run() {
     run_start_ = last_progress_ = std::chrono::steady_clock::now();
     start();
+    // Headless there is no vsync: with the simulation on its own thread the display loop would
+    // spin at thousands of frames a second, and on a GPU its GL work time-slices with the CUDA
+    // solver's kernels (steps ran 3x slower). Headless threaded runs pace the display as a 60 Hz
+    // vsync would; lockstep runs (the simulation is the frame) are not paced.
+    const bool paced = options_.headless && worker_ && worker_->mode() == SimWorker::Mode::Threaded;
+    auto next_frame = std::chrono::steady_clock::now();
     while (!quit_) {
+        if (paced) {
+            std::this_thread::sleep_until(next_frame);
+            next_frame =
+                std::max(next_frame + kHeadlessFramePeriod, std::chrono::steady_clock::now());
+        }
         const bool last_frame = options_.frames > 0 && frame_index_ + 1 >= options_.frames;
         frame(last_frame);
         ++frame_index_;
@@ -605,9 +617,9 @@ void App::update_surface() {
                                    : gui_.color_mode == ColorMode::Displacement
                                        ? InteropScalar::Displacement
                                        : InteropScalar::None;
-        curved_.evaluate(
-            session_.sim()->positions(), kind,
-            kind == InteropScalar::Cells ? session_.sim()->von_mises_stress().data() : nullptr);
+        curved_.evaluate(session_.sim()->positions(), kind,
+                         kind == InteropScalar::Cells ? session_.sim()->von_mises_stress().data()
+                                                      : nullptr);
         renderer_->upload_surface_vertices(curved_.vertices());
         // The scalars stay readable per render vertex, as the flat host path leaves them.
         for (std::size_t r = 0; r < render_count; ++r)

@@ -88,6 +88,9 @@ bool uses_sim_thread(const AppOptions& options);
 /// so) and the next continues.
 inline constexpr double kAppFrameBudgetMs = 16.0;
 
+/// The display period of headless runs with the simulation on its own thread (a 60 Hz vsync).
+inline constexpr std::chrono::microseconds kHeadlessFramePeriod{16667};
+
 /// The app's default simulation: SimulationSettings' defaults (the CLI's) plus the frame budget.
 SimulationSettings default_app_settings();
 

@@ -122,15 +122,17 @@ inline int lanes_for(double mean_length, std::int64_t items, int forced) {
         if (2 * g >= mean_length) return g;
     return kThreads;
 }
-template <class F> void with_lanes(int g, F&& f) {
-    if (g == kThreads)
-        f.template operator()<kThreads>();
-    else if (g == 32)
-        f.template operator()<32>();
-    else if (g == 8)
-        f.template operator()<8>();
+// f.template operator()<W>() for the first W of the list equal to w (the last W otherwise).
+template <int W, int... Rest, class F> void with_width(int w, F&& f) {
+    if constexpr (sizeof...(Rest) == 0)
+        f.template operator()<W>();
+    else if (w == W)
+        f.template operator()<W>();
     else
-        f.template operator()<1>();
+        with_width<Rest...>(w, f);
+}
+template <class F> void with_lanes(int g, F&& f) {
+    with_width<kThreads, 32, 8, 1>(g, f);
 }
 // Warps per bin (and output component) of the coarse levels' products (k_spmv_bins): the fewest
 // in {1, 4, 8, 16, 32} that leave each warp at most 4 of the bin's entries (two rounds of loads),
@@ -142,16 +144,7 @@ inline int bin_warps_for(double mean_width, int forced) {
     return 32;
 }
 template <class F> void with_bin_warps(int w, F&& f) {
-    if (w == 32)
-        f.template operator()<32>();
-    else if (w == 16)
-        f.template operator()<16>();
-    else if (w == 8)
-        f.template operator()<8>();
-    else if (w == 4)
-        f.template operator()<4>();
-    else
-        f.template operator()<1>();
+    with_width<32, 16, 8, 4, 1>(w, f);
 }
 inline int grid_for_groups(std::int64_t n, int g) {
     return grid_for(n * g);

@@ -17,6 +17,17 @@
 namespace edn {
 namespace {
 
+/// The 2 x 2 x 3 box (0.2 x 0.2 x 0.3 m) of the small comparisons.
+TetMesh twin_box() {
+    return make_box_tet_mesh(2, 2, 3, {0, 0, 0}, {0.2, 0.2, 0.3});
+}
+
+/// s on the CUDA backend.
+SimulationSettings on_cuda(SimulationSettings s) {
+    s.backend = Backend::Cuda;
+    return s;
+}
+
 struct TrajectoryCase {
     int order;
     Material material;
@@ -132,9 +143,7 @@ TEST_P(CudaConvergedTrajectoryTest, EveryStepConvergesAndTheStatesMatchTheCpu) {
         s.stiffness_damping = 0.01;
     }
     const TetMesh mesh = make_box_tet_mesh(2, 2, 6, {0, 0, 0}, {0.2, 0.2, 0.6});
-    SimulationSettings sg = s;
-    sg.backend = Backend::Cuda;
-    Simulation cpu(mesh, s), gpu(mesh, sg);
+    Simulation cpu(mesh, s), gpu(mesh, on_cuda(s));
     DragSpring drag; // on a top face (vertex i + 3 j + 9 k of the 3 x 3 x 7 lattice)
     drag.vertices = {58, 59, 62};
     drag.weights = {0.3, 0.3, 0.4};
@@ -220,10 +229,8 @@ TEST(CudaSimulation, PotentialAndGradientMatchCpuAtADeformedState) {
                     s.stiffness_damping = 0.01;
                     s.ground_height = 0.1;
                 }
-                const TetMesh mesh = make_box_tet_mesh(2, 2, 3, {0, 0, 0}, {0.2, 0.2, 0.3});
-                SimulationSettings sg = s;
-                sg.backend = Backend::Cuda;
-                Simulation cpu(mesh, s), gpu(mesh, sg);
+                const TetMesh mesh = twin_box();
+                Simulation cpu(mesh, s), gpu(mesh, on_cuda(s));
                 cpu.pin_below(1e-9);
                 gpu.pin_below(1e-9);
                 if (extras) {
@@ -314,9 +321,7 @@ TEST(CudaSimulation, FirstFrameMatchesCpu) {
             s.cg_forcing = false; // one Newton iteration: its solve must be the tight one
             s.newton_tolerance = 1e-5;
             const TetMesh mesh = make_box_tet_mesh(2, 2, 6, {0, 0, 0}, {0.2, 0.2, 0.6});
-            SimulationSettings sg = s;
-            sg.backend = Backend::Cuda;
-            Simulation cpu(mesh, s), gpu(mesh, sg);
+            Simulation cpu(mesh, s), gpu(mesh, on_cuda(s));
             cpu.pin_below(1e-9);
             gpu.pin_below(1e-9);
             const StepResult rc = cpu.step(), rg = gpu.step();
@@ -362,10 +367,8 @@ TEST(CudaSimulation, RegionDragAndGroundFrictionMatchCpu) {
         s.material = Material::Linear; // the Hessian product compares assembled matrices
         s.ground_height = 0.05;
         s.ground_friction = 5.0;
-        const TetMesh mesh = make_box_tet_mesh(2, 2, 3, {0, 0, 0}, {0.2, 0.2, 0.3});
-        SimulationSettings sg = s;
-        sg.backend = Backend::Cuda;
-        Simulation cpu(mesh, s), gpu(mesh, sg);
+        const TetMesh mesh = twin_box();
+        Simulation cpu(mesh, s), gpu(mesh, on_cuda(s));
         // Some nodes below the plane at the step's start, all moving.
         std::vector<double> x = cpu.rest_positions(), v(x.size());
         for (std::size_t k = 0; k < x.size(); ++k)
@@ -413,10 +416,8 @@ TEST(CudaSimulation, HessianProductMatchesCpu) {
             s.material = Material::Linear;
             s.integrator = integrator;
             s.summation = method;
-            const TetMesh mesh = make_box_tet_mesh(2, 2, 3, {0, 0, 0}, {0.2, 0.2, 0.3});
-            SimulationSettings sg = s;
-            sg.backend = Backend::Cuda;
-            Simulation cpu(mesh, s), gpu(mesh, sg);
+            const TetMesh mesh = twin_box();
+            Simulation cpu(mesh, s), gpu(mesh, on_cuda(s));
             std::vector<double> y = cpu.rest_positions(), v(y.size());
             for (std::size_t k = 0; k < y.size(); ++k)
                 y[k] += 0.01 * std::sin(0.7 * k + 0.3), v[k] = std::cos(1.3 * k);

@@ -5,6 +5,7 @@
 #include "mesh/box_mesh.hpp"
 #include "sim/simulation.hpp"
 #include "support/random.hpp"
+#include "support/term_difference.hpp"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -51,25 +52,6 @@ std::vector<double> random_vector(std::size_t n, std::uint32_t seed, double scal
     return out;
 }
 
-/// E, g and H v of the damping term alone: the beta simulation minus the undamped one.
-struct DampingTerm {
-    double energy;
-    std::vector<double> gradient, hessian_v;
-};
-
-DampingTerm damping_term(Simulation& damped, Simulation& undamped, const std::vector<double>& y,
-                         const std::vector<double>& v) {
-    DampingTerm d;
-    std::vector<double> g1, g0;
-    d.energy = damped.incremental_potential(y, &g1) - undamped.incremental_potential(y, &g0);
-    d.gradient.resize(y.size());
-    for (std::size_t k = 0; k < y.size(); ++k) d.gradient[k] = g1[k] - g0[k];
-    const auto h1 = damped.hessian_product(y, v), h0 = undamped.hessian_product(y, v);
-    d.hessian_v.resize(y.size());
-    for (std::size_t k = 0; k < y.size(); ++k) d.hessian_v[k] = h1[k] - h0[k];
-    return d;
-}
-
 class StiffnessDampingFd : public ::testing::TestWithParam<std::tuple<Material, int>> {};
 
 TEST_P(StiffnessDampingFd, GradientAndHessianMatchFiniteDifferences) {
@@ -82,26 +64,16 @@ TEST_P(StiffnessDampingFd, GradientAndHessianMatchFiniteDifferences) {
     const auto shift = random_vector(y.size(), 11, 0.005);
     for (std::size_t k = 0; k < y.size(); ++k) y[k] += shift[k];
     const auto dir = random_vector(y.size(), 13, 1.0);
-    const DampingTerm d = damping_term(damped, undamped, y, dir);
+    const test::TermParts d = test::expect_term_derivatives(damped, undamped, y, dir, 1e-10);
     EXPECT_GT(d.energy, 0) << "y differs from x_start by a non-rigid displacement";
-
-    // Directional derivative of the energy and of the gradient (central differences).
-    const double h = 1e-6;
-    std::vector<double> yp = y, ym = y;
-    for (std::size_t k = 0; k < y.size(); ++k) yp[k] += h * dir[k], ym[k] -= h * dir[k];
-    const DampingTerm p = damping_term(damped, undamped, yp, dir);
-    const DampingTerm m = damping_term(damped, undamped, ym, dir);
-    double g_dot = 0, scale = 0;
-    for (std::size_t k = 0; k < y.size(); ++k) g_dot += d.gradient[k] * dir[k];
-    EXPECT_NEAR((p.energy - m.energy) / (2 * h), g_dot, 1e-6 * std::abs(g_dot) + 1e-10);
+    // The damping Hessian (beta/h) K0 does not depend on y.
+    std::vector<double> yp = y;
+    for (std::size_t k = 0; k < y.size(); ++k) yp[k] += 1e-6 * dir[k];
+    const test::TermParts p = test::term_difference(damped, undamped, yp, dir);
+    double scale = 0;
     for (double v : d.hessian_v) scale = std::max(scale, std::abs(v));
-    ASSERT_GT(scale, 0);
-    for (std::size_t k = 0; k < y.size(); ++k) {
-        const double fd = (p.gradient[k] - m.gradient[k]) / (2 * h);
-        EXPECT_NEAR(fd, d.hessian_v[k], 1e-6 * scale) << "dof " << k;
-        // The damping Hessian (beta/h) K0 does not depend on y.
+    for (std::size_t k = 0; k < y.size(); ++k)
         EXPECT_NEAR(p.hessian_v[k], d.hessian_v[k], 1e-9 * scale) << "dof " << k;
-    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Materials, StiffnessDampingFd,
@@ -129,7 +101,7 @@ TEST(StiffnessDamping, EqualsBetaOverHTimesTheLinearElasticEnergyOfTheStep) {
         std::vector<double> g_lin;
         const double w_lin = linear.incremental_potential(y, &g_lin);
         const auto dir = random_vector(y.size(), 19, 1.0);
-        const DampingTerm d = damping_term(damped, undamped, y, dir);
+        const test::TermParts d = test::term_difference(damped, undamped, y, dir);
         const double c = kBeta / s.dt;
         EXPECT_NEAR(d.energy, c * w_lin, 1e-9 * c * w_lin) << "p = " << order;
         const auto k_dir = linear.hessian_product(y, dir);
@@ -155,7 +127,7 @@ TEST(StiffnessDamping, RigidTranslationAndInfinitesimalRotationAreNotDamped) {
     std::vector<double> y = x;
     for (std::size_t k = 0; k < y.size(); ++k)
         y[k] += (k % 3 == 0 ? 0.03 : k % 3 == 1 ? -0.02 : 0.05);
-    DampingTerm d = damping_term(damped, undamped, y, dir);
+    test::TermParts d = test::term_difference(damped, undamped, y, dir);
     std::vector<double> g_ref;
     const double e_ref = damped.incremental_potential(y, &g_ref);
     EXPECT_NEAR(d.energy, 0, 1e-12 * std::abs(e_ref));
@@ -170,7 +142,7 @@ TEST(StiffnessDamping, RigidTranslationAndInfinitesimalRotationAreNotDamped) {
         y[3 * i + 1] = x[3 * i + 1] + omega[2] * p[0] - omega[0] * p[2];
         y[3 * i + 2] = x[3 * i + 2] + omega[0] * p[1] - omega[1] * p[0];
     }
-    d = damping_term(damped, undamped, y, dir);
+    d = test::term_difference(damped, undamped, y, dir);
     EXPECT_NEAR(d.energy, 0, 1e-12 * std::abs(e_ref));
     for (double g : d.gradient) EXPECT_NEAR(g, 0, 1e-9);
 }

@@ -83,6 +83,7 @@ App::App(AppOptions options)
       timings_(options_.frames > 0 ? static_cast<std::size_t>(options_.frames)
                                    : kDefaultTimingFrames) {
     gui_.settings = default_app_settings();
+    if (uses_sim_thread(options_)) gui_.settings.frame_budget_ms = kThreadedStepBudgetMs;
     if (options_.frame_budget_ms) gui_.settings.frame_budget_ms = *options_.frame_budget_ms;
     if (options_.color) gui_.color_mode = *options_.color;
     gui_.paused = options_.paused;

@@ -88,6 +88,12 @@ bool uses_sim_thread(const AppOptions& options);
 /// so) and the next continues.
 inline constexpr double kAppFrameBudgetMs = 16.0;
 
+/// The budget per step when the simulation has its own thread [ms]: the window stays at the
+/// display rate whatever a step takes, so the budget only bounds how long queued edits wait;
+/// steps that need more than a 60 Hz frame (p >= 2, or the CPU backend on 2 cores) then converge
+/// instead of ending after one Newton iteration.
+inline constexpr double kThreadedStepBudgetMs = 100.0;
+
 /// The display period of headless runs with the simulation on its own thread (a 60 Hz vsync).
 inline constexpr std::chrono::microseconds kHeadlessFramePeriod{16667};
 

@@ -11,6 +11,7 @@
 #include "sim/names.hpp"
 #include "sparse/spmv.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -71,6 +72,39 @@ void write_vectors(const std::filesystem::path& path, const std::vector<double>&
     });
 }
 
+/// Writes the lower triangle of `k` as a MatrixMarket coordinate real symmetric file (about half
+/// the general file). Each entry is the mean of K_ij and K_ji: the tangent of an energy is
+/// symmetric, so they differ by roundoff only, checked against `tolerance` x max |K|.
+void write_symmetric_matrix_market(const std::filesystem::path& path,
+                                   const BinBcsrMatrix<double>& k, double tolerance,
+                                   const std::string& source) {
+    const std::vector<CooEntry<double>> coo = to_coo(k);
+    double scale = 0, asymmetry = 0;
+    std::vector<CooEntry<double>> lower;
+    lower.reserve(coo.size() / 2 + 3 * static_cast<std::size_t>(k.pattern->num_rows));
+    for (const CooEntry<double>& e : coo) {
+        scale = std::max(scale, std::abs(e.value));
+        if (e.row < e.col) continue;
+        // The block pattern is structurally symmetric, so the mirror entry is stored.
+        const double mirror = k.entry(static_cast<Index>(e.col / 3), static_cast<Index>(e.row / 3),
+                                      static_cast<int>(e.col % 3), static_cast<int>(e.row % 3));
+        asymmetry = std::max(asymmetry, std::abs(e.value - mirror));
+        lower.push_back({e.row, e.col, 0.5 * (e.value + mirror)});
+    }
+    EDN_VERIFY(asymmetry <= tolerance * scale, ErrorCode::Numerical,
+               source << ": --symmetric: K is not symmetric (max |K_ij - K_ji| = " << asymmetry
+                      << ", max |K| = " << scale << ")");
+    const std::int64_t n = 3 * std::int64_t(k.pattern->num_rows);
+    write_file_atomically(path, [&](std::ostream& out) {
+        out << "%%MatrixMarket matrix coordinate real symmetric\n"
+            << "% elastodyn: dof index 3*node+axis (1-based here); lower triangle, "
+               "entries (K_ij + K_ji) / 2\n"
+            << n << ' ' << n << ' ' << lower.size() << '\n';
+        out << std::setprecision(std::numeric_limits<double>::max_digits10);
+        for (const auto& e : lower) out << e.row + 1 << ' ' << e.col + 1 << ' ' << e.value << '\n';
+    });
+}
+
 } // namespace
 
 int run_export(const std::vector<std::string>& arguments) {
@@ -81,9 +115,13 @@ int run_export(const std::vector<std::string>& arguments) {
         {"E", "E", "Young's modulus, > 0 (default 1e5)"},
         {"nu", "NU", "Poisson's ratio, in (-1, 0.5) (default 0.3)"},
         {"displacement", "U.txt", "one \"ux uy uz\" line per node (default zero)"},
-        {"matrix", "K.mtx", "output: tangent K as 3n x 3n MatrixMarket (dof 3*node+axis)"},
-        {"force", "f.txt", "output: energy gradient dW/dx, one line per node"},
-        {"nodes", "nodes.txt", "output: node positions x y z, one line per node"},
+        {"matrix", "K.mtx",
+         "output: tangent K as 3n x 3n MatrixMarket (dof 3*node+axis; default none)"},
+        {"symmetric", "",
+         "--matrix in MatrixMarket symmetric storage: the lower triangle only, about half the "
+         "size (default: general storage, every entry)"},
+        {"force", "f.txt", "output: energy gradient dW/dx, one line per node (default none)"},
+        {"nodes", "nodes.txt", "output: node positions x y z, one line per node (default none)"},
     };
     specs.insert(specs.begin(), own.begin(), own.end());
     const Args args("export", arguments, specs);
@@ -96,6 +134,8 @@ int run_export(const std::vector<std::string>& arguments) {
     args.expect_positionals({"MESH"});
     if (!args.has("matrix") && !args.has("force") && !args.has("nodes"))
         usage_error("export: nothing to write (give --matrix, --force and/or --nodes)");
+    if (args.flag("symmetric") && !args.has("matrix"))
+        usage_error("export: --symmetric applies to --matrix, which is not given");
     const int order = static_cast<int>(args.integer_or("order", 1, 1, kMaxOrder));
     const std::string material_name = args.string_or("material", "linear");
     const auto material = parse_material(material_name);
@@ -144,7 +184,10 @@ int run_export(const std::vector<std::string>& arguments) {
                     << " of f overflow or are NaN; E or the displacement too large?)");
 
     // Everything is computed before the first file is written.
-    if (matrix_file) write_matrix_market(*matrix_file, tangent.stiffness);
+    if (matrix_file && args.flag("symmetric"))
+        write_symmetric_matrix_market(*matrix_file, tangent.stiffness, 1e-9, path);
+    else if (matrix_file)
+        write_matrix_market(*matrix_file, tangent.stiffness);
     if (force_file) write_vectors(*force_file, tangent.gradient);
     if (nodes_file) {
         std::vector<double> flat;

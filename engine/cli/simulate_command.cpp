@@ -138,7 +138,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
          "two_level (p >= 2: block Jacobi + P1 coarse correction) | block_jacobi | multigrid "
          "(smoothed aggregation, p-multigrid for p >= 2) (default two_level; "
          "two_level at p = 1 is block_jacobi)"},
-        {"pin-below", "Z", "pin every node whose rest z is below Z"},
+        {"pin-below", "Z", "pin every node whose rest z is below Z (default none: nothing pinned)"},
         {"gravity", "G", "g along -z, or gx,gy,gz (default 9.81)"},
         {"damping", "A", "mass-proportional damping [1/s] (default 0)"},
         {"stiffness-damping", "B",
@@ -162,19 +162,21 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"deterministic", "",
          "cuda: bitwise-reproducible runs (sorted summation maps, and large p = 1 solves skip "
          "the faster upper-part SpMV, whose float atomics vary in the last bits)"},
-        {"ground", "Z", "penalty ground plane at height Z"},
+        {"ground", "Z", "penalty ground plane at height Z (default none: no ground)"},
         {"ground-friction", "F",
          "viscous friction [1/s] of the nodes on the --ground plane (default 0)"},
-        {"cut-plane", "PLANE", "cut along the plane \"px py pz nx ny nz\" (or comma-separated)"},
+        {"cut-plane", "PLANE",
+         "cut along the plane \"px py pz nx ny nz\" (or comma-separated; default none)"},
         {"cut-frame", "K", "cut before frame K (default 0: before the first frame)"},
         {"refine-sphere", "SPHERE",
-         "refine the cells touching the sphere \"cx cy cz r\" (or comma-separated)"},
+         "refine the cells touching the sphere \"cx cy cz r\" (or comma-separated; default none)"},
         {"refine-levels", "L", "bisection rounds of --refine-sphere, 1..8 (default 3)"},
         {"refine-uniform", "", "refine every cell into 8 instead"},
         {"refine-frame", "K",
          "refine before frame K (default 0); after the cut when both are at frame K"},
-        {"out", "run.json", "per-frame record"},
-        {"vtu", "out.vtu", "final state: positions, displacement, von Mises stress per cell"},
+        {"out", "run.json", "per-frame record (default none: not written)"},
+        {"vtu", "out.vtu",
+         "final state: positions, displacement, von Mises stress per cell (default none)"},
     };
     specs.insert(specs.begin(), own.begin(), own.end());
     const Args args("simulate", arguments, specs);

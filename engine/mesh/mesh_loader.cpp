@@ -35,8 +35,9 @@ TetMesh load_tet_mesh(const std::filesystem::path& path, const TetrahedralizeOpt
     verify_regular_file(path);
 
     if (extension == ".obj") {
-        SurfaceMesh surface = read_obj_surface(path);
-        check_and_orient_surface(surface, source);
+        SurfaceOrigin origin; // messages number vertices and faces as the file does
+        SurfaceMesh surface = read_obj_surface(path, &origin);
+        check_and_orient_surface(surface, source, &origin);
         return tetrahedralize(surface, options, source); // validated there
     }
     TetMesh mesh;

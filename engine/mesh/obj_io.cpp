@@ -255,7 +255,9 @@ struct CellKeyHash {
 /// Welds vertices closer than 1e-9 x bounding-box diagonal (of the referenced vertices) with a
 /// uniform hash grid whose cell is the tolerance, so only 27 neighbouring cells are searched;
 /// drops unreferenced vertices. The first vertex of a cluster (in file order) represents it.
-SurfaceMesh weld(const std::vector<Vec3>& positions, const std::vector<Tri>& triangles) {
+/// `first_of`, when given, receives per welded vertex the first input vertex welded into it.
+SurfaceMesh weld(const std::vector<Vec3>& positions, const std::vector<Tri>& triangles,
+                 std::vector<Index>* first_of = nullptr) {
     const auto n = static_cast<Index>(positions.size());
     std::vector<char> referenced(positions.size(), 0);
     for (const Tri& t : triangles)
@@ -307,6 +309,7 @@ SurfaceMesh weld(const std::vector<Vec3>& positions, const std::vector<Tri>& tri
         if (found < 0) {
             found = static_cast<Index>(out.positions.size());
             out.positions.push_back(p);
+            if (first_of) first_of->push_back(v);
             grid[key].push_back(found);
         }
         new_index[v] = found;
@@ -360,7 +363,7 @@ int corner_of(const Tri& tri, Index vertex) {
 
 } // namespace
 
-SurfaceMesh read_obj_surface(const std::filesystem::path& path) {
+SurfaceMesh read_obj_surface(const std::filesystem::path& path, SurfaceOrigin* origin) {
     const std::string name = path.string();
     const std::string text = read_all(path);
     verify_text(text, path);
@@ -396,25 +399,54 @@ SurfaceMesh read_obj_surface(const std::filesystem::path& path) {
                    name << ":" << scan.face_lines[f] << ": face " << f + 1 << " (" << count
                         << " vertices) cannot be triangulated: self-intersecting or degenerate "
                            "polygon");
+        if (origin) {
+            origin->file_face.resize(triangles.size(), static_cast<Index>(f));
+            origin->file_line.resize(triangles.size(), scan.face_lines[f]);
+        }
     }
     EDN_VERIFY(!triangles.empty(), ErrorCode::EmptyMesh, name << ": no faces after triangulation");
-    return weld(scan.positions, triangles);
+    if (!origin) return weld(scan.positions, triangles);
+    origin->file_vertex.clear();
+    return weld(scan.positions, triangles, &origin->file_vertex);
 }
 
-void check_and_orient_surface(SurfaceMesh& surface, const std::string& source) {
+void check_and_orient_surface(SurfaceMesh& surface, const std::string& source,
+                              const SurfaceOrigin* origin) {
     const auto num_vertices = static_cast<Index>(surface.positions.size());
     const auto num_triangles = static_cast<Index>(surface.triangles.size());
     EDN_VERIFY(num_triangles > 0, ErrorCode::EmptyMesh, source << ": no faces");
+    // Users see one numbering, 1-based: the OBJ file's when known, else the surface's own.
+    if (origin)
+        EDN_ASSERT(origin->file_vertex.size() == surface.positions.size() &&
+                       origin->file_face.size() == surface.triangles.size() &&
+                       origin->file_line.size() == surface.triangles.size(),
+                   "SurfaceOrigin does not describe this surface");
+    auto vertex_number = [&](Index v) -> long long {
+        return origin ? static_cast<long long>(origin->file_vertex[v]) + 1 : v + 1LL;
+    };
+    // "source:line: face F" (the OBJ face the triangle is part of) or "source: triangle T".
+    auto face_where = [&](Index t) {
+        std::ostringstream where;
+        if (origin)
+            where << source << ":" << origin->file_line[t] << ": face " << origin->file_face[t] + 1;
+        else
+            where << source << ": triangle " << t + 1;
+        return where.str();
+    };
+    auto face_number = [&](Index t) -> long long {
+        return origin ? static_cast<long long>(origin->file_face[t]) + 1 : t + 1LL;
+    };
+    const char* face_word = origin ? "faces" : "triangles";
     for (Index t = 0; t < num_triangles; ++t)
         for (Index v : surface.triangles[t])
             EDN_VERIFY(v >= 0 && v < num_vertices, ErrorCode::IndexOutOfRange,
-                       source << ": triangle " << t << " references vertex " << v << " of "
-                              << num_vertices);
+                       source << ": triangle " << t + 1 << " references vertex " << v + 1LL
+                              << " of " << num_vertices << " (1-based)");
     for (Index v = 0; v < num_vertices; ++v) {
         const Vec3& p = surface.positions[v];
         EDN_VERIFY(std::isfinite(p[0]) && std::isfinite(p[1]) && std::isfinite(p[2]),
                    ErrorCode::NonFinite,
-                   source << ": vertex " << v << " has a non-finite coordinate");
+                   source << ": vertex " << vertex_number(v) << " has a non-finite coordinate");
     }
 
     // Degenerate triangles, with the area tolerance relative to the bounding box.
@@ -432,13 +464,13 @@ void check_and_orient_surface(SurfaceMesh& surface, const std::string& source) {
         const Tri& tri = surface.triangles[t];
         for (int k = 0; k < 3; ++k)
             EDN_VERIFY(tri[k] != tri[(k + 1) % 3], ErrorCode::DegenerateElement,
-                       source << ": degenerate triangle " << t << " (repeated vertex " << tri[k]
-                              << ")");
+                       face_where(t)
+                           << " is degenerate (repeated vertex " << vertex_number(tri[k]) << ")");
         const Vec3 normal = cross(sub(surface.positions[tri[1]], surface.positions[tri[0]]),
                                   sub(surface.positions[tri[2]], surface.positions[tri[0]]));
         const double area = 0.5 * std::sqrt(dot(normal, normal));
         EDN_VERIFY(area > 1e-14 * diagonal2, ErrorCode::DegenerateElement,
-                   source << ": degenerate triangle " << t << " (zero area)");
+                   face_where(t) << " is degenerate (zero area)");
     }
 
     // Edge uses sorted by undirected edge: groups of 1 are boundary, >2 non-manifold.
@@ -458,8 +490,10 @@ void check_and_orient_surface(SurfaceMesh& surface, const std::string& source) {
         std::size_t j = i;
         while (j < uses.size() && uses[j].lo == uses[i].lo && uses[j].hi == uses[i].hi) ++j;
         EDN_VERIFY(j - i <= 2, ErrorCode::NonManifold,
-                   source << ": non-manifold edge at vertices " << uses[i].lo << "-" << uses[i].hi
-                          << " (" << j - i << " triangles)");
+                   source << ": non-manifold edge at vertices "
+                          << std::min(vertex_number(uses[i].lo), vertex_number(uses[i].hi)) << "-"
+                          << std::max(vertex_number(uses[i].lo), vertex_number(uses[i].hi)) << " ("
+                          << j - i << " triangles)");
         if (j - i == 1) {
             ++boundary_edges;
         } else {
@@ -495,7 +529,7 @@ void check_and_orient_surface(SurfaceMesh& surface, const std::string& source) {
         vertex_fan.erase(std::unique(vertex_fan.begin(), vertex_fan.end()), vertex_fan.end());
         for (std::size_t i = 1; i < vertex_fan.size(); ++i)
             EDN_VERIFY(vertex_fan[i].first != vertex_fan[i - 1].first, ErrorCode::NonManifold,
-                       source << ": non-manifold vertex " << vertex_fan[i].first);
+                       source << ": non-manifold vertex " << vertex_number(vertex_fan[i].first));
     }
 
     // Consistent orientation by breadth-first search over each component: a neighbour that
@@ -520,8 +554,9 @@ void check_and_orient_surface(SurfaceMesh& surface, const std::string& source) {
                     queue.push_back(other);
                 } else {
                     EDN_VERIFY(flip[other] == wanted, ErrorCode::InconsistentOrientation,
-                               source << ": non-orientable surface (triangles " << t << " and "
-                                      << other << " cannot agree on orientation)");
+                               source << ": non-orientable surface (" << face_word << " "
+                                      << face_number(t) << " and " << face_number(other)
+                                      << " cannot agree on orientation)");
                 }
             }
         }
@@ -534,19 +569,19 @@ void check_and_orient_surface(SurfaceMesh& surface, const std::string& source) {
     // normals pointing into the cavity. The signed enclosed volume is then the material's.
     const ShellNesting nesting = find_shell_nesting(surface);
     std::vector<double> volume(static_cast<std::size_t>(nesting.num_shells()), 0.0);
-    std::vector<Vec3> origin(static_cast<std::size_t>(nesting.num_shells()));
-    std::vector<char> has_origin(static_cast<std::size_t>(nesting.num_shells()), 0);
+    std::vector<Vec3> anchor(static_cast<std::size_t>(nesting.num_shells()));
+    std::vector<char> has_anchor(static_cast<std::size_t>(nesting.num_shells()), 0);
     for (Index t = 0; t < num_triangles; ++t) {
         const Index s = nesting.shell_of_triangle[t];
         const Tri& tri = surface.triangles[t];
-        if (!has_origin[s]) {
+        if (!has_anchor[s]) {
             // A point on the shell keeps the sum well conditioned far from the origin.
-            origin[s] = surface.positions[tri[0]];
-            has_origin[s] = 1;
+            anchor[s] = surface.positions[tri[0]];
+            has_anchor[s] = 1;
         }
-        const Vec3 a = sub(surface.positions[tri[0]], origin[s]);
-        const Vec3 b = sub(surface.positions[tri[1]], origin[s]);
-        const Vec3 d = sub(surface.positions[tri[2]], origin[s]);
+        const Vec3 a = sub(surface.positions[tri[0]], anchor[s]);
+        const Vec3 b = sub(surface.positions[tri[1]], anchor[s]);
+        const Vec3 d = sub(surface.positions[tri[2]], anchor[s]);
         volume[s] += dot(a, cross(b, d)) / 6.0;
     }
     for (Index t = 0; t < num_triangles; ++t) {

@@ -87,6 +87,10 @@ Index count_components(const TetMesh& mesh) {
 }
 
 TetMeshValidation validate_tet_mesh(TetMesh& mesh, const std::string& source) {
+    // Messages number vertices and cells from 1 in the order the file lists them (one numbering
+    // for every input message, as OBJ's); a .node file may count from 0 and a .msh file uses
+    // tags, hence the note.
+    constexpr const char* numbered = " (1-based, in file order)";
     TetMeshValidation result;
     const Index num_vertices = mesh.num_vertices();
     const Index num_cells = mesh.num_cells();
@@ -96,21 +100,22 @@ TetMeshValidation validate_tet_mesh(TetMesh& mesh, const std::string& source) {
         const Cell& cell = mesh.cells[c];
         for (Index v : cell)
             EDN_VERIFY(v >= 0 && v < num_vertices, ErrorCode::IndexOutOfRange,
-                       source << ": cell " << c << " references vertex " << v << " of "
-                              << num_vertices);
+                       source << ": cell " << c + 1 << numbered << " references vertex " << v + 1LL
+                              << " of " << num_vertices);
         for (int i = 0; i < 4; ++i)
             for (int j = i + 1; j < 4; ++j)
                 EDN_VERIFY(cell[i] != cell[j], ErrorCode::DegenerateElement,
-                           source << ": cell " << c << " repeats vertex " << cell[i]);
+                           source << ": cell " << c + 1 << numbered << " repeats vertex "
+                                  << cell[i] + 1LL);
     }
     for (Index v = 0; v < num_vertices; ++v) {
         const Vec3& p = mesh.positions[v];
         EDN_VERIFY(std::isfinite(p[0]) && std::isfinite(p[1]) && std::isfinite(p[2]),
                    ErrorCode::NonFinite,
-                   source << ": vertex " << v << " has a non-finite coordinate");
+                   source << ": vertex " << v + 1 << numbered << " has a non-finite coordinate");
         for (double x : p)
             EDN_VERIFY(std::abs(x) <= kMaxCoordinate, ErrorCode::NonFinite,
-                       source << ": vertex " << v << " has coordinate " << x
+                       source << ": vertex " << v + 1 << numbered << " has coordinate " << x
                               << ", out of range (|x| <= " << kMaxCoordinate
                               << ": volumes would overflow)");
     }
@@ -133,7 +138,8 @@ TetMeshValidation validate_tet_mesh(TetMesh& mesh, const std::string& source) {
             }
         }
         EDN_VERIFY(duplicates == 0, ErrorCode::DuplicateElement,
-                   source << ": " << duplicates << " duplicate cells, first is cell " << first);
+                   source << ": " << duplicates << " duplicate cells, first is cell " << first + 1
+                          << numbered);
     }
 
     // Zero volume is judged against the cell's own size (|6V| vs mean edge length cubed), so
@@ -158,7 +164,8 @@ TetMeshValidation validate_tet_mesh(TetMesh& mesh, const std::string& source) {
             }
         }
         EDN_VERIFY(zero == 0, ErrorCode::DegenerateElement,
-                   source << ": " << zero << " zero-volume cells, first is cell " << first);
+                   source << ": " << zero << " zero-volume cells, first is cell " << first + 1
+                          << numbered);
     }
 
     // Faces: at most two cells per face, and two cells that share a face lie on opposite sides
@@ -190,9 +197,10 @@ TetMeshValidation validate_tet_mesh(TetMesh& mesh, const std::string& source) {
             while (j < uses.size() && uses[j].face == uses[i].face) ++j;
             const auto& [a, b, c] = uses[i].face;
             EDN_VERIFY(j - i <= 2, ErrorCode::NonManifold,
-                       source << ": face (" << a << "," << b << "," << c << ") is shared by "
-                              << j - i << " cells (" << uses[i].cell << ", " << uses[i + 1].cell
-                              << ", " << uses[i + 2].cell << (j - i > 3 ? ", ..." : "") << ")");
+                       source << ": face (" << a + 1 << "," << b + 1 << "," << c + 1
+                              << ") is shared by " << j - i << " cells (" << uses[i].cell + 1
+                              << ", " << uses[i + 1].cell + 1 << ", " << uses[i + 2].cell + 1
+                              << (j - i > 3 ? ", ..." : "") << ")" << numbered);
             if (j - i == 2) {
                 const Vec3 &pa = mesh.positions[a], &pb = mesh.positions[b],
                            &pc = mesh.positions[c];
@@ -200,9 +208,10 @@ TetMeshValidation validate_tet_mesh(TetMesh& mesh, const std::string& source) {
                 const double side1 =
                     signed_volume(pa, pb, pc, mesh.positions[uses[i + 1].opposite]);
                 EDN_VERIFY((side0 > 0) != (side1 > 0), ErrorCode::DegenerateElement,
-                           source << ": cells " << uses[i].cell << " and " << uses[i + 1].cell
+                           source << ": cells " << uses[i].cell + 1 << " and "
+                                  << uses[i + 1].cell + 1
                                   << " overlap (both lie on the same side of their shared face ("
-                                  << a << "," << b << "," << c << "))");
+                                  << a + 1 << "," << b + 1 << "," << c + 1 << "))" << numbered);
             }
             i = j;
         }

@@ -325,12 +325,12 @@ void check_input(const SurfaceMesh& surface, const TetrahedralizeOptions& option
     for (std::size_t i = 0; i < surface.positions.size(); ++i)
         for (double x : surface.positions[i])
             EDN_VERIFY(std::isfinite(x), ErrorCode::NonFinite,
-                       source << ": vertex " << i << " has a non-finite coordinate");
+                       source << ": vertex " << i + 1 << " (1-based) has a non-finite coordinate");
     for (std::size_t t = 0; t < surface.triangles.size(); ++t)
         for (Index v : surface.triangles[t])
             EDN_VERIFY(v >= 0 && v < num_vertices, ErrorCode::IndexOutOfRange,
-                       source << ": triangle " << t << " references vertex " << v << " of "
-                              << num_vertices);
+                       source << ": triangle " << t + 1 << " references vertex " << v + 1LL
+                              << " of " << num_vertices << " (1-based)");
 }
 
 /// Splits every cell above `max_volume` at its centroid into four cells of a quarter of its

@@ -36,8 +36,9 @@ void expect_bad_obj(const std::string& name, ErrorCode code, const std::string& 
     if (!fragment.empty())
         expect_error(
             [&] {
-                SurfaceMesh surface = read_obj_surface(path);
-                check_and_orient_surface(surface, path.string());
+                SurfaceOrigin origin; // as the loader does: the file's numbering in messages
+                SurfaceMesh surface = read_obj_surface(path, &origin);
+                check_and_orient_surface(surface, path.string(), &origin);
             },
             code, fragment);
 }
@@ -79,11 +80,52 @@ TEST(ObjIo, BadFiles) {
     // binary_garbage.obj: 512 bytes from a fixed-seed LCG, starting with an ELF magic and NULs.
     expect_bad_obj("binary_garbage.obj", ErrorCode::Parse, "not a text OBJ file");
     expect_bad_obj("open_surface.obj", ErrorCode::OpenSurface, "open surface: 4 boundary edges");
+    // Vertices and faces numbered as in the file (1-based), as the files' comments name them.
     expect_bad_obj("non_manifold_edge.obj", ErrorCode::NonManifold,
-                   "non-manifold edge at vertices 0-1");
-    expect_bad_obj("non_manifold_vertex.obj", ErrorCode::NonManifold, "non-manifold vertex 0");
+                   "non-manifold edge at vertices 1-2");
+    expect_bad_obj("non_manifold_vertex.obj", ErrorCode::NonManifold, "non-manifold vertex 1");
     expect_bad_obj("degenerate_triangle.obj", ErrorCode::DegenerateElement,
-                   "degenerate triangle 1 (zero area)");
+                   "degenerate_triangle.obj:7: face 2 is degenerate (zero area)");
+}
+
+TEST(ObjIo, MessagesNumberVerticesAndFacesAsTheFileDoes) {
+    // Welding renumbers: the unused first vertex is dropped and the duplicate of vertex 2 merged,
+    // so the surface's own numbering differs from the file's; messages must use the file's.
+    const test::TempDir scratch("edn_obj");
+    const fs::path path = scratch / "shifted.obj";
+    std::ofstream(path) << "# two tetrahedra touching at vertex 3 only\n"
+                        << "v 9 9 9\nv 1 0 0\nv 0 0 0\nv 0 1 0\nv 0 0 1\n"
+                        << "v -1 0 0\nv 0 -1 0\nv 0 0 -1\nv 1 0 0\n"
+                        << "g a\nf 3 4 9\nf 3 2 5\nf 3 5 4\nf 2 4 5\n"
+                        << "g b\nf 3 6 7\nf 3 7 8\nf 3 8 6\nf 7 6 8\n";
+    expect_error(
+        [&] {
+            SurfaceOrigin origin;
+            SurfaceMesh surface = read_obj_surface(path, &origin);
+            EXPECT_EQ(origin.file_vertex.size(), surface.positions.size());
+            check_and_orient_surface(surface, path.string(), &origin);
+        },
+        ErrorCode::NonManifold, "non-manifold vertex 3");
+    // Without the origin the surface's own order is used, still from 1 (file vertex 3 is the
+    // second surface vertex).
+    expect_error(
+        [&] {
+            SurfaceMesh surface = read_obj_surface(path);
+            check_and_orient_surface(surface, path.string());
+        },
+        ErrorCode::NonManifold, "non-manifold vertex 2");
+    // After a quad (two triangles) a degenerate face 2 is the third triangle: it is named by its
+    // face number and line in the file.
+    const fs::path flat = scratch / "flat_quad.obj";
+    std::ofstream(flat) << "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 2 0 0\n"
+                        << "f 1 2 3 4\nf 1 5 2\n";
+    expect_error(
+        [&] {
+            SurfaceOrigin origin;
+            SurfaceMesh surface = read_obj_surface(flat, &origin);
+            check_and_orient_surface(surface, flat.string(), &origin);
+        },
+        ErrorCode::DegenerateElement, "flat_quad.obj:7: face 2 is degenerate");
 }
 
 TEST(ObjIo, MissingFileAndDirectoryAreIoErrors) {

@@ -119,7 +119,7 @@ TEST(TetMesh, DuplicateCellInAnyOrderIsRejected) {
     TetMesh mesh = unit_cube();
     mesh.cells.push_back({7, 4, 1, 5}); // cell 2 permuted
     expect_error([&] { validate_tet_mesh(mesh, "dup.node"); }, ErrorCode::DuplicateElement,
-                 "dup.node: 1 duplicate cells, first is cell 5");
+                 "dup.node: 1 duplicate cells, first is cell 6 (1-based, in file order)");
 }
 
 TEST(TetMesh, ZeroVolumeCellIsRejected) {
@@ -128,7 +128,7 @@ TEST(TetMesh, ZeroVolumeCellIsRejected) {
     mesh.cells.push_back({0, 1, 2, 8});
     mesh.cells.push_back({0, 1, 3, 8});
     expect_error([&] { validate_tet_mesh(mesh, "flat.ele"); }, ErrorCode::DegenerateElement,
-                 "flat.ele: 2 zero-volume cells, first is cell 5");
+                 "flat.ele: 2 zero-volume cells, first is cell 6 (1-based, in file order)");
 }
 
 TEST(TetMesh, ZeroVolumeToleranceIsScaleInvariant) {
@@ -146,7 +146,7 @@ TEST(TetMesh, ZeroVolumeToleranceIsScaleInvariant) {
     sliver.positions.push_back({0.5, 0.5, 1e-12});
     sliver.cells.push_back({0, 1, 2, 8});
     expect_error([&] { validate_tet_mesh(sliver, "sliver"); }, ErrorCode::DegenerateElement,
-                 "1 zero-volume cells, first is cell 5");
+                 "1 zero-volume cells, first is cell 6");
 }
 
 TEST(TetMesh, InputErrors) {
@@ -156,29 +156,30 @@ TEST(TetMesh, InputErrors) {
     TetMesh out_of_range = unit_cube();
     out_of_range.cells[1][2] = 8;
     expect_error([&] { validate_tet_mesh(out_of_range, "o.ele"); }, ErrorCode::IndexOutOfRange,
-                 "o.ele: cell 1 references vertex 8 of 8");
+                 "o.ele: cell 2 (1-based, in file order) references vertex 9 of 8");
     out_of_range.cells[1][2] = -1;
     expect_error([&] { validate_tet_mesh(out_of_range, "o.ele"); }, ErrorCode::IndexOutOfRange,
-                 "cell 1 references vertex -1");
+                 "cell 2 (1-based, in file order) references vertex 0 of 8");
 
     TetMesh repeated = unit_cube();
     repeated.cells[3] = {6, 4, 6, 7};
     expect_error([&] { validate_tet_mesh(repeated, "r.ele"); }, ErrorCode::DegenerateElement,
-                 "r.ele: cell 3 repeats vertex 6");
+                 "r.ele: cell 4 (1-based, in file order) repeats vertex 7");
 
     TetMesh nan = unit_cube();
     nan.positions[5][1] = std::numeric_limits<double>::quiet_NaN();
     expect_error([&] { validate_tet_mesh(nan, "n.node"); }, ErrorCode::NonFinite,
-                 "n.node: vertex 5 has a non-finite coordinate");
+                 "n.node: vertex 6 (1-based, in file order) has a non-finite coordinate");
     nan.positions[5][1] = std::numeric_limits<double>::infinity();
-    expect_error([&] { validate_tet_mesh(nan, "n.node"); }, ErrorCode::NonFinite, "vertex 5");
+    expect_error([&] { validate_tet_mesh(nan, "n.node"); }, ErrorCode::NonFinite, "vertex 6 ");
 
     // Finite but so large that volumes overflow: named as such, not as zero-volume cells.
     TetMesh huge = unit_cube();
     for (Vec3& p : huge.positions)
         for (double& x : p) x *= 1e200;
     expect_error([&] { validate_tet_mesh(huge, "h.node"); }, ErrorCode::NonFinite,
-                 "h.node: vertex 1 has coordinate 1e+200, out of range (|x| <= 1e+100");
+                 "h.node: vertex 2 (1-based, in file order) has coordinate 1e+200, out of range "
+                 "(|x| <= 1e+100");
     TetMesh large = unit_cube();
     for (Vec3& p : large.positions)
         for (double& x : p) x *= 1e90;
@@ -191,8 +192,8 @@ TEST(TetMesh, CellsOnTheSameSideOfTheirSharedFaceOverlap) {
     folded.positions = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {0.1, 0.1, 0.1}};
     folded.cells = {{0, 1, 2, 3}, {0, 1, 2, 4}};
     expect_error([&] { validate_tet_mesh(folded, "folded.node"); }, ErrorCode::DegenerateElement,
-                 "folded.node: cells 0 and 1 overlap (both lie on the same side of their shared "
-                 "face (0,1,2))");
+                 "folded.node: cells 1 and 2 overlap (both lie on the same side of their shared "
+                 "face (1,2,3)) (1-based, in file order)");
     // The same pair with the apex below the face is a valid two-cell mesh, in either order.
     TetMesh apart = folded;
     apart.positions[4] = {0.1, 0.1, -0.5};
@@ -208,8 +209,9 @@ TEST(TetMesh, FaceOfThreeCellsIsRejectedNamingTheFile) {
     TetMesh mesh;
     mesh.positions = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 1}, {0.2, 0.2, 0.2}};
     mesh.cells = {{0, 1, 2, 3}, {1, 2, 3, 4}, {1, 2, 3, 5}};
-    expect_error([&] { validate_tet_mesh(mesh, "face3.node"); }, ErrorCode::NonManifold,
-                 "face3.node: face (1,2,3) is shared by 3 cells (0, 1, 2)");
+    expect_error(
+        [&] { validate_tet_mesh(mesh, "face3.node"); }, ErrorCode::NonManifold,
+        "face3.node: face (2,3,4) is shared by 3 cells (1, 2, 3) (1-based, in file order)");
 }
 
 TEST(TetMesh, ComponentsOfDisjointAndTouchingTets) {

@@ -3,6 +3,7 @@
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
+#include "sim/settings_options.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -84,6 +85,8 @@ App::App(AppOptions options)
                                    : kDefaultTimingFrames) {
     gui_.settings = default_app_settings();
     if (uses_sim_thread(options_)) gui_.settings.frame_budget_ms = kThreadedStepBudgetMs;
+    // The command line's settings over the app's defaults, parsed as simulate parses them.
+    apply_settings_options(options_.settings, gui_.settings);
     if (options_.frame_budget_ms) gui_.settings.frame_budget_ms = *options_.frame_budget_ms;
     if (options_.color) gui_.color_mode = *options_.color;
     gui_.paused = options_.paused;

@@ -41,6 +41,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace edn {
@@ -71,6 +72,9 @@ struct AppOptions {
     /// --full-resolution: OBJ scenes meshed with TetGen's quality bound also on the CPU backend.
     bool full_resolution = false;
     bool progress = false; ///< --progress: a line on stderr every 2 s and at the end
+    /// simulate's settings options as given (name without "--", value; "" for flags), applied
+    /// over default_app_settings() by sim/settings_options.hpp's parser.
+    std::vector<std::pair<std::string, std::string>> settings;
 };
 
 /// TetGen radius-edge bound of the full-resolution mesh (the CLI's default; bunny: 28.7K tets).

@@ -4,11 +4,13 @@
 
 #include "gui_detail.hpp"
 #include "sim/names.hpp"
+#include "sim/presets.hpp"
 #include "timings.hpp"
 
 #include <algorithm>
 #include <array>
 #include <imgui.h>
+#include <span>
 
 namespace edn::gui_detail {
 namespace {
@@ -86,10 +88,36 @@ void run_controls(GuiState& state, GuiActions& actions) {
     actions.reset_simulation = ImGui::Button("Reset (R)");
 }
 
+/// The material presets (sim/presets.hpp) with "custom" first: shows the preset whose E, nu,
+/// rho are set; picking one sets them (a rebuild, as editing them does). True when one was picked.
+bool preset_combo(SimulationSettings& s) {
+    const std::span<const MaterialPreset> presets = material_presets();
+    const MaterialPreset* current = matching_preset(s);
+    bool changed = false;
+    if (ImGui::BeginCombo("preset", current ? current->label : "custom")) {
+        for (const MaterialPreset& preset : presets) {
+            if (ImGui::Selectable(preset.label, &preset == current) && &preset != current) {
+                apply_preset(preset, s);
+                changed = true;
+            }
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", preset.source);
+        }
+        ImGui::EndCombo();
+    }
+    if (current && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", current->source);
+    return changed;
+}
+
 /// Material, time step and loads; true when a setting changed.
 bool model_section(SimulationSettings& s) {
     if (!ImGui::CollapsingHeader("Model", ImGuiTreeNodeFlags_DefaultOpen)) return false;
+    // Model and preset share a row: the panel keeps its height (at 1280 x 720 one more row
+    // makes it scroll, and the scroll bar clips its widest row).
+    ImGui::SetNextItemWidth(0.55f * item_width());
     bool changed = choice_combo("material", s.material);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(0.7f * item_width());
+    changed |= preset_combo(s);
     changed |= edit_double("E [Pa]", &s.young, "%.4g");
     changed |= edit_double("nu", &s.poisson, "%.3f");
     changed |= edit_double("rho [kg/m3]", &s.density, "%.4g");

@@ -2,12 +2,16 @@
 
 #include "app.hpp"
 #include "core/error.hpp"
+#include "sim/presets.hpp"
+#include "sim/settings_options.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <string>
 #include <string_view>
 
 namespace {
@@ -16,9 +20,9 @@ constexpr const char* kUsage =
     "usage: elastodyn [--scene FILE] [--frames N] [--headless] [--screenshot OUT.png|OUT.ppm]\n"
     "                 [--timings OUT.csv] [--width W] [--height H] [--no-gui]\n"
     "                 [--script ACTIONS.json] [--stats OUT.json] [--color MODE] [--paused]\n"
-    "                 [--backend cpu|cuda] [--no-interop] [--interop-mapped] [--interop-profile]\n"
-    "                 [--shader-dir DIR] [--frame-budget-ms MS] [--sim-thread|--lockstep]\n"
-    "                 [--full-resolution] [--progress]\n"
+    "                 [--no-interop] [--interop-mapped] [--interop-profile]\n"
+    "                 [--shader-dir DIR] [--sim-thread|--lockstep]\n"
+    "                 [--full-resolution] [--progress] [simulation settings, below]\n"
     "  --scene FILE       tet mesh to show: OBJ surface (meshed by TetGen), .node/.ele or .msh;\n"
     "                     a path, or a file name in the assets folder\n"
     "                     (default: the model named in assets/default_scene.txt)\n"
@@ -32,24 +36,19 @@ constexpr const char* kUsage =
     "  --stats FILE       write the final state (bounding box, finite flag, errors) as JSON\n"
     "  --color MODE       surface colour: none, von_mises (default) or displacement\n"
     "  --paused           start with the simulation paused\n"
-    "  --backend NAME     simulation backend: cpu (default) or cuda (surface written by\n"
-    "                     CUDA-GL interop)\n"
     "  --no-interop       with cuda, upload from host positions with glBufferSubData instead\n"
     "                     (comparison runs)\n"
     "  --interop-mapped   with cuda, the registered-buffer interop path even where the\n"
     "                     external-memory path works (comparison runs)\n"
     "  --interop-profile  print the median split of the surface update at exit\n"
     "  --shader-dir DIR   GLSL sources from DIR instead of the installed shaders (editing)\n"
-    "  --frame-budget-ms MS  wall-clock budget of a frame's Newton iterations (default 16: one\n"
-    "                     60 Hz frame; 0: none, Newton runs to the tolerance or its cap of 40)\n"
     "  --sim-thread       step on the simulation thread while the UI runs at the display rate\n"
     "                     (default for windowed runs without --frames or --script)\n"
     "  --lockstep         one step per frame on the UI thread (default headless, with --frames\n"
     "                     or --script: runs are reproducible frame by frame)\n"
     "  --full-resolution  mesh OBJ scenes with TetGen's quality bound 1.4 also on the CPU backend\n"
     "                     (default there: quality 0, e.g. the bunny 3.9K instead of 28.7K tets)\n"
-    "  --progress         print the frame count and frame time to stderr every 2 s\n"
-    "Exit codes: 0 success, 2 usage error, 3 bad input, 4 display, GL or internal error.\n";
+    "  --progress         print the frame count and frame time to stderr every 2 s\n";
 
 /// Parses a positive integer option value; throws a usage error naming the option.
 int parse_positive(std::string_view option, std::string_view text, int max_value) {
@@ -59,17 +58,6 @@ int parse_positive(std::string_view option, std::string_view text, int max_value
                    value <= max_value,
                edn::ErrorCode::Usage,
                option << ": expected an integer in [1, " << max_value << "], got '" << text << "'");
-    return value;
-}
-
-/// Parses a finite number >= 0 of milliseconds; throws a usage error naming the option.
-double parse_milliseconds(std::string_view option, std::string_view text) {
-    double value = -1;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    EDN_VERIFY(ec == std::errc() && end == text.data() + text.size() && std::isfinite(value) &&
-                   value >= 0,
-               edn::ErrorCode::Usage,
-               option << ": expected milliseconds >= 0 (0: none), got '" << text << "'");
     return value;
 }
 
@@ -109,11 +97,6 @@ edn::AppOptions parse_arguments(int argc, char** argv) {
             options.color = edn::parse_color_mode(name);
             EDN_VERIFY(options.color, edn::ErrorCode::Usage,
                        arg << ": expected none, von_mises or displacement, got '" << name << "'");
-        } else if (arg == "--backend") {
-            const std::string_view name = value();
-            options.backend = edn::parse_backend(name);
-            EDN_VERIFY(options.backend, edn::ErrorCode::Usage,
-                       arg << ": expected cpu or cuda, got '" << name << "'");
         } else if (arg == "--no-interop") {
             options.interop = false;
         } else if (arg == "--shader-dir") {
@@ -122,8 +105,6 @@ edn::AppOptions parse_arguments(int argc, char** argv) {
             options.interop_options.force_mapped = true;
         } else if (arg == "--interop-profile") {
             options.interop_options.profile = true;
-        } else if (arg == "--frame-budget-ms") {
-            options.frame_budget_ms = parse_milliseconds(arg, value());
         } else if (arg == "--sim-thread") {
             options.sim_thread = true;
         } else if (arg == "--progress") {
@@ -136,11 +117,41 @@ edn::AppOptions parse_arguments(int argc, char** argv) {
             options.paused = true;
         } else if (arg == "--help" || arg == "-h") {
             options.show_help = true;
+        } else if (const edn::SettingsOption* setting =
+                       arg.starts_with("--") ? edn::find_settings_option(arg.substr(2)) : nullptr) {
+            // simulate's settings flags, parsed by its parser (sim/settings_options.hpp).
+            options.settings.emplace_back(setting->name,
+                                          setting->takes_value() ? std::string(value()) : "");
         } else {
             EDN_THROW(edn::ErrorCode::Usage, "unknown argument '" << arg << "' (see --help)");
         }
     }
+    // Bad values fail here, before any window opens; App applies the same list to its defaults.
+    edn::SimulationSettings given;
+    edn::apply_settings_options(options.settings, given);
+    for (const auto& [name, text] : options.settings) {
+        if (name == "backend") options.backend = given.backend;
+        if (name == "frame-budget-ms") options.frame_budget_ms = given.frame_budget_ms;
+    }
     return options;
+}
+
+/// The usage text: the app's own options, then the settings options shared with simulate.
+std::string usage() {
+    std::string text = kUsage;
+    text += "Simulation settings (as elastodyn-cli simulate; defaults there, except that the app\n"
+            "picks cuda when a device is usable and a --frame-budget-ms of 16, or 100 with\n"
+            "--sim-thread):\n";
+    for (const edn::SettingsOption& option : edn::settings_options()) {
+        std::string left = std::string("  --") + option.name;
+        if (option.takes_value()) left += std::string(" ") + option.value_name;
+        left.resize(std::max<std::size_t>(left.size() + 1, 21), ' ');
+        text += left + option.help + "\n";
+        if (std::string_view(option.name) == "preset")
+            text += std::string(21, ' ') + edn::preset_names() + "\n";
+    }
+    text += "Exit codes: 0 success, 2 usage error, 3 bad input, 4 display, GL or internal error.\n";
+    return text;
 }
 
 } // namespace
@@ -149,7 +160,7 @@ int main(int argc, char** argv) {
     try {
         const edn::AppOptions options = parse_arguments(argc, argv);
         if (options.show_help) {
-            std::cout << kUsage;
+            std::cout << usage();
             return 0;
         }
         edn::App app(options);

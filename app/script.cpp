@@ -255,6 +255,11 @@ public:
                 action.backend = choice<Backend>(key, v);
             } else if (key == "integrator") {
                 action.integrator = choice<Integrator>(key, v);
+            } else if (key == "preset") {
+                action.preset = find_preset(string(key, v));
+                if (action.preset == nullptr)
+                    fail(key,
+                         "unknown preset '" + string(key, v) + "' (" + preset_names(", ") + ")");
             } else if (key == "young") {
                 action.young = positive(key, v);
             } else if (key == "poisson") {

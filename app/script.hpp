@@ -16,7 +16,8 @@
 /// | [px, py] screen at the picked depth, stiffness?, radius? (world, rest space: the region
 /// that follows; 0: one point; default the GUI's)}, release, order 1..3, summation
 /// per_entry|per_simplex|inline, preconditioner two_level|block_jacobi, material
-/// linear|corotational|neohookean, backend cpu|cuda, integrator, young, poisson, density, dt,
+/// linear|corotational|neohookean, backend cpu|cuda, integrator, preset NAME (sim/presets.hpp;
+/// sets young, poisson, density, which win when also given), young, poisson, density, dt,
 /// damping, newton_iterations, gravity [x, y, z], pause, step, reset, color
 /// none|von_mises|displacement, wireframe, cut {point: [x, y, z], normal: [x, y, z], radius?}
 /// (world; cuts the mesh along the plane, faces within radius of point) or cut {from: [px, py], to:
@@ -29,6 +30,7 @@
 /// 2-98th percentile of the surface values (the default).
 
 #include "core/types.hpp"
+#include "sim/presets.hpp"
 #include "sim/simulation.hpp"
 #include "supports.hpp"
 
@@ -99,6 +101,8 @@ struct ScriptAction {
     std::optional<Material> material;             ///< material model
     std::optional<Backend> backend;               ///< backend
     std::optional<Integrator> integrator;         ///< time integrator
+    /// Material preset (sim/presets.hpp): E, nu, rho; young/poisson/density keys win over it.
+    const MaterialPreset* preset = nullptr;
     std::optional<double> young;                  ///< Young's modulus
     std::optional<double> poisson;                ///< Poisson's ratio
     std::optional<double> density;                ///< density

@@ -1,5 +1,7 @@
 #include "script_runner.hpp"
 
+#include "sim/presets.hpp"
+
 #include <utility>
 
 namespace edn {
@@ -26,6 +28,11 @@ std::optional<SimulationSettings> scripted_settings(const ScriptAction& action,
     set(settings.material, action.material);
     set(settings.backend, action.backend);
     set(settings.integrator, action.integrator);
+    // The preset first: young, poisson, density in the same action win over it.
+    if (action.preset) {
+        apply_preset(*action.preset, settings);
+        changed = true;
+    }
     set(settings.young, action.young);
     set(settings.poisson, action.poisson);
     set(settings.density, action.density);

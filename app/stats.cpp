@@ -2,6 +2,7 @@
 
 #include "core/json.hpp"
 #include "sim/names.hpp"
+#include "sim/presets.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -106,6 +107,18 @@ void write_stats(const std::filesystem::path& path, const EditSession& session, 
         }
         stats["order"] = s.order;
         stats["material"] = material_name(s.material);
+        stats["E"] = s.young;
+        stats["nu"] = s.poisson;
+        stats["rho"] = s.density;
+        // The preset whose E, nu and rho these are (null: a custom material).
+        const MaterialPreset* preset = matching_preset(s);
+        stats["preset"] = preset ? Json(preset->name) : Json(nullptr);
+        stats["dt"] = s.dt;
+        stats["integrator"] = integrator_name(s.integrator);
+        stats["damping"] = s.mass_damping;
+        stats["cg_tol"] = s.pcg.relative_tolerance;
+        stats["cg_max"] = s.pcg.max_iterations;
+        stats["cg_forcing"] = s.cg_forcing;
         stats["summation"] = summation_method_name(s.summation);
         stats["preconditioner"] = preconditioner_name(s.preconditioner);
         stats["backend"] = backend_name(s.backend);

@@ -9,6 +9,8 @@
 #include "mesh/vtu_io.hpp"
 #include "sim/convergence.hpp"
 #include "sim/names.hpp"
+#include "sim/presets.hpp"
+#include "sim/settings_options.hpp"
 #include "sim/simulation.hpp"
 
 #include <algorithm>
@@ -39,22 +41,6 @@ std::vector<double> parse_numbers(const std::string& text, const std::string& ex
         values.push_back(v);
     }
     return values;
-}
-
-/// "g" (magnitude along -z) or "gx,gy,gz".
-std::array<double, 3> parse_gravity(const std::string& text) {
-    const std::string expected =
-        "simulate: option '--gravity': expected g or gx,gy,gz, got '" + text + "'";
-    const std::vector<double> values = parse_numbers(text, expected);
-    if (values.size() != 1 && values.size() != 3) usage_error(expected);
-    // A float (the CUDA backend's type) must hold every component.
-    for (double v : values)
-        if (std::abs(v) > std::numeric_limits<float>::max())
-            usage_error("simulate: option '--gravity': '" + text + "' is out of range (|g| <= " +
-                        to_json_text(Json(double(std::numeric_limits<float>::max()))) +
-                        " per component)");
-    if (values.size() == 1) return {0, 0, -values[0]};
-    return {values[0], values[1], values[2]};
 }
 
 /// "px py pz nx ny nz" (spaces and/or commas): a point on the plane and its normal.
@@ -123,6 +109,9 @@ JsonObject times_json(const StageTimes& t) {
 int run_simulate(const std::vector<std::string>& arguments) {
     std::vector<OptionSpec> specs = meshing_option_specs();
     const std::vector<OptionSpec> own = {
+        {"preset", "NAME",
+         preset_names() + ": sets E, nu and rho (sim/presets.cpp); explicit --E, --nu, --rho "
+                          "win over it"},
         {"order", "P", "polynomial order 1..3 (default 1)"},
         {"material", "M", names_list<Material>() + " (default neohookean)"},
         {"E", "E", "Young's modulus [Pa] (default 1e5)"},
@@ -186,76 +175,13 @@ int run_simulate(const std::vector<std::string>& arguments) {
     }
     args.expect_positionals({"MESH"});
     constexpr double huge = std::numeric_limits<double>::max();
-    constexpr double tiny = std::numeric_limits<double>::min();
-    // Physical parameters must be floats (the CUDA backend's type); the time step also with
-    // 1/dt^2 and dt^2, which scale the inertia term and gravity's displacement per step.
-    constexpr double float_max = std::numeric_limits<float>::max();
-    constexpr double float_min = std::numeric_limits<float>::min();
-    const double dt_min = 1.0 / std::sqrt(float_max), dt_max = std::sqrt(float_max);
+    // The settings options are parsed by the app's parser too (sim/settings_options.hpp).
     SimulationSettings s;
-    s.order = static_cast<int>(args.integer_or("order", 1, 1, 3));
-    const std::string material = args.string_or("material", "neohookean");
-    if (auto m = parse_material(material))
-        s.material = *m;
-    else
-        usage_error("simulate: unknown material '" + material + "' (" + names_list<Material>(", ") +
-                    ")");
-    s.young = args.real_or("E", s.young, float_min, float_max);
-    s.poisson = args.real_or("nu", s.poisson, -1.0, 0.5);
-    if (s.poisson <= -1.0 || s.poisson >= 0.5)
-        usage_error("simulate: option '--nu': must be in (-1, 0.5), got " +
-                    args.string_or("nu", ""));
-    s.density = args.real_or("rho", s.density, float_min, float_max);
+    std::vector<std::pair<std::string, std::string>> given;
+    for (const SettingsOption& option : settings_options())
+        if (args.has(option.name)) given.emplace_back(option.name, args.string_or(option.name, ""));
+    apply_settings_options(given, s, "simulate");
     const long long frames = args.integer_or("frames", 60, 0, 100000000);
-    s.dt = args.real_or("dt", s.dt, dt_min, dt_max);
-    const std::string integrator = args.string_or("integrator", "backward_euler");
-    if (auto i = parse_integrator(integrator); i && *i != Integrator::Static)
-        s.integrator = *i;
-    else
-        usage_error("simulate: unknown integrator '" + integrator +
-                    "' (backward_euler or midpoint)");
-    if (args.flag("static")) s.integrator = Integrator::Static;
-    const std::string backend = args.string_or("backend", "cpu");
-    if (auto b = parse_backend(backend))
-        s.backend = *b;
-    else
-        usage_error("simulate: unknown backend '" + backend + "' (" + names_list<Backend>(" or ") +
-                    ")");
-    const std::string summation = args.string_or("summation", "per_entry");
-    if (auto m = parse_summation_method(summation))
-        s.summation = *m;
-    else
-        usage_error("simulate: unknown summation method '" + summation + "' (" +
-                    names_list<SummationMethod>(", ") + ")");
-    const std::string preconditioner = args.string_or("preconditioner", "two_level");
-    if (auto pc = parse_preconditioner(preconditioner))
-        s.preconditioner = *pc;
-    else
-        usage_error("simulate: unknown preconditioner '" + preconditioner + "' (" +
-                    names_list<Preconditioner>(", ") + ")");
-    if (args.has("gravity")) s.gravity = parse_gravity(args.string_or("gravity", ""));
-    s.mass_damping = args.real_or("damping", 0.0, 0.0, float_max);
-    s.stiffness_damping = args.real_or("stiffness-damping", 0.0, 0.0, float_max);
-    s.max_newton_iterations =
-        static_cast<int>(args.integer_or("newton", s.max_newton_iterations, 1, 1000));
-    s.newton_tolerance = args.real_or("newton-tol", s.newton_tolerance, tiny, huge);
-    s.frame_budget_ms = args.real_or("frame-budget-ms", s.frame_budget_ms, 0.0, huge);
-    s.pcg.relative_tolerance = args.real_or("cg-tol", s.pcg.relative_tolerance, tiny, 0.999);
-    s.pcg.max_iterations =
-        static_cast<int>(args.integer_or("cg-max", s.pcg.max_iterations, 1, 1000000));
-    const std::string forcing = args.string_or("cg-forcing", s.cg_forcing ? "on" : "off");
-    if (forcing != "on" && forcing != "off")
-        usage_error("simulate: option '--cg-forcing': expected on or off, got '" + forcing + "'");
-    s.cg_forcing = forcing == "on";
-    const std::string refresh = args.string_or("multigrid-refresh", "step");
-    if (refresh != "step" && refresh != "iteration")
-        usage_error("simulate: option '--multigrid-refresh': expected step or iteration, got '" +
-                    refresh + "'");
-    s.multigrid_every_iteration = refresh == "iteration";
-    s.project_hessian = !args.flag("exact-hessian");
-    s.deterministic = args.flag("deterministic");
-    if (args.has("ground")) s.ground_height = args.real_or("ground", 0.0, -huge, huge);
-    s.ground_friction = args.real_or("ground-friction", 0.0, 0.0, float_max);
     const std::string path = args.positionals()[0];
 
     std::optional<CutPlane> cut_plane;

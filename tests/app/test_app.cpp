@@ -753,6 +753,49 @@ TEST_F(App, BackendOptionAndUploadPathInStats) {
         << text;
 }
 
+/// simulate's settings flags set the app's settings through the same parser: --order, --preset
+/// and an explicit --E over it, the solver options; an unknown preset is a usage error.
+TEST_F(App, TakesSimulatesSettingsFlags) {
+    const fs::path scene = write_cube(2);
+    const fs::path stats = dir_ / "stats.json";
+    const std::string common = "--headless --no-gui --width 64 --height 48 --backend cpu "
+                               "--frames 2 --scene " +
+                               quote(scene) + " --stats " + quote(stats);
+    const AppRun preset = run(common + " --order 2 --preset gel");
+    ASSERT_EQ(preset.exit_code, 0) << preset.err;
+    std::string text = read_text(stats);
+    EXPECT_EQ(json_number(text, "order"), 2.0) << text;
+    EXPECT_EQ(json_number(text, "E"), 2e4) << text;
+    EXPECT_EQ(json_number(text, "nu"), 0.48) << text;
+    EXPECT_EQ(json_number(text, "rho"), 1030.0) << text;
+    EXPECT_TRUE(json_member_is(text, "preset", "\"gel\"")) << text;
+    const AppRun explicit_e = run(common + " --E 3e4 --preset gel --newton 7 --cg-tol 1e-5 "
+                                           "--damping 0.5 --material corotational --dt 0.01");
+    ASSERT_EQ(explicit_e.exit_code, 0) << explicit_e.err;
+    text = read_text(stats);
+    EXPECT_EQ(json_number(text, "order"), 1.0) << text;
+    EXPECT_EQ(json_number(text, "E"), 3e4) << text;
+    EXPECT_EQ(json_number(text, "rho"), 1030.0) << text;
+    EXPECT_TRUE(json_member_is(text, "preset", "null")) << text;
+    EXPECT_TRUE(json_member_is(text, "material", "\"corotational\"")) << text;
+    EXPECT_EQ(json_number(text, "newton"), 7.0) << text;
+    EXPECT_EQ(json_number(text, "cg_tol"), 1e-5) << text;
+    EXPECT_EQ(json_number(text, "damping"), 0.5) << text;
+    EXPECT_EQ(json_number(text, "dt"), 0.01) << text;
+    const AppRun unknown = run("--headless --preset jelly");
+    EXPECT_EQ(unknown.exit_code, 2);
+    EXPECT_NE(unknown.err.find("option '--preset': unknown preset 'jelly' (soft_rubber, "),
+              std::string::npos)
+        << unknown.err;
+    EXPECT_EQ(run("--headless --E -1").exit_code, 2);
+    EXPECT_EQ(run("--headless --static --static").exit_code, 2);
+    const AppRun help = run("--help");
+    ASSERT_EQ(help.exit_code, 0);
+    for (const char* option : {"--preset NAME", "--order P", "--newton-tol T", "--cg-max K",
+                               "--summation S", "--backend B", "--frame-budget-ms MS"})
+        EXPECT_NE(help.out.find(option), std::string::npos) << option;
+}
+
 /// Without a usable CUDA device `--backend cuda` is one usage line naming the reason and the way
 /// out, not a failure deep in CUDA. Skipped where a device exists.
 TEST_F(App, CudaBackendWithoutDeviceIsOneUsageLine) {

@@ -110,8 +110,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
     std::vector<OptionSpec> specs = meshing_option_specs();
     const std::vector<OptionSpec> own = {
         {"preset", "NAME",
-         preset_names() + ": sets E, nu and rho (sim/presets.cpp); explicit --E, --nu, --rho "
-                          "win over it"},
+         preset_names() + ": sets E, nu and rho (sim/presets.cpp; default none); explicit --E, "
+                          "--nu, --rho win over it"},
         {"order", "P", "polynomial order 1..3 (default 1)"},
         {"material", "M", names_list<Material>() + " (default neohookean)"},
         {"E", "E", "Young's modulus [Pa] (default 1e5)"},

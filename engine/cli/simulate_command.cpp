@@ -28,19 +28,9 @@ namespace {
 
 /// Finite numbers separated by spaces and/or commas; calls usage_error(expected) on anything else.
 std::vector<double> parse_numbers(const std::string& text, const std::string& expected) {
-    std::string s = text;
-    for (char& c : s)
-        if (c == ',') c = ' ';
-    std::istringstream in(s);
-    std::vector<double> values;
-    std::string token;
-    while (in >> token) {
-        char* end = nullptr;
-        const double v = std::strtod(token.c_str(), &end);
-        if (!end || *end != '\0' || !std::isfinite(v)) usage_error(expected);
-        values.push_back(v);
-    }
-    return values;
+    std::optional<std::vector<double>> values = parse_number_list(text);
+    if (!values) usage_error(expected);
+    return std::move(*values);
 }
 
 /// "px py pz nx ny nz" (spaces and/or commas): a point on the plane and its normal.

@@ -113,17 +113,9 @@ public:
     /// "g" (magnitude along -z) or "gx,gy,gz" (commas and/or spaces).
     std::array<double, 3> gravity(double limit) const {
         const std::string expected = "expected g or gx,gy,gz, got '" + text_ + "'";
-        std::string s = text_;
-        std::replace(s.begin(), s.end(), ',', ' ');
-        std::istringstream in(s);
-        std::vector<double> values;
-        std::string token;
-        while (in >> token) {
-            char* end = nullptr;
-            const double v = std::strtod(token.c_str(), &end);
-            if (!end || *end != '\0' || !std::isfinite(v)) fail(expected);
-            values.push_back(v);
-        }
+        const std::optional<std::vector<double>> parsed = parse_number_list(text_);
+        if (!parsed) fail(expected);
+        const std::vector<double>& values = *parsed;
         if (values.size() != 1 && values.size() != 3) fail(expected);
         for (double v : values)
             if (std::abs(v) > limit) {
@@ -243,6 +235,21 @@ void apply_settings_options(const std::vector<std::pair<std::string, std::string
     for (const SettingsOption& option : kOptions)
         for (const auto& [name, value] : given)
             if (name == option.name) apply_settings_option(name, value, settings, command);
+}
+
+std::optional<std::vector<double>> parse_number_list(const std::string& text) {
+    std::string s = text;
+    std::replace(s.begin(), s.end(), ',', ' ');
+    std::istringstream in(s);
+    std::vector<double> values;
+    std::string token;
+    while (in >> token) {
+        char* end = nullptr;
+        const double v = std::strtod(token.c_str(), &end);
+        if (!end || *end != '\0' || !std::isfinite(v)) return std::nullopt;
+        values.push_back(v);
+    }
+    return values;
 }
 
 } // namespace edn

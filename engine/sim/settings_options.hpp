@@ -5,6 +5,7 @@
 
 #include "sim/simulation.hpp"
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -41,5 +42,9 @@ void apply_settings_option(std::string_view name, std::string_view value,
 /// Throws edn::Error(Usage) on an option given twice or any apply_settings_option error.
 void apply_settings_options(const std::vector<std::pair<std::string, std::string>>& given,
                             SimulationSettings& settings, std::string_view command = {});
+
+/// Finite numbers separated by spaces and/or commas ("1,2 3"); std::nullopt when a token is not
+/// one (the gravity option here, simulate's cut planes and spheres).
+std::optional<std::vector<double>> parse_number_list(const std::string& text);
 
 } // namespace edn

@@ -21,7 +21,7 @@ const std::vector<Command>& commands() {
          "MESH --order p --material M [--E e --nu v --rho r] --frames N --dt h [--static] "
          "[--backend cpu|cuda] [--summation per_entry|per_simplex|inline] "
          "[--preconditioner block_jacobi|two_level|multigrid] [--pin-below Z] "
-         "[--gravity g] [--out run.json] [--vtu out.vtu]",
+         "[--gravity g] [--out run.json] [--vtu out.vtu] [--series DIR [--every K]]",
          &run_simulate},
         {"bench",
          "assembly|spmv|step|reorder|repattern|pcg|solve [--backend cpu|cuda] [--max-tets N] "

@@ -32,7 +32,8 @@ int run_info(const std::vector<std::string>& arguments);
 /// [--force f.txt] [--nodes nodes.txt]`
 int run_export(const std::vector<std::string>& arguments);
 
-/// `simulate MESH [--order p] [--material M] ... --frames N --dt h [--out run.json] [--vtu v]`
+/// `simulate MESH [--order p] [--material M] ... --frames N --dt h [--out run.json] [--vtu v]
+/// [--series DIR [--every K]]`
 int run_simulate(const std::vector<std::string>& arguments);
 
 /// `bench assembly|spmv|step [--backend cpu|cuda] [--max-tets N] [--orders 1,2,3] [--repeat R]

@@ -1,6 +1,7 @@
 // `elastodyn-cli simulate`: runs frames of the engine without a window and records what every
 // frame did (run.json) and the final state (.vtu for ParaView).
 #include "cli/commands.hpp"
+#include "cli/vtu_series.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
@@ -155,7 +156,13 @@ int run_simulate(const std::vector<std::string>& arguments) {
          "refine before frame K (default 0); after the cut when both are at frame K"},
         {"out", "run.json", "per-frame record (default none: not written)"},
         {"vtu", "out.vtu",
-         "final state: positions, displacement, von Mises stress per cell (default none)"},
+         "final state: every node, displacement, velocity, pinned, von Mises stress per cell "
+         "(default none)"},
+        {"series", "DIR",
+         "ParaView time series: DIR/frame_NNNNN.vtu (as --vtu) every --every frames, frame 0 "
+         "the initial state, and DIR/series.pvd (time = frame * dt); DIR is created if missing "
+         "(default none)"},
+        {"every", "K", "with --series: record every K-th frame (default 1)"},
     };
     specs.insert(specs.begin(), own.begin(), own.end());
     const Args args("simulate", arguments, specs);
@@ -194,6 +201,9 @@ int run_simulate(const std::vector<std::string>& arguments) {
             "simulate: option '--refine-frame' needs '--refine-sphere' or '--refine-uniform'");
     const int refine_levels = static_cast<int>(args.integer_or("refine-levels", 3, 1, 8));
     const long long refine_frame = args.integer_or("refine-frame", 0, 0, frames);
+    if (args.has("every") && !args.has("series"))
+        usage_error("simulate: option '--every' needs '--series'");
+    const long long every = args.integer_or("every", 1, 1, std::numeric_limits<long long>::max());
 
     // Every output is checked before the run, and published only when all are written.
     OutputFiles outputs;
@@ -201,6 +211,14 @@ int run_simulate(const std::vector<std::string>& arguments) {
     std::optional<std::filesystem::path> run_file, vtu_file;
     if (args.has("out")) run_file = outputs.add(args.string_or("out", ""), "--out");
     if (args.has("vtu")) vtu_file = outputs.add(args.string_or("vtu", ""), "--vtu");
+    // A directory written as the run goes (so ParaView can follow it); removed again when the
+    // run fails (VtuSeries).
+    std::optional<VtuSeries> series;
+    if (args.has("series")) {
+        const std::string dir = args.string_or("series", "");
+        if (dir.empty()) usage_error("simulate: option '--series': expected a directory");
+        series.emplace(dir, every, s.dt);
+    }
 
     TetMesh mesh = load_tet_mesh(path, meshing_options(args));
     Simulation sim(std::move(mesh), s);
@@ -239,6 +257,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
             apply_refine();
             is_free = free_vertices(sim);
         }
+        // Frame f: the state after f steps, with the topology changes requested before frame f.
+        if (series) series->record(f, sim);
         // A static solve of a part that nothing holds has no equilibrium: the system is singular.
         if (s.integrator == Integrator::Static && !s.ground_height) {
             const auto free = std::count(is_free.begin(), is_free.end(), std::uint8_t{1});
@@ -299,6 +319,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
     // Requested after the last frame (Simulation::frame() == steps).
     if (cut_plane && !cut_done) sim.cut(*cut_plane);
     if (refine && !refine_done) apply_refine();
+    if (series) series->record(steps, sim);
     const std::vector<double> x = sim.positions();
     bool finite = true;
     for (double v : x) finite = finite && std::isfinite(v);
@@ -381,22 +402,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
     if (run_file) {
         write_json_file(*run_file, run.json());
     }
-    if (vtu_file) {
-        // Every node (vertex nodes first): order p >= 2 writes VTK's quadratic / Lagrange tets,
-        // so ParaView shows the curved cells the simulation computed.
-        const auto& rest = sim.rest_positions();
-        std::vector<Vec3> points(static_cast<std::size_t>(sim.num_nodes()));
-        VtuField displacement{"displacement", 3, {}};
-        displacement.values.reserve(3 * points.size());
-        for (std::size_t i = 0; i < points.size(); ++i)
-            for (int d = 0; d < 3; ++d) {
-                points[i][d] = x[3 * i + d];
-                displacement.values.push_back(x[3 * i + d] - rest[3 * i + d]);
-            }
-        VtuField stress{"von_mises", 1, sim.von_mises_stress()};
-        write_vtu(*vtu_file, points, sim.settings().order, sim.cell_nodes(), {displacement},
-                  {stress});
-    }
+    if (vtu_file) write_state_vtu(*vtu_file, sim);
+    if (series) series->commit();
     outputs.commit();
     // For people: the JSON on stdout stays one document for scripts.
     std::cerr << convergence_line(convergence, s.newton_tolerance) << std::endl;

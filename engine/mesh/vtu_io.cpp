@@ -190,6 +190,19 @@ void write_vtu(const std::filesystem::path& path, const std::vector<Vec3>& point
     });
 }
 
+void write_pvd(const std::filesystem::path& path, const std::vector<PvdEntry>& entries) {
+    write_file_atomically(path, [&](std::ostream& out) {
+        out << std::setprecision(std::numeric_limits<double>::max_digits10);
+        out << "<?xml version=\"1.0\"?>\n"
+            << "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+            << "  <Collection>\n";
+        for (const PvdEntry& e : entries)
+            out << "    <DataSet timestep=\"" << e.time << "\" group=\"\" part=\"0\" file=\""
+                << xml_escape(e.file) << "\"/>\n";
+        out << "  </Collection>\n</VTKFile>\n";
+    });
+}
+
 void write_vtu(const std::filesystem::path& path, const TetMesh& mesh,
                const std::vector<VtuField>& point_fields,
                const std::vector<VtuField>& cell_fields) {

@@ -33,6 +33,15 @@ void write_vtu(const std::filesystem::path& path, const std::vector<Vec3>& point
                const std::vector<Index>& cell_nodes, const std::vector<VtuField>& point_fields = {},
                const std::vector<VtuField>& cell_fields = {});
 
+/// One data set of a ParaView collection (.pvd): a file (relative to the .pvd) at a time.
+struct PvdEntry {
+    double time = 0;  ///< the timestep attribute [s]
+    std::string file; ///< path of the data set, relative to the .pvd's directory
+};
+
+/// Writes a ParaView Collection (.pvd) listing `entries` in order, atomically.
+void write_pvd(const std::filesystem::path& path, const std::vector<PvdEntry>& entries);
+
 /// VTK's local node order of an order-p tetrahedron in terms of ours: VTK node k is our
 /// canonical local node result[k]. VTK lists the vertices, then the edges (0,1), (1,2), (2,0),
 /// (0,3), (1,3), (2,3) (each edge's nodes from its first vertex to its second), then the faces

@@ -16,12 +16,13 @@ namespace edn::cli {
 /// Writes the current state of `sim` to `path` (atomically): every node (order p >= 2 as VTK
 /// quadratic / Lagrange tets), point data displacement, velocity and pinned (0/1), cell data
 /// von_mises.
-void write_state_vtu(const std::filesystem::path& path, const Simulation& sim);
+void write_state_vtu(const std::filesystem::path& path, const Simulation& sim,
+                     VtuEncoding encoding = VtuEncoding::Ascii);
 
-/// `DIR/frame_NNNNN.vtu` for every `every`-th frame and `DIR/series.pvd` listing them at time
-/// frame * dt. The .pvd is rewritten (atomically) after each frame, so it is valid during the
-/// run; unless commit() is called, the destructor removes every file this object wrote, and DIR
-/// when this object created it (a failed run leaves no series behind).
+/// `DIR/frame_NNNNN.vtu` (binary appended encoding) for every `every`-th frame and `DIR/series.pvd`
+/// listing them at time frame * dt. The .pvd is rewritten (atomically) after each frame, so it is
+/// valid during the run; unless commit() is called, the destructor removes every file this object
+/// wrote, and DIR when this object created it (a failed run leaves no series behind).
 class VtuSeries {
 public:
     /// Creates `dir` when missing. Throws edn::Error: Usage when `dir` exists and is not a

@@ -5,10 +5,13 @@
 #include "mesh/node_layout.hpp"
 
 #include <array>
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <iomanip>
 #include <limits>
 #include <ostream>
+#include <sstream>
 
 namespace edn {
 
@@ -103,6 +106,104 @@ void write_fields(std::ostream& out, const std::vector<VtuField>& fields) {
     }
 }
 
+/// The arrays of a binary (raw appended) .vtu: each DataArray tag names its offset into one
+/// block after the XML, where a UInt64 byte count precedes the array's little-endian bytes.
+class AppendedArrays {
+public:
+    /// The DataArray tag of `count` values of `T` named `type` (and `name` unless empty), and
+    /// those values queued for the appended block.
+    template <typename T>
+    std::string add(const char* type, const std::string& name, int components, const T* values,
+                    std::size_t count) {
+        std::ostringstream tag;
+        tag << "<DataArray type=\"" << type << "\"";
+        if (!name.empty()) tag << " Name=\"" << xml_escape(name) << "\"";
+        if (components > 1) tag << " NumberOfComponents=\"" << components << "\"";
+        tag << " format=\"appended\" offset=\"" << data_.size() << "\"/>\n";
+        const std::uint64_t bytes = count * sizeof(T);
+        append(&bytes, sizeof bytes);
+        append(values, bytes);
+        return tag.str();
+    }
+    /// The appended block (after the closing </UnstructuredGrid>).
+    void write(std::ostream& out) const {
+        out << "  <AppendedData encoding=\"raw\">\n   _";
+        out.write(data_.data(), static_cast<std::streamsize>(data_.size()));
+        out << "\n  </AppendedData>\n";
+    }
+
+private:
+    void append(const void* bytes, std::size_t count) {
+        const std::size_t at = data_.size();
+        data_.resize(at + count);
+        if (count > 0) std::memcpy(data_.data() + at, bytes, count);
+    }
+    std::vector<char> data_;
+};
+
+/// The binary encoding writes memory as it is: the header declares LittleEndian.
+static_assert(std::endian::native == std::endian::little, "vtu: binary output assumes a "
+                                                          "little-endian host");
+
+} // namespace
+
+namespace {
+
+/// write_vtu's raw appended encoding (arguments checked by write_vtu).
+void write_binary_vtu(const std::filesystem::path& path, const std::vector<Vec3>& points,
+                      const std::vector<int>& vtk_order, int cell_type,
+                      const std::vector<Index>& cell_nodes,
+                      const std::vector<VtuField>& point_fields,
+                      const std::vector<VtuField>& cell_fields) {
+    const std::size_t per_cell = vtk_order.size();
+    const std::size_t num_cells = cell_nodes.size() / per_cell;
+    std::vector<std::int64_t> connectivity;
+    connectivity.reserve(cell_nodes.size());
+    for (std::size_t c = 0; c < num_cells; ++c)
+        for (int local : vtk_order)
+            connectivity.push_back(cell_nodes[c * per_cell + static_cast<std::size_t>(local)]);
+    std::vector<std::int64_t> offsets(num_cells);
+    for (std::size_t i = 0; i < num_cells; ++i)
+        offsets[i] = static_cast<std::int64_t>(per_cell * (i + 1));
+    const std::vector<std::uint8_t> types(num_cells, static_cast<std::uint8_t>(cell_type));
+    std::vector<double> xyz;
+    xyz.reserve(3 * points.size());
+    for (const Vec3& p : points) xyz.insert(xyz.end(), {p[0], p[1], p[2]});
+
+    AppendedArrays data;
+    std::ostringstream xml;
+    xml << "<?xml version=\"1.0\"?>\n"
+        << "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
+           "header_type=\"UInt64\">\n"
+        << "  <UnstructuredGrid>\n"
+        << "    <Piece NumberOfPoints=\"" << points.size() << "\" NumberOfCells=\"" << num_cells
+        << "\">\n      <PointData>\n";
+    // NumberOfComponents is written even for scalars, as the ASCII encoding does.
+    auto add_fields = [&](const std::vector<VtuField>& fields) {
+        for (const VtuField& f : fields) {
+            std::string tag =
+                data.add("Float64", f.name, f.components, f.values.data(), f.values.size());
+            if (f.components == 1) tag.insert(tag.find(" format="), " NumberOfComponents=\"1\"");
+            xml << "        " << tag;
+        }
+    };
+    add_fields(point_fields);
+    xml << "      </PointData>\n      <CellData>\n";
+    add_fields(cell_fields);
+    xml << "      </CellData>\n      <Points>\n        "
+        << data.add("Float64", "", 3, xyz.data(), xyz.size())
+        << "      </Points>\n      <Cells>\n        "
+        << data.add("Int64", "connectivity", 1, connectivity.data(), connectivity.size())
+        << "        " << data.add("Int64", "offsets", 1, offsets.data(), offsets.size())
+        << "        " << data.add("UInt8", "types", 1, types.data(), types.size())
+        << "      </Cells>\n    </Piece>\n  </UnstructuredGrid>\n";
+    write_file_atomically(path, [&](std::ostream& out) {
+        out << xml.str();
+        data.write(out);
+        out << "</VTKFile>\n";
+    });
+}
+
 } // namespace
 
 std::vector<int> vtk_tet_node_order(int order) {
@@ -135,7 +236,7 @@ int vtk_tet_cell_type(int order) {
 
 void write_vtu(const std::filesystem::path& path, const std::vector<Vec3>& points, int order,
                const std::vector<Index>& cell_nodes, const std::vector<VtuField>& point_fields,
-               const std::vector<VtuField>& cell_fields) {
+               const std::vector<VtuField>& cell_fields, VtuEncoding encoding) {
     const std::vector<int> vtk_order = vtk_tet_node_order(order);
     const int cell_type = vtk_tet_cell_type(order);
     const std::size_t per_cell = vtk_order.size();
@@ -150,6 +251,10 @@ void write_vtu(const std::filesystem::path& path, const std::vector<Vec3>& point
                                  << " points");
     verify_fields(point_fields, points.size(), "point", path);
     verify_fields(cell_fields, num_cells, "cell", path);
+    if (encoding == VtuEncoding::Binary) {
+        write_binary_vtu(path, points, vtk_order, cell_type, cell_nodes, point_fields, cell_fields);
+        return;
+    }
     write_file_atomically(path, [&](std::ostream& out) {
         out << std::setprecision(std::numeric_limits<double>::max_digits10);
         out << "<?xml version=\"1.0\"?>\n"

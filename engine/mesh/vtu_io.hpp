@@ -19,19 +19,41 @@ struct VtuField {
     std::vector<double> values; ///< #points (or #cells) x components, interleaved
 };
 
+/// How a .vtu stores its arrays.
+enum class VtuEncoding {
+    Ascii,  ///< decimal text inside each DataArray (round-trip precision)
+    Binary, ///< raw appended data: one <AppendedData encoding="raw"> block, a UInt64 byte count
+            ///< before each array, little-endian (compact and fast; ParaView reads it)
+};
+
 /// Writes linear tets with optional point and cell fields, ASCII, atomically.
 void write_vtu(const std::filesystem::path& path, const TetMesh& mesh,
                const std::vector<VtuField>& point_fields = {},
                const std::vector<VtuField>& cell_fields = {});
 
-/// Writes order-p Lagrange tets (p = 1, 2, 3) over all nodes, ASCII, atomically.
+/// Writes order-p Lagrange tets (p = 1, 2, 3) over all nodes, atomically.
 /// @param[in] points      #nodes node positions (point fields have one tuple per node)
 /// @param[in] order       p; the VTK cell type follows from it (10, 24, 71)
 /// @param[in] cell_nodes  #cells x nodes_per_cell(p) node indices in the canonical local order
 ///                        of mesh/node_layout.hpp (Simulation::cell_nodes), reordered for VTK here
 void write_vtu(const std::filesystem::path& path, const std::vector<Vec3>& points, int order,
                const std::vector<Index>& cell_nodes, const std::vector<VtuField>& point_fields = {},
-               const std::vector<VtuField>& cell_fields = {});
+               const std::vector<VtuField>& cell_fields = {},
+               VtuEncoding encoding = VtuEncoding::Ascii);
+
+/// A .vtu as read back by read_vtu (cells in VTK's node order and types).
+struct VtuData {
+    std::vector<Vec3> points;               ///< #points positions
+    std::vector<std::int64_t> connectivity; ///< concatenated cell node lists
+    std::vector<std::int64_t> offsets;      ///< end of each cell in connectivity
+    std::vector<std::uint8_t> types;        ///< VTK cell type of each cell
+    std::vector<VtuField> point_fields;     ///< in file order
+    std::vector<VtuField> cell_fields;      ///< in file order
+};
+
+/// Reads a .vtu that write_vtu wrote (either encoding; one Piece, Float64 fields). Throws
+/// edn::Error: Io when it cannot be read, Parse when it is not such a file.
+VtuData read_vtu(const std::filesystem::path& path);
 
 /// One data set of a ParaView collection (.pvd): a file (relative to the .pvd) at a time.
 struct PvdEntry {

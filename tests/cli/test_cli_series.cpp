@@ -4,6 +4,7 @@
 
 #include "mesh/box_mesh.hpp"
 #include "mesh/tetgen_io.hpp"
+#include "mesh/vtu_io.hpp"
 #include "support/cli.hpp"
 
 #include <algorithm>
@@ -49,30 +50,25 @@ std::size_t count(const std::string& text, const std::string& needle) {
     return n;
 }
 
-/// The values of the DataArray named `name` (empty when absent).
-std::vector<double> array_values(const std::string& text, const std::string& name) {
-    const std::size_t at = text.find("Name=\"" + name + "\"");
-    if (at == std::string::npos) return {};
-    const std::size_t begin = text.find('>', at) + 1;
-    std::istringstream in(text.substr(begin, text.find("</DataArray>", begin) - begin));
-    std::vector<double> values;
-    for (double v; in >> v;) values.push_back(v);
-    return values;
+/// The values of field `name` (empty when absent).
+std::vector<double> field(const std::vector<VtuField>& fields, const std::string& name) {
+    for (const VtuField& f : fields)
+        if (f.name == name) return f.values;
+    return {};
 }
 
-/// NumberOfPoints of a .vtu, after checking its outline (-1 when malformed).
-long points_of(const std::string& vtu) {
-    if (vtu.rfind("<?xml", 0) != 0 ||
-        vtu.find("<VTKFile type=\"UnstructuredGrid\"") == std::string::npos ||
-        vtu.find("</VTKFile>") == std::string::npos ||
-        count(vtu, "<DataArray") != count(vtu, "</DataArray>"))
+/// The points of a series frame, read back with read_vtu after checking the outline of its XML
+/// part (-1 when malformed).
+long points_of(const fs::path& path) {
+    const std::string text = read_text(path);
+    const std::string xml = text.substr(0, text.find("<AppendedData encoding=\"raw\">"));
+    if (xml.size() == text.size() || xml.rfind("<?xml", 0) != 0 ||
+        xml.find("<VTKFile type=\"UnstructuredGrid\"") == std::string::npos ||
+        xml.find("</UnstructuredGrid>") == std::string::npos ||
+        count(xml, "<DataArray") != count(xml, "format=\"appended\"") ||
+        !text.ends_with("</AppendedData>\n</VTKFile>\n"))
         return -1;
-    const std::smatch m = [&] {
-        std::smatch r;
-        std::regex_search(vtu, r, std::regex(R"re(NumberOfPoints="(\d+)")re"));
-        return r;
-    }();
-    return m.empty() ? -1 : std::stol(m[1]);
+    return static_cast<long>(read_vtu(path).points.size());
 }
 
 class CliSeries : public ::testing::Test {
@@ -117,12 +113,13 @@ TEST_F(CliSeries, EveryOtherOfFiveFramesWritesFramesZeroTwoFourAndTheirIndex) {
         EXPECT_EQ(sets[k].file, "frame_0000" + std::to_string(2 * k) + ".vtu");
     }
     for (int k = 0; k < 3; ++k) {
-        const std::string vtu = read_text(out / sets[k].file);
-        ASSERT_EQ(points_of(vtu), kBeamVertices) << sets[k].file;
-        const std::vector<double> u = array_values(vtu, "displacement");
-        const std::vector<double> v = array_values(vtu, "velocity");
-        const std::vector<double> pinned = array_values(vtu, "pinned");
-        const std::vector<double> stress = array_values(vtu, "von_mises");
+        ASSERT_EQ(points_of(out / sets[k].file), kBeamVertices) << sets[k].file;
+        const VtuData vtu = read_vtu(out / sets[k].file);
+        const std::vector<double> u = field(vtu.point_fields, "displacement");
+        const std::vector<double> v = field(vtu.point_fields, "velocity");
+        const std::vector<double> pinned = field(vtu.point_fields, "pinned");
+        const std::vector<double> stress = field(vtu.cell_fields, "von_mises");
+        EXPECT_EQ(vtu.types, std::vector<std::uint8_t>(2 * 2 * 12 * 6, 10)) << "VTK_TETRA";
         ASSERT_EQ(u.size(), 3u * kBeamVertices);
         ASSERT_EQ(v.size(), 3u * kBeamVertices);
         ASSERT_EQ(pinned.size(), static_cast<std::size_t>(kBeamVertices));
@@ -150,8 +147,10 @@ TEST_F(CliSeries, ACutMidRunChangesThePointCountBetweenFrames) {
     ASSERT_EQ(sets.size(), 5u);
     std::vector<long> points;
     for (const DataSet& set : sets) {
-        points.push_back(points_of(read_text(out / set.file)));
+        points.push_back(points_of(out / set.file));
         ASSERT_GT(points.back(), kBeamVertices) << set.file << ": p = 2 writes every node";
+        for (std::uint8_t type : read_vtu(out / set.file).types)
+            ASSERT_EQ(type, 24) << set.file << ": VTK_QUADRATIC_TETRA";
     }
     // Frame K holds the topology changes requested before frame K.
     EXPECT_EQ(points[0], points[1]);

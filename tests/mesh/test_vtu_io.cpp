@@ -256,5 +256,59 @@ TEST(VtuIo, HigherOrderCellsCarryEveryNodeWhereVtkExpectsIt) {
     }
 }
 
+TEST(VtuIo, BinaryAppendedReadsBackAsTheAsciiEncoding) {
+    const TetMesh mesh = make_box_tet_mesh(2, 1, 1, {0, 0, 0}, {2, 1, 1});
+    const Topology topology = build_topology(mesh);
+    for (int order : {1, 2, 3}) {
+        const NodeLayout layout = make_node_layout(topology, order);
+        const std::vector<Index> cells = cell_node_table(topology, mesh.cells, layout);
+        const std::vector<Vec3> points = node_positions(mesh, topology, layout);
+        VtuField displacement{"displacement", 3, {}}, flag{"pinned", 1, {}};
+        for (std::size_t i = 0; i < points.size(); ++i) {
+            for (int d = 0; d < 3; ++d) displacement.values.push_back(1.0 / (3.0 + i + d));
+            flag.values.push_back(i % 3 == 0 ? 1 : 0);
+        }
+        VtuField stress{"von_mises", 1, {}};
+        for (std::size_t c = 0; c < mesh.cells.size(); ++c) stress.values.push_back(c * 0.1);
+        const test::TempDir scratch("edn_vtu");
+        write_vtu(scratch / "a.vtu", points, order, cells, {displacement, flag}, {stress});
+        write_vtu(scratch / "b.vtu", points, order, cells, {displacement, flag}, {stress},
+                  VtuEncoding::Binary);
+        EXPECT_LT(fs::file_size(scratch / "b.vtu"), fs::file_size(scratch / "a.vtu"));
+        const VtuData a = read_vtu(scratch / "a.vtu"), b = read_vtu(scratch / "b.vtu");
+        // The ASCII file also through this file's independent reader.
+        auto arrays = read_arrays(scratch / "a.vtu", nullptr);
+        EXPECT_EQ(std::vector<double>(a.connectivity.begin(), a.connectivity.end()),
+                  arrays["connectivity"]);
+        EXPECT_EQ(a.points, points);
+        EXPECT_EQ(b.points, points) << "order " << order;
+        EXPECT_EQ(b.connectivity, a.connectivity);
+        EXPECT_EQ(b.offsets, a.offsets);
+        EXPECT_EQ(b.types, a.types);
+        EXPECT_EQ(b.types,
+                  std::vector<std::uint8_t>(mesh.cells.size(),
+                                            static_cast<std::uint8_t>(vtk_tet_cell_type(order))));
+        ASSERT_EQ(b.point_fields.size(), 2u);
+        ASSERT_EQ(b.cell_fields.size(), 1u);
+        EXPECT_EQ(b.point_fields[0].name, "displacement");
+        EXPECT_EQ(b.point_fields[0].components, 3);
+        EXPECT_EQ(b.point_fields[0].values, displacement.values);
+        EXPECT_EQ(b.point_fields[1].values, flag.values);
+        EXPECT_EQ(b.cell_fields[0].values, stress.values);
+        EXPECT_EQ(a.point_fields[0].values, displacement.values) << "ASCII round-trips exactly";
+    }
+}
+
+TEST(VtuIo, ReadVtuRejectsOtherFiles) {
+    const test::TempDir scratch("edn_vtu");
+    test::write_text(scratch / "x.vtu", "<VTKFile type=\"PolyData\"></VTKFile>\n");
+    try {
+        read_vtu(scratch / "x.vtu");
+        ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::Parse);
+    }
+}
+
 } // namespace
 } // namespace edn

@@ -1,5 +1,5 @@
 // `elastodyn-cli simulate`: runs frames of the engine without a window and records what every
-// frame did (run.json) and the final state (.vtu for ParaView).
+// frame did (run.json), the final state (.vtu for ParaView) and, with --series, an animation.
 #include "cli/commands.hpp"
 #include "cli/vtu_series.hpp"
 #include "core/atomic_file.hpp"

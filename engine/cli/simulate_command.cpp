@@ -159,7 +159,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
          "final state: every node, displacement, velocity, pinned, von Mises stress per cell "
          "(default none)"},
         {"series", "DIR",
-         "ParaView time series: DIR/frame_NNNNN.vtu (as --vtu) every --every frames, frame 0 "
+         "ParaView time series: DIR/frame_NNNNN.vtu (the arrays of --vtu, binary) every --every "
+         "frames, frame 0 "
          "the initial state, and DIR/series.pvd (time = frame * dt); DIR is created if missing "
          "(default none)"},
         {"every", "K", "with --series: record every K-th frame (default 1)"},

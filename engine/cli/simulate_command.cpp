@@ -160,9 +160,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
          "(default none)"},
         {"series", "DIR",
          "ParaView time series: DIR/frame_NNNNN.vtu (the arrays of --vtu, binary) every --every "
-         "frames, frame 0 "
-         "the initial state, and DIR/series.pvd (time = frame * dt); DIR is created if missing "
-         "(default none)"},
+         "frames, frame 0 the initial state, and DIR/series.pvd (time = frame * dt); DIR is "
+         "created if missing (default none)"},
         {"every", "K", "with --series: record every K-th frame (default 1)"},
     };
     specs.insert(specs.begin(), own.begin(), own.end());

@@ -74,7 +74,7 @@ struct Multigrid::Impl {
     }
     /// Runs `enqueue` (launches on `s` only, no waits) as the graph g: captured again when `key`
     /// differs from g's, then launched on the default stream.
-    template <class F> void run(Graph& g, std::vector<std::uintptr_t> key, F&& enqueue) {
+    template <class F> void run(Graph& g, const std::vector<std::uintptr_t>& key, F&& enqueue) {
         if (!graphs || graphs_failed) {
             enqueue();
             return;
@@ -108,7 +108,7 @@ struct Multigrid::Impl {
                 enqueue();
                 return;
             }
-            g.key = std::move(key);
+            g.key = key;
         }
         EDN_CUDA_CHECK(cudaGraphLaunch(g.exec, nullptr));
     }
@@ -492,8 +492,10 @@ PcgResult Multigrid::solve(const BinBcsrMatrixView<float>& a, const float* b, fl
     const double start[kCgSlots] = {rz, 0, 0, 0, 0, 0, 0, 0};
     EDN_CUDA_CHECK(cudaMemcpy(sc, start, sizeof(start), cudaMemcpyHostToDevice));
     double host[kCgSlots];
+    // The graph's key, once per solve (not per iteration): what the iteration's launches point at.
+    const std::vector<std::uintptr_t> iteration_key = Impl::key_of(a, {x, fixed, r});
     while (result.iterations < settings.max_iterations) {
-        m.run(m.iteration_graph, Impl::key_of(a, {x, fixed, r}), [&] {
+        m.run(m.iteration_graph, iteration_key, [&] {
             m.spmv<3>(m.op(a, 0), p, q, 0);
             m.dot_to(p, q, dofs, sc + cPq);
             k_cg_alpha<<<1, 1, 0, m.s>>>(sc);

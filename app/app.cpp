@@ -139,8 +139,10 @@ int App::run() {
     if (worker_) worker_->stop();
     if (options_.timings) timings_.write_csv(*options_.timings);
     if (options_.stats)
-        write_stats(*options_.stats, session_, frame_index_, gui_.upload_method, last_step_,
-                    run_convergence_, errors_);
+        write_stats(
+            *options_.stats, session_, frame_index_, gui_.upload_method, last_step_,
+            run_convergence_, errors_,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count());
     shutdown();
     return 0;
 }

@@ -77,7 +77,8 @@ SceneStatistics scene_statistics(const EditSession& session, const StepResult& l
 
 void write_stats(const std::filesystem::path& path, const EditSession& session, std::int64_t frames,
                  const std::string& upload_method, const StepResult& last_step,
-                 const ConvergenceTally& convergence, const std::vector<std::string>& errors) {
+                 const ConvergenceTally& convergence, const std::vector<std::string>& errors,
+                 double wall_seconds) {
     const Scene* scene = session.scene();
     const SimDriver* sim = session.sim();
     const ChangeSummary changes = summarize(session.topology_changes());
@@ -155,6 +156,12 @@ void write_stats(const std::filesystem::path& path, const EditSession& session, 
                                 {"newton_tol", s.newton_tolerance},
                                 {"newton", s.max_newton_iterations},
                                 {"frame_budget_ms", s.frame_budget_ms}};
+        // Over the whole run (loading included): what --sim-thread sustains on this machine.
+        const double seconds = std::max(wall_seconds, 1e-9);
+        stats["rate"] = {{"wall_s", wall_seconds},
+                         {"display_fps", double(frames) / seconds},
+                         {"steps_per_second", double(convergence.frames) / seconds},
+                         {"converged_steps_per_second", double(convergence.converged) / seconds}};
     }
     Json cuts = Json::array(), refinements = Json::array();
     for (const TopologyChangeRecord& c : changes.cuts)

@@ -24,9 +24,10 @@ SceneStatistics scene_statistics(const EditSession& session, const StepResult& l
 
 /// Writes the --stats summary after `frames` frames (atomically). `upload_method` names the
 /// surface upload path, `convergence` tallies every step of the run, `errors` lists the
-/// non-fatal errors.
+/// non-fatal errors, `wall_seconds` is the run's duration (steps per second over the run).
 void write_stats(const std::filesystem::path& path, const EditSession& session, std::int64_t frames,
                  const std::string& upload_method, const StepResult& last_step,
-                 const ConvergenceTally& convergence, const std::vector<std::string>& errors);
+                 const ConvergenceTally& convergence, const std::vector<std::string>& errors,
+                 double wall_seconds);
 
 } // namespace edn

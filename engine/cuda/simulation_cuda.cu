@@ -193,8 +193,8 @@ private:
     std::vector<std::uint8_t> multigrid_fixed_;
     MultigridRefresh multigrid_refresh_;
     void build_multigrid();
-    LameParameters<float> lame_{};              ///< of the float Hessian (the Inline summation's K)
-    LameParameters<double> lame_d_{};           ///< of the double energies and forces
+    LameParameters<float> lame_{};    ///< of the float Hessian (the Inline summation's K)
+    LameParameters<double> lame_d_{}; ///< of the double energies and forces
     QuadratureTet<double> rule_{};
     QuadratureTet<float> rule_f_{}; ///< rule_ rounded, for the float element Hessians
     DeviceBuffer<RestElement<double>> rest_elements_;
@@ -340,8 +340,8 @@ void CudaBackend::launch_elements(const Material& material, const double* y, int
             blocks = nullptr;
         }
     }
-    // 128 threads per block: the element kernels are register-heavy.
-    constexpr int kElementBlock = 128;
+    // 128 threads per block: the element kernels are register-heavy (p = 1: its stage's size).
+    constexpr int kElementBlock = P == 1 ? kElementStage : 128;
     element_kernel<P>
         <<<static_cast<unsigned int>((nt + kElementBlock - 1) / kElementBlock), kElementBlock>>>(
             material, rest_elements_.data(), rule_, rule_f_, cn.nodes, nt, y, outputs,

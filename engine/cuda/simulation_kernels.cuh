@@ -137,21 +137,16 @@ __host__ __device__ inline RestElement<float> float_rest(const RestElement<doubl
     return f;
 }
 
-/// One thread per element, mixed precision: the energy and the gradient (the element forces) in
-/// double from the double displacements y, the rest geometry and the rule in double, so the
-/// Newton residual and the line search's energies carry double digits; then, with kHessian, the
-/// element Hessian blocks in float (the float material, geometry and rule: the matrix and the PCG
-/// stay float) from the displacements rounded to float. Energies and forces are written per
-/// cell (`energy`, `forces`: m x 3 per cell), blocks m x m x 9 per cell.
+/// element_kernel's work for element t: `hessian_stage` (not null) receives the float Hessian
+/// blocks instead of their place in `blocks`.
 template <int P, class Material>
-__global__ void element_kernel(Material material, const RestElement<double>* rest,
-                               QuadratureTet<double> rule, QuadratureTet<float> rule_f,
-                               const Index* cell_nodes, Index num_cells, const double* y,
-                               int outputs, bool project, double* energy, double* forces,
-                               float* blocks, ElementDamping damping) {
+__device__ inline void element_thread(const Material& material, const RestElement<double>* rest,
+                                      const QuadratureTet<double>& rule,
+                                      const QuadratureTet<float>& rule_f, const Index* cell_nodes,
+                                      Index t, const double* y, int outputs, bool project,
+                                      double* energy, double* forces, float* hessian_stage,
+                                      float* blocks, const ElementDamping& damping) {
     constexpr int m = lagrange_tet_num_nodes(P);
-    const Index t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= num_cells) return;
     const std::int64_t base = static_cast<std::int64_t>(t) * m;
     double x[m][3];
     for (int a = 0; a < m; ++a) {
@@ -189,7 +184,7 @@ __global__ void element_kernel(Material material, const RestElement<double>* res
         for (int d = 0; d < 3; ++d) xf[a][d] = static_cast<float>(x[a][d]);
     const RestElement<float> rf = float_rest(r);
     const auto material_f = float_material(material);
-    float* hessian = blocks + base * m * 9;
+    float* hessian = hessian_stage != nullptr ? hessian_stage : blocks + base * m * 9;
     float ef = 0, edf = 0;
     float unused_gradient[1][3];
     if (damping.coefficient > 0) {
@@ -201,6 +196,52 @@ __global__ void element_kernel(Material material, const RestElement<double>* res
     } else {
         evaluate_element<P>(material_f, rf, rule_f, xf, kHessian, project, ef, unused_gradient,
                             hessian, /*displacement_form=*/true);
+    }
+}
+
+/// One thread per element, mixed precision: the energy and the gradient (the element forces) in
+/// double from the double displacements y, the rest geometry and the rule in double, so the
+/// Newton residual and the line search's energies carry double digits; then, with kHessian, the
+/// element Hessian blocks in float (the float material, geometry and rule: the matrix and the PCG
+/// stay float) from the displacements rounded to float. Energies and forces are written per
+/// cell (`energy`, `forces`: m x 3 per cell), blocks m x m x 9 per cell.
+///
+/// At p = 1 a thread's 144 Hessian floats go to shared memory first and the block then writes
+/// its elements' blocks (one contiguous range) with coalesced stores: written straight from each
+/// thread, every store instruction of a warp touched 32 sectors 576 bytes apart (ncu, 187K tets:
+/// 2.9e7 store sectors for 0.9e6 requests, 82% of the memory pipes busy for 108 MB of output).
+/// Launch it with kElementStage threads per block at p = 1.
+inline constexpr int kElementStage = 64;
+
+template <int P, class Material>
+__global__ void element_kernel(Material material, const RestElement<double>* rest,
+                               QuadratureTet<double> rule, QuadratureTet<float> rule_f,
+                               const Index* cell_nodes, Index num_cells, const double* y,
+                               int outputs, bool project, double* energy, double* forces,
+                               float* blocks, ElementDamping damping) {
+    constexpr int m = lagrange_tet_num_nodes(P);
+    // The stage of the p = 1 blocks: a row per thread, padded to 145 floats (no bank conflicts).
+    constexpr int kRow = m * m * 9 + 1;
+    constexpr bool kStaged = P == 1;
+    __shared__ float stage[kStaged ? kElementStage * kRow : 1];
+    const Index t = blockIdx.x * blockDim.x + threadIdx.x;
+    const bool staged = kStaged && (outputs & kHessian) != 0;
+    if (t < num_cells)
+        element_thread<P>(material, rest, rule, rule_f, cell_nodes, t, y, outputs, project, energy,
+                          forces, staged ? stage + threadIdx.x * kRow : nullptr, blocks, damping);
+    if (!staged) return;
+    __syncthreads();
+    // The block's elements own one contiguous range of blocks: copy it out as float4.
+    const Index first = static_cast<Index>(blockIdx.x) * blockDim.x;
+    const Index count = num_cells - first < static_cast<Index>(blockDim.x)
+                            ? num_cells - first
+                            : static_cast<Index>(blockDim.x);
+    constexpr int kQuads = m * m * 9 / 4; // 144 floats = 36 float4 per element
+    float4* out = reinterpret_cast<float4*>(blocks + static_cast<std::int64_t>(first) * m * m * 9);
+    for (int i = threadIdx.x; i < count * kQuads; i += blockDim.x) {
+        const int e = i / kQuads, k = 4 * (i - e * kQuads);
+        const float* row = stage + e * kRow + k;
+        out[i] = make_float4(row[0], row[1], row[2], row[3]);
     }
 }
 

@@ -38,6 +38,7 @@
 /// element exactly invariant under rigid rotations, and for p = 1 (F constant) is the same thing.
 
 #include "core/types.hpp"
+#include "fem/isotropic_tangent.hpp"
 #include "fem/linear_elasticity.hpp"
 #include "fem/polar_decomposition.hpp"
 #include "fem/psd_projection.hpp"
@@ -56,12 +57,8 @@ enum class CorotationalTangent {
 
 /// The co-rotational stress and tangent in the SVD frame, for element kernels that assemble
 /// U (...) U^T blocks directly instead of forming the 9x9 dP/dF (same eigensystem as evaluate).
-template <class T> struct CorotationalFrame {
-    Svd3<T> svd;  ///< F = U diag(sigma) V^T (rotation variant)
-    T dpsi[3];    ///< dpsi/dsigma_k, so P = U diag(dpsi) V^T
-    T H[3][3];    ///< d2psi/dsigma^2 on the directions u_k v_k^T (projected on request)
-    T coupled[3]; ///< pairs (0,1), (0,2), (1,2): (alpha + beta) / 2
-    T crossed[3]; ///< pairs (0,1), (0,2), (1,2): (alpha - beta) / 2
+template <class T> struct CorotationalFrame : TangentFrame<T> {
+    T dpsi[3]; ///< dpsi/dsigma_k, so P = U diag(dpsi) V^T
 };
 
 /// Co-rotational material (see the file comment).
@@ -174,20 +171,16 @@ template <class T> struct Corotational {
             if (project_psd_tangent && !h_is_psd()) project_psd<3>(out.H);
             constexpr T eps = std::numeric_limits<T>::epsilon();
             const T min_sum = sqrt_eps(eps);
+            T alpha[3], beta[3];
             int pair = 0;
             for (int i = 0; i < 2; ++i)
                 for (int j = i + 1; j < 3; ++j, ++pair) {
                     T sum = sigma[i] + sigma[j];
                     if (!(sum > min_sum)) sum = min_sum;
-                    T alpha = T(2) * lame.mu;
-                    T beta = T(2) * lame.mu + (T(2) * lame.lambda * s - T(4) * lame.mu) / sum;
-                    if (project_psd_tangent) {
-                        if (alpha < T(0)) alpha = T(0);
-                        if (beta < T(0)) beta = T(0);
-                    }
-                    out.coupled[pair] = T(0.5) * (alpha + beta);
-                    out.crossed[pair] = T(0.5) * (alpha - beta);
+                    alpha[pair] = T(2) * lame.mu;
+                    beta[pair] = T(2) * lame.mu + (T(2) * lame.lambda * s - T(4) * lame.mu) / sum;
                 }
+            set_frame_pairs(alpha, beta, project_psd_tangent, out);
         }
         return energy_from_singular_values(sigma);
     }

@@ -12,6 +12,33 @@
 
 namespace edn {
 
+/// An isotropic tangent dP/dF in the frame of the rotation-variant SVD, for element kernels that
+/// assemble U (...) U^T blocks directly instead of forming the 9x9 matrix: dP/dF = sum_ab H_ab
+/// e_a e_b^T + sum_pairs (alpha s s^T + beta k k^T) with the directions of the file comment,
+/// alpha and beta of each pair combined as (alpha + beta)/2 and (alpha - beta)/2.
+template <class T> struct TangentFrame {
+    Svd3<T> svd;  ///< F = U diag(sigma) V^T (rotation variant)
+    T H[3][3];    ///< d2psi/dsigma^2 on the directions u_k v_k^T (projected on request)
+    T coupled[3]; ///< pairs (0,1), (0,2), (1,2): (alpha + beta) / 2
+    T crossed[3]; ///< pairs (0,1), (0,2), (1,2): (alpha - beta) / 2
+};
+
+/// Fills frame.coupled and frame.crossed from the pair eigenvalues alpha, beta (pairs (0,1),
+/// (0,2), (1,2)), clamping them at 0 first when `project`.
+template <class T>
+EDN_HOST_DEVICE inline void set_frame_pairs(const T alpha_in[3], const T beta_in[3], bool project,
+                                            TangentFrame<T>& frame) {
+    for (int pair = 0; pair < 3; ++pair) {
+        T alpha = alpha_in[pair], beta = beta_in[pair];
+        if (project) {
+            if (alpha < T(0)) alpha = T(0);
+            if (beta < T(0)) beta = T(0);
+        }
+        frame.coupled[pair] = T(0.5) * (alpha + beta);
+        frame.crossed[pair] = T(0.5) * (alpha - beta);
+    }
+}
+
 /// e = vec(U (a E_ij + b E_ji) V^T): e[3r+c] = a U_ri V_cj + b U_rj V_ci (for i == j: U_ri V_ci).
 template <class T>
 EDN_HOST_DEVICE inline void svd_frame_direction(const Svd3<T>& svd, int i, int j, T a, T b,

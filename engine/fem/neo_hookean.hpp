@@ -146,6 +146,26 @@ template <class T> struct NeoHookean {
     /// no divisions, so exact also for repeated or vanishing singular values.
     EDN_HOST_DEVICE inline void projected_tangent(const Mat3<T>& F, T dPdF[9][9],
                                                   bool project = true) const {
+        T H[3][3], alpha[3], beta[3];
+        const Svd3<T> svd = tangent_eigensystem(F, H, alpha, beta);
+        assemble_isotropic_tangent(svd, H, alpha, beta, project, dPdF);
+    }
+
+    /// The same tangent in the SVD frame (TangentFrame), H projected and alpha, beta clamped at 0
+    /// when `project`: what element kernels assemble without the 9x9 matrix.
+    EDN_HOST_DEVICE inline void tangent_frame(const Mat3<T>& F, bool project,
+                                              TangentFrame<T>& frame) const {
+        T alpha[3], beta[3];
+        frame.svd = tangent_eigensystem(F, frame.H, alpha, beta);
+        if (project) project_psd<3>(frame.H);
+        set_frame_pairs(alpha, beta, project, frame);
+    }
+
+private:
+    /// The SVD of F and the tangent's eigensystem there (projected_tangent's formulas), H not
+    /// projected.
+    EDN_HOST_DEVICE inline Svd3<T> tangent_eigensystem(const Mat3<T>& F, T H[3][3], T alpha[3],
+                                                       T beta[3]) const {
         const Svd3<T> svd = svd3_rotation_variant(F);
         const Vec3T<T>& s = svd.sigma;
         const ExtendedLog<T> l = extended_log(s[0] * s[1] * s[2], extension_jacobian);
@@ -153,14 +173,15 @@ template <class T> struct NeoHookean {
         const T c1 = a * l.first;
         const T c2 = a * l.second + lame.lambda * l.first * l.first;
         const T pi[3] = {s[1] * s[2], s[0] * s[2], s[0] * s[1]};
-        T H[3][3];
         for (int i = 0; i < 3; ++i)
             for (int j = 0; j < 3; ++j)
                 H[i][j] = c2 * pi[i] * pi[j] + (i == j ? lame.mu : c1 * s[3 - i - j]);
         // Pairs (0,1), (0,2), (1,2): the third index is 2, 1, 0.
-        const T alpha[3] = {lame.mu - c1 * s[2], lame.mu - c1 * s[1], lame.mu - c1 * s[0]};
-        const T beta[3] = {lame.mu + c1 * s[2], lame.mu + c1 * s[1], lame.mu + c1 * s[0]};
-        assemble_isotropic_tangent(svd, H, alpha, beta, project, dPdF);
+        for (int pair = 0; pair < 3; ++pair) {
+            alpha[pair] = lame.mu - c1 * s[2 - pair];
+            beta[pair] = lame.mu + c1 * s[2 - pair];
+        }
+        return svd;
     }
 };
 

@@ -168,12 +168,70 @@ EDN_HOST_DEVICE inline void evaluate_element(const Material& material, const Res
                                 hessian, displacement_form);
 }
 
-/// evaluate_element for the co-rotational material with the exact (optionally projected)
-/// tangent, without the 9x9 dP/dF: with h_a = V^T g_a, the element blocks are
-///   K_ab = sum_q w_q U Kf_ab U^T,  Kf_ii = H_ii h_a[i] h_b[i] + sum_{j != i} c_ij h_a[j] h_b[j],
+/// Rotated rest gradients h_a = V^T g_a of the SVD frame (V of frame.svd).
+template <int M, class T>
+EDN_HOST_DEVICE inline void frame_gradients(const TangentFrame<T>& frame, const T (*g)[3],
+                                            T (*h)[3]) {
+    const Mat3<T>& V = frame.svd.V;
+    for (int a = 0; a < M; ++a)
+        for (int k = 0; k < 3; ++k)
+            h[a][k] = V.m[0][k] * g[a][0] + V.m[1][k] * g[a][1] + V.m[2][k] * g[a][2];
+}
+
+/// The element Hessian block of nodes (a, b) of one quadrature point from the tangent's SVD frame
+/// (TangentFrame), without the 9x9 dP/dF: with h = V^T g (frame_gradients),
+///   K_ab = w U Kf U^T,  Kf_ii = H_ii h_a[i] h_b[i] + sum_{j != i} c_ij h_a[j] h_b[j],
 ///   Kf_ij = H_ij h_a[i] h_b[j] + d_ij h_a[j] h_b[i]  (i != j),
-/// c_ij = (alpha + beta)/2, d_ij = (alpha - beta)/2 of the pair (corotational.hpp): the same
-/// eigen-sum as the generic path in about a quarter of the arithmetic; K_ba = K_ab^T.
+/// c_ij = coupled, d_ij = crossed of the pair (isotropic_tangent.hpp): the same eigen-sum as the
+/// generic path in about a quarter of the arithmetic. K_ba = K_ab^T. K is row-major 3x3.
+template <class T>
+EDN_HOST_DEVICE inline void frame_block(const TangentFrame<T>& fr, const T* ha, const T* hb, T w,
+                                        T K[9]) {
+    // Pair index of (i, j), i != j: (0,1) -> 0, (0,2) -> 1, (1,2) -> 2.
+    T Kf[3][3];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            if (i == j) {
+                const int j1 = i == 0 ? 1 : 0, j2 = i == 2 ? 1 : 2;
+                Kf[i][i] = fr.H[i][i] * ha[i] * hb[i] + fr.coupled[i + j1 - 1] * ha[j1] * hb[j1] +
+                           fr.coupled[i + j2 - 1] * ha[j2] * hb[j2];
+            } else {
+                Kf[i][j] = fr.H[i][j] * ha[i] * hb[j] + fr.crossed[i + j - 1] * ha[j] * hb[i];
+            }
+        }
+    // W = w U Kf, then K = W U^T
+    const Mat3<T>& U = fr.svd.U;
+    T W[3][3];
+    for (int r = 0; r < 3; ++r)
+        for (int j = 0; j < 3; ++j)
+            W[r][j] = w * (U.m[r][0] * Kf[0][j] + U.m[r][1] * Kf[1][j] + U.m[r][2] * Kf[2][j]);
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c)
+            K[3 * r + c] = W[r][0] * U.m[c][0] + W[r][1] * U.m[c][1] + W[r][2] * U.m[c][2];
+}
+
+/// Writes (first point) or adds one quadrature point's element Hessian, all m x m blocks, from the
+/// tangent's SVD frame (frame_block; the lower blocks mirror the upper ones).
+template <int M, class T>
+EDN_HOST_DEVICE inline void put_frame_hessian(const TangentFrame<T>& fr, const T (*h)[3], T w,
+                                              bool first, T* hessian) {
+    for (int a = 0; a < M; ++a)
+        for (int b = a; b < M; ++b) {
+            T K[9];
+            frame_block(fr, h[a], h[b], w, K);
+            T* block = hessian + (a * M + b) * 9;
+            T* mirror = hessian + (b * M + a) * 9;
+            for (int r = 0; r < 3; ++r)
+                for (int c = 0; c < 3; ++c) {
+                    put(first, block[3 * r + c], K[3 * r + c]);
+                    if (b != a) put(first, mirror[3 * c + r], K[3 * r + c]);
+                }
+        }
+}
+
+/// evaluate_element for the co-rotational material with the exact (optionally projected)
+/// tangent, without the 9x9 dP/dF: the energy and the stress from the SVD frame
+/// (evaluate_frame), the Hessian by put_frame_hessian.
 template <int P, class T>
 EDN_HOST_DEVICE inline void
 evaluate_element(const Corotational<T>& material, const RestElement<T>& rest,
@@ -196,11 +254,8 @@ evaluate_element(const Corotational<T>& material, const RestElement<T>& rest,
         energy += w * material.evaluate_frame(F, (outputs & kHessian) != 0, project, fr);
         if ((outputs & (kGradient | kHessian)) == 0) continue;
         const Mat3<T>& U = fr.svd.U;
-        const Mat3<T>& V = fr.svd.V;
         T h[m][3];
-        for (int a = 0; a < m; ++a)
-            for (int k = 0; k < 3; ++k)
-                h[a][k] = V.m[0][k] * g[a][0] + V.m[1][k] * g[a][1] + V.m[2][k] * g[a][2];
+        frame_gradients<m>(fr, g, h);
         if (outputs & kGradient)
             for (int a = 0; a < m; ++a) {
                 // f_a = w P g_a = w U diag(dpsi) h_a
@@ -209,38 +264,45 @@ evaluate_element(const Corotational<T>& material, const RestElement<T>& rest,
                 for (int r = 0; r < 3; ++r)
                     put(first, gradient[a][r], U.m[r][0] * t0 + U.m[r][1] * t1 + U.m[r][2] * t2);
             }
-        if ((outputs & kHessian) == 0) continue;
-        // Pair index of (i, j), i != j: (0,1) -> 0, (0,2) -> 1, (1,2) -> 2.
-        for (int a = 0; a < m; ++a)
-            for (int b = a; b < m; ++b) {
-                T Kf[3][3];
-                for (int i = 0; i < 3; ++i)
-                    for (int j = 0; j < 3; ++j) {
-                        if (i == j) {
-                            const int j1 = i == 0 ? 1 : 0, j2 = i == 2 ? 1 : 2;
-                            Kf[i][i] = fr.H[i][i] * h[a][i] * h[b][i] +
-                                       fr.coupled[i + j1 - 1] * h[a][j1] * h[b][j1] +
-                                       fr.coupled[i + j2 - 1] * h[a][j2] * h[b][j2];
-                        } else {
-                            Kf[i][j] = fr.H[i][j] * h[a][i] * h[b][j] +
-                                       fr.crossed[i + j - 1] * h[a][j] * h[b][i];
-                        }
-                    }
-                // W = w U Kf, then K = W U^T
-                T W[3][3];
+        if (outputs & kHessian) put_frame_hessian<m>(fr, h, w, first, hessian);
+    }
+}
+
+/// evaluate_element for the neo-Hookean material: energy and stress as the generic path (from
+/// det F and cof F, no SVD), the Hessian, when asked for, from the tangent's SVD frame
+/// (NeoHookean::tangent_frame, put_frame_hessian) instead of the 9x9 dP/dF.
+template <int P, class T>
+EDN_HOST_DEVICE inline void
+evaluate_element(const NeoHookean<T>& material, const RestElement<T>& rest,
+                 const QuadratureTet<T>& rule, const T (*x)[3], int outputs, bool project,
+                 T& energy, T (*gradient)[3], T* hessian, bool displacement_form = false) {
+    if ((outputs & kHessian) == 0) {
+        evaluate_element_generic<P>(material, rest, rule, x, outputs, project, energy, gradient,
+                                    hessian, displacement_form);
+        return;
+    }
+    constexpr int m = lagrange_tet_num_nodes(P);
+    clear_element_outputs<m>(outputs, energy, gradient, hessian, rule.num_points == 0);
+    for (int q = 0; q < rule.num_points; ++q) {
+        const bool first = q == 0;
+        T g[m][3];
+        element_shape_gradients<P>(rest, rule.bary[q], g);
+        const Mat3<T> F = element_deformation_gradient<m>(x, g, displacement_form);
+        const T w = rule.weight[q] * rest.abs_det;
+        T psi;
+        Mat3<T> Pk;
+        material.evaluate(F, psi, Pk, nullptr, project);
+        energy += w * psi;
+        if (outputs & kGradient)
+            for (int a = 0; a < m; ++a)
                 for (int r = 0; r < 3; ++r)
-                    for (int j = 0; j < 3; ++j)
-                        W[r][j] = w * (U.m[r][0] * Kf[0][j] + U.m[r][1] * Kf[1][j] +
-                                       U.m[r][2] * Kf[2][j]);
-                T* block = hessian + (a * m + b) * 9;
-                T* mirror = hessian + (b * m + a) * 9;
-                for (int r = 0; r < 3; ++r)
-                    for (int c = 0; c < 3; ++c) {
-                        const T k = W[r][0] * U.m[c][0] + W[r][1] * U.m[c][1] + W[r][2] * U.m[c][2];
-                        put(first, block[3 * r + c], k);
-                        if (b != a) put(first, mirror[3 * c + r], k);
-                    }
-            }
+                    put(first, gradient[a][r],
+                        w * (Pk.m[r][0] * g[a][0] + Pk.m[r][1] * g[a][1] + Pk.m[r][2] * g[a][2]));
+        TangentFrame<T> fr;
+        material.tangent_frame(F, project, fr);
+        T h[m][3];
+        frame_gradients<m>(fr, g, h);
+        put_frame_hessian<m>(fr, h, w, first, hessian);
     }
 }
 

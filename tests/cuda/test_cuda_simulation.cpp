@@ -408,14 +408,33 @@ TEST(CudaSimulation, RegionDragAndGroundFrictionMatchCpu) {
     }
 }
 
+// Every material and order: the element kernels (the staged p = 1 blocks, the SVD-frame
+// Hessians, the cooperative p >= 2 kernel) against the CPU's double matrices.
 TEST(CudaSimulation, HessianProductMatchesCpu) {
     EDN_SKIP_WITHOUT_CUDA();
-    for (SummationMethod method : {SummationMethod::PerEntry, SummationMethod::PerSimplex}) {
-        for (Integrator integrator : {Integrator::Static, Integrator::BackwardEuler}) {
+    struct Case {
+        Material material;
+        int order;
+        SummationMethod method;
+        Integrator integrator;
+    };
+    std::vector<Case> cases;
+    for (SummationMethod method : {SummationMethod::PerEntry, SummationMethod::PerSimplex})
+        for (Integrator integrator : {Integrator::Static, Integrator::BackwardEuler})
+            cases.push_back({Material::Linear, 1, method, integrator});
+    for (Material material : {Material::Corotational, Material::NeoHookean})
+        for (int order = 1; order <= 3; ++order)
+            cases.push_back(
+                {material, order, SummationMethod::PerEntry, Integrator::BackwardEuler});
+    for (const Case& c : cases) {
+        {
             SimulationSettings s;
-            s.material = Material::Linear;
-            s.integrator = integrator;
-            s.summation = method;
+            s.material = c.material;
+            s.order = c.order;
+            s.integrator = c.integrator;
+            s.summation = c.method;
+            const SummationMethod method = c.method;
+            const Integrator integrator = c.integrator;
             const TetMesh mesh = twin_box();
             Simulation cpu(mesh, s), gpu(mesh, on_cuda(s));
             std::vector<double> y = cpu.rest_positions(), v(y.size());
@@ -427,6 +446,7 @@ TEST(CudaSimulation, HessianProductMatchesCpu) {
                 scale = std::max(scale, std::abs(hc[k])),
                 diff = std::max(diff, std::abs(hc[k] - hg[k]));
             EXPECT_LT(diff, 1e-4 * scale)
+                << material_name(c.material) << " p" << c.order << " "
                 << summation_method_name(method) << " " << integrator_name(integrator) << " diff "
                 << diff << " scale " << scale << " first " << hc[0] << " vs " << hg[0];
         }

@@ -157,6 +157,44 @@ TEST(ElementKernels, ProjectedHessiansArePsd) {
     }
 }
 
+/// The SVD-frame Hessian of a material's evaluate_element equals the generic 9x9 dP/dF path
+/// (projected and exact), energies and gradients included.
+template <int P, class Material>
+void check_frame_equals_generic(const Material& material, double distortion, std::uint32_t seed) {
+    using E = Element<P>;
+    constexpr int m = E::m;
+    E e(seed, distortion);
+    for (bool project : {false, true}) {
+        double ef = 0, eg = 0, gf[m][3], gg[m][3];
+        std::vector<double> hf(m * m * 9), hg(m * m * 9);
+        const int all = kEnergy | kGradient | kHessian;
+        evaluate_element<P>(material, e.rest, e.rule, e.x, all, project, ef, gf, hf.data());
+        evaluate_element_generic<P>(material, e.rest, e.rule, e.x, all, project, eg, gg, hg.data(),
+                                    false);
+        EXPECT_NEAR(ef, eg, 1e-12 * std::abs(eg));
+        double gscale = 1e-12, hscale = 1e-12;
+        for (int a = 0; a < m; ++a)
+            for (int r = 0; r < 3; ++r) gscale = std::max(gscale, std::abs(gg[a][r]));
+        for (double v : hg) hscale = std::max(hscale, std::abs(v));
+        for (int a = 0; a < m; ++a)
+            for (int r = 0; r < 3; ++r) EXPECT_NEAR(gf[a][r], gg[a][r], 1e-10 * gscale);
+        for (std::size_t i = 0; i < hf.size(); ++i)
+            ASSERT_NEAR(hf[i], hg[i], 1e-10 * hscale)
+                << "entry " << i << " project " << project << " seed " << seed;
+    }
+}
+
+TEST(ElementKernels, SvdFrameHessiansEqualTheGenericPath) {
+    for (std::uint32_t seed = 20; seed < 26; ++seed)
+        for (double distortion : {0.05, 0.6}) { // mild, and strongly distorted (often inverted)
+            check_frame_equals_generic<1>(NeoHookean<double>{kLame}, distortion, seed);
+            check_frame_equals_generic<2>(NeoHookean<double>{kLame}, distortion, seed);
+            check_frame_equals_generic<3>(NeoHookean<double>{kLame}, distortion, seed);
+            check_frame_equals_generic<1>(Corotational<double>{kLame}, distortion, seed);
+            check_frame_equals_generic<2>(Corotational<double>{kLame}, distortion, seed);
+        }
+}
+
 TEST(ElementKernels, RestStateHasZeroEnergyAndForce) {
     Element<2> e(4, 0.0);
     double energy, grad[10][3];

@@ -247,16 +247,20 @@ __global__ void element_kernel(Material material, const RestElement<double>* res
 
 /// The element Hessian blocks of higher-order elements (float; no stiffness damping), m threads
 /// per element instead of one (blocks of kElements * m <= 128 threads): a thread per element and
-/// quadrature point evaluates the material there (F, the 9x9 tangent) into shared memory, then
-/// thread a of the element sums its row of blocks K_ab over the points in registers and writes it
-/// once. The one-thread kernel spilled (255 registers) and added each point's 900 floats into
-/// global memory: 8.7 ms and 4.4 GB of DRAM traffic per pass at 127K p = 2 tets on the H100. The
-/// energy and the forces of the same pass come from element_kernel in double.
+/// quadrature point evaluates the material's tangent there in its SVD frame (tangent_frame, no
+/// 9x9 dP/dF) into shared memory, then thread a of the element sums its row of blocks K_ab over
+/// the points in registers through the row operators of node a (frame_row_operators: K_ab =
+/// sum_l h_b[l] C_l) and writes it once. The one-thread kernel spilled (255 registers) and added
+/// each point's 900 floats into global memory: 8.7 ms and 4.4 GB of DRAM traffic per pass at 127K
+/// p = 2 tets on the H100; with the 9x9 tangent in shared memory it took 2.5 ms at 187K p = 2
+/// (H200), 1.2 GB of local-memory loads. The energy and the forces of the same pass come from
+/// element_kernel in double.
 template <int P, int kMaxQ> struct CooperativeHessian {
     static constexpr int m = lagrange_tet_num_nodes(P);
     struct Point {
-        float g[m][3]; ///< rest shape gradients
-        float D[9][9]; ///< w dP/dF
+        TangentFrame<float> frame; ///< the tangent in its SVD frame
+        float h[m][3];             ///< rotated rest shape gradients V^T g_a
+        float w;                   ///< quadrature weight times |det J|
     };
     /// Elements per block: as many as 128 threads hold, within 48 KB of shared memory.
     static constexpr int kElements = (128 / m) * kMaxQ * sizeof(Point) <= 48 * 1024
@@ -282,20 +286,20 @@ __global__ void __launch_bounds__(128)
         // Point a of element t.
         typename H::Point& pt = points[local][a];
         const RestElement<float> r = float_rest(rest[t]);
-        element_shape_gradients<P>(r, rule.bary[a], pt.g);
+        float g[m][3];
+        element_shape_gradients<P>(r, rule.bary[a], g);
         float x[m][3];
         for (int k = 0; k < m; ++k) {
             const Index node = cell_nodes[static_cast<std::int64_t>(t) * m + k];
             for (int d = 0; d < 3; ++d)
                 x[k][d] = static_cast<float>(y[3 * static_cast<std::int64_t>(node) + d]);
         }
-        const Mat3<float> F = element_deformation_gradient<m>(x, pt.g, /*displacement_form=*/true);
-        const float w = rule.weight[a] * r.abs_det;
-        float psi;
-        Mat3<float> Pk;
-        material.evaluate(F, psi, Pk, pt.D, project);
-        for (int i = 0; i < 9; ++i)
-            for (int j = 0; j < 9; ++j) pt.D[i][j] *= w;
+        const Mat3<float> F = element_deformation_gradient<m>(x, g, /*displacement_form=*/true);
+        TangentFrame<float> frame;
+        material.tangent_frame(F, project, frame);
+        frame_gradients<m>(frame, g, pt.h);
+        pt.frame = frame;
+        pt.w = rule.weight[a] * r.abs_det;
     }
     __syncthreads();
     if (!active) return;
@@ -308,19 +312,12 @@ __global__ void __launch_bounds__(128)
             for (int k = 0; k < 9; ++k) acc[b][k] = 0;
         for (int q = 0; q < nq; ++q) {
             const typename H::Point& pt = points[local][q];
-            const float ga0 = pt.g[a][0], ga1 = pt.g[a][1], ga2 = pt.g[a][2];
-            // A[r][c][l] = sum_j D[3r+j][3c+l] g_a[j]
-            float A[3][9];
-            for (int rr = 0; rr < 3; ++rr)
-                for (int cl = 0; cl < 9; ++cl)
-                    A[rr][cl] = pt.D[3 * rr][cl] * ga0 + pt.D[3 * rr + 1][cl] * ga1 +
-                                pt.D[3 * rr + 2][cl] * ga2;
+            float C[3][9];
+            frame_row_operators(pt.frame, pt.h[a], pt.w, C);
             for (int b = 0; b < kChunk && b0 + b < m; ++b) {
-                const float gb0 = pt.g[b0 + b][0], gb1 = pt.g[b0 + b][1], gb2 = pt.g[b0 + b][2];
-                for (int rr = 0; rr < 3; ++rr)
-                    for (int c = 0; c < 3; ++c)
-                        acc[b][3 * rr + c] +=
-                            A[rr][3 * c] * gb0 + A[rr][3 * c + 1] * gb1 + A[rr][3 * c + 2] * gb2;
+                const float hb0 = pt.h[b0 + b][0], hb1 = pt.h[b0 + b][1], hb2 = pt.h[b0 + b][2];
+                for (int k = 0; k < 9; ++k)
+                    acc[b][k] += hb0 * C[0][k] + hb1 * C[1][k] + hb2 * C[2][k];
             }
         }
         for (int b = 0; b < kChunk && b0 + b < m; ++b)

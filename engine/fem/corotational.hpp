@@ -185,6 +185,30 @@ template <class T> struct Corotational {
         return energy_from_singular_values(sigma);
     }
 
+    /// The tangent of evaluate (either variant) in an SVD frame (TangentFrame), projected when
+    /// `project`. The fixed-R tangent 2 mu I + lambda vec(R) vec(R)^T is one too: in the frame
+    /// U = R, V = I, vec(R) = sum_k vec(u_k v_k^T), so H = 2 mu I + lambda 1 1^T and every pair
+    /// has alpha = beta = 2 mu.
+    EDN_HOST_DEVICE inline void tangent_frame(const Mat3<T>& F, bool project,
+                                              TangentFrame<T>& frame) const {
+        if (tangent == CorotationalTangent::exact) {
+            CorotationalFrame<T> full;
+            evaluate_frame(F, true, project, full);
+            frame = full;
+            return;
+        }
+        const Svd3<T> svd = svd3_rotation_variant(F);
+        frame.svd.U = svd.U * transpose(svd.V);
+        frame.svd.V = mat3_identity<T>();
+        frame.svd.sigma = svd.sigma;
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b)
+                frame.H[a][b] = lame.lambda + (a == b ? T(2) * lame.mu : T(0));
+        if (project && !h_is_psd()) project_psd<3>(frame.H);
+        const T two_mu[3] = {T(2) * lame.mu, T(2) * lame.mu, T(2) * lame.mu};
+        set_frame_pairs(two_mu, two_mu, project, frame);
+    }
+
     /// mu sum (sigma_k - 1)^2 + lambda/2 (sum sigma_k - 3)^2.
     EDN_HOST_DEVICE inline T energy_from_singular_values(const Vec3T<T>& sigma) const {
         const T s = sigma[0] + sigma[1] + sigma[2] - T(3);

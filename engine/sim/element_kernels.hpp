@@ -46,6 +46,24 @@ template <class T> struct LinearMaterial {
                                                                 (i == l && j == k ? T(1) : T(0))) +
                                                      (i == j && k == l ? lame.lambda : T(0));
     }
+
+    /// The constant tangent in an SVD frame (TangentFrame): any rotation works, U = V = I. On
+    /// the diagonal directions H = 2 mu I + lambda 1 1^T; a pair's symmetric direction has
+    /// alpha = 2 mu, its skew one beta = 0. Projected when `project` (a no-op for valid Lame
+    /// parameters).
+    EDN_HOST_DEVICE inline void tangent_frame(const Mat3<T>&, bool project,
+                                              TangentFrame<T>& frame) const {
+        frame.svd.U = mat3_identity<T>();
+        frame.svd.V = mat3_identity<T>();
+        frame.svd.sigma = Vec3T<T>{T(1), T(1), T(1)};
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b)
+                frame.H[a][b] = lame.lambda + (a == b ? T(2) * lame.mu : T(0));
+        if (project) project_psd<3>(frame.H);
+        const T alpha[3] = {T(2) * lame.mu, T(2) * lame.mu, T(2) * lame.mu};
+        const T beta[3] = {T(0), T(0), T(0)};
+        set_frame_pairs(alpha, beta, project, frame);
+    }
 };
 
 /// Quadrature degree of the nonlinear element integrals: exact for the linear material's
@@ -208,6 +226,38 @@ EDN_HOST_DEVICE inline void frame_block(const TangentFrame<T>& fr, const T* ha, 
     for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 3; ++c)
             K[3 * r + c] = W[r][0] * U.m[c][0] + W[r][1] * U.m[c][1] + W[r][2] * U.m[c][2];
+}
+
+/// The row operators of node a for one quadrature point: K_ab = sum_l h_b[l] C[l] for every
+/// node b (C[l] row-major 3x3), from the tangent's SVD frame. Kf_ab of frame_block is linear in
+/// h_b; B_l, the coefficient of h_b[l], has column l = H[:, l] * h_a, the rest of row l
+/// crossed * h_a, the other diagonal entries coupled * h_a[l]; C[l] = w U B_l U^T. Costs 3 of
+/// frame_block's U (...) U^T once per (a, point), then 27 multiply-adds per block.
+template <class T>
+EDN_HOST_DEVICE inline void frame_row_operators(const TangentFrame<T>& fr, const T* ha, T w,
+                                                T C[3][9]) {
+    const Mat3<T>& U = fr.svd.U;
+    for (int l = 0; l < 3; ++l) {
+        T B[3][3];
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j) {
+                T v = T(0);
+                if (j == l)
+                    v = fr.H[i][l] * ha[i];
+                else if (i == l)
+                    v = fr.crossed[l + j - 1] * ha[j];
+                else if (i == j)
+                    v = fr.coupled[i + l - 1] * ha[l];
+                B[i][j] = v;
+            }
+        T W[3][3];
+        for (int r = 0; r < 3; ++r)
+            for (int j = 0; j < 3; ++j)
+                W[r][j] = w * (U.m[r][0] * B[0][j] + U.m[r][1] * B[1][j] + U.m[r][2] * B[2][j]);
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 3; ++c)
+                C[l][3 * r + c] = W[r][0] * U.m[c][0] + W[r][1] * U.m[c][1] + W[r][2] * U.m[c][2];
+    }
 }
 
 /// Writes (first point) or adds one quadrature point's element Hessian, all m x m blocks, from the

@@ -195,6 +195,60 @@ TEST(ElementKernels, SvdFrameHessiansEqualTheGenericPath) {
         }
 }
 
+/// Every material's tangent_frame, assembled by put_frame_hessian and by the row operators of
+/// the GPU's cooperative kernel (frame_row_operators), equals the generic 9x9 path's Hessian.
+template <int P, class Material>
+void check_tangent_frame(const Material& material, double distortion, std::uint32_t seed) {
+    using E = Element<P>;
+    constexpr int m = E::m;
+    E e(seed, distortion);
+    for (bool project : {false, true}) {
+        double eg = 0, gg[m][3];
+        std::vector<double> hg(m * m * 9), hf(m * m * 9), hr(m * m * 9, 0.0);
+        evaluate_element_generic<P>(material, e.rest, e.rule, e.x, kHessian, project, eg, gg,
+                                    hg.data(), false);
+        for (int q = 0; q < e.rule.num_points; ++q) {
+            double g[m][3], h[m][3];
+            element_shape_gradients<P>(e.rest, e.rule.bary[q], g);
+            const Mat3<double> F = element_deformation_gradient<m>(e.x, g, false);
+            const double w = e.rule.weight[q] * e.rest.abs_det;
+            TangentFrame<double> fr;
+            material.tangent_frame(F, project, fr);
+            frame_gradients<m>(fr, g, h);
+            put_frame_hessian<m>(fr, h, w, q == 0, hf.data());
+            for (int a = 0; a < m; ++a) {
+                double C[3][9];
+                frame_row_operators(fr, h[a], w, C);
+                for (int b = 0; b < m; ++b)
+                    for (int k = 0; k < 9; ++k)
+                        hr[(a * m + b) * 9 + k] +=
+                            h[b][0] * C[0][k] + h[b][1] * C[1][k] + h[b][2] * C[2][k];
+            }
+        }
+        double scale = 1e-12;
+        for (double v : hg) scale = std::max(scale, std::abs(v));
+        for (std::size_t i = 0; i < hg.size(); ++i) {
+            ASSERT_NEAR(hf[i], hg[i], 1e-10 * scale) << "entry " << i << " project " << project;
+            ASSERT_NEAR(hr[i], hg[i], 1e-10 * scale) << "entry " << i << " project " << project;
+        }
+    }
+}
+
+TEST(ElementKernels, EveryMaterialsTangentFrameEqualsItsTangent) {
+    Corotational<double> fixed{kLame};
+    fixed.tangent = CorotationalTangent::fixed_rotation;
+    for (std::uint32_t seed = 30; seed < 34; ++seed)
+        for (double distortion : {0.05, 0.6}) {
+            check_tangent_frame<1>(LinearMaterial<double>{kLame}, distortion, seed);
+            check_tangent_frame<2>(LinearMaterial<double>{kLame}, distortion, seed);
+            check_tangent_frame<2>(NeoHookean<double>{kLame}, distortion, seed);
+            check_tangent_frame<3>(NeoHookean<double>{kLame}, distortion, seed);
+            check_tangent_frame<2>(Corotational<double>{kLame}, distortion, seed);
+            check_tangent_frame<1>(fixed, distortion, seed);
+            check_tangent_frame<2>(fixed, distortion, seed);
+        }
+}
+
 TEST(ElementKernels, RestStateHasZeroEnergyAndForce) {
     Element<2> e(4, 0.0);
     double energy, grad[10][3];

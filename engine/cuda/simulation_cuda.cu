@@ -18,7 +18,7 @@
 #include "cuda/cuda_multigrid.hpp"
 #include "cuda/cuda_pcg.hpp"
 #include "cuda/cuda_two_level.hpp"
-#include "cuda/simulation_kernels.cuh"
+#include "cuda/element_cooperative.cuh"
 #include "sim/material_dispatch.hpp"
 #include "sim/simulation_backend.hpp"
 
@@ -198,6 +198,7 @@ private:
     QuadratureTet<double> rule_{};
     QuadratureTet<float> rule_f_{}; ///< rule_ rounded, for the float element Hessians
     DeviceBuffer<RestElement<double>> rest_elements_;
+    DeviceBuffer<double> reference_gradients_; ///< p >= 2: reference_gradient_table of rule_
     DeviceBuffer<double> x_, v_, y_tilde_, x_start_;
     DeviceBuffer<double> residual_; ///< solve()'s true residual of the Newton system
     DeviceBuffer<float> rhs_;       ///< the float PCG's right-hand side
@@ -243,6 +244,9 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     lame_d_ = lame;
     rule_ = quadrature_for_degree<double>(element_quadrature_degree(layout.order));
     rule_f_ = quadrature_for_degree<float>(element_quadrature_degree(layout.order));
+    with_order(layout.order, [&]<int P>() {
+        if constexpr (P >= 2) upload(reference_gradients_, reference_gradient_table<P>(rule_));
+    });
     // Topology, counts, bins, allocation, columns and maps on the device; the host set-up of the
     // base class (masses, rest positions, components) used the device topology's download. The
     // GPU topology numbers edges and faces as the host does (tests/cuda).
@@ -324,20 +328,30 @@ void CudaBackend::launch_elements(const Material& material, const double* y, int
     const CellNodesView cn = assembly_->device_cell_nodes();
     float* blocks = (outputs & kHessian) ? assembly_->device_element_blocks() : nullptr;
     if constexpr (P >= 2) {
-        // Hessian passes of p >= 2 elements: the float blocks by m threads per element (see the
-        // kernel), the double energies and forces by element_kernel below. The rules: 4 points
-        // at p = 2 (degree 2), 14 at p = 3 (degree 4: the positive degree-5 rule).
+        // p >= 2 elements without stiffness damping: m threads per element
+        // (element_cooperative.cuh) for the float Hessian blocks and the double energies and
+        // forces. The rules: 4 points at p = 2 (degree 2), 14 at p = 3 (degree 4: the positive
+        // degree-5 rule).
         constexpr int kMaxQ = P == 2 ? 4 : 14;
-        if (outputs == (kEnergy | kGradient | kHessian) && damping_coefficient() == 0.0 &&
-            rule_.num_points <= kMaxQ) {
-            using H = CooperativeHessian<P, kMaxQ>;
-            element_hessian_cooperative_kernel<P, kMaxQ>
-                <<<static_cast<unsigned int>((nt + H::kElements - 1) / H::kElements),
-                   H::kElements * H::m>>>(float_material(material), rest_elements_.data(), rule_f_,
-                                          cn.nodes, nt, y, settings.project_hessian, blocks);
+        if (damping_coefficient() == 0.0 && rule_.num_points <= kMaxQ) {
+            if (outputs & kHessian) {
+                using H = CooperativeHessian<P, kMaxQ>;
+                element_hessian_cooperative_kernel<P, kMaxQ>
+                    <<<static_cast<unsigned int>((nt + H::kElements - 1) / H::kElements),
+                       H::kElements * H::m>>>(float_material(material), rest_elements_.data(),
+                                              rule_f_, cn.nodes, nt, y, settings.project_hessian,
+                                              blocks);
+                EDN_CUDA_CHECK_LAUNCH();
+            }
+            using V = CooperativeValues<P, kMaxQ>;
+            element_values_cooperative_kernel<P, kMaxQ>
+                <<<static_cast<unsigned int>((nt + V::kElements - 1) / V::kElements),
+                   V::kElements * V::m>>>(material, rest_elements_.data(), rule_,
+                                          reference_gradients_.data(), cn.nodes, nt, y,
+                                          (outputs & kGradient) != 0, settings.project_hessian,
+                                          cell_energy_.data(), forces_.data());
             EDN_CUDA_CHECK_LAUNCH();
-            outputs &= ~kHessian;
-            blocks = nullptr;
+            return;
         }
     }
     // 128 threads per block: the element kernels are register-heavy (p = 1: its stage's size).

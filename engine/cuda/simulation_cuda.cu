@@ -245,7 +245,11 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     rule_ = quadrature_for_degree<double>(element_quadrature_degree(layout.order));
     rule_f_ = quadrature_for_degree<float>(element_quadrature_degree(layout.order));
     with_order(layout.order, [&]<int P>() {
-        if constexpr (P >= 2) upload(reference_gradients_, reference_gradient_table<P>(rule_));
+        if constexpr (P >= 2) {
+            const std::vector<double> table = reference_gradient_table<P>(rule_);
+            reference_gradients_.resize(static_cast<std::int64_t>(table.size()));
+            upload(reference_gradients_, table);
+        }
     });
     // Topology, counts, bins, allocation, columns and maps on the device; the host set-up of the
     // base class (masses, rest positions, components) used the device topology's download. The

@@ -165,7 +165,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
          "created if missing (default none)"},
         {"surface-series", "DIR",
          "surface sequence for DCC tools (Blender, Houdini): DIR/frame_NNNNN.obj (or .ply) every "
-         "--every frames, the deformed boundary triangles over their corner vertices, each file "
+         "--every frames, the deformed boundary triangles over their corner vertices (p >= 2: "
+         "each face curved through its nodes, 4 x 4 or 6 x 6 triangles), each file "
          "self-contained (a cut or refinement mid-run changes the counts of the later files); DIR "
          "is created if missing (default none)"},
         {"surface-format", "obj|ply",

@@ -102,13 +102,17 @@ SurfaceSeries::SurfaceSeries(fs::path dir, long long every, SurfaceFormat format
 
 void SurfaceSeries::record(long long frame, const FrameSnapshot& snapshot) {
     if (!wants(frame)) return;
-    if (snapshot.num_vertices != num_vertices_ || snapshot.cells != cells_) {
-        boundary_ = boundary_triangles(snapshot.cells, snapshot.num_vertices);
+    if (snapshot.num_vertices != num_vertices_ || snapshot.order != order_ ||
+        snapshot.cells != cells_) {
+        tessellation_ = tessellate_boundary(
+            boundary_triangles(snapshot.cells, snapshot.num_vertices), snapshot.cells,
+            snapshot.order, default_surface_subdivisions(snapshot.order));
         cells_ = snapshot.cells;
         num_vertices_ = snapshot.num_vertices;
+        order_ = snapshot.order;
     }
     const fs::path path = dir_.add(frame_file_name(frame, format_));
-    write_surface(path, deformed_surface(snapshot, boundary_), format_);
+    write_surface(path, evaluate_tessellation(tessellation_, snapshot), format_);
     ++frames_;
 }
 

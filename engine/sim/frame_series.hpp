@@ -7,6 +7,7 @@
 /// simply has other counts.
 
 #include "sim/frame_snapshot.hpp"
+#include "sim/surface_tessellation.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -85,9 +86,12 @@ private:
     std::vector<PvdEntry> entries_;
 };
 
-/// `DIR/frame_NNNNN.obj` (or .ply) for every `every`-th frame: the deformed boundary surface
-/// (deformed_surface), each file complete with its own vertices and triangles. The boundary is
-/// recomputed only when the cells change (a cut, a refinement, an undo, another mesh).
+/// `DIR/frame_NNNNN.obj` (or .ply) for every `every`-th frame: the deformed boundary surface, each
+/// file complete with its own vertices and triangles. At p = 1 the boundary triangles over their
+/// corner vertices; at p >= 2 each boundary face curved through its face nodes, cut into n x n
+/// triangles (default_surface_subdivisions; surface_tessellation.hpp), the corner vertices first.
+/// The tessellation is rebuilt only when the cells or the order change (a cut, a refinement, an
+/// undo, an order change, another mesh).
 class SurfaceSeries {
 public:
     /// See SeriesDirectory for `dir` and `what`.
@@ -113,10 +117,12 @@ private:
     long long every_ = 1;
     SurfaceFormat format_ = SurfaceFormat::Obj;
     std::size_t frames_ = 0;
-    // The boundary of `cells_` over `num_vertices_` vertices (the cache key).
+    // The tessellated boundary of `cells_` over `num_vertices_` vertices at order `order_` (the
+    // cache key).
     std::vector<Cell> cells_;
     Index num_vertices_ = -1;
-    BoundaryTriangles boundary_;
+    int order_ = 0;
+    SurfaceTessellation tessellation_;
 };
 
 /// Writes `surface` as OBJ or PLY (atomically).

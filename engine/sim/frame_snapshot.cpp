@@ -63,6 +63,7 @@ BoundaryTriangles boundary_triangles(const std::vector<Cell>& cells, Index num_v
             static_cast<Index>(boundary.mesh_vertex.size());
         boundary.mesh_vertex.push_back(v);
     }
+    boundary.face_cell = topology.boundary_face_cell;
     boundary.triangles.reserve(topology.boundary_faces.size());
     for (const Tri& t : topology.boundary_faces)
         boundary.triangles.push_back({surface_vertex[static_cast<std::size_t>(t[0])],

@@ -50,6 +50,7 @@ void write_state_vtu(const std::filesystem::path& path, const Simulation& sim,
 struct BoundaryTriangles {
     std::vector<Index> mesh_vertex; ///< #S mesh vertex of each surface vertex
     std::vector<Tri> triangles;     ///< #B surface-vertex indices, counter-clockwise from outside
+    std::vector<Index> face_cell;   ///< #B the cell owning each triangle
 };
 
 /// The boundary triangles of `cells` (positively oriented) over `num_vertices` vertices.

@@ -1,9 +1,11 @@
 // Animation outputs (sim/frame_series.hpp, sim/frame_snapshot.hpp) driven in-process: the surface
 // sequence's files read back (OBJ with the project's reader, PLY with its reader) hold exactly
 // the simulation's boundary vertex positions at that frame, across a cut that changes the vertex
-// count; --every; the .vtu series agrees; an uncommitted series removes what it wrote.
+// count; --every; the .vtu series agrees; at p = 2 the faces are tessellated through their edge
+// nodes, watertight; an uncommitted series removes what it wrote.
 
 #include "core/error.hpp"
+#include "fem/lagrange_tet.hpp"
 #include "mesh/cut.hpp"
 #include "mesh/obj_io.hpp"
 #include "mesh/ply_io.hpp"
@@ -14,7 +16,9 @@
 #include "support/mesh_fixtures.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <gtest/gtest.h>
+#include <map>
 #include <set>
 
 namespace edn {
@@ -126,8 +130,84 @@ TEST_P(FrameSeries, SurfaceFilesHoldTheSimulationsBoundaryAcrossACut) {
 
 INSTANTIATE_TEST_SUITE_P(OrdersAndFormats, FrameSeries,
                          ::testing::Values(std::tuple{1, SurfaceFormat::Obj},
-                                           std::tuple{1, SurfaceFormat::Ply},
-                                           std::tuple{2, SurfaceFormat::Obj}));
+                                           std::tuple{1, SurfaceFormat::Ply}));
+
+TEST(CurvedSurfaceSeries, QuadraticFacesAreTessellatedThroughTheirEdgeNodesWatertight) {
+    test::TempDir dir("edn_frame_series");
+    Simulation sim(test::make_box_mesh(2, 2, 4, 1.0, 1.0, 2.0), beam_settings(2));
+    // A curved state: every node moved by a smooth non-affine field.
+    std::vector<double> x = sim.rest_positions();
+    for (std::size_t i = 0; i < x.size(); i += 3) {
+        x[i] += 0.1 * std::sin(2.0 * x[i + 2]);
+        x[i + 2] += 0.05 * x[i] * x[i + 1];
+    }
+    sim.set_state(x, std::vector<double>(x.size(), 0.0));
+    SurfaceSeries series(dir.path / "s", 1, SurfaceFormat::Ply);
+    series.record(0, sim);
+    series.commit();
+    const SurfaceMesh s = read_ply_surface(dir.path / "s" / "frame_00000.ply");
+    const Topology topology = build_topology(sim.mesh());
+    constexpr int n = 4; // default_surface_subdivisions(2)
+    EXPECT_EQ(default_surface_subdivisions(2), n);
+    EXPECT_EQ(s.triangles.size(), topology.boundary_faces.size() * n * n);
+    // The corners first: the boundary vertices in ascending order, bit for bit.
+    const std::vector<std::pair<Index, Vec3>> corners = boundary_vertices(sim);
+    for (std::size_t i = 0; i < corners.size(); ++i)
+        EXPECT_EQ(s.positions[i], corners[i].second) << "corner " << i;
+    // Every node on a boundary edge is a surface point (the lattice point at the edge's middle).
+    std::set<Vec3> points(s.positions.begin(), s.positions.end());
+    std::size_t edge_nodes = 0;
+    for (std::size_t f = 0; f < topology.boundary_faces.size(); ++f) {
+        const Index c = topology.boundary_face_cell[f];
+        const Cell& cell = sim.mesh().cells[static_cast<std::size_t>(c)];
+        const Tri& face = topology.boundary_faces[f];
+        for (int e = 0; e < 6; ++e) {
+            const Index a = cell[tet_edge_vertex(e, 0)], b = cell[tet_edge_vertex(e, 1)];
+            if (std::count(face.begin(), face.end(), a) == 0 ||
+                std::count(face.begin(), face.end(), b) == 0)
+                continue;
+            const Index node = sim.cell_nodes()[static_cast<std::size_t>(c) * 10 + 4 + e];
+            const Vec3 p = {x[3 * node], x[3 * node + 1], x[3 * node + 2]};
+            EXPECT_TRUE(points.count(p)) << "edge node " << node;
+            ++edge_nodes;
+        }
+    }
+    EXPECT_GT(edge_nodes, 0u);
+    // Watertight and outward: every edge in two triangles, and a positive enclosed volume near
+    // the box's (the field moves it by a little).
+    std::map<std::pair<Index, Index>, int> edges;
+    for (const Tri& t : s.triangles)
+        for (int k = 0; k < 3; ++k) ++edges[std::minmax(t[k], t[(k + 1) % 3])];
+    for (const auto& [edge, uses] : edges) ASSERT_EQ(uses, 2) << edge.first << "-" << edge.second;
+    EXPECT_NEAR(enclosed_volume(s), 2.0, 0.2);
+    // Corners are exact, the rest of the surface curves: more points than the flat boundary.
+    EXPECT_GT(s.positions.size(), corners.size());
+}
+
+TEST(CurvedSurfaceSeries, CubicFacesAreWatertightAndEncloseTheAffinelyMovedVolume) {
+    test::TempDir dir("edn_frame_series");
+    Simulation sim(test::make_box_mesh(1, 1, 2, 1.0, 1.0, 2.0), beam_settings(3));
+    // An affine motion keeps every face flat: the tessellation encloses det(A) times the volume.
+    std::vector<double> x = sim.rest_positions();
+    for (std::size_t i = 0; i < x.size(); i += 3) {
+        const double px = x[i], py = x[i + 1], pz = x[i + 2];
+        x[i] = 1.5 * px + 0.2 * py + 0.3;
+        x[i + 1] = 0.1 * px + py - 0.2 * pz;
+        x[i + 2] = 0.8 * pz + 1.0;
+    }
+    sim.set_state(x, std::vector<double>(x.size(), 0.0));
+    const double det = 1.5 * (1.0 * 0.8) - 0.2 * (0.1 * 0.8);
+    SurfaceSeries series(dir.path / "s", 1, SurfaceFormat::Ply);
+    series.record(0, sim);
+    series.commit();
+    const SurfaceMesh s = read_ply_surface(dir.path / "s" / "frame_00000.ply");
+    EXPECT_EQ(s.triangles.size(), build_topology(sim.mesh()).boundary_faces.size() * 36);
+    std::map<std::pair<Index, Index>, int> edges;
+    for (const Tri& t : s.triangles)
+        for (int k = 0; k < 3; ++k) ++edges[std::minmax(t[k], t[(k + 1) % 3])];
+    for (const auto& [edge, uses] : edges) ASSERT_EQ(uses, 2) << edge.first << "-" << edge.second;
+    EXPECT_NEAR(enclosed_volume(s), det * 2.0, 1e-12);
+}
 
 TEST(FrameSeriesDirectory, UncommittedSeriesRemoveTheirFilesAndTheDirectoryTheyMade) {
     test::TempDir dir("edn_frame_series");

@@ -47,6 +47,7 @@ Recorder::Recorder() : thread_([this] { run(); }) {}
 
 Recorder::~Recorder() {
     stop();
+    after_render(); // no picture will come any more
     {
         const std::lock_guard lock(mutex_);
         quit_ = true;
@@ -59,10 +60,15 @@ void Recorder::start(const RecordOptions& options, const Simulation& sim) {
     EDN_VERIFY(!active_, ErrorCode::Usage, "record: already recording");
     EDN_VERIFY(options.vtu || options.surface || options.png, ErrorCode::Usage,
                "record: nothing to record (choose .vtu, surface or PNG frames)");
-    EDN_VERIFY(!busy(), ErrorCode::Usage,
+    EDN_VERIFY(!busy() && !finish_after_png_, ErrorCode::Usage,
                "record: the previous recording is still being written (or encoded)");
     EDN_VERIFY(options.every >= 1, ErrorCode::Usage, "record: every must be >= 1");
     EDN_VERIFY(!options.dir.empty(), ErrorCode::Usage, "record: no output folder");
+    // ffmpeg reads frame_000001.png, 2, ... until one is missing: older frames beyond this
+    // recording's would end up in its video.
+    EDN_VERIFY(
+        !options.png || !fs::exists(options.dir / "png" / "frame_000001.png"), ErrorCode::Usage,
+        (options.dir / "png").string() << " already holds PNG frames; record into a new folder");
     // The folders first (on this thread, so that a bad one is reported at once); the writer
     // thread is idle, so it may own the series from here on.
     std::unique_ptr<VtuSeries> vtu;
@@ -78,10 +84,6 @@ void Recorder::start(const RecordOptions& options, const Simulation& sim) {
         EDN_VERIFY(fs::is_directory(png), ErrorCode::Io,
                    png.string() << ": cannot create the PNG folder"
                                 << (ec ? ": " + ec.message() : std::string()));
-        // ffmpeg reads frame_000001.png, 2, ... until one is missing: older frames beyond this
-        // recording's would end up in its video.
-        EDN_VERIFY(!fs::exists(png / "frame_000001.png"), ErrorCode::Usage,
-                   png.string() << " already holds PNG frames; record into a new folder");
     }
     // Committed right away: a recording keeps what it wrote whatever happens later.
     if (vtu) vtu->commit();

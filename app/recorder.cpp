@@ -114,7 +114,7 @@ void Recorder::on_step(const Simulation& sim) {
     wait_for_room();
     if (options_.vtu || options_.surface) {
         // A copy for the writer thread; the simulation goes on meanwhile.
-        auto snapshot = std::make_shared<const FrameSnapshot>(take_snapshot(sim));
+        auto snapshot = std::make_shared<const FrameSnapshot>(take_snapshot(sim, options_.vtu));
         const double time = static_cast<double>(frame) * seconds_per_step_;
         push([this, snapshot, frame, time] {
             if (vtu_) vtu_->record(frame, time, *snapshot);

@@ -251,7 +251,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
     // One snapshot of frame f for both sequences.
     auto record_frame = [&](long long f) {
         if (!(series && series->wants(f)) && !(surface_series && surface_series->wants(f))) return;
-        const FrameSnapshot snapshot = take_snapshot(sim);
+        const FrameSnapshot snapshot = take_snapshot(sim, series && series->wants(f));
         if (series) series->record(f, static_cast<double>(f) * s.dt, snapshot);
         if (surface_series) surface_series->record(f, snapshot);
     };

@@ -117,7 +117,7 @@ void SurfaceSeries::record(long long frame, const FrameSnapshot& snapshot) {
 }
 
 void SurfaceSeries::record(long long frame, const Simulation& sim) {
-    if (wants(frame)) record(frame, take_snapshot(sim));
+    if (wants(frame)) record(frame, take_snapshot(sim, false));
 }
 
 } // namespace edn

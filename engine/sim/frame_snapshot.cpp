@@ -8,13 +8,14 @@
 
 namespace edn {
 
-FrameSnapshot take_snapshot(const Simulation& sim) {
+FrameSnapshot take_snapshot(const Simulation& sim, bool fields) {
     FrameSnapshot frame;
     frame.order = sim.settings().order;
     frame.num_vertices = sim.mesh().num_vertices();
     frame.cells = sim.mesh().cells;
     frame.cell_nodes = sim.cell_nodes();
     frame.positions = sim.positions();
+    if (!fields) return frame;
     frame.velocities = sim.velocities();
     frame.rest = sim.rest_positions();
     frame.pinned = sim.pinned();
@@ -24,6 +25,9 @@ FrameSnapshot take_snapshot(const Simulation& sim) {
 
 void write_state_vtu(const std::filesystem::path& path, const FrameSnapshot& frame,
                      VtuEncoding encoding) {
+    EDN_VERIFY(frame.velocities.size() == frame.positions.size() &&
+                   frame.rest.size() == frame.positions.size(),
+               ErrorCode::Internal, path.string() << ": a snapshot without its fields");
     const std::vector<double>& x = frame.positions;
     // Every node (vertex nodes first): order p >= 2 writes VTK's quadratic / Lagrange tets, so
     // ParaView shows the curved cells the simulation computed.

@@ -33,8 +33,9 @@ struct FrameSnapshot {
 };
 
 /// Copies the current state of `sim` (positions and velocities come from the device with the
-/// CUDA backend; von Mises is computed).
-FrameSnapshot take_snapshot(const Simulation& sim);
+/// CUDA backend; von Mises is computed). Without `fields` only what the surface needs (order,
+/// cells, cell nodes, positions): velocities, rest positions, pins and stress stay empty.
+FrameSnapshot take_snapshot(const Simulation& sim, bool fields = true);
 
 /// Writes `frame` as a .vtu (atomically): every node (order p >= 2 as VTK quadratic / Lagrange
 /// tets), point data displacement, velocity and pinned (0/1), cell data von_mises.

@@ -191,8 +191,6 @@ void App::start() {
     worker_ = std::make_unique<SimWorker>(threaded ? SimWorker::Mode::Threaded
                                                    : SimWorker::Mode::Lockstep,
                                           [this] { step_simulation(); });
-    if (options_.record && !options_.record->dir.empty())
-        post([this] { start_recording(record_options()); }); // --record DIR
 }
 
 void App::load_initial_scene() {

@@ -178,6 +178,7 @@ private:
     void init_recording();
     RecordOptions record_options() const;
     void toggle_recording();
+    void start_pending_recording();
     void start_recording(const RecordOptions& options);
     void stop_recording();
     void record_picture();
@@ -210,7 +211,8 @@ private:
     std::vector<unsigned> pinned_surface_;    // scratch: pinned surface vertices
     // Records the animation; declared before the worker, whose steps feed it, so it outlives it.
     Recorder recorder_;
-    bool picture_due_ = false; // the state uploaded in this frame's turn is a recorded frame
+    bool picture_due_ = false;       // the state uploaded in this frame's turn is a recorded frame
+    bool recording_pending_ = false; // --record DIR: starts at the first turn with a simulation
     // The simulation thread (or lockstep stepping) and what its steps hand to the UI's turn.
     std::unique_ptr<SimWorker> worker_;
     int cpu_threads_before_ = 0;           // parallel_for's threads before the worker took one

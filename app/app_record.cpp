@@ -27,6 +27,7 @@ void App::init_recording() {
     gui_.record.ffmpeg = find_on_path("ffmpeg").has_value();
     // The command line's choices are the panel's.
     if (!options_.record) return;
+    recording_pending_ = !options_.record->dir.empty();
     gui_.record.options = *options_.record;
     std::snprintf(gui_.record.dir.data(), gui_.record.dir.size(), "%s",
                   options_.record->dir.c_str());
@@ -44,6 +45,13 @@ void App::toggle_recording() {
         post([this] { stop_recording(); });
     else
         post([this, options = record_options()] { start_recording(options); });
+}
+
+void App::start_pending_recording() {
+    // Windowed, the scene loads on a worker: --record starts once its simulation exists.
+    if (!recording_pending_ || !session_.sim()) return;
+    recording_pending_ = false;
+    start_recording(record_options());
 }
 
 void App::start_recording(const RecordOptions& options) {

@@ -75,6 +75,7 @@ void App::step_simulation() {
 void App::simulate(const SimWorker::Turn& turn) {
     (void)turn;       // proof of the turn: the steps' results may be read
     check_supports(); // after this turn's commands (pins, ground, settings, scene)
+    start_pending_recording();
     // Commands of this turn (a script's pause or step) may have changed what to run.
     sync_worker();
     worker_->step_now();

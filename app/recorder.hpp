@@ -56,6 +56,7 @@ public:
     /// Jobs (snapshots, images) waiting for the writer before on_step() waits for it.
     static constexpr std::size_t kMaxQueuedJobs = 6;
 
+    /// Starts the writer thread (idle until a recording starts).
     Recorder();
     /// Finishes what was queued (and waits for ffmpeg) before it goes.
     ~Recorder();

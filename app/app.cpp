@@ -90,6 +90,7 @@ App::App(AppOptions options)
     if (options_.frame_budget_ms) gui_.settings.frame_budget_ms = *options_.frame_budget_ms;
     if (options_.color) gui_.color_mode = *options_.color;
     gui_.paused = options_.paused;
+    init_recording();
     const BackendAvailability cuda = backend_availability(Backend::Cuda);
     gui_.cuda_available = cuda.usable;
     gui_.cuda_unavailable_reason = cuda.reason;
@@ -137,6 +138,7 @@ int App::run() {
     }
     // The worker's steps touch the session: no more of them before it is summarised.
     if (worker_) worker_->stop();
+    finish_recording();
     if (options_.timings) timings_.write_csv(*options_.timings);
     if (options_.stats)
         write_stats(
@@ -451,6 +453,7 @@ void App::apply(const GuiActions& actions) {
     if (actions.screenshot) screenshot_requested_ = true;
     if (actions.refine_uniform) post([this] { refine(std::nullopt, 0.0, 1); });
     if (actions.undo) post([this] { undo(); });
+    if (actions.toggle_animation) toggle_recording();
     if (actions.toggle_record) {
         if (gui_.recording) {
             const std::filesystem::path path = "elastodyn-timings-" + timestamp() + ".csv";
@@ -525,36 +528,6 @@ void App::copy_surface_positions() {
                                  static_cast<float>(x[v + 2]));
     }
     picker_.moved();
-}
-
-bool App::upload_with_interop() {
-    if (session_.sim()->device_positions() == nullptr || !options_.interop) {
-        interop_.reset(); // CPU backend: glBufferSubData writes the buffer
-        return false;
-    }
-    if (!interop_ && !interop_failed_) {
-        const BoundarySurface& surface = session_.scene()->surface;
-        std::vector<Vec3> rest(surface.mesh_vertex.size());
-        for (std::size_t i = 0; i < rest.size(); ++i)
-            rest[i] =
-                session_.scene()->mesh.positions[static_cast<std::size_t>(surface.mesh_vertex[i])];
-        try {
-            interop_ = curved_.active()
-                           ? std::make_unique<SurfaceInterop>(renderer_->surface_vertex_buffer(),
-                                                              curved_.map().view(), curved_.rest(),
-                                                              options_.interop_options)
-                           : std::make_unique<SurfaceInterop>(renderer_->surface_vertex_buffer(),
-                                                              surface.mesh_vertex,
-                                                              surface.triangles, surface.face_cell,
-                                                              rest, options_.interop_options);
-        } catch (const Error& error) {
-            // E.g. GL on another device than CUDA (Mesa): the host path still works.
-            interop_failed_ = true;
-            report_error(std::string("CUDA-GL interop unavailable, using glBufferSubData: ") +
-                         error.what());
-        }
-    }
-    return interop_ != nullptr;
 }
 
 void App::update_surface() {
@@ -686,7 +659,8 @@ void App::render(bool last_frame) {
             gui_.status_message = error.what();
         }
     }
-    ImGui::Render(); // also with --no-gui: the UI is built every frame, only not drawn
+    record_picture(); // also before the panels
+    ImGui::Render();  // also with --no-gui: the UI is built every frame, only not drawn
     if (options_.show_gui) ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     if (last_frame && options_.screenshot)
         write_image(*options_.screenshot, renderer_->read_pixels());

@@ -8,9 +8,10 @@
 /// "surface"); headless, --frames and --script runs step in lockstep, one step per frame.
 /// Files: app.cpp (frame loop, loading, surface upload, render), input.cpp (mouse/keyboard,
 /// picking, drag, pin brush), app_script.cpp (--script actions), app_sim.cpp (the step, the
-/// queue, a turn's step results; mesh resolution, --progress), app_color_range.cpp (colour
-/// range), app_supports.cpp (ground, pin planes, the no-support warning), app_surface.cpp (the
-/// curved p >= 2 surface), edit_session.cpp (cut/refine/undo), stats.cpp (statistics, --stats).
+/// queue, a turn's step results; mesh resolution, --progress), app_record.cpp (recording the
+/// animation), app_color_range.cpp (colour range), app_supports.cpp (ground, pin planes, the
+/// no-support warning), app_surface.cpp (the curved p >= 2 surface, interop registration),
+/// edit_session.cpp (cut/refine/undo), stats.cpp (statistics, --stats).
 
 #include "camera.hpp"
 #include "core/error.hpp"
@@ -22,6 +23,7 @@
 #include "interop.hpp"
 #include "mesh/cut.hpp"
 #include "picking.hpp"
+#include "recorder.hpp"
 #include "renderer.hpp"
 #include "resource_paths.hpp"
 #include "scene.hpp"
@@ -72,6 +74,9 @@ struct AppOptions {
     /// --full-resolution: OBJ scenes meshed with TetGen's quality bound also on the CPU backend.
     bool full_resolution = false;
     bool progress = false; ///< --progress: a line on stderr every 2 s and at the end
+    /// --record DIR (record from the first frame), --record-every K, --record-outputs LIST (the
+    /// Record button's and the script's options too); dir empty without --record.
+    std::optional<RecordOptions> record;
     /// simulate's settings options as given (name without "--", value; "" for flags), applied
     /// over default_app_settings() by sim/settings_options.hpp's parser.
     std::vector<std::pair<std::string, std::string>> settings;
@@ -169,6 +174,15 @@ private:
     void end_drag();
     void paint_pins(const glm::vec2& pixel, bool pin);
     std::optional<CutPlane> stroke_plane(const glm::vec2& from, const glm::vec2& to);
+    // Recording the animation (app_record.cpp).
+    void init_recording();
+    RecordOptions record_options() const;
+    void toggle_recording();
+    void start_pending_recording();
+    void start_recording(const RecordOptions& options);
+    void stop_recording();
+    void record_picture();
+    void finish_recording();
     // --script (app_script.cpp).
     void apply_script();
     // Supports: ground, pin planes, the unsupported-body warning (app_supports.cpp).
@@ -195,6 +209,10 @@ private:
     std::unique_ptr<SurfaceInterop> interop_; // registration of the surface buffer (CUDA)
     bool interop_failed_ = false;             // registration refused: glBufferSubData instead
     std::vector<unsigned> pinned_surface_;    // scratch: pinned surface vertices
+    // Records the animation; declared before the worker, whose steps feed it, so it outlives it.
+    Recorder recorder_;
+    bool picture_due_ = false;       // the state uploaded in this frame's turn is a recorded frame
+    bool recording_pending_ = false; // --record DIR: starts at the first turn with a simulation
     // The simulation thread (or lockstep stepping) and what its steps hand to the UI's turn.
     std::unique_ptr<SimWorker> worker_;
     int cpu_threads_before_ = 0;           // parallel_for's threads before the worker took one

@@ -98,6 +98,12 @@ void App::apply_script() {
         }
         if (action.refine_uniform) refine(std::nullopt, 0.0, 1);
         if (action.undo) undo();
+        if (action.record && *action.record) {
+            RecordOptions options = record_options();
+            if (action.record_dir) options.dir = *action.record_dir;
+            start_recording(options);
+        }
+        if (action.record && !*action.record) stop_recording();
     }
 }
 

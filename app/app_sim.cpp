@@ -66,17 +66,20 @@ void App::step_simulation() {
     if (!sim) return;
     try {
         step_results_.push_back(sim->step());
+        recorder_.on_step(sim->simulation()); // every K-th step: a snapshot for the writer
     } catch (const Error& error) {
         step_error_ = error;
     }
 }
 
 void App::simulate(const SimWorker::Turn& turn) {
-    (void)turn; // proof of the turn: the steps' results may be read
+    (void)turn;       // proof of the turn: the steps' results may be read
     check_supports(); // after this turn's commands (pins, ground, settings, scene)
+    start_pending_recording();
     // Commands of this turn (a script's pause or step) may have changed what to run.
     sync_worker();
     worker_->step_now();
+    picture_due_ = recorder_.take_png_request(); // drawn at the end of this frame
     if (step_error_) {
         const Error error = *std::exchange(step_error_, std::nullopt);
         step_results_.clear();

@@ -4,6 +4,7 @@
 #include "color_range.hpp"
 #include "core/types.hpp"
 #include "panel_layout.hpp"
+#include "recorder.hpp"
 #include "script.hpp"
 #include "sim/convergence.hpp"
 #include "sim/simulation.hpp"
@@ -80,6 +81,15 @@ struct PanelPlacement {
     PanelLayout layout;                           ///< this frame's layout, one rect per panel
 };
 
+/// The Record animation section (app/gui_record.cpp).
+struct RecordGuiState {
+    std::array<char, 1024> dir{}; ///< output folder; empty: elastodyn-record-<date-time>
+    RecordOptions options = default_record_options(); ///< what to write (dir comes from `dir`)
+    bool active = false;                              ///< a recording runs (the button says Stop)
+    bool ffmpeg = false; ///< ffmpeg is on the PATH (the mp4 is offered)
+    std::string status;  ///< the recorder's status line
+};
+
 /// UI state that persists between frames.
 struct GuiState {
     std::array<char, 1024> scene_input{}; ///< text of the scene loader field
@@ -127,6 +137,7 @@ struct GuiState {
     std::string support_warning; ///< why the body would fall forever (support_warning), or empty
     /// How OBJ scenes are meshed and how to get the full mesh (a line in the Scene panel).
     std::string mesh_hint;
+    RecordGuiState record; ///< the Record animation section
 };
 
 /// What the user asked for in this frame's UI; the app carries it out.
@@ -141,6 +152,7 @@ struct GuiActions {
     bool pin_below = false;        ///< pin below GuiState::pin_height
     bool clear_pins = false;       ///< remove all pins
     bool toggle_record = false;    ///< start or stop recording timings
+    bool toggle_animation = false; ///< start or stop recording the animation (RecordGuiState)
     bool screenshot = false;       ///< write a PNG of the next frame
     bool undo = false;             ///< undo the last cut or refinement
     bool refine_uniform = false;   ///< refine every cell 1 -> 8

@@ -37,5 +37,8 @@ void simulation_panel(GuiState& state, GuiActions& actions);
 /// The Timings panel: stacked per-stage plot, recording, screenshot.
 void timing_panel(GuiState& state, const TimingRecorder& timings, GuiActions& actions);
 
+/// The Record animation section (gui_record.cpp): outputs, every K, Record / Stop, status.
+void record_section(GuiState& state, GuiActions& actions);
+
 } // namespace gui_detail
 } // namespace edn

@@ -322,6 +322,7 @@ void timing_panel(GuiState& state, const TimingRecorder& timings, GuiActions& ac
     ImGui::SameLine();
     actions.screenshot = ImGui::Button("Screenshot");
     if (!state.status_message.empty()) ImGui::TextWrapped("%s", state.status_message.c_str());
+    record_section(state, actions);
     end_panel();
 }
 

@@ -22,7 +22,8 @@ constexpr const char* kUsage =
     "                 [--script ACTIONS.json] [--stats OUT.json] [--color MODE] [--paused]\n"
     "                 [--no-interop] [--interop-mapped] [--interop-profile]\n"
     "                 [--shader-dir DIR] [--sim-thread|--lockstep]\n"
-    "                 [--full-resolution] [--progress] [simulation settings, below]\n"
+    "                 [--full-resolution] [--progress] [--record DIR] [--record-every K]\n"
+    "                 [--record-outputs LIST] [simulation settings, below]\n"
     "  --scene FILE       tet mesh to show: OBJ surface (meshed by TetGen), .node/.ele or .msh;\n"
     "                     a path, or a file name in the assets folder\n"
     "                     (default: the model named in assets/default_scene.txt)\n"
@@ -48,7 +49,17 @@ constexpr const char* kUsage =
     "                     or --script: runs are reproducible frame by frame)\n"
     "  --full-resolution  mesh OBJ scenes with TetGen's quality bound 1.4 also on the CPU backend\n"
     "                     (default there: quality 0, e.g. the bunny 3.9K instead of 28.7K tets)\n"
-    "  --progress         print the frame count and frame time to stderr every 2 s\n";
+    "  --progress         print the frame count and frame time to stderr every 2 s\n"
+    "  --record DIR       record from the start (the Record button): DIR/frame_NNNNN.vtu +\n"
+    "                     series.pvd, DIR/surface/frame_NNNNN.obj, DIR/png/frame_NNNNNN.png and\n"
+    "                     at exit DIR/recording.mp4 (ffmpeg from the PATH; without it the PNGs\n"
+    "                     stay); frame k is the state k steps after the start; every file is\n"
+    "                     complete in itself, so cuts and refinements change the counts of\n"
+    "                     later frames only (docs/RECORDING.md)\n"
+    "  --record-every K   recordings (--record, the Record button, the script's \"record\"):\n"
+    "                     every K-th step (default 1)\n"
+    "  --record-outputs LIST  recordings: comma-separated vtu, obj, ply, png, mp4 (mp4 adds\n"
+    "                     png; default vtu,obj,png,mp4)\n";
 
 /// Parses a positive integer option value; throws a usage error naming the option.
 int parse_positive(std::string_view option, std::string_view text, int max_value) {
@@ -113,6 +124,15 @@ edn::AppOptions parse_arguments(int argc, char** argv) {
             options.full_resolution = true;
         } else if (arg == "--lockstep") {
             options.sim_thread = false;
+        } else if (arg == "--record") {
+            if (!options.record) options.record = edn::default_record_options();
+            options.record->dir = std::filesystem::path(value());
+        } else if (arg == "--record-every") {
+            if (!options.record) options.record = edn::default_record_options();
+            options.record->every = parse_positive(arg, value(), 1'000'000'000);
+        } else if (arg == "--record-outputs") {
+            if (!options.record) options.record = edn::default_record_options();
+            edn::parse_record_outputs(std::string(value()), *options.record);
         } else if (arg == "--paused") {
             options.paused = true;
         } else if (arg == "--help" || arg == "-h") {

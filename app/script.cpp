@@ -293,6 +293,14 @@ public:
                 action.refine = refine(v);
             } else if (key == "refine_uniform") {
                 action.refine_uniform = boolean(key, v);
+            } else if (key == "record") {
+                // true, false or the folder to record into.
+                if (v.is_string()) {
+                    action.record = true;
+                    action.record_dir = string(key, v);
+                } else {
+                    action.record = boolean(key, v);
+                }
             } else if (key == "undo") {
                 action.undo = boolean(key, v);
             } else {

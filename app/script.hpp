@@ -26,6 +26,8 @@
 /// point under the pixel, levels 1..8 bisection rounds; defaults: the GUI's brush), refine_uniform
 /// (every cell 1 -> 8), undo (back to the state before the last cut or refinement). Cut, refine,
 /// refine_uniform and undo apply in that order, after the other keys.
+/// record true|false|"DIR" starts (into the panel's folder, or DIR) or stops recording the
+/// animation (app/recorder.hpp).
 /// color_range [low, high] sets a manual colour range, color_range "auto" goes back to the
 /// 2-98th percentile of the surface values (the default).
 
@@ -121,6 +123,10 @@ struct ScriptAction {
     std::optional<ScriptRefine> refine;           ///< refine brush (after the cut)
     bool refine_uniform = false;                  ///< refine every cell 1 -> 8 (after refine)
     bool undo = false;                            ///< undo the last cut or refinement (last)
+    /// Start (true) or stop (false) recording the animation, as the Record button (after all the
+    /// other keys), with the panel's outputs (--record-every, --record-outputs).
+    std::optional<bool> record;
+    std::optional<std::filesystem::path> record_dir; ///< the folder of "record": "DIR"
 };
 
 /// Parses a script (see the file comment). Throws edn::Error(Parse) with one line naming the

@@ -1,7 +1,7 @@
 // `elastodyn-cli simulate`: runs frames of the engine without a window and records what every
-// frame did (run.json), the final state (.vtu for ParaView) and, with --series, an animation.
+// frame did (run.json), the final state (.vtu for ParaView) and, with --series and
+// --surface-series, an animation (sim/frame_series.hpp).
 #include "cli/commands.hpp"
-#include "cli/vtu_series.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/json.hpp"
@@ -9,6 +9,7 @@
 #include "mesh/mesh_loader.hpp"
 #include "mesh/vtu_io.hpp"
 #include "sim/convergence.hpp"
+#include "sim/frame_series.hpp"
 #include "sim/names.hpp"
 #include "sim/presets.hpp"
 #include "sim/settings_options.hpp"
@@ -162,7 +163,15 @@ int run_simulate(const std::vector<std::string>& arguments) {
          "ParaView time series: DIR/frame_NNNNN.vtu (the arrays of --vtu, binary) every --every "
          "frames, frame 0 the initial state, and DIR/series.pvd (time = frame * dt); DIR is "
          "created if missing (default none)"},
-        {"every", "K", "with --series: record every K-th frame (default 1)"},
+        {"surface-series", "DIR",
+         "surface sequence for DCC tools (Blender, Houdini): DIR/frame_NNNNN.obj (or .ply) every "
+         "--every frames, the deformed boundary triangles over their corner vertices (p >= 2: "
+         "each face curved through its nodes, 4 x 4 or 6 x 6 triangles), each file "
+         "self-contained (a cut or refinement mid-run changes the counts of the later files); DIR "
+         "is created if missing (default none)"},
+        {"surface-format", "obj|ply",
+         "with --surface-series: OBJ text or binary little-endian PLY (default obj)"},
+        {"every", "K", "with --series / --surface-series: record every K-th frame (default 1)"},
     };
     specs.insert(specs.begin(), own.begin(), own.end());
     const Args args("simulate", arguments, specs);
@@ -201,8 +210,15 @@ int run_simulate(const std::vector<std::string>& arguments) {
             "simulate: option '--refine-frame' needs '--refine-sphere' or '--refine-uniform'");
     const int refine_levels = static_cast<int>(args.integer_or("refine-levels", 3, 1, 8));
     const long long refine_frame = args.integer_or("refine-frame", 0, 0, frames);
-    if (args.has("every") && !args.has("series"))
-        usage_error("simulate: option '--every' needs '--series'");
+    if (args.has("every") && !args.has("series") && !args.has("surface-series"))
+        usage_error("simulate: option '--every' needs '--series' or '--surface-series'");
+    if (args.has("surface-format") && !args.has("surface-series"))
+        usage_error("simulate: option '--surface-format' needs '--surface-series'");
+    const std::string format_name = args.string_or("surface-format", "obj");
+    const std::optional<SurfaceFormat> surface_format = parse_surface_format(format_name);
+    if (!surface_format)
+        usage_error("simulate: option '--surface-format': expected obj or ply, got '" +
+                    format_name + "'");
     const long long every = args.integer_or("every", 1, 1, std::numeric_limits<long long>::max());
 
     // Every output is checked before the run, and published only when all are written.
@@ -211,13 +227,19 @@ int run_simulate(const std::vector<std::string>& arguments) {
     std::optional<std::filesystem::path> run_file, vtu_file;
     if (args.has("out")) run_file = outputs.add(args.string_or("out", ""), "--out");
     if (args.has("vtu")) vtu_file = outputs.add(args.string_or("vtu", ""), "--vtu");
-    // A directory written as the run goes (so ParaView can follow it); removed again when the
-    // run fails (VtuSeries).
+    // Directories written as the run goes (so ParaView can follow it); their files are removed
+    // again when the run fails (SeriesDirectory).
     std::optional<VtuSeries> series;
     if (args.has("series")) {
         const std::string dir = args.string_or("series", "");
         if (dir.empty()) usage_error("simulate: option '--series': expected a directory");
-        series.emplace(dir, every, s.dt);
+        series.emplace(dir, every);
+    }
+    std::optional<SurfaceSeries> surface_series;
+    if (args.has("surface-series")) {
+        const std::string dir = args.string_or("surface-series", "");
+        if (dir.empty()) usage_error("simulate: option '--surface-series': expected a directory");
+        surface_series.emplace(dir, every, *surface_format);
     }
 
     TetMesh mesh = load_tet_mesh(path, meshing_options(args));
@@ -226,6 +248,13 @@ int run_simulate(const std::vector<std::string>& arguments) {
     TopologyChangeOptions topology_options;
     topology_options.undo_depth = 0;
     sim.set_topology_options(topology_options);
+    // One snapshot of frame f for both sequences.
+    auto record_frame = [&](long long f) {
+        if (!(series && series->wants(f)) && !(surface_series && surface_series->wants(f))) return;
+        const FrameSnapshot snapshot = take_snapshot(sim, series && series->wants(f));
+        if (series) series->record(f, static_cast<double>(f) * s.dt, snapshot);
+        if (surface_series) surface_series->record(f, snapshot);
+    };
     Index pinned = 0;
     if (args.has("pin-below")) pinned = sim.pin_below(args.real_or("pin-below", 0.0, -huge, huge));
 
@@ -258,7 +287,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
             is_free = free_vertices(sim);
         }
         // Frame f: the state after f steps, with the topology changes requested before frame f.
-        if (series) series->record(f, sim);
+        record_frame(f);
         // A static solve of a part that nothing holds has no equilibrium: the system is singular.
         if (s.integrator == Integrator::Static && !s.ground_height) {
             const auto free = std::count(is_free.begin(), is_free.end(), std::uint8_t{1});
@@ -319,7 +348,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
     // Requested after the last frame (Simulation::frame() == steps).
     if (cut_plane && !cut_done) sim.cut(*cut_plane);
     if (refine && !refine_done) apply_refine();
-    if (series) series->record(steps, sim);
+    record_frame(steps);
     const std::vector<double> x = sim.positions();
     bool finite = true;
     for (double v : x) finite = finite && std::isfinite(v);
@@ -404,6 +433,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
     }
     if (vtu_file) write_state_vtu(*vtu_file, sim);
     if (series) series->commit();
+    if (surface_series) surface_series->commit();
     outputs.commit();
     // For people: the JSON on stdout stays one document for scripts.
     std::cerr << convergence_line(convergence, s.newton_tolerance) << std::endl;

@@ -1,0 +1,608 @@
+// Simulations in Python: elastodyn.Settings (SimulationSettings, set through simulate's own option
+// parser), StepResult, TopologyChange and Simulation (a Simulation plus the NumPy arrays that
+// mirror its state).
+#include "bindings.hpp"
+#include "cli/vtu_series.hpp"
+#include "core/error.hpp"
+#include "mesh/cut.hpp"
+#include "sim/names.hpp"
+#include "sim/settings_options.hpp"
+#include "sim/simulation.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+#include <sstream>
+
+namespace edn::python {
+namespace {
+
+/// The value of enum E named `name`; edn::Error(Usage) listing the names otherwise.
+template <class E> E parse_or_throw(const std::string& name, const char* what) {
+    const std::optional<E> value = parse_name<E>(name);
+    EDN_VERIFY(value, ErrorCode::Usage,
+               what << ": unknown value '" << name << "' (expected " << names_list<E>(", ") << ")");
+    return *value;
+}
+
+/// Keyword arguments as simulate's options: `newton_tol=1e-3` is `--newton-tol 1e-3`, a flag
+/// (`static`, `exact_hessian`, `deterministic`) is given by True, `cg_forcing` takes a bool, a
+/// sequence is written "a,b,c" (gravity). Parsed by the engine's one settings parser, so every
+/// value is checked and named as on the command line.
+void apply_keywords(SimulationSettings& settings, const py::dict& keywords, const char* command) {
+    std::vector<std::pair<std::string, std::string>> given;
+    for (const auto& [key, value] : keywords) {
+        std::string name = py::str(key);
+        std::replace(name.begin(), name.end(), '_', '-');
+        const SettingsOption* option = find_settings_option(name);
+        EDN_VERIFY(option, ErrorCode::Usage,
+                   command << ": unknown setting '" << std::string(py::str(key))
+                           << "' (elastodyn.settings_options() lists them; write '-' as '_')");
+        std::string text;
+        if (!option->takes_value()) {
+            EDN_VERIFY(py::isinstance<py::bool_>(value), ErrorCode::Usage,
+                       command << ": setting '" << std::string(py::str(key))
+                               << "' is a flag: True or False");
+            if (!value.cast<bool>()) continue;
+        } else if (py::isinstance<py::bool_>(value)) {
+            text = value.cast<bool>() ? "on" : "off";
+        } else if (!py::isinstance<py::str>(value) && py::isinstance<py::sequence>(value)) {
+            for (const py::handle item : value.cast<py::sequence>())
+                text += (text.empty() ? "" : ",") + std::string(py::str(item));
+        } else {
+            text = py::str(value); // repr of a float: the shortest text that reads back exactly
+        }
+        given.emplace_back(name, text);
+    }
+    apply_settings_options(given, settings, command);
+}
+
+/// One field of Settings as a read/write Python property of enum type E (its name).
+template <class E>
+void enum_property(py::class_<SimulationSettings>& cls, const char* name,
+                   E SimulationSettings::*field, const char* doc) {
+    cls.def_property(
+        name, [field](const SimulationSettings& s) { return std::string(name_of(s.*field)); },
+        [field, name](SimulationSettings& s, const std::string& value) {
+            s.*field = parse_or_throw<E>(value, name);
+        },
+        doc);
+}
+
+/// Whether `array` holds exactly the bytes of `values`.
+template <class T, class U>
+bool same_bytes(const py::array_t<T>& array, const std::vector<U>& values) {
+    static_assert(sizeof(T) == sizeof(U));
+    return array.size() == static_cast<py::ssize_t>(values.size()) &&
+           (values.empty() ||
+            std::memcmp(array.data(), values.data(), values.size() * sizeof(T)) == 0);
+}
+
+/// A Simulation and the NumPy arrays that mirror its node state. The engine keeps the state in
+/// its backend (host vectors for the CPU backend, device memory for CUDA) and replaces the backend
+/// on every topology or order change, so NumPy cannot safely point into it; instead the arrays
+/// are the binding's own, copied from the engine after every call that moves the state and
+/// compared with it before every call that reads it (a write from Python is then handed to the
+/// engine with set_state / the pin setters). The same array objects are returned every time, so
+/// a view taken once sees every later step; a change of the node count (cut, refinement, order)
+/// replaces them (views taken before keep the old state).
+class PySimulation {
+public:
+    PySimulation(TetMesh mesh, const SimulationSettings& settings) {
+        {
+            py::gil_scoped_release release; // building the pattern takes a while on large meshes
+            sim_ = std::make_unique<Simulation>(std::move(mesh), settings);
+        }
+        pull_all();
+    }
+
+    /// One step; the GIL is released while the engine works.
+    StepResult step() {
+        push();
+        StepResult result;
+        run_released([&] { result = sim_->step(); });
+        pull_state();
+        return result;
+    }
+
+    /// `count` steps (Ctrl+C stops between steps).
+    std::vector<StepResult> step_many(long long count) {
+        EDN_VERIFY(count >= 0, ErrorCode::Usage, "step: count must be >= 0, got " << count);
+        push();
+        std::vector<StepResult> results;
+        results.reserve(static_cast<std::size_t>(std::min(count, 1LL << 20)));
+        for (long long i = 0; i < count; ++i) {
+            try {
+                run_released([&] { results.push_back(sim_->step()); });
+            } catch (...) {
+                pull_state();
+                throw;
+            }
+            if (PyErr_CheckSignals() != 0) {
+                pull_state();
+                throw py::error_already_set();
+            }
+        }
+        pull_state();
+        return results;
+    }
+
+    /// A topology or settings change, `work(simulation)` without the GIL, then every mirror
+    /// renewed (the node count may have changed).
+    template <class F> auto change(F&& work) {
+        push();
+        decltype(work(*sim_)) result{};
+        run_released([&] { result = work(*sim_); });
+        pull_all();
+        return result;
+    }
+
+    Simulation& engine() {
+        check_idle();
+        return *sim_;
+    }
+    /// The engine after the arrays' writes were handed to it.
+    Simulation& synced() {
+        push();
+        return *sim_;
+    }
+
+    py::array_t<double>& positions() { return check_idle(), positions_; }
+    py::array_t<double>& velocities() { return check_idle(), velocities_; }
+    py::array_t<double>& rest_positions() { return check_idle(), rest_; }
+    py::array_t<bool>& pinned() { return check_idle(), pinned_; }
+
+    /// Copies `values` ((#nodes, 3)) into the positions (or velocities) array and the engine.
+    void assign(py::array_t<double>& mirror,
+                const py::array_t<double, py::array::c_style | py::array::forcecast>& values,
+                const char* what) {
+        check_idle();
+        const std::vector<double> flat = flat3_from(values, sim_->num_nodes(), what);
+        std::copy(flat.begin(), flat.end(), mirror.mutable_data());
+        push();
+    }
+    /// Copies a #nodes mask into the pins array and the engine.
+    void assign_pins(const py::array_t<bool, py::array::c_style | py::array::forcecast>& mask) {
+        check_idle();
+        EDN_VERIFY(mask.size() == sim_->num_nodes(), ErrorCode::Usage,
+                   "pinned: expected " << sim_->num_nodes() << " values, got " << mask.size());
+        std::copy(mask.data(), mask.data() + mask.size(), pinned_.mutable_data());
+        push();
+    }
+
+    /// Pins (adds) every node whose rest position lies strictly on the negative side of the
+    /// plane through `point` with normal `normal` (pin_below(z) is the plane z with normal +z).
+    Index pin_plane(const Vec3& point, const Vec3& normal) {
+        check_idle();
+        EDN_VERIFY(std::isfinite(point[0] + point[1] + point[2]) &&
+                       std::isfinite(normal[0] + normal[1] + normal[2]) &&
+                       (normal[0] != 0 || normal[1] != 0 || normal[2] != 0),
+                   ErrorCode::Usage, "pin_plane: a finite point and a non-zero normal expected");
+        const double* rest = rest_.data();
+        bool* pins = pinned_.mutable_data();
+        Index count = 0;
+        for (Index i = 0; i < sim_->num_nodes(); ++i) {
+            double side = 0;
+            for (int d = 0; d < 3; ++d) side += normal[d] * (rest[3 * i + d] - point[d]);
+            if (side < 0) pins[i] = true, ++count;
+        }
+        push();
+        return count;
+    }
+
+    /// After the engine's pins changed (pin_below): the mirror follows.
+    void pull_pins() {
+        const std::vector<std::uint8_t>& pins = sim_->pinned();
+        std::copy(pins.begin(), pins.end(), pinned_.mutable_data());
+    }
+
+private:
+    /// Raises when another thread is inside a released call of this simulation.
+    void check_idle() const {
+        EDN_VERIFY(!busy_, ErrorCode::Usage,
+                   "Simulation is busy: another thread is stepping or changing it");
+    }
+
+    /// Runs `work` on the engine without the GIL, marked busy so other threads get an error
+    /// instead of racing (they hold the GIL when they check).
+    template <class F> void run_released(F&& work) {
+        check_idle();
+        busy_ = true;
+        struct Reset {
+            bool& flag;
+            ~Reset() { flag = false; }
+        } reset{busy_};
+        py::gil_scoped_release release;
+        work();
+    }
+
+    /// `mirror` holding `values` as (rows, 3): the same array when the size matches.
+    static void fill_rows3(py::array_t<double>& mirror, const std::vector<double>& values) {
+        if (mirror.size() != static_cast<py::ssize_t>(values.size()))
+            mirror =
+                py::array_t<double>({static_cast<py::ssize_t>(values.size() / 3), py::ssize_t{3}});
+        std::copy(values.begin(), values.end(), mirror.mutable_data());
+    }
+
+    /// Positions and velocities from the engine.
+    void pull_state() {
+        fill_rows3(positions_, sim_->positions());
+        fill_rows3(velocities_, sim_->velocities());
+    }
+
+    /// Every mirror from the engine (after a change of mesh, order or pins).
+    void pull_all() {
+        pull_state();
+        rest_ = rows3_copy(sim_->rest_positions());
+        make_read_only(rest_);
+        const std::vector<std::uint8_t>& pins = sim_->pinned();
+        if (pinned_.size() != static_cast<py::ssize_t>(pins.size()))
+            pinned_ = py::array_t<bool>(static_cast<py::ssize_t>(pins.size()));
+        pull_pins();
+    }
+
+    /// Hands writes to the arrays to the engine: the state when it differs from the engine's, the
+    /// pins that differ.
+    void push() {
+        check_idle();
+        const std::vector<double> x = sim_->positions(), v = sim_->velocities();
+        if (!same_bytes(positions_, x) || !same_bytes(velocities_, v))
+            sim_->set_state(std::vector<double>(positions_.data(), positions_.data() + x.size()),
+                            std::vector<double>(velocities_.data(), velocities_.data() + v.size()));
+        const std::vector<std::uint8_t>& pins = sim_->pinned();
+        std::vector<Index> changed;
+        for (std::size_t i = 0; i < pins.size(); ++i)
+            if ((pins[i] != 0) != pinned_.data()[i]) changed.push_back(static_cast<Index>(i));
+        if (changed.empty()) return;
+        if (sim_->settings().order == 1 && changed.size() > 1) {
+            // p = 1: nodes are the vertices, so the vertex mask is the node mask (one update).
+            sim_->set_vertex_pins(
+                std::vector<std::uint8_t>(pinned_.data(), pinned_.data() + pins.size()));
+        } else {
+            for (Index i : changed) sim_->set_pinned(i, pinned_.data()[i]);
+        }
+    }
+
+    std::unique_ptr<Simulation> sim_;
+    py::array_t<double> positions_, velocities_, rest_;
+    py::array_t<bool> pinned_;
+    bool busy_ = false;
+};
+
+/// Settings from an optional Settings object and keyword overrides.
+SimulationSettings settings_from(const std::optional<SimulationSettings>& base,
+                                 const py::kwargs& keywords, const char* command) {
+    SimulationSettings settings = base.value_or(SimulationSettings{});
+    apply_keywords(settings, keywords, command);
+    return settings;
+}
+
+/// A 3-vector argument as a tuple.
+py::tuple as_tuple(const std::array<double, 3>& v) {
+    return py::make_tuple(v[0], v[1], v[2]);
+}
+
+} // namespace
+
+void bind_settings(py::module_& m);
+
+void bind_simulation(py::module_& m) {
+    bind_settings(m);
+
+    py::class_<StepResult>(m, "StepResult", "What one step did (sim/simulation.hpp StepResult).")
+        .def_readonly("newton_iterations", &StepResult::newton_iterations)
+        .def_readonly("cg_iterations", &StepResult::cg_iterations)
+        .def_readonly("initial_residual", &StepResult::initial_residual,
+                      "|g| at the first iterate (free dofs)")
+        .def_readonly("final_residual", &StepResult::final_residual, "|g| after the last update")
+        .def_readonly("potential", &StepResult::potential, "incremental potential at the end")
+        .def_readonly("strain_energy", &StepResult::strain_energy, "W(x) at the end of the step")
+        .def_readonly("kinetic_energy", &StepResult::kinetic_energy, "1/2 v^T M v at the end")
+        .def_readonly("converged", &StepResult::converged)
+        .def_property_readonly(
+            "stop", [](const StepResult& r) { return std::string(name_of(r.stop)); },
+            "'converged', 'iteration_cap', 'time_budget' or 'failed'")
+        .def_readonly("relative_decrement", &StepResult::relative_decrement)
+        .def_readonly("line_search_failures", &StepResult::line_search_failures)
+        .def_readonly("pcg_breakdowns", &StepResult::pcg_breakdowns)
+        .def_readonly("pcg_unconverged", &StepResult::pcg_unconverged)
+        .def_readonly("recovered", &StepResult::recovered)
+        .def_readonly("residuals", &StepResult::residuals, "|g| at each Newton iterate")
+        .def_property_readonly(
+            "ms",
+            [](const StepResult& r) {
+                return py::dict(
+                    py::arg("element") = r.times.element, py::arg("summation") = r.times.summation,
+                    py::arg("pcg") = r.times.pcg, py::arg("line_search") = r.times.line_search,
+                    py::arg("total") = r.times.total);
+            },
+            "milliseconds per stage, as run.json's 'ms'")
+        .def("__repr__", [](const StepResult& r) {
+            return "<elastodyn.StepResult " + std::string(name_of(r.stop)) + ", " +
+                   std::to_string(r.newton_iterations) + " Newton, " +
+                   std::to_string(r.cg_iterations) + " CG, strain " +
+                   std::to_string(r.strain_energy) + ", kinetic " +
+                   std::to_string(r.kinetic_energy) + ">";
+        });
+
+    py::class_<TopologyChangeRecord>(m, "TopologyChange",
+                                     "One cut, refinement or undo (run.json's 'cuts' and "
+                                     "'refinements').")
+        .def_property_readonly(
+            "kind", [](const TopologyChangeRecord& r) { return topology_change_kind_name(r.kind); },
+            "'cut', 'sphere', 'uniform' or 'undo'")
+        .def_readonly("frame", &TopologyChangeRecord::frame)
+        .def_readonly("cells_before", &TopologyChangeRecord::cells_before)
+        .def_readonly("cells_after", &TopologyChangeRecord::cells_after)
+        .def_readonly("cut_faces", &TopologyChangeRecord::cut_faces)
+        .def_readonly("duplicated_vertices", &TopologyChangeRecord::duplicated_vertices)
+        .def_readonly("new_vertices", &TopologyChangeRecord::new_vertices)
+        .def_readonly("min_dihedral_deg", &TopologyChangeRecord::min_dihedral_deg)
+        .def_readonly("input_min_dihedral_deg", &TopologyChangeRecord::input_min_dihedral_deg)
+        .def_readonly("refine_ms", &TopologyChangeRecord::refine_ms)
+        .def_readonly("repattern_ms", &TopologyChangeRecord::repattern_ms)
+        .def("__repr__", [](const TopologyChangeRecord& r) {
+            return "<elastodyn.TopologyChange " + std::string(topology_change_kind_name(r.kind)) +
+                   " at frame " + std::to_string(r.frame) + ", cells " +
+                   std::to_string(r.cells_before) + " -> " + std::to_string(r.cells_after) + ">";
+        });
+
+    using Sim = PySimulation;
+    py::class_<Sim>(m, "Simulation",
+                    "One simulated solid (engine/sim/simulation.hpp). positions, velocities and "
+                    "pinned are NumPy arrays owned by this object and kept in step with the "
+                    "engine: read them at any time (the same array objects, updated in place by "
+                    "every step), write into them and the next call hands the new values to the "
+                    "engine. A cut, refinement or order change that changes the node count "
+                    "replaces the arrays (fetch them again).")
+        .def(py::init([](const TetMesh& mesh, const std::optional<SimulationSettings>& settings,
+                         const py::kwargs& keywords) {
+                 return std::make_unique<Sim>(mesh,
+                                              settings_from(settings, keywords, "Simulation"));
+             }),
+             py::arg("mesh"), py::arg("settings") = py::none(),
+             "Simulation(mesh, settings=None, **options): `options` are simulate's settings "
+             "options (preset='silicone', order=2, E=2e5, newton_tol=1e-4, ground=0.0, ...) "
+             "applied over `settings` (default Settings()).")
+        .def("step", &Sim::step, "One time step (or static solve); returns a StepResult.")
+        .def("step", &Sim::step_many, py::arg("count"), "`count` steps; returns their StepResults.")
+        .def_property(
+            "positions", [](Sim& s) { return s.positions(); },
+            [](Sim& s, const py::array_t<double, py::array::c_style | py::array::forcecast>& x) {
+                s.assign(s.positions(), x, "positions");
+            },
+            "(#nodes, 3) current node positions (vertex nodes first, mesh/node_layout.hpp).")
+        .def_property(
+            "velocities", [](Sim& s) { return s.velocities(); },
+            [](Sim& s, const py::array_t<double, py::array::c_style | py::array::forcecast>& v) {
+                s.assign(s.velocities(), v, "velocities");
+            },
+            "(#nodes, 3) current node velocities.")
+        .def_property_readonly(
+            "rest_positions", [](Sim& s) { return s.rest_positions(); },
+            "(#nodes, 3) rest positions, read-only (a new array after a topology change).")
+        .def_property(
+            "pinned", [](Sim& s) { return s.pinned(); },
+            [](Sim& s, const py::array_t<bool, py::array::c_style | py::array::forcecast>& mask) {
+                s.assign_pins(mask);
+            },
+            "(#nodes,) bool pin mask (Dirichlet nodes keep their position).")
+        .def(
+            "pin_below",
+            [](Sim& s, double z) {
+                const Index count = s.synced().pin_below(z);
+                s.pull_pins();
+                return count;
+            },
+            py::arg("z"), "Pins every node whose rest z is below z (simulate --pin-below).")
+        .def(
+            "pin_plane",
+            [](Sim& s, const py::object& point, const py::object& normal) {
+                return s.pin_plane(vec3_from(point, "point"), vec3_from(normal, "normal"));
+            },
+            py::arg("point"), py::arg("normal"),
+            "Pins the nodes whose rest position is on the side the normal points away from "
+            "(normal . (x - point) < 0); returns how many.")
+        .def(
+            "set_ground",
+            [](Sim& s, std::optional<double> height, double stiffness, double friction) {
+                s.synced().set_ground(height, stiffness, friction);
+            },
+            py::arg("height"), py::arg("stiffness") = 1e5, py::arg("friction") = 0.0,
+            "A penalty ground plane z = height (None: none), stiffness [N/m], viscous friction.")
+        .def(
+            "cut",
+            [](Sim& s, const py::object& point, const py::object& normal, double radius) {
+                const CutPlane plane{vec3_from(point, "point"), vec3_from(normal, "normal"),
+                                     radius};
+                return s.change([&](Simulation& sim) { return sim.cut(plane); });
+            },
+            py::arg("point"), py::arg("normal"),
+            py::arg("radius") = std::numeric_limits<double>::infinity(),
+            "Cuts along the plane (on the deformed positions), carrying the state; returns the "
+            "TopologyChange.")
+        .def(
+            "refine_sphere",
+            [](Sim& s, const py::object& center, double radius, int levels) {
+                const Vec3 c = vec3_from(center, "center");
+                return s.change(
+                    [&](Simulation& sim) { return sim.refine_sphere(c, radius, levels); });
+            },
+            py::arg("center"), py::arg("radius"), py::arg("levels") = 3,
+            "Refines the cells touching the sphere (deformed positions) by `levels` bisection "
+            "rounds, carrying the state.")
+        .def(
+            "refine_uniform",
+            [](Sim& s) { return s.change([](Simulation& sim) { return sim.refine_uniform(); }); },
+            "Refines every cell into 8, carrying the state.")
+        .def(
+            "undo", [](Sim& s) { return s.change([](Simulation& sim) { return sim.undo(); }); },
+            "Goes back before the newest cut or refinement.")
+        .def(
+            "change_settings",
+            [](Sim& s, const std::optional<SimulationSettings>& settings, const py::kwargs& kw) {
+                const SimulationSettings next = settings_from(
+                    settings ? *settings : s.engine().settings(), kw, "change_settings");
+                s.change([&](Simulation& sim) {
+                    sim.change_settings(next);
+                    return true;
+                });
+            },
+            py::arg("settings") = py::none(),
+            "Rebuilds with new settings (or the current ones with keyword overrides, e.g. "
+            "order=2, dt=0.01), carrying the state.")
+        .def_property_readonly(
+            "settings", [](Sim& s) { return s.engine().settings(); },
+            "A copy of the settings in force (change them with change_settings).")
+        .def_property(
+            "frame", [](Sim& s) { return s.engine().frame(); },
+            [](Sim& s, std::int64_t frame) { s.engine().set_frame(frame); },
+            "Steps taken (unless set).")
+        .def_property_readonly(
+            "mesh", [](Sim& s) { return s.engine().mesh(); },
+            "A copy of the current rest mesh (after cuts and refinements).")
+        .def_property_readonly("num_nodes", [](Sim& s) { return s.engine().num_nodes(); })
+        .def_property_readonly("num_vertices",
+                               [](Sim& s) { return s.engine().mesh().num_vertices(); })
+        .def_property_readonly("num_cells", [](Sim& s) { return s.engine().mesh().num_cells(); })
+        .def_property_readonly("components", [](Sim& s) { return s.engine().components(); })
+        .def_property_readonly("nnz_blocks", [](Sim& s) { return s.engine().nnz_blocks(); })
+        .def_property_readonly("matrix_bytes", [](Sim& s) { return s.engine().matrix_bytes(); })
+        .def_property_readonly(
+            "cell_nodes",
+            [](Sim& s) {
+                const Simulation& sim = s.engine();
+                const std::vector<Index>& nodes = sim.cell_nodes();
+                const py::ssize_t cells = sim.mesh().num_cells();
+                const py::ssize_t per_cell = cells ? py::ssize_t(nodes.size()) / cells : 0;
+                py::array_t<Index> out({cells, per_cell});
+                std::copy(nodes.begin(), nodes.end(), out.mutable_data());
+                return out;
+            },
+            "(#cells, nodes per cell) node indices (a copy).")
+        .def_property_readonly(
+            "lumped_mass",
+            [](Sim& s) {
+                const std::vector<double>& mass = s.engine().lumped_mass();
+                return py::array_t<double>(static_cast<py::ssize_t>(mass.size()), mass.data());
+            },
+            "(#nodes,) lumped (HRZ) mass (a copy).")
+        .def(
+            "von_mises_stress",
+            [](Sim& s) {
+                const std::vector<double> stress = s.synced().von_mises_stress();
+                return py::array_t<double>(static_cast<py::ssize_t>(stress.size()), stress.data());
+            },
+            "(#cells,) von Mises stress of the current state.")
+        .def(
+            "incremental_potential",
+            [](Sim& s, const py::array_t<double, py::array::c_style | py::array::forcecast>& y) {
+                Simulation& sim = s.synced();
+                std::vector<double> gradient;
+                const double value =
+                    sim.incremental_potential(flat3_from(y, sim.num_nodes(), "y"), &gradient);
+                return py::make_tuple(value, rows3_copy(gradient));
+            },
+            py::arg("y"),
+            "The incremental potential the next step minimises at node positions y, and its "
+            "gradient (zero on pinned nodes).")
+        .def_property_readonly("topology_changes",
+                               [](Sim& s) { return s.engine().topology_changes(); })
+        .def_property_readonly("undo_depth", [](Sim& s) { return s.engine().undo_depth(); })
+        .def(
+            "set_undo_depth",
+            [](Sim& s, std::size_t depth) {
+                TopologyChangeOptions options = s.engine().topology_options();
+                options.undo_depth = depth;
+                s.engine().set_topology_options(options);
+            },
+            py::arg("depth"), "Snapshots kept for undo() (0: none, as simulate keeps).")
+        .def(
+            "write_vtu",
+            [](Sim& s, const std::filesystem::path& path, bool binary) {
+                cli::write_state_vtu(path, s.synced(),
+                                     binary ? VtuEncoding::Binary : VtuEncoding::Ascii);
+            },
+            py::arg("path"), py::arg("binary") = false,
+            "Writes the state as `simulate --vtu` does (every node; displacement, velocity, "
+            "pinned; von_mises per cell), atomically; binary: raw appended encoding.")
+        .def("__repr__", [](Sim& s) {
+            const Simulation& sim = s.engine();
+            return "<elastodyn.Simulation " + std::to_string(sim.num_nodes()) + " nodes, " +
+                   std::to_string(sim.mesh().num_cells()) +
+                   " cells, p=" + std::to_string(sim.settings().order) + ", " +
+                   backend_name(sim.settings().backend) + ", frame " + std::to_string(sim.frame()) +
+                   ">";
+        });
+}
+
+void bind_settings(py::module_& m) {
+    py::class_<SimulationSettings> cls(
+        m, "Settings",
+        "SimulationSettings. Settings(**options) takes simulate's settings options with '-' "
+        "written '_' (preset, order, material, E, nu, rho, dt, integrator, static, backend, "
+        "summation, preconditioner, gravity, damping, stiffness_damping, newton, newton_tol, "
+        "frame_budget_ms, cg_tol, cg_max, cg_forcing, multigrid_refresh, exact_hessian, "
+        "deterministic, ground, ground_friction), parsed and checked by the CLI's own parser; "
+        "the attributes read and write the fields.");
+    cls.def(py::init([](const py::kwargs& keywords) {
+           return settings_from(std::nullopt, keywords, "Settings");
+       }))
+        .def(
+            "with_options",
+            [](const SimulationSettings& s, const py::kwargs& keywords) {
+                return settings_from(s, keywords, "Settings");
+            },
+            "A copy with simulate options applied (as Settings(**options) does).")
+        .def_readwrite("order", &SimulationSettings::order)
+        .def_readwrite("E", &SimulationSettings::young, "Young's modulus [Pa]")
+        .def_readwrite("nu", &SimulationSettings::poisson, "Poisson's ratio")
+        .def_readwrite("rho", &SimulationSettings::density, "density [kg/m^3]")
+        .def_readwrite("dt", &SimulationSettings::dt, "time step [s]")
+        .def_property(
+            "gravity", [](const SimulationSettings& s) { return as_tuple(s.gravity); },
+            [](SimulationSettings& s, const py::object& g) { s.gravity = vec3_from(g, "gravity"); },
+            "(gx, gy, gz) [m/s^2]")
+        .def_readwrite("damping", &SimulationSettings::mass_damping, "Rayleigh alpha [1/s]")
+        .def_readwrite("stiffness_damping", &SimulationSettings::stiffness_damping,
+                       "Rayleigh beta [s]")
+        .def_readwrite("newton", &SimulationSettings::max_newton_iterations,
+                       "Newton iteration cap per step")
+        .def_readwrite("newton_tol", &SimulationSettings::newton_tolerance)
+        .def_readwrite("frame_budget_ms", &SimulationSettings::frame_budget_ms)
+        .def_property(
+            "cg_tol", [](const SimulationSettings& s) { return s.pcg.relative_tolerance; },
+            [](SimulationSettings& s, double t) { s.pcg.relative_tolerance = t; })
+        .def_property(
+            "cg_max", [](const SimulationSettings& s) { return s.pcg.max_iterations; },
+            [](SimulationSettings& s, int k) { s.pcg.max_iterations = k; })
+        .def_readwrite("cg_forcing", &SimulationSettings::cg_forcing)
+        .def_readwrite("coarse_iterations", &SimulationSettings::coarse_iterations)
+        .def_readwrite("multigrid_every_iteration", &SimulationSettings::multigrid_every_iteration)
+        .def_readwrite("project_hessian", &SimulationSettings::project_hessian)
+        .def_readwrite("deterministic", &SimulationSettings::deterministic)
+        .def_readwrite("ground", &SimulationSettings::ground_height, "ground height (or None)")
+        .def_readwrite("ground_stiffness", &SimulationSettings::ground_stiffness)
+        .def_readwrite("ground_friction", &SimulationSettings::ground_friction);
+    enum_property<Material>(cls, "material", &SimulationSettings::material, "material model");
+    enum_property<Integrator>(cls, "integrator", &SimulationSettings::integrator, "integrator");
+    enum_property<Backend>(cls, "backend", &SimulationSettings::backend, "'cpu' or 'cuda'");
+    enum_property<SummationMethod>(cls, "summation", &SimulationSettings::summation,
+                                   "summation method");
+    enum_property<Preconditioner>(cls, "preconditioner", &SimulationSettings::preconditioner,
+                                  "preconditioner");
+    cls.def("__repr__", [](const SimulationSettings& s) {
+        std::ostringstream out;
+        out << "<elastodyn.Settings order=" << s.order << " material=" << name_of(s.material)
+            << " E=" << s.young << " nu=" << s.poisson << " rho=" << s.density << " dt=" << s.dt
+            << " integrator=" << name_of(s.integrator) << " backend=" << name_of(s.backend) << ">";
+        return out.str();
+    });
+}
+
+} // namespace edn::python

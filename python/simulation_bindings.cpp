@@ -5,6 +5,7 @@
 #include "cli/vtu_series.hpp"
 #include "core/error.hpp"
 #include "mesh/cut.hpp"
+#include "sim/convergence.hpp"
 #include "sim/names.hpp"
 #include "sim/settings_options.hpp"
 #include "sim/simulation.hpp"
@@ -195,6 +196,41 @@ public:
         return count;
     }
 
+    /// Rebuilds the simulation on the same cells with new rest vertex positions (#V x 3),
+    /// keeping the node state, pins, frame and topology options; the undo history and the
+    /// topology change records start empty (they belong to the old rest mesh).
+    void set_rest_vertices(const std::vector<double>& flat) {
+        push();
+        const Simulation& old = *sim_;
+        TetMesh mesh = old.mesh();
+        EDN_VERIFY(flat.size() == 3 * std::size_t(mesh.num_vertices()), ErrorCode::Usage,
+                   "set_rest_positions: expected (" << mesh.num_vertices() << ", 3) values, got "
+                                                    << flat.size());
+        for (std::size_t v = 0; v < mesh.positions.size(); ++v)
+            mesh.positions[v] = {flat[3 * v], flat[3 * v + 1], flat[3 * v + 2]};
+        for (Index c = 0; c < mesh.num_cells(); ++c) {
+            const Cell& k = mesh.cells[c];
+            const double volume = signed_volume(mesh.positions[k[0]], mesh.positions[k[1]],
+                                                mesh.positions[k[2]], mesh.positions[k[3]]);
+            EDN_VERIFY(volume > 0, ErrorCode::Usage,
+                       "set_rest_positions: cell " << c << " (0-based) would be "
+                                                   << (volume < 0 ? "inverted" : "flat"));
+        }
+        std::unique_ptr<Simulation> next;
+        run_released([&] { next = std::make_unique<Simulation>(std::move(mesh), old.settings()); });
+        next->set_state(old.positions(), old.velocities());
+        next->set_frame(old.frame());
+        next->set_topology_options(old.topology_options());
+        const std::vector<std::uint8_t>& pins = old.pinned();
+        if (old.settings().order == 1)
+            next->set_vertex_pins(pins);
+        else
+            for (std::size_t i = 0; i < pins.size(); ++i)
+                if (pins[i]) next->set_pinned(static_cast<Index>(i), true);
+        sim_ = std::move(next);
+        pull_all();
+    }
+
     /// After the engine's pins changed (pin_below): the mirror follows.
     void pull_pins() {
         const std::vector<std::uint8_t>& pins = sim_->pinned();
@@ -352,6 +388,21 @@ void bind_simulation(py::module_& m) {
                    std::to_string(r.cells_before) + " -> " + std::to_string(r.cells_after) + ">";
         });
 
+    m.def(
+        "convergence_summary",
+        [](const std::vector<StepResult>& results, double tolerance) {
+            ConvergenceTally tally;
+            for (const StepResult& r : results) tally.add(r);
+            return py::dict(py::arg("frames") = tally.frames,
+                            py::arg("frames_converged") = tally.converged,
+                            py::arg("worst_residual") = tally.worst_relative_decrement,
+                            py::arg("worst_final_residual") = tally.worst_final_residual,
+                            py::arg("line") = convergence_line(tally, tolerance));
+        },
+        py::arg("results"), py::arg("tolerance"),
+        "run.json's convergence summary of StepResults and simulate's closing line ('58/60 "
+        "frames met the tolerance ...').");
+
     using Sim = PySimulation;
     py::class_<Sim>(m, "Simulation",
                     "One simulated solid (engine/sim/simulation.hpp). positions, velocities and "
@@ -392,6 +443,15 @@ void bind_simulation(py::module_& m) {
                 s.assign_pins(mask);
             },
             "(#nodes,) bool pin mask (Dirichlet nodes keep their position).")
+        .def(
+            "set_rest_positions",
+            [](Sim& s, const py::array_t<double, py::array::c_style | py::array::forcecast>& x) {
+                s.set_rest_vertices(flat3_from(x, -1, "set_rest_positions"));
+            },
+            py::arg("vertices"),
+            "New rest positions of the mesh vertices (#V, 3; edge and face nodes follow): "
+            "rebuilds the engine's simulation on the same cells, keeping positions, velocities, "
+            "pins and frame (not the undo history). Inverted or flat cells raise UsageError.")
         .def(
             "pin_below",
             [](Sim& s, double z) {

@@ -174,4 +174,27 @@ def test_busy_simulation_refuses_other_threads():
             break
     worker.join()
     assert sim.frame == 40
-    assert not errors or "busy" in errors[0]
+    # While the worker is inside step (GIL released) this thread runs and must be refused.
+    assert errors and "busy" in errors[0]
+
+
+def test_rest_positions_can_be_rewritten(box):
+    sim = elastodyn.Simulation(box, dt=0.01, gravity=[0, 0, 0], order=2)
+    sim.pin_below(0.01)
+    pins = sim.pinned.copy()
+    grown = box.vertices * 1.1
+    sim.set_rest_positions(grown)
+    np.testing.assert_allclose(sim.rest_positions[:box.num_vertices], grown)
+    np.testing.assert_array_equal(sim.pinned, pins)
+    np.testing.assert_array_equal(sim.positions[:box.num_vertices], box.vertices)
+    assert sim.step().strain_energy > 0  # the old shape is now a compressed state
+    flipped = box.vertices * np.array([1, 1, -1])
+    with pytest.raises(elastodyn.UsageError, match="inverted"):
+        sim.set_rest_positions(flipped)
+
+
+def test_convergence_summary_is_simulates(box):
+    sim = elastodyn.Simulation(box, dt=0.01)
+    summary = elastodyn.convergence_summary(sim.step(4), sim.settings.newton_tol)
+    assert summary["frames"] == 4 and summary["frames_converged"] == 4
+    assert summary["line"].startswith("4/4 frames met the tolerance")

@@ -4,8 +4,10 @@
 /// engine; every check and every number comes from the engine.
 
 #include "core/types.hpp"
+#include "sim/simulation.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <string>
@@ -19,8 +21,14 @@ namespace py = pybind11;
 void bind_errors(py::module_& m);
 /// Mesh, load_mesh, box_mesh, tetrahedralize, tangent, export_matrix_market.
 void bind_mesh(py::module_& m);
-/// Settings, StepResult, TopologyChange, Simulation.
+/// Settings.
+void bind_settings(py::module_& m);
+/// StepResult, TopologyChange, Simulation, convergence_summary.
 void bind_simulation(py::module_& m);
+/// `base` (default SimulationSettings{}) with simulate's options given as keyword arguments
+/// applied by the CLI's parser; edn::Error(Usage) prefixed with `command` on a bad one.
+SimulationSettings settings_from(const std::optional<SimulationSettings>& base,
+                                 const py::kwargs& keywords, const char* command);
 
 /// A new (rows, 3) float64 array holding `flat` (3 per row).
 py::array_t<double> rows3_copy(const std::vector<double>& flat);

@@ -157,5 +157,6 @@ PYBIND11_MODULE(elastodyn, m) {
         "simulate's settings options as (name, value name, help); Settings(**kwargs) takes each "
         "with '-' written '_' (newton_tol=1e-3).");
     python::bind_mesh(m);
+    python::bind_settings(m);
     python::bind_simulation(m);
 }

@@ -128,6 +128,7 @@ PYBIND11_MODULE(elastodyn, m) {
               "A thin layer over the C++ engine: mesh a surface, build a Simulation, step it and "
               "read or write its state as NumPy arrays.";
     python::bind_errors(m);
+    m.attr("__version__") = EDN_VERSION;
     m.def("built_with_cuda", &built_with_cuda, "Whether this build has the CUDA backend.");
     m.def("cuda_available", &cuda_device_available,
           "Whether the CUDA backend is built and a CUDA device can be used.");

@@ -399,6 +399,23 @@ void bind_simulation(py::module_& m) {
             "Pins the nodes whose rest position is on the side the normal points away from "
             "(normal . (x - point) < 0); returns how many.")
         .def(
+            "set_drag",
+            [](Sim& s, const std::array<Index, 3>& vertices, const std::array<double, 3>& weights,
+               const py::object& target, double stiffness) {
+                DragSpring drag;
+                drag.vertices = vertices;
+                drag.weights = weights;
+                drag.target = vec3_from(target, "target");
+                drag.stiffness = stiffness;
+                s.synced().set_drag(drag);
+            },
+            py::arg("vertices"), py::arg("weights"), py::arg("target"), py::arg("stiffness") = 1e3,
+            "The mouse drag of the app: a spring [N/m] from the point sum w_a x_a of three vertex "
+            "nodes (weights sum 1, e.g. (v, v, v) and (1, 0, 0) for one vertex) to `target`.")
+        .def(
+            "clear_drag", [](Sim& s) { s.synced().set_drag(std::nullopt); },
+            "Removes the drag spring.")
+        .def(
             "set_ground",
             [](Sim& s, std::optional<double> height, double stiffness, double friction) {
                 s.synced().set_ground(height, stiffness, friction);

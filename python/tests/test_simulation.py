@@ -198,3 +198,17 @@ def test_convergence_summary_is_simulates(box):
     summary = elastodyn.convergence_summary(sim.step(4), sim.settings.newton_tol)
     assert summary["frames"] == 4 and summary["frames_converged"] == 4
     assert summary["line"].startswith("4/4 frames met the tolerance")
+
+
+def test_drag_pulls_a_vertex_toward_its_target(box):
+    sim = elastodyn.Simulation(box, dt=0.01, gravity=[0, 0, 0])
+    sim.pin_below(0.01)
+    top = int(np.argmax(sim.rest_positions[:, 2]))
+    target = sim.rest_positions[top] + (0.1, 0, 0)
+    sim.set_drag((top, top, top), (1, 0, 0), target, stiffness=1e3)
+    sim.step(10)
+    assert sim.positions[top, 0] > sim.rest_positions[top, 0] + 0.01
+    sim.clear_drag()
+    with pytest.raises(elastodyn.UsageError, match="drag vertex"):
+        sim.set_drag((10**6, 0, 0), (1, 0, 0), target)
+    assert elastodyn.__version__.count(".") == 2

@@ -1,6 +1,5 @@
-// Simulations in Python: elastodyn.Settings (SimulationSettings, set through simulate's own option
-// parser), StepResult, TopologyChange and Simulation (a Simulation plus the NumPy arrays that
-// mirror its state).
+// Simulations in Python: StepResult, TopologyChange, convergence_summary and Simulation (a
+// Simulation plus the NumPy arrays that mirror its state). Settings: settings_bindings.cpp.
 #include "bindings.hpp"
 #include "cli/vtu_series.hpp"
 #include "core/error.hpp"
@@ -50,13 +49,7 @@ public:
     }
 
     /// One step; the GIL is released while the engine works.
-    StepResult step() {
-        push();
-        StepResult result;
-        run_released([&] { result = sim_->step(); });
-        pull_state();
-        return result;
-    }
+    StepResult step() { return step_many(1).front(); }
 
     /// `count` steps (Ctrl+C stops between steps).
     std::vector<StepResult> step_many(long long count) {
@@ -90,6 +83,7 @@ public:
         return result;
     }
 
+    /// The engine, for calls that neither read the state arrays nor change the state.
     Simulation& engine() {
         check_idle();
         return *sim_;

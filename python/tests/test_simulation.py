@@ -212,3 +212,16 @@ def test_drag_pulls_a_vertex_toward_its_target(box):
     with pytest.raises(elastodyn.UsageError, match="drag vertex"):
         sim.set_drag((10**6, 0, 0), (1, 0, 0), target)
     assert elastodyn.__version__.count(".") == 2
+
+
+def test_pins_written_at_order_two_hold_every_node(box):
+    sim = elastodyn.Simulation(box, dt=0.01, order=2, gravity=[9.81, 0, 0])
+    mask = sim.rest_positions[:, 2] < 0.21  # vertex, edge and face nodes of the bottom slab
+    sim.pinned = mask
+    sim.step(3)
+    np.testing.assert_array_equal(sim.pinned, mask)
+    np.testing.assert_array_equal(sim.positions[mask], sim.rest_positions[mask])
+    assert np.abs(sim.positions[~mask] - sim.rest_positions[~mask]).max() > 1e-5
+    sim.pinned[:] = False  # freed in place: the whole body falls sideways
+    sim.step()
+    assert np.all(sim.positions[mask, 0] > sim.rest_positions[mask, 0])

@@ -225,3 +225,19 @@ def test_pins_written_at_order_two_hold_every_node(box):
     sim.pinned[:] = False  # freed in place: the whole body falls sideways
     sim.step()
     assert np.all(sim.positions[mask, 0] > sim.rest_positions[mask, 0])
+
+
+@pytest.mark.skipif(not elastodyn.cuda_available(), reason="no usable CUDA device")
+def test_cuda_backend_follows_the_cpu(box):
+    runs = {}
+    for backend in ("cpu", "cuda"):
+        sim = elastodyn.Simulation(box, dt=0.01, gravity=[9.81, 0, 0], backend=backend)
+        sim.pin_below(0.01)
+        sim.step(5)
+        sim.velocities[:] *= 0.5  # a write reaches the device too
+        sim.step(5)
+        assert sim.settings.backend == backend
+        runs[backend] = sim.positions - sim.rest_positions
+    scale = np.abs(runs["cpu"]).max()
+    # Float matrix and PCG on the GPU: agreement to the solver tolerances, not bits.
+    np.testing.assert_allclose(runs["cuda"], runs["cpu"], atol=1e-3 * scale)

@@ -220,6 +220,37 @@ void bind_mesh(py::module_& m) {
             },
             py::arg("path"),
             "Writes PATH (.node) and the .ele beside it, as `elastodyn-cli tetrahedralize` does.")
+        .def(
+            "boundary_faces",
+            [](const TetMesh& mesh) {
+                const Topology topology = build_topology(mesh);
+                const std::vector<Tri>& faces = topology.boundary_faces;
+                py::array_t<Index> out({py::ssize_t(faces.size()), py::ssize_t{3}});
+                for (std::size_t f = 0; f < faces.size(); ++f)
+                    std::copy(faces[f].begin(), faces[f].end(), out.mutable_data() + 3 * f);
+                return out;
+            },
+            "(#B, 3) int32 boundary triangles, oriented outward (a copy).")
+        .def(
+            "write_surface_obj",
+            [](const TetMesh& mesh, const std::filesystem::path& path,
+               const py::object& positions) {
+                SurfaceMesh surface;
+                surface.positions = mesh.positions;
+                if (!positions.is_none()) {
+                    const std::vector<double> flat = flat3_from(
+                        positions
+                            .cast<py::array_t<double, py::array::c_style | py::array::forcecast>>(),
+                        mesh.num_vertices(), "positions");
+                    for (std::size_t v = 0; v < surface.positions.size(); ++v)
+                        surface.positions[v] = {flat[3 * v], flat[3 * v + 1], flat[3 * v + 2]};
+                }
+                surface.triangles = build_topology(mesh).boundary_faces;
+                write_obj_surface(path, surface);
+            },
+            py::arg("path"), py::arg("positions") = py::none(),
+            "Writes the boundary surface as OBJ (atomically) at the rest positions or at "
+            "`positions` (#V, 3; e.g. sim.positions[:sim.num_vertices], vertex nodes come first).")
         .def("__repr__", [](const TetMesh& mesh) {
             return "<elastodyn.Mesh " + std::to_string(mesh.num_vertices()) + " vertices, " +
                    std::to_string(mesh.num_cells()) + " cells>";
@@ -242,6 +273,50 @@ void bind_mesh(py::module_& m) {
         "options, like `elastodyn-cli tetrahedralize`), a .node/.ele pair, a Gmsh .msh, or a .vtu "
         "written by elastodyn (its tets' vertices, at the file's points). Raises InputError, "
         "FileError or EngineError with the engine's message.");
+    m.def(
+        "read_vtu",
+        [](const std::filesystem::path& path) {
+            const VtuData data = read_vtu(path);
+            std::vector<double> points;
+            points.reserve(3 * data.points.size());
+            for (const Vec3& x : data.points) points.insert(points.end(), x.begin(), x.end());
+            const auto fields = [](const std::vector<VtuField>& list) {
+                py::dict out;
+                for (const VtuField& f : list) {
+                    py::array_t<double> values(py::ssize_t(f.values.size()), f.values.data());
+                    out[py::str(f.name)] =
+                        f.components == 1 ? py::object(values)
+                                          : py::object(values.attr("reshape")(-1, f.components));
+                }
+                return out;
+            };
+            py::dict out;
+            out["points"] = rows3_copy(points);
+            out["connectivity"] = py::array_t<std::int64_t>(py::ssize_t(data.connectivity.size()),
+                                                            data.connectivity.data());
+            out["offsets"] =
+                py::array_t<std::int64_t>(py::ssize_t(data.offsets.size()), data.offsets.data());
+            out["types"] =
+                py::array_t<std::uint8_t>(py::ssize_t(data.types.size()), data.types.data());
+            out["point_data"] = fields(data.point_fields);
+            out["cell_data"] = fields(data.cell_fields);
+            return out;
+        },
+        py::arg("path"),
+        "Reads a .vtu elastodyn wrote (either encoding) with the engine's reader: points, "
+        "connectivity, offsets, types (VTK's order) and the point_data / cell_data arrays.");
+    m.def(
+        "write_pvd",
+        [](const std::filesystem::path& path,
+           const std::vector<std::pair<double, std::string>>& entries) {
+            std::vector<PvdEntry> list;
+            for (const auto& [time, file] : entries) list.push_back({time, file});
+            write_pvd(path, list);
+        },
+        py::arg("path"), py::arg("entries"),
+        "Writes a ParaView collection (.pvd) of (time, file relative to the .pvd) entries, as "
+        "simulate --series does, atomically: with Simulation.write_vtu(..., binary=True) per "
+        "frame, a time series.");
     m.def(
         "tetrahedralize",
         [](const py::array_t<double, py::array::c_style | py::array::forcecast>& vertices,

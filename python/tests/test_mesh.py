@@ -113,3 +113,29 @@ def test_tangent_has_rigid_modes_in_its_null_space(box, tmp_path):
     assert size.split()[:2] == [str(n), str(n)] and int(size.split()[2]) == len(t["values"])
     with pytest.raises(elastodyn.UsageError, match="material"):
         elastodyn.tangent(box, material="rubber")
+
+
+def test_series_and_surface_exports(box, tmp_path):
+    sim = elastodyn.Simulation(box, dt=0.01, order=2)
+    entries = []
+    for frame in range(3):
+        name = f"frame_{frame:05d}.vtu"
+        sim.write_vtu(tmp_path / name, binary=True)
+        entries.append((frame * 0.01, name))
+        sim.step()
+    elastodyn.write_pvd(tmp_path / "series.pvd", entries)
+    files = [d.get("file") for d in ET.parse(tmp_path / "series.pvd").getroot().iter("DataSet")]
+    assert files == [name for _, name in entries]
+    last = elastodyn.read_vtu(tmp_path / "frame_00002.vtu")
+    assert last["points"].shape == (sim.num_nodes, 3) and set(last["types"]) == {24}
+    assert last["point_data"]["velocity"].shape == (sim.num_nodes, 3)
+    assert last["cell_data"]["von_mises"].shape == (sim.num_cells,)
+    assert np.all(last["point_data"]["displacement"][:, 2] < 0)
+
+    faces = box.boundary_faces()
+    assert faces.shape == (2 * 2 * (2 * 2 + 2 * 6 + 2 * 6), 3)  # 2 triangles per boundary quad
+    box.write_surface_obj(tmp_path / "surface.obj", sim.positions[:sim.num_vertices])
+    lines = (tmp_path / "surface.obj").read_text().splitlines()
+    assert sum(line.startswith("f ") for line in lines) == len(faces)
+    surface = elastodyn.load_mesh(tmp_path / "surface.obj", quality=0)
+    assert surface.volume == pytest.approx(box.volume, rel=0.05)

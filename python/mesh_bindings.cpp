@@ -15,6 +15,7 @@
 #include "mesh/topology.hpp"
 #include "mesh/vtu_io.hpp"
 #include "sim/material_tangent.hpp"
+#include "sim/names.hpp"
 #include "sim/simulation.hpp"
 #include "sparse/bin_bcsr_pattern.hpp"
 
@@ -112,8 +113,8 @@ Tangent tangent_of(const TetMesh& mesh, int order, const std::string& material_n
                "order must be 1.." << kMaxOrder << ", got " << order);
     const std::optional<Material> material = parse_material(material_name);
     EDN_VERIFY(material, ErrorCode::Usage,
-               "unknown material '" << material_name
-                                    << "' (expected linear, corotational or neohookean)");
+               "unknown material '" << material_name << "' (expected " << names_list<Material>(", ")
+                                    << ")");
     EDN_VERIFY(std::isfinite(young) && young > 0, ErrorCode::Usage,
                "E must be positive and finite, got " << young);
     EDN_VERIFY(poisson > -1 && poisson < 0.5, ErrorCode::Usage,

@@ -11,6 +11,7 @@
 #include "sim/convergence.hpp"
 #include "sim/names.hpp"
 #include "sim/presets.hpp"
+#include "sim/scene_file.hpp"
 #include "sim/settings_options.hpp"
 #include "sim/simulation.hpp"
 
@@ -100,6 +101,10 @@ JsonObject times_json(const StageTimes& t) {
 int run_simulate(const std::vector<std::string>& arguments) {
     std::vector<OptionSpec> specs = meshing_option_specs();
     const std::vector<OptionSpec> own = {
+        {"scene", "FILE",
+         "run the scene FILE (docs/SCENES.md): mesh, meshing, settings, pins, frames, timed "
+         "actions; MESH and any option given here override the scene's value (--pin-below "
+         "replaces its pins; --cut-plane, --refine-* add to its actions; default none)"},
         {"preset", "NAME",
          preset_names() + ": sets E, nu and rho (sim/presets.cpp; default none); explicit --E, "
                           "--nu, --rho win over it"},
@@ -167,19 +172,27 @@ int run_simulate(const std::vector<std::string>& arguments) {
     specs.insert(specs.begin(), own.begin(), own.end());
     const Args args("simulate", arguments, specs);
     if (args.help_requested()) {
-        std::cout << args.usage("MESH [options]") << "Runs the simulation headless.\n";
+        std::cout << args.usage("MESH [options] | --scene FILE [MESH] [options]")
+                  << "Runs the simulation headless. Defaults: the options' own, or with --scene "
+                     "the scene's values (which default to the options')\n";
         return 0;
     }
-    args.expect_positionals({"MESH"});
+    // A scene supplies the mesh, the settings' and meshing options' starting values, pins,
+    // frames and actions; the command line overrides them.
+    std::optional<SceneFile> scene;
+    if (args.has("scene")) scene = load_scene_file(args.string_or("scene", ""));
+    if (!scene || !args.positionals().empty()) args.expect_positionals({"MESH"});
     constexpr double huge = std::numeric_limits<double>::max();
     // The settings options are parsed by the app's parser too (sim/settings_options.hpp).
-    SimulationSettings s;
+    SimulationSettings s = scene ? scene->settings : SimulationSettings{};
     std::vector<std::pair<std::string, std::string>> given;
     for (const SettingsOption& option : settings_options())
         if (args.has(option.name)) given.emplace_back(option.name, args.string_or(option.name, ""));
     apply_settings_options(given, s, "simulate");
-    const long long frames = args.integer_or("frames", 60, 0, 100000000);
-    const std::string path = args.positionals()[0];
+    const long long frames =
+        args.integer_or("frames", scene ? scene->frames.value_or(60) : 60, 0, 100000000);
+    const std::string path =
+        args.positionals().empty() ? scene->mesh.string() : args.positionals()[0];
 
     std::optional<CutPlane> cut_plane;
     if (args.has("cut-plane")) cut_plane = parse_cut_plane(args.string_or("cut-plane", ""));
@@ -208,6 +221,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
     // Every output is checked before the run, and published only when all are written.
     OutputFiles outputs;
     add_mesh_inputs(outputs, path);
+    if (scene) outputs.add_input(scene->path, "--scene");
     std::optional<std::filesystem::path> run_file, vtu_file;
     if (args.has("out")) run_file = outputs.add(args.string_or("out", ""), "--out");
     if (args.has("vtu")) vtu_file = outputs.add(args.string_or("vtu", ""), "--vtu");
@@ -220,14 +234,28 @@ int run_simulate(const std::vector<std::string>& arguments) {
         series.emplace(dir, every, s.dt);
     }
 
-    TetMesh mesh = load_tet_mesh(path, meshing_options(args));
+    TetMesh mesh = load_tet_mesh(
+        path, meshing_options(args, scene ? scene->meshing : TetrahedralizeOptions{}));
     Simulation sim(std::move(mesh), s);
     // No undo here: keep no snapshot of the mesh before a cut or refinement.
     TopologyChangeOptions topology_options;
     topology_options.undo_depth = 0;
     sim.set_topology_options(topology_options);
     Index pinned = 0;
-    if (args.has("pin-below")) pinned = sim.pin_below(args.real_or("pin-below", 0.0, -huge, huge));
+    if (args.has("pin-below")) {
+        pinned = sim.pin_below(args.real_or("pin-below", 0.0, -huge, huge));
+    } else if (scene && !scene->pins.empty()) {
+        sim.set_vertex_pins(scene_vertex_pins(*scene, sim.mesh()));
+        pinned = static_cast<Index>(std::count(sim.pinned().begin(), sim.pinned().end(), 1));
+    }
+    // The scene's actions due before frame f (all of them left when f is the end).
+    std::size_t next_action = 0;
+    auto apply_scene_actions = [&](long long f) {
+        for (;
+             scene && next_action < scene->actions.size() && scene->actions[next_action].frame <= f;
+             ++next_action)
+            apply_scene_action(sim, scene->actions[next_action]);
+    };
 
     Json frame_records = Json::array();
     bool cut_done = false, refine_done = false;
@@ -247,6 +275,11 @@ int run_simulate(const std::vector<std::string>& arguments) {
     const long long steps =
         s.integrator == Integrator::Static ? std::max(1LL, std::min(frames, 1LL)) : frames;
     for (long long f = 0; f < steps; ++f) {
+        if (scene && next_action < scene->actions.size() &&
+            scene->actions[next_action].frame <= f) {
+            apply_scene_actions(f);
+            is_free = free_vertices(sim);
+        }
         if (cut_plane && !cut_done && f == cut_frame) {
             sim.cut(*cut_plane);
             cut_done = true;
@@ -317,6 +350,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
         frame_records.push_back(j.json());
     }
     // Requested after the last frame (Simulation::frame() == steps).
+    apply_scene_actions(steps);
     if (cut_plane && !cut_done) sim.cut(*cut_plane);
     if (refine && !refine_done) apply_refine();
     if (series) series->record(steps, sim);

@@ -14,12 +14,14 @@
 #include "sim/scene_file.hpp"
 #include "sim/settings_options.hpp"
 #include "sim/simulation.hpp"
+#include "sim/state_file.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <sstream>
@@ -168,6 +170,12 @@ int run_simulate(const std::vector<std::string>& arguments) {
          "frames, frame 0 the initial state, and DIR/series.pvd (time = frame * dt); DIR is "
          "created if missing (default none)"},
         {"every", "K", "with --series: record every K-th frame (default 1)"},
+        {"save-state", "FILE",
+         "write the final state (mesh after cuts and refinements, node state, pins, settings) "
+         "for --load-state or the app (default none)"},
+        {"load-state", "FILE",
+         "resume from a saved state instead of MESH: its mesh, node state, pins and settings; "
+         "options given here override its settings, --pin-below adds pins (default none)"},
     };
     specs.insert(specs.begin(), own.begin(), own.end());
     const Args args("simulate", arguments, specs);
@@ -181,18 +189,31 @@ int run_simulate(const std::vector<std::string>& arguments) {
     // frames and actions; the command line overrides them.
     std::optional<SceneFile> scene;
     if (args.has("scene")) scene = load_scene_file(args.string_or("scene", ""));
-    if (!scene || !args.positionals().empty()) args.expect_positionals({"MESH"});
+    // A saved state supplies the mesh, settings, node state and pins instead.
+    std::optional<SimulationState> loaded;
+    std::string state_path;
+    if (args.has("load-state")) {
+        if (scene) usage_error("simulate: options '--load-state' and '--scene' exclude each other");
+        if (!args.positionals().empty())
+            usage_error("simulate: MESH and option '--load-state' exclude each other");
+        state_path = args.string_or("load-state", "");
+        loaded = read_state_file(state_path);
+    }
+    if ((!scene && !loaded) || !args.positionals().empty()) args.expect_positionals({"MESH"});
     constexpr double huge = std::numeric_limits<double>::max();
     // The settings options are parsed by the app's parser too (sim/settings_options.hpp).
-    SimulationSettings s = scene ? scene->settings : SimulationSettings{};
+    SimulationSettings s = scene    ? scene->settings
+                           : loaded ? loaded->settings
+                                    : SimulationSettings{};
     std::vector<std::pair<std::string, std::string>> given;
     for (const SettingsOption& option : settings_options())
         if (args.has(option.name)) given.emplace_back(option.name, args.string_or(option.name, ""));
     apply_settings_options(given, s, "simulate");
     const long long frames =
         args.integer_or("frames", scene ? scene->frames.value_or(60) : 60, 0, 100000000);
-    const std::string path =
-        args.positionals().empty() ? scene->mesh.string() : args.positionals()[0];
+    const std::string path = !args.positionals().empty() ? args.positionals()[0]
+                             : scene                     ? scene->mesh.string()
+                                                         : state_path;
 
     std::optional<CutPlane> cut_plane;
     if (args.has("cut-plane")) cut_plane = parse_cut_plane(args.string_or("cut-plane", ""));
@@ -220,8 +241,14 @@ int run_simulate(const std::vector<std::string>& arguments) {
 
     // Every output is checked before the run, and published only when all are written.
     OutputFiles outputs;
-    add_mesh_inputs(outputs, path);
+    if (loaded)
+        outputs.add_input(path, "--load-state");
+    else
+        add_mesh_inputs(outputs, path);
     if (scene) outputs.add_input(scene->path, "--scene");
+    std::optional<std::filesystem::path> state_file;
+    if (args.has("save-state"))
+        state_file = outputs.add(args.string_or("save-state", ""), "--save-state");
     std::optional<std::filesystem::path> run_file, vtu_file;
     if (args.has("out")) run_file = outputs.add(args.string_or("out", ""), "--out");
     if (args.has("vtu")) vtu_file = outputs.add(args.string_or("vtu", ""), "--vtu");
@@ -234,9 +261,17 @@ int run_simulate(const std::vector<std::string>& arguments) {
         series.emplace(dir, every, s.dt);
     }
 
-    TetMesh mesh = load_tet_mesh(
-        path, meshing_options(args, scene ? scene->meshing : TetrahedralizeOptions{}));
-    Simulation sim(std::move(mesh), s);
+    std::unique_ptr<Simulation> owned;
+    if (loaded) {
+        owned = restore_simulation(*loaded, path);
+        if (!given.empty()) owned->change_settings(s); // carries the state over
+    } else {
+        owned = std::make_unique<Simulation>(
+            load_tet_mesh(path,
+                          meshing_options(args, scene ? scene->meshing : TetrahedralizeOptions{})),
+            s);
+    }
+    Simulation& sim = *owned;
     // No undo here: keep no snapshot of the mesh before a cut or refinement.
     TopologyChangeOptions topology_options;
     topology_options.undo_depth = 0;
@@ -246,6 +281,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
         pinned = sim.pin_below(args.real_or("pin-below", 0.0, -huge, huge));
     } else if (scene && !scene->pins.empty()) {
         sim.set_vertex_pins(scene_vertex_pins(*scene, sim.mesh()));
+        pinned = static_cast<Index>(std::count(sim.pinned().begin(), sim.pinned().end(), 1));
+    } else if (loaded) {
         pinned = static_cast<Index>(std::count(sim.pinned().begin(), sim.pinned().end(), 1));
     }
     // The scene's actions due before frame f (all of them left when f is the end).
@@ -437,6 +474,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
         write_json_file(*run_file, run.json());
     }
     if (vtu_file) write_state_vtu(*vtu_file, sim);
+    if (state_file) write_state_file(*state_file, capture_state(sim));
     if (series) series->commit();
     outputs.commit();
     // For people: the JSON on stdout stays one document for scripts.

@@ -128,6 +128,41 @@ TEST_F(CliScene, CommandLineOverridesTheScene) {
     EXPECT_EQ(run_json.at("refinements").size(), 0u); // frame 5: after the run's end
 }
 
+TEST_F(CliScene, SaveStateThenLoadStateIsOneRunBitForBit) {
+    const std::vector<std::string> flags = {(dir_.path / "meshes" / "beam.node").string(),
+                                            "--gravity",
+                                            "0,9.81,0",
+                                            "--dt",
+                                            "0.01",
+                                            "--pin-below",
+                                            "0.01",
+                                            "--cut-plane",
+                                            "0 0 0.3 0 0 1",
+                                            "--cut-frame",
+                                            "1"};
+    auto simulate = [&](std::vector<std::string> extra, bool with_flags = true) {
+        std::vector<std::string> a = {"simulate"};
+        if (with_flags) a.insert(a.end(), flags.begin(), flags.end());
+        a.insert(a.end(), extra.begin(), extra.end());
+        const test::CliRun r = run(a);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+    };
+    const fs::path state = dir_.path / "half.edns";
+    simulate({"--frames", "6", "--vtu", (dir_.path / "whole.vtu").string()});
+    simulate({"--frames", "3", "--save-state", state.string()});
+    simulate({"--load-state", state.string(), "--frames", "3", "--vtu",
+              (dir_.path / "resumed.vtu").string(), "--out", (dir_.path / "run.json").string()},
+             false);
+    EXPECT_TRUE(test::read_text(dir_.path / "whole.vtu") ==
+                test::read_text(dir_.path / "resumed.vtu"));
+    EXPECT_EQ(read_json_file(dir_.path / "run.json").at("components"), 2); // the cut mesh
+    // A state that is not one: exit 3, one line.
+    test::write_text(dir_.path / "bogus.edns", "hello");
+    const test::CliRun bad = run({"simulate", "--load-state", (dir_.path / "bogus.edns").string()});
+    EXPECT_EQ(bad.exit_code, 3) << bad.err;
+    EXPECT_NE(bad.err.find("not an elastodyn state file"), std::string::npos) << bad.err;
+}
+
 TEST_F(CliScene, BadSceneIsExit3WithOneLine) {
     const fs::path scene = dir_.path / "scenes" / "bad.json";
     test::write_text(scene, "{\"version\": 1, \"mesh\": \"../meshes/beam.node\",\n"

@@ -43,9 +43,11 @@ std::string gl_description(const std::string& platform) {
     return "OpenGL " + text(GL_VERSION) + " on " + text(GL_RENDERER) + " (" + platform + ")";
 }
 
-LoadedScene load_with_simulation(const std::filesystem::path& path,
-                                 const TetrahedralizeOptions& options,
-                                 const SimulationSettings& settings) {
+LoadedScene
+load_with_simulation(const std::filesystem::path& path, const TetrahedralizeOptions& options,
+                     const SimulationSettings& settings,
+                     const std::vector<std::pair<std::string, std::string>>& overrides) {
+    if (is_scene_file(path)) return load_scene_file_with_simulation(path, settings, overrides);
     LoadedScene loaded;
     loaded.scene = std::make_unique<Scene>(load_scene(path, options));
     try {
@@ -200,7 +202,7 @@ void App::load_initial_scene() {
             TetrahedralizeOptions tet;
             tet.quality = gui_.quality;
             tet.max_volume = gui_.max_volume;
-            LoadedScene loaded = load_with_simulation(path, tet, gui_.settings);
+            LoadedScene loaded = load_with_simulation(path, tet, gui_.settings, options_.settings);
             EDN_VERIFY(loaded.simulation, ErrorCode::Usage, loaded.simulation_error);
             show_scene(std::move(loaded));
         } else {
@@ -228,9 +230,10 @@ void App::start_loading(const std::filesystem::path& path) {
     options.quality = gui_.quality;
     options.max_volume = gui_.max_volume;
     const SimulationSettings settings = gui_.settings;
-    loading_ = std::async(std::launch::async, [path, options, settings] {
-        return load_with_simulation(path, options, settings);
-    });
+    loading_ =
+        std::async(std::launch::async, [path, options, settings, overrides = options_.settings] {
+            return load_with_simulation(path, options, settings, overrides);
+        });
     loading_start_ = std::chrono::steady_clock::now();
     gui_.loading = true;
 }
@@ -277,6 +280,8 @@ void App::show_scene(LoadedScene loaded) {
                       session_.scene()->path.c_str());
     }
     ground_at_grid(); // a new scene: the ground goes to its grid
+    loaded_vertices_ = session_.scene()->mesh.num_vertices();
+    if (loaded.scene_file) apply_scene_setup(*loaded.scene_file); // its pins, ground, actions
     if (renderer_) upload_scene();
 }
 
@@ -418,6 +423,7 @@ void App::apply(const GuiActions& actions) {
             gui_.scene_error = error.what();
         }
     }
+    apply_file_actions(actions);
     if (actions.fit_view && session_.scene())
         camera_.fit(session_.scene()->lower, session_.scene()->upper);
     if (actions.reset_view) camera_.reset();

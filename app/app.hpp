@@ -9,7 +9,8 @@
 /// Files: app.cpp (frame loop, loading, surface upload, render), input.cpp (mouse/keyboard,
 /// picking, drag, pin brush), app_script.cpp (--script actions), app_sim.cpp (the step, the
 /// queue, a turn's step results; mesh resolution, --progress), app_color_range.cpp (colour
-/// range), app_supports.cpp (ground, pin planes, the no-support warning), app_surface.cpp (the
+/// range), app_supports.cpp (ground, pin planes, the no-support warning), app_files.cpp (scene
+/// files, saved states), app_surface.cpp (the
 /// curved p >= 2 surface), edit_session.cpp (cut/refine/undo), stats.cpp (statistics, --stats).
 
 #include "camera.hpp"
@@ -28,6 +29,7 @@
 #include "script.hpp"
 #include "script_runner.hpp"
 #include "sim/convergence.hpp"
+#include "sim/scene_file.hpp"
 #include "sim_driver.hpp"
 #include "sim_worker.hpp"
 #include "stats.hpp"
@@ -109,7 +111,24 @@ struct LoadedScene {
     std::unique_ptr<Scene> scene;           ///< the loaded scene
     std::unique_ptr<Simulation> simulation; ///< null when building it failed
     std::string simulation_error;           ///< why, when it failed
+    std::optional<SceneFile> scene_file;    ///< the scene file it came from (pins, actions)
 };
+
+/// Whether `path` names a scene file (.json) rather than a mesh (app/app_files.cpp).
+bool is_scene_file(const std::filesystem::path& path);
+
+/// The settings a scene file is read onto in the app: default_app_settings() with the backend
+/// and frame budget of `current` (the machine's and the run's, not the scene's) and no ground
+/// (a scene without "ground" has none, as in the CLI).
+SimulationSettings scene_defaults(const SimulationSettings& current);
+
+/// Loads a scene file, its mesh and a Simulation with its settings (read onto
+/// scene_defaults(current), then the command line's `overrides`). Throws edn::Error for a bad
+/// scene or mesh; a Simulation that cannot be built is reported in simulation_error.
+LoadedScene
+load_scene_file_with_simulation(const std::filesystem::path& path,
+                                const SimulationSettings& current,
+                                const std::vector<std::pair<std::string, std::string>>& overrides);
 
 /// The interactive application. Construction does nothing heavy; run() does the work.
 class App {
@@ -171,6 +190,13 @@ private:
     std::optional<CutPlane> stroke_plane(const glm::vec2& from, const glm::vec2& to);
     // --script (app_script.cpp).
     void apply_script();
+    // Scene files and saved states (app_files.cpp).
+    void apply_file_actions(const GuiActions& actions);
+    void apply_scene_setup(const SceneFile& scene);
+    void save_scene_file(const std::filesystem::path& path);
+    void save_state_file(const std::filesystem::path& path);
+    void load_state_file(const std::filesystem::path& path);
+    void file_outcome(std::string message, bool error);
     // Supports: ground, pin planes, the unsupported-body warning (app_supports.cpp).
     void ground_at_grid();
     void apply_ground();
@@ -224,6 +250,9 @@ private:
     // --progress: when the run started and the last line was printed.
     std::chrono::steady_clock::time_point run_start_;
     std::chrono::steady_clock::time_point last_progress_;
+    // Vertices of the mesh as loaded: cuts and refinements append theirs, so pins below this
+    // index are the loaded mesh's vertices (what Save scene can refer to).
+    Index loaded_vertices_ = 0;
 };
 
 } // namespace edn

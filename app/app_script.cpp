@@ -98,6 +98,9 @@ void App::apply_script() {
         }
         if (action.refine_uniform) refine(std::nullopt, 0.0, 1);
         if (action.undo) undo();
+        if (action.save_scene) save_scene_file(*action.save_scene);
+        if (action.save_state) save_state_file(*action.save_state);
+        if (action.load_state) load_state_file(*action.load_state);
     }
 }
 

@@ -252,3 +252,20 @@ TEST(SceneFile, BadInputIsOneLineNamingFileLineAndKey) {
 
 } // namespace
 } // namespace edn
+
+namespace edn {
+namespace {
+
+TEST(SceneFile, TheExampleSceneLoads) {
+    const std::filesystem::path path =
+        std::filesystem::path(EDN_SOURCE_DIR) / "assets" / "scenes" / "cantilever.json";
+    const SceneFile scene = load_scene_file(path);
+    EXPECT_TRUE(std::filesystem::is_regular_file(scene.mesh)) << scene.mesh;
+    EXPECT_EQ(scene.settings.order, 2);
+    EXPECT_EQ(scene.settings.young, find_preset("silicone")->young);
+    EXPECT_EQ(scene.actions.size(), 4u);
+    EXPECT_EQ(scene.actions[0].drag->vertex, 1073); // 1-based in the file
+}
+
+} // namespace
+} // namespace edn

@@ -27,8 +27,8 @@ fs::path app_binary() {
     std::error_code ec;
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     if (ec) return {};
-    for (const fs::path& candidate : {self.parent_path() / "elastodyn",
-                                      self.parent_path().parent_path() / "app" / "elastodyn"})
+    for (const fs::path& candidate :
+         {self.parent_path() / "elastodyn", self.parent_path().parent_path() / "app" / "elastodyn"})
         if (fs::is_regular_file(candidate)) return candidate;
     return {};
 }
@@ -58,8 +58,8 @@ protected:
     }
     /// Runs the app with `arguments` in the test folder; returns the exit code.
     int run(const std::string& arguments) {
-        const std::string command = "cd '" + dir_.path.string() + "' && '" + app_.string() +
-                                    "' " + kRun + arguments + " > out.txt 2> err.txt";
+        const std::string command = "cd '" + dir_.path.string() + "' && '" + app_.string() + "' " +
+                                    kRun + arguments + " > out.txt 2> err.txt";
         const int status = std::system(command.c_str());
         err_ = test::read_text(dir_.path / "err.txt");
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
@@ -81,7 +81,7 @@ TEST_F(AppFiles, SceneFileSetsSettingsPinsGroundAndActions) {
     const Json s = stats();
     EXPECT_EQ(s.at("finite"), true);
     EXPECT_EQ(s.at("pinned_vertices"), 9); // the z = 0 layer of 3 x 3 vertices
-    EXPECT_EQ(s.at("components"), 2);     // the scene's cut at frame 3
+    EXPECT_EQ(s.at("components"), 2);      // the scene's cut at frame 3
     EXPECT_EQ(s.at("errors"), Json::array()) << s;
 }
 

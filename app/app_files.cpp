@@ -95,7 +95,7 @@ void App::apply_file_actions(const GuiActions& actions) {
         } else {
             try {
                 start_loading(resolve_scene_path(paths_, path));
-                file_outcome("loading " + path.string() + " ...", false);
+                file_outcome("loading " + path.string() + " (a failure shows above)", false);
             } catch (const Error& error) {
                 file_outcome(error.what(), true);
             }

@@ -12,6 +12,7 @@
 #include "sim/names.hpp"
 #include "sim/presets.hpp"
 #include "sim/scene_file.hpp"
+#include "sim/settings_json.hpp"
 #include "sim/settings_options.hpp"
 #include "sim/simulation.hpp"
 #include "sim/state_file.hpp"
@@ -264,7 +265,12 @@ int run_simulate(const std::vector<std::string>& arguments) {
     std::unique_ptr<Simulation> owned;
     if (loaded) {
         owned = restore_simulation(*loaded, path);
-        if (!given.empty()) owned->change_settings(s); // carries the state over
+        // Only a real change rebuilds (carrying the state over): the same settings resume
+        // bit for bit.
+        Json before = Json::object(), after = Json::object();
+        write_settings_json(loaded->settings, nullptr, before);
+        write_settings_json(s, nullptr, after);
+        if (before != after) owned->change_settings(s);
     } else {
         owned = std::make_unique<Simulation>(
             load_tet_mesh(path,

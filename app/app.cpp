@@ -43,21 +43,6 @@ std::string gl_description(const std::string& platform) {
     return "OpenGL " + text(GL_VERSION) + " on " + text(GL_RENDERER) + " (" + platform + ")";
 }
 
-LoadedScene
-load_with_simulation(const std::filesystem::path& path, const TetrahedralizeOptions& options,
-                     const SimulationSettings& settings,
-                     const std::vector<std::pair<std::string, std::string>>& overrides) {
-    if (is_scene_file(path)) return load_scene_file_with_simulation(path, settings, overrides);
-    LoadedScene loaded;
-    loaded.scene = std::make_unique<Scene>(load_scene(path, options));
-    try {
-        loaded.simulation = SimDriver::build(*loaded.scene, settings);
-    } catch (const Error& error) {
-        loaded.simulation_error = error.what();
-    }
-    return loaded;
-}
-
 std::string timestamp() {
     const std::time_t now = std::time(nullptr);
     char text[32];

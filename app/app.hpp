@@ -114,6 +114,14 @@ struct LoadedScene {
     std::optional<SceneFile> scene_file;    ///< the scene file it came from (pins, actions)
 };
 
+/// Loads a mesh (OBJ meshed with `options`) or a scene file (is_scene_file) and builds its
+/// Simulation with `settings` (a scene's: load_scene_file_with_simulation). Throws edn::Error for
+/// a bad file; a Simulation that cannot be built is reported in simulation_error.
+LoadedScene load_with_simulation(const std::filesystem::path& path,
+                                 const TetrahedralizeOptions& options,
+                                 const SimulationSettings& settings,
+                                 const std::vector<std::pair<std::string, std::string>>& overrides);
+
 /// Whether `path` names a scene file (.json) rather than a mesh (app/app_files.cpp).
 bool is_scene_file(const std::filesystem::path& path);
 

@@ -73,6 +73,21 @@ load_scene_file_with_simulation(const std::filesystem::path& path,
     return loaded;
 }
 
+LoadedScene
+load_with_simulation(const std::filesystem::path& path, const TetrahedralizeOptions& options,
+                     const SimulationSettings& settings,
+                     const std::vector<std::pair<std::string, std::string>>& overrides) {
+    if (is_scene_file(path)) return load_scene_file_with_simulation(path, settings, overrides);
+    LoadedScene loaded;
+    loaded.scene = std::make_unique<Scene>(load_scene(path, options));
+    try {
+        loaded.simulation = SimDriver::build(*loaded.scene, settings);
+    } catch (const Error& error) {
+        loaded.simulation_error = error.what();
+    }
+    return loaded;
+}
+
 void App::file_outcome(std::string message, bool error) {
     gui_.file_message = std::move(message);
     gui_.file_error = error;

@@ -267,6 +267,7 @@ void App::show_scene(LoadedScene loaded) {
     ground_at_grid(); // a new scene: the ground goes to its grid
     loaded_vertices_ = session_.scene()->mesh.num_vertices();
     if (loaded.scene_file) apply_scene_setup(*loaded.scene_file); // its pins, ground, actions
+    if (loaded.state) apply_state_setup(*loaded.state);
     if (renderer_) upload_scene();
 }
 

@@ -30,6 +30,7 @@
 #include "script_runner.hpp"
 #include "sim/convergence.hpp"
 #include "sim/scene_file.hpp"
+#include "sim/state_file.hpp"
 #include "sim_driver.hpp"
 #include "sim_worker.hpp"
 #include "stats.hpp"
@@ -112,6 +113,8 @@ struct LoadedScene {
     std::unique_ptr<Simulation> simulation; ///< null when building it failed
     std::string simulation_error;           ///< why, when it failed
     std::optional<SceneFile> scene_file;    ///< the scene file it came from (pins, actions)
+    /// The saved state it came from (its pins, ground, drag; mesh and node arrays moved out).
+    std::optional<SimulationState> state;
 };
 
 /// Loads a mesh (OBJ meshed with `options`) or a scene file (is_scene_file) and builds its
@@ -124,6 +127,13 @@ LoadedScene load_with_simulation(const std::filesystem::path& path,
 
 /// Whether `path` names a scene file (.json) rather than a mesh (app/app_files.cpp).
 bool is_scene_file(const std::filesystem::path& path);
+
+/// Whether `path` names a saved state (.edns).
+bool is_state_file(const std::filesystem::path& path);
+
+/// Reads a saved state and restores its Simulation (on the CPU backend when it was saved with
+/// CUDA and no device is usable here). Throws edn::Error; nothing is half-loaded.
+LoadedScene load_state_with_simulation(const std::filesystem::path& path);
 
 /// The settings a scene file is read onto in the app: default_app_settings() with the backend
 /// and frame budget of `current` (the machine's and the run's, not the scene's) and no ground
@@ -201,6 +211,7 @@ private:
     // Scene files and saved states (app_files.cpp).
     void apply_file_actions(const GuiActions& actions);
     void apply_scene_setup(const SceneFile& scene);
+    void apply_state_setup(const SimulationState& state);
     void save_scene_file(const std::filesystem::path& path);
     void save_state_file(const std::filesystem::path& path);
     void load_state_file(const std::filesystem::path& path);

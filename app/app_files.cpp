@@ -3,6 +3,7 @@
 // `--scene FILE.json`. A failed load changes nothing: files are read and the new Simulation is
 // built completely before the current scene is replaced.
 #include "app.hpp"
+#include "core/device.hpp"
 #include "core/error.hpp"
 #include "mesh/mesh_loader.hpp"
 #include "sim/settings_options.hpp"
@@ -44,6 +45,24 @@ bool is_scene_file(const std::filesystem::path& path) {
     return lower_extension(path) == ".json";
 }
 
+bool is_state_file(const std::filesystem::path& path) {
+    return lower_extension(path) == ".edns";
+}
+
+LoadedScene load_state_with_simulation(const std::filesystem::path& path) {
+    SimulationState state = read_state_file(path);
+    // A state saved on a GPU machine resumes on the CPU backend where there is none.
+    if (state.settings.backend == Backend::Cuda && !cuda_device_available())
+        state.settings.backend = Backend::Cpu;
+    LoadedScene loaded;
+    loaded.simulation = restore_simulation(state, path.string());
+    loaded.scene = std::make_unique<Scene>(make_scene(path, std::move(state.mesh)));
+    state.positions.clear();
+    state.velocities.clear();
+    loaded.state = std::move(state);
+    return loaded;
+}
+
 SimulationSettings scene_defaults(const SimulationSettings& current) {
     SimulationSettings defaults = default_app_settings();
     defaults.backend = current.backend;
@@ -78,6 +97,7 @@ load_with_simulation(const std::filesystem::path& path, const TetrahedralizeOpti
                      const SimulationSettings& settings,
                      const std::vector<std::pair<std::string, std::string>>& overrides) {
     if (is_scene_file(path)) return load_scene_file_with_simulation(path, settings, overrides);
+    if (is_state_file(path)) return load_state_with_simulation(path);
     LoadedScene loaded;
     loaded.scene = std::make_unique<Scene>(load_scene(path, options));
     try {
@@ -195,30 +215,33 @@ void App::save_state_file(const std::filesystem::path& path) {
 
 void App::load_state_file(const std::filesystem::path& path) {
     LoadedScene loaded;
-    SimulationState state;
     try {
-        state = read_state_file(path);
-        // A state saved on a GPU machine resumes on the CPU backend where there is none.
-        if (state.settings.backend == Backend::Cuda && !gui_.cuda_available)
-            state.settings.backend = Backend::Cpu;
-        loaded.simulation = restore_simulation(state, path.string());
-        loaded.scene = std::make_unique<Scene>(make_scene(path, state.mesh));
+        loaded = load_state_with_simulation(path);
     } catch (const Error& error) {
         file_outcome(error.what(), true); // the current scene stays
         return;
     }
     show_scene(std::move(loaded));
+}
+
+void App::apply_state_setup(const SimulationState& state) {
+    std::snprintf(gui_.file_input.data(), gui_.file_input.size(), "%s",
+                  session_.scene()->path.c_str());
     // show_scene gave the new scene the default pins and ground: the state's instead.
     SimDriver* sim = session_.sim();
+    if (!sim) return;
     sim->clear_pins();
-    sim->set_vertices_pinned(set_vertices(state.pinned, state.mesh.positions.size()), true);
+    sim->set_vertices_pinned(
+        set_vertices(state.pinned, static_cast<std::size_t>(session_.scene()->mesh.num_vertices())),
+        true);
     gui_.ground = state.settings.ground_height.has_value();
     if (state.settings.ground_height) gui_.ground_height = *state.settings.ground_height;
     gui_.ground_friction = state.settings.ground_friction;
     apply_ground();
     if (state.drag) sim->set_drag(state.drag);
     gui_.settings = sim->simulation().settings();
-    file_outcome("loaded state " + path.string() + " (frame " + std::to_string(state.frame) + ")",
+    file_outcome("loaded state " + session_.scene()->path.string() + " (frame " +
+                     std::to_string(state.frame) + ")",
                  false);
 }
 

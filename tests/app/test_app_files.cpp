@@ -101,6 +101,12 @@ TEST_F(AppFiles, StateSavedMidRunResumesBitForBit) {
     const std::string a7 = test::read_text(dir_.path / "a7.edns");
     ASSERT_FALSE(a7.empty());
     EXPECT_TRUE(a7 == test::read_text(dir_.path / "b3.edns"));
+    // The same through --scene FILE.edns.
+    ASSERT_EQ(run("--scene a4.edns --frames 4 --script " +
+                  script("c.json", R"([{"frame": 3, "save_state": "c3.edns"}])")),
+              0)
+        << err_;
+    EXPECT_TRUE(a7 == test::read_text(dir_.path / "c3.edns"));
 }
 
 TEST_F(AppFiles, SavedSceneLoadsBackAndFailedLoadsKeepTheScene) {

@@ -270,3 +270,35 @@ TEST(SceneFile, TheExampleSceneLoads) {
 
 } // namespace
 } // namespace edn
+
+namespace edn {
+namespace {
+
+TEST(SceneFile, MangledScenesAreErrorsNeverCrashes) {
+    const std::string text =
+        to_json_text(scene_to_json(sample_scene("/tmp/m.node"), "/tmp", nullptr));
+    std::uint64_t seed = 12345;
+    auto next = [&] { return seed = seed * 6364136223846793005ull + 1442695040888963407ull; };
+    const std::string replacements = "{}[]:,\"0-.e9xtn ";
+    int errors = 0;
+    for (int trial = 0; trial < 400; ++trial) {
+        std::string mangled = text;
+        for (int k = 0; k < 1 + trial % 3; ++k) {
+            const std::size_t at = (next() >> 33) % mangled.size();
+            if (next() % 2)
+                mangled.erase(at, 1);
+            else
+                mangled[at] = replacements[(next() >> 33) % replacements.size()];
+        }
+        try {
+            parse_scene(mangled, "m.json");
+        } catch (const Error& error) {
+            ++errors;
+            EXPECT_EQ(std::string(error.what()).find('\n'), std::string::npos) << error.what();
+        }
+    }
+    EXPECT_GT(errors, 200);
+}
+
+} // namespace
+} // namespace edn

@@ -10,6 +10,7 @@
 #include "sim/state_file.hpp"
 #include "supports.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>

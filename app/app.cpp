@@ -43,19 +43,6 @@ std::string gl_description(const std::string& platform) {
     return "OpenGL " + text(GL_VERSION) + " on " + text(GL_RENDERER) + " (" + platform + ")";
 }
 
-LoadedScene load_with_simulation(const std::filesystem::path& path,
-                                 const TetrahedralizeOptions& options,
-                                 const SimulationSettings& settings) {
-    LoadedScene loaded;
-    loaded.scene = std::make_unique<Scene>(load_scene(path, options));
-    try {
-        loaded.simulation = SimDriver::build(*loaded.scene, settings);
-    } catch (const Error& error) {
-        loaded.simulation_error = error.what();
-    }
-    return loaded;
-}
-
 std::string timestamp() {
     const std::time_t now = std::time(nullptr);
     char text[32];
@@ -204,7 +191,7 @@ void App::load_initial_scene() {
             TetrahedralizeOptions tet;
             tet.quality = gui_.quality;
             tet.max_volume = gui_.max_volume;
-            LoadedScene loaded = load_with_simulation(path, tet, gui_.settings);
+            LoadedScene loaded = load_with_simulation(path, tet, gui_.settings, options_.settings);
             EDN_VERIFY(loaded.simulation, ErrorCode::Usage, loaded.simulation_error);
             show_scene(std::move(loaded));
         } else {
@@ -232,9 +219,10 @@ void App::start_loading(const std::filesystem::path& path) {
     options.quality = gui_.quality;
     options.max_volume = gui_.max_volume;
     const SimulationSettings settings = gui_.settings;
-    loading_ = std::async(std::launch::async, [path, options, settings] {
-        return load_with_simulation(path, options, settings);
-    });
+    loading_ =
+        std::async(std::launch::async, [path, options, settings, overrides = options_.settings] {
+            return load_with_simulation(path, options, settings, overrides);
+        });
     loading_start_ = std::chrono::steady_clock::now();
     gui_.loading = true;
 }
@@ -281,6 +269,9 @@ void App::show_scene(LoadedScene loaded) {
                       session_.scene()->path.c_str());
     }
     ground_at_grid(); // a new scene: the ground goes to its grid
+    loaded_vertices_ = session_.scene()->mesh.num_vertices();
+    if (loaded.scene_file) apply_scene_setup(*loaded.scene_file); // its pins, ground, actions
+    if (loaded.state) apply_state_setup(*loaded.state);
     if (renderer_) upload_scene();
 }
 
@@ -422,6 +413,7 @@ void App::apply(const GuiActions& actions) {
             gui_.scene_error = error.what();
         }
     }
+    apply_file_actions(actions);
     if (actions.fit_view && session_.scene())
         camera_.fit(session_.scene()->lower, session_.scene()->upper);
     if (actions.reset_view) camera_.reset();

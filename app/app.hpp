@@ -10,8 +10,9 @@
 /// picking, drag, pin brush), app_script.cpp (--script actions), app_sim.cpp (the step, the
 /// queue, a turn's step results; mesh resolution, --progress), app_record.cpp (recording the
 /// animation), app_color_range.cpp (colour range), app_supports.cpp (ground, pin planes, the
-/// no-support warning), app_surface.cpp (the curved p >= 2 surface, interop registration),
-/// edit_session.cpp (cut/refine/undo), stats.cpp (statistics, --stats).
+/// no-support warning), app_files.cpp (scene files, saved states), app_surface.cpp (the curved
+/// p >= 2 surface, interop registration), edit_session.cpp (cut/refine/undo), stats.cpp
+/// (statistics, --stats).
 
 #include "camera.hpp"
 #include "core/error.hpp"
@@ -30,6 +31,8 @@
 #include "script.hpp"
 #include "script_runner.hpp"
 #include "sim/convergence.hpp"
+#include "sim/scene_file.hpp"
+#include "sim/state_file.hpp"
 #include "sim_driver.hpp"
 #include "sim_worker.hpp"
 #include "stats.hpp"
@@ -114,7 +117,41 @@ struct LoadedScene {
     std::unique_ptr<Scene> scene;           ///< the loaded scene
     std::unique_ptr<Simulation> simulation; ///< null when building it failed
     std::string simulation_error;           ///< why, when it failed
+    std::optional<SceneFile> scene_file;    ///< the scene file it came from (pins, actions)
+    /// The saved state it came from (its pins, ground, drag; mesh and node arrays moved out).
+    std::optional<SimulationState> state;
 };
+
+/// Loads a mesh (OBJ meshed with `options`) or a scene file (is_scene_file) and builds its
+/// Simulation with `settings` (a scene's: load_scene_file_with_simulation). Throws edn::Error for
+/// a bad file; a Simulation that cannot be built is reported in simulation_error.
+LoadedScene load_with_simulation(const std::filesystem::path& path,
+                                 const TetrahedralizeOptions& options,
+                                 const SimulationSettings& settings,
+                                 const std::vector<std::pair<std::string, std::string>>& overrides);
+
+/// Whether `path` names a scene file (.json) rather than a mesh (app/app_files.cpp).
+bool is_scene_file(const std::filesystem::path& path);
+
+/// Whether `path` names a saved state (.edns).
+bool is_state_file(const std::filesystem::path& path);
+
+/// Reads a saved state and restores its Simulation (on the CPU backend when it was saved with
+/// CUDA and no device is usable here). Throws edn::Error; nothing is half-loaded.
+LoadedScene load_state_with_simulation(const std::filesystem::path& path);
+
+/// The settings a scene file is read onto in the app: default_app_settings() with the backend
+/// and frame budget of `current` (the machine's and the run's, not the scene's) and no ground
+/// (a scene without "ground" has none, as in the CLI).
+SimulationSettings scene_defaults(const SimulationSettings& current);
+
+/// Loads a scene file, its mesh and a Simulation with its settings (read onto
+/// scene_defaults(current), then the command line's `overrides`). Throws edn::Error for a bad
+/// scene or mesh; a Simulation that cannot be built is reported in simulation_error.
+LoadedScene
+load_scene_file_with_simulation(const std::filesystem::path& path,
+                                const SimulationSettings& current,
+                                const std::vector<std::pair<std::string, std::string>>& overrides);
 
 /// The interactive application. Construction does nothing heavy; run() does the work.
 class App {
@@ -185,6 +222,14 @@ private:
     void finish_recording();
     // --script (app_script.cpp).
     void apply_script();
+    // Scene files and saved states (app_files.cpp).
+    void apply_file_actions(const GuiActions& actions);
+    void apply_scene_setup(const SceneFile& scene);
+    void apply_state_setup(const SimulationState& state);
+    void save_scene_file(const std::filesystem::path& path);
+    void save_state_file(const std::filesystem::path& path);
+    void load_state_file(const std::filesystem::path& path);
+    void file_outcome(std::string message, bool error);
     // Supports: ground, pin planes, the unsupported-body warning (app_supports.cpp).
     void ground_at_grid();
     void apply_ground();
@@ -242,6 +287,9 @@ private:
     // --progress: when the run started and the last line was printed.
     std::chrono::steady_clock::time_point run_start_;
     std::chrono::steady_clock::time_point last_progress_;
+    // Vertices of the mesh as loaded: cuts and refinements append theirs, so pins below this
+    // index are the loaded mesh's vertices (what Save scene can refer to).
+    Index loaded_vertices_ = 0;
 };
 
 } // namespace edn

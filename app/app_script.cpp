@@ -104,6 +104,9 @@ void App::apply_script() {
             start_recording(options);
         }
         if (action.record && !*action.record) stop_recording();
+        if (action.save_scene) save_scene_file(*action.save_scene);
+        if (action.save_state) save_state_file(*action.save_state);
+        if (action.load_state) load_state_file(*action.load_state);
     }
 }
 

@@ -261,6 +261,7 @@ void scene_panel(GuiState& state, RenderSettings& settings, GuiActions& actions)
         ImGui::Text("%.1f s", state.loading_seconds);
     }
     error_text(state.scene_error);
+    files_section(state, actions);
     ImGui::Separator();
     ImGui::Checkbox("Wireframe", &settings.show_wireframe);
     ImGui::SameLine();

@@ -138,6 +138,11 @@ struct GuiState {
     /// How OBJ scenes are meshed and how to get the full mesh (a line in the Scene panel).
     std::string mesh_hint;
     RecordGuiState record; ///< the Record animation section
+    /// Scene and state files (app/gui_files.cpp): the path field, the last outcome and whether
+    /// it was an error (then shown in red).
+    std::array<char, 1024> file_input{};
+    std::string file_message;
+    bool file_error = false;
 };
 
 /// What the user asked for in this frame's UI; the app carries it out.
@@ -158,6 +163,11 @@ struct GuiActions {
     bool refine_uniform = false;   ///< refine every cell 1 -> 8
     bool ground_changed = false;   ///< apply GuiState::ground, ground_height, ground_friction
     bool pin_plane = false;        ///< pin the side of GuiState's pin plane
+    // Scene and state files, the path in GuiState::file_input (app/app_files.cpp).
+    bool load_scene_file = false; ///< load a scene (.json): mesh, settings, pins, actions
+    bool save_scene_file = false; ///< save the setup as a scene (.json)
+    bool save_state = false;      ///< save the current state (mesh after edits, node state)
+    bool load_state = false;      ///< resume a saved state
 };
 
 /// The app's ImGui style: dark, with opaque popups (a combo list must not show text through).

@@ -34,6 +34,9 @@ ImU32 to_u32(const glm::vec3& color);
 /// The Simulation panel: backend, order, run controls and collapsible sections.
 void simulation_panel(GuiState& state, GuiActions& actions);
 
+/// The Scene panel's scene and state files section (app/gui_files.cpp).
+void files_section(GuiState& state, GuiActions& actions);
+
 /// The Timings panel: stacked per-stage plot, recording, screenshot.
 void timing_panel(GuiState& state, const TimingRecorder& timings, GuiActions& actions);
 

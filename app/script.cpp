@@ -303,6 +303,12 @@ public:
                 }
             } else if (key == "undo") {
                 action.undo = boolean(key, v);
+            } else if (key == "save_scene") {
+                action.save_scene = string(key, v);
+            } else if (key == "save_state") {
+                action.save_state = string(key, v);
+            } else if (key == "load_state") {
+                action.load_state = string(key, v);
             } else {
                 fail(key, "unknown action");
             }

@@ -29,7 +29,8 @@
 /// record true|false|"DIR" starts (into the panel's folder, or DIR) or stops recording the
 /// animation (app/recorder.hpp).
 /// color_range [low, high] sets a manual colour range, color_range "auto" goes back to the
-/// 2-98th percentile of the surface values (the default).
+/// 2-98th percentile of the surface values (the default). save_scene FILE, save_state FILE and
+/// load_state FILE do what the Scene panel's buttons do (app/app_files.cpp), last, in that order.
 
 #include "core/types.hpp"
 #include "sim/presets.hpp"
@@ -105,24 +106,27 @@ struct ScriptAction {
     std::optional<Integrator> integrator;         ///< time integrator
     /// Material preset (sim/presets.hpp): E, nu, rho; young/poisson/density keys win over it.
     const MaterialPreset* preset = nullptr;
-    std::optional<double> young;                  ///< Young's modulus
-    std::optional<double> poisson;                ///< Poisson's ratio
-    std::optional<double> density;                ///< density
-    std::optional<double> dt;                     ///< time step
-    std::optional<double> damping;                ///< mass damping
-    std::optional<int> newton_iterations;         ///< Newton iterations per frame
-    std::optional<std::array<double, 3>> gravity; ///< gravity vector
-    std::optional<bool> pause;                    ///< pause or resume
-    bool step = false;                            ///< one step while paused
-    bool reset = false;                           ///< back to rest, pins kept
-    std::optional<ColorMode> color;               ///< surface colour
-    std::optional<bool> wireframe;                ///< wireframe overlay
-    std::optional<ScriptColorRange> color_range;  ///< manual colour range
-    bool color_range_auto = false;                ///< percentile colour range again ("auto")
-    std::optional<ScriptCut> cut;                 ///< cut the mesh (after the other keys)
-    std::optional<ScriptRefine> refine;           ///< refine brush (after the cut)
-    bool refine_uniform = false;                  ///< refine every cell 1 -> 8 (after refine)
-    bool undo = false;                            ///< undo the last cut or refinement (last)
+    std::optional<double> young;                     ///< Young's modulus
+    std::optional<double> poisson;                   ///< Poisson's ratio
+    std::optional<double> density;                   ///< density
+    std::optional<double> dt;                        ///< time step
+    std::optional<double> damping;                   ///< mass damping
+    std::optional<int> newton_iterations;            ///< Newton iterations per frame
+    std::optional<std::array<double, 3>> gravity;    ///< gravity vector
+    std::optional<bool> pause;                       ///< pause or resume
+    bool step = false;                               ///< one step while paused
+    bool reset = false;                              ///< back to rest, pins kept
+    std::optional<ColorMode> color;                  ///< surface colour
+    std::optional<bool> wireframe;                   ///< wireframe overlay
+    std::optional<ScriptColorRange> color_range;     ///< manual colour range
+    bool color_range_auto = false;                   ///< percentile colour range again ("auto")
+    std::optional<ScriptCut> cut;                    ///< cut the mesh (after the other keys)
+    std::optional<ScriptRefine> refine;              ///< refine brush (after the cut)
+    bool refine_uniform = false;                     ///< refine every cell 1 -> 8 (after refine)
+    bool undo = false;                               ///< undo the last cut or refinement (last)
+    std::optional<std::filesystem::path> save_scene; ///< write a scene file (after undo)
+    std::optional<std::filesystem::path> save_state; ///< write a state file (after save_scene)
+    std::optional<std::filesystem::path> load_state; ///< resume a state file (very last)
     /// Start (true) or stop (false) recording the animation, as the Record button (after all the
     /// other keys), with the panel's outputs (--record-every, --record-outputs).
     std::optional<bool> record;

@@ -4,6 +4,7 @@
 /// Free of GL and of the App, so tests drive it directly.
 
 #include "script.hpp"
+#include "sim/scene_file.hpp"
 #include "sim/simulation.hpp"
 
 #include <cstddef>
@@ -22,6 +23,8 @@ public:
     /// The next action due at `frame` (its frame <= `frame`), or nullptr when none is; each
     /// action is handed out once, in script order.
     const ScriptAction* next(std::int64_t frame);
+    /// Adds `actions` to those not yet handed out (merged by frame, stable).
+    void add(std::vector<ScriptAction> actions);
     /// True once every action has been handed out.
     bool done() const { return next_ >= actions_.size(); }
     /// Actions in the script.
@@ -31,6 +34,10 @@ private:
     std::vector<ScriptAction> actions_;
     std::size_t next_ = 0;
 };
+
+/// A scene file's actions (sim/scene_file.hpp) as script actions, their frames counted from
+/// `first_frame` (the frame the scene was loaded at); vertices stay 0-based (ScriptDrag's).
+std::vector<ScriptAction> script_actions_of(const SceneFile& scene, std::int64_t first_frame);
 
 /// `settings` with the action's settings keys (order, summation, preconditioner, material,
 /// backend, integrator, young, poisson, density, dt, damping, newton_iterations, gravity)

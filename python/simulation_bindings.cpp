@@ -17,27 +17,7 @@
 #include <pybind11/stl/filesystem.h>
 #include <sstream>
 
-// simulate --vtu's state writer: engine/cli/vtu_series.hpp today; the app's recording work moves
-// it into the engine (sim/frame_snapshot.hpp). Either way the module writes the CLI's file.
-#if __has_include("sim/frame_snapshot.hpp")
 #include "sim/frame_snapshot.hpp"
-namespace edn::python {
-/// The state .vtu of `sim`, as simulate --vtu writes it.
-inline void write_state(const std::filesystem::path& path, const Simulation& sim,
-                        VtuEncoding encoding) {
-    write_state_vtu(path, sim, encoding);
-}
-} // namespace edn::python
-#else
-#include "cli/vtu_series.hpp"
-namespace edn::python {
-/// The state .vtu of `sim`, as simulate --vtu writes it.
-inline void write_state(const std::filesystem::path& path, const Simulation& sim,
-                        VtuEncoding encoding) {
-    cli::write_state_vtu(path, sim, encoding);
-}
-} // namespace edn::python
-#endif
 
 namespace edn::python {
 namespace {
@@ -547,7 +527,7 @@ void bind_simulation(py::module_& m) {
         .def(
             "write_vtu",
             [](Sim& s, const std::filesystem::path& path, bool binary) {
-                write_state(path, s.synced(), binary ? VtuEncoding::Binary : VtuEncoding::Ascii);
+                write_state_vtu(path, s.synced(), binary ? VtuEncoding::Binary : VtuEncoding::Ascii);
             },
             py::arg("path"), py::arg("binary") = false,
             "Writes the state as `simulate --vtu` does (every node; displacement, velocity, "

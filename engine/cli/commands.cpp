@@ -18,7 +18,8 @@ const std::vector<Command>& commands() {
          "[--displacement U.txt] --matrix K.mtx [--force f.txt] [--nodes nodes.txt]",
          &run_export},
         {"simulate",
-         "MESH --order p --material M [--E e --nu v --rho r] --frames N --dt h [--static] "
+         "MESH|--scene FILE --order p --material M [--E e --nu v --rho r] --frames N --dt h "
+         "[--static] "
          "[--backend cpu|cuda] [--summation per_entry|per_simplex|inline] "
          "[--preconditioner block_jacobi|two_level|multigrid] [--pin-below Z] "
          "[--gravity g] [--out run.json] [--vtu out.vtu] [--series DIR [--every K]]",
@@ -43,16 +44,16 @@ std::vector<OptionSpec> meshing_option_specs() {
     };
 }
 
-TetrahedralizeOptions meshing_options(const Args& args) {
+TetrahedralizeOptions meshing_options(const Args& args, TetrahedralizeOptions defaults) {
     constexpr double huge = std::numeric_limits<double>::max();
-    TetrahedralizeOptions options;
+    TetrahedralizeOptions options = defaults;
     options.quality = args.real_or("quality", options.quality, 0.0, 1000.0);
     if (options.quality > 0 && options.quality < 1.0)
         usage_error(args.command() + ": option '--quality': must be 0 (off) or >= 1, got " +
                     args.string_or("quality", ""));
     options.max_volume = args.real_or("max-volume", options.max_volume, 0.0, huge);
     options.time_limit_s = args.real_or("time-limit", options.time_limit_s, 0.0, 1e9);
-    options.verbose = args.flag("verbose");
+    options.verbose = options.verbose || args.flag("verbose");
     return options;
 }
 

@@ -43,8 +43,8 @@ int run_bench(const std::vector<std::string>& arguments);
 /// The TetGen options shared by every command that may mesh an OBJ surface.
 std::vector<OptionSpec> meshing_option_specs();
 
-/// Reads --quality, --max-volume and --verbose (see meshing_option_specs).
-TetrahedralizeOptions meshing_options(const Args& args);
+/// Reads --quality, --max-volume and --verbose (see meshing_option_specs) over `defaults`.
+TetrahedralizeOptions meshing_options(const Args& args, TetrahedralizeOptions defaults = {});
 
 /// Records the files that mesh `path` is read from (both files of a .node/.ele pair) as inputs
 /// "MESH" of `files`, so that no output overwrites them.

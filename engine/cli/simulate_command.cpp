@@ -12,14 +12,18 @@
 #include "sim/frame_series.hpp"
 #include "sim/names.hpp"
 #include "sim/presets.hpp"
+#include "sim/scene_file.hpp"
+#include "sim/settings_json.hpp"
 #include "sim/settings_options.hpp"
 #include "sim/simulation.hpp"
+#include "sim/state_file.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <sstream>
@@ -101,6 +105,10 @@ JsonObject times_json(const StageTimes& t) {
 int run_simulate(const std::vector<std::string>& arguments) {
     std::vector<OptionSpec> specs = meshing_option_specs();
     const std::vector<OptionSpec> own = {
+        {"scene", "FILE",
+         "run the scene FILE (docs/SCENES.md): mesh, meshing, settings, pins, frames, timed "
+         "actions; MESH and any option given here override the scene's value (--pin-below "
+         "replaces its pins; --cut-plane, --refine-* add to its actions; default none)"},
         {"preset", "NAME",
          preset_names() + ": sets E, nu and rho (sim/presets.cpp; default none); explicit --E, "
                           "--nu, --rho win over it"},
@@ -172,23 +180,50 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"surface-format", "obj|ply",
          "with --surface-series: OBJ text or binary little-endian PLY (default obj)"},
         {"every", "K", "with --series / --surface-series: record every K-th frame (default 1)"},
+        {"save-state", "FILE",
+         "write the final state (mesh after cuts and refinements, node state, pins, settings) "
+         "for --load-state or the app (default none)"},
+        {"load-state", "FILE",
+         "resume from a saved state instead of MESH: its mesh, node state, pins and settings; "
+         "options given here override its settings, --pin-below adds pins (default none)"},
     };
     specs.insert(specs.begin(), own.begin(), own.end());
     const Args args("simulate", arguments, specs);
     if (args.help_requested()) {
-        std::cout << args.usage("MESH [options]") << "Runs the simulation headless.\n";
+        std::cout << args.usage("MESH [options] | --scene FILE [MESH] [options]")
+                  << "Runs the simulation headless. Defaults: the options' own, or with --scene "
+                     "the scene's values (which default to the options')\n";
         return 0;
     }
-    args.expect_positionals({"MESH"});
+    // A scene supplies the mesh, the settings' and meshing options' starting values, pins,
+    // frames and actions; the command line overrides them.
+    std::optional<SceneFile> scene;
+    if (args.has("scene")) scene = load_scene_file(args.string_or("scene", ""));
+    // A saved state supplies the mesh, settings, node state and pins instead.
+    std::optional<SimulationState> loaded;
+    std::string state_path;
+    if (args.has("load-state")) {
+        if (scene) usage_error("simulate: options '--load-state' and '--scene' exclude each other");
+        if (!args.positionals().empty())
+            usage_error("simulate: MESH and option '--load-state' exclude each other");
+        state_path = args.string_or("load-state", "");
+        loaded = read_state_file(state_path);
+    }
+    if ((!scene && !loaded) || !args.positionals().empty()) args.expect_positionals({"MESH"});
     constexpr double huge = std::numeric_limits<double>::max();
     // The settings options are parsed by the app's parser too (sim/settings_options.hpp).
-    SimulationSettings s;
+    SimulationSettings s = scene    ? scene->settings
+                           : loaded ? loaded->settings
+                                    : SimulationSettings{};
     std::vector<std::pair<std::string, std::string>> given;
     for (const SettingsOption& option : settings_options())
         if (args.has(option.name)) given.emplace_back(option.name, args.string_or(option.name, ""));
     apply_settings_options(given, s, "simulate");
-    const long long frames = args.integer_or("frames", 60, 0, 100000000);
-    const std::string path = args.positionals()[0];
+    const long long frames =
+        args.integer_or("frames", scene ? scene->frames.value_or(60) : 60, 0, 100000000);
+    const std::string path = !args.positionals().empty() ? args.positionals()[0]
+                             : scene                     ? scene->mesh.string()
+                                                         : state_path;
 
     std::optional<CutPlane> cut_plane;
     if (args.has("cut-plane")) cut_plane = parse_cut_plane(args.string_or("cut-plane", ""));
@@ -223,7 +258,14 @@ int run_simulate(const std::vector<std::string>& arguments) {
 
     // Every output is checked before the run, and published only when all are written.
     OutputFiles outputs;
-    add_mesh_inputs(outputs, path);
+    if (loaded)
+        outputs.add_input(path, "--load-state");
+    else
+        add_mesh_inputs(outputs, path);
+    if (scene) outputs.add_input(scene->path, "--scene");
+    std::optional<std::filesystem::path> state_file;
+    if (args.has("save-state"))
+        state_file = outputs.add(args.string_or("save-state", ""), "--save-state");
     std::optional<std::filesystem::path> run_file, vtu_file;
     if (args.has("out")) run_file = outputs.add(args.string_or("out", ""), "--out");
     if (args.has("vtu")) vtu_file = outputs.add(args.string_or("vtu", ""), "--vtu");
@@ -242,8 +284,22 @@ int run_simulate(const std::vector<std::string>& arguments) {
         surface_series.emplace(dir, every, *surface_format);
     }
 
-    TetMesh mesh = load_tet_mesh(path, meshing_options(args));
-    Simulation sim(std::move(mesh), s);
+    std::unique_ptr<Simulation> owned;
+    if (loaded) {
+        owned = restore_simulation(*loaded, path);
+        // Only a real change rebuilds (carrying the state over): the same settings resume
+        // bit for bit.
+        Json before = Json::object(), after = Json::object();
+        write_settings_json(loaded->settings, nullptr, before);
+        write_settings_json(s, nullptr, after);
+        if (before != after) owned->change_settings(s);
+    } else {
+        owned = std::make_unique<Simulation>(
+            load_tet_mesh(path,
+                          meshing_options(args, scene ? scene->meshing : TetrahedralizeOptions{})),
+            s);
+    }
+    Simulation& sim = *owned;
     // No undo here: keep no snapshot of the mesh before a cut or refinement.
     TopologyChangeOptions topology_options;
     topology_options.undo_depth = 0;
@@ -256,7 +312,22 @@ int run_simulate(const std::vector<std::string>& arguments) {
         if (surface_series) surface_series->record(f, snapshot);
     };
     Index pinned = 0;
-    if (args.has("pin-below")) pinned = sim.pin_below(args.real_or("pin-below", 0.0, -huge, huge));
+    if (args.has("pin-below")) {
+        pinned = sim.pin_below(args.real_or("pin-below", 0.0, -huge, huge));
+    } else if (scene && !scene->pins.empty()) {
+        sim.set_vertex_pins(scene_vertex_pins(*scene, sim.mesh()));
+        pinned = static_cast<Index>(std::count(sim.pinned().begin(), sim.pinned().end(), 1));
+    } else if (loaded) {
+        pinned = static_cast<Index>(std::count(sim.pinned().begin(), sim.pinned().end(), 1));
+    }
+    // The scene's actions due before frame f (all of them left when f is the end).
+    std::size_t next_action = 0;
+    auto apply_scene_actions = [&](long long f) {
+        for (;
+             scene && next_action < scene->actions.size() && scene->actions[next_action].frame <= f;
+             ++next_action)
+            apply_scene_action(sim, scene->actions[next_action]);
+    };
 
     Json frame_records = Json::array();
     bool cut_done = false, refine_done = false;
@@ -276,6 +347,11 @@ int run_simulate(const std::vector<std::string>& arguments) {
     const long long steps =
         s.integrator == Integrator::Static ? std::max(1LL, std::min(frames, 1LL)) : frames;
     for (long long f = 0; f < steps; ++f) {
+        if (scene && next_action < scene->actions.size() &&
+            scene->actions[next_action].frame <= f) {
+            apply_scene_actions(f);
+            is_free = free_vertices(sim);
+        }
         if (cut_plane && !cut_done && f == cut_frame) {
             sim.cut(*cut_plane);
             cut_done = true;
@@ -346,6 +422,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
         frame_records.push_back(j.json());
     }
     // Requested after the last frame (Simulation::frame() == steps).
+    apply_scene_actions(steps);
     if (cut_plane && !cut_done) sim.cut(*cut_plane);
     if (refine && !refine_done) apply_refine();
     record_frame(steps);
@@ -432,6 +509,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
         write_json_file(*run_file, run.json());
     }
     if (vtu_file) write_state_vtu(*vtu_file, sim);
+    if (state_file) write_state_file(*state_file, capture_state(sim));
     if (series) series->commit();
     if (surface_series) surface_series->commit();
     outputs.commit();

@@ -94,6 +94,11 @@ public:
     void assemble() override;
     PcgResult solve(bool warm) override;
     void keep_first_direction() override { first_dx_ = dx_; }
+    std::vector<double> warm_start() const override { return first_dx_; }
+    bool set_warm_start(const std::vector<double>& warm_start) override {
+        first_dx_ = warm_start;
+        return true;
+    }
     double dot(NewtonVector a, NewtonVector b) override {
         const std::vector<double>&u = vector(a), &w = vector(b);
         double s = 0;

@@ -165,6 +165,39 @@ void Simulation::set_vertex_pins(const std::vector<std::uint8_t>& vertex_pins) {
     backend_->pins_changed();
 }
 
+void Simulation::set_pins(const std::vector<std::uint8_t>& node_mask) {
+    EDN_VERIFY(node_mask.size() == static_cast<std::size_t>(backend_->layout.num_nodes()),
+               ErrorCode::Usage,
+               "set_pins: expected " << backend_->layout.num_nodes() << " entries, got "
+                                     << node_mask.size());
+    for (std::size_t i = 0; i < node_mask.size(); ++i) backend_->fixed[i] = node_mask[i] ? 1 : 0;
+    backend_->pins_changed();
+}
+
+const std::optional<DragSpring>& Simulation::drag() const {
+    return backend_->drag;
+}
+
+SolverMemory Simulation::solver_memory() const {
+    const NewtonMemory& memory = backend_->newton_memory;
+    SolverMemory result{memory.strain_at_x, memory.kinetic_at_x, {}};
+    if (memory.have_first_direction) result.warm_start = backend_->warm_start();
+    return result;
+}
+
+void Simulation::set_solver_memory(const SolverMemory& memory) {
+    const std::size_t n = 3 * static_cast<std::size_t>(backend_->layout.num_nodes());
+    EDN_VERIFY(memory.warm_start.empty() || memory.warm_start.size() == n, ErrorCode::Usage,
+               "set_solver_memory: expected " << n << " warm start values, got "
+                                              << memory.warm_start.size());
+    NewtonMemory next;
+    next.strain_at_x = memory.strain_at_x;
+    next.kinetic_at_x = memory.kinetic_at_x;
+    next.have_first_direction =
+        !memory.warm_start.empty() && backend_->set_warm_start(memory.warm_start);
+    backend_->newton_memory = next;
+}
+
 void Simulation::set_drag(std::optional<DragSpring> drag) {
     if (drag) {
         for (Index v : drag->vertices)

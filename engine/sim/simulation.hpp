@@ -165,6 +165,16 @@ struct DragSpring {
     std::vector<DragNode> region;
 };
 
+/// What the Newton loop carries from one step to the next besides positions and velocities: the
+/// energies at the state (the start-at-x safeguard of solver/newton.hpp) and the first correction
+/// of the last step (the next step's PCG warm start). Saved with a state (sim/state_file.hpp) so
+/// that a resumed run steps bit for bit as the original.
+struct SolverMemory {
+    double strain_at_x = 0;         ///< W(x) at the end of the last step (NaN: none yet)
+    double kinetic_at_x = 0;        ///< its kinetic energy (NaN: none yet)
+    std::vector<double> warm_start; ///< 3 per node; empty: none (or a backend that keeps none)
+};
+
 class SimulationBackend;
 struct CutPlane;
 struct NodeState;
@@ -187,8 +197,17 @@ public:
     Index pin_below(double z);
     /// Pins or frees one node.
     void set_pinned(Index node, bool pinned);
+    /// Pins exactly the nodes whose entry of `node_mask` (#nodes) is non-zero.
+    void set_pins(const std::vector<std::uint8_t>& node_mask);
     /// The drag spring (or none).
     void set_drag(std::optional<DragSpring> drag);
+    /// The drag spring in force (or none).
+    const std::optional<DragSpring>& drag() const;
+    /// What the next step takes over from the last (SolverMemory).
+    SolverMemory solver_memory() const;
+    /// Restores what solver_memory() returned for this mesh and order (a warm start of the wrong
+    /// size is a Usage error; a backend that keeps no warm start on the host drops it).
+    void set_solver_memory(const SolverMemory& memory);
     /// Changes the ground plane (height, none without one), its stiffness and friction in place:
     /// no rebuild, the state and the drag stay. Throws edn::Error(Usage) on a non-finite height
     /// or a negative stiffness or friction (and then changes nothing).

@@ -64,6 +64,11 @@ public:
     /// H v for the Hessian of incremental_potential at y (as the Newton step assembles it).
     virtual std::vector<double> hessian_product(const std::vector<double>& y,
                                                 const std::vector<double>& v) = 0;
+    /// The PCG warm start the next step's first solve uses (3 per node, host copy); empty when
+    /// none is kept or the backend does not hand it out (then a restored state starts cold).
+    virtual std::vector<double> warm_start() const { return {}; }
+    /// Sets the warm start; false when the backend does not take one.
+    virtual bool set_warm_start(const std::vector<double>& /*warm_start*/) { return false; }
     /// Called after pins changed.
     virtual void pins_changed() {}
     /// Called after `drag` changed (the CUDA backend uploads a new region).

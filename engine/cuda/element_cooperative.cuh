@@ -85,6 +85,47 @@ __global__ void __launch_bounds__(128)
     const Index elements = num_cells - first < H::kElements ? num_cells - first : H::kElements;
     const int rows = static_cast<int>(elements) * m;
     constexpr int kChunk = H::kChunk;
+    if constexpr (kChunk == m && m % 2 == 0) {
+        // Whole rows fit the stage (p = 2): each unordered pair {a, b} once, K_ba = K_ab^T.
+        // Thread a takes b = a + k (mod m) for k < m/2, and k = m/2 when a < m/2: 5 or 6 blocks
+        // of 10, balanced, instead of all 10.
+        constexpr int kHalf = m / 2;
+        if (active) {
+            const int count = a < kHalf ? kHalf + 1 : kHalf;
+            float acc[kHalf + 1][9];
+            for (int k = 0; k <= kHalf; ++k)
+                for (int i = 0; i < 9; ++i) acc[k][i] = 0;
+            for (int q = 0; q < nq; ++q) {
+                const typename H::Point& pt = points[local][q];
+                float C[3][9];
+                frame_row_operators(pt.frame, pt.h[a], pt.w, C);
+                for (int k = 0; k <= kHalf; ++k) {
+                    if (k == count) break;
+                    const int b = a + k < m ? a + k : a + k - m;
+                    const float hb0 = pt.h[b][0], hb1 = pt.h[b][1], hb2 = pt.h[b][2];
+                    for (int i = 0; i < 9; ++i)
+                        acc[k][i] += hb0 * C[0][i] + hb1 * C[1][i] + hb2 * C[2][i];
+                }
+            }
+            float* row_a = stage + threadIdx.x * H::kStageRow;
+            for (int k = 0; k <= kHalf; ++k) {
+                if (k == count) break;
+                const int b = a + k < m ? a + k : a + k - m;
+                float* row_b = stage + (local * m + b) * H::kStageRow;
+                for (int r = 0; r < 3; ++r)
+                    for (int c = 0; c < 3; ++c) {
+                        row_a[9 * b + 3 * r + c] = acc[k][3 * r + c];
+                        if (k != 0) row_b[9 * a + 3 * c + r] = acc[k][3 * r + c];
+                    }
+            }
+        }
+        __syncthreads();
+        const int width = m * 9;
+        float* out = blocks + static_cast<std::int64_t>(first) * m * m * 9;
+        for (int i = threadIdx.x; i < rows * width; i += blockDim.x)
+            out[i] = stage[(i / width) * H::kStageRow + i % width];
+        return;
+    }
     for (int b0 = 0; b0 < m; b0 += kChunk) {
         const int width = (m - b0 < kChunk ? m - b0 : kChunk) * 9; // floats of this row chunk
         if (active) {

@@ -4,6 +4,7 @@
 #include "core/dispatch.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
+#include "cpu/summation_rows.hpp"
 #include "sim/element_kernels.hpp"
 #include "sim/material_dispatch.hpp"
 #include "sim/simulation_backend.hpp"
@@ -39,7 +40,10 @@ public:
             },
             kHeavyItems);
         rule_ = quadrature_for_degree<double>(element_quadrature_degree(layout.order));
-        blocks_.resize(static_cast<std::size_t>(mesh.num_cells()) * npc * npc * 9);
+        // Inline summation computes the blocks where it adds them: no element matrices, unless
+        // the two-level preconditioner's Galerkin coarse matrix (p >= 2) needs them.
+        if (element_blocks_needed())
+            blocks_.resize(static_cast<std::size_t>(mesh.num_cells()) * npc * npc * 9);
         forces_.resize(static_cast<std::size_t>(mesh.num_cells()) * npc * 3);
         cell_energy_.resize(mesh.num_cells());
         cell_damping_energy_.resize(mesh.num_cells());
@@ -172,6 +176,14 @@ private:
         const GivenTransfer p1 = p1_transfer(space, mesh, fixed.data());
         multigrid_ = cpu::build_multigrid(pattern, nullptr, fixed.data(), mg, &p1);
     }
+    /// Whether the element Hessian blocks are kept in memory (every summation but inline, and
+    /// inline with the two-level preconditioner at p >= 2, whose coarse matrix sums them).
+    bool element_blocks_needed() const {
+        return settings.summation != SummationMethod::Inline ||
+               (settings.preconditioner == Preconditioner::TwoLevel && layout.order >= 2);
+    }
+    /// Inline summation of every material and order: each row computes its cells' rows.
+    void assemble_inline(const std::vector<double>& y);
     /// beta / h of the Rayleigh stiffness damping (0 for static solves).
     double stiffness_damping_coefficient() const {
         return settings.integrator == Integrator::Static
@@ -246,7 +258,30 @@ double CpuBackend::evaluate_elements_with(const Material& material, const std::v
     return total;
 }
 
+void CpuBackend::assemble_inline(const std::vector<double>& y) {
+    const int m = nodes_per_cell(layout.order);
+    const CellNodesView cells_view{cell_nodes.data(), m, mesh.num_cells()};
+    const bool project = settings.project_hessian;
+    const double damping = stiffness_damping_coefficient();
+    with_material(settings.material, lame_, [&](const auto& material) {
+        with_order(layout.order, [&]<int P>() {
+            constexpr int mp = lagrange_tet_num_nodes(P);
+            const auto row = [&](Index t, int a, double(*blocks)[9]) {
+                double x[mp][3];
+                for (int b = 0; b < mp; ++b)
+                    for (int d = 0; d < 3; ++d)
+                        x[b][d] = y[3 * std::int64_t(cell_nodes[std::int64_t(t) * mp + b]) + d];
+                element_hessian_row<P>(material, rest_elements_[t], rule_, x, a, project, false,
+                                       lame_, damping, blocks);
+            };
+            cpu::sum_inline_rows(node_cells_view(topology, layout), cells_view, row,
+                                 matrix_.view());
+        });
+    });
+}
+
 double CpuBackend::evaluate_elements(const std::vector<double>& y, int outputs) {
+    if (!element_blocks_needed()) outputs &= ~kHessian; // assemble_hessian computes them inline
     return with_material(settings.material, lame_, [&](const auto& material) {
         return with_order(layout.order,
                           [&]<int P>() { return evaluate_elements_with<P>(material, y, outputs); });
@@ -349,6 +384,10 @@ void CpuBackend::assemble_hessian(const std::vector<double>& y) {
                              matrix_.view());
         break;
     case SummationMethod::Inline: {
+        if (settings.material != Material::Linear || layout.order != 1) {
+            assemble_inline(y);
+            break;
+        }
         cpu::sum_inline_linear_p1(node_cells_view(topology, layout), mesh.cells.data(),
                                   positions_flat_.data(), lame_, matrix_.view());
         // Inline recomputes K from the rest geometry (linear material, p = 1): the damping

@@ -4,6 +4,7 @@
 #include "core/dispatch.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
+#include "cpu/summation_rows.hpp"
 #include "fem/quadrature_tet.hpp"
 
 #include <algorithm>
@@ -19,46 +20,6 @@ NodeCellsView node_cells_view(const Topology& topology, const NodeLayout& layout
 }
 
 namespace cpu {
-namespace {
-
-template <class T> void zero(BinBcsrMatrixView<T> out) {
-    const std::int64_t values =
-        9 * static_cast<std::int64_t>(out.pattern.bin_offsets[out.pattern.num_bins]);
-    const std::int64_t diag = 9 * static_cast<std::int64_t>(out.pattern.num_rows);
-    parallel_for(0, values, [&](std::int64_t i) { out.values[i] = T(0); });
-    parallel_for(0, diag, [&](std::int64_t i) { out.diag[i] = T(0); });
-}
-
-/// Position of `col` among the first `count` (sorted) columns of row's lane, or -1.
-inline Index find_column(const BinBcsrPatternView& p, Index row, Index col) {
-    const Index begin = p.bin_offsets[row / kBinRows], lane = row % kBinRows;
-    Index lo = 0, hi = p.row_counts[row];
-    while (lo < hi) {
-        const Index mid = (lo + hi) / 2;
-        if (p.columns[begin + mid * kBinRows + lane] < col)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/// Adds the 3x3 block `block` at (row, col) of `out`; row is owned by the calling thread.
-template <class T>
-inline void add_block(BinBcsrMatrixView<T>& out, Index row, Index col, const T* block) {
-    const BinBcsrPatternView& p = out.pattern;
-    if (row == col) {
-        for (int k = 0; k < 9; ++k)
-            out.diag[static_cast<std::int64_t>(k) * p.num_rows + row] += block[k];
-        return;
-    }
-    const Index j = find_column(p, row, col);
-    EDN_ASSERT(j < p.row_counts[row], "column " << col << " missing in row " << row);
-    for (int k = 0; k < 9; ++k)
-        out.values[bin_bcsr_value_index(p.bin_offsets, row, j, k)] += block[k];
-}
-
-} // namespace
 
 template <class T>
 void linear_elastic_element_blocks(const std::vector<Vec3>& positions,

@@ -125,6 +125,22 @@ private:
 /// and into the constant memory the element kernels of summation.cu read.
 void set_reference_integrals(int order, float* out);
 
+/// Adds a block to (row, col); the calling lane owns row.
+__device__ __forceinline__ void add_block(const Index* bin_offsets, const Index* columns,
+                                          const Index* row_counts, Index rows, Index row, Index col,
+                                          const float* b, float* values, float* diag) {
+    if (row == col) {
+        for (int k = 0; k < 9; ++k) diag[static_cast<std::int64_t>(k) * rows + row] += b[k];
+        return;
+    }
+    const Index bin = row / kWarp, begin = bin_offsets[bin];
+    const Index slot = find_slot(bin_offsets, columns, row_counts, row, col);
+    const Index j = (slot - begin) / kWarp;
+    const std::int64_t plane = bin_offsets[bin + 1] - begin;
+    float* v = values + 9 * static_cast<std::int64_t>(begin) + j * kWarp + (row % kWarp);
+    for (int k = 0; k < 9; ++k) v[k * plane] += b[k];
+}
+
 } // namespace detail
 
 struct Assembly::Impl {

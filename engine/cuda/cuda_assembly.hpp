@@ -58,8 +58,11 @@ public:
     void set_reproducible_maps(bool on) EDN_CUDA_ONLY;
     /// Linear-elastic element blocks of every cell (needed by PerEntry and PerSimplex).
     void compute_element_blocks(const LameParameters<float>& lame) EDN_CUDA_ONLY;
-    /// Zeroes the matrix and sums with `method` (Inline: p = 1 only, computes its own blocks).
+    /// Zeroes the matrix and sums with `method` (Inline: linear p = 1, computes its own blocks).
     void sum(SummationMethod method, const LameParameters<float>& lame) EDN_CUDA_ONLY;
+    /// Zeroes the matrix and the bin counter for a row-owned summation kernel of another file
+    /// (the simulation's inline summation of every material and order); returns the counter.
+    unsigned int* prepare_row_summation() EDN_CUDA_ONLY;
     /// y = K x on the device, x and y device pointers of 3 * num_rows floats, with the measured
     /// kernel choice (cuda::choose_spmv_kernel).
     void spmv_device(const float* x, float* y) const EDN_CUDA_ONLY;

@@ -19,6 +19,7 @@
 #include "cuda/cuda_pcg.hpp"
 #include "cuda/cuda_two_level.hpp"
 #include "cuda/element_cooperative.cuh"
+#include "cuda/inline_summation.cuh"
 #include "sim/material_dispatch.hpp"
 #include "sim/simulation_backend.hpp"
 
@@ -223,6 +224,18 @@ private:
     void compute_von_mises(float* out) const;
     /// beta / h (0 for static solves or beta = 0).
     double damping_coefficient() const;
+    /// Inline summation by sum_inline_kernel (every material and order but linear p = 1, which
+    /// Assembly::sum computes from reference integrals).
+    bool inline_rows() const {
+        return settings.summation == SummationMethod::Inline &&
+               (settings.material != Material::Linear || layout.order != 1);
+    }
+    /// Element Hessian blocks in memory: every summation but inline, and inline with the
+    /// two-level preconditioner at p >= 2 (its Galerkin coarse matrix sums them).
+    bool element_blocks_needed() const {
+        return settings.summation != SummationMethod::Inline ||
+               (settings.preconditioner == Preconditioner::TwoLevel && layout.order >= 2);
+    }
     ElementDamping element_damping();
     DeviceBuffer<std::uint8_t> fixed_;
     DeviceBuffer<double> reduce_out_;
@@ -312,7 +325,7 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     EDN_CUDA_CHECK(cudaMemset(x_.data(), 0, x_.bytes())); // at rest: u = 0
     update_positions();
     EDN_CUDA_CHECK(cudaMemset(v_.data(), 0, v_.bytes()));
-    assembly_->device_element_blocks(); // allocate once
+    if (element_blocks_needed()) assembly_->device_element_blocks(); // allocate once
 }
 
 template <class F> void CudaBackend::with_material(F&& f) const {
@@ -330,6 +343,7 @@ template <int P, class Material>
 void CudaBackend::launch_elements(const Material& material, const double* y, int outputs) {
     const Index nt = mesh.num_cells();
     const CellNodesView cn = assembly_->device_cell_nodes();
+    if (!element_blocks_needed()) outputs &= ~kHessian; // assemble() computes them inline
     float* blocks = (outputs & kHessian) ? assembly_->device_element_blocks() : nullptr;
     if constexpr (P >= 2) {
         // p >= 2 elements without stiffness damping: m threads per element
@@ -406,7 +420,19 @@ void CudaBackend::assemble(const double* y) {
     const float scale = settings.summation == SummationMethod::Inline
                             ? 1.f + static_cast<float>(damping_coefficient())
                             : 1.f;
-    assembly_->sum(settings.summation, {lame_.lambda * scale, lame_.mu * scale});
+    if (inline_rows()) {
+        with_material([&](const auto& material) {
+            with_order(layout.order, [&]<int P>() {
+                launch_inline_summation<P>(
+                    float_material(material), rest_elements_.data(), rule_f_,
+                    assembly_->device_node_cells(), assembly_->device_cell_nodes().nodes, y,
+                    settings.project_hessian, lame_, static_cast<float>(damping_coefficient()),
+                    assembly_->device_matrix(), assembly_->prepare_row_summation());
+            });
+        });
+    } else {
+        assembly_->sum(settings.summation, {lame_.lambda * scale, lame_.mu * scale});
+    }
     const BinBcsrMatrixView<float> a = assembly_->device_matrix();
     const float mass_scale = static_cast<float>(inertia_coefficient() + node_terms().damping);
     add_diagonal_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), mass_scale, rest_x_.data(), y,

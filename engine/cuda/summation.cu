@@ -10,6 +10,7 @@
 namespace edn::cuda {
 namespace {
 
+using detail::add_block;
 using detail::find_slot;
 using detail::grid_for;
 using detail::kMaxNodes;
@@ -135,22 +136,6 @@ __global__ void sum_per_entry_bins_kernel(const Index* __restrict__ map_offsets,
             }
         }
     }
-}
-
-/// Adds a block to (row, col); the calling lane owns row.
-__device__ __forceinline__ void add_block(const Index* bin_offsets, const Index* columns,
-                                          const Index* row_counts, Index rows, Index row, Index col,
-                                          const float* b, float* values, float* diag) {
-    if (row == col) {
-        for (int k = 0; k < 9; ++k) diag[static_cast<std::int64_t>(k) * rows + row] += b[k];
-        return;
-    }
-    const Index bin = row / kWarp, begin = bin_offsets[bin];
-    const Index slot = find_slot(bin_offsets, columns, row_counts, row, col);
-    const Index j = (slot - begin) / kWarp;
-    const std::int64_t plane = bin_offsets[bin + 1] - begin;
-    float* v = values + 9 * static_cast<std::int64_t>(begin) + j * kWarp + (row % kWarp);
-    for (int k = 0; k < 9; ++k) v[k * plane] += b[k];
 }
 
 /// One lane per row: walk the incident cells, add the row's blocks in memory.
@@ -338,6 +323,12 @@ void Assembly::compute_element_blocks(const LameParameters<float>& lame) {
     d.times.element = 0;
 }
 
+unsigned int* Assembly::prepare_row_summation() {
+    Impl& d = *impl_;
+    zero_for_row_summation(device_matrix(), d.num_slots, d.counter.data());
+    return d.counter.data();
+}
+
 void Assembly::sum(SummationMethod method, const LameParameters<float>& lame) {
     Impl& d = *impl_;
     const Cell* cells = reinterpret_cast<const Cell*>(d.topo.cells.data());
@@ -365,7 +356,8 @@ void Assembly::sum(SummationMethod method, const LameParameters<float>& lame) {
         break;
     case SummationMethod::Inline:
         EDN_VERIFY(d.layout.order == 1, ErrorCode::Unsupported,
-                   "inline summation is implemented for p = 1 only");
+                   "Assembly::sum inline computes linear p = 1 blocks only (other materials and "
+                   "orders: the simulation's inline kernel)");
         sum_inline_linear_p1(device_node_cells(), cells, d.positions.data(), lame, device_matrix(),
                              d.num_slots, d.counter.data());
         break;

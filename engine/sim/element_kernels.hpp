@@ -406,6 +406,49 @@ add_stiffness_damping(const LameParameters<T>& lame, T coefficient, const RestEl
     }
 }
 
+/// Row a of an element's Hessian, K_ab for every node b (row[b]: row-major 3x3), computed on its
+/// own for inline summation: the tangent in its SVD frame at every quadrature point
+/// (Material::tangent_frame, projected when `project`) through node a's row operators
+/// (frame_row_operators), plus `damping` times row a of the linear stiffness K0 (Rayleigh
+/// stiffness damping; none when damping <= 0). Equals row a of evaluate_element_damped's Hessian.
+template <int P, class T, class Material>
+EDN_HOST_DEVICE inline void
+element_hessian_row(const Material& material, const RestElement<T>& rest,
+                    const QuadratureTet<T>& rule, const T (*x)[3], int a, bool project,
+                    bool displacement_form, const LameParameters<T>& damping_lame, T damping,
+                    T (*row)[9]) {
+    constexpr int m = lagrange_tet_num_nodes(P);
+    for (int b = 0; b < m; ++b)
+        for (int k = 0; k < 9; ++k) row[b][k] = T(0);
+    for (int q = 0; q < rule.num_points; ++q) {
+        T g[m][3];
+        element_shape_gradients<P>(rest, rule.bary[q], g);
+        const Mat3<T> F = element_deformation_gradient<m>(x, g, displacement_form);
+        const T w = rule.weight[q] * rest.abs_det;
+        TangentFrame<T> fr;
+        material.tangent_frame(F, project, fr);
+        T h[m][3];
+        frame_gradients<m>(fr, g, h);
+        T C[3][9];
+        frame_row_operators(fr, h[a], w, C);
+        for (int b = 0; b < m; ++b)
+            for (int k = 0; k < 9; ++k)
+                row[b][k] += h[b][0] * C[0][k] + h[b][1] * C[1][k] + h[b][2] * C[2][k];
+        if (damping > T(0)) {
+            const T wd = damping * w;
+            for (int b = 0; b < m; ++b) {
+                const T mu_dot =
+                    damping_lame.mu * (g[a][0] * g[b][0] + g[a][1] * g[b][1] + g[a][2] * g[b][2]);
+                for (int r = 0; r < 3; ++r)
+                    for (int c = 0; c < 3; ++c)
+                        row[b][3 * r + c] += wd * (damping_lame.mu * g[a][c] * g[b][r] +
+                                                   damping_lame.lambda * g[a][r] * g[b][c] +
+                                                   (r == c ? mu_dot : T(0)));
+            }
+        }
+    }
+}
+
 /// evaluate_element plus the Rayleigh stiffness damping of the element (add_stiffness_damping
 /// with coefficient = beta / h, none when coefficient <= 0): `energy` gets the elastic energy
 /// alone, `damping_energy` the damping potential; gradient and Hessian get both.

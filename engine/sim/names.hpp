@@ -65,7 +65,7 @@ template <> struct Names<SummationMethod> {
     static constexpr std::array<NamedValue<SummationMethod>, 3> values = {{
         {SummationMethod::PerEntry, "per_entry", "per-entry"},
         {SummationMethod::PerSimplex, "per_simplex", "per-simplex"},
-        {SummationMethod::Inline, "inline", "inline (p=1 linear)"},
+        {SummationMethod::Inline, "inline", "inline"},
     }};
 };
 

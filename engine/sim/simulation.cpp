@@ -48,11 +48,6 @@ void validate(const SimulationSettings& s) {
                "ground stiffness must be >= 0");
     EDN_VERIFY(finite(s.ground_friction) && s.ground_friction >= 0, ErrorCode::Usage,
                "ground friction must be >= 0, got " << s.ground_friction);
-    EDN_VERIFY(s.summation != SummationMethod::Inline ||
-                   (s.order == 1 && s.material == Material::Linear),
-               ErrorCode::Usage,
-               "inline summation computes linear p = 1 element matrices only; use per_entry or "
-               "per_simplex for this material/order");
 }
 
 /// HRZ lumping: each element's consistent-mass diagonal scaled to the element mass.

@@ -22,7 +22,7 @@ namespace edn {
 enum class SummationMethod : std::uint8_t {
     PerEntry,   ///< per stored block, the packed list of contributing element blocks (registers)
     PerSimplex, ///< per row, the incident cells via vertexCells/edgeCells/faceCells (in memory)
-    Inline,     ///< per row, element matrices recomputed inside the kernel (p = 1 only)
+    Inline,     ///< per row, element matrices recomputed inside the kernel (no element matrices)
 };
 
 /// "per_entry", "per_simplex", "inline".

@@ -202,7 +202,6 @@ TEST(Simulation, RejectsBadSettings) {
     bad([](SimulationSettings& s) { s.dt = 0; });
     bad([](SimulationSettings& s) { s.order = 4; });
     bad([](SimulationSettings& s) { s.density = -1; });
-    bad([](SimulationSettings& s) { s.summation = SummationMethod::Inline; });
     bad([](SimulationSettings& s) { s.frame_budget_ms = -1; });
     bad([](SimulationSettings& s) { s.frame_budget_ms = std::nan(""); });
 }

@@ -86,6 +86,9 @@ class TopologyChange : public ::testing::TestWithParam<int> {};
 
 TEST_P(TopologyChange, CutThenUndoRestoresTheExactPreviousState) {
     Simulation sim(beam(), beam_settings(GetParam()));
+    TopologyChangeOptions faces = sim.topology_options();
+    faces.cut_mode = CutMode::Faces; // the face cut; the split cut below
+    sim.set_topology_options(faces);
     ASSERT_GT(sim.pin_below(1e-9), 0);
     for (int f = 0; f < 3; ++f) sim.step();
     const Observed before = observe(sim);
@@ -130,6 +133,52 @@ TEST_P(TopologyChange, CutThenUndoRestoresTheExactPreviousState) {
     sim.step();
     for (double x : sim.positions()) ASSERT_TRUE(std::isfinite(x));
     EXPECT_THROW(sim.undo(), Error);
+}
+
+TEST_P(TopologyChange, SplitCutKeepsTheFieldAndUndoRestoresTheExactPreviousState) {
+    Simulation sim(beam(), beam_settings(GetParam()));
+    EXPECT_EQ(sim.topology_options().cut_mode, CutMode::Split); // the default
+    ASSERT_GT(sim.pin_below(1e-9), 0);
+    for (int f = 0; f < 3; ++f) sim.step();
+    const Observed before = observe(sim);
+    auto momentum = [&] {
+        double p = 0;
+        const std::vector<double> v = sim.velocities();
+        for (Index i = 0; i < sim.num_nodes(); ++i) p += sim.lumped_mass()[i] * v[3 * i];
+        return p;
+    };
+    const double momentum_before = momentum();
+    const double volume_before = deformed_volume(sim.mesh(), before.positions);
+    const Index old_vertices = sim.mesh().num_vertices();
+
+    const TopologyChangeRecord cut = sim.cut(middle_plane());
+    EXPECT_EQ(cut.cut_mode, CutMode::Split);
+    EXPECT_GT(cut.split_cells, 0);
+    EXPECT_GT(cut.cells_after, cut.cells_before);
+    EXPECT_GT(cut.cut_faces, 0);
+    EXPECT_EQ(cut.components, 2);
+    EXPECT_EQ(sim.components(), 2);
+    EXPECT_EQ(sim.mesh().num_vertices(), old_vertices + cut.new_vertices + cut.duplicated_vertices);
+    EXPECT_GE(cut.min_dihedral_deg, std::min(2.0, 0.5 * cut.input_min_dihedral_deg));
+    EXPECT_GT(cut.min_volume, 0.0);
+    EXPECT_NEAR(total_volume(sim.mesh()), 2.0, 2e-12);
+    if (GetParam() == 1) {
+        // p = 1: the field is carried exactly, so the deformed shape, the momentum (row-sum
+        // lumped mass) and the blade's placement on the deformed shape are exact.
+        const std::vector<double> x = sim.positions();
+        EXPECT_NEAR(deformed_volume(sim.mesh(), x), volume_before, 1e-12 * volume_before);
+        EXPECT_NEAR(momentum(), momentum_before, 1e-12 * std::abs(momentum_before) + 1e-15);
+        for (Index v = old_vertices; v < old_vertices + cut.new_vertices; ++v)
+            EXPECT_NEAR(x[3 * v + 2], 1.05, 1e-12) << "new vertex " << v;
+    }
+    sim.step();
+    for (double x : sim.positions()) ASSERT_TRUE(std::isfinite(x));
+
+    sim.undo();
+    Observed after = observe(sim);
+    after.undo_depth = before.undo_depth;
+    after.changes = before.changes;
+    expect_same(before, after);
 }
 
 class OrderChange : public ::testing::TestWithParam<int> {};
@@ -229,7 +278,7 @@ TEST_P(TopologyChange, RefinementKeepsTheDeformedShape) {
     EXPECT_EQ(sim.positions(), x);
 }
 
-INSTANTIATE_TEST_SUITE_P(Orders, TopologyChange, ::testing::Values(1, 2));
+INSTANTIATE_TEST_SUITE_P(Orders, TopologyChange, ::testing::Values(1, 2, 3));
 INSTANTIATE_TEST_SUITE_P(Orders, OrderChange, ::testing::Values(2, 3));
 
 TEST(TopologyChangeFailure, FailedChangesLeaveTheSimulationUnchanged) {

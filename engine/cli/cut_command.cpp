@@ -59,10 +59,12 @@ void write_mesh(OutputFiles& outputs, const fs::path& path, const TetMesh& mesh)
 int run_cut(const std::vector<std::string>& arguments) {
     std::vector<OptionSpec> specs = meshing_option_specs();
     const std::vector<OptionSpec> own = {
-        {"plane", "PLANE", "the blade's plane \"px py pz nx ny nz\" (or comma-separated; required)"},
+        {"plane", "PLANE",
+         "the blade's plane \"px py pz nx ny nz\" (or comma-separated; required)"},
         {"radius", "R", "blade radius around --center (default infinite: a full cut)"},
-        {"center", "C", "\"x y z\" the blade's center, projected onto the plane (default the "
-                        "plane's point)"},
+        {"center", "C",
+         "\"x y z\" the blade's center, projected onto the plane (default the "
+         "plane's point)"},
         {"mode", "M", "split (split the crossed cells; default) or faces (open existing faces)"},
         {"snap", "F",
          "split: a crossing within F of an edge's length of a vertex snaps to it (default 0.05)"},

@@ -66,8 +66,9 @@ std::pair<double, double> cell_dihedral_range(std::span<const Vec3> positions, c
 std::pair<double, double> dihedral_range_deg(const TetMesh& mesh) {
     const Index n = mesh.num_cells();
     std::vector<std::pair<double, double>> per_cell(n);
-    parallel_for(0, n,
-                 [&](std::int64_t t) { per_cell[t] = cell_dihedral_range(mesh.positions, mesh.cells[t]); });
+    parallel_for(0, n, [&](std::int64_t t) {
+        per_cell[t] = cell_dihedral_range(mesh.positions, mesh.cells[t]);
+    });
     double lo = std::numbers::pi, hi = 0;
     for (const auto& [a, b] : per_cell) lo = std::min(lo, a), hi = std::max(hi, b);
     constexpr double to_deg = 180.0 / std::numbers::pi;

@@ -65,7 +65,7 @@ struct CellSplit {
             std::rotate(v.begin(), v.begin() + 3, v.end()); // swap the two triangles
             m -= 3;
         }
-        const std::array<Index, 6> w = {v[m], v[(m + 1) % 3], v[(m + 2) % 3],
+        const std::array<Index, 6> w = {v[m],     v[(m + 1) % 3],     v[(m + 2) % 3],
                                         v[3 + m], v[3 + (m + 1) % 3], v[3 + (m + 2) % 3]};
         tet(w[0], w[4], w[5], w[3], s);
         if (std::min(w[1], w[5]) < std::min(w[2], w[4])) {
@@ -80,9 +80,9 @@ struct CellSplit {
 
 /// A cell about to be split: global ids of its corners and of the points on its cut edges.
 struct LocalCell {
-    std::array<Index, 4> v{};       ///< corners
-    std::array<Index, 6> point{};   ///< point on local edge e, -1 when e is not cut
-    std::array<int, 4> sign{};      ///< side of each corner: +1, -1, 0 (on the plane)
+    std::array<Index, 4> v{};     ///< corners
+    std::array<Index, 6> point{}; ///< point on local edge e, -1 when e is not cut
+    std::array<int, 4> sign{};    ///< side of each corner: +1, -1, 0 (on the plane)
 
     Index p(int i, int j) const { return point[local_edge(i, j)]; }
 };
@@ -92,9 +92,12 @@ void split_inside(const LocalCell& c, CellSplit& out) {
     std::array<int, 4> plus{}, minus{}, zero{};
     int np = 0, nm = 0, nz = 0;
     for (int i = 0; i < 4; ++i) {
-        if (c.sign[i] > 0) plus[np++] = i;
-        else if (c.sign[i] < 0) minus[nm++] = i;
-        else zero[nz++] = i;
+        if (c.sign[i] > 0)
+            plus[np++] = i;
+        else if (c.sign[i] < 0)
+            minus[nm++] = i;
+        else
+            zero[nz++] = i;
     }
     if (np == 1 && nm == 3) {
         const int l = plus[0];
@@ -200,20 +203,20 @@ double min_volume(const TetMesh& mesh) {
     std::vector<double> volumes(mesh.cells.size());
     parallel_for(0, mesh.num_cells(), [&](std::int64_t t) {
         const Cell& c = mesh.cells[t];
-        volumes[t] = signed_volume(mesh.positions[c[0]], mesh.positions[c[1]],
-                                   mesh.positions[c[2]], mesh.positions[c[3]]);
+        volumes[t] = signed_volume(mesh.positions[c[0]], mesh.positions[c[1]], mesh.positions[c[2]],
+                                   mesh.positions[c[3]]);
     });
     return volumes.empty() ? 0.0 : *std::min_element(volumes.begin(), volumes.end());
 }
 
 /// The split of one round (steps 3-5) for the current snaps.
 struct SplitRound {
-    std::vector<Vec3> positions;      ///< rest positions: old vertices, then edge points
-    std::vector<Vec3> classify;       ///< classify positions of the same vertices
-    std::vector<CellSplit> splits;    ///< per old cell; count 0: not split
-    std::vector<std::int8_t> sign;    ///< per old vertex
-    std::vector<Index> edge_point;    ///< per old edge: its point's vertex id, or -1
-    std::vector<std::uint8_t> bad;    ///< per old cell: a child below the bound
+    std::vector<Vec3> positions;   ///< rest positions: old vertices, then edge points
+    std::vector<Vec3> classify;    ///< classify positions of the same vertices
+    std::vector<CellSplit> splits; ///< per old cell; count 0: not split
+    std::vector<std::int8_t> sign; ///< per old vertex
+    std::vector<Index> edge_point; ///< per old edge: its point's vertex id, or -1
+    std::vector<std::uint8_t> bad; ///< per old cell: a child below the bound
     Index new_vertices = 0;
 };
 
@@ -285,8 +288,7 @@ MeshQuality mesh_quality(const TetMesh& mesh) {
 }
 
 SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
-                         std::span<const Vec3> classify_positions,
-                         const SplitCutOptions& options) {
+                         std::span<const Vec3> classify_positions, const SplitCutOptions& options) {
     const Vec3& n = plane.normal;
     const double length = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
     EDN_VERIFY(std::isfinite(length) && length > 0, ErrorCode::Usage,
@@ -342,8 +344,8 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
     auto snap_vertex = [&](Index v) {
         if (snapped[v]) return;
         snapped[v] = 1;
-        if (may_move && dist[v] != 0 && try_move(mesh, topology, rest, v, unit, dist[v],
-                                                  result.dihedral_bound_deg)) {
+        if (may_move && dist[v] != 0 &&
+            try_move(mesh, topology, rest, v, unit, dist[v], result.dihedral_bound_deg)) {
             where[v] = rest[v];
             dist[v] = 0;
             moved[v] = 1;
@@ -379,7 +381,8 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
     for (int repair = 0;; ++repair) {
         round = SplitRound{};
         round.sign.resize(num_vertices);
-        for (Index v = 0; v < num_vertices; ++v) round.sign[v] = static_cast<std::int8_t>(sign_of(v));
+        for (Index v = 0; v < num_vertices; ++v)
+            round.sign[v] = static_cast<std::int8_t>(sign_of(v));
         std::vector<std::uint8_t> is_crossed(num_edges);
         parallel_for(0, num_edges, [&](std::int64_t e) { is_crossed[e] = crossed(e) ? 1 : 0; });
 
@@ -395,7 +398,8 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
                 if (!is_crossed[edge]) continue;
                 any = true;
                 const Edge& ends = topology.edges[edge];
-                all_within = all_within && within(lerp(where[ends[0]], where[ends[1]], crossing(edge)));
+                all_within =
+                    all_within && within(lerp(where[ends[0]], where[ends[1]], crossing(edge)));
             }
             if (!any) return;
             for (Index v : mesh.cells[t])
@@ -441,7 +445,8 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
             round.classify.push_back(lerp(where[ends[0]], where[ends[1]], t));
         }
         round.new_vertices = static_cast<Index>(round.positions.size()) - num_vertices;
-        EDN_VERIFY(round.positions.size() <= static_cast<std::size_t>(std::numeric_limits<Index>::max()),
+        EDN_VERIFY(round.positions.size() <=
+                       static_cast<std::size_t>(std::numeric_limits<Index>::max()),
                    ErrorCode::OutOfMemory, "cut: vertex count exceeds 32-bit indices");
         round.splits.assign(num_cells, CellSplit{});
         round.bad.assign(num_cells, 0);

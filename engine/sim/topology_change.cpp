@@ -110,6 +110,11 @@ TopologyChangeRecord Simulation::cut(const CutPlane& plane) {
     record.cut_mode = CutMode::Faces;
     record.cut_faces = result.cut_faces;
     record.duplicated_vertices = result.duplicated_vertices;
+    // The quality report of the split cut, for comparison (the cells keep their shapes).
+    const MeshQuality quality = mesh_quality(mesh);
+    record.min_dihedral_deg = record.input_min_dihedral_deg = quality.min_dihedral_deg;
+    record.min_volume = record.input_min_volume = quality.min_volume;
+    record.components = count_components(result.mesh);
     return finish_change(std::move(record), std::move(result.mesh), transfer.state, state);
 }
 
@@ -124,8 +129,8 @@ TopologyChangeRecord Simulation::split_cut(const CutPlane& plane, const NodeStat
                    << (topology_options_.mesh_name.empty() ? "" : " of ")
                    << topology_options_.mesh_name);
     // Every new cell lies in its parent: the old field carries over exactly.
-    const StateTransfer transfer = transfer_node_state_nested(
-        mesh, result.mesh, result.cell_parent, backend_->settings.order, state);
+    const StateTransfer transfer = transfer_node_state_nested(mesh, result.mesh, result.cell_parent,
+                                                              backend_->settings.order, state);
     TopologyChangeRecord record;
     record.kind = TopologyChangeKind::Cut;
     record.cut_mode = CutMode::Split;

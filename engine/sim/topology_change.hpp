@@ -47,12 +47,12 @@ struct TopologyChangeRecord {
     Index duplicated_vertices = 0;     ///< cut: vertices added by the separation
     Index split_cells = 0;             ///< split cut: old cells subdivided
     Index snapped_vertices = 0;        ///< split cut: vertices treated as on the blade
-    Index components = 0;              ///< split cut: connected components after
+    Index components = 0;              ///< cut: connected components after
     Index new_vertices = 0;            ///< refine: edge midpoints; split cut: edge crossings
-    double min_dihedral_deg = 0;       ///< refine, split cut: smallest dihedral angle after
-    double input_min_dihedral_deg = 0; ///< refine, split cut: smallest dihedral angle before
-    double min_volume = 0;             ///< split cut: smallest cell volume after [m^3]
-    double input_min_volume = 0;       ///< split cut: smallest cell volume before [m^3]
+    double min_dihedral_deg = 0;       ///< refine, cut: smallest dihedral angle after
+    double input_min_dihedral_deg = 0; ///< refine, cut: smallest dihedral angle before
+    double min_volume = 0;             ///< cut: smallest cell volume after [m^3]
+    double input_min_volume = 0;       ///< cut: smallest cell volume before [m^3]
     double refine_ms = 0;              ///< refine, split cut: the mesh change and state transfer
     double repattern_ms = 0;           ///< building the new backend: topology .. summation plans
     double pattern_build_ms = 0;       ///< of which its pattern and plans (pattern_build_ms())

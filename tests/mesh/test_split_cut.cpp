@@ -27,12 +27,18 @@ namespace {
 
 using FaceKey = std::array<Index, 3>;
 
-Vec3 sub(const Vec3& a, const Vec3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
+Vec3 sub(const Vec3& a, const Vec3& b) {
+    return {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+}
 Vec3 cross(const Vec3& a, const Vec3& b) {
     return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
 }
-double dot(const Vec3& a, const Vec3& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-double norm(const Vec3& a) { return std::sqrt(dot(a, a)); }
+double dot(const Vec3& a, const Vec3& b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+double norm(const Vec3& a) {
+    return std::sqrt(dot(a, a));
+}
 
 double extent_of(const TetMesh& mesh) {
     Vec3 lo = mesh.positions[0], hi = lo;
@@ -351,7 +357,8 @@ Vec3 field(const Vec3& x, int order) {
 }
 
 TEST(SplitCut, FieldTransferIsExactAtEveryOrder) {
-    const TetMesh mesh = test::shuffle_mesh(test::make_random_perturbed_box(3, 3, 3, 1, 1, 1, 0.1, 2), 8);
+    const TetMesh mesh =
+        test::shuffle_mesh(test::make_random_perturbed_box(3, 3, 3, 1, 1, 1, 0.1, 2), 8);
     CutPlane plane;
     plane.point = {0.5, 0.47, 0.52};
     plane.normal = {0.8, -0.3, 0.4};

@@ -5,11 +5,11 @@
 
 #include "core/error.hpp"
 #include "mesh/cut.hpp"
-#include "support/mesh_fixtures.hpp"
 #include "mesh/node_layout.hpp"
 #include "mesh/topology.hpp"
 #include "sim/simulation.hpp"
 #include "sim/state_transfer.hpp"
+#include "support/mesh_fixtures.hpp"
 
 #include <algorithm>
 #include <cmath>

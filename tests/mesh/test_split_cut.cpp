@@ -4,11 +4,13 @@
 // p = 1..3, field transfer exactness, and random cuts interleaved with refinements and undos.
 
 #include "core/error.hpp"
+#include "mesh/mesh_loader.hpp"
 #include "mesh/node_layout.hpp"
 #include "mesh/refine.hpp"
 #include "mesh/split_cut.hpp"
 #include "mesh/topology.hpp"
 #include "sim/state_transfer.hpp"
+#include "support/files.hpp"
 #include "support/mesh_fixtures.hpp"
 #include "support/pattern_check.hpp"
 #include "support/random.hpp"
@@ -391,6 +393,38 @@ TEST(SplitCut, FieldTransferIsExactAtEveryOrder) {
                 EXPECT_NEAR(t.state.positions[3 * i + d], f[d], 1e-12) << "node " << i;
                 EXPECT_NEAR(t.state.velocities[3 * i + d], g[d], 1e-12) << "node " << i;
             }
+        }
+    }
+}
+
+TEST(SplitCut, TetGenSphereFullAndPartialCuts) {
+    // An unstructured mesh: every crossing configuration, curved boundary (boundary vertices
+    // that snap cannot move and stay within the snap distance of the blade).
+    const TetMesh mesh = load_tet_mesh(test::source_dir() / "assets" / "sphere.obj");
+    const double volume = total_volume(mesh);
+    const double radius = extent_of(mesh) / (2 * std::sqrt(3.0)); // of the sphere
+    Vec3 center{};
+    for (const Vec3& p : mesh.positions)
+        for (int d = 0; d < 3; ++d) center[d] += p[d] / mesh.num_vertices();
+    std::mt19937 rng(11);
+    for (int k = 0; k < 8; ++k) {
+        SCOPED_TRACE("cut " + std::to_string(k));
+        CutPlane plane;
+        const Vec3 shift = test::random_unit(rng);
+        for (int d = 0; d < 3; ++d) plane.point[d] = center[d] + 0.2 * radius * shift[d];
+        plane.normal = test::random_unit(rng);
+        if (k % 2 == 1) plane.radius = 0.5 * radius; // a crack inside the section
+        for (bool move : {true, false}) {
+            SplitCutOptions o;
+            o.move_snapped = move;
+            const SplitCutResult r = split_cut(mesh, plane, {}, o);
+            expect_conforming(r.mesh);
+            if (!move) expect_nested(mesh, r);
+            EXPECT_NEAR(total_volume(r.mesh), volume, 1e-12 * volume);
+            EXPECT_GE(r.after.min_dihedral_deg, r.dihedral_bound_deg);
+            EXPECT_GT(r.cut_faces, 0);
+            EXPECT_EQ(r.components, k % 2 == 1 ? 1 : 2);
+            check_boundary(mesh, r, plane, r.max_snap_distance);
         }
     }
 }

@@ -213,10 +213,10 @@ double min_volume(const TetMesh& mesh) {
 struct SplitRound {
     std::vector<Vec3> positions;   ///< rest positions: old vertices, then edge points
     std::vector<Vec3> classify;    ///< classify positions of the same vertices
-    std::vector<CellSplit> splits; ///< per old cell; count 0: not split
+    std::vector<CellSplit> splits; ///< per candidate cell; count 0: not split
     std::vector<std::int8_t> sign; ///< per old vertex
     std::vector<Index> edge_point; ///< per old edge: its point's vertex id, or -1
-    std::vector<std::uint8_t> bad; ///< per old cell: a child below the bound
+    std::vector<std::uint8_t> bad; ///< per candidate cell: a child below the bound
     Index new_vertices = 0;
 };
 
@@ -377,6 +377,16 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
             if (snap[v]) snap_vertex(v);
     }
 
+    // Snapping only removes crossings: the cells crossed now are the only ones a round splits.
+    std::vector<Index> candidates;
+    for (Index t = 0; t < num_cells; ++t)
+        for (Index edge : topology.cell_edges[t])
+            if (crossed(edge)) {
+                candidates.push_back(t);
+                break;
+            }
+    const auto num_candidates = static_cast<std::int64_t>(candidates.size());
+
     SplitRound round;
     for (int repair = 0;; ++repair) {
         round = SplitRound{};
@@ -390,8 +400,9 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
         auto within = [&](const Vec3& p) {
             return !finite_radius || squared_distance(p, plane.point) <= radius2;
         };
-        std::vector<std::uint8_t> inside(num_cells, 0);
-        parallel_for(0, num_cells, [&](std::int64_t t) {
+        std::vector<std::uint8_t> inside(num_candidates, 0);
+        parallel_for(0, num_candidates, [&](std::int64_t i) {
+            const Index t = candidates[i];
             bool any = false, all_within = true;
             for (int e = 0; e < 6; ++e) {
                 const Index edge = topology.cell_edges[t][e];
@@ -404,15 +415,15 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
             if (!any) return;
             for (Index v : mesh.cells[t])
                 if (round.sign[v] == 0) all_within = all_within && within(where[v]);
-            inside[t] = all_within ? 1 : 0;
+            inside[i] = all_within ? 1 : 0;
         });
         std::vector<std::uint8_t> cut(num_edges, 0);
         auto mark_cut = [&](Index t) {
             for (Index edge : topology.cell_edges[t])
                 if (is_crossed[edge]) cut[edge] = 1;
         };
-        for (Index t = 0; t < num_cells; ++t)
-            if (inside[t]) mark_cut(t);
+        for (std::int64_t i = 0; i < num_candidates; ++i)
+            if (inside[i]) mark_cut(candidates[i]);
         auto local_points = [&](Index t) {
             std::array<Index, 6> mask{};
             for (int e = 0; e < 6; ++e) mask[e] = cut[topology.cell_edges[t][e]] ? 0 : -1;
@@ -421,13 +432,13 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
         // Front closure: front cells without a conforming split of their own become inside.
         for (bool changed = finite_radius; changed;) {
             changed = false;
-            for (Index t = 0; t < num_cells; ++t) {
-                if (inside[t]) continue;
-                const std::array<Index, 6> mask = local_points(t);
+            for (std::int64_t i = 0; i < num_candidates; ++i) {
+                if (inside[i]) continue;
+                const std::array<Index, 6> mask = local_points(candidates[i]);
                 if (std::all_of(mask.begin(), mask.end(), [](Index p) { return p < 0; })) continue;
                 if (front_splittable(mask)) continue;
-                inside[t] = 1;
-                mark_cut(t);
+                inside[i] = 1;
+                mark_cut(candidates[i]);
                 changed = true;
             }
         }
@@ -448,9 +459,10 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
         EDN_VERIFY(round.positions.size() <=
                        static_cast<std::size_t>(std::numeric_limits<Index>::max()),
                    ErrorCode::OutOfMemory, "cut: vertex count exceeds 32-bit indices");
-        round.splits.assign(num_cells, CellSplit{});
-        round.bad.assign(num_cells, 0);
-        parallel_for(0, num_cells, [&](std::int64_t t) {
+        round.splits.assign(num_candidates, CellSplit{});
+        round.bad.assign(num_candidates, 0);
+        parallel_for(0, num_candidates, [&](std::int64_t i) {
+            const Index t = candidates[i];
             LocalCell c;
             bool any = false;
             for (int i = 0; i < 4; ++i) {
@@ -462,8 +474,8 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
                 any = any || c.point[e] >= 0;
             }
             if (!any) return;
-            CellSplit& split = round.splits[t];
-            if (inside[t])
+            CellSplit& split = round.splits[i];
+            if (inside[i])
                 split_inside(c, split);
             else
                 split_front(c, split);
@@ -472,15 +484,16 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
                 const auto& p = round.positions;
                 if (signed_volume(p[child[0]], p[child[1]], p[child[2]], p[child[3]]) < 0)
                     std::swap(child[2], child[3]);
-                if (cell_min_dihedral_deg(p, child) < result.dihedral_bound_deg) round.bad[t] = 1;
+                if (cell_min_dihedral_deg(p, child) < result.dihedral_bound_deg) round.bad[i] = 1;
             }
         });
 
         // 5. Quality repair: snap the vertex of each bad parent closest to the plane.
         if (repair == kMaxRepairRounds) break;
         std::vector<Index> to_snap;
-        for (Index t = 0; t < num_cells; ++t) {
-            if (!round.bad[t]) continue;
+        for (std::int64_t i = 0; i < num_candidates; ++i) {
+            if (!round.bad[i]) continue;
+            const Index t = candidates[i];
             Index best = -1;
             double best_relative = std::numeric_limits<double>::infinity();
             for (int e = 0; e < 6; ++e) {
@@ -507,8 +520,11 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
     std::vector<std::int8_t> side;
     split.cells.reserve(num_cells);
     result.cell_parent.reserve(num_cells);
+    static const CellSplit unsplit{};
+    std::int64_t next = 0; // candidates and cells both ascend
     for (Index t = 0; t < num_cells; ++t) {
-        const CellSplit& s = round.splits[t];
+        const bool candidate = next < num_candidates && candidates[next] == t;
+        const CellSplit& s = candidate ? round.splits[next++] : unsplit;
         if (s.count == 0) {
             int has_plus = 0, has_minus = 0;
             for (Index v : mesh.cells[t]) {

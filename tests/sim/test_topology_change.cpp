@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <gtest/gtest.h>
+#include <random>
 
 namespace edn {
 namespace {
@@ -179,6 +181,59 @@ TEST_P(TopologyChange, SplitCutKeepsTheFieldAndUndoRestoresTheExactPreviousState
     after.undo_depth = before.undo_depth;
     after.changes = before.changes;
     expect_same(before, after);
+}
+
+/// Random split cuts (full and partial, on the deformed shape) interleaved with brush
+/// refinements, undos and steps, through Simulation: every mesh stays valid and the rest volume
+/// is kept; undo goes back to the mesh it replaced. EDN_SPLIT_CUT_STRESS=200 runs 200 cuts.
+TEST_P(TopologyChange, RandomSplitCutsRefinementsAndUndos) {
+    int cuts_wanted = GetParam() == 1 ? 8 : 3;
+    if (const char* env = std::getenv("EDN_SPLIT_CUT_STRESS")) cuts_wanted = std::atoi(env);
+    Simulation sim(test::make_random_perturbed_box(3, 3, 4, 1.0, 1.0, 2.0, 0.1, 5),
+                   beam_settings(GetParam()));
+    ASSERT_GT(sim.pin_below(1e-9), 0);
+    const double volume = total_volume(sim.mesh());
+    std::mt19937 rng(GetParam());
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    std::vector<std::vector<Cell>> meshes = {sim.mesh().cells}; // what undo must return to
+    int cuts = 0;
+    for (int op = 0; cuts < cuts_wanted; ++op) {
+        SCOPED_TRACE("op " + std::to_string(op));
+        sim.step();
+        const double roll = u(rng);
+        const Vec3 point = {0.2 + 0.6 * u(rng), 0.2 + 0.6 * u(rng), 0.3 + 1.4 * u(rng)};
+        try {
+            if ((roll < 0.25 || sim.mesh().num_cells() > 4000) && sim.undo_depth() > 0) {
+                sim.undo();
+                meshes.pop_back();
+                ASSERT_EQ(sim.mesh().cells, meshes.back());
+                continue;
+            }
+            if (roll < 0.4) {
+                sim.refine_sphere(point, 0.15 + 0.15 * u(rng), 1);
+            } else {
+                CutPlane plane;
+                plane.point = point;
+                plane.normal = {u(rng) - 0.5, u(rng) - 0.5, u(rng) - 0.5};
+                if (u(rng) < 0.6) plane.radius = 0.2 + 0.4 * u(rng);
+                const TopologyChangeRecord r = sim.cut(plane);
+                ++cuts;
+                EXPECT_GE(r.min_dihedral_deg, std::min(2.0, 0.5 * r.input_min_dihedral_deg));
+            }
+        } catch (const Error& e) {
+            // Only the cell limit may refuse a change; the simulation is unchanged then.
+            ASSERT_EQ(e.code(), ErrorCode::Usage) << e.what();
+            continue;
+        }
+        if (meshes.size() > sim.topology_options().undo_depth) meshes.erase(meshes.begin());
+        meshes.push_back(sim.mesh().cells);
+        TetMesh copy = sim.mesh();
+        const TetMeshValidation v = validate_tet_mesh(copy, "cut");
+        ASSERT_EQ(v.reoriented_cells, 0);
+        ASSERT_EQ(v.dropped_vertices, 0);
+        ASSERT_NEAR(total_volume(sim.mesh()), volume, 1e-12 * volume);
+        for (double x : sim.positions()) ASSERT_TRUE(std::isfinite(x));
+    }
 }
 
 class OrderChange : public ::testing::TestWithParam<int> {};

@@ -206,6 +206,8 @@ void statistics_panel(GuiState& state, const SceneStatistics& statistics,
         ImGui::Text("Cuts:            %d (undo depth %zu)", statistics.cuts, statistics.undo_depth);
         ImGui::Text("Last cut:        %d faces, %d dup. vertices", statistics.last_cut_faces,
                     statistics.last_duplicated);
+        ImGui::Text("                 %d cells split, worst dihedral %.2f deg",
+                    statistics.last_split_cells, statistics.last_cut_dihedral);
         ImGui::Text("Refinements:     %d", statistics.refinements);
         ImGui::Text("Re-pattern:      %.2f ms (pattern %.2f ms)", statistics.last_repattern_ms,
                     statistics.last_pattern_build_ms);

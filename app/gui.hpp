@@ -34,6 +34,8 @@ struct SceneStatistics {
     Index cuts = 0;               ///< cuts applied in this run
     Index last_cut_faces = 0;     ///< interior faces the last cut opened
     Index last_duplicated = 0;    ///< vertices the last cut duplicated
+    Index last_split_cells = 0;   ///< cells the last cut split
+    double last_cut_dihedral = 0; ///< smallest dihedral angle after the last cut [deg]
     Index refinements = 0;        ///< refinements applied in this run
     double last_repattern_ms = 0; ///< building the Simulation after the last cut, refine or undo
     double last_pattern_build_ms = 0;    ///< its pattern and summation plans

@@ -60,6 +60,8 @@ SceneStatistics scene_statistics(const EditSession& session, const StepResult& l
         if (!changes.cuts.empty()) {
             result.last_cut_faces = changes.cuts.back().cut_faces;
             result.last_duplicated = changes.cuts.back().duplicated_vertices;
+            result.last_split_cells = changes.cuts.back().split_cells;
+            result.last_cut_dihedral = changes.cuts.back().min_dihedral_deg;
         }
         result.refinements = static_cast<Index>(changes.refinements.size());
         result.last_repattern_ms = changes.last_repattern_ms;
@@ -168,7 +170,16 @@ void write_stats(const std::filesystem::path& path, const EditSession& session, 
         cuts.push_back({{"frame", c.frame},
                         {"cut_faces", c.cut_faces},
                         {"duplicated_vertices", c.duplicated_vertices},
-                        {"repattern_ms", c.repattern_ms}});
+                        {"repattern_ms", c.repattern_ms},
+                        {"mode", cut_mode_name(c.cut_mode)},
+                        {"cells_before", c.cells_before},
+                        {"cells_after", c.cells_after},
+                        {"split_cells", c.split_cells},
+                        {"components", c.components},
+                        {"min_dihedral_deg_before", c.input_min_dihedral_deg},
+                        {"min_dihedral_deg_after", c.min_dihedral_deg},
+                        {"min_volume_before", c.input_min_volume},
+                        {"min_volume_after", c.min_volume}});
     for (const TopologyChangeRecord& r : changes.refinements)
         refinements.push_back({{"frame", r.frame},
                                {"uniform", r.kind == TopologyChangeKind::RefineUniform},

@@ -32,6 +32,10 @@ int run_info(const std::vector<std::string>& arguments);
 /// [--force f.txt] [--nodes nodes.txt]`
 int run_export(const std::vector<std::string>& arguments);
 
+/// `cut MESH --plane "px py pz nx ny nz" [--radius R --center "x y z"] [--mode split|faces]
+/// OUT.node|OUT.vtu`: the cut rest mesh and its quality report (JSON on stdout).
+int run_cut(const std::vector<std::string>& arguments);
+
 /// `simulate MESH [--order p] [--material M] ... --frames N --dt h [--out run.json] [--vtu v]
 /// [--series DIR [--every K]]`
 int run_simulate(const std::vector<std::string>& arguments);

@@ -157,6 +157,9 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"cut-plane", "PLANE",
          "cut along the plane \"px py pz nx ny nz\" (or comma-separated; default none)"},
         {"cut-frame", "K", "cut before frame K (default 0: before the first frame)"},
+        {"cut-mode", "M",
+         "split (split the crossed cells along the blade; default) or faces (open existing "
+         "faces near it)"},
         {"refine-sphere", "SPHERE",
          "refine the cells touching the sphere \"cx cy cz r\" (or comma-separated; default none)"},
         {"refine-levels", "L", "bisection rounds of --refine-sphere, 1..8 (default 3)"},
@@ -229,6 +232,10 @@ int run_simulate(const std::vector<std::string>& arguments) {
     if (args.has("cut-plane")) cut_plane = parse_cut_plane(args.string_or("cut-plane", ""));
     if (args.has("cut-frame") && !cut_plane)
         usage_error("simulate: option '--cut-frame' needs '--cut-plane'");
+    if (args.has("cut-mode") && !cut_plane)
+        usage_error("simulate: option '--cut-mode' needs '--cut-plane'");
+    const CutMode cut_mode =
+        parse_cut_mode(args.string_or("cut-mode", "split"), "simulate: option '--cut-mode'");
     const long long cut_frame = args.integer_or("cut-frame", 0, 0, frames);
     std::optional<RefineSphere> refine_sphere_request;
     if (args.has("refine-sphere"))
@@ -303,6 +310,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
     // No undo here: keep no snapshot of the mesh before a cut or refinement.
     TopologyChangeOptions topology_options;
     topology_options.undo_depth = 0;
+    topology_options.cut_mode = cut_mode;
     sim.set_topology_options(topology_options);
     // One snapshot of frame f for both sequences.
     auto record_frame = [&](long long f) {
@@ -485,6 +493,19 @@ int run_simulate(const std::vector<std::string>& arguments) {
                                     .add("cut_faces", r.cut_faces)
                                     .add("duplicated_vertices", r.duplicated_vertices)
                                     .add("repattern_ms", r.repattern_ms)
+                                    .add("mode", cut_mode_name(r.cut_mode))
+                                    .add("cells_before", r.cells_before)
+                                    .add("cells_after", r.cells_after)
+                                    .add("split_cells", r.split_cells)
+                                    .add("new_cells", r.cells_after - r.cells_before)
+                                    .add("new_vertices", r.new_vertices)
+                                    .add("snapped_vertices", r.snapped_vertices)
+                                    .add("components", r.components)
+                                    .add("min_dihedral_deg_before", r.input_min_dihedral_deg)
+                                    .add("min_dihedral_deg_after", r.min_dihedral_deg)
+                                    .add("min_volume_before", r.input_min_volume)
+                                    .add("min_volume_after", r.min_volume)
+                                    .add("cut_ms", r.refine_ms)
                                     .json());
         } else if (r.kind == TopologyChangeKind::RefineSphere ||
                    r.kind == TopologyChangeKind::RefineUniform) {

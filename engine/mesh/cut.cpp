@@ -35,7 +35,7 @@ struct SmallUnionFind {
 /// number of new copies. Pre-existing pinches (parts of the star that share no face even without
 /// cuts) are kept on v: only cut-separated groups inside one face-connected part are copied.
 Index star_groups(const Topology& topology, const std::vector<Cell>& cells,
-                  const std::vector<std::uint8_t>& cut, Index v, Index* labels) {
+                  std::span<const std::uint8_t> cut, Index v, Index* labels) {
     const auto star = topology.vertex_cells.row(v);
     const int k = static_cast<int>(star.size());
     SmallUnionFind kept(k), whole(k);
@@ -106,7 +106,6 @@ CutResult cut_mesh(const TetMesh& mesh, const CutPlane& plane,
 
     const Topology topology = build_topology(mesh);
     const Index num_cells = mesh.num_cells();
-    const Index num_vertices = mesh.num_vertices();
     const Vec3 unit = {n[0] / length, n[1] / length, n[2] / length};
     auto signed_distance = [&](const Vec3& q) {
         return unit[0] * (q[0] - plane.point[0]) + unit[1] * (q[1] - plane.point[1]) +
@@ -143,7 +142,17 @@ CutResult cut_mesh(const TetMesh& mesh, const CutPlane& plane,
         cut[f] = 1;
     });
 
-    // 3. Star groups: count copies per vertex, scan, then label every (vertex, cell) entry.
+    return separate_faces(mesh, topology, cut);
+}
+
+CutResult separate_faces(const TetMesh& mesh, const Topology& topology,
+                         std::span<const std::uint8_t> cut) {
+    EDN_VERIFY(cut.size() == static_cast<std::size_t>(topology.num_faces()), ErrorCode::Usage,
+               "cut: expected " << topology.num_faces() << " face flags, got " << cut.size());
+    const Index num_cells = mesh.num_cells();
+    const Index num_vertices = mesh.num_vertices();
+    const Index num_faces = topology.num_faces();
+    // Star groups: count copies per vertex, scan, then label every (vertex, cell) entry.
     std::vector<Index> copies(num_vertices + 1, 0);
     const Csr& vertex_cells = topology.vertex_cells;
     std::vector<Index> labels(vertex_cells.indices.size(), 0);

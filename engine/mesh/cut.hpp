@@ -25,11 +25,14 @@
 #include "core/types.hpp"
 #include "mesh/tet_mesh.hpp"
 
+#include <cstdint>
 #include <limits>
 #include <span>
 #include <vector>
 
 namespace edn {
+
+struct Topology;
 
 /// A cutting blade: the plane through `point` with normal `normal`, limited to faces whose
 /// centroid lies within `radius` of `point` (infinite by default).
@@ -53,5 +56,12 @@ struct CutResult {
 /// a non-finite point, a non-positive radius or a classify_positions of the wrong size.
 CutResult cut_mesh(const TetMesh& mesh, const CutPlane& plane,
                    std::span<const Vec3> classify_positions = {});
+
+/// Steps 3 and 4 of cut_mesh on their own: opens the interior faces of `mesh` flagged in `cut`
+/// (one flag per face of `topology`, which is build_topology(mesh)) by vertex duplication.
+/// CutResult::cut_faces counts the flagged faces whose two cells no longer share all three
+/// vertices. Also used by the element-splitting cut (mesh/split_cut.hpp).
+CutResult separate_faces(const TetMesh& mesh, const Topology& topology,
+                         std::span<const std::uint8_t> cut);
 
 } // namespace edn

@@ -34,14 +34,14 @@ std::uint64_t edge_key(Index a, Index b) {
 
 /// Smallest and largest dihedral angle of one tetrahedron [radians]. The dihedral angle at the
 /// edge shared by faces k and l is pi minus the angle between their outward normals.
-std::pair<double, double> cell_dihedral_range(const TetMesh& mesh, const Cell& c) {
+std::pair<double, double> cell_dihedral_range(std::span<const Vec3> positions, const Cell& c) {
     std::array<Vec3, 4> normals{};
     std::array<double, 4> lengths{};
     for (int i = 0; i < 4; ++i) {
         const auto& f = kCellFaceVertices[i];
-        const Vec3& a = mesh.positions[c[f[0]]];
-        const Vec3& b = mesh.positions[c[f[1]]];
-        const Vec3& d = mesh.positions[c[f[2]]];
+        const Vec3& a = positions[c[f[0]]];
+        const Vec3& b = positions[c[f[1]]];
+        const Vec3& d = positions[c[f[2]]];
         const Vec3 u = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
         const Vec3 v = {d[0] - a[0], d[1] - a[1], d[2] - a[2]};
         normals[i] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2],
@@ -66,8 +66,9 @@ std::pair<double, double> cell_dihedral_range(const TetMesh& mesh, const Cell& c
 std::pair<double, double> dihedral_range_deg(const TetMesh& mesh) {
     const Index n = mesh.num_cells();
     std::vector<std::pair<double, double>> per_cell(n);
-    parallel_for(0, n,
-                 [&](std::int64_t t) { per_cell[t] = cell_dihedral_range(mesh, mesh.cells[t]); });
+    parallel_for(0, n, [&](std::int64_t t) {
+        per_cell[t] = cell_dihedral_range(mesh.positions, mesh.cells[t]);
+    });
     double lo = std::numbers::pi, hi = 0;
     for (const auto& [a, b] : per_cell) lo = std::min(lo, a), hi = std::max(hi, b);
     constexpr double to_deg = 180.0 / std::numbers::pi;
@@ -314,6 +315,10 @@ RefineResult refine_uniform(const TetMesh& mesh) {
     });
     finish(mesh, result);
     return result;
+}
+
+double cell_min_dihedral_deg(std::span<const Vec3> positions, const Cell& cell) {
+    return cell_dihedral_range(positions, cell).first * (180.0 / std::numbers::pi);
 }
 
 double min_dihedral_angle_deg(const TetMesh& mesh) {

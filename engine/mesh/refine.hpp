@@ -60,6 +60,9 @@ RefineResult refine_sphere(const TetMesh& mesh, const Vec3& center, double radiu
 /// when 8 #T exceeds the 32-bit index range.
 RefineResult refine_uniform(const TetMesh& mesh);
 
+/// Smallest dihedral angle of one cell (vertex indices into `positions`), in degrees.
+double cell_min_dihedral_deg(std::span<const Vec3> positions, const Cell& cell);
+
 /// Smallest dihedral angle over all cells of `mesh`, in degrees (180 for an empty mesh).
 double min_dihedral_angle_deg(const TetMesh& mesh);
 

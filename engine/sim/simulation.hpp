@@ -268,8 +268,10 @@ public:
     // the drag spring is dropped (its vertices are renumbered). Strong guarantee: on edn::Error
     // the simulation is unchanged. The previous mesh and state go onto the undo history.
 
-    /// Cuts the mesh along `plane` (mesh/cut.hpp). Cells are classified on the current deformed
-    /// vertex positions (what the user sees); the node state is copied exactly.
+    /// Cuts the mesh along `plane`, as topology_options().cut_mode says: split the crossed cells
+    /// along the blade (mesh/split_cut.hpp; the state carried like refine_sphere's) or open
+    /// existing faces (mesh/cut.hpp; the node state copied exactly). The blade is placed on the
+    /// current deformed vertex positions (what the user sees).
     TopologyChangeRecord cut(const CutPlane& plane);
     /// Refines the cells touching the sphere (`center`, `radius`; classified on the deformed
     /// positions) by `levels` (1..8) bisection rounds (mesh/refine.hpp). The state is carried by
@@ -331,6 +333,8 @@ private:
     /// state and installs it, `previous` (the current state) going onto the undo history.
     TopologyChangeRecord finish_change(TopologyChangeRecord record, TetMesh mesh,
                                        const NodeState& carried, const NodeState& previous);
+    /// cut() in CutMode::Split, `state` the current node state.
+    TopologyChangeRecord split_cut(const CutPlane& plane, const NodeState& state);
     /// "cut: NAME" style message prefix for `what`.
     std::string message_prefix(const char* what) const;
 

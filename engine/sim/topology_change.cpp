@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "mesh/cut.hpp"
 #include "mesh/refine.hpp"
+#include "mesh/split_cut.hpp"
 #include "sim/simulation.hpp"
 #include "sim/simulation_backend.hpp"
 #include "sim/state_transfer.hpp"
@@ -57,6 +58,17 @@ const char* topology_change_kind_name(TopologyChangeKind kind) {
     return "unknown";
 }
 
+const char* cut_mode_name(CutMode mode) {
+    return mode == CutMode::Faces ? "faces" : "split";
+}
+
+CutMode parse_cut_mode(const std::string& name, const std::string& what) {
+    if (name == "split") return CutMode::Split;
+    EDN_VERIFY(name == "faces", ErrorCode::Usage,
+               what << ": cut mode must be 'split' or 'faces', got '" << name << "'");
+    return CutMode::Faces;
+}
+
 std::string Simulation::message_prefix(const char* what) const {
     std::string prefix = what;
     if (!topology_options_.mesh_name.empty()) prefix += ": " + topology_options_.mesh_name;
@@ -81,6 +93,7 @@ void Simulation::install(std::unique_ptr<SimulationBackend> next, TopologyChange
 TopologyChangeRecord Simulation::cut(const CutPlane& plane) {
     const NodeState state = node_state(*backend_);
     const TetMesh& mesh = backend_->mesh;
+    if (topology_options_.cut_mode == CutMode::Split) return split_cut(plane, state);
     // Classify on the deformed shape: the cut follows what the user sees.
     CutResult result = cut_mesh(mesh, plane, vertex_positions(mesh, state.positions));
     EDN_VERIFY(!topology_options_.reject_no_op || result.cut_faces > 0, ErrorCode::Usage,
@@ -94,8 +107,47 @@ TopologyChangeRecord Simulation::cut(const CutPlane& plane) {
     record.frame = frame_;
     record.cells_before = mesh.num_cells();
     record.cells_after = result.mesh.num_cells();
+    record.cut_mode = CutMode::Faces;
     record.cut_faces = result.cut_faces;
     record.duplicated_vertices = result.duplicated_vertices;
+    // The quality report of the split cut, for comparison (the cells keep their shapes).
+    const MeshQuality quality = mesh_quality(mesh);
+    record.min_dihedral_deg = record.input_min_dihedral_deg = quality.min_dihedral_deg;
+    record.min_volume = record.input_min_volume = quality.min_volume;
+    record.components = count_components(result.mesh);
+    return finish_change(std::move(record), std::move(result.mesh), transfer.state, state);
+}
+
+TopologyChangeRecord Simulation::split_cut(const CutPlane& plane, const NodeState& state) {
+    const TetMesh& mesh = backend_->mesh;
+    const auto start = std::chrono::steady_clock::now();
+    // The blade is placed on the deformed shape (what the user sees); new vertices sit at the
+    // same edge fractions of the rest shape, so the cut is nested in rest space.
+    SplitCutResult result = edn::split_cut(mesh, plane, vertex_positions(mesh, state.positions));
+    EDN_VERIFY(!topology_options_.reject_no_op || result.cut_faces > 0, ErrorCode::Usage,
+               "cut: the blade crosses no interior face"
+                   << (topology_options_.mesh_name.empty() ? "" : " of ")
+                   << topology_options_.mesh_name);
+    // Every new cell lies in its parent: the old field carries over exactly.
+    const StateTransfer transfer = transfer_node_state_nested(mesh, result.mesh, result.cell_parent,
+                                                              backend_->settings.order, state);
+    TopologyChangeRecord record;
+    record.kind = TopologyChangeKind::Cut;
+    record.cut_mode = CutMode::Split;
+    record.frame = frame_;
+    record.cells_before = result.cells_before;
+    record.cells_after = result.cells_after;
+    record.cut_faces = result.cut_faces;
+    record.duplicated_vertices = result.duplicated_vertices;
+    record.split_cells = result.split_cells;
+    record.snapped_vertices = result.snapped_vertices;
+    record.components = result.components;
+    record.new_vertices = result.new_vertices;
+    record.min_dihedral_deg = result.after.min_dihedral_deg;
+    record.input_min_dihedral_deg = result.before.min_dihedral_deg;
+    record.min_volume = result.after.min_volume;
+    record.input_min_volume = result.before.min_volume;
+    record.refine_ms = elapsed_ms(start);
     return finish_change(std::move(record), std::move(result.mesh), transfer.state, state);
 }
 

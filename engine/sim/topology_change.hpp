@@ -24,18 +24,36 @@ enum class TopologyChangeKind : std::uint8_t {
 /// "cut", "sphere", "uniform", "undo" (run.json's refinement "kind" uses the middle two).
 const char* topology_change_kind_name(TopologyChangeKind kind);
 
+/// How Simulation::cut opens the mesh.
+enum class CutMode : std::uint8_t {
+    Split, ///< split the crossed cells along the blade, then separate (mesh/split_cut.hpp)
+    Faces, ///< separate along existing faces near the blade, no new cells (mesh/cut.hpp)
+};
+
+/// "split", "faces".
+const char* cut_mode_name(CutMode mode);
+
+/// The mode named `name` ("split", "faces"); throws edn::Error(Usage) naming `what` otherwise.
+CutMode parse_cut_mode(const std::string& name, const std::string& what);
+
 /// One applied topology change. Fields that do not apply to the kind stay 0.
 struct TopologyChangeRecord {
     TopologyChangeKind kind = TopologyChangeKind::Cut;
     std::int64_t frame = 0;            ///< Simulation::frame() when it was applied
     Index cells_before = 0;            ///< cells of the mesh before
     Index cells_after = 0;             ///< cells of the mesh after
+    CutMode cut_mode = CutMode::Split; ///< cut: how it was made
     Index cut_faces = 0;               ///< cut: interior faces opened
-    Index duplicated_vertices = 0;     ///< cut: vertices added
-    Index new_vertices = 0;            ///< refine: vertices added (edge midpoints)
-    double min_dihedral_deg = 0;       ///< refine: smallest dihedral angle of the new mesh
-    double input_min_dihedral_deg = 0; ///< refine: smallest dihedral angle of the old mesh
-    double refine_ms = 0;              ///< refine: refinement and state transfer
+    Index duplicated_vertices = 0;     ///< cut: vertices added by the separation
+    Index split_cells = 0;             ///< split cut: old cells subdivided
+    Index snapped_vertices = 0;        ///< split cut: vertices treated as on the blade
+    Index components = 0;              ///< cut: connected components after
+    Index new_vertices = 0;            ///< refine: edge midpoints; split cut: edge crossings
+    double min_dihedral_deg = 0;       ///< refine, cut: smallest dihedral angle after
+    double input_min_dihedral_deg = 0; ///< refine, cut: smallest dihedral angle before
+    double min_volume = 0;             ///< cut: smallest cell volume after [m^3]
+    double input_min_volume = 0;       ///< cut: smallest cell volume before [m^3]
+    double refine_ms = 0;              ///< refine, split cut: the mesh change and state transfer
     double repattern_ms = 0;           ///< building the new backend: topology .. summation plans
     double pattern_build_ms = 0;       ///< of which its pattern and plans (pattern_build_ms())
 };
@@ -51,6 +69,8 @@ struct TopologyChangeOptions {
     bool reject_no_op = false;
     /// Refinements that would make more cells are refused (0: no limit beyond refine's own).
     std::int64_t max_cells = 0;
+    /// How cut() opens the mesh.
+    CutMode cut_mode = CutMode::Split;
     /// Named in error messages (e.g. the scene's file name); may be empty.
     std::string mesh_name;
 };

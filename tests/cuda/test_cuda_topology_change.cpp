@@ -9,6 +9,7 @@
 #include "mesh/cut.hpp"
 #include "mesh/node_layout.hpp"
 #include "mesh/refine.hpp"
+#include "mesh/split_cut.hpp"
 #include "mesh/topology.hpp"
 #include "sim/simulation.hpp"
 #include "sim/state_transfer.hpp"
@@ -25,7 +26,7 @@ namespace {
 /// A topology change applied identically to both backends (classified on rest positions so the
 /// two new meshes are the same whatever the small float/double state differences).
 struct Change {
-    enum Kind { Cut, Sphere, Uniform } kind;
+    enum Kind { Cut, Split, Sphere, Uniform } kind;
     CutPlane plane{};
     Vec3 center{};
     double radius = 0;
@@ -42,6 +43,14 @@ void apply_change(std::optional<Simulation>& holder, const Change& change) {
         CutResult cut = cut_mesh(old.mesh(), change.plane);
         next = transfer_node_state(old.mesh(), cut.mesh, cut.vertex_origin, settings.order, state)
                    .state;
+        mesh = std::move(cut.mesh);
+    } else if (change.kind == Change::Split) {
+        SplitCutOptions nested; // rest classification: both backends get the same mesh
+        nested.move_snapped = false;
+        SplitCutResult cut = split_cut(old.mesh(), change.plane, {}, nested);
+        next =
+            transfer_node_state_nested(old.mesh(), cut.mesh, cut.cell_parent, settings.order, state)
+                .state;
         mesh = std::move(cut.mesh);
     } else {
         RefineResult r = change.kind == Change::Sphere
@@ -105,6 +114,10 @@ TEST_P(CudaTopologyChange, CudaEqualsCpuAfterEachCutAndRefinement) {
         cut.plane.normal = {u(rng) - 0.5, u(rng) - 0.5, 1.0};
         cut.plane.radius = 0.12 + 0.1 * u(rng); // partial cuts: the beam stays one piece mostly
         changes.push_back(cut);
+        Change split = cut; // the split cut of a blade beside it
+        split.kind = Change::Split;
+        split.plane.point[2] += 0.13;
+        changes.push_back(split);
         Change sphere{Change::Sphere};
         sphere.center = {0.3 * u(rng), 0.3 * u(rng), 0.8 * u(rng)};
         sphere.radius = 0.1 + 0.1 * u(rng);

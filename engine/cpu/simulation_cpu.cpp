@@ -176,12 +176,7 @@ private:
         const GivenTransfer p1 = p1_transfer(space, mesh, fixed.data());
         multigrid_ = cpu::build_multigrid(pattern, nullptr, fixed.data(), mg, &p1);
     }
-    /// Whether the element Hessian blocks are kept in memory (every summation but inline, and
-    /// inline with the two-level preconditioner at p >= 2, whose coarse matrix sums them).
-    bool element_blocks_needed() const {
-        return settings.summation != SummationMethod::Inline ||
-               (settings.preconditioner == Preconditioner::TwoLevel && layout.order >= 2);
-    }
+    bool element_blocks_needed() const { return keeps_element_blocks(settings, layout.order); }
     /// Inline summation of every material and order: each row computes its cells' rows.
     void assemble_inline(const std::vector<double>& y);
     /// beta / h of the Rayleigh stiffness damping (0 for static solves).

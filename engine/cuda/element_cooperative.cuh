@@ -249,4 +249,37 @@ __global__ void __launch_bounds__(128)
     for (int rr = 0; rr < 3; ++rr) out[rr] = f[rr];
 }
 
+/// Launches the cooperative kernels of order P >= 2 elements (no stiffness damping): the float
+/// Hessian blocks into `blocks` when outputs has kHessian, the double energies and (kGradient)
+/// forces. The rules: 4 points at p = 2 (degree 2), 14 at p = 3 (degree 4: the positive degree-5
+/// rule). False (nothing launched) for p = 1 or a larger rule.
+template <int P, class Material>
+bool launch_cooperative_elements(const Material& material, const RestElement<double>* rest,
+                                 const QuadratureTet<double>& rule,
+                                 const QuadratureTet<float>& rule_f, const double* dN,
+                                 const Index* cell_nodes, Index nt, const double* y, int outputs,
+                                 bool project, float* blocks, double* energy, double* forces) {
+    if constexpr (P == 1) {
+        return false;
+    } else {
+        constexpr int kMaxQ = P == 2 ? 4 : 14;
+        if (rule.num_points > kMaxQ) return false;
+        if (outputs & kHessian) {
+            using H = CooperativeHessian<P, kMaxQ>;
+            element_hessian_cooperative_kernel<P, kMaxQ>
+                <<<static_cast<unsigned int>((nt + H::kElements - 1) / H::kElements),
+                   H::kElements * H::m>>>(float_material(material), rest, rule_f, cell_nodes, nt, y,
+                                          project, blocks);
+            EDN_CUDA_CHECK_LAUNCH();
+        }
+        using V = CooperativeValues<P, kMaxQ>;
+        element_values_cooperative_kernel<P, kMaxQ>
+            <<<static_cast<unsigned int>((nt + V::kElements - 1) / V::kElements),
+               V::kElements * V::m>>>(material, rest, rule, dN, cell_nodes, nt, y,
+                                      (outputs & kGradient) != 0, project, energy, forces);
+        EDN_CUDA_CHECK_LAUNCH();
+        return true;
+    }
+}
+
 } // namespace edn::cuda_simulation

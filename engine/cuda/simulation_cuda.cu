@@ -230,12 +230,7 @@ private:
         return settings.summation == SummationMethod::Inline &&
                (settings.material != Material::Linear || layout.order != 1);
     }
-    /// Element Hessian blocks in memory: every summation but inline, and inline with the
-    /// two-level preconditioner at p >= 2 (its Galerkin coarse matrix sums them).
-    bool element_blocks_needed() const {
-        return settings.summation != SummationMethod::Inline ||
-               (settings.preconditioner == Preconditioner::TwoLevel && layout.order >= 2);
-    }
+    bool element_blocks_needed() const { return keeps_element_blocks(settings, layout.order); }
     ElementDamping element_damping();
     DeviceBuffer<std::uint8_t> fixed_;
     DeviceBuffer<double> reduce_out_;
@@ -345,33 +340,12 @@ void CudaBackend::launch_elements(const Material& material, const double* y, int
     const CellNodesView cn = assembly_->device_cell_nodes();
     if (!element_blocks_needed()) outputs &= ~kHessian; // assemble() computes them inline
     float* blocks = (outputs & kHessian) ? assembly_->device_element_blocks() : nullptr;
-    if constexpr (P >= 2) {
-        // p >= 2 elements without stiffness damping: m threads per element
-        // (element_cooperative.cuh) for the float Hessian blocks and the double energies and
-        // forces. The rules: 4 points at p = 2 (degree 2), 14 at p = 3 (degree 4: the positive
-        // degree-5 rule).
-        constexpr int kMaxQ = P == 2 ? 4 : 14;
-        if (damping_coefficient() == 0.0 && rule_.num_points <= kMaxQ) {
-            if (outputs & kHessian) {
-                using H = CooperativeHessian<P, kMaxQ>;
-                element_hessian_cooperative_kernel<P, kMaxQ>
-                    <<<static_cast<unsigned int>((nt + H::kElements - 1) / H::kElements),
-                       H::kElements * H::m>>>(float_material(material), rest_elements_.data(),
-                                              rule_f_, cn.nodes, nt, y, settings.project_hessian,
-                                              blocks);
-                EDN_CUDA_CHECK_LAUNCH();
-            }
-            using V = CooperativeValues<P, kMaxQ>;
-            element_values_cooperative_kernel<P, kMaxQ>
-                <<<static_cast<unsigned int>((nt + V::kElements - 1) / V::kElements),
-                   V::kElements * V::m>>>(material, rest_elements_.data(), rule_,
-                                          reference_gradients_.data(), cn.nodes, nt, y,
-                                          (outputs & kGradient) != 0, settings.project_hessian,
-                                          cell_energy_.data(), forces_.data());
-            EDN_CUDA_CHECK_LAUNCH();
-            return;
-        }
-    }
+    // p >= 2 without stiffness damping: m threads per element (element_cooperative.cuh).
+    if (damping_coefficient() == 0.0 &&
+        launch_cooperative_elements<P>(
+            material, rest_elements_.data(), rule_, rule_f_, reference_gradients_.data(), cn.nodes,
+            nt, y, outputs, settings.project_hessian, blocks, cell_energy_.data(), forces_.data()))
+        return;
     // 128 threads per block: the element kernels are register-heavy (p = 1: its stage's size).
     constexpr int kElementBlock = P == 1 ? kElementStage : 128;
     element_kernel<P>

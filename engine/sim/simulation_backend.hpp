@@ -13,6 +13,14 @@
 
 namespace edn {
 
+/// Whether a backend keeps the element Hessian blocks in memory: for every summation but inline,
+/// and for inline with the two-level preconditioner at p >= 2, whose Galerkin coarse matrix sums
+/// them. Inline otherwise computes each row's blocks where it adds them.
+inline bool keeps_element_blocks(const SimulationSettings& s, int order) {
+    return s.summation != SummationMethod::Inline ||
+           (s.preconditioner == Preconditioner::TwoLevel && order >= 2);
+}
+
 /// Host-side set-up common to every backend (topology, node layout, pattern, masses, pins) and
 /// the operations the one Newton loop (solver/newton.hpp) runs on: a backend implements those
 /// operations and the state access below, nothing of the loop.

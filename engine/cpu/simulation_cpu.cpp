@@ -261,16 +261,16 @@ void CpuBackend::assemble_inline(const std::vector<double>& y) {
     with_material(settings.material, lame_, [&](const auto& material) {
         with_order(layout.order, [&]<int P>() {
             constexpr int mp = lagrange_tet_num_nodes(P);
-            const auto row = [&](Index t, int a, double(*blocks)[9]) {
+            const auto row = [&](Index t, int a, double(*blocks)[9]) -> const double* {
                 double x[mp][3];
                 for (int b = 0; b < mp; ++b)
                     for (int d = 0; d < 3; ++d)
                         x[b][d] = y[3 * std::int64_t(cell_nodes[std::int64_t(t) * mp + b]) + d];
                 element_hessian_row<P>(material, rest_elements_[t], rule_, x, a, project, false,
                                        lame_, damping, blocks);
+                return &blocks[0][0];
             };
-            cpu::sum_inline_rows(node_cells_view(topology, layout), cells_view, row,
-                                 matrix_.view());
+            cpu::sum_cell_rows(node_cells_view(topology, layout), cells_view, row, matrix_.view());
         });
     });
 }

@@ -80,24 +80,13 @@ void sum_per_entry(const PerEntryMapView& map, const T* element_blocks, BinBcsrM
 template <class T>
 void sum_per_simplex(const NodeCellsView& node_cells, const CellNodesView& cell_nodes,
                      const T* element_blocks, BinBcsrMatrixView<T> out) {
-    zero(out);
     const int m = cell_nodes.per_cell;
-    parallel_for(
-        0, out.pattern.num_rows,
-        [&](std::int64_t row_) {
-            const Index row = static_cast<Index>(row_);
-            Index simplex = 0;
-            const CsrView& csr = node_cells.csr_of(row, simplex);
-            for (Index e = csr.offsets[simplex]; e < csr.offsets[simplex + 1]; ++e) {
-                const Index t = csr.indices[e];
-                const Index* nodes = cell_nodes.nodes + static_cast<std::int64_t>(t) * m;
-                int a = 0;
-                while (nodes[a] != row) ++a;
-                const T* blocks = element_blocks + (static_cast<std::int64_t>(t) * m + a) * m * 9;
-                for (int b = 0; b < m; ++b) add_block(out, row, nodes[b], blocks + 9 * b);
-            }
+    sum_cell_rows(
+        node_cells, cell_nodes,
+        [&](Index t, int a, T(*)[9]) {
+            return element_blocks + (static_cast<std::int64_t>(t) * m + a) * m * 9;
         },
-        256);
+        out);
 }
 
 template <class T>

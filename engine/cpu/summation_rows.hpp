@@ -1,6 +1,6 @@
 #pragma once
 /// Row-owned summation on the CPU: zeroing a matrix, finding a row's column slot, adding a block,
-/// and inline summation with any element row source (sum_inline_rows), shared by the summation
+/// and the row-owned walk over each row's cells (sum_cell_rows), shared by the summation
 /// stage (summation.cpp) and the CPU backend's inline assembly of every material and order.
 
 #include "core/parallel.hpp"
@@ -48,12 +48,13 @@ inline void add_block(BinBcsrMatrixView<T>& out, Index row, Index col, const T* 
         out.values[bin_bcsr_value_index(p.bin_offsets, row, j, k)] += block[k];
 }
 
-/// Inline summation (per-simplex order, no element matrices in memory): each row walks its node's
-/// incident cells and adds row a of each cell's Hessian, which row_blocks(t, a, blocks) computes
-/// into blocks[b][9] for the cell's m <= 20 nodes b.
-template <class T, class RowBlocks>
-void sum_inline_rows(const NodeCellsView& node_cells, const CellNodesView& cell_nodes,
-                     RowBlocks&& row_blocks, BinBcsrMatrixView<T> out) {
+/// Row-owned summation over the cells of each row's node (per-simplex and inline): for each
+/// incident cell t, where the row is the cell's node a, row_of(t, a, scratch) returns row a of the
+/// cell's Hessian (m blocks of 9: stored blocks, or computed into scratch[20][9] and returned),
+/// and its blocks are added at the cell's nodes' columns.
+template <class T, class RowOf>
+void sum_cell_rows(const NodeCellsView& node_cells, const CellNodesView& cell_nodes, RowOf&& row_of,
+                   BinBcsrMatrixView<T> out) {
     zero(out);
     const int m = cell_nodes.per_cell;
     parallel_for(
@@ -62,17 +63,17 @@ void sum_inline_rows(const NodeCellsView& node_cells, const CellNodesView& cell_
             const Index row = static_cast<Index>(row_);
             Index simplex = 0;
             const CsrView& csr = node_cells.csr_of(row, simplex);
-            T blocks[20][9];
+            T scratch[20][9];
             for (Index e = csr.offsets[simplex]; e < csr.offsets[simplex + 1]; ++e) {
                 const Index t = csr.indices[e];
                 const Index* nodes = cell_nodes.nodes + static_cast<std::int64_t>(t) * m;
                 int a = 0;
                 while (nodes[a] != row) ++a;
-                row_blocks(t, a, blocks);
-                for (int b = 0; b < m; ++b) add_block(out, row, nodes[b], blocks[b]);
+                const T* blocks = row_of(t, a, scratch);
+                for (int b = 0; b < m; ++b) add_block(out, row, nodes[b], blocks + 9 * b);
             }
         },
-        kHeavyItems);
+        256);
 }
 
 } // namespace edn::cpu

@@ -141,6 +141,22 @@ __device__ __forceinline__ void add_block(const Index* bin_offsets, const Index*
     for (int k = 0; k < 9; ++k) v[k * plane] += b[k];
 }
 
+/// Listing 1's row walk: each lane takes a row of the bins the warp draws from `counter` and calls
+/// f(row, t) for every cell t incident to the row's node, in order.
+template <class F>
+__device__ inline void for_each_row_cell(const NodeCellsDevice& nc, unsigned int* counter,
+                                         Index bins, Index rows, F&& f) {
+    const int lane = threadIdx.x & 31;
+    for (Index bin = next_bin(counter, lane); bin < bins; bin = next_bin(counter, lane)) {
+        const Index row = bin * kWarp + lane;
+        if (row >= rows) continue;
+        Index cb, ce;
+        const Index* list;
+        nc.range(row, cb, ce, list);
+        for (Index e = cb; e < ce; ++e) f(row, list[e]);
+    }
+}
+
 } // namespace detail
 
 struct Assembly::Impl {

@@ -16,35 +16,24 @@ __global__ void sum_inline_kernel(Material material, const RestElement<double>* 
                                   LameParameters<float> damping_lame, float damping,
                                   BinBcsrMatrixView<float> out, unsigned int* counter) {
     constexpr int m = lagrange_tet_num_nodes(P);
-    using cuda::detail::kWarp;
     const BinBcsrPatternView& p = out.pattern;
-    const int lane = threadIdx.x & 31;
-    for (Index bin = cuda::detail::next_bin(counter, lane); bin < p.num_bins;
-         bin = cuda::detail::next_bin(counter, lane)) {
-        const Index row = bin * kWarp + lane;
-        if (row >= p.num_rows) continue;
-        Index cb, ce;
-        const Index* list;
-        nc.range(row, cb, ce, list);
-        for (Index e = cb; e < ce; ++e) {
-            const Index t = list[e];
-            const Index* nodes = cell_nodes + static_cast<std::int64_t>(t) * m;
-            float x[m][3];
-            int a = 0;
-            for (int b = 0; b < m; ++b) {
-                const Index node = nodes[b];
-                if (node == row) a = b;
-                for (int d = 0; d < 3; ++d)
-                    x[b][d] = static_cast<float>(y[3 * static_cast<std::int64_t>(node) + d]);
-            }
-            float blocks[m][9];
-            element_hessian_row<P>(material, float_rest(rest[t]), rule, x, a, project,
-                                   /*displacement_form=*/true, damping_lame, damping, blocks);
-            for (int b = 0; b < m; ++b)
-                cuda::detail::add_block(p.bin_offsets, p.columns, p.row_counts, p.num_rows, row,
-                                        nodes[b], blocks[b], out.values, out.diag);
+    cuda::detail::for_each_row_cell(nc, counter, p.num_bins, p.num_rows, [&](Index row, Index t) {
+        const Index* nodes = cell_nodes + static_cast<std::int64_t>(t) * m;
+        float x[m][3];
+        int a = 0;
+        for (int b = 0; b < m; ++b) {
+            const Index node = nodes[b];
+            if (node == row) a = b;
+            for (int d = 0; d < 3; ++d)
+                x[b][d] = static_cast<float>(y[3 * static_cast<std::int64_t>(node) + d]);
         }
-    }
+        float blocks[m][9];
+        element_hessian_row<P>(material, float_rest(rest[t]), rule, x, a, project,
+                               /*displacement_form=*/true, damping_lame, damping, blocks);
+        for (int b = 0; b < m; ++b)
+            cuda::detail::add_block(p.bin_offsets, p.columns, p.row_counts, p.num_rows, row,
+                                    nodes[b], blocks[b], out.values, out.diag);
+    });
 }
 
 /// Launches sum_inline_kernel on a matrix zeroed by Assembly::prepare_row_summation (`counter`).

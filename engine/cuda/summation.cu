@@ -12,6 +12,7 @@ namespace {
 
 using detail::add_block;
 using detail::find_slot;
+using detail::for_each_row_cell;
 using detail::grid_for;
 using detail::kMaxNodes;
 using detail::kWarp;
@@ -144,24 +145,15 @@ __global__ void sum_per_simplex_kernel(NodeCellsDevice nc, const Index* cell_nod
                                        const Index* columns, const Index* row_counts, Index rows,
                                        Index bins, unsigned int* counter, float* values,
                                        float* diag) {
-    const int lane = threadIdx.x & 31;
-    for (Index bin = next_bin(counter, lane); bin < bins; bin = next_bin(counter, lane)) {
-        const Index row = bin * kWarp + lane;
-        if (row >= rows) continue;
-        Index cb, ce;
-        const Index* list;
-        nc.range(row, cb, ce, list);
-        for (Index e = cb; e < ce; ++e) {
-            const Index t = list[e];
-            const Index* nodes = cell_nodes + static_cast<std::int64_t>(t) * m;
-            int a = 0;
-            while (nodes[a] != row) ++a;
-            const float* rb = blocks + (static_cast<std::int64_t>(t) * m + a) * m * 9;
-            for (int b = 0; b < m; ++b)
-                add_block(bin_offsets, columns, row_counts, rows, row, nodes[b], rb + 9 * b, values,
-                          diag);
-        }
-    }
+    for_each_row_cell(nc, counter, bins, rows, [&](Index row, Index t) {
+        const Index* nodes = cell_nodes + static_cast<std::int64_t>(t) * m;
+        int a = 0;
+        while (nodes[a] != row) ++a;
+        const float* rb = blocks + (static_cast<std::int64_t>(t) * m + a) * m * 9;
+        for (int b = 0; b < m; ++b)
+            add_block(bin_offsets, columns, row_counts, rows, row, nodes[b], rb + 9 * b, values,
+                      diag);
+    });
 }
 
 /// p = 1: like per-simplex, but the row's element blocks are computed in the kernel.

@@ -107,6 +107,26 @@ EDN_HOST_DEVICE inline Mat3<T> element_deformation_gradient(const T (*x)[3], con
     return F;
 }
 
+/// One quadrature point of an element: the rest gradients, F and the weight w_q |det J|.
+template <int M, class T> struct ElementPoint {
+    T g[M][3]; ///< rest physical shape gradients g_a
+    Mat3<T> F; ///< deformation gradient
+    T w;       ///< w_q |det J|
+};
+
+/// Point q of an order-P element at positions (or displacements, displacement_form) x.
+template <int P, class T>
+EDN_HOST_DEVICE inline ElementPoint<lagrange_tet_num_nodes(P), T>
+element_point(const RestElement<T>& rest, const QuadratureTet<T>& rule, int q, const T (*x)[3],
+              bool displacement_form) {
+    constexpr int m = lagrange_tet_num_nodes(P);
+    ElementPoint<m, T> pt;
+    element_shape_gradients<P>(rest, rule.bary[q], pt.g);
+    pt.F = element_deformation_gradient<m>(x, pt.g, displacement_form);
+    pt.w = rule.weight[q] * rest.abs_det;
+    return pt;
+}
+
 /// Writes `value` into `out` at the first quadrature point and adds it at the others: no zeroing
 /// pass, and no read-modify-write of the first point's contribution (the Hessian is 144 floats
 /// per element at p = 1, in global memory on the GPU, where the zero + add doubled its traffic).
@@ -140,10 +160,7 @@ evaluate_element_generic(const Material& material, const RestElement<T>& rest,
     clear_element_outputs<m>(outputs, energy, gradient, hessian, rule.num_points == 0);
     for (int q = 0; q < rule.num_points; ++q) {
         const bool first = q == 0;
-        T g[m][3];
-        element_shape_gradients<P>(rest, rule.bary[q], g);
-        const Mat3<T> F = element_deformation_gradient<m>(x, g, displacement_form);
-        const T w = rule.weight[q] * rest.abs_det;
+        const auto [g, F, w] = element_point<P>(rest, rule, q, x, displacement_form);
         T psi;
         Mat3<T> Pk;
         T D[9][9];
@@ -296,10 +313,7 @@ evaluate_element(const Corotational<T>& material, const RestElement<T>& rest,
     clear_element_outputs<m>(outputs, energy, gradient, hessian, rule.num_points == 0);
     for (int q = 0; q < rule.num_points; ++q) {
         const bool first = q == 0;
-        T g[m][3];
-        element_shape_gradients<P>(rest, rule.bary[q], g);
-        const Mat3<T> F = element_deformation_gradient<m>(x, g, displacement_form);
-        const T w = rule.weight[q] * rest.abs_det;
+        const auto [g, F, w] = element_point<P>(rest, rule, q, x, displacement_form);
         CorotationalFrame<T> fr;
         energy += w * material.evaluate_frame(F, (outputs & kHessian) != 0, project, fr);
         if ((outputs & (kGradient | kHessian)) == 0) continue;
@@ -335,10 +349,7 @@ evaluate_element(const NeoHookean<T>& material, const RestElement<T>& rest,
     clear_element_outputs<m>(outputs, energy, gradient, hessian, rule.num_points == 0);
     for (int q = 0; q < rule.num_points; ++q) {
         const bool first = q == 0;
-        T g[m][3];
-        element_shape_gradients<P>(rest, rule.bary[q], g);
-        const Mat3<T> F = element_deformation_gradient<m>(x, g, displacement_form);
-        const T w = rule.weight[q] * rest.abs_det;
+        const auto [g, F, w] = element_point<P>(rest, rule, q, x, displacement_form);
         T psi;
         Mat3<T> Pk;
         material.evaluate(F, psi, Pk, nullptr, project);
@@ -421,10 +432,7 @@ element_hessian_row(const Material& material, const RestElement<T>& rest,
     for (int b = 0; b < m; ++b)
         for (int k = 0; k < 9; ++k) row[b][k] = T(0);
     for (int q = 0; q < rule.num_points; ++q) {
-        T g[m][3];
-        element_shape_gradients<P>(rest, rule.bary[q], g);
-        const Mat3<T> F = element_deformation_gradient<m>(x, g, displacement_form);
-        const T w = rule.weight[q] * rest.abs_det;
+        const auto [g, F, w] = element_point<P>(rest, rule, q, x, displacement_form);
         TangentFrame<T> fr;
         material.tangent_frame(F, project, fr);
         T h[m][3];

@@ -87,8 +87,8 @@ Index star_groups(const Topology& topology, const std::vector<Cell>& cells,
 
 } // namespace
 
-CutResult cut_mesh(const TetMesh& mesh, const CutPlane& plane,
-                   std::span<const Vec3> classify_positions) {
+CheckedBlade check_blade(const TetMesh& mesh, const CutPlane& plane,
+                         std::span<const Vec3> classify_positions) {
     const Vec3& n = plane.normal;
     const double length = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
     EDN_VERIFY(std::isfinite(length) && length > 0, ErrorCode::Usage,
@@ -103,10 +103,17 @@ CutResult cut_mesh(const TetMesh& mesh, const CutPlane& plane,
     EDN_VERIFY(x.size() == mesh.positions.size(), ErrorCode::Usage,
                "cut: expected " << mesh.positions.size() << " classification positions, got "
                                 << x.size());
+    return {x, {n[0] / length, n[1] / length, n[2] / length}};
+}
+
+CutResult cut_mesh(const TetMesh& mesh, const CutPlane& plane,
+                   std::span<const Vec3> classify_positions) {
+    const CheckedBlade blade = check_blade(mesh, plane, classify_positions);
+    const std::span<const Vec3> x = blade.positions;
 
     const Topology topology = build_topology(mesh);
     const Index num_cells = mesh.num_cells();
-    const Vec3 unit = {n[0] / length, n[1] / length, n[2] / length};
+    const Vec3& unit = blade.unit_normal;
     auto signed_distance = [&](const Vec3& q) {
         return unit[0] * (q[0] - plane.point[0]) + unit[1] * (q[1] - plane.point[1]) +
                unit[2] * (q[2] - plane.point[2]);

@@ -42,6 +42,18 @@ struct CutPlane {
     double radius = std::numeric_limits<double>::infinity(); ///< > 0; faces farther are not cut
 };
 
+/// A checked blade: the positions that classify the vertices and the plane's unit normal.
+struct CheckedBlade {
+    std::span<const Vec3> positions; ///< classify_positions, or the mesh's when none are given
+    Vec3 unit_normal;                ///< plane.normal / |plane.normal|
+};
+
+/// Checks the blade of cut_mesh and split_cut (finite point, finite non-zero normal, radius > 0)
+/// and the classification positions (empty: the mesh's own; else one per vertex); throws
+/// edn::Error(Usage) naming the problem.
+CheckedBlade check_blade(const TetMesh& mesh, const CutPlane& plane,
+                         std::span<const Vec3> classify_positions);
+
 /// What cut_mesh produced.
 struct CutResult {
     TetMesh mesh;                     ///< #V' >= #V vertices, same cells (renumbered vertices)

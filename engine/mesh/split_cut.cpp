@@ -289,28 +289,16 @@ MeshQuality mesh_quality(const TetMesh& mesh) {
 
 SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
                          std::span<const Vec3> classify_positions, const SplitCutOptions& options) {
-    const Vec3& n = plane.normal;
-    const double length = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-    EDN_VERIFY(std::isfinite(length) && length > 0, ErrorCode::Usage,
-               "cut: plane normal must be finite and non-zero, got (" << n[0] << ", " << n[1]
-                                                                      << ", " << n[2] << ")");
-    for (double x : plane.point)
-        EDN_VERIFY(std::isfinite(x), ErrorCode::Usage, "cut: plane point must be finite");
-    EDN_VERIFY(plane.radius > 0 && !std::isnan(plane.radius), ErrorCode::Usage,
-               "cut: radius must be > 0, got " << plane.radius);
+    const CheckedBlade blade = check_blade(mesh, plane, classify_positions);
     EDN_VERIFY(options.snap_fraction >= 0 && options.snap_fraction < 0.5, ErrorCode::Usage,
                "cut: snap fraction must be in [0, 0.5), got " << options.snap_fraction);
-    const std::span<const Vec3> x =
-        classify_positions.empty() ? std::span<const Vec3>(mesh.positions) : classify_positions;
-    EDN_VERIFY(x.size() == mesh.positions.size(), ErrorCode::Usage,
-               "cut: expected " << mesh.positions.size() << " classification positions, got "
-                                << x.size());
+    const std::span<const Vec3> x = blade.positions;
 
     const Topology topology = build_topology(mesh);
     const Index num_vertices = mesh.num_vertices();
     const Index num_cells = mesh.num_cells();
     const Index num_edges = topology.num_edges();
-    const Vec3 unit = {n[0] / length, n[1] / length, n[2] / length};
+    const Vec3& unit = blade.unit_normal;
     const bool finite_radius = std::isfinite(plane.radius);
     const double radius2 = plane.radius * plane.radius;
 

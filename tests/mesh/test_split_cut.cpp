@@ -130,7 +130,9 @@ double check_boundary(const TetMesh& before, const SplitCutResult& r, const CutP
         if (on_old) continue;
         for (const Vec3& p : tri) {
             EXPECT_LE(std::abs(plane_distance(plane, p)), snap_tolerance + 1e-12 * extent);
-            if (std::isfinite(plane.radius)) EXPECT_LE(norm(sub(p, plane.point)), plane.radius);
+            if (std::isfinite(plane.radius)) {
+                EXPECT_LE(norm(sub(p, plane.point)), plane.radius);
+            }
         }
         plane_area += area(tri);
     }
@@ -223,7 +225,9 @@ void check_full_box_cut(const TetMesh& mesh, const Vec3& l, const CutPlane& plan
     const double section = box_section_area(l, plane);
     const double on_plane = check_boundary(mesh, r, plane, r.max_snap_distance);
     // Every snapped vertex moved onto the blade: the cut faces are exactly the section.
-    if (r.snapped_vertices == 0) EXPECT_NEAR(on_plane, 2 * section, 1e-9 * section);
+    if (r.snapped_vertices == 0) {
+        EXPECT_NEAR(on_plane, 2 * section, 1e-9 * section);
+    }
     EXPECT_EQ(r.components, 2);
     EXPECT_EQ(count_components(r.mesh), 2);
     EXPECT_GT(r.split_cells, 0);
@@ -246,7 +250,9 @@ TEST(SplitCut, AxisPlaneThroughABoxIsExact) {
     // Every new boundary vertex on the plane to 1e-12 of the extent.
     for (const auto& tri : boundary_triangles(r.mesh))
         for (const Vec3& p : tri)
-            if (std::abs(p[0] - 0.93) < 0.05) EXPECT_NEAR(p[0], 0.93, 1e-12 * extent_of(mesh));
+            if (std::abs(p[0] - 0.93) < 0.05) {
+                EXPECT_NEAR(p[0], 0.93, 1e-12 * extent_of(mesh));
+            }
 }
 
 TEST(SplitCut, ObliquePlanesThroughShuffledBoxes) {
@@ -316,12 +322,16 @@ TEST(SplitCut, SnapsNearVerticesAndKeepsTheBound) {
             const SplitCutResult r = split_cut(mesh, plane, {}, o);
             expect_conforming(r.mesh);
             if (!move) expect_nested(mesh, r);
-            if (!move) EXPECT_EQ(r.moved_vertices, 0);
+            if (!move) {
+                EXPECT_EQ(r.moved_vertices, 0);
+            }
             EXPECT_GE(min_dihedral_angle_deg(r.mesh), r.dihedral_bound_deg);
             EXPECT_NEAR(total_volume(r.mesh), total_volume(mesh), 1e-12 * total_volume(mesh));
             EXPECT_EQ(r.components, 2);
             check_boundary(mesh, r, plane, r.max_snap_distance);
-            if (offset < 1e-3) EXPECT_GT(r.snapped_vertices + r.moved_vertices, 0);
+            if (offset < 1e-3) {
+                EXPECT_GT(r.snapped_vertices + r.moved_vertices, 0);
+            }
         }
     }
 }

@@ -221,7 +221,10 @@ void App::start_loading(const std::filesystem::path& path) {
     const SimulationSettings settings = gui_.settings;
     loading_ =
         std::async(std::launch::async, [path, options, settings, overrides = options_.settings] {
-            return load_with_simulation(path, options, settings, overrides);
+            LoadedScene loaded = load_with_simulation(path, options, settings, overrides);
+            // Built on this thread's stream; the UI and simulation threads use it next.
+            if (loaded.simulation) loaded.simulation->finish_device_work();
+            return loaded;
         });
     loading_start_ = std::chrono::steady_clock::now();
     gui_.loading = true;
@@ -335,7 +338,11 @@ void App::frame(bool last_frame) {
             statistics_ =
                 scene_statistics(session_, last_step_, stepped_, recent_convergence_.tally());
         }
-        turn.end(); // render and swap without holding up the next step
+        // The turn's device work (interop, cuts) is done before the next step, on the
+        // simulation thread's stream, uses the buffers; then render and swap without holding
+        // up that step.
+        if (turn && session_.sim()) session_.sim()->simulation().finish_device_work();
+        turn.end();
         timings_.lap(Stage::Surface);
 
         render(last_frame);

@@ -66,6 +66,8 @@ void App::step_simulation() {
     if (!sim) return;
     try {
         step_results_.push_back(sim->step());
+        // The step's device work (its own stream) is done before the UI's turn reads it.
+        sim->simulation().finish_device_work();
         recorder_.on_step(sim->simulation()); // every K-th step: a snapshot for the writer
     } catch (const Error& error) {
         step_error_ = error;

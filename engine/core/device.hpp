@@ -14,4 +14,10 @@ bool cuda_device_available();
 /// Name of CUDA device 0 ("none" when unavailable).
 std::string cuda_device_name();
 
+/// Waits until the device work the calling thread has queued is done. Every thread has its own
+/// CUDA stream (the per-thread default stream: the app's simulation thread steps while the UI
+/// thread draws through interop), so device data written by one thread is handed to another
+/// only after this. A no-op without CUDA; call it only where the CUDA backend is in use.
+void finish_device_work();
+
 } // namespace edn

@@ -274,6 +274,12 @@ BinBcsrMatrix<float> Assembly::download_matrix(const BinBcsrPattern& pattern) co
     return k;
 }
 
+PerEntryMapView Assembly::device_per_entry_map() const {
+    EDN_VERIFY(impl_->map_sources.size() || impl_->num_cells == 0, ErrorCode::Usage,
+               "the per-entry map is not built (build_per_entry_map)");
+    return impl_->map_view();
+}
+
 PerEntryMap Assembly::download_per_entry_map() const {
     const Impl& d = *impl_;
     PerEntryMap map;

@@ -91,6 +91,8 @@ public:
     BinBcsrPattern download_pattern() const EDN_CUDA_ONLY;
     /// The matrix values over `pattern` (from download_pattern), copied back.
     BinBcsrMatrix<float> download_matrix(const BinBcsrPattern& pattern) const EDN_CUDA_ONLY;
+    /// The per-entry map on the device (build_per_entry_map first).
+    PerEntryMapView device_per_entry_map() const EDN_CUDA_ONLY;
     /// The per-entry map, copied back (sources in device order within each target).
     PerEntryMap download_per_entry_map() const EDN_CUDA_ONLY;
     /// Stage timings of the last calls.

@@ -16,6 +16,10 @@ bool cuda_device_available() {
     return count > 0;
 }
 
+void finish_device_work() {
+    EDN_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+}
+
 std::string cuda_device_name() {
     if (!cuda_device_available()) return "none";
     cudaDeviceProp prop{};

@@ -18,6 +18,7 @@ bool cuda_device_available() {
 std::string cuda_device_name() {
     return "none";
 }
+void finish_device_work() {}
 
 std::unique_ptr<SimulationBackend> make_cuda_backend(TetMesh, const SimulationSettings&) {
     cuda::throw_no_cuda();

@@ -224,12 +224,9 @@ private:
     void compute_von_mises(float* out) const;
     /// beta / h (0 for static solves or beta = 0).
     double damping_coefficient() const;
-    /// Inline summation by sum_inline_kernel (every material and order but linear p = 1, which
-    /// Assembly::sum computes from reference integrals).
-    bool inline_rows() const {
-        return settings.summation == SummationMethod::Inline &&
-               (settings.material != Material::Linear || layout.order != 1);
-    }
+    /// Inline summation (inline_summation.cuh) for every material and order.
+    bool inline_rows() const { return settings.summation == SummationMethod::Inline; }
+    DeviceBuffer<float> frame_records_; ///< inline summation's tangent frames (per cell, point)
     bool element_blocks_needed() const { return keeps_element_blocks(settings, layout.order); }
     ElementDamping element_damping();
     DeviceBuffer<std::uint8_t> fixed_;
@@ -265,11 +262,13 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     if (!assembly_) assembly_ = std::make_unique<cuda::Assembly>(mesh, topology, layout.order);
     assembly_->build_pattern();
     assembly_->set_reproducible_maps(settings.deterministic);
-    if (settings.summation == SummationMethod::PerEntry) assembly_->build_per_entry_map();
+    // Per-entry and inline sum over the per-entry map (inline computes the blocks it sums).
+    const bool maps = settings.summation != SummationMethod::PerSimplex;
+    if (maps) assembly_->build_per_entry_map();
     {
         const cuda::AssemblyTimes& t = assembly_->times();
-        pattern_ms = t.topology + t.count + t.bin_offsets + t.alloc + t.columns +
-                     (settings.summation == SummationMethod::PerEntry ? t.maps : 0.0);
+        pattern_ms =
+            t.topology + t.count + t.bin_offsets + t.alloc + t.columns + (maps ? t.maps : 0.0);
     }
     EDN_ASSERT(assembly_->layout().num_nodes() == layout.num_nodes(),
                "device and host node layouts differ");
@@ -389,23 +388,21 @@ NodeTerms CudaBackend::node_terms() const {
 
 void CudaBackend::assemble(const double* y) {
     const Index n = layout.num_nodes();
-    // Inline (linear p = 1) evaluates K itself: K is linear in (lambda, mu), so the stiffness
-    // damping's (beta / h) K0 = (beta / h) K is a scaling of the Lame parameters.
-    const float scale = settings.summation == SummationMethod::Inline
-                            ? 1.f + static_cast<float>(damping_coefficient())
-                            : 1.f;
     if (inline_rows()) {
         with_material([&](const auto& material) {
             with_order(layout.order, [&]<int P>() {
-                launch_inline_summation<P>(
-                    float_material(material), rest_elements_.data(), rule_f_,
-                    assembly_->device_node_cells(), assembly_->device_cell_nodes().nodes, y,
-                    settings.project_hessian, lame_, static_cast<float>(damping_coefficient()),
-                    assembly_->device_matrix(), assembly_->prepare_row_summation());
+                const std::size_t bytes = frame_record_bytes<P>(mesh.num_cells(), rule_f_);
+                if (frame_records_.bytes() != bytes) frame_records_.resize(bytes / sizeof(float));
+                launch_inline_summation<P>(float_material(material), rest_elements_.data(), rule_f_,
+                                           assembly_->device_cell_nodes().nodes, mesh.num_cells(),
+                                           y, settings.project_hessian, lame_,
+                                           static_cast<float>(damping_coefficient()),
+                                           frame_records_.data(), assembly_->device_per_entry_map(),
+                                           assembly_->device_matrix());
             });
         });
     } else {
-        assembly_->sum(settings.summation, {lame_.lambda * scale, lame_.mu * scale});
+        assembly_->sum(settings.summation, lame_);
     }
     const BinBcsrMatrixView<float> a = assembly_->device_matrix();
     const float mass_scale = static_cast<float>(inertia_coefficient() + node_terms().damping);

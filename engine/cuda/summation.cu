@@ -3,6 +3,7 @@
 // Assembly methods that call them on the assembly's own buffers.
 #include "core/dispatch.hpp"
 #include "cuda/assembly_impl.cuh"
+#include "cuda/per_entry_summation.cuh"
 #include "fem/element_geometry.hpp"
 #include "fem/reference_integrals.hpp"
 #include "sparse/summation.hpp"
@@ -16,6 +17,7 @@ using detail::for_each_row_cell;
 using detail::grid_for;
 using detail::kMaxNodes;
 using detail::kWarp;
+using detail::launch_sum_per_entry;
 using detail::multiprocessors;
 using detail::next_bin;
 using detail::NodeCellsDevice;
@@ -101,44 +103,6 @@ template <int M> struct LinearBlocks {
     }
 };
 
-/// Per-entry summation, a thread block per bin (static grid stride, no counter): the bin's 32
-/// diagonal rows are items 0..31, its 32 * width slots follow in storage order, so consecutive
-/// threads write consecutive floats of each value plane. Every target is written once
-/// (padding slots have no sources and get zeros), so the matrix needs no reset.
-template <class Source>
-__global__ void sum_per_entry_bins_kernel(const Index* __restrict__ map_offsets,
-                                          const Index* __restrict__ map_sources, Source src,
-                                          const Index* __restrict__ bin_offsets, Index bins,
-                                          Index num_slots, Index rows, float* __restrict__ values,
-                                          float* __restrict__ diag) {
-    extern __shared__ float smem[];
-    src.prepare(smem, 0);
-    for (Index bin = blockIdx.x; bin < bins; bin += gridDim.x) {
-        const Index begin = __ldg(bin_offsets + bin);
-        const Index slots = __ldg(bin_offsets + bin + 1) - begin;
-        float* v = values + 9 * static_cast<std::int64_t>(begin);
-        for (Index i = threadIdx.x; i < slots + kWarp; i += blockDim.x) {
-            const bool on_diag = i < kWarp;
-            const Index row = bin * kWarp + i;
-            if (on_diag && row >= rows) continue;
-            const Index target = on_diag ? num_slots + row : begin + (i - kWarp);
-            float acc[9] = {};
-            const Index e1 = __ldg(map_offsets + target + 1);
-            for (Index e = __ldg(map_offsets + target); e < e1; ++e)
-                src.add(__ldg(map_sources + e), acc);
-            if (on_diag) {
-#pragma unroll
-                for (int k = 0; k < 9; ++k)
-                    diag[static_cast<std::int64_t>(k) * rows + row] = acc[k];
-            } else {
-#pragma unroll
-                for (int k = 0; k < 9; ++k)
-                    v[static_cast<std::int64_t>(k) * slots + (i - kWarp)] = acc[k];
-            }
-        }
-    }
-}
-
 /// One lane per row: walk the incident cells, add the row's blocks in memory.
 __global__ void sum_per_simplex_kernel(NodeCellsDevice nc, const Index* cell_nodes, int m,
                                        const float* blocks, const Index* bin_offsets,
@@ -183,24 +147,6 @@ __global__ void sum_inline_p1_kernel(NodeCellsDevice nc, const int4* cells, cons
             }
         }
     }
-}
-
-/// Per-entry summation of every target, blocks from `src`; `nodes` > 0 stages that many nodes'
-/// reference integrals in shared memory.
-template <class Source>
-void launch_sum_per_entry(const PerEntryMapView& map, Source src, int nodes,
-                          BinBcsrMatrixView<float> out) {
-    const Index bins = out.pattern.num_bins;
-    if (bins == 0) return;
-    constexpr int kThreads = 128;
-    const std::size_t smem = sizeof(float) * 9 * nodes * nodes;
-    int per_sm = 0;
-    EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, sum_per_entry_bins_kernel<Source>, kThreads, smem));
-    const Index grid = std::min<Index>(bins, std::max(1, per_sm) * multiprocessors());
-    sum_per_entry_bins_kernel<Source>
-        <<<grid, kThreads, smem>>>(map.offsets, map.sources, src, out.pattern.bin_offsets, bins,
-                                   map.num_slots, out.pattern.num_rows, out.values, out.diag);
 }
 
 /// Zeroes the matrix (values of `num_slots` slots, diagonal) and the bin counter.

@@ -232,6 +232,10 @@ void Simulation::set_ground(std::optional<double> height, double stiffness, doub
 std::vector<double> Simulation::positions() const {
     return backend_->positions();
 }
+void Simulation::finish_device_work() const {
+    if (settings().backend == Backend::Cuda) edn::finish_device_work();
+}
+
 const float* Simulation::device_positions() const {
     return backend_->device_positions();
 }

@@ -218,6 +218,11 @@ public:
     /// Device pointer to the current node positions, 3 floats per node (vertex nodes first), for
     /// CUDA-GL interop: valid until the next step()/set_state(); nullptr for the CPU backend.
     const float* device_positions() const;
+    /// Waits for the device work this thread queued for the simulation (CUDA: the thread's own
+    /// stream, finish_device_work); a no-op on the CPU. Call it before another thread reads
+    /// device_positions() or steps: the app's simulation thread after each step, the UI thread
+    /// after its turn (interop, cuts and refinements).
+    void finish_device_work() const;
     /// Current node velocities, 3 per node.
     std::vector<double> velocities() const;
     /// Overwrites positions and velocities (3 per node each), e.g. after a topology change.

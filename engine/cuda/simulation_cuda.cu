@@ -226,7 +226,7 @@ private:
     double damping_coefficient() const;
     /// Inline summation (inline_summation.cuh) for every material and order.
     bool inline_rows() const { return settings.summation == SummationMethod::Inline; }
-    DeviceBuffer<float> frame_records_; ///< inline summation's tangent frames (per cell, point)
+    DeviceBuffer<float> frame_records_; ///< p = 1 inline summation's tangent frames (per cell)
     bool element_blocks_needed() const { return keeps_element_blocks(settings, layout.order); }
     ElementDamping element_damping();
     DeviceBuffer<std::uint8_t> fixed_;
@@ -262,8 +262,9 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     if (!assembly_) assembly_ = std::make_unique<cuda::Assembly>(mesh, topology, layout.order);
     assembly_->build_pattern();
     assembly_->set_reproducible_maps(settings.deterministic);
-    // Per-entry and inline sum over the per-entry map (inline computes the blocks it sums).
-    const bool maps = settings.summation != SummationMethod::PerSimplex;
+    // Per-entry and p = 1 inline sum over the per-entry map (inline computes the blocks it sums).
+    const bool maps = settings.summation == SummationMethod::PerEntry ||
+                      (settings.summation == SummationMethod::Inline && layout.order == 1);
     if (maps) assembly_->build_per_entry_map();
     {
         const cuda::AssemblyTimes& t = assembly_->times();
@@ -389,16 +390,24 @@ NodeTerms CudaBackend::node_terms() const {
 void CudaBackend::assemble(const double* y) {
     const Index n = layout.num_nodes();
     if (inline_rows()) {
+        InlineTargets in;
+        in.cell_nodes = assembly_->device_cell_nodes().nodes;
+        in.num_cells = mesh.num_cells();
+        in.out = assembly_->device_matrix();
+        if (layout.order == 1) {
+            const std::size_t floats = kFrameRecordFloats * static_cast<std::size_t>(in.num_cells);
+            if (frame_records_.size() != floats) frame_records_.resize(floats);
+            in.records = frame_records_.data();
+            in.map = assembly_->device_per_entry_map();
+        } else {
+            in.node_cells = assembly_->device_node_cells();
+            in.counter = assembly_->prepare_row_summation();
+        }
         with_material([&](const auto& material) {
             with_order(layout.order, [&]<int P>() {
-                const std::size_t bytes = frame_record_bytes<P>(mesh.num_cells(), rule_f_);
-                if (frame_records_.bytes() != bytes) frame_records_.resize(bytes / sizeof(float));
                 launch_inline_summation<P>(float_material(material), rest_elements_.data(), rule_f_,
-                                           assembly_->device_cell_nodes().nodes, mesh.num_cells(),
                                            y, settings.project_hessian, lame_,
-                                           static_cast<float>(damping_coefficient()),
-                                           frame_records_.data(), assembly_->device_per_entry_map(),
-                                           assembly_->device_matrix());
+                                           static_cast<float>(damping_coefficient()), in);
             });
         });
     } else {

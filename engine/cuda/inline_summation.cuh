@@ -159,6 +159,26 @@ struct InlineTargets {
     BinBcsrMatrixView<float> out{};
 };
 
+/// The targets of inline summation on `assembly` (order from its layout); p = 1 sizes `records`
+/// (kept between calls), p >= 2 zeroes the matrix for the row walk.
+inline InlineTargets inline_targets(cuda::Assembly& assembly, Index num_cells,
+                                    cuda::DeviceBuffer<float>& records) {
+    InlineTargets in;
+    in.cell_nodes = assembly.device_cell_nodes().nodes;
+    in.num_cells = num_cells;
+    in.out = assembly.device_matrix();
+    if (assembly.layout().order == 1) {
+        const std::size_t floats = kFrameRecordFloats * static_cast<std::size_t>(num_cells);
+        if (records.size() != floats) records.resize(floats);
+        in.records = records.data();
+        in.map = assembly.device_per_entry_map();
+    } else {
+        in.node_cells = assembly.device_node_cells();
+        in.counter = assembly.prepare_row_summation();
+    }
+    return in;
+}
+
 /// Inline summation at y into `out`: p = 1 writes the frame records, then sums with the
 /// per-entry kernel and FrameBlocks (every target written, no reset); p >= 2 walks the rows.
 template <int P, class Material>

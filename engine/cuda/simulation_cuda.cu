@@ -390,19 +390,7 @@ NodeTerms CudaBackend::node_terms() const {
 void CudaBackend::assemble(const double* y) {
     const Index n = layout.num_nodes();
     if (inline_rows()) {
-        InlineTargets in;
-        in.cell_nodes = assembly_->device_cell_nodes().nodes;
-        in.num_cells = mesh.num_cells();
-        in.out = assembly_->device_matrix();
-        if (layout.order == 1) {
-            const std::size_t floats = kFrameRecordFloats * static_cast<std::size_t>(in.num_cells);
-            if (frame_records_.size() != floats) frame_records_.resize(floats);
-            in.records = frame_records_.data();
-            in.map = assembly_->device_per_entry_map();
-        } else {
-            in.node_cells = assembly_->device_node_cells();
-            in.counter = assembly_->prepare_row_summation();
-        }
+        const InlineTargets in = inline_targets(*assembly_, mesh.num_cells(), frame_records_);
         with_material([&](const auto& material) {
             with_order(layout.order, [&]<int P>() {
                 launch_inline_summation<P>(float_material(material), rest_elements_.data(), rule_f_,

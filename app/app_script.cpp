@@ -56,6 +56,7 @@ void App::apply_script() {
         if (action.reset && sim) sim->reset();
         if (action.color) gui_.color_mode = *action.color;
         if (action.wireframe) settings_.show_wireframe = *action.wireframe;
+        if (action.help) gui_.show_help = *action.help;
         if (action.color_range_auto) gui_.color_range_settings.manual = false;
         if (action.color_range) {
             gui_.color_range_settings.manual = true;

@@ -363,7 +363,10 @@ void help_overlay(GuiState& state) {
         {"F1", "this help"},
         {"Esc", "quit"},
     }};
-    const float column = 12.0f * ImGui::GetFontSize();
+    // The description column starts after the widest key (a fixed width clipped the longest).
+    float column = 0.0f;
+    for (const auto& line : kLines) column = std::max(column, ImGui::CalcTextSize(line[0]).x);
+    column += ImGui::GetStyle().WindowPadding.x + 2.0f * ImGui::GetStyle().ItemSpacing.x;
     for (const auto& [key, what] : kLines) {
         ImGui::TextUnformatted(key);
         ImGui::SameLine(column);

@@ -285,6 +285,8 @@ public:
                     named<ColorMode>(key, v, parse_color_mode, "none, von_mises, displacement");
             } else if (key == "wireframe") {
                 action.wireframe = boolean(key, v);
+            } else if (key == "help") {
+                action.help = boolean(key, v);
             } else if (key == "color_range") {
                 color_range(v, action);
             } else if (key == "cut") {

@@ -19,13 +19,13 @@
 /// linear|corotational|neohookean, backend cpu|cuda, integrator, preset NAME (sim/presets.hpp;
 /// sets young, poisson, density, which win when also given), young, poisson, density, dt,
 /// damping, newton_iterations, gravity [x, y, z], pause, step, reset, color
-/// none|von_mises|displacement, wireframe, cut {point: [x, y, z], normal: [x, y, z], radius?}
-/// (world; cuts the mesh along the plane, faces within radius of point) or cut {from: [px, py], to:
-/// [px, py]} (a screen stroke, as drawn in cut mode), refine {center: [x, y, z] | pixel: [px, py],
-/// radius?, levels?} (refine brush: the cells within radius of the world point or of the surface
-/// point under the pixel, levels 1..8 bisection rounds; defaults: the GUI's brush), refine_uniform
-/// (every cell 1 -> 8), undo (back to the state before the last cut or refinement). Cut, refine,
-/// refine_uniform and undo apply in that order, after the other keys.
+/// none|von_mises|displacement, wireframe, help (the F1 overlay), cut {point: [x, y, z], normal:
+/// [x, y, z], radius?} (world; cuts the mesh along the plane, faces within radius of point) or cut
+/// {from: [px, py], to: [px, py]} (a screen stroke, as drawn in cut mode), refine {center: [x, y,
+/// z] | pixel: [px, py], radius?, levels?} (refine brush: the cells within radius of the world
+/// point or of the surface point under the pixel, levels 1..8 bisection rounds; defaults: the GUI's
+/// brush), refine_uniform (every cell 1 -> 8), undo (back to the state before the last cut or
+/// refinement). Cut, refine, refine_uniform and undo apply in that order, after the other keys.
 /// record true|false|"DIR" starts (into the panel's folder, or DIR) or stops recording the
 /// animation (app/recorder.hpp).
 /// color_range [low, high] sets a manual colour range, color_range "auto" goes back to the
@@ -118,6 +118,7 @@ struct ScriptAction {
     bool reset = false;                              ///< back to rest, pins kept
     std::optional<ColorMode> color;                  ///< surface colour
     std::optional<bool> wireframe;                   ///< wireframe overlay
+    std::optional<bool> help;                        ///< the mouse and key help overlay (F1)
     std::optional<ScriptColorRange> color_range;     ///< manual colour range
     bool color_range_auto = false;                   ///< percentile colour range again ("auto")
     std::optional<ScriptCut> cut;                    ///< cut the mesh (after the other keys)

@@ -82,5 +82,16 @@ TEST(ScriptRunner, ColorRangeIsManualOrAuto) {
     }
 }
 
+TEST(ScriptRunner, HelpOpensAndClosesTheOverlay) {
+    const std::vector<ScriptAction> actions = parse_script(
+        R"({"actions": [{"frame": 0, "help": true}, {"frame": 1, "help": false}, {"frame": 2}]})",
+        "test.json");
+    ASSERT_EQ(actions.size(), 3u);
+    EXPECT_EQ(actions[0].help, std::optional<bool>(true));
+    EXPECT_EQ(actions[1].help, std::optional<bool>(false));
+    EXPECT_FALSE(actions[2].help.has_value());
+    EXPECT_THROW(parse_script(R"({"actions": [{"frame": 0, "help": 1}]})", "test.json"), Error);
+}
+
 } // namespace
 } // namespace edn

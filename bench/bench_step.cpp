@@ -290,6 +290,7 @@ void run_step_bench(const Options& options_in) {
                      "warm-up + up to 3 frames (8 s cap), shared by the summation methods"
                    : "no external peer: baseline = the same CPU step at 1 thread (p = 1 only, 1 "
                      "warm-up + up to 10 frames); none for p >= 2");
+    if (o.no_baseline) header.add("baseline_note", "none: --no-baseline");
 
     // Baselines shared by the summation methods of an (order, material, drag) triple.
     // The baseline object and its median total [ms] (NaN when none).

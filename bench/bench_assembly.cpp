@@ -12,6 +12,7 @@
 #include "sparse/summation.hpp"
 
 #include <Eigen/SparseCore>
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -51,9 +52,11 @@ JsonObject format_bytes(const BinBcsrPattern& p, std::size_t scalar) {
 
 JsonObject case_head(const MeshData& md, int order, const char* method, const BinBcsrPattern& p) {
     JsonObject c;
-    c.add("mesh", md.box.name())
-        .add("tets", md.box.tets())
+    c.add("mesh", md.name)
+        .add("tets", md.mesh.num_cells())
         .add("order", order)
+        .add("material", "linear")
+        .add("path", "fused_linear")
         .add("method", method)
         .add("nodes", p.num_rows)
         .add("nnz_blocks", p.nnz_blocks());
@@ -62,7 +65,7 @@ JsonObject case_head(const MeshData& md, int order, const char* method, const Bi
 
 JsonObject skipped_case(const MeshData& md, int order, const std::string& reason) {
     JsonObject c;
-    c.add("mesh", md.box.name()).add("tets", md.box.tets()).add("order", order);
+    c.add("mesh", md.name).add("tets", md.mesh.num_cells()).add("order", order);
     c.add("method", "all").add("skipped", reason);
     return c;
 }
@@ -229,6 +232,12 @@ void cpu_case(const MeshData& md, int order, const Options& o, std::vector<JsonO
         c.add("speedup", JsonObject().add("summation_vs_set_from_triplets",
                                           peer_sft / median(sum_only[method])));
         c.add("scalar", "double");
+        // The element stage and a summation on the built pattern, as a Newton iteration runs
+        // them (inline computes its blocks inside the summation).
+        const bool stored = method != SummationMethod::Inline;
+        c.add("assembly",
+              assembly_json("call", stored ? s.med("element") : 0.0, median(sum_only[method]),
+                            stored ? blocks.size() * sizeof(double) : 0));
         cases.push_back(c);
     }
 }
@@ -285,9 +294,13 @@ void cuda_case(const MeshData& md, int order, const Options& o, const DeviceInfo
     if (order == 1) methods.push_back(SummationMethod::Inline);
     std::map<SummationMethod, std::vector<double>> sum_only;
     std::map<SummationMethod, double> first_call;
+    std::map<SummationMethod, std::size_t> kept_bytes; // element blocks each method stores
     for (SummationMethod method : methods) {
         a.sum(method, lame); // warm-up (per-simplex: materialises the linear element blocks)
         first_call[method] = a.times().summation;
+        kept_bytes[method] = method == SummationMethod::PerEntry     ? elem_b
+                             : method == SummationMethod::PerSimplex ? a.element_bytes()
+                                                                     : 0;
         for (int r = 0; r < o.repeat; ++r) {
             a.sum(method, lame);
             sum_only[method].push_back(a.times().summation);
@@ -427,6 +440,9 @@ void cuda_case(const MeshData& md, int order, const Options& o, const DeviceInfo
         if (method != SummationMethod::Inline) ours -= s.med("element");
         c.add("speedup", JsonObject().add("baseline_over_total_excl_element", peer_total / ours));
         c.add("scalar", "float");
+        c.add("assembly",
+              assembly_json("call", method == SummationMethod::Inline ? 0.0 : s.med("element"),
+                            median(sum_only[method]), kept_bytes[method]));
         cases.push_back(c);
     }
 }
@@ -448,26 +464,51 @@ void run_assembly_bench(const Options& o) {
     }
     JsonObject header = bench_header(o, device);
     header.add("topology", "host (build_topology); GPU topology is not part of these timings");
+    const std::vector<Material> materials = bench_materials(o, {Material::Linear});
+    const std::vector<SummationMethod> methods = bench_methods(o);
+    const bool wants_inline =
+        std::find(methods.begin(), methods.end(), SummationMethod::Inline) != methods.end();
+    header.add("materials", "linear: the fused linear-elastic assembly (cuda::Assembly / the cpu "
+                            "twins) with its peer; corotational, neohookean: the simulation "
+                            "backend's element pass and summation (bench/README.md)");
     std::vector<JsonObject> cases;
-    for (const BoxCase& box : standard_boxes(o.max_tets)) {
-        bool any = false;
-        for (int order : o.orders) any = any || order_runs_on(order, box.tets(), kP3AssemblyLimit);
+    // One mesh file (--mesh), else the standard boxes within --max-tets, each made when needed.
+    std::vector<BoxCase> boxes;
+    if (o.mesh.empty())
+        for (const BoxCase& box : standard_boxes(o.max_tets))
+            if (box.tets() >= o.min_tets) boxes.push_back(box);
+    const std::size_t meshes = o.mesh.empty() ? boxes.size() : 1;
+    for (std::size_t i = 0; i < meshes; ++i) {
+        const std::int64_t tets = o.mesh.empty() ? boxes[i].tets() : 0;
+        bool any = !o.mesh.empty();
+        for (int order : o.orders) any = any || order_runs_on(order, tets, kP3AssemblyLimit);
         if (!any) continue;
-        const MeshData md = make_mesh_data(box);
+        const MeshData md = o.mesh.empty() ? make_mesh_data(boxes[i]) : load_mesh_data(o.mesh);
         for (int order : o.orders) {
-            if (!order_runs_on(order, box.tets(), kP3AssemblyLimit)) continue;
-            progress("assembly " + o.backend + " " + box.name() + " (" +
-                     std::to_string(box.tets()) + " tets) p=" + std::to_string(order));
-            try {
-                if (o.backend == "cuda")
-                    cuda_case(md, order, o, dev, cases);
-                else
-                    cpu_case(md, order, o, cases);
-            } catch (const Error& e) {
-                if (e.code() != ErrorCode::OutOfMemory) throw;
-                cases.push_back(skipped_case(md, order, std::string("out of memory: ") + e.what()));
+            if (!order_runs_on(order, md.mesh.num_cells(), kP3AssemblyLimit)) continue;
+            progress("assembly " + o.backend + " " + md.name + " (" +
+                     std::to_string(md.mesh.num_cells()) + " tets) p=" + std::to_string(order));
+            for (Material material : materials) {
+                try {
+                    if (material != Material::Linear)
+                        backend_assembly_cases(md.name, md.mesh, order, material, o, cases);
+                    else if (o.backend == "cuda")
+                        cuda_case(md, order, o, dev, cases);
+                    else
+                        cpu_case(md, order, o, cases);
+                    // The fused linear assembly sums inline at p = 1 only: at p >= 2 linear is
+                    // also timed through the backend, whose inline covers every order.
+                    if (material == Material::Linear && order >= 2 && wants_inline)
+                        backend_assembly_cases(md.name, md.mesh, order, material, o, cases);
+                } catch (const Error& e) {
+                    if (e.code() != ErrorCode::OutOfMemory) throw;
+                    cases.push_back(
+                        skipped_case(md, order, std::string("out of memory: ") + e.what())
+                            .add("material", material_name(material)));
+                }
+                header.add("inline_summary", inline_summary(cases));
+                write_bench_json(o, header, cases, false);
             }
-            write_bench_json(o, header, cases, false);
         }
     }
     write_bench_json(o, header, cases, true);

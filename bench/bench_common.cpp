@@ -5,14 +5,18 @@
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "mesh/box_mesh.hpp"
+#include "mesh/mesh_loader.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <time.h>
+#include <tuple>
 
 namespace edn::bench {
 namespace {
@@ -40,10 +44,12 @@ constexpr const char* kHelp =
     "  --frames F               step: timed frames per case after the warm-up (default 30)\n"
     "  --coarse-iterations K    step: coarse PCG iterations per two-level application\n"
     "                           (default 0: the backend's measured default)\n"
-    "  --mesh FILE              step, solve: this mesh (OBJ meshed by TetGen, .node/.ele, .msh)\n"
-    "                           instead of the box: nodes in its lowest 2% pinned, gravity, the\n"
-    "                           drag case pulls its top boundary triangle (default: the box\n"
-    "                           meshes)\n"
+    "  --no-baseline            step: skip the baseline runs (CUDA: the CPU backend's frames,\n"
+    "                           minutes at p >= 2 on 100K+ tets; CPU: the one-thread runs)\n"
+    "  --mesh FILE              step, solve, assembly: this mesh (OBJ meshed by TetGen,\n"
+    "                           .node/.ele, .msh) instead of the box: nodes in its lowest 2%\n"
+    "                           pinned, gravity, the drag case pulls its top boundary triangle\n"
+    "                           (default: the box meshes)\n"
     "  --order P                solve: the element order (same as --orders P; default 1)\n"
     "  --tol T                  solve: relative tolerance of every method, in (0, 1) (default\n"
     "                           1e-4): ||P(b - A x)||_2 <= T ||P b||_2 from x = 0\n"
@@ -56,6 +62,12 @@ constexpr const char* kHelp =
     "                           the first is the reference of the solution differences)\n"
     "                           (solve's box: the largest near-cubic one within --max-tets and\n"
     "                           127008 tets, pinned as bench step's)\n"
+    "                           step, assembly: summation methods of per_entry, per_simplex,\n"
+    "                           inline (default: all three)\n"
+    "  --materials A,B          step, assembly: materials of linear, corotational, neohookean\n"
+    "                           (--material M: one; default: step neohookean and corotational\n"
+    "                           at every order, linear at p = 1; assembly linear, the fused\n"
+    "                           linear assembly; the others run through the simulation backend)\n"
     "  --out FILE, --json FILE  the Bench JSON (rewritten after every case; required)\n"
     "exit codes: 0 success, 2 usage error, 4 no CUDA, out of memory or internal error\n";
 
@@ -64,8 +76,9 @@ std::string usage_line(const std::string& program) {
     return "usage: " + program +
            " assembly|spmv|step|reorder|repattern|pcg|solve [--backend cpu|cuda] [--max-tets N] "
            "[--min-tets N] [--orders 1,2,3 | --order P] [--repeat R] [--frames F] "
-           "[--coarse-iterations K] [--mesh FILE] [--tol T] [--max-iterations N] [--dt H] "
-           "[--methods A,B] "
+           "[--coarse-iterations K] [--no-baseline] [--mesh FILE] [--tol T] [--max-iterations N] "
+           "[--dt H] "
+           "[--methods A,B] [--materials A,B] "
            "--out bench.json";
 }
 
@@ -145,6 +158,8 @@ Options parse_options(int argc, char** argv, const std::string& program) {
             o.coarse_iterations = static_cast<int>(integer(value()));
             EDN_VERIFY(o.coarse_iterations >= 0 && o.coarse_iterations <= 1000, ErrorCode::Usage,
                        "--coarse-iterations must be in 0..1000 (0: the backend's default)");
+        } else if (arg == "--no-baseline") {
+            o.no_baseline = true;
         } else if (arg == "--mesh") {
             o.mesh = value();
         } else if (arg == "--order") {
@@ -168,6 +183,12 @@ Options parse_options(int argc, char** argv, const std::string& program) {
             while (std::getline(list, item, ','))
                 if (!item.empty()) o.methods.push_back(item);
             EDN_VERIFY(!o.methods.empty(), ErrorCode::Usage, "--methods: empty list");
+        } else if (arg == "--materials" || arg == "--material") {
+            std::stringstream list(value());
+            std::string item;
+            while (std::getline(list, item, ','))
+                if (!item.empty()) o.materials.push_back(item);
+            EDN_VERIFY(!o.materials.empty(), ErrorCode::Usage, arg << ": empty list");
         } else if (arg == "--out" || arg == "--json") {
             o.out = value();
         } else {
@@ -178,10 +199,98 @@ Options parse_options(int argc, char** argv, const std::string& program) {
     EDN_VERIFY(o.min_tets <= o.max_tets, ErrorCode::Usage,
                "--min-tets " << o.min_tets << " exceeds --max-tets " << o.max_tets);
     if (o.repeat == 0) o.repeat = o.backend == "cuda" ? 10 : 3;
+    if (o.benchmark == "step" || o.benchmark == "assembly") { // names checked before any work
+        bench_materials(o, {});
+        bench_methods(o);
+    }
     return o;
 }
 
 } // namespace
+
+std::vector<Material> bench_materials(const Options& options, std::vector<Material> defaults) {
+    if (options.materials.empty()) return defaults;
+    std::vector<Material> out;
+    for (const std::string& name : options.materials) {
+        const std::optional<Material> m = parse_material(name);
+        EDN_VERIFY(m, ErrorCode::Usage,
+                   "--materials: '" << name << "' is not linear, corotational or neohookean");
+        if (std::find(out.begin(), out.end(), *m) == out.end()) out.push_back(*m);
+    }
+    return out;
+}
+
+std::vector<SummationMethod> bench_methods(const Options& options) {
+    if (options.methods.empty())
+        return {SummationMethod::PerEntry, SummationMethod::PerSimplex, SummationMethod::Inline};
+    std::vector<SummationMethod> out;
+    for (const std::string& name : options.methods) {
+        const std::optional<SummationMethod> m = parse_summation_method(name);
+        EDN_VERIFY(m, ErrorCode::Usage,
+                   "--methods: '" << name << "' is not per_entry, per_simplex or inline");
+        if (std::find(out.begin(), out.end(), *m) == out.end()) out.push_back(*m);
+    }
+    return out;
+}
+
+JsonObject assembly_json(const char* per, double element_ms, double summation_ms,
+                         std::size_t element_block_bytes) {
+    JsonObject a;
+    a.add("per", per)
+        .add("element_ms", element_ms)
+        .add("summation_ms", summation_ms)
+        .add("total_ms", element_ms + summation_ms)
+        .add("element_blocks_bytes", element_block_bytes)
+        .add("element_blocks_mib", double(element_block_bytes) / (1024.0 * 1024.0));
+    return a;
+}
+
+Json inline_summary(const std::vector<JsonObject>& cases) {
+    // Per (mesh, order, material, path) in the order first seen: method -> {total_ms, MiB}.
+    using Key = std::tuple<std::string, int, std::string, std::string>;
+    std::vector<Key> keys;
+    std::map<Key, std::map<std::string, std::pair<double, double>>> rows;
+    for (const JsonObject& object : cases) {
+        const Json& c = object.json();
+        if (c.contains("skipped") || !c.contains("assembly") || !c.contains("material")) continue;
+        if (c.value("scene", std::string("gravity")) != "gravity" ||
+            c.value("preconditioner", std::string("block_jacobi")) != "block_jacobi")
+            continue;
+        const Key key{c["mesh"].get<std::string>(), c["order"].get<int>(),
+                      c["material"].get<std::string>(), c.value("path", std::string())};
+        if (!rows.count(key)) keys.push_back(key);
+        const Json& a = c["assembly"];
+        const auto number = [](const Json& v) {
+            return v.is_number() ? v.get<double>() : std::nan(""); // null: NaN
+        };
+        rows[key][c["method"].get<std::string>()] = {number(a["total_ms"]),
+                                                     number(a["element_blocks_mib"])};
+    }
+    Json out = Json::array();
+    for (const Key& key : keys) {
+        const auto& by_method = rows[key];
+        const auto get = [&](const char* method, bool mib) {
+            const auto it = by_method.find(method);
+            if (it == by_method.end()) return std::nan("");
+            return mib ? it->second.second : it->second.first;
+        };
+        const double per_entry = get("per_entry", false), per_simplex = get("per_simplex", false),
+                     inline_ms = get("inline", false);
+        JsonObject row;
+        row.add("mesh", std::get<0>(key))
+            .add("order", std::get<1>(key))
+            .add("material", std::get<2>(key));
+        if (!std::get<3>(key).empty()) row.add("path", std::get<3>(key));
+        row.add("per_entry_ms", per_entry)
+            .add("per_simplex_ms", per_simplex)
+            .add("inline_ms", inline_ms)
+            .add("inline_over_per_entry", inline_ms / per_entry)
+            .add("inline_over_per_simplex", inline_ms / per_simplex)
+            .add("element_blocks_mib_saved", get("per_entry", true) - get("inline", true));
+        out.push_back(row.json());
+    }
+    return out;
+}
 
 std::string BoxCase::name() const {
     return "box-" + std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz);
@@ -206,10 +315,24 @@ bool order_runs_on(int order, std::int64_t tets, std::int64_t p3_limit) {
 MeshData make_mesh_data(const BoxCase& box) {
     MeshData d;
     d.box = box;
+    d.name = box.name();
     double t0 = now_ms();
     // Cubic cells: the box's extent follows the cell counts.
     d.mesh = make_box_tet_mesh(box.nx, box.ny, box.nz, {0, 0, 0},
                                {double(box.nx) / box.nz, double(box.ny) / box.nz, 1.0});
+    d.generate_ms = now_ms() - t0;
+    t0 = now_ms();
+    d.topology = build_topology(d.mesh);
+    d.topology_ms = now_ms() - t0;
+    return d;
+}
+
+MeshData load_mesh_data(const std::string& path) {
+    MeshData d;
+    double t0 = now_ms();
+    d.mesh = load_tet_mesh(path);
+    d.name = std::filesystem::path(path).filename().string();
+    EDN_VERIFY(d.mesh.num_cells() > 0, ErrorCode::EmptyMesh, path << ": no cells");
     d.generate_ms = now_ms() - t0;
     t0 = now_ms();
     d.topology = build_topology(d.mesh);

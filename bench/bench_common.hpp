@@ -6,6 +6,7 @@
 #include "core/json.hpp"
 #include "mesh/tet_mesh.hpp"
 #include "mesh/topology.hpp"
+#include "sim/simulation.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -36,6 +37,8 @@ struct Options {
     /// step: coarse PCG iterations per two-level application (SimulationSettings::
     /// coarse_iterations; 0: the backend's default). The sweep in bench/README.md used it.
     int coarse_iterations = 0;
+    /// step: no baseline runs (a CUDA run's CPU backend frames, which take most of a p >= 2 run).
+    bool no_baseline = false;
     /// step: a mesh file (OBJ, .node/.ele or .msh) instead of the box, pinned at its base with a
     /// drag on its top (empty: the box).
     std::string mesh;
@@ -46,9 +49,33 @@ struct Options {
     int max_iterations = 10000;
     /// solve: the time step h of the matrix K + M/h^2.
     double dt = 1.0 / 60.0;
-    /// solve: the methods to run (names of bench_solve.cpp's list; empty: all that apply).
+    /// solve: the methods to run (names of bench_solve.cpp's list; empty: all that apply);
+    /// step, assembly: summation methods (per_entry, per_simplex, inline; empty: all three).
     std::vector<std::string> methods;
+    /// step, assembly: materials (linear, corotational, neohookean; empty: the benchmark's
+    /// default set).
+    std::vector<std::string> materials;
 };
+
+/// The materials of --materials, `defaults` when none were given; edn::Error(Usage) on an
+/// unknown name.
+std::vector<Material> bench_materials(const Options& options, std::vector<Material> defaults);
+/// The summation methods of --methods (all three when none were given); edn::Error(Usage) on an
+/// unknown name.
+std::vector<SummationMethod> bench_methods(const Options& options);
+
+/// A case's "assembly" object: element and summation ms `per` ("newton_iteration" in a step,
+/// "call" in bench assembly), their sum `total_ms`, and the element Hessian blocks kept in memory
+/// (bytes and MiB; 0 for inline summation, which computes them where it adds them).
+JsonObject assembly_json(const char* per, double element_ms, double summation_ms,
+                         std::size_t element_block_bytes);
+
+/// Per (mesh, order, material, path where given) of the cases with an "assembly" object (the
+/// gravity scene and block Jacobi only, where a step has those fields; skipped cases left out): the
+/// assembly total_ms of per_entry, per_simplex and inline, inline_over_per_entry,
+/// inline_over_per_simplex and the element-block MiB that inline saves against per_entry (null
+/// where a method is missing).
+Json inline_summary(const std::vector<JsonObject>& cases);
 
 /// A box mesh of a standard benchmark size.
 struct BoxCase {
@@ -66,9 +93,10 @@ std::vector<BoxCase> standard_boxes(std::int64_t max_tets);
 /// p = 3 up to `p3_limit`), so one run stays within minutes.
 bool order_runs_on(int order, std::int64_t tets, std::int64_t p3_limit);
 
-/// A generated mesh with its host topology and the host times to make them.
+/// A generated (or loaded) mesh with its host topology and the host times to make them.
 struct MeshData {
-    BoxCase box{};
+    BoxCase box{};    ///< the box (zero for a mesh file)
+    std::string name; ///< box.name(), or the file name of a loaded mesh
     TetMesh mesh;
     Topology topology;
     double generate_ms = 0; ///< make_box_tet_mesh
@@ -77,6 +105,9 @@ struct MeshData {
 
 /// Generates the unit-height box mesh of `box` and its topology.
 MeshData make_mesh_data(const BoxCase& box);
+/// Loads the mesh file at `path` (OBJ meshed by TetGen, .node/.ele, .msh) and builds its
+/// topology; errors of load_tet_mesh (exit 3 for a bad file).
+MeshData load_mesh_data(const std::string& path);
 
 /// Milliseconds on a steady clock since an arbitrary origin.
 inline double now_ms() {
@@ -129,6 +160,13 @@ void progress(const std::string& line);
 
 /// The assembly benchmark (bench_assembly.cpp).
 void run_assembly_bench(const Options& options);
+/// bench assembly for one material through the simulation backend of --backend: per summation
+/// method of --methods, the element pass (energy, gradient, Hessians where kept) and the
+/// summation of one Newton iteration on `mesh` at a fixed deformed state; one case each
+/// (bench_assembly_backend.cpp).
+void backend_assembly_cases(const std::string& mesh_name, const TetMesh& mesh, int order,
+                            Material material, const Options& options,
+                            std::vector<JsonObject>& cases);
 /// The SpMV benchmark (bench_spmv.cpp).
 void run_spmv_bench(const Options& options);
 /// Node order (natural, shuffled, Morton) against SpMV and summation (bench_reorder.cpp).

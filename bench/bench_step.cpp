@@ -79,6 +79,7 @@ SimulationSettings settings_for(const StepCase& c, Backend backend, int coarse_i
 /// Timings and counters of the measured frames of one run.
 struct FrameStats {
     std::vector<double> element, summation, pcg, line_search, total; ///< ms per frame
+    std::vector<double> assembly; ///< element + summation per frame [ms]
     std::int64_t newton = 0, cg = 0;
     int converged = 0, recovered = 0, line_search_failures = 0, pcg_unconverged = 0,
         pcg_breakdowns = 0;
@@ -88,6 +89,7 @@ struct FrameStats {
     Index nodes = 0;
     std::int64_t nnz_blocks = 0;
     std::size_t matrix_bytes = 0;
+    std::size_t element_block_bytes = 0; ///< element Hessian blocks kept for the summation
     Index pinned = 0;
 
     int frames() const { return static_cast<int>(total.size()); }
@@ -104,6 +106,7 @@ FrameStats measure(const StepScene& scene, const SimulationSettings& s, const St
     st.nodes = sim.num_nodes();
     st.nnz_blocks = sim.nnz_blocks();
     st.matrix_bytes = sim.matrix_bytes();
+    st.element_block_bytes = sim.element_block_bytes();
     st.pinned = sim.pin_below(scene.pin_below);
     if (c.drag) sim.set_drag(scene.drag);
     t0 = now_ms();
@@ -117,6 +120,7 @@ FrameStats measure(const StepScene& scene, const SimulationSettings& s, const St
         st.pcg.push_back(r.times.pcg);
         st.line_search.push_back(r.times.line_search);
         st.total.push_back(r.times.total);
+        st.assembly.push_back(r.times.element + r.times.summation);
         st.newton += r.newton_iterations;
         st.cg += r.cg_iterations;
         st.converged += r.converged;
@@ -138,12 +142,20 @@ void add_stats(JsonObject& j, const FrameStats& st) {
         .add("summation", median(st.summation))
         .add("pcg", median(st.pcg))
         .add("line_search", median(st.line_search))
-        .add("total", median(st.total));
-    double mean_total = 0;
+        .add("total", median(st.total))
+        .add("assembly", median(st.assembly));
+    double mean_total = 0, element = 0, summation = 0;
     for (double v : st.total) mean_total += v;
+    for (double v : st.element) element += v;
+    for (double v : st.summation) summation += v;
     const double total = median(st.total);
+    // Per Newton iteration (each assembles once and evaluates the Hessians about once), so that
+    // methods compare at equal work even where their iteration counts differ.
+    const double per = st.newton > 0 ? 1.0 / double(st.newton) : std::nan("");
     j.add("frames", st.frames())
         .add("median_ms", ms)
+        .add("assembly", assembly_json("newton_iteration", element * per, summation * per,
+                                       st.element_block_bytes))
         .add("mean_total_ms", mean_total / frames)
         .add("max_total_ms",
              st.total.empty() ? std::nan("") : *std::max_element(st.total.begin(), st.total.end()))
@@ -174,29 +186,42 @@ std::optional<double> target_fps(const StepCase& c, Backend backend, std::int64_
     return std::nullopt;
 }
 
-/// The cases of a run: per order, co-rotational and neo-Hookean with per_entry and
-/// per_simplex; p = 1 adds linear with all three methods (inline is linear p = 1 only) and the
-/// drag scene; p >= 2 adds per_entry with the two-level preconditioner. Targets first, so a run
-/// cut short has them.
-std::vector<StepCase> step_cases(const std::vector<int>& orders) {
+/// The cases of a run: per order, each material of --materials (default neo-Hookean and
+/// co-rotational at every order, linear at p = 1 only) with each summation method of --methods
+/// (default all three); p >= 2 adds per_entry with the two-level preconditioner (neo-Hookean,
+/// co-rotational), p = 1 the drag scene (neo-Hookean per_entry). Targets first, so a run cut
+/// short has them.
+std::vector<StepCase> step_cases(const Options& o) {
     const auto has = [&](int p) {
-        return std::find(orders.begin(), orders.end(), p) != orders.end();
+        return std::find(o.orders.begin(), o.orders.end(), p) != o.orders.end();
+    };
+    const bool default_materials = o.materials.empty();
+    const std::vector<Material> materials =
+        default_materials
+            ? std::vector<Material>{Material::NeoHookean, Material::Corotational, Material::Linear}
+            : bench_materials(o, {});
+    const std::vector<SummationMethod> methods = bench_methods(o);
+    const auto listed = [](const auto& list, auto value) {
+        return std::find(list.begin(), list.end(), value) != list.end();
     };
     std::vector<StepCase> out;
-    const SummationMethod methods[] = {SummationMethod::PerEntry, SummationMethod::PerSimplex};
     for (int p : {1, 2, 3}) {
         if (!has(p)) continue;
-        for (Material m : {Material::NeoHookean, Material::Corotational})
+        for (Material m : materials) {
+            if (default_materials && m == Material::Linear) continue; // p = 1, below
             for (SummationMethod s : methods) out.push_back({p, m, s, false});
-        if (p >= 2)
-            for (Material m : {Material::NeoHookean, Material::Corotational})
-                out.push_back({p, m, SummationMethod::PerEntry, false, Preconditioner::TwoLevel});
+        }
+        if (p >= 2 && listed(methods, SummationMethod::PerEntry))
+            for (Material m : materials)
+                if (m != Material::Linear)
+                    out.push_back(
+                        {p, m, SummationMethod::PerEntry, false, Preconditioner::TwoLevel});
     }
     if (has(1)) {
-        out.push_back({1, Material::NeoHookean, SummationMethod::PerEntry, true});
-        for (SummationMethod s :
-             {SummationMethod::PerEntry, SummationMethod::PerSimplex, SummationMethod::Inline})
-            out.push_back({1, Material::Linear, s, false});
+        if (listed(materials, Material::NeoHookean) && listed(methods, SummationMethod::PerEntry))
+            out.push_back({1, Material::NeoHookean, SummationMethod::PerEntry, true});
+        if (default_materials)
+            for (SummationMethod s : methods) out.push_back({1, Material::Linear, s, false});
     }
     return out;
 }
@@ -213,6 +238,7 @@ void run_step_bench(const Options& options_in) {
     Options o = options_in;
     const Backend backend = o.backend == "cuda" ? Backend::Cuda : Backend::Cpu;
     if (!o.orders_given) o.orders = {1, 2};
+    const std::vector<StepCase> step_list = step_cases(o);
     std::string device;
     if (backend == Backend::Cuda) {
         EDN_VERIFY(cuda_device_available(), ErrorCode::Unsupported,
@@ -264,6 +290,7 @@ void run_step_bench(const Options& options_in) {
                      "warm-up + up to 3 frames (8 s cap), shared by the summation methods"
                    : "no external peer: baseline = the same CPU step at 1 thread (p = 1 only, 1 "
                      "warm-up + up to 10 frames); none for p >= 2");
+    if (o.no_baseline) header.add("baseline_note", "none: --no-baseline");
 
     // Baselines shared by the summation methods of an (order, material, drag) triple.
     // The baseline object and its median total [ms] (NaN when none).
@@ -274,7 +301,9 @@ void run_step_bench(const Options& options_in) {
         if (auto it = baselines.find(key); it != baselines.end()) return it->second;
         JsonObject b;
         double total = std::nan("");
-        if (backend == Backend::Cuda) {
+        if (o.no_baseline) {
+            b.add("name", "none").add("reason", "--no-baseline");
+        } else if (backend == Backend::Cuda) {
             StepCase bc = c;
             bc.method = SummationMethod::PerEntry;
             progress("  baseline: cpu " + std::to_string(num_threads()) + " threads");
@@ -321,7 +350,7 @@ void run_step_bench(const Options& options_in) {
 
     std::vector<JsonObject> cases;
     int failed = 0;
-    for (const StepCase& c : step_cases(o.orders)) {
+    for (const StepCase& c : step_list) {
         const bool two_level = c.preconditioner == Preconditioner::TwoLevel;
         const std::string label = body.name + " p=" + std::to_string(c.order) + " " +
                                   material_name(c.material) + " " +
@@ -367,6 +396,7 @@ void run_step_bench(const Options& options_in) {
             progress("  skipped: " + std::string(e.what()));
         }
         cases.push_back(j);
+        header.add("inline_summary", inline_summary(cases));
         write_bench_json(o, header, cases, false);
     }
     write_bench_json(o, header, cases, true);

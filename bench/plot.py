@@ -6,6 +6,7 @@ usage: python3 bench/plot.py FILE.json [FILE.json ...] [--out-dir DIR]
 Prints one Markdown table per file to stdout and writes DIR/<file name>.svg (standard library
 only, hand-written SVG) for the benchmarks it knows:
   assembly  per mesh size and order, stacked per-entry stage times against the peer's total
+            (the fused linear cases; with an inline_summary, its table follows each table)
   spmv      SpMV time against tets per order with the peers; fraction of copy bandwidth (CUDA)
             or achieved GB/s (CPU) on a second panel
   step      per case, stacked per-stage frame times as horizontal bars, one panel per order, fps
@@ -40,18 +41,19 @@ def baseline_total(case):
 
 
 def assembly_table(doc):
-    rows = ["| mesh | tets | p | method | " + " | ".join(STAGES) +
+    rows = ["| mesh | tets | p | material | method | " + " | ".join(STAGES) +
             " | total | summation only | peer | peer total | peak/(matrix+maps+mesh) |",
-            "|" + "---|" * (len(STAGES) + 9)]
+            "|" + "---|" * (len(STAGES) + 10)]
     for c in doc["cases"]:
         if "skipped" in c:
-            rows.append(f"| {c['mesh']} | {c['tets']} | {c['order']} | {c.get('method', '')} | "
+            rows.append(f"| {c['mesh']} | {c['tets']} | {c['order']} | "
+                        f"{material_label(c)} | {c.get('method', '')} | "
                         f"skipped: {c['skipped']} |")
             continue
         m = c["median_ms"]
         b = c.get("bytes", {})
         rows.append("| " + " | ".join([
-            c["mesh"], str(c["tets"]), str(c["order"]), c["method"],
+            c["mesh"], str(c["tets"]), str(c["order"]), material_label(c), c["method"],
             *[fmt(m.get(s)) for s in STAGES], fmt(m.get("total")), fmt(m.get("summation_only")),
             c.get("baseline", {}).get("name", "-"), fmt(baseline_total(c)),
             fmt(b.get("peak_over_matrix_maps_mesh"))]) + " |")
@@ -108,6 +110,28 @@ def pcg_table(doc):
                 fmt(v.get("us_per_iteration")), fmt(v.get("tol_1e-4_iterations")),
                 fmt(v.get("tol_1e-4_converged")), b.get("name", "-"),
                 fmt(b.get("us_per_iteration"))]) + " |")
+    return "\n".join(rows)
+
+
+def material_label(c):
+    """The material, with the path of a linear case timed through the simulation backend."""
+    m = str(c.get("material", "linear"))
+    return m + " (backend)" if m == "linear" and c.get("path") == "simulation_backend" else m
+
+
+def inline_summary_table(doc):
+    """Element + summation ms per (mesh, order, material) and method, with inline's ratios."""
+    summary = doc.get("inline_summary")
+    if not isinstance(summary, list) or not summary:
+        return None
+    rows = ["| mesh | p | material | per-entry ms | per-simplex ms | inline ms | "
+            "inline / per-entry | inline / per-simplex | MiB inline saves |", "|" + "---|" * 9]
+    for r in summary:
+        rows.append("| " + " | ".join([
+            str(r.get("mesh")), str(r.get("order")), material_label(r),
+            fmt(r.get("per_entry_ms")), fmt(r.get("per_simplex_ms")), fmt(r.get("inline_ms")),
+            fmt(r.get("inline_over_per_entry")), fmt(r.get("inline_over_per_simplex")),
+            fmt(r.get("element_blocks_mib_saved"))]) + " |")
     return "\n".join(rows)
 
 
@@ -432,7 +456,8 @@ def by_order(cases):
 
 
 def svg_assembly(doc, path):
-    cases = live_cases(doc)
+    # The stage plot is the fused linear assembly's (the other materials have no pattern stages).
+    cases = [c for c in live_cases(doc) if c.get("path", "fused_linear") == "fused_linear"]
     methods = [c.get("method") for c in cases]
     method = "per_entry" if "per_entry" in methods else (methods[0] if methods else None)
     cases = [c for c in cases if c.get("method") == method and number(c.get("tets"))]
@@ -682,7 +707,8 @@ SVG_PLOTS = {"assembly": svg_assembly, "spmv": svg_spmv, "step": svg_step, "pcg"
 
 
 def plot_assembly(plt, doc, path):
-    cases = [c for c in doc["cases"] if "skipped" not in c and c["method"] == "per_entry"]
+    cases = [c for c in doc["cases"] if "skipped" not in c and c["method"] == "per_entry"
+             and c.get("path", "fused_linear") == "fused_linear"]
     if not cases:
         return
     labels = [f"{c['tets'] // 1000}K p{c['order']}" for c in cases]
@@ -795,6 +821,11 @@ def main(argv):
                   f"(commit {d.get('commit')}{incomplete})\n")
             print(table)
             print()
+            summary = inline_summary_table(d)
+            if summary:
+                print("element + summation (assembly.total_ms; step: per Newton iteration)\n")
+                print(summary)
+                print()
         name = os.path.join(out_dir, os.path.splitext(os.path.basename(f))[0] + ".svg")
         try:
             svg = SVG_PLOTS[d["benchmark"]](d, f)

@@ -83,6 +83,8 @@ public:
         return out;
     }
 
+    std::size_t element_block_bytes() const override { return blocks_.size() * sizeof(double); }
+
     // Newton operations (solver/newton.hpp).
     void begin_step() override;
     double evaluate(NewtonVector at, int outputs, NewtonVector gradient) override {

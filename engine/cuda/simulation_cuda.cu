@@ -75,6 +75,7 @@ public:
     }
     std::int64_t nnz_blocks() const override { return assembly_->nnz_blocks(); }
     std::size_t matrix_bytes() const override { return assembly_->matrix_bytes(); }
+    std::size_t element_block_bytes() const override { return assembly_->element_bytes(); }
     void pins_changed() override {
         EDN_CUDA_CHECK(
             cudaMemcpy(fixed_.data(), fixed.data(), fixed.size(), cudaMemcpyHostToDevice));

@@ -297,6 +297,9 @@ std::int64_t Simulation::nnz_blocks() const {
 std::size_t Simulation::matrix_bytes() const {
     return backend_->matrix_bytes();
 }
+std::size_t Simulation::element_block_bytes() const {
+    return backend_->element_block_bytes();
+}
 double Simulation::pattern_build_ms() const {
     return backend_->pattern_ms;
 }

@@ -256,6 +256,9 @@ public:
     std::int64_t nnz_blocks() const;
     /// Bytes of the system matrix.
     std::size_t matrix_bytes() const;
+    /// Bytes of the element Hessian blocks the backend keeps for the summation (0 for inline
+    /// summation unless the two-level coarse level needs them).
+    std::size_t element_block_bytes() const;
     /// Connected components of the mesh.
     Index components() const;
     /// Milliseconds the construction spent building the pattern and summation plans (topology,

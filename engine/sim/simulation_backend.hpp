@@ -84,6 +84,9 @@ public:
     /// Non-zero blocks and bytes of the system matrix.
     virtual std::int64_t nnz_blocks() const { return pattern.nnz_blocks(); }
     virtual std::size_t matrix_bytes() const { return pattern.matrix_bytes(sizeof(double)); }
+    /// Bytes of the element Hessian blocks kept between evaluate() and assemble() (0 when
+    /// keeps_element_blocks() is false: inline summation computes them where it adds them).
+    virtual std::size_t element_block_bytes() const { return 0; }
 
     TetMesh mesh;
     SimulationSettings settings;

@@ -71,7 +71,7 @@ TEST_F(CliBench, StepWritesFiniteTimingsAndIterations) {
                             "\"commit\"", "\"complete\": true", "\"cases\""})
         EXPECT_NE(text.find(key), std::string::npos) << key;
 
-    // One case per line: p = 1 and 2 x 2 materials x 2 methods, drag, linear x 3 methods, and
+    // One case per line: p = 1 and 2 x 2 materials x 3 methods, drag, linear x 3 methods, and
     // p = 2 x 2 materials with the two-level preconditioner.
     int cases = 0;
     // (the header's "scene" object also starts with "mesh": count from "cases" on).
@@ -89,11 +89,15 @@ TEST_F(CliBench, StepWritesFiniteTimingsAndIterations) {
         const std::size_t median_at = line.find("\"median_ms\":");
         ASSERT_NE(median_at, std::string::npos);
         const std::vector<double> ms = object_numbers(line, median_at);
-        ASSERT_EQ(ms.size(), 5u); // element, summation, pcg, line_search, total
+        ASSERT_EQ(ms.size(), 6u); // element, summation, pcg, line_search, total, assembly
         for (double v : ms) {
             EXPECT_TRUE(std::isfinite(v));
             EXPECT_GE(v, 0);
         }
+        // assembly: the median of element + summation per frame. Per frame it is at least
+        // either stage and at most the whole step, so its median is too (6 digits kept).
+        EXPECT_GE(ms[5] * (1 + 1e-5), std::max(ms[0], ms[1]));
+        EXPECT_LE(ms[5], ms[4] * (1 + 1e-5));
         // The total covers every stage (each median is over the same frames, so allow slack).
         EXPECT_GE(ms[4], 0.5 * (ms[0] + ms[1] + ms[2] + ms[3]));
         const double fps = number_after(line, "fps", 0);
@@ -107,8 +111,120 @@ TEST_F(CliBench, StepWritesFiniteTimingsAndIterations) {
         EXPECT_LE(cg, 3 * 200); // the CG cap per solve
         EXPECT_NE(line.find("\"finite\":true"), std::string::npos);
     }
-    EXPECT_EQ(cases, 14);
+    EXPECT_EQ(cases, 18);
     EXPECT_NE(text.find("\"preconditioner\":\"two_level\""), std::string::npos);
+
+    // Per case the assembly per Newton iteration and the element blocks kept; inline keeps none
+    // (block Jacobi), the other methods all of them.
+    const Json bench = read_json_file(json);
+    int inline_cases = 0;
+    for (const Json& c : bench["cases"]) {
+        SCOPED_TRACE(c.dump().substr(0, 160));
+        const Json& a = c["assembly"];
+        ASSERT_TRUE(a.is_object());
+        EXPECT_EQ(a["per"], "newton_iteration");
+        const double element = a["element_ms"].get<double>(),
+                     summation = a["summation_ms"].get<double>();
+        EXPECT_TRUE(std::isfinite(element) && element > 0);
+        EXPECT_TRUE(std::isfinite(summation) && summation > 0);
+        // The JSON keeps 6 significant digits.
+        EXPECT_NEAR(a["total_ms"].get<double>(), element + summation, 1e-5 * (element + summation));
+        const int order = c["order"].get<int>();
+        const double kept = a["element_blocks_bytes"].get<double>();
+        if (c["method"] == "inline") {
+            ++inline_cases;
+            EXPECT_EQ(kept, 0);
+        } else {
+            const double m = order == 1 ? 4 : 10;
+            EXPECT_EQ(kept, 1764 * m * m * 9 * sizeof(double));
+        }
+        EXPECT_NEAR(a["element_blocks_mib"].get<double>(), kept / (1024.0 * 1024.0),
+                    1e-5 * kept / (1024.0 * 1024.0));
+    }
+    EXPECT_EQ(inline_cases, 5); // neo-Hookean and co-rotational at p = 1, 2; linear at p = 1
+    // The summary: per (order, material) of the gravity, block-Jacobi cases, inline over
+    // per-entry of element + summation.
+    const Json& summary = bench["inline_summary"];
+    ASSERT_EQ(summary.size(), 5u) << summary.dump();
+    for (const Json& row : summary) {
+        SCOPED_TRACE(row.dump());
+        const double ratio = row["inline_over_per_entry"].get<double>();
+        EXPECT_TRUE(std::isfinite(ratio) && ratio > 0);
+        EXPECT_NEAR(ratio, row["inline_ms"].get<double>() / row["per_entry_ms"].get<double>(),
+                    1e-4 * ratio);
+        EXPECT_TRUE(std::isfinite(row["inline_over_per_simplex"].get<double>()));
+        EXPECT_GT(row["element_blocks_mib_saved"].get<double>(), 0);
+    }
+}
+
+TEST_F(CliBench, StepMaterialsAndMethodsSelectTheCases) {
+    const fs::path json = root_ / "select.json";
+    const BenchRun r =
+        run({"bench", "step", "--max-tets", "500", "--orders", "2", "--frames", "1", "--materials",
+             "linear", "--methods", "inline,per_entry", "--out", json.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json bench = read_json_file(json);
+    // Linear at p = 2 (named explicitly), inline and per-entry, no two-level or drag case.
+    ASSERT_EQ(bench["cases"].size(), 2u);
+    EXPECT_EQ(bench["cases"][0]["method"], "inline");
+    EXPECT_EQ(bench["cases"][1]["method"], "per_entry");
+    for (const Json& c : bench["cases"]) {
+        EXPECT_EQ(c["material"], "linear");
+        EXPECT_EQ(c["order"], 2);
+        EXPECT_EQ(c["preconditioner"], "block_jacobi");
+    }
+    ASSERT_EQ(bench["inline_summary"].size(), 1u);
+    EXPECT_TRUE(bench["inline_summary"][0]["per_simplex_ms"].is_null()); // not run
+}
+
+TEST_F(CliBench, AssemblyTimesEveryMaterialAndMethodOnAMesh) {
+    const fs::path json = root_ / "assembly.json";
+    const BenchRun r =
+        run({"bench", "assembly", "--mesh", (test::source_dir() / "assets/beam.obj").string(),
+             "--materials", "linear,corotational,neohookean", "--orders", "1,2,3", "--repeat", "1",
+             "--out", json.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json bench = read_json_file(json);
+    EXPECT_TRUE(bench["complete"].get<bool>());
+    // 3 orders x 3 materials x 3 methods, except the fused linear assembly at p >= 2 (no inline:
+    // per-entry and per-simplex) and linear at p >= 2 through the backend (3 methods).
+    ASSERT_EQ(bench["cases"].size(), 31u);
+    for (const Json& c : bench["cases"]) {
+        SCOPED_TRACE(c.dump().substr(0, 200));
+        EXPECT_EQ(c["mesh"], "beam.obj");
+        ASSERT_FALSE(c.contains("skipped"));
+        const Json& a = c["assembly"];
+        EXPECT_EQ(a["per"], "call");
+        const double element = a["element_ms"].get<double>(),
+                     summation = a["summation_ms"].get<double>();
+        EXPECT_TRUE(std::isfinite(element) && element >= 0);
+        EXPECT_TRUE(std::isfinite(summation) && summation > 0);
+        EXPECT_NEAR(a["total_ms"].get<double>(), element + summation, 1e-5 * (element + summation));
+        const bool kept = c["method"] != "inline";
+        EXPECT_EQ(a["element_blocks_bytes"].get<double>() > 0, kept);
+        if (c["path"] == "fused_linear") {
+            EXPECT_EQ(c["material"], "linear");
+            EXPECT_TRUE(c.contains("baseline")); // the fused linear assembly has its peer
+            continue;
+        }
+        EXPECT_EQ(c["path"], "simulation_backend");
+        EXPECT_GT(element, 0); // energy and gradient at least
+        // Every method assembles the same matrix as per-entry (double: to rounding).
+        EXPECT_LT(c["check"]["hv_rel_diff_vs_per_entry"].get<double>(), 1e-10);
+    }
+    // A row per (order, material, path): 3 x 3 + linear p = 2, 3 through the backend.
+    const Json& summary = bench["inline_summary"];
+    ASSERT_EQ(summary.size(), 11u) << summary.dump();
+    for (const Json& row : summary) {
+        SCOPED_TRACE(row.dump());
+        if (row["path"] == "fused_linear" && row["order"].get<int>() >= 2) {
+            EXPECT_TRUE(row["inline_ms"].is_null());
+            continue;
+        }
+        EXPECT_TRUE(std::isfinite(row["inline_over_per_entry"].get<double>()));
+        EXPECT_TRUE(std::isfinite(row["inline_over_per_simplex"].get<double>()));
+        EXPECT_GT(row["element_blocks_mib_saved"].get<double>(), 0);
+    }
 }
 
 TEST_F(CliBench, RepatternTimesTheHostRebuildAfterACutAndARefinement) {
@@ -150,6 +266,10 @@ TEST_F(CliBench, UsageErrorsExit2WithOneLine) {
           std::vector<std::string>{"bench", "step", "--frames", "0", "--out", json.string()},
           std::vector<std::string>{"bench", "step", "--max-tets", "2000"},
           std::vector<std::string>{"bench", "step", "--bogus", "--out", json.string()},
+          std::vector<std::string>{"bench", "step", "--materials", "rubber", "--out",
+                                   json.string()},
+          std::vector<std::string>{"bench", "assembly", "--methods", "fused", "--out",
+                                   json.string()},
           std::vector<std::string>{"bench", "spmv", "--min-tets", "100", "--max-tets", "10",
                                    "--out", json.string()},
           std::vector<std::string>{"bench", "pcg", "--backend", "cpu", "--out", json.string()},
@@ -211,26 +331,13 @@ TEST_F(CliBench, HelpListsEveryBenchmarkAndOption) {
                                                       {"bench", "solve", "--help"}}) {
         const BenchRun help = run(arguments);
         EXPECT_EQ(help.exit_code, 0) << help.err;
-        for (const char* word : {"assembly",
-                                 "spmv",
-                                 "step",
-                                 "reorder",
-                                 "repattern",
-                                 "pcg",
-                                 "solve",
-                                 "--backend",
-                                 "--max-tets",
-                                 "--min-tets",
-                                 "--orders",
-                                 "--order",
-                                 "--repeat",
-                                 "--frames",
-                                 "--coarse-iterations",
-                                 "--tol",
-                                 "--max-iterations",
-                                 "--dt",
-                                 "--json",
-                                 "--out"})
+        for (const char* word : {"assembly",    "spmv",      "step",
+                                 "reorder",     "repattern", "pcg",
+                                 "solve",       "--backend", "--max-tets",
+                                 "--min-tets",  "--orders",  "--order",
+                                 "--repeat",    "--frames",  "--coarse-iterations",
+                                 "--materials", "--tol",     "--max-iterations",
+                                 "--dt",        "--json",    "--out"})
             EXPECT_NE(help.out.find(word), std::string::npos) << word << "\n" << help.out;
     }
     // The top-level usage names all six benchmarks too.

@@ -7,48 +7,79 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 namespace edn::cpu {
 
 namespace {
 
-/// One full bin (all 32 rows exist): slot j of the 32 rows is contiguous in each of the 9 planes,
-/// so the 32 lanes are processed as vectors (structure of arrays, no per-lane branch: padding
-/// slots hold column = the row itself and value 0, so reading them adds 0).
+/// A 16-byte vector of T (2 doubles, 4 floats: one SSE2 register, the x86-64 baseline) through
+/// the GCC/Clang vector extension; the product's lanes are rows, so each lane computes exactly
+/// what the scalar loop computes.
+template <class T> struct Lanes;
+template <> struct Lanes<double> {
+    typedef double V __attribute__((vector_size(16)));
+};
+template <> struct Lanes<float> {
+    typedef float V __attribute__((vector_size(16)));
+};
+
+template <class T> inline typename Lanes<T>::V load_lanes(const T* p) {
+    typename Lanes<T>::V v;
+    std::memcpy(&v, p, sizeof(v)); // unaligned load (a view may start anywhere)
+    return v;
+}
+
+/// Rows [row0, row0 + W) of a full bin (W = the lanes of a vector) over their first `count`
+/// slots, the longest of these rows (so the other rows' padding is skipped too: padding slots
+/// hold column = the row itself and value 0, so reading them adds 0). Each row's sum runs in the
+/// order of the per-row reference (diagonal block, then the off-diagonal blocks in slot order,
+/// each block row as (v0 x0 + v1 x1) + v2 x2): lanes do not change the result.
 template <class T>
-inline void spmv_full_bin(const T* values, const Index* columns, Index width, const T* diag,
-                          std::int64_t n, std::int64_t first, const T* x, T* y) {
-    const std::int64_t plane = static_cast<std::int64_t>(width) * kBinRows;
-    T acc[3][kBinRows];
+inline void spmv_lanes(const T* values, const Index* columns, std::int64_t plane, Index count,
+                       const T* diag, std::int64_t n, std::int64_t row0, const T* x, T* y) {
+    using V = typename Lanes<T>::V;
+    constexpr int W = sizeof(V) / sizeof(T);
+    V xr[3];
+    for (int lane = 0; lane < W; ++lane)
+        for (int c = 0; c < 3; ++c) xr[c][lane] = x[3 * (row0 + lane) + c];
+    V acc[3];
     for (int r = 0; r < 3; ++r)
-        for (int lane = 0; lane < kBinRows; ++lane) {
-            const std::int64_t row = first + lane;
-            acc[r][lane] = diag[(3 * r) * n + row] * x[3 * row] +
-                           diag[(3 * r + 1) * n + row] * x[3 * row + 1] +
-                           diag[(3 * r + 2) * n + row] * x[3 * row + 2];
+        acc[r] = load_lanes(diag + (3 * r) * n + row0) * xr[0] +
+                 load_lanes(diag + (3 * r + 1) * n + row0) * xr[1] +
+                 load_lanes(diag + (3 * r + 2) * n + row0) * xr[2];
+    const T* v[9];
+    for (int k = 0; k < 9; ++k) v[k] = values + k * plane;
+    for (Index j = 0; j < count; ++j) {
+        const std::int64_t s = static_cast<std::int64_t>(j) * kBinRows;
+        V xc[3];
+        for (int lane = 0; lane < W; ++lane) {
+            const std::int64_t col = 3 * static_cast<std::int64_t>(columns[s + lane]);
+            xc[0][lane] = x[col];
+            xc[1][lane] = x[col + 1];
+            xc[2][lane] = x[col + 2];
         }
-    for (Index j = 0; j < width; ++j) {
-        const std::int64_t s0 = static_cast<std::int64_t>(j) * kBinRows;
-        const Index* cols = columns + s0;
-        T xg[3][kBinRows];
-        for (int lane = 0; lane < kBinRows; ++lane) {
-            const std::int64_t col = cols[lane];
-            xg[0][lane] = x[3 * col];
-            xg[1][lane] = x[3 * col + 1];
-            xg[2][lane] = x[3 * col + 2];
-        }
-        const T* v = values + s0;
-        for (int r = 0; r < 3; ++r) {
-            const T* v0 = v + (3 * r) * plane;
-            const T* v1 = v + (3 * r + 1) * plane;
-            const T* v2 = v + (3 * r + 2) * plane;
-            for (int lane = 0; lane < kBinRows; ++lane)
-                acc[r][lane] +=
-                    v0[lane] * xg[0][lane] + v1[lane] * xg[1][lane] + v2[lane] * xg[2][lane];
-        }
+        for (int r = 0; r < 3; ++r)
+            acc[r] += load_lanes(v[3 * r] + s) * xc[0] + load_lanes(v[3 * r + 1] + s) * xc[1] +
+                      load_lanes(v[3 * r + 2] + s) * xc[2];
     }
-    for (int lane = 0; lane < kBinRows; ++lane)
-        for (int r = 0; r < 3; ++r) y[3 * (first + lane) + r] = acc[r][lane];
+    for (int lane = 0; lane < W; ++lane)
+        for (int r = 0; r < 3; ++r) y[3 * (row0 + lane) + r] = acc[r][lane];
+}
+
+/// One full bin (all 32 rows exist), a vector of rows at a time.
+template <class T>
+inline void spmv_full_bin(const T* values, const Index* columns, Index width, const Index* counts,
+                          const T* diag, std::int64_t n, std::int64_t first, const T* x, T* y) {
+    constexpr int W = sizeof(typename Lanes<T>::V) / sizeof(T);
+    static_assert(kBinRows % W == 0);
+    const std::int64_t plane = static_cast<std::int64_t>(width) * kBinRows;
+    for (int lane0 = 0; lane0 < kBinRows; lane0 += W) {
+        Index count = 0;
+        for (int lane = 0; lane < W; ++lane)
+            count = std::max(count, counts[first + lane0 + lane]);
+        spmv_lanes(values + lane0, columns + lane0, plane, count, diag, n, first + lane0, x, y);
+    }
 }
 
 /// The last bin when it is partial: rows past the end have no x entry, so lanes are checked.
@@ -96,7 +127,8 @@ void spmv_bins(const BinBcsrMatrixView<T>& a, const T* x, T* y, std::int64_t bin
         }
         const Index begin = p.bin_offsets[bin];
         spmv_full_bin(a.values + 9 * static_cast<std::int64_t>(begin), p.columns + begin,
-                      (p.bin_offsets[bin + 1] - begin) / kBinRows, a.diag, n, bin * kBinRows, x, y);
+                      (p.bin_offsets[bin + 1] - begin) / kBinRows, p.row_counts, a.diag, n,
+                      bin * kBinRows, x, y);
     }
 }
 

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "cpu/summation_rows.hpp"
+#include "fem/polar_decomposition.hpp"
 #include "sim/element_kernels.hpp"
 #include "sim/material_dispatch.hpp"
 #include "sim/simulation_backend.hpp"
@@ -13,11 +14,16 @@
 #include "sparse/bin_bcsr_matrix.hpp"
 #include "sparse/spmv.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <type_traits>
 
 namespace edn {
 namespace {
+
+/// Elements whose SVDs the neo-Hookean Hessian pass computes side by side.
+constexpr int kSvdBatch = 4;
 
 class CpuBackend final : public SimulationBackend {
 public:
@@ -159,6 +165,9 @@ private:
     template <int P, class Material>
     double evaluate_elements_with(const Material& material, const std::vector<double>& y,
                                   int outputs);
+    /// The sum of the cells' energies (and damping potentials when damping > 0) in cell order;
+    /// keeps W alone in last_strain_energy_.
+    double sum_cell_energies(double damping);
     /// Incremental potential and (optionally) its gradient on free dofs.
     double potential(const std::vector<double>& y, double strain_energy,
                      std::vector<double>* gradient) const;
@@ -225,25 +234,80 @@ double CpuBackend::evaluate_elements_with(const Material& material, const std::v
     constexpr int m = lagrange_tet_num_nodes(P);
     const bool project = settings.project_hessian;
     const double damping = stiffness_damping_coefficient();
+    const auto gather = [&](std::int64_t t, double (*x)[3], double (*delta)[3]) {
+        for (int a = 0; a < m; ++a)
+            for (int d = 0; d < 3; ++d) {
+                const std::int64_t k = 3 * std::int64_t(cell_nodes[t * m + a]) + d;
+                x[a][d] = y[k];
+                delta[a][d] = damping > 0 ? y[k] - x_start_[k] : 0.0;
+            }
+    };
+    const auto finish = [&](std::int64_t t, const double (*delta)[3], double energy) {
+        double damping_energy = 0;
+        if (damping > 0)
+            add_stiffness_damping<P>(lame_, damping, rest_elements_[t], rule_, delta, outputs,
+                                     damping_energy,
+                                     reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3),
+                                     blocks_.data() + t * m * m * 9);
+        cell_energy_[t] = energy;
+        cell_damping_energy_[t] = damping_energy;
+    };
+    const std::int64_t cells = mesh.num_cells();
+    if constexpr (std::is_same_v<Material, NeoHookean<double>>) {
+        if (outputs & kHessian) {
+            // The neo-Hookean tangent needs an SVD per quadrature point, a serial chain of
+            // divisions and square roots: kSvdBatch elements' SVDs side by side overlap them
+            // (equal bit for bit to one at a time), then each element as evaluate_element_damped.
+            const std::int64_t groups = (cells + kSvdBatch - 1) / kSvdBatch;
+            parallel_for(
+                0, groups,
+                [&](std::int64_t group) {
+                    const std::int64_t t0 = group * kSvdBatch;
+                    const int count = static_cast<int>(std::min<std::int64_t>(kSvdBatch, cells - t0));
+                    double x[kSvdBatch][m][3], delta[kSvdBatch][m][3];
+                    Svd3<double> svds[kSvdBatch][kMaxTetQuadraturePoints];
+                    for (int l = 0; l < count; ++l) gather(t0 + l, x[l], delta[l]);
+                    for (int q = 0; q < rule_.num_points; ++q) {
+                        Mat3<double> F[kSvdBatch];
+                        for (int l = 0; l < kSvdBatch; ++l)
+                            F[l] = l < count ? element_point<P>(rest_elements_[t0 + l], rule_, q,
+                                                                x[l], false)
+                                                   .F
+                                             : mat3_identity<double>();
+                        Svd3<double> out[kSvdBatch];
+                        svd3_rotation_variant_batch<kSvdBatch>(F, out);
+                        for (int l = 0; l < count; ++l) svds[l][q] = out[l];
+                    }
+                    for (int l = 0; l < count; ++l) {
+                        const std::int64_t t = t0 + l;
+                        double energy = 0;
+                        evaluate_element<P>(
+                            material, rest_elements_[t], rule_, x[l], outputs, project, energy,
+                            reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3),
+                            blocks_.data() + t * m * m * 9, false, svds[l]);
+                        finish(t, delta[l], energy);
+                    }
+                },
+                kHeavyItems);
+            return sum_cell_energies(damping);
+        }
+    }
     parallel_for(
-        0, mesh.num_cells(),
+        0, cells,
         [&](std::int64_t t) {
             double x[m][3], delta[m][3];
-            for (int a = 0; a < m; ++a)
-                for (int d = 0; d < 3; ++d) {
-                    const std::int64_t k = 3 * std::int64_t(cell_nodes[t * m + a]) + d;
-                    x[a][d] = y[k];
-                    delta[a][d] = damping > 0 ? y[k] - x_start_[k] : 0.0;
-                }
-            double energy = 0, damping_energy = 0;
-            evaluate_element_damped<P>(material, rest_elements_[t], rule_, x, delta, lame_, damping,
-                                       outputs, project, energy, damping_energy,
-                                       reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3),
-                                       blocks_.data() + t * m * m * 9);
-            cell_energy_[t] = energy;
-            cell_damping_energy_[t] = damping_energy;
+            gather(t, x, delta);
+            double energy = 0;
+            evaluate_element<P>(material, rest_elements_[t], rule_, x, outputs, project, energy,
+                                reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3),
+                                blocks_.data() + t * m * m * 9);
+            finish(t, delta, energy);
         },
         kHeavyItems);
+    return sum_cell_energies(damping);
+}
+
+double CpuBackend::sum_cell_energies(double damping) {
     // Deterministic sums (fixed order).
     double total = 0;
     for (double e : cell_energy_) total += e;

@@ -54,8 +54,18 @@ public:
         cell_energy_.resize(mesh.num_cells());
         cell_damping_energy_.resize(mesh.num_cells());
         const CellNodesView cells_view{cell_nodes.data(), npc, mesh.num_cells()};
-        if (settings.summation == SummationMethod::PerEntry)
+        if (settings.summation == SummationMethod::PerEntry) {
             map_ = cpu::build_per_entry_map(pattern, cells_view);
+            element_slots_.resize(static_cast<std::size_t>(mesh.num_cells()) * npc * npc);
+            parallel_for(0, mesh.num_cells(), [&](std::int64_t t) {
+                const Index* nodes = cell_nodes.data() + t * npc;
+                for (int a = 0; a < npc; ++a)
+                    for (int b = 0; b < npc; ++b)
+                        element_slots_[(t * npc + a) * npc + b] =
+                            nodes[a] == nodes[b] ? -1 - nodes[a]
+                                                 : pattern.find_slot(nodes[a], nodes[b]);
+            });
+        }
         if (settings.preconditioner == Preconditioner::TwoLevel && layout.order >= 2) {
             coarse_ = make_coarse_space(mesh, topology, layout);
             coarse_matrix_ = BinBcsrMatrix<double>(coarse_->pattern);
@@ -186,6 +196,16 @@ private:
         multigrid_ = cpu::build_multigrid(pattern, nullptr, fixed.data(), mg, &p1);
     }
     bool element_blocks_needed() const { return keeps_element_blocks(settings, layout.order); }
+    /// Per-entry summation on one thread: each element's blocks are added where they belong
+    /// right after the element is evaluated (element_sum_), in element order, which is each
+    /// target's source order in the per-entry map, so the sums are equal bit for bit; the blocks
+    /// are not stored and read back (4.5 MB at 3.9K p = 1 cells: the gather was memory bound).
+    /// The two-level coarse matrix needs the stored blocks; threads would race on shared rows.
+    bool sums_while_evaluating() const {
+        return settings.summation == SummationMethod::PerEntry && !coarse_ && num_threads() == 1;
+    }
+    /// Adds the element blocks of cell t (m x m blocks of 9) into element_sum_.
+    void add_element_blocks(std::int64_t t, const double* blocks);
     /// Inline summation of every material and order: each row computes its cells' rows.
     void assemble_inline(const std::vector<double>& y);
     /// beta / h of the Rayleigh stiffness damping (0 for static solves).
@@ -205,6 +225,15 @@ private:
     std::vector<double> blocks_, forces_, cell_energy_, cell_damping_energy_;
     double last_strain_energy_ = 0; ///< W of the last evaluate_elements (damping excluded)
     PerEntryMap map_;
+    /// Per (cell, a, b): the slot of the block in the pattern, or -1 - row for a diagonal block
+    /// (sums_while_evaluating).
+    std::vector<Index> element_slots_;
+    /// The element Hessians' sum of the last evaluation when sums_while_evaluating() held then
+    /// (element_sum_fresh_), which assemble_hessian copies instead of summing blocks_: each
+    /// block's 9 entries together (a block added is one or two cache lines, not 9 of the
+    /// matrix's planes), off-diagonal blocks by slot, diagonal ones by row.
+    std::vector<double> element_sum_, element_sum_diag_;
+    bool element_sum_fresh_ = false;
     BinBcsrMatrix<double> matrix_;
     PcgWorkspace<double> pcg_workspace_;
     std::optional<CoarseSpace> coarse_; ///< the two-level preconditioner's P1 space (p >= 2)
@@ -234,7 +263,20 @@ double CpuBackend::evaluate_elements_with(const Material& material, const std::v
     constexpr int m = lagrange_tet_num_nodes(P);
     const bool project = settings.project_hessian;
     const double damping = stiffness_damping_coefficient();
-    const auto gather = [&](std::int64_t t, double (*x)[3], double (*delta)[3]) {
+    const bool sum_now = (outputs & kHessian) && sums_while_evaluating();
+    if (outputs & kHessian) element_sum_fresh_ = sum_now;
+    if (sum_now) {
+        element_sum_.assign(9 * static_cast<std::size_t>(pattern.num_slots()), 0.0);
+        element_sum_diag_.assign(9 * static_cast<std::size_t>(layout.num_nodes()), 0.0);
+    }
+    // Cells in order on this thread when their blocks are summed as they come, else in parallel.
+    const auto for_each = [&](std::int64_t count, auto&& body) {
+        if (sum_now)
+            for (std::int64_t i = 0; i < count; ++i) body(i);
+        else
+            parallel_for(0, count, body, kHeavyItems);
+    };
+    const auto gather = [&](std::int64_t t, double(*x)[3], double(*delta)[3]) {
         for (int a = 0; a < m; ++a)
             for (int d = 0; d < 3; ++d) {
                 const std::int64_t k = 3 * std::int64_t(cell_nodes[t * m + a]) + d;
@@ -242,15 +284,20 @@ double CpuBackend::evaluate_elements_with(const Material& material, const std::v
                 delta[a][d] = damping > 0 ? y[k] - x_start_[k] : 0.0;
             }
     };
-    const auto finish = [&](std::int64_t t, const double (*delta)[3], double energy) {
+    // Where cell t's blocks go: blocks_, or `local` when summed as they come.
+    const auto blocks_of = [&](std::int64_t t, double* local) {
+        return sum_now ? local : blocks_.data() + t * m * m * 9;
+    };
+    const auto finish = [&](std::int64_t t, const double(*delta)[3], double energy,
+                            double* blocks) {
         double damping_energy = 0;
         if (damping > 0)
-            add_stiffness_damping<P>(lame_, damping, rest_elements_[t], rule_, delta, outputs,
-                                     damping_energy,
-                                     reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3),
-                                     blocks_.data() + t * m * m * 9);
+            add_stiffness_damping<P>(
+                lame_, damping, rest_elements_[t], rule_, delta, outputs, damping_energy,
+                reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3), blocks);
         cell_energy_[t] = energy;
         cell_damping_energy_[t] = damping_energy;
+        if (sum_now) add_element_blocks(t, blocks);
     };
     const std::int64_t cells = mesh.num_cells();
     if constexpr (std::is_same_v<Material, NeoHookean<double>>) {
@@ -259,52 +306,60 @@ double CpuBackend::evaluate_elements_with(const Material& material, const std::v
             // divisions and square roots: kSvdBatch elements' SVDs side by side overlap them
             // (equal bit for bit to one at a time), then each element as evaluate_element_damped.
             const std::int64_t groups = (cells + kSvdBatch - 1) / kSvdBatch;
-            parallel_for(
-                0, groups,
-                [&](std::int64_t group) {
-                    const std::int64_t t0 = group * kSvdBatch;
-                    const int count = static_cast<int>(std::min<std::int64_t>(kSvdBatch, cells - t0));
-                    double x[kSvdBatch][m][3], delta[kSvdBatch][m][3];
-                    Svd3<double> svds[kSvdBatch][kMaxTetQuadraturePoints];
-                    for (int l = 0; l < count; ++l) gather(t0 + l, x[l], delta[l]);
-                    for (int q = 0; q < rule_.num_points; ++q) {
-                        Mat3<double> F[kSvdBatch];
-                        for (int l = 0; l < kSvdBatch; ++l)
-                            F[l] = l < count ? element_point<P>(rest_elements_[t0 + l], rule_, q,
-                                                                x[l], false)
-                                                   .F
-                                             : mat3_identity<double>();
-                        Svd3<double> out[kSvdBatch];
-                        svd3_rotation_variant_batch<kSvdBatch>(F, out);
-                        for (int l = 0; l < count; ++l) svds[l][q] = out[l];
-                    }
-                    for (int l = 0; l < count; ++l) {
-                        const std::int64_t t = t0 + l;
-                        double energy = 0;
-                        evaluate_element<P>(
-                            material, rest_elements_[t], rule_, x[l], outputs, project, energy,
-                            reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3),
-                            blocks_.data() + t * m * m * 9, false, svds[l]);
-                        finish(t, delta[l], energy);
-                    }
-                },
-                kHeavyItems);
+            for_each(groups, [&](std::int64_t group) {
+                const std::int64_t t0 = group * kSvdBatch;
+                const int count = static_cast<int>(std::min<std::int64_t>(kSvdBatch, cells - t0));
+                double x[kSvdBatch][m][3], delta[kSvdBatch][m][3];
+                Svd3<double> svds[kSvdBatch][kMaxTetQuadraturePoints];
+                for (int l = 0; l < count; ++l) gather(t0 + l, x[l], delta[l]);
+                for (int q = 0; q < rule_.num_points; ++q) {
+                    Mat3<double> F[kSvdBatch];
+                    for (int l = 0; l < kSvdBatch; ++l)
+                        F[l] =
+                            l < count
+                                ? element_point<P>(rest_elements_[t0 + l], rule_, q, x[l], false).F
+                                : mat3_identity<double>();
+                    Svd3<double> out[kSvdBatch];
+                    svd3_rotation_variant_batch<kSvdBatch>(F, out);
+                    for (int l = 0; l < count; ++l) svds[l][q] = out[l];
+                }
+                double local[m * m * 9];
+                for (int l = 0; l < count; ++l) {
+                    const std::int64_t t = t0 + l;
+                    double energy = 0;
+                    double* blocks = blocks_of(t, local);
+                    evaluate_element<P>(material, rest_elements_[t], rule_, x[l], outputs, project,
+                                        energy,
+                                        reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3),
+                                        blocks, false, svds[l]);
+                    finish(t, delta[l], energy, blocks);
+                }
+            });
             return sum_cell_energies(damping);
         }
     }
-    parallel_for(
-        0, cells,
-        [&](std::int64_t t) {
-            double x[m][3], delta[m][3];
-            gather(t, x, delta);
-            double energy = 0;
-            evaluate_element<P>(material, rest_elements_[t], rule_, x, outputs, project, energy,
-                                reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3),
-                                blocks_.data() + t * m * m * 9);
-            finish(t, delta, energy);
-        },
-        kHeavyItems);
+    for_each(cells, [&](std::int64_t t) {
+        double x[m][3], delta[m][3];
+        gather(t, x, delta);
+        double energy = 0;
+        double local[m * m * 9];
+        double* blocks = blocks_of(t, local);
+        evaluate_element<P>(material, rest_elements_[t], rule_, x, outputs, project, energy,
+                            reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3), blocks);
+        finish(t, delta, energy, blocks);
+    });
     return sum_cell_energies(damping);
+}
+
+void CpuBackend::add_element_blocks(std::int64_t t, const double* blocks) {
+    const int m = nodes_per_cell(layout.order);
+    const Index* slots = element_slots_.data() + t * m * m;
+    for (int e = 0; e < m * m; ++e) {
+        const Index slot = slots[e];
+        double* sum = slot < 0 ? element_sum_diag_.data() + 9 * std::int64_t(-1 - slot)
+                               : element_sum_.data() + 9 * std::int64_t(slot);
+        for (int k = 0; k < 9; ++k) sum[k] += blocks[9 * e + k];
+    }
 }
 
 double CpuBackend::sum_cell_energies(double damping) {
@@ -436,7 +491,23 @@ void CpuBackend::assemble_hessian(const std::vector<double>& y) {
     const CellNodesView cells_view{cell_nodes.data(), m, mesh.num_cells()};
     switch (settings.summation) {
     case SummationMethod::PerEntry:
-        cpu::sum_per_entry(map_.view(), blocks_.data(), matrix_.view());
+        if (element_sum_fresh_) {
+            // Into the matrix's layout: 9 planes per bin, 9 planes of the diagonal.
+            const std::int64_t n = layout.num_nodes();
+            for (Index bin = 0; bin < pattern.num_bins(); ++bin) {
+                const std::int64_t begin = pattern.bin_offsets[bin];
+                const std::int64_t plane = pattern.bin_offsets[bin + 1] - begin;
+                double* values = matrix_.values.data() + 9 * begin;
+                const double* sum = element_sum_.data() + 9 * begin;
+                for (std::int64_t s = 0; s < plane; ++s)
+                    for (int k = 0; k < 9; ++k) values[k * plane + s] = sum[9 * s + k];
+            }
+            for (std::int64_t row = 0; row < n; ++row)
+                for (int k = 0; k < 9; ++k)
+                    matrix_.diag[k * n + row] = element_sum_diag_[9 * row + k];
+        } else {
+            cpu::sum_per_entry(map_.view(), blocks_.data(), matrix_.view());
+        }
         break;
     case SummationMethod::PerSimplex:
         cpu::sum_per_simplex(node_cells_view(topology, layout), cells_view, blocks_.data(),

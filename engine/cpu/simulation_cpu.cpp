@@ -4,6 +4,8 @@
 #include "core/dispatch.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
+#include "cpu/element_sum.hpp"
+#include "cpu/simd_loop.hpp"
 #include "cpu/summation_rows.hpp"
 #include "fem/polar_decomposition.hpp"
 #include "sim/element_kernels.hpp"
@@ -56,15 +58,7 @@ public:
         const CellNodesView cells_view{cell_nodes.data(), npc, mesh.num_cells()};
         if (settings.summation == SummationMethod::PerEntry) {
             map_ = cpu::build_per_entry_map(pattern, cells_view);
-            element_slots_.resize(static_cast<std::size_t>(mesh.num_cells()) * npc * npc);
-            parallel_for(0, mesh.num_cells(), [&](std::int64_t t) {
-                const Index* nodes = cell_nodes.data() + t * npc;
-                for (int a = 0; a < npc; ++a)
-                    for (int b = 0; b < npc; ++b)
-                        element_slots_[(t * npc + a) * npc + b] =
-                            nodes[a] == nodes[b] ? -1 - nodes[a]
-                                                 : pattern.find_slot(nodes[a], nodes[b]);
-            });
+            element_sum_.emplace(pattern, cells_view);
         }
         if (settings.preconditioner == Preconditioner::TwoLevel && layout.order >= 2) {
             coarse_ = make_coarse_space(mesh, topology, layout);
@@ -196,16 +190,10 @@ private:
         multigrid_ = cpu::build_multigrid(pattern, nullptr, fixed.data(), mg, &p1);
     }
     bool element_blocks_needed() const { return keeps_element_blocks(settings, layout.order); }
-    /// Per-entry summation on one thread: each element's blocks are added where they belong
-    /// right after the element is evaluated (element_sum_), in element order, which is each
-    /// target's source order in the per-entry map, so the sums are equal bit for bit; the blocks
-    /// are not stored and read back (4.5 MB at 3.9K p = 1 cells: the gather was memory bound).
-    /// The two-level coarse matrix needs the stored blocks; threads would race on shared rows.
-    bool sums_while_evaluating() const {
-        return settings.summation == SummationMethod::PerEntry && !coarse_ && num_threads() == 1;
-    }
-    /// Adds the element blocks of cell t (m x m blocks of 9) into element_sum_.
-    void add_element_blocks(std::int64_t t, const double* blocks);
+    /// Per-entry summation on one thread sums the blocks as the elements come (element_sum_,
+    /// cpu/element_sum.hpp: equal bit for bit). The two-level coarse matrix needs the stored
+    /// blocks, and threads would race on shared rows.
+    bool sums_while_evaluating() const { return element_sum_ && !coarse_ && num_threads() == 1; }
     /// Inline summation of every material and order: each row computes its cells' rows.
     void assemble_inline(const std::vector<double>& y);
     /// beta / h of the Rayleigh stiffness damping (0 for static solves).
@@ -225,14 +213,9 @@ private:
     std::vector<double> blocks_, forces_, cell_energy_, cell_damping_energy_;
     double last_strain_energy_ = 0; ///< W of the last evaluate_elements (damping excluded)
     PerEntryMap map_;
-    /// Per (cell, a, b): the slot of the block in the pattern, or -1 - row for a diagonal block
-    /// (sums_while_evaluating).
-    std::vector<Index> element_slots_;
-    /// The element Hessians' sum of the last evaluation when sums_while_evaluating() held then
-    /// (element_sum_fresh_), which assemble_hessian copies instead of summing blocks_: each
-    /// block's 9 entries together (a block added is one or two cache lines, not 9 of the
-    /// matrix's planes), off-diagonal blocks by slot, diagonal ones by row.
-    std::vector<double> element_sum_, element_sum_diag_;
+    /// Per-entry summation's running sum (sums_while_evaluating), and whether it holds the last
+    /// evaluation's Hessians (assemble_hessian then copies it instead of summing blocks_).
+    std::optional<cpu::ElementSum> element_sum_;
     bool element_sum_fresh_ = false;
     BinBcsrMatrix<double> matrix_;
     PcgWorkspace<double> pcg_workspace_;
@@ -265,16 +248,14 @@ double CpuBackend::evaluate_elements_with(const Material& material, const std::v
     const double damping = stiffness_damping_coefficient();
     const bool sum_now = (outputs & kHessian) && sums_while_evaluating();
     if (outputs & kHessian) element_sum_fresh_ = sum_now;
-    if (sum_now) {
-        element_sum_.assign(9 * static_cast<std::size_t>(pattern.num_slots()), 0.0);
-        element_sum_diag_.assign(9 * static_cast<std::size_t>(layout.num_nodes()), 0.0);
-    }
+    if (sum_now) element_sum_->clear();
     // Cells in order on this thread when their blocks are summed as they come, else in parallel.
+    // (Compiled for AVX2 where the CPU has it: cpu/simd_loop.hpp.)
     const auto for_each = [&](std::int64_t count, auto&& body) {
         if (sum_now)
-            for (std::int64_t i = 0; i < count; ++i) body(i);
+            cpu::simd_for(0, count, body);
         else
-            parallel_for(0, count, body, kHeavyItems);
+            cpu::parallel_simd_for(count, body);
     };
     const auto gather = [&](std::int64_t t, double(*x)[3], double(*delta)[3]) {
         for (int a = 0; a < m; ++a)
@@ -297,11 +278,13 @@ double CpuBackend::evaluate_elements_with(const Material& material, const std::v
                 reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3), blocks);
         cell_energy_[t] = energy;
         cell_damping_energy_[t] = damping_energy;
-        if (sum_now) add_element_blocks(t, blocks);
+        if (sum_now) element_sum_->add(t, blocks);
     };
     const std::int64_t cells = mesh.num_cells();
     if constexpr (std::is_same_v<Material, NeoHookean<double>>) {
-        if (outputs & kHessian) {
+        // Rules of up to this many points keep their SVDs on the stack (p <= 3 has <= 11).
+        constexpr int kPoints = P == 1 ? 1 : 16;
+        if ((outputs & kHessian) && rule_.num_points <= kPoints) {
             // The neo-Hookean tangent needs an SVD per quadrature point, a serial chain of
             // divisions and square roots: kSvdBatch elements' SVDs side by side overlap them
             // (equal bit for bit to one at a time), then each element as evaluate_element_damped.
@@ -310,7 +293,7 @@ double CpuBackend::evaluate_elements_with(const Material& material, const std::v
                 const std::int64_t t0 = group * kSvdBatch;
                 const int count = static_cast<int>(std::min<std::int64_t>(kSvdBatch, cells - t0));
                 double x[kSvdBatch][m][3], delta[kSvdBatch][m][3];
-                Svd3<double> svds[kSvdBatch][kMaxTetQuadraturePoints];
+                Svd3<double> svds[kSvdBatch][kPoints];
                 for (int l = 0; l < count; ++l) gather(t0 + l, x[l], delta[l]);
                 for (int q = 0; q < rule_.num_points; ++q) {
                     Mat3<double> F[kSvdBatch];
@@ -349,17 +332,6 @@ double CpuBackend::evaluate_elements_with(const Material& material, const std::v
         finish(t, delta, energy, blocks);
     });
     return sum_cell_energies(damping);
-}
-
-void CpuBackend::add_element_blocks(std::int64_t t, const double* blocks) {
-    const int m = nodes_per_cell(layout.order);
-    const Index* slots = element_slots_.data() + t * m * m;
-    for (int e = 0; e < m * m; ++e) {
-        const Index slot = slots[e];
-        double* sum = slot < 0 ? element_sum_diag_.data() + 9 * std::int64_t(-1 - slot)
-                               : element_sum_.data() + 9 * std::int64_t(slot);
-        for (int k = 0; k < 9; ++k) sum[k] += blocks[9 * e + k];
-    }
 }
 
 double CpuBackend::sum_cell_energies(double damping) {
@@ -491,23 +463,10 @@ void CpuBackend::assemble_hessian(const std::vector<double>& y) {
     const CellNodesView cells_view{cell_nodes.data(), m, mesh.num_cells()};
     switch (settings.summation) {
     case SummationMethod::PerEntry:
-        if (element_sum_fresh_) {
-            // Into the matrix's layout: 9 planes per bin, 9 planes of the diagonal.
-            const std::int64_t n = layout.num_nodes();
-            for (Index bin = 0; bin < pattern.num_bins(); ++bin) {
-                const std::int64_t begin = pattern.bin_offsets[bin];
-                const std::int64_t plane = pattern.bin_offsets[bin + 1] - begin;
-                double* values = matrix_.values.data() + 9 * begin;
-                const double* sum = element_sum_.data() + 9 * begin;
-                for (std::int64_t s = 0; s < plane; ++s)
-                    for (int k = 0; k < 9; ++k) values[k * plane + s] = sum[9 * s + k];
-            }
-            for (std::int64_t row = 0; row < n; ++row)
-                for (int k = 0; k < 9; ++k)
-                    matrix_.diag[k * n + row] = element_sum_diag_[9 * row + k];
-        } else {
+        if (element_sum_fresh_)
+            element_sum_->copy_to(matrix_.view());
+        else
             cpu::sum_per_entry(map_.view(), blocks_.data(), matrix_.view());
-        }
         break;
     case SummationMethod::PerSimplex:
         cpu::sum_per_simplex(node_cells_view(topology, layout), cells_view, blocks_.data(),

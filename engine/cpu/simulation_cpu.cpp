@@ -4,7 +4,10 @@
 #include "core/dispatch.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
+#include "cpu/element_sum.hpp"
+#include "cpu/simd_loop.hpp"
 #include "cpu/summation_rows.hpp"
+#include "fem/polar_decomposition.hpp"
 #include "sim/element_kernels.hpp"
 #include "sim/material_dispatch.hpp"
 #include "sim/simulation_backend.hpp"
@@ -13,11 +16,16 @@
 #include "sparse/bin_bcsr_matrix.hpp"
 #include "sparse/spmv.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <type_traits>
 
 namespace edn {
 namespace {
+
+/// Elements whose SVDs the neo-Hookean Hessian pass computes side by side.
+constexpr int kSvdBatch = 4;
 
 class CpuBackend final : public SimulationBackend {
 public:
@@ -48,8 +56,10 @@ public:
         cell_energy_.resize(mesh.num_cells());
         cell_damping_energy_.resize(mesh.num_cells());
         const CellNodesView cells_view{cell_nodes.data(), npc, mesh.num_cells()};
-        if (settings.summation == SummationMethod::PerEntry)
+        if (settings.summation == SummationMethod::PerEntry) {
             map_ = cpu::build_per_entry_map(pattern, cells_view);
+            element_sum_.emplace(pattern, cells_view);
+        }
         if (settings.preconditioner == Preconditioner::TwoLevel && layout.order >= 2) {
             coarse_ = make_coarse_space(mesh, topology, layout);
             coarse_matrix_ = BinBcsrMatrix<double>(coarse_->pattern);
@@ -161,6 +171,9 @@ private:
     template <int P, class Material>
     double evaluate_elements_with(const Material& material, const std::vector<double>& y,
                                   int outputs);
+    /// The sum of the cells' energies (and damping potentials when damping > 0) in cell order;
+    /// keeps W alone in last_strain_energy_.
+    double sum_cell_energies(double damping);
     /// Incremental potential and (optionally) its gradient on free dofs.
     double potential(const std::vector<double>& y, double strain_energy,
                      std::vector<double>* gradient) const;
@@ -179,6 +192,10 @@ private:
         multigrid_ = cpu::build_multigrid(pattern, nullptr, fixed.data(), mg, &p1);
     }
     bool element_blocks_needed() const { return keeps_element_blocks(settings, layout.order); }
+    /// Per-entry summation on one thread sums the blocks as the elements come (element_sum_,
+    /// cpu/element_sum.hpp: equal bit for bit). The two-level coarse matrix needs the stored
+    /// blocks, and threads would race on shared rows.
+    bool sums_while_evaluating() const { return element_sum_ && !coarse_ && num_threads() == 1; }
     /// Inline summation of every material and order: each row computes its cells' rows.
     void assemble_inline(const std::vector<double>& y);
     /// beta / h of the Rayleigh stiffness damping (0 for static solves).
@@ -198,6 +215,10 @@ private:
     std::vector<double> blocks_, forces_, cell_energy_, cell_damping_energy_;
     double last_strain_energy_ = 0; ///< W of the last evaluate_elements (damping excluded)
     PerEntryMap map_;
+    /// Per-entry summation's running sum (sums_while_evaluating), and whether it holds the last
+    /// evaluation's Hessians (assemble_hessian then copies it instead of summing blocks_).
+    std::optional<cpu::ElementSum> element_sum_;
+    bool element_sum_fresh_ = false;
     BinBcsrMatrix<double> matrix_;
     PcgWorkspace<double> pcg_workspace_;
     std::optional<CoarseSpace> coarse_; ///< the two-level preconditioner's P1 space (p >= 2)
@@ -227,25 +248,95 @@ double CpuBackend::evaluate_elements_with(const Material& material, const std::v
     constexpr int m = lagrange_tet_num_nodes(P);
     const bool project = settings.project_hessian;
     const double damping = stiffness_damping_coefficient();
-    parallel_for(
-        0, mesh.num_cells(),
-        [&](std::int64_t t) {
-            double x[m][3], delta[m][3];
-            for (int a = 0; a < m; ++a)
-                for (int d = 0; d < 3; ++d) {
-                    const std::int64_t k = 3 * std::int64_t(cell_nodes[t * m + a]) + d;
-                    x[a][d] = y[k];
-                    delta[a][d] = damping > 0 ? y[k] - x_start_[k] : 0.0;
+    const bool sum_now = (outputs & kHessian) && sums_while_evaluating();
+    if (outputs & kHessian) element_sum_fresh_ = sum_now;
+    if (sum_now) element_sum_->clear();
+    // Cells in order on this thread when their blocks are summed as they come, else in parallel.
+    // (Compiled for AVX2 where the CPU has it: cpu/simd_loop.hpp.)
+    const auto for_each = [&](std::int64_t count, auto&& body) {
+        if (sum_now)
+            cpu::simd_for(0, count, body);
+        else
+            cpu::parallel_simd_for(count, body);
+    };
+    const auto gather = [&](std::int64_t t, double(*x)[3], double(*delta)[3]) {
+        for (int a = 0; a < m; ++a)
+            for (int d = 0; d < 3; ++d) {
+                const std::int64_t k = 3 * std::int64_t(cell_nodes[t * m + a]) + d;
+                x[a][d] = y[k];
+                delta[a][d] = damping > 0 ? y[k] - x_start_[k] : 0.0;
+            }
+    };
+    // Where cell t's blocks go: blocks_, or `local` when summed as they come.
+    const auto blocks_of = [&](std::int64_t t, double* local) {
+        return sum_now ? local : blocks_.data() + t * m * m * 9;
+    };
+    const auto finish = [&](std::int64_t t, const double(*delta)[3], double energy,
+                            double* blocks) {
+        double damping_energy = 0;
+        if (damping > 0)
+            add_stiffness_damping<P>(
+                lame_, damping, rest_elements_[t], rule_, delta, outputs, damping_energy,
+                reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3), blocks);
+        cell_energy_[t] = energy;
+        cell_damping_energy_[t] = damping_energy;
+        if (sum_now) element_sum_->add(t, blocks);
+    };
+    const std::int64_t cells = mesh.num_cells();
+    if constexpr (std::is_same_v<Material, NeoHookean<double>>) {
+        // Rules of up to this many points keep their SVDs on the stack (p <= 3 has <= 11).
+        constexpr int kPoints = P == 1 ? 1 : 16;
+        if ((outputs & kHessian) && rule_.num_points <= kPoints) {
+            // The neo-Hookean tangent needs an SVD per quadrature point, a serial chain of
+            // divisions and square roots: kSvdBatch elements' SVDs side by side overlap them
+            // (equal bit for bit to one at a time), then each element as evaluate_element_damped.
+            const std::int64_t groups = (cells + kSvdBatch - 1) / kSvdBatch;
+            for_each(groups, [&](std::int64_t group) {
+                const std::int64_t t0 = group * kSvdBatch;
+                const int count = static_cast<int>(std::min<std::int64_t>(kSvdBatch, cells - t0));
+                double x[kSvdBatch][m][3], delta[kSvdBatch][m][3];
+                Svd3<double> svds[kSvdBatch][kPoints];
+                for (int l = 0; l < count; ++l) gather(t0 + l, x[l], delta[l]);
+                for (int q = 0; q < rule_.num_points; ++q) {
+                    Mat3<double> F[kSvdBatch];
+                    for (int l = 0; l < kSvdBatch; ++l)
+                        F[l] =
+                            l < count
+                                ? element_point<P>(rest_elements_[t0 + l], rule_, q, x[l], false).F
+                                : mat3_identity<double>();
+                    Svd3<double> out[kSvdBatch];
+                    svd3_rotation_variant_batch<kSvdBatch>(F, out);
+                    for (int l = 0; l < count; ++l) svds[l][q] = out[l];
                 }
-            double energy = 0, damping_energy = 0;
-            evaluate_element_damped<P>(material, rest_elements_[t], rule_, x, delta, lame_, damping,
-                                       outputs, project, energy, damping_energy,
-                                       reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3),
-                                       blocks_.data() + t * m * m * 9);
-            cell_energy_[t] = energy;
-            cell_damping_energy_[t] = damping_energy;
-        },
-        kHeavyItems);
+                double local[m * m * 9];
+                for (int l = 0; l < count; ++l) {
+                    const std::int64_t t = t0 + l;
+                    double energy = 0;
+                    double* blocks = blocks_of(t, local);
+                    evaluate_element<P>(material, rest_elements_[t], rule_, x[l], outputs, project,
+                                        energy,
+                                        reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3),
+                                        blocks, false, svds[l]);
+                    finish(t, delta[l], energy, blocks);
+                }
+            });
+            return sum_cell_energies(damping);
+        }
+    }
+    for_each(cells, [&](std::int64_t t) {
+        double x[m][3], delta[m][3];
+        gather(t, x, delta);
+        double energy = 0;
+        double local[m * m * 9];
+        double* blocks = blocks_of(t, local);
+        evaluate_element<P>(material, rest_elements_[t], rule_, x, outputs, project, energy,
+                            reinterpret_cast<double(*)[3]>(forces_.data() + t * m * 3), blocks);
+        finish(t, delta, energy, blocks);
+    });
+    return sum_cell_energies(damping);
+}
+
+double CpuBackend::sum_cell_energies(double damping) {
     // Deterministic sums (fixed order).
     double total = 0;
     for (double e : cell_energy_) total += e;
@@ -374,7 +465,10 @@ void CpuBackend::assemble_hessian(const std::vector<double>& y) {
     const CellNodesView cells_view{cell_nodes.data(), m, mesh.num_cells()};
     switch (settings.summation) {
     case SummationMethod::PerEntry:
-        cpu::sum_per_entry(map_.view(), blocks_.data(), matrix_.view());
+        if (element_sum_fresh_)
+            element_sum_->copy_to(matrix_.view());
+        else
+            cpu::sum_per_entry(map_.view(), blocks_.data(), matrix_.view());
         break;
     case SummationMethod::PerSimplex:
         cpu::sum_per_simplex(node_cells_view(topology, layout), cells_view, blocks_.data(),

@@ -7,48 +7,91 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 namespace edn::cpu {
 
 namespace {
 
-/// One full bin (all 32 rows exist): slot j of the 32 rows is contiguous in each of the 9 planes,
-/// so the 32 lanes are processed as vectors (structure of arrays, no per-lane branch: padding
-/// slots hold column = the row itself and value 0, so reading them adds 0).
-template <class T>
-inline void spmv_full_bin(const T* values, const Index* columns, Index width, const T* diag,
-                          std::int64_t n, std::int64_t first, const T* x, T* y) {
-    const std::int64_t plane = static_cast<std::int64_t>(width) * kBinRows;
-    T acc[3][kBinRows];
-    for (int r = 0; r < 3; ++r)
-        for (int lane = 0; lane < kBinRows; ++lane) {
-            const std::int64_t row = first + lane;
-            acc[r][lane] = diag[(3 * r) * n + row] * x[3 * row] +
-                           diag[(3 * r + 1) * n + row] * x[3 * row + 1] +
-                           diag[(3 * r + 2) * n + row] * x[3 * row + 2];
+/// A vector of Bytes / sizeof(T) lanes of T through the GCC/Clang vector extension: 16 bytes is
+/// one SSE2 register (the x86-64 baseline), 32 one AVX2 register (spmv_bins_avx2). The product's
+/// lanes are rows, so each lane computes exactly what the scalar loop computes, and without
+/// fused multiply-adds (not enabled for either) both widths give the same bits.
+template <class T, int Bytes> struct Lanes { typedef T V __attribute__((vector_size(Bytes))); };
+
+/// v = p[0 .. lanes), an unaligned load (a view may start anywhere).
+template <class V, class T> [[gnu::always_inline]] inline void load_lanes(V& v, const T* p) {
+    std::memcpy(&v, p, sizeof(v));
+}
+
+// GCC 12 takes the lane-by-lane fill of a zeroed vector for a read of an uninitialized one.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+/// Rows [row0, row0 + W) of a full bin (W = the lanes of a vector) over their first `count`
+/// slots, the longest of these rows (so the other rows' padding is skipped too: padding slots
+/// hold column = the row itself and value 0, so reading them adds 0). Each row's sum runs in the
+/// order of the per-row reference (diagonal block, then the off-diagonal blocks in slot order,
+/// each block row as (v0 x0 + v1 x1) + v2 x2): lanes do not change the result.
+template <class T, int Bytes>
+[[gnu::always_inline]] inline void spmv_lanes(const T* values, const Index* columns,
+                                              std::int64_t plane, Index count, const T* diag,
+                                              std::int64_t n, std::int64_t row0, const T* x, T* y) {
+    using V = typename Lanes<T, Bytes>::V;
+    constexpr int W = sizeof(V) / sizeof(T);
+    V xr[3];
+    for (int lane = 0; lane < W; ++lane)
+        for (int c = 0; c < 3; ++c) xr[c][lane] = x[3 * (row0 + lane) + c];
+    V acc[3];
+    for (int r = 0; r < 3; ++r) {
+        V d0, d1, d2;
+        load_lanes(d0, diag + (3 * r) * n + row0);
+        load_lanes(d1, diag + (3 * r + 1) * n + row0);
+        load_lanes(d2, diag + (3 * r + 2) * n + row0);
+        acc[r] = d0 * xr[0] + d1 * xr[1] + d2 * xr[2];
+    }
+    const T* v[9];
+    for (int k = 0; k < 9; ++k) v[k] = values + k * plane;
+    for (Index j = 0; j < count; ++j) {
+        const std::int64_t s = static_cast<std::int64_t>(j) * kBinRows;
+        V xc[3];
+        for (int lane = 0; lane < W; ++lane) {
+            const std::int64_t col = 3 * static_cast<std::int64_t>(columns[s + lane]);
+            xc[0][lane] = x[col];
+            xc[1][lane] = x[col + 1];
+            xc[2][lane] = x[col + 2];
         }
-    for (Index j = 0; j < width; ++j) {
-        const std::int64_t s0 = static_cast<std::int64_t>(j) * kBinRows;
-        const Index* cols = columns + s0;
-        T xg[3][kBinRows];
-        for (int lane = 0; lane < kBinRows; ++lane) {
-            const std::int64_t col = cols[lane];
-            xg[0][lane] = x[3 * col];
-            xg[1][lane] = x[3 * col + 1];
-            xg[2][lane] = x[3 * col + 2];
-        }
-        const T* v = values + s0;
         for (int r = 0; r < 3; ++r) {
-            const T* v0 = v + (3 * r) * plane;
-            const T* v1 = v + (3 * r + 1) * plane;
-            const T* v2 = v + (3 * r + 2) * plane;
-            for (int lane = 0; lane < kBinRows; ++lane)
-                acc[r][lane] +=
-                    v0[lane] * xg[0][lane] + v1[lane] * xg[1][lane] + v2[lane] * xg[2][lane];
+            V v0, v1, v2;
+            load_lanes(v0, v[3 * r] + s);
+            load_lanes(v1, v[3 * r + 1] + s);
+            load_lanes(v2, v[3 * r + 2] + s);
+            acc[r] += v0 * xc[0] + v1 * xc[1] + v2 * xc[2];
         }
     }
-    for (int lane = 0; lane < kBinRows; ++lane)
-        for (int r = 0; r < 3; ++r) y[3 * (first + lane) + r] = acc[r][lane];
+    for (int lane = 0; lane < W; ++lane)
+        for (int r = 0; r < 3; ++r) y[3 * (row0 + lane) + r] = acc[r][lane];
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+/// One full bin (all 32 rows exist), a vector of rows at a time.
+template <class T, int Bytes>
+[[gnu::always_inline]] inline void spmv_full_bin(const T* values, const Index* columns, Index width,
+                                                 const Index* counts, const T* diag, std::int64_t n,
+                                                 std::int64_t first, const T* x, T* y) {
+    constexpr int W = Bytes / sizeof(T);
+    static_assert(kBinRows % W == 0);
+    const std::int64_t plane = static_cast<std::int64_t>(width) * kBinRows;
+    for (int lane0 = 0; lane0 < kBinRows; lane0 += W) {
+        Index count = 0;
+        for (int lane = 0; lane < W; ++lane) count = std::max(count, counts[first + lane0 + lane]);
+        spmv_lanes<T, Bytes>(values + lane0, columns + lane0, plane, count, diag, n, first + lane0,
+                             x, y);
+    }
 }
 
 /// The last bin when it is partial: rows past the end have no x entry, so lanes are checked.
@@ -82,11 +125,10 @@ inline void spmv_partial_bin(const BinBcsrMatrixView<T>& a, const T* x, T* y, st
     }
 }
 
-} // namespace
-
-template <class T>
-void spmv_bins(const BinBcsrMatrixView<T>& a, const T* x, T* y, std::int64_t bin_begin,
-               std::int64_t bin_end) {
+/// spmv_bins with Bytes-wide vectors.
+template <class T, int Bytes>
+[[gnu::always_inline]] inline void spmv_bins_with(const BinBcsrMatrixView<T>& a, const T* x, T* y,
+                                                  std::int64_t bin_begin, std::int64_t bin_end) {
     const BinBcsrPatternView& p = a.pattern;
     const std::int64_t n = p.num_rows;
     for (std::int64_t bin = bin_begin; bin < bin_end; ++bin) {
@@ -95,9 +137,36 @@ void spmv_bins(const BinBcsrMatrixView<T>& a, const T* x, T* y, std::int64_t bin
             continue;
         }
         const Index begin = p.bin_offsets[bin];
-        spmv_full_bin(a.values + 9 * static_cast<std::int64_t>(begin), p.columns + begin,
-                      (p.bin_offsets[bin + 1] - begin) / kBinRows, a.diag, n, bin * kBinRows, x, y);
+        spmv_full_bin<T, Bytes>(a.values + 9 * static_cast<std::int64_t>(begin), p.columns + begin,
+                                (p.bin_offsets[bin + 1] - begin) / kBinRows, p.row_counts, a.diag,
+                                n, bin * kBinRows, x, y);
     }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define EDN_SPMV_AVX2 1
+/// The AVX2 build of spmv_bins (4 doubles or 8 floats a vector; no FMA, so the same bits), for
+/// CPUs that have it: the product build targets the x86-64 baseline.
+template <class T>
+__attribute__((target("avx2"))) void spmv_bins_avx2(const BinBcsrMatrixView<T>& a, const T* x, T* y,
+                                                    std::int64_t bin_begin, std::int64_t bin_end) {
+    spmv_bins_with<T, 32>(a, x, y, bin_begin, bin_end);
+}
+#endif
+
+} // namespace
+
+template <class T>
+void spmv_bins(const BinBcsrMatrixView<T>& a, const T* x, T* y, std::int64_t bin_begin,
+               std::int64_t bin_end) {
+#ifdef EDN_SPMV_AVX2
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    if (avx2) {
+        spmv_bins_avx2(a, x, y, bin_begin, bin_end);
+        return;
+    }
+#endif
+    spmv_bins_with<T, 16>(a, x, y, bin_begin, bin_end);
 }
 
 template <class T>

@@ -155,8 +155,16 @@ template <class T> struct NeoHookean {
     /// when `project`: what element kernels assemble without the 9x9 matrix.
     EDN_HOST_DEVICE inline void tangent_frame(const Mat3<T>& F, bool project,
                                               TangentFrame<T>& frame) const {
+        tangent_frame_of(svd3_rotation_variant(F), project, frame);
+    }
+
+    /// tangent_frame from svd = svd3_rotation_variant(F), computed by the caller (the CPU
+    /// batches the SVDs of several elements: svd3_rotation_variant_batch).
+    EDN_HOST_DEVICE inline void tangent_frame_of(const Svd3<T>& svd, bool project,
+                                                 TangentFrame<T>& frame) const {
         T alpha[3], beta[3];
-        frame.svd = tangent_eigensystem(F, frame.H, alpha, beta);
+        frame.svd = svd;
+        tangent_eigensystem(svd, frame.H, alpha, beta);
         if (project) project_psd<3>(frame.H);
         set_frame_pairs(alpha, beta, project, frame);
     }
@@ -167,6 +175,13 @@ private:
     EDN_HOST_DEVICE inline Svd3<T> tangent_eigensystem(const Mat3<T>& F, T H[3][3], T alpha[3],
                                                        T beta[3]) const {
         const Svd3<T> svd = svd3_rotation_variant(F);
+        tangent_eigensystem(svd, H, alpha, beta);
+        return svd;
+    }
+
+    /// The tangent's eigensystem at the SVD `svd` of F, H not projected.
+    EDN_HOST_DEVICE inline void tangent_eigensystem(const Svd3<T>& svd, T H[3][3], T alpha[3],
+                                                    T beta[3]) const {
         const Vec3T<T>& s = svd.sigma;
         const ExtendedLog<T> l = extended_log(s[0] * s[1] * s[2], extension_jacobian);
         const T a = lame.lambda * l.value - lame.mu;
@@ -181,7 +196,6 @@ private:
             alpha[pair] = lame.mu - c1 * s[2 - pair];
             beta[pair] = lame.mu + c1 * s[2 - pair];
         }
-        return svd;
     }
 };
 

@@ -76,62 +76,74 @@ EDN_HOST_DEVICE inline void swap_columns(T len[3], T B[3][3], T V[3][3], int a, 
 
 } // namespace detail
 
-/// Rotation-variant SVD of F (see the file comment). Never fails; all outputs are finite for
-/// finite F.
-template <class T> EDN_HOST_DEVICE inline Svd3<T> svd3_rotation_variant(const Mat3<T>& F) {
+namespace detail {
+
+/// The Jacobi rotation (c, s) that makes columns p and q of B orthogonal; false (no rotation)
+/// when they already are to working precision.
+template <class T>
+EDN_HOST_DEVICE inline bool jacobi_rotation(const T B[3][3], int p, int q, T& c, T& s) {
     using std::sqrt;
     constexpr T eps = std::numeric_limits<T>::epsilon();
     constexpr T tiny = std::numeric_limits<T>::min();
-    // One-sided Jacobi: rotate column pairs of B = F V until they are mutually orthogonal.
-    T B[3][3];
-    T V[3][3];
+    T alpha = T(0), beta = T(0), gamma = T(0);
+    for (int r = 0; r < 3; ++r) {
+        alpha += B[r][p] * B[r][p];
+        beta += B[r][q] * B[r][q];
+        gamma += B[r][p] * B[r][q];
+    }
+    // Columns orthogonal to working precision (also true when one of them is 0):
+    // |gamma| <= eps sqrt(alpha beta), compared in squares (no sqrt on the path).
+    const T abs_gamma = gamma < T(0) ? -gamma : gamma;
+    if (!(gamma * gamma > (eps * eps) * (alpha * beta)) || !(abs_gamma > tiny)) return false;
+    const T zeta = (beta - alpha) / (T(2) * gamma);
+    const T abs_zeta = zeta < T(0) ? -zeta : zeta;
+    T t;
+    if (abs_zeta > T(1) / eps) {
+        t = T(1) / (T(2) * zeta);
+    } else {
+        t = T(1) / (abs_zeta + sqrt(T(1) + zeta * zeta));
+        if (zeta < T(0)) t = -t;
+    }
+    // 1 + t^2 rounds to 1 below eps/2: c = 1 exactly, as the formula would give.
+    const T t2 = t * t;
+    c = t2 < T(0.5) * eps ? T(1) : T(1) / sqrt(T(1) + t2);
+    s = c * t;
+    return true;
+}
+
+/// Applies the rotation (c, s) to columns p and q of B and V.
+template <class T>
+EDN_HOST_DEVICE inline void rotate_columns(T B[3][3], T V[3][3], int p, int q, T c, T s) {
+    for (int r = 0; r < 3; ++r) {
+        const T bp = B[r][p];
+        const T bq = B[r][q];
+        B[r][p] = c * bp - s * bq;
+        B[r][q] = s * bp + c * bq;
+        const T vp = V[r][p];
+        const T vq = V[r][q];
+        V[r][p] = c * vp - s * vq;
+        V[r][q] = s * vp + c * vq;
+    }
+}
+
+/// B = F and V = I, the start of the one-sided Jacobi iteration.
+template <class T>
+EDN_HOST_DEVICE inline void jacobi_start(const Mat3<T>& F, T B[3][3], T V[3][3]) {
     for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j) {
             B[i][j] = F.m[i][j];
             V[i][j] = (i == j) ? T(1) : T(0);
         }
-    for (int sweep = 0; sweep < 12; ++sweep) {
-        bool rotated = false;
-        for (int p = 0; p < 2; ++p)
-            for (int q = p + 1; q < 3; ++q) {
-                T alpha = T(0), beta = T(0), gamma = T(0);
-                for (int r = 0; r < 3; ++r) {
-                    alpha += B[r][p] * B[r][p];
-                    beta += B[r][q] * B[r][q];
-                    gamma += B[r][p] * B[r][q];
-                }
-                // Columns orthogonal to working precision (also true when one of them is 0):
-                // |gamma| <= eps sqrt(alpha beta), compared in squares (no sqrt on the path).
-                const T abs_gamma = gamma < T(0) ? -gamma : gamma;
-                if (!(gamma * gamma > (eps * eps) * (alpha * beta)) || !(abs_gamma > tiny))
-                    continue;
-                rotated = true;
-                const T zeta = (beta - alpha) / (T(2) * gamma);
-                const T abs_zeta = zeta < T(0) ? -zeta : zeta;
-                T t;
-                if (abs_zeta > T(1) / eps) {
-                    t = T(1) / (T(2) * zeta);
-                } else {
-                    t = T(1) / (abs_zeta + sqrt(T(1) + zeta * zeta));
-                    if (zeta < T(0)) t = -t;
-                }
-                // 1 + t^2 rounds to 1 below eps/2: c = 1 exactly, as the formula would give.
-                const T t2 = t * t;
-                const T c = t2 < T(0.5) * eps ? T(1) : T(1) / sqrt(T(1) + t2);
-                const T s = c * t;
-                for (int r = 0; r < 3; ++r) {
-                    const T bp = B[r][p];
-                    const T bq = B[r][q];
-                    B[r][p] = c * bp - s * bq;
-                    B[r][q] = s * bp + c * bq;
-                    const T vp = V[r][p];
-                    const T vq = V[r][q];
-                    V[r][p] = c * vp - s * vq;
-                    V[r][q] = s * vp + c * vq;
-                }
-            }
-        if (!rotated) break;
-    }
+}
+
+/// The sweep limit of the one-sided Jacobi iteration.
+inline constexpr int kJacobiSweeps = 12;
+
+/// The SVD from the converged iteration (B = F V with mutually orthogonal columns): columns
+/// sorted, det V = +1, U by Gram-Schmidt (see the file comment). B and V are overwritten.
+template <class T> EDN_HOST_DEVICE inline Svd3<T> svd_from_jacobi(T B[3][3], T V[3][3]) {
+    constexpr T eps = std::numeric_limits<T>::epsilon();
+    constexpr T tiny = std::numeric_limits<T>::min();
     // Sort by decreasing column norm (= singular value), swapping columns of B and V together.
     T len[3];
     for (int k = 0; k < 3; ++k) len[k] = B[0][k] * B[0][k] + B[1][k] * B[1][k] + B[2][k] * B[2][k];
@@ -175,6 +187,65 @@ template <class T> EDN_HOST_DEVICE inline Svd3<T> svd3_rotation_variant(const Ma
     out.U = mat3_from_columns(u0, u1, u2);
     out.sigma = make_vec3(n0, sigma1, dot(u2, b2));
     return out;
+}
+
+} // namespace detail
+
+/// Rotation-variant SVD of F (see the file comment). Never fails; all outputs are finite for
+/// finite F.
+template <class T> EDN_HOST_DEVICE inline Svd3<T> svd3_rotation_variant(const Mat3<T>& F) {
+    // One-sided Jacobi: rotate column pairs of B = F V until they are mutually orthogonal.
+    T B[3][3];
+    T V[3][3];
+    detail::jacobi_start(F, B, V);
+    for (int sweep = 0; sweep < detail::kJacobiSweeps; ++sweep) {
+        bool rotated = false;
+        for (int p = 0; p < 2; ++p)
+            for (int q = p + 1; q < 3; ++q) {
+                T c, s;
+                if (!detail::jacobi_rotation(B, p, q, c, s)) continue;
+                rotated = true;
+                detail::rotate_columns(B, V, p, q, c, s);
+            }
+        if (!rotated) break;
+    }
+    return detail::svd_from_jacobi(B, V);
+}
+
+/// svd3_rotation_variant of N matrices at once, equal to it bit for bit: the N iterations run
+/// side by side, so their divisions and square roots (a serial chain within one SVD) overlap.
+/// A matrix whose sweep rotated nothing stops there, as it does alone.
+template <int N, class T>
+EDN_HOST_DEVICE inline void svd3_rotation_variant_batch(const Mat3<T>* F, Svd3<T>* out) {
+    T B[N][3][3];
+    T V[N][3][3];
+    bool active[N];
+    for (int l = 0; l < N; ++l) {
+        detail::jacobi_start(F[l], B[l], V[l]);
+        active[l] = true;
+    }
+    for (int sweep = 0; sweep < detail::kJacobiSweeps; ++sweep) {
+        bool rotated[N] = {};
+        for (int p = 0; p < 2; ++p)
+            for (int q = p + 1; q < 3; ++q) {
+                T c[N] = {}, s[N] = {};
+                bool rotate[N];
+                for (int l = 0; l < N; ++l)
+                    rotate[l] = active[l] && detail::jacobi_rotation(B[l], p, q, c[l], s[l]);
+                for (int l = 0; l < N; ++l)
+                    if (rotate[l]) {
+                        rotated[l] = true;
+                        detail::rotate_columns(B[l], V[l], p, q, c[l], s[l]);
+                    }
+            }
+        bool any = false;
+        for (int l = 0; l < N; ++l) {
+            active[l] = active[l] && rotated[l];
+            any = any || active[l];
+        }
+        if (!any) break;
+    }
+    for (int l = 0; l < N; ++l) out[l] = detail::svd_from_jacobi(B[l], V[l]);
 }
 
 /// Polar decomposition F = R S through the rotation-variant SVD: R = U V^T, S = V diag(sigma) V^T.

@@ -334,12 +334,15 @@ evaluate_element(const Corotational<T>& material, const RestElement<T>& rest,
 
 /// evaluate_element for the neo-Hookean material: energy and stress as the generic path (from
 /// det F and cof F, no SVD), the Hessian, when asked for, from the tangent's SVD frame
-/// (NeoHookean::tangent_frame, put_frame_hessian) instead of the 9x9 dP/dF.
+/// (NeoHookean::tangent_frame, put_frame_hessian) instead of the 9x9 dP/dF. point_svds: the
+/// SVD of F at each quadrature point when the caller has them (svd3_rotation_variant, batched
+/// over elements on the CPU), else computed here.
 template <int P, class T>
 EDN_HOST_DEVICE inline void
 evaluate_element(const NeoHookean<T>& material, const RestElement<T>& rest,
                  const QuadratureTet<T>& rule, const T (*x)[3], int outputs, bool project,
-                 T& energy, T (*gradient)[3], T* hessian, bool displacement_form = false) {
+                 T& energy, T (*gradient)[3], T* hessian, bool displacement_form = false,
+                 const Svd3<T>* point_svds = nullptr) {
     if ((outputs & kHessian) == 0) {
         evaluate_element_generic<P>(material, rest, rule, x, outputs, project, energy, gradient,
                                     hessian, displacement_form);
@@ -360,7 +363,10 @@ evaluate_element(const NeoHookean<T>& material, const RestElement<T>& rest,
                     put(first, gradient[a][r],
                         w * (Pk.m[r][0] * g[a][0] + Pk.m[r][1] * g[a][1] + Pk.m[r][2] * g[a][2]));
         TangentFrame<T> fr;
-        material.tangent_frame(F, project, fr);
+        if (point_svds)
+            material.tangent_frame_of(point_svds[q], project, fr);
+        else
+            material.tangent_frame(F, project, fr);
         T h[m][3];
         frame_gradients<m>(fr, g, h);
         put_frame_hessian<m>(fr, h, w, first, hessian);

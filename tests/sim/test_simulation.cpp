@@ -4,6 +4,7 @@
 // (SimulationPerBackend, .../Cpu and .../Cuda).
 #include "core/device.hpp"
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "mesh/box_mesh.hpp"
 #include "sim/simulation.hpp"
 #include "sim/simulation_backend.hpp"
@@ -224,6 +225,30 @@ TEST(Simulation, DefaultStepsConvergeAndTheForcingTermLeavesTheSettingsAlone) {
         EXPECT_EQ(sim.settings().pcg.relative_tolerance, s.pcg.relative_tolerance);
     }
     EXPECT_GT(iterations, 1); // the tolerance, not a single iteration, ended the steps
+}
+
+TEST(Simulation, OneThreadAndAllThreadsStepBitForBit) {
+    // On one thread the CPU backend sums each element's Hessian blocks as it goes (per-entry
+    // order, cpu/element_sum.hpp); on more it stores them and sums them by the per-entry map.
+    // Both, and the batched neo-Hookean SVDs, must give the same bits.
+    for (const Material material : {Material::NeoHookean, Material::Corotational})
+        for (int order : {1, 2}) {
+            SimulationSettings s;
+            s.young = 2e4;
+            s.order = order;
+            s.material = material;
+            s.stiffness_damping = 0.01;
+            s.gravity = {9.81, 0, -9.81};
+            auto run = [&](int threads) {
+                const int before = set_num_threads(threads);
+                Simulation sim(make_box_tet_mesh(2, 2, 6, {0, 0, 0}, {0.2, 0.2, 0.6}), s);
+                sim.pin_below(1e-9);
+                for (int frame = 0; frame < 3; ++frame) EXPECT_TRUE(sim.step().converged);
+                set_num_threads(before);
+                return sim.positions();
+            };
+            EXPECT_EQ(run(1), run(num_threads())) << material_name(material) << " p" << order;
+        }
 }
 
 TEST(Simulation, CudaWithoutADeviceIsOneClearError) {

@@ -212,6 +212,43 @@ TEST(Spmv, EqualsReferenceProductInDoubleAndFloat) {
     }
 }
 
+TEST(Spmv, EqualsThePerRowLoopBitForBit) {
+    // The product runs rows in vector lanes (SSE2, or AVX2 where the CPU has it) over each lane
+    // group's own slot count; every row must still sum in the per-row order: diagonal block, then
+    // the row's blocks in slot order, each block row as (v0 x0 + v1 x1) + v2 x2.
+    for (int order = 1; order <= 2; ++order) {
+        AssemblyFixture f(test::shuffle_mesh(test::make_random_perturbed_box(5, 4, 3, 1, 1, 1), 7),
+                          order);
+        BinBcsrMatrix<double> k = assemble(f, SummationMethod::PerEntry);
+        const BinBcsrPatternView p = f.pattern.view();
+        const std::int64_t n = p.num_rows;
+        std::mt19937 rng(3);
+        std::uniform_real_distribution<double> dist(-1, 1);
+        std::vector<double> x(3 * n), y(3 * n), y_row(3 * n);
+        for (double& v : x) v = dist(rng);
+        for (std::int64_t row = 0; row < n; ++row) {
+            const std::int64_t bin = row / kBinRows, begin = p.bin_offsets[bin];
+            const std::int64_t plane = p.bin_offsets[bin + 1] - begin;
+            for (int r = 0; r < 3; ++r) {
+                double acc = k.diag[(3 * r) * n + row] * x[3 * row] +
+                             k.diag[(3 * r + 1) * n + row] * x[3 * row + 1] +
+                             k.diag[(3 * r + 2) * n + row] * x[3 * row + 2];
+                for (Index j = 0; j < p.row_counts[row]; ++j) {
+                    const std::int64_t s = begin + j * kBinRows + row % kBinRows;
+                    const std::int64_t col = p.columns[s];
+                    const double* v = k.values.data() + 9 * begin + (s - begin);
+                    acc += v[(3 * r) * plane] * x[3 * col] +
+                           v[(3 * r + 1) * plane] * x[3 * col + 1] +
+                           v[(3 * r + 2) * plane] * x[3 * col + 2];
+                }
+                y_row[3 * row + r] = acc;
+            }
+        }
+        cpu::spmv(k.view(), x.data(), y.data());
+        EXPECT_EQ(y, y_row) << "p" << order;
+    }
+}
+
 TEST(BlockJacobi, InverseDiagonalTimesDiagonalIsIdentity) {
     AssemblyFixture f(test::make_random_perturbed_box(3, 2, 2, 1, 1, 1), 2);
     BinBcsrMatrix<double> k = assemble(f, SummationMethod::PerSimplex);

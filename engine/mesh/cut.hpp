@@ -54,10 +54,10 @@ struct CutPlane {
     /// Convex polygon (corners in order, either sense, >= 3) bounding the blade in its plane, as
     /// a swept stroke piece does; empty: none. Corners off the plane count by their projection
     /// along the normal (the test is against the prism over the outline).
-    std::vector<Vec3> outline;
+    std::vector<Vec3> outline{};
     /// Where the blade bends (none: flat). The side is split by the plane through the bend line
     /// where both planes' distances agree, so the blade's signed distance stays continuous.
-    std::optional<BladeBend> bend;
+    std::optional<BladeBend> bend{};
 };
 
 /// Which points a blade holds: within its radius of its point and inside the prism over its

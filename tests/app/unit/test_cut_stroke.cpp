@@ -1,8 +1,9 @@
 // Cut mode's stroke without a window (app/cut_stroke.hpp): the blade piece of a stroke segment
 // (the plane through both rays and the eye, its outline), the joint overlap, and strokes of
 // several pieces cut one after the other on a bar seen by the app's camera, as the app does: a
-// zig-zag across the bar severs it into two parts, a stroke ending over the bar leaves a crack;
-// the mesh stays conforming and keeps its volume.
+// zig-zag across the bar severs it into two parts, a stroke ending over the bar leaves a crack,
+// a straight stroke in pieces cuts as its single blade does; the mesh stays valid and keeps its
+// volume.
 
 #include "camera.hpp"
 #include "cut_stroke.hpp"
@@ -163,6 +164,27 @@ TEST_F(CutStrokeTest, StrokeEndingOverTheBarLeavesACrack) {
     EXPECT_EQ(count_components(mesh_), 1);
     EXPECT_GT(mesh_.num_vertices(), vertices);
     EXPECT_NEAR(total_volume(mesh_), volume, 1e-12 * volume);
+}
+
+TEST_F(CutStrokeTest, StraightStrokeInPiecesCutsAsTheStrokeInOne) {
+    // All pieces of a straight stroke lie in one plane: together they must open what the
+    // stroke's single blade opens (no bridge at a joint, no flap beside one).
+    const float left = pixel_of({-1.0f, 0.25f, 0.9f}).x;
+    const float right = pixel_of({1.5f, 0.25f, 0.9f}).x;
+    const float row = pixel_of({0.25f, 0.25f, 0.9f}).y;
+    std::vector<glm::vec2> points;
+    for (int i = 0; i <= 40; ++i)
+        points.push_back({left + static_cast<float>(i) / 40.0f * (right - left), row});
+    const TetMesh bar = mesh_;
+    const std::optional<CutPlane> whole = stroke_piece(view_, points.front(), points.back(),
+                                                       stroke_reach(view_, bar.positions), 0, 0);
+    ASSERT_TRUE(whole.has_value());
+    const SplitCutResult one = split_cut(bar, *whole);
+    EXPECT_GE(cut_stroke(points), 2);
+    expect_valid(mesh_);
+    EXPECT_EQ(count_components(mesh_), one.components);
+    EXPECT_EQ(count_components(mesh_), 2);
+    EXPECT_NEAR(total_volume(mesh_), total_volume(bar), 1e-12 * total_volume(bar));
 }
 
 } // namespace

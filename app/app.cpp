@@ -474,14 +474,18 @@ void App::apply(const GuiActions& actions) {
     }
 }
 
-void App::edited(const EditResult& result) {
+void App::edited(const EditResult& result, bool keep_stroke) {
     gui_.cut_message = result.message;
     if (!result.record) {
         report_error(result.message); // the current scene stays
         return;
     }
     end_drag(); // the Simulation dropped it (its vertices are renumbered)
-    stroking_ = false;
+    if (!keep_stroke) {
+        // Another edit ends the stroke (its own pieces keep it going).
+        stroking_ = false;
+        stroke_cancel();
+    }
     gui_.settings = session_.sim()->simulation().settings();
     apply_ground(); // the panel's ground also after an undo to older settings
     gui_.sim_error.clear();

@@ -11,12 +11,13 @@
 /// queue, a turn's step results; mesh resolution, --progress), app_record.cpp (recording the
 /// animation), app_color_range.cpp (colour range), app_supports.cpp (ground, pin planes, the
 /// no-support warning), app_files.cpp (scene files, saved states), app_surface.cpp (the curved
-/// p >= 2 surface, interop registration), edit_session.cpp (cut/refine/undo), stats.cpp
-/// (statistics, --stats).
+/// p >= 2 surface, interop registration), edit_session.cpp (cut/refine/undo), app_cut.cpp (cut
+/// mode's stroke: progressive cutting, cut_stroke.hpp), stats.cpp (statistics, --stats).
 
 #include "camera.hpp"
 #include "core/error.hpp"
 #include "curved_surface.hpp"
+#include "cut_stroke.hpp"
 #include "edit_session.hpp"
 #include "gl_context.hpp"
 #include "gui.hpp"
@@ -199,7 +200,7 @@ private:
     bool cut(const CutPlane& plane);
     bool refine(const std::optional<Vec3>& center, double radius, int levels);
     bool undo();
-    void edited(const EditResult& result);
+    void edited(const EditResult& result, bool keep_stroke = false);
     double default_refine_radius() const;
     // Input and picking (input.cpp).
     void handle_input();
@@ -211,6 +212,14 @@ private:
     void end_drag();
     void paint_pins(const glm::vec2& pixel, bool pin);
     std::optional<CutPlane> stroke_plane(const glm::vec2& from, const glm::vec2& to);
+    // Cut mode's stroke: pressed, cut along, released, drawn (app_cut.cpp).
+    void stroke_press(const glm::vec2& pixel);
+    void stroke_cut_to(const glm::vec2& pixel, float min_pixels, bool last);
+    void stroke_release(const glm::vec2& pixel);
+    void stroke_cancel();
+    bool cut_stroke_piece(const glm::vec2& from, const glm::vec2& to, bool last);
+    void stroke_mouse(const glm::vec2& mouse, bool pressed, bool down);
+    void draw_stroke() const;
     // Recording the animation (app_record.cpp).
     void init_recording();
     RecordOptions record_options() const;
@@ -279,9 +288,11 @@ private:
     GuiState gui_;
     TimingRecorder timings_;
     std::int64_t frame_index_ = 0;
-    bool stroking_ = false;       // cut mode: a stroke is being drawn
-    glm::vec2 stroke_from_{0.0f}; // cut stroke start (pixels)
-    glm::vec2 stroke_to_{0.0f};   // cut stroke end (pixels)
+    bool stroking_ = false;            // cut mode: a stroke is being drawn (the UI's view)
+    glm::vec2 stroke_from_{0.0f};      // cut stroke start (pixels)
+    glm::vec2 stroke_to_{0.0f};        // cut stroke end: the cursor (pixels)
+    CutStroke stroke_;                 // the stroke as the turns cut it (cut_stroke.hpp)
+    bool stroke_piece_queued_ = false; // a stroke piece is posted and not yet cut
     bool quit_ = false;
     bool support_warned_ = false; // the headless no-support warning was printed
     // --progress: when the run started and the last line was printed.

@@ -78,6 +78,18 @@ void App::apply_script() {
             if (action.cut->radius) plane.radius = *action.cut->radius;
             cut(plane);
         }
+        if (action.cut_tool) gui_.cut_tool = *action.cut_tool;
+        if (action.stroke) {
+            // As the mouse in cut mode: press at the first pixel, then each move cuts.
+            const glm::vec2 pixel((*action.stroke)[0], (*action.stroke)[1]);
+            if (stroke_.active()) {
+                stroke_to_ = pixel;
+                stroke_cut_to(pixel, kStrokeStepPixels, false);
+            } else {
+                stroke_press(pixel);
+            }
+        }
+        if (action.stroke_release) stroke_release(stroke_to_);
         if (action.refine) {
             const ScriptRefine& brush = *action.refine;
             const double radius = brush.radius ? *brush.radius : default_refine_radius();

@@ -53,21 +53,23 @@ void EditSession::attach(std::unique_ptr<Simulation> simulation) {
 }
 
 EditResult EditSession::cut(const CutPlane& plane, std::int64_t frame) {
-    if (!sim_ || !scene_) return {std::nullopt, "cut: no simulation to cut"};
+    if (!sim_ || !scene_) return {std::nullopt, "cut: no simulation to cut", std::nullopt};
     try {
         const TopologyChangeRecord record = sim_->cut(plane, frame);
         rebuild_scene();
-        return {record, "cut: " + std::to_string(record.cut_faces) + " faces, " +
-                            std::to_string(record.duplicated_vertices) + " vertices duplicated, " +
-                            std::to_string(sim_->simulation().components()) + " components"};
+        return {record,
+                "cut: " + std::to_string(record.cut_faces) + " faces, " +
+                    std::to_string(record.duplicated_vertices) + " vertices duplicated, " +
+                    std::to_string(sim_->simulation().components()) + " components",
+                std::nullopt};
     } catch (const Error& error) {
-        return {std::nullopt, error.what()}; // the current scene stays
+        return {std::nullopt, error.what(), error.code()}; // the current scene stays
     }
 }
 
 EditResult EditSession::refine(const std::optional<Vec3>& center, double radius, int levels,
                                std::int64_t frame) {
-    if (!sim_ || !scene_) return {std::nullopt, "refine: no simulation to refine"};
+    if (!sim_ || !scene_) return {std::nullopt, "refine: no simulation to refine", std::nullopt};
     try {
         const TopologyChangeRecord record =
             center ? sim_->refine_sphere(*center, radius, levels, frame)
@@ -80,23 +82,25 @@ EditResult EditSession::refine(const std::optional<Vec3>& center, double radius,
                       center ? "" : " 1->8", record.cells_before, record.cells_after,
                       record.min_dihedral_deg, record.refine_ms, record.repattern_ms,
                       record.pattern_build_ms);
-        return {record, text};
+        return {record, text, std::nullopt};
     } catch (const Error& error) {
-        return {std::nullopt, error.what()}; // the current scene stays
+        return {std::nullopt, error.what(), error.code()}; // the current scene stays
     }
 }
 
 EditResult EditSession::undo(std::int64_t frame) {
     if (!sim_ || sim_->simulation().undo_depth() == 0)
-        return {std::nullopt, "undo: no cut to undo"};
+        return {std::nullopt, "undo: no cut to undo", std::nullopt};
     try {
         const TopologyChangeRecord record = sim_->undo(frame);
         rebuild_scene();
-        return {record, "undo: back to " + std::to_string(scene_->mesh.num_vertices()) +
-                            " vertices, " + std::to_string(scene_->mesh.num_cells()) + " cells, " +
-                            std::to_string(sim_->simulation().components()) + " components"};
+        return {record,
+                "undo: back to " + std::to_string(scene_->mesh.num_vertices()) + " vertices, " +
+                    std::to_string(scene_->mesh.num_cells()) + " cells, " +
+                    std::to_string(sim_->simulation().components()) + " components",
+                std::nullopt};
     } catch (const Error& error) {
-        return {std::nullopt, error.what()};
+        return {std::nullopt, error.what(), error.code()};
     }
 }
 

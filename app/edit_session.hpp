@@ -5,6 +5,7 @@
 /// rebuilds the scene (boundary surface) after each and keeps the records of simulations a
 /// scene load replaced, so --stats covers the whole run. Also: a screen stroke -> blade plane.
 
+#include "core/error.hpp"
 #include "mesh/cut.hpp"
 #include "picking.hpp"
 #include "scene.hpp"
@@ -38,6 +39,7 @@ std::optional<CutPlane> stroke_plane(const ViewState& view, const glm::vec2& fro
 struct EditResult {
     std::optional<TopologyChangeRecord> record; ///< set when the edit was applied
     std::string message;                        ///< the panel's message (or the error)
+    std::optional<ErrorCode> error;             ///< the engine's error code when it failed
 };
 
 /// Owns the scene and its Simulation; applies topology edits through the engine.

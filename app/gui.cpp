@@ -357,7 +357,7 @@ void help_overlay(GuiState& state) {
         {"S", "one step while paused"},
         {"R", "reset the simulation to rest (pins kept)"},
         {"F", "fit the view to the mesh"},
-        {"C", "cut mode: a left drag draws a blade stroke"},
+        {"C", "cut mode: a left drag cuts along the stroke (or one plane at release)"},
         {"B", "refine brush: a left click refines around the point"},
         {"Ctrl+Z", "undo the last cut or refinement"},
         {"F1", "this help"},

@@ -123,8 +123,9 @@ struct GuiState {
     bool recording = false;     ///< per-frame timings are being recorded
     std::string status_message; ///< last screenshot/record file written
     bool cut_mode = false;      ///< C: a left drag draws a cutting stroke instead of pulling
-    std::string cut_message;    ///< outcome of the last cut, refinement or undo (or why it failed)
-    bool refine_mode = false;   ///< B: a left click refines the cells around the picked point
+    CutTool cut_tool = CutTool::Stroke; ///< the stroke cuts as drawn, or one plane at release
+    std::string cut_message;  ///< outcome of the last cut, refinement or undo (or why it failed)
+    bool refine_mode = false; ///< B: a left click refines the cells around the picked point
     float refine_radius_fraction = 0.05f; ///< refine brush radius, fraction of the bbox diagonal
     int refine_levels = 2;                ///< bisection rounds of the refine brush
     // Supports and drag (app/supports.hpp): the ground, pins by a plane, the drag's region.

@@ -210,8 +210,20 @@ void supports_section(GuiState& state, GuiActions& actions) {
 /// Cut mode, refine brush, uniform refinement, undo, and the outcome of the last of them.
 void edit_section(GuiState& state, GuiActions& actions) {
     if (!ImGui::CollapsingHeader("Cut and refine", ImGuiTreeNodeFlags_DefaultOpen)) return;
-    if (ImGui::Checkbox("Cut mode (C)", &state.cut_mode) && state.cut_mode)
-        state.refine_mode = false; // one left-click tool at a time
+    // Cut mode and its tool in one combo (a row of its own would push the panel into a
+    // scrollbar): the stroke cuts as it is drawn, the plane once at release.
+    int cut = state.cut_mode ? (state.cut_tool == CutTool::Plane ? 2 : 1) : 0;
+    ImGui::SetNextItemWidth(ImGui::CalcTextSize("stroke").x + ImGui::GetFrameHeight() +
+                            2.0f * ImGui::GetStyle().FramePadding.x);
+    if (ImGui::Combo("Cut (C)", &cut, "off\0stroke\0plane\0")) {
+        state.cut_mode = cut != 0;
+        if (cut != 0) {
+            state.cut_tool = cut == 2 ? CutTool::Plane : CutTool::Stroke;
+            state.refine_mode = false; // one left-click tool at a time
+        }
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("left drag: stroke cuts as it is drawn, plane cuts once at release");
     ImGui::SameLine();
     if (ImGui::Checkbox("Refine brush (B)", &state.refine_mode) && state.refine_mode)
         state.cut_mode = false;

@@ -160,10 +160,7 @@ void App::handle_mouse() {
         }
         if (io.MouseWheel != 0.0f) camera_.zoom(io.MouseWheel);
         if (gui_.cut_mode) {
-            if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
-                stroking_ = true;
-                stroke_from_ = stroke_to_ = mouse;
-            }
+            if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) stroke_mouse(mouse, true, true);
         } else if (gui_.refine_mode) {
             if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
                 // Picking reads the simulation's positions: in the turn, like the edit.
@@ -181,20 +178,8 @@ void App::handle_mouse() {
             post([this, mouse, radius = drag_radius()] { begin_drag_at(mouse, radius); });
         }
     }
-    if (stroking_) {
-        stroke_to_ = mouse;
-        if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
-            // The stroke is drawn over the scene and the panels until release.
-            ImGui::GetForegroundDrawList()->AddLine(ImVec2(stroke_from_.x, stroke_from_.y),
-                                                    ImVec2(stroke_to_.x, stroke_to_.y),
-                                                    IM_COL32(255, 150, 40, 255), 2.0f);
-        } else {
-            stroking_ = false;
-            post([this, from = stroke_from_, to = stroke_to_] {
-                if (const std::optional<CutPlane> plane = stroke_plane(from, to)) cut(*plane);
-            });
-        }
-    }
+    // Cut mode's stroke: cut as it is drawn, or one plane at release (app_cut.cpp).
+    if (stroking_) stroke_mouse(mouse, false, ImGui::IsMouseDown(ImGuiMouseButton_Left));
     // The drag starts in the turn after the click (drag_ is the UI's; only the turn changes it),
     // so its target follows the cursor from then on, and a release before it ends it at once.
     if (drag_.active()) {
@@ -227,11 +212,13 @@ void App::handle_input() {
             gui_.cut_mode = !gui_.cut_mode;
             if (gui_.cut_mode) gui_.refine_mode = false; // one left-click tool at a time
             stroking_ = false;
+            post([this] { stroke_cancel(); });
         }
         if (ImGui::IsKeyPressed('B', false)) {
             gui_.refine_mode = !gui_.refine_mode;
             if (gui_.refine_mode) gui_.cut_mode = false;
             stroking_ = false;
+            post([this] { stroke_cancel(); });
         }
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) quit_ = true;
     }

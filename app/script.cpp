@@ -291,6 +291,12 @@ public:
                 color_range(v, action);
             } else if (key == "cut") {
                 action.cut = cut(v);
+            } else if (key == "cut_tool") {
+                action.cut_tool = named<CutTool>(key, v, parse_cut_tool, "stroke, plane");
+            } else if (key == "stroke") {
+                action.stroke = vector<2>(key, v);
+            } else if (key == "stroke_release") {
+                action.stroke_release = boolean(key, v);
             } else if (key == "refine") {
                 action.refine = refine(v);
             } else if (key == "refine_uniform") {

@@ -25,14 +25,19 @@
 /// z] | pixel: [px, py], radius?, levels?} (refine brush: the cells within radius of the world
 /// point or of the surface point under the pixel, levels 1..8 bisection rounds; defaults: the GUI's
 /// brush), refine_uniform (every cell 1 -> 8), undo (back to the state before the last cut or
-/// refinement). Cut, refine, refine_uniform and undo apply in that order, after the other keys.
-/// record true|false|"DIR" starts (into the panel's folder, or DIR) or stops recording the
-/// animation (app/recorder.hpp).
-/// color_range [low, high] sets a manual colour range, color_range "auto" goes back to the
-/// 2-98th percentile of the surface values (the default). save_scene FILE, save_state FILE and
-/// load_state FILE do what the Scene panel's buttons do (app/app_files.cpp), last, in that order.
+/// refinement), cut_tool stroke|plane (what cut mode's stroke does: cut as it is drawn, or one
+/// plane at release; the panel's choice), stroke [px, py] (cut mode's stroke, as the mouse draws
+/// it: the first presses the left button there, each further one moves it there, cutting the swept
+/// piece when it moved far enough), stroke_release (lets go at the last stroke pixel; a whole
+/// stroke undoes as one step). Cut, stroke, stroke_release, refine, refine_uniform and undo apply
+/// in that order, after the other keys. record true|false|"DIR" starts (into the panel's folder, or
+/// DIR) or stops recording the animation (app/recorder.hpp). color_range [low, high] sets a manual
+/// colour range, color_range "auto" goes back to the 2-98th percentile of the surface values (the
+/// default). save_scene FILE, save_state FILE and load_state FILE do what the Scene panel's buttons
+/// do (app/app_files.cpp), last, in that order.
 
 #include "core/types.hpp"
+#include "cut_stroke.hpp"
 #include "sim/presets.hpp"
 #include "sim/simulation.hpp"
 #include "supports.hpp"
@@ -106,22 +111,26 @@ struct ScriptAction {
     std::optional<Integrator> integrator;         ///< time integrator
     /// Material preset (sim/presets.hpp): E, nu, rho; young/poisson/density keys win over it.
     const MaterialPreset* preset = nullptr;
-    std::optional<double> young;                     ///< Young's modulus
-    std::optional<double> poisson;                   ///< Poisson's ratio
-    std::optional<double> density;                   ///< density
-    std::optional<double> dt;                        ///< time step
-    std::optional<double> damping;                   ///< mass damping
-    std::optional<int> newton_iterations;            ///< Newton iterations per frame
-    std::optional<std::array<double, 3>> gravity;    ///< gravity vector
-    std::optional<bool> pause;                       ///< pause or resume
-    bool step = false;                               ///< one step while paused
-    bool reset = false;                              ///< back to rest, pins kept
-    std::optional<ColorMode> color;                  ///< surface colour
-    std::optional<bool> wireframe;                   ///< wireframe overlay
-    std::optional<bool> help;                        ///< the mouse and key help overlay (F1)
-    std::optional<ScriptColorRange> color_range;     ///< manual colour range
-    bool color_range_auto = false;                   ///< percentile colour range again ("auto")
-    std::optional<ScriptCut> cut;                    ///< cut the mesh (after the other keys)
+    std::optional<double> young;                  ///< Young's modulus
+    std::optional<double> poisson;                ///< Poisson's ratio
+    std::optional<double> density;                ///< density
+    std::optional<double> dt;                     ///< time step
+    std::optional<double> damping;                ///< mass damping
+    std::optional<int> newton_iterations;         ///< Newton iterations per frame
+    std::optional<std::array<double, 3>> gravity; ///< gravity vector
+    std::optional<bool> pause;                    ///< pause or resume
+    bool step = false;                            ///< one step while paused
+    bool reset = false;                           ///< back to rest, pins kept
+    std::optional<ColorMode> color;               ///< surface colour
+    std::optional<bool> wireframe;                ///< wireframe overlay
+    std::optional<bool> help;                     ///< the mouse and key help overlay (F1)
+    std::optional<ScriptColorRange> color_range;  ///< manual colour range
+    bool color_range_auto = false;                ///< percentile colour range again ("auto")
+    std::optional<ScriptCut> cut;                 ///< cut the mesh (after the other keys)
+    std::optional<CutTool> cut_tool;              ///< cut mode's tool (before the stroke)
+    /// Cut mode's stroke: the left button held at this pixel (pressed at the first), after cut.
+    std::optional<std::array<double, 2>> stroke;
+    bool stroke_release = false;                     ///< release the stroke (after stroke)
     std::optional<ScriptRefine> refine;              ///< refine brush (after the cut)
     bool refine_uniform = false;                     ///< refine every cell 1 -> 8 (after refine)
     bool undo = false;                               ///< undo the last cut or refinement (last)

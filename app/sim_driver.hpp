@@ -39,6 +39,8 @@ public:
     TopologyChangeRecord refine_uniform(std::int64_t frame);
     /// Simulation::undo stamped with `frame`; as cut.
     TopologyChangeRecord undo(std::int64_t frame);
+    /// Simulation::group_changes: open (true) or close a group that undo takes back as one.
+    void group_changes(bool open) { simulation_->group_changes(open); }
     /// Limits of the Simulation's topology changes.
     void set_topology_options(TopologyChangeOptions options);
     /// One time step; positions() is fetched again when next asked for.

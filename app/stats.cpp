@@ -128,6 +128,7 @@ void write_stats(const std::filesystem::path& path, const EditSession& session, 
         stats["upload"] = upload_method;
         stats["vertices"] = scene->mesh.num_vertices();
         stats["cells"] = scene->mesh.num_cells();
+        stats["volume"] = total_volume(scene->mesh); // rest volume: cuts keep it
         stats["nodes"] = simulation.num_nodes();
         stats["components"] = simulation.components();
         stats["pinned_vertices"] =

@@ -87,6 +87,76 @@ Index star_groups(const Topology& topology, const std::vector<Cell>& cells,
 
 } // namespace
 
+namespace {
+
+Vec3 cross3(const Vec3& a, const Vec3& b) {
+    return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+
+double dot3(const Vec3& a, const Vec3& b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+Vec3 minus3(const Vec3& a, const Vec3& b) {
+    return {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+}
+
+/// Twice the signed area of the outline projected across `n` (positive: counter-clockwise
+/// seen from the side n points to).
+double outline_area2(const std::vector<Vec3>& corners, const Vec3& n) {
+    double area = 0;
+    for (std::size_t i = 0; i < corners.size(); ++i)
+        area += dot3(cross3(corners[i], corners[(i + 1) % corners.size()]), n);
+    return area;
+}
+
+} // namespace
+
+BladeExtent::BladeExtent(const CutPlane& plane)
+    : point_(plane.point), radius2_(plane.radius * plane.radius),
+      finite_radius_(std::isfinite(plane.radius)), corners_(plane.outline) {
+    // As check_blade: the same unit normal to the bit.
+    const Vec3& n = plane.normal;
+    const double length = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    unit_ = {n[0] / length, n[1] / length, n[2] / length};
+    if (plane.bend) {
+        const Vec3& m = plane.bend->normal;
+        const double bent_length = std::sqrt(dot3(m, m));
+        bend_point_ = plane.bend->point;
+        bend_unit_ = {m[0] / bent_length, m[1] / bent_length, m[2] / bent_length};
+        // The distances to both planes agree on the plane through the bend line with normal
+        // (bent unit - unit): the sides split there, the bent one where `behind` points.
+        bend_side_ = minus3(bend_unit_, unit_);
+        const double along = dot3(bend_side_, plane.bend->behind);
+        bent_ = along != 0;
+        if (along < 0) bend_side_ = {-bend_side_[0], -bend_side_[1], -bend_side_[2]};
+    }
+    if (corners_.empty()) return;
+    // Inward normals in the plane: n x edge points inwards for a counter-clockwise outline.
+    const double sense = outline_area2(corners_, plane.normal) >= 0 ? 1.0 : -1.0;
+    inward_.resize(corners_.size());
+    for (std::size_t i = 0; i < corners_.size(); ++i) {
+        const Vec3 w =
+            cross3(plane.normal, minus3(corners_[(i + 1) % corners_.size()], corners_[i]));
+        for (int d = 0; d < 3; ++d) inward_[i][d] = sense * w[d];
+    }
+}
+
+double BladeExtent::signed_distance(const Vec3& p) const {
+    if (bent_ && dot3(bend_side_, minus3(p, bend_point_)) > 0)
+        return dot3(bend_unit_, minus3(p, bend_point_));
+    double s = 0;
+    for (int d = 0; d < 3; ++d) s += unit_[d] * (p[d] - point_[d]);
+    return s;
+}
+
+bool BladeExtent::holds(const Vec3& p) const {
+    if (finite_radius_ && dot3(minus3(p, point_), minus3(p, point_)) > radius2_) return false;
+    for (std::size_t i = 0; i < corners_.size(); ++i)
+        if (dot3(inward_[i], minus3(p, corners_[i])) < 0) return false;
+    return true;
+}
+
 CheckedBlade check_blade(const TetMesh& mesh, const CutPlane& plane,
                          std::span<const Vec3> classify_positions) {
     const Vec3& n = plane.normal;
@@ -98,6 +168,35 @@ CheckedBlade check_blade(const TetMesh& mesh, const CutPlane& plane,
         EDN_VERIFY(std::isfinite(x), ErrorCode::Usage, "cut: plane point must be finite");
     EDN_VERIFY(plane.radius > 0 && !std::isnan(plane.radius), ErrorCode::Usage,
                "cut: radius must be > 0, got " << plane.radius);
+    if (plane.bend) {
+        const BladeBend& bend = *plane.bend;
+        for (const Vec3* v : {&bend.point, &bend.normal, &bend.behind})
+            for (double x : *v)
+                EDN_VERIFY(std::isfinite(x), ErrorCode::Usage, "cut: blade bend must be finite");
+        EDN_VERIFY(dot3(bend.normal, bend.normal) > 0 && dot3(bend.behind, bend.behind) > 0,
+                   ErrorCode::Usage, "cut: blade bend normal and direction must be non-zero");
+    }
+    const std::vector<Vec3>& outline = plane.outline;
+    if (!outline.empty()) {
+        EDN_VERIFY(outline.size() >= 3, ErrorCode::Usage,
+                   "cut: a blade outline needs at least 3 corners, got " << outline.size());
+        for (const Vec3& corner : outline)
+            for (double x : corner)
+                EDN_VERIFY(std::isfinite(x), ErrorCode::Usage,
+                           "cut: blade outline corners must be finite");
+        // Convex: every corner turns the same way (seen along the normal) as the whole outline.
+        const double area = outline_area2(outline, n);
+        EDN_VERIFY(std::abs(area) > 0, ErrorCode::Usage,
+                   "cut: the blade outline has no area across the normal");
+        for (std::size_t i = 0; i < outline.size(); ++i) {
+            const Vec3& a = outline[i];
+            const Vec3& b = outline[(i + 1) % outline.size()];
+            const Vec3& c = outline[(i + 2) % outline.size()];
+            EDN_VERIFY(dot3(cross3(minus3(b, a), minus3(c, b)), n) * area >= 0, ErrorCode::Usage,
+                       "cut: the blade outline must be convex (corner " << (i + 1) % outline.size()
+                                                                        << " turns back)");
+        }
+    }
     const std::span<const Vec3> x =
         classify_positions.empty() ? std::span<const Vec3>(mesh.positions) : classify_positions;
     EDN_VERIFY(x.size() == mesh.positions.size(), ErrorCode::Usage,
@@ -114,7 +213,9 @@ CutResult cut_mesh(const TetMesh& mesh, const CutPlane& plane,
     const Topology topology = build_topology(mesh);
     const Index num_cells = mesh.num_cells();
     const Vec3& unit = blade.unit_normal;
+    const BladeExtent extent(plane);
     auto signed_distance = [&](const Vec3& q) {
+        if (plane.bend) return extent.signed_distance(q);
         return unit[0] * (q[0] - plane.point[0]) + unit[1] * (q[1] - plane.point[1]) +
                unit[2] * (q[2] - plane.point[2]);
     };
@@ -131,20 +232,16 @@ CutResult cut_mesh(const TetMesh& mesh, const CutPlane& plane,
     // 2. Cut faces.
     const Index num_faces = topology.num_faces();
     std::vector<std::uint8_t> cut(num_faces, 0);
-    const double radius2 = plane.radius * plane.radius;
     parallel_for(0, num_faces, [&](std::int64_t f) {
         const auto pair = topology.face_cells.row(static_cast<Index>(f));
         if (pair.size() != 2 || positive[pair[0]] == positive[pair[1]]) return;
-        if (std::isfinite(plane.radius)) {
-            double d2 = 0;
-            for (int d = 0; d < 3; ++d) {
-                const Vec3& a = x[topology.faces[f][0]];
-                const Vec3& b = x[topology.faces[f][1]];
-                const Vec3& c = x[topology.faces[f][2]];
-                const double e = (a[d] + b[d] + c[d]) / 3.0 - plane.point[d];
-                d2 += e * e;
-            }
-            if (d2 > radius2) return;
+        if (extent.bounded()) {
+            const Vec3& a = x[topology.faces[f][0]];
+            const Vec3& b = x[topology.faces[f][1]];
+            const Vec3& c = x[topology.faces[f][2]];
+            Vec3 centroid{};
+            for (int d = 0; d < 3; ++d) centroid[d] = (a[d] + b[d] + c[d]) / 3.0;
+            if (!extent.holds(centroid)) return;
         }
         cut[f] = 1;
     });

@@ -5,11 +5,13 @@
 ///
 /// Algorithm (cut_mesh):
 ///   1. Side of each cell: sign of the signed distance of its centroid to the plane
-///      (n.(c - p) >= 0 is "+"), measured on `classify_positions` (the deformed vertex
-///      positions, so that the cut matches what the user sees) or on the rest positions.
+///      (n.(c - p) >= 0 is "+"; beyond a bend, to the bent plane), measured on `classify_positions`
+///      (the deformed vertex positions, so that the cut matches what the user sees) or on the rest
+///      positions.
 ///   2. Cut faces: interior faces whose two cells lie on different sides and whose centroid
-///      (same positions) lies within `radius` of the plane point p (infinite radius: every face
-///      between the two sides). These faces form the blade's trace on the mesh.
+///      (same positions) lies within `radius` of the plane point p and inside the outline, if
+///      any (BladeExtent; infinite radius and no outline: every face between the two sides). These
+///      faces form the blade's trace on the mesh.
 ///   3. Per vertex v, its incident cells are grouped by union-find through the faces containing
 ///      v that are NOT cut (two cells sharing such a face stay together). The group holding the
 ///      lowest cell id keeps v; every further group gets a new vertex, a copy of v's rest
@@ -27,6 +29,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -34,12 +37,53 @@ namespace edn {
 
 struct Topology;
 
+/// A bend of a blade along a line of its plane: beyond the line the blade follows a second plane
+/// through the line, as a cut stroke's piece follows the previous piece across their joint.
+struct BladeBend {
+    Vec3 point{};  ///< a point on the bend line (in both planes) [m]
+    Vec3 normal{}; ///< the second plane's normal, oriented as the blade's (n . blade normal > 0)
+    Vec3 behind{}; ///< a direction (in the blade's plane) pointing across the line to the bent side
+};
+
 /// A cutting blade: the plane through `point` with normal `normal`, limited to faces whose
-/// centroid lies within `radius` of `point` (infinite by default).
+/// centroid lies within `radius` of `point` (infinite by default) and, with an outline, inside it.
 struct CutPlane {
     Vec3 point{};                                            ///< a point on the plane [m]
     Vec3 normal{};                                           ///< plane normal, any non-zero length
     double radius = std::numeric_limits<double>::infinity(); ///< > 0; faces farther are not cut
+    /// Convex polygon (corners in order, either sense, >= 3) bounding the blade in its plane, as
+    /// a swept stroke piece does; empty: none. Corners off the plane count by their projection
+    /// along the normal (the test is against the prism over the outline).
+    std::vector<Vec3> outline{};
+    /// Where the blade bends (none: flat). The side is split by the plane through the bend line
+    /// where both planes' distances agree, so the blade's signed distance stays continuous.
+    std::optional<BladeBend> bend{};
+};
+
+/// Which points a blade holds: within its radius of its point and inside the prism over its
+/// outline. Used by cut_mesh (face centroids) and split_cut (crossing points).
+class BladeExtent {
+public:
+    /// The extent of `plane` (checked: check_blade).
+    explicit BladeExtent(const CutPlane& plane);
+    /// Whether the blade is limited at all (a finite radius or an outline).
+    bool bounded() const { return finite_radius_ || !corners_.empty(); }
+    /// Whether `p` lies within the radius and inside the outline's prism (boundary included).
+    bool holds(const Vec3& p) const;
+    /// Signed distance of `p` to the blade: to its plane, or beyond a bend to the bent plane.
+    double signed_distance(const Vec3& p) const;
+
+private:
+    Vec3 point_{};
+    Vec3 unit_{};       // unit normal
+    bool bent_ = false; // a bend with distinct planes
+    Vec3 bend_point_{}; // on the bend line
+    Vec3 bend_unit_{};  // the bent plane's unit normal
+    Vec3 bend_side_{};  // normal of the plane splitting the sides (towards the bent one)
+    double radius2_ = 0;
+    bool finite_radius_ = false;
+    std::vector<Vec3> corners_; // outline corners
+    std::vector<Vec3> inward_;  // per outline edge (corner i -> i+1): in-plane inward normal
 };
 
 /// A checked blade: the positions that classify the vertices and the plane's unit normal.
@@ -48,8 +92,10 @@ struct CheckedBlade {
     Vec3 unit_normal;                ///< plane.normal / |plane.normal|
 };
 
-/// Checks the blade of cut_mesh and split_cut (finite point, finite non-zero normal, radius > 0)
-/// and the classification positions (empty: the mesh's own; else one per vertex); throws
+/// Checks the blade of cut_mesh and split_cut (finite point, finite non-zero normal, radius > 0,
+/// an outline empty or a convex polygon of >= 3 finite corners with a non-zero area across the
+/// normal, a bend with a finite point and finite non-zero normal and direction) and the
+/// classification positions (empty: the mesh's own; else one per vertex); throws
 /// edn::Error(Usage) naming the problem.
 CheckedBlade check_blade(const TetMesh& mesh, const CutPlane& plane,
                          std::span<const Vec3> classify_positions);

@@ -299,8 +299,8 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
     const Index num_cells = mesh.num_cells();
     const Index num_edges = topology.num_edges();
     const Vec3& unit = blade.unit_normal;
-    const bool finite_radius = std::isfinite(plane.radius);
-    const double radius2 = plane.radius * plane.radius;
+    const BladeExtent blade_extent(plane); // radius and outline
+    const bool finite_radius = blade_extent.bounded();
 
     // 1. Signed distances; exact zeros below 1e-14 of the extent.
     Vec3 lo{}, hi{};
@@ -313,8 +313,7 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
     const double extent = num_vertices > 0 ? std::sqrt(squared_distance(lo, hi)) : 0.0;
     std::vector<double> dist(num_vertices);
     parallel_for(0, num_vertices, [&](std::int64_t v) {
-        double s = 0;
-        for (int d = 0; d < 3; ++d) s += unit[d] * (x[v][d] - plane.point[d]);
+        const double s = blade_extent.signed_distance(x[v]); // bent beyond a bend
         dist[v] = std::abs(s) <= 1e-14 * extent ? 0.0 : s;
     });
 
@@ -327,7 +326,8 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
     // Working positions: vertices moved onto the blade (rest == classify only) change both.
     std::vector<Vec3> rest = mesh.positions;
     std::vector<Vec3> where(x.begin(), x.end());
-    const bool may_move = options.move_snapped && classify_positions.empty();
+    // Moves follow the flat blade's normal: none with a bend.
+    const bool may_move = options.move_snapped && classify_positions.empty() && !plane.bend;
     std::vector<std::uint8_t> snapped(num_vertices, 0), moved(num_vertices, 0);
     auto snap_vertex = [&](Index v) {
         if (snapped[v]) return;
@@ -385,9 +385,7 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
         parallel_for(0, num_edges, [&](std::int64_t e) { is_crossed[e] = crossed(e) ? 1 : 0; });
 
         // 3. Inside cells: crossed, with the cut polygon within the radius.
-        auto within = [&](const Vec3& p) {
-            return !finite_radius || squared_distance(p, plane.point) <= radius2;
-        };
+        auto within = [&](const Vec3& p) { return blade_extent.holds(p); };
         std::vector<std::uint8_t> inside(num_candidates, 0);
         parallel_for(0, num_candidates, [&](std::int64_t i) {
             const Index t = candidates[i];
@@ -540,8 +538,7 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
     std::vector<std::uint8_t> opening(num_split_vertices, 0); // on the plane and within R
     parallel_for(0, num_split_vertices, [&](std::int64_t v) {
         const bool on_plane = v >= num_vertices || round.sign[v] == 0;
-        const bool within =
-            !finite_radius || squared_distance(round.classify[v], plane.point) <= radius2;
+        const bool within = blade_extent.holds(round.classify[v]);
         opening[v] = on_plane && within ? 1 : 0;
     });
     std::vector<std::uint8_t> open(split_topology.num_faces(), 0);

@@ -8,7 +8,8 @@
 /// is measured on deformed positions, as Simulation::cut does). Volume is kept to rounding.
 ///
 /// Algorithm (split_cut):
-///   1. Signed distances d_v of the vertices to the plane, measured on `classify_positions`
+///   1. Signed distances d_v of the vertices to the plane (beyond a bend, CutPlane::bend, to the
+///      bent plane; no vertex is moved then), measured on `classify_positions`
 ///      (the deformed shape, what the user sees) or on the rest positions. |d_v| below 1e-14 of
 ///      the mesh extent counts as 0 (on the plane).
 ///   2. Snapping: an edge with ends on strictly opposite sides is "crossed" at t = d_a/(d_a-d_b).
@@ -21,12 +22,13 @@
 ///      would break nesting) it is only treated as on the blade (d := 0) and lies within
 ///      snap_fraction of an edge length of it: the crossing snaps onto the vertex. Vertices are
 ///      snapped in index order (deterministic).
-///   3. Which cells split: with an infinite radius every cell with a crossed edge. With a radius
-///      R, the cells whose cut polygon (crossing points and on-plane vertices, on the classify
-///      positions) lies within R of the plane point: the "inside" cells. Their crossed edges are
-///      cut. A cell that is not inside but has cut edges (the crack front) is split conformingly
-///      without being separated: as a cone from a vertex that no cut edge touches over its
-///      opposite face, or around the segment joining the points of two cut opposite edges; a
+///   3. Which cells split: with an infinite radius and no outline every cell with a crossed
+///      edge. With a radius R (or an outline: CutPlane::outline, BladeExtent), the cells whose
+///      cut polygon (crossing points and on-plane vertices, on the classify positions) lies
+///      within R of the plane point (and inside the outline): the "inside" cells. Their crossed
+///      edges are cut. A cell that is not inside but has cut edges (the crack front) is split
+///      conformingly without being separated: as a cone from a vertex that no cut edge touches over
+///      its opposite face, or around the segment joining the points of two cut opposite edges; a
 ///      front cell that fits neither (3 of its 4 crossed edges cut) becomes an inside cell, until
 ///      nothing changes.
 ///   4. One new vertex per cut edge (index #V + rank of the edge), at the same t on the rest
@@ -43,7 +45,7 @@
 ///      vertex and a cell none of whose edges is cut is not split, so this ends.
 ///   6. Separation: interior faces whose three vertices are on the plane, between a cell on the
 ///      "+" side and one on the "-" side (sides of front children are undefined: never opened),
-///      within R for a finite radius, are opened by separate_faces.
+///      within R for a finite radius (and inside the outline), are opened by separate_faces.
 
 #include "core/types.hpp"
 #include "mesh/cut.hpp"

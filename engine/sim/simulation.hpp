@@ -292,6 +292,11 @@ public:
     TopologyChangeRecord undo();
     /// Cut and refinement snapshots undo() can go back to (at most topology_options().undo_depth).
     std::size_t undo_depth() const;
+    /// Opens (true) or closes (false) a group of topology changes that undo() takes back as one
+    /// (the pieces of a cut stroke): while it is open only its first change puts a snapshot on
+    /// the history; after an undo() the next change in it snapshots again. Each change is still
+    /// recorded (topology_changes()).
+    void group_changes(bool open);
     /// Every cut, refinement and undo applied, oldest first (kept across undo()).
     const std::vector<TopologyChangeRecord>& topology_changes() const;
     /// Limits of later topology changes; trims the undo history to the new depth.
@@ -351,6 +356,8 @@ private:
     std::vector<TopologyChangeRecord> changes_; // oldest first
     TopologyChangeOptions topology_options_;
     std::int64_t frame_ = 0;
+    bool group_open_ = false;     // group_changes(true) in force
+    bool group_snapshot_ = false; // the open group's snapshot is on the history
 };
 
 } // namespace edn

@@ -80,13 +80,16 @@ void Simulation::install(std::unique_ptr<SimulationBackend> next, TopologyChange
     // Allocation only from here on (the log's slot and the history entry), then the swap, which
     // cannot throw.
     changes_.reserve(changes_.size() + 1);
-    if (topology_options_.undo_depth > 0) {
+    // Inside a group only its first change snapshots: undo goes back before the whole group.
+    const bool snapshot = topology_options_.undo_depth > 0 && !(group_open_ && group_snapshot_);
+    if (snapshot) {
         history_.push_back(Snapshot{TetMesh{}, backend_->settings, std::move(positions),
                                     std::move(velocities), backend_->fixed});
         if (history_.size() > topology_options_.undo_depth) history_.pop_front();
+        group_snapshot_ = group_open_;
     }
     std::unique_ptr<SimulationBackend> previous = std::exchange(backend_, std::move(next));
-    if (topology_options_.undo_depth > 0) history_.back().mesh = std::move(previous->mesh);
+    if (snapshot) history_.back().mesh = std::move(previous->mesh);
     changes_.push_back(record);
 }
 
@@ -229,6 +232,7 @@ TopologyChangeRecord Simulation::undo() {
     // Nothing throws from here on but allocation.
     changes_.reserve(changes_.size() + 1);
     history_.pop_back();
+    group_snapshot_ = false; // the group's snapshot (if it was the newest) is gone
     backend_ = std::move(next);
     changes_.push_back(record);
     return record;
@@ -236,6 +240,11 @@ TopologyChangeRecord Simulation::undo() {
 
 std::size_t Simulation::undo_depth() const {
     return history_.size();
+}
+
+void Simulation::group_changes(bool open) {
+    group_open_ = open;
+    group_snapshot_ = false;
 }
 
 const std::vector<TopologyChangeRecord>& Simulation::topology_changes() const {

@@ -44,6 +44,14 @@
 ///   6. Separation: interior faces whose three vertices are on the plane, between a cell on the
 ///      "+" side and one on the "-" side (sides of front children are undefined: never opened),
 ///      within R for a finite radius, are opened by separate_faces.
+///
+/// Cost: one parallel pass over the vertices (distances) and a few over the cells (which cells
+/// the blade crosses, the stars of their vertices, the quality of every cell, the copy into the
+/// result, the components); everything else works on the crossed cells and those stars, without
+/// the mesh's topology (mesh/cut_local.hpp): steps 2-5 on the crossed cells' own edges, step 6
+/// on the stars of the vertices in the blade (separate_in_stars, the same result as
+/// separate_faces on the whole mesh), the quality after from the input's per-cell values where
+/// cells did not change.
 
 #include "core/types.hpp"
 #include "mesh/cut.hpp"
@@ -72,6 +80,18 @@ struct MeshQuality {
     double min_volume = 0;       ///< smallest cell volume [m^3]
 };
 
+/// Wall-clock milliseconds of split_cut's phases (the bench and the CLI report them).
+struct SplitCutTimes {
+    double classify = 0;       ///< signed distances, crossed cells, the stars they need
+    double quality_before = 0; ///< the input's worst dihedral angle and smallest volume
+    double snap_and_split = 0; ///< snapping, the cells' splits and the quality repair rounds
+    double assemble = 0;       ///< the split mesh (positions, cells, parents)
+    double separate = 0;       ///< opening the faces in the blade (vertex duplication)
+    double components = 0;     ///< connected components of the result
+    double quality_after = 0;  ///< the result's worst dihedral angle and smallest volume
+    double total = 0;          ///< all of split_cut
+};
+
 /// What split_cut produced.
 struct SplitCutResult {
     TetMesh mesh;                   ///< the split and separated mesh
@@ -89,6 +109,7 @@ struct SplitCutResult {
     double dihedral_bound_deg = 0;  ///< the bound of step 5 [degrees]
     MeshQuality before;             ///< of the input
     MeshQuality after;              ///< of the result
+    SplitCutTimes times;            ///< where the time went
 };
 
 /// Cuts `mesh` (validated, positive cells) along `plane` by splitting the crossed cells (see the

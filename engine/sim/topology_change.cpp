@@ -128,9 +128,6 @@ TopologyChangeRecord Simulation::split_cut(const CutPlane& plane, const NodeStat
                "cut: the blade crosses no interior face"
                    << (topology_options_.mesh_name.empty() ? "" : " of ")
                    << topology_options_.mesh_name);
-    // Every new cell lies in its parent: the old field carries over exactly.
-    const StateTransfer transfer = transfer_node_state_nested(mesh, result.mesh, result.cell_parent,
-                                                              backend_->settings.order, state);
     TopologyChangeRecord record;
     record.kind = TopologyChangeKind::Cut;
     record.cut_mode = CutMode::Split;
@@ -148,7 +145,9 @@ TopologyChangeRecord Simulation::split_cut(const CutPlane& plane, const NodeStat
     record.min_volume = result.after.min_volume;
     record.input_min_volume = result.before.min_volume;
     record.refine_ms = elapsed_ms(start);
-    return finish_change(std::move(record), std::move(result.mesh), transfer.state, state);
+    // Every new cell lies in its parent: the old field carries over exactly.
+    return finish_nested_change(std::move(record), std::move(result.mesh), result.cell_parent,
+                                state);
 }
 
 TopologyChangeRecord Simulation::refine_sphere(const Vec3& center, double radius, int levels) {
@@ -186,8 +185,6 @@ TopologyChangeRecord Simulation::refine_uniform() {
 TopologyChangeRecord Simulation::finish_refinement(TopologyChangeKind kind, RefineResult& result,
                                                    const NodeState& state,
                                                    std::chrono::steady_clock::time_point start) {
-    const StateTransfer transfer = transfer_node_state_nested(
-        backend_->mesh, result.mesh, result.cell_parent, backend_->settings.order, state);
     TopologyChangeRecord record;
     record.kind = kind;
     record.frame = frame_;
@@ -197,7 +194,26 @@ TopologyChangeRecord Simulation::finish_refinement(TopologyChangeKind kind, Refi
     record.min_dihedral_deg = result.min_dihedral_deg;
     record.input_min_dihedral_deg = result.input_min_dihedral_deg;
     record.refine_ms = elapsed_ms(start);
-    return finish_change(std::move(record), std::move(result.mesh), transfer.state, state);
+    return finish_nested_change(std::move(record), std::move(result.mesh), result.cell_parent,
+                                state);
+}
+
+TopologyChangeRecord Simulation::finish_nested_change(TopologyChangeRecord record, TetMesh mesh,
+                                                      std::span<const Index> cell_parent,
+                                                      const NodeState& state) {
+    const auto build = std::chrono::steady_clock::now();
+    std::unique_ptr<SimulationBackend> next = make_backend(std::move(mesh), backend_->settings);
+    record.repattern_ms = elapsed_ms(build);
+    record.pattern_build_ms = next->pattern_ms;
+    const auto transfer_start = std::chrono::steady_clock::now();
+    const SimulationBackend& now = *backend_;
+    const StateTransfer transfer = transfer_node_state_nested(
+        {now.mesh, now.topology, now.layout, now.cell_nodes},
+        {next->mesh, next->topology, next->layout, next->cell_nodes}, cell_parent, state);
+    record.refine_ms += elapsed_ms(transfer_start);
+    set_node_state(*next, transfer.state);
+    install(std::move(next), record, state.positions, state.velocities);
+    return record;
 }
 
 TopologyChangeRecord Simulation::finish_change(TopologyChangeRecord record, TetMesh mesh,

@@ -319,6 +319,170 @@ bool try_move(const TetMesh& mesh, std::span<const Index> star, std::vector<Vec3
     return true;
 }
 
+namespace {
+
+double dot3(const Vec3& a, const Vec3& b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+Vec3 minus3(const Vec3& a, const Vec3& b) {
+    return {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+}
+
+/// A boundary face (v, a, b) of a star, with the index of its plane among the star's planes.
+struct BoundaryFace {
+    Index a, b;
+    int plane;
+};
+
+/// The boundary faces of the star of v (faces through v no other star cell holds) and the unit
+/// normals of their distinct planes (rest positions of `mesh`; the grouping of try_move).
+void star_boundary(const TetMesh& mesh, std::span<const Index> star, Index v,
+                   std::vector<BoundaryFace>& faces, std::vector<Vec3>& normals) {
+    for (Index c : star)
+        for (int i = 0; i < 4; ++i) {
+            if (mesh.cells[c][i] == v) continue;
+            const auto& l = kCellFaceVertices[i];
+            const Index fa = mesh.cells[c][l[0]], fb = mesh.cells[c][l[1]],
+                        fc = mesh.cells[c][l[2]];
+            bool shared = false;
+            for (Index o : star) {
+                if (o == c) continue;
+                int hits = 0;
+                for (Index u : mesh.cells[o]) hits += u == fa || u == fb || u == fc;
+                shared = shared || hits == 3;
+            }
+            if (shared) continue;
+            const Vec3 u = minus3(mesh.positions[fb], mesh.positions[fa]);
+            const Vec3 w = minus3(mesh.positions[fc], mesh.positions[fa]);
+            Vec3 m = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2],
+                      u[0] * w[1] - u[1] * w[0]};
+            const double length = std::sqrt(dot3(m, m));
+            for (double& e : m) e /= length;
+            int plane = -1;
+            for (std::size_t k = 0; k < normals.size(); ++k)
+                if (squared_distance(normals[k], m) < 1e-24) plane = static_cast<int>(k);
+            if (plane < 0) {
+                plane = static_cast<int>(normals.size());
+                normals.push_back(m);
+            }
+            Index others[2];
+            int count = 0;
+            for (Index e : {fa, fb, fc})
+                if (e != v) others[count++] = e;
+            faces.push_back({others[0], others[1], plane});
+        }
+}
+
+} // namespace
+
+bool try_move_deformed(const TetMesh& mesh, std::span<const Vec3> x, std::span<const Index> star,
+                       std::vector<Vec3>& rest, std::vector<Vec3>& moved_x, Index v, const Vec3& n,
+                       double d, double bound_deg) {
+    std::vector<BoundaryFace> faces;
+    std::vector<Vec3> normals;
+    star_boundary(mesh, star, v, faces, normals);
+    const Vec3& xv = x[v];
+    const Vec3& rv = mesh.positions[v];
+    // The move as weights of old vertices: new = v + sum w_k (u_k - v), in both shapes.
+    std::array<Index, 3> along{};
+    std::array<double, 3> weight{};
+    int terms = 0;
+    bool found = false;
+    if (normals.empty()) {
+        // Interior: the deformed point d below v along n, in a deformed star cell.
+        const Vec3 target = {xv[0] - d * n[0], xv[1] - d * n[1], xv[2] - d * n[2]};
+        for (Index c : star) {
+            const Cell& cell = mesh.cells[c];
+            const double whole = signed_volume(x[cell[0]], x[cell[1]], x[cell[2]], x[cell[3]]);
+            if (!(whole > 0)) continue;
+            std::array<double, 4> L{};
+            bool inside = true;
+            for (int i = 0; i < 4; ++i) {
+                std::array<Vec3, 4> q = {x[cell[0]], x[cell[1]], x[cell[2]], x[cell[3]]};
+                q[i] = target;
+                L[i] = signed_volume(q[0], q[1], q[2], q[3]) / whole;
+                inside = inside && L[i] >= -1e-12;
+            }
+            if (!inside) continue;
+            for (int i = 0; i < 4; ++i)
+                if (cell[i] != v) along[terms] = cell[i], weight[terms++] = L[i];
+            found = true;
+            break;
+        }
+    } else if (normals.size() == 1) {
+        // Flat boundary: the shortest deformed move within a boundary face onto the blade.
+        double best = std::numeric_limits<double>::infinity();
+        for (const BoundaryFace& f : faces) {
+            const Vec3 e1 = minus3(x[f.a], xv), e2 = minus3(x[f.b], xv);
+            const double g11 = dot3(e1, e1), g12 = dot3(e1, e2), g22 = dot3(e2, e2);
+            const double det = g11 * g22 - g12 * g12;
+            if (!(det > 0)) continue;
+            const double r1 = dot3(e1, n), r2 = dot3(e2, n);
+            const double c1 = (g22 * r1 - g12 * r2) / det, c2 = (g11 * r2 - g12 * r1) / det;
+            const double pn2 = c1 * r1 + c2 * r2; // |n projected onto the face|^2
+            if (pn2 < 0.25) continue;             // nearly parallel: the move would be long
+            const double a = -d * c1 / pn2, b = -d * c2 / pn2;
+            if (a < -1e-12 || b < -1e-12 || a + b > 1 + 1e-12) continue;
+            const double length = std::abs(d) / std::sqrt(pn2);
+            if (length >= best) continue;
+            best = length;
+            along = {f.a, f.b, 0};
+            weight = {a, b, 0};
+            terms = 2;
+            found = true;
+        }
+    } else if (normals.size() == 2) {
+        // Crease: along an edge whose boundary faces lie in both planes.
+        double best = std::numeric_limits<double>::infinity();
+        for (const BoundaryFace& f : faces)
+            for (Index u : {f.a, f.b}) {
+                int planes = 0;
+                for (const BoundaryFace& g : faces)
+                    if (g.a == u || g.b == u) planes |= 1 << g.plane;
+                if (planes != 3) continue;
+                const Vec3 e = minus3(x[u], xv);
+                const double en = dot3(e, n), length = std::sqrt(dot3(e, e));
+                if (!(length > 0) || std::abs(en) < 0.5 * length) continue;
+                const double a = -d / en;
+                if (a < 0 || a > 1 || a * length >= best) continue;
+                best = a * length;
+                along = {u, 0, 0};
+                weight = {a, 0, 0};
+                terms = 1;
+                found = true;
+            }
+    }
+    if (!found) return false;
+    Vec3 new_rest = rv, new_x = xv;
+    for (int k = 0; k < terms; ++k)
+        for (int i = 0; i < 3; ++i) {
+            new_rest[i] += weight[k] * (mesh.positions[along[k]][i] - rv[i]);
+            new_x[i] += weight[k] * (x[along[k]][i] - xv[i]);
+        }
+    const Vec3 old_rest = rest[v], old_x = moved_x[v];
+    std::vector<std::uint8_t> was_positive(star.size());
+    for (std::size_t k = 0; k < star.size(); ++k) {
+        const Cell& c = mesh.cells[star[k]];
+        was_positive[k] =
+            signed_volume(moved_x[c[0]], moved_x[c[1]], moved_x[c[2]], moved_x[c[3]]) > 0;
+    }
+    rest[v] = new_rest;
+    moved_x[v] = new_x;
+    for (std::size_t k = 0; k < star.size(); ++k) {
+        const Cell& c = mesh.cells[star[k]];
+        if (signed_volume(rest[c[0]], rest[c[1]], rest[c[2]], rest[c[3]]) <= 0 ||
+            cell_min_dihedral_deg(rest, c) < bound_deg ||
+            (was_positive[k] &&
+             signed_volume(moved_x[c[0]], moved_x[c[1]], moved_x[c[2]], moved_x[c[3]]) <= 0)) {
+            rest[v] = old_rest;
+            moved_x[v] = old_x;
+            return false;
+        }
+    }
+    return true;
+}
+
 CellQualities cell_qualities(const TetMesh& mesh) {
     CellQualities q;
     const Index n = mesh.num_cells();

@@ -65,6 +65,21 @@ Separation separate_in_stars(std::vector<Cell>& cells, std::vector<Vec3>& positi
 bool try_move(const TetMesh& mesh, std::span<const Index> star, std::vector<Vec3>& rest, Index v,
               const Vec3& n, double d, double bound_deg);
 
+/// try_move for a blade measured on deformed positions `x` (#V, of `mesh`): the vertex moves
+/// onto the blade in the deformed shape, to a point of its star there (interior: along n; on a
+/// flat boundary: within one boundary face, the shortest such move; on a crease: along a crease
+/// edge), and its rest position to the point with the same barycentric coordinates in that old
+/// cell (face, edge) at the input's rest positions. The old piecewise linear map from rest to
+/// deformed positions then takes the new rest position exactly onto the blade, the rest body
+/// keeps its shape (boundary moves stay in the flat boundary or on the crease), and a state
+/// transfer that evaluates the old field there (transfer_node_state_nested) puts the vertex on
+/// the blade. Refused as try_move, and when no such point exists in the star or a star cell
+/// positive in the deformed shape would turn over there. On success rest[v] and moved_x[v] (the
+/// deformed positions with the moves so far) are written.
+bool try_move_deformed(const TetMesh& mesh, std::span<const Vec3> x, std::span<const Index> star,
+                       std::vector<Vec3>& rest, std::vector<Vec3>& moved_x, Index v, const Vec3& n,
+                       double d, double bound_deg);
+
 /// Per-cell quality of a mesh (largest dihedral cosine, signed volume) and its reduction.
 struct CellQualities {
     std::vector<double> worst_cos; ///< #T worst_dihedral_cos of each cell

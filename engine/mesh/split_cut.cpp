@@ -314,20 +314,31 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
                                     : std::min(2.0, 0.5 * result.before.min_dihedral_deg);
     times.quality_before = lap();
 
-    // Working positions: vertices moved onto the blade (rest == classify only) change both. The
-    // rest positions become the result's (edge points and copies are appended).
+    // Working positions: vertices moved onto the blade change the rest positions (which become
+    // the result's: edge points and copies are appended) and, on a deformed blade, the deformed
+    // ones (moved_x).
     std::vector<Vec3> rest = mesh.positions;
-    const bool may_move = options.move_snapped && classify_positions.empty();
-    auto where = [&](Index v) -> const Vec3& { return may_move ? rest[v] : x[v]; };
+    const bool move_rest = options.move_snapped && classify_positions.empty();
+    const bool move_deformed = options.move_snapped && !classify_positions.empty();
+    std::vector<Vec3> moved_x;
+    if (move_deformed) moved_x.assign(x.begin(), x.end());
+    auto where = [&](Index v) -> const Vec3& {
+        return move_rest ? rest[v] : move_deformed ? moved_x[v] : x[v];
+    };
     std::vector<std::uint8_t> snapped(num_vertices, 0);
     std::vector<Index> snapped_list, moved_list;
     auto snap_vertex = [&](Index v) {
         if (snapped[v]) return;
         snapped[v] = 1;
         snapped_list.push_back(v);
-        if (may_move && dist[v] != 0 &&
-            cut_local::try_move(mesh, star_of(v), rest, v, unit, dist[v],
-                                result.dihedral_bound_deg)) {
+        if (dist[v] == 0) return;
+        const double bound = result.dihedral_bound_deg;
+        const bool moved =
+            move_rest       ? cut_local::try_move(mesh, star_of(v), rest, v, unit, dist[v], bound)
+            : move_deformed ? cut_local::try_move_deformed(mesh, x, star_of(v), rest, moved_x, v,
+                                                           unit, dist[v], bound)
+                            : false;
+        if (moved) {
             dist[v] = 0;
             moved_list.push_back(v);
         }
@@ -645,6 +656,7 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
     result.cells_before = num_cells;
     result.cells_after = result.mesh.num_cells();
     result.moved_vertices = static_cast<Index>(moved_list.size());
+    if (move_deformed && !moved_list.empty()) result.moved_classify = std::move(moved_x);
     for (Index v : snapped_list) {
         if (dist[v] == 0) continue;
         ++result.snapped_vertices;

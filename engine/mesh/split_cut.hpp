@@ -4,8 +4,8 @@
 /// (mesh/cut.hpp's separate_faces). The cut surface is the blade's plane, not a staircase of
 /// existing faces. Nested: every new cell lies inside one old cell (cell_parent), so a finite
 /// element field of the old mesh is reproduced exactly (sim/state_transfer.hpp,
-/// transfer_node_state_nested) unless a snapped vertex was moved (step 2; never when the blade
-/// is measured on deformed positions, as Simulation::cut does). Volume is kept to rounding.
+/// transfer_node_state_nested) unless a snapped vertex was moved (step 2): the cells around it
+/// then lie in the old body, not in one old cell. Volume is kept to rounding.
 ///
 /// Algorithm (split_cut):
 ///   1. Signed distances d_v of the vertices to the plane, measured on `classify_positions`
@@ -16,11 +16,14 @@
 ///      the blade on the rest positions, the vertex is moved onto it where that keeps the body:
 ///      an interior vertex along the normal, a boundary vertex within its flat boundary or along
 ///      its crease, and only when its star keeps positive cells above the dihedral bound (so the
-///      volume is kept to rounding and the cut surface is exactly the plane). Otherwise (a
-///      corner, a refused move, or a blade on deformed positions, where moving the rest vertex
-///      would break nesting) it is only treated as on the blade (d := 0) and lies within
-///      snap_fraction of an edge length of it: the crossing snaps onto the vertex. Vertices are
-///      snapped in index order (deterministic).
+///      volume is kept to rounding and the cut surface is exactly the plane). With the blade on
+///      deformed positions (Simulation::cut) the vertex moves onto it in the deformed shape the
+///      same ways (within the deformed star, boundary face or crease edge) and its rest position
+///      to the point the old piecewise linear deformation maps there (cut_local.hpp,
+///      try_move_deformed): a transfer that evaluates the old field at the new rest position
+///      puts it on the blade. Otherwise (a corner, a refused move) it is only treated as on the
+///      blade (d := 0) and lies within snap_fraction of an edge length of it: the crossing snaps
+///      onto the vertex. Vertices are snapped in index order (deterministic).
 ///   3. Which cells split: with an infinite radius every cell with a crossed edge. With a radius
 ///      R, the cells whose cut polygon (crossing points and on-plane vertices, on the classify
 ///      positions) lies within R of the plane point: the "inside" cells. Their crossed edges are
@@ -69,8 +72,8 @@ struct SplitCutOptions {
     double snap_fraction = 0.05;
     /// Smallest dihedral angle a child may have [degrees]; <= 0: min(2, half the input's).
     double min_dihedral_deg = 0;
-    /// Move snapped vertices onto the blade where allowed (step 2); only when the blade is
-    /// measured on the rest positions (no classify_positions).
+    /// Move snapped vertices onto the blade where allowed (step 2): on the rest positions, or
+    /// on classify_positions and their rest positions consistently. false: the split is nested.
     bool move_snapped = true;
 };
 
@@ -102,14 +105,17 @@ struct SplitCutResult {
     Index new_vertices = 0;         ///< vertices at edge/plane crossings
     Index snapped_vertices = 0;     ///< old vertices treated as on the plane, not moved
     Index moved_vertices = 0;       ///< old vertices snapped by moving them onto the plane
-    Index cut_faces = 0;            ///< interior faces opened (each became two boundary faces)
-    Index duplicated_vertices = 0;  ///< vertices added by the separation
-    Index components = 0;           ///< connected components of the result
-    double max_snap_distance = 0;   ///< largest distance of an unmoved snapped vertex [m]
-    double dihedral_bound_deg = 0;  ///< the bound of step 5 [degrees]
-    MeshQuality before;             ///< of the input
-    MeshQuality after;              ///< of the result
-    SplitCutTimes times;            ///< where the time went
+    /// Deformed positions after the moves (#V of the input; the classify positions with the
+    /// moved vertices on the blade); empty without classify_positions or moves.
+    std::vector<Vec3> moved_classify;
+    Index cut_faces = 0;           ///< interior faces opened (each became two boundary faces)
+    Index duplicated_vertices = 0; ///< vertices added by the separation
+    Index components = 0;          ///< connected components of the result
+    double max_snap_distance = 0;  ///< largest distance of an unmoved snapped vertex [m]
+    double dihedral_bound_deg = 0; ///< the bound of step 5 [degrees]
+    MeshQuality before;            ///< of the input
+    MeshQuality after;             ///< of the result
+    SplitCutTimes times;           ///< where the time went
 };
 
 /// Cuts `mesh` (validated, positive cells) along `plane` by splitting the crossed cells (see the

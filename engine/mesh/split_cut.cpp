@@ -662,7 +662,7 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
         ++result.snapped_vertices;
         result.max_snap_distance = std::max(result.max_snap_distance, std::abs(dist[v]));
     }
-    result.components = count_components(result.mesh);
+    if (options.count_components) result.components = count_components(result.mesh);
     times.components = lap();
 
     // Quality after: unchanged cells keep the input's values; split cells give their children's;

@@ -75,6 +75,10 @@ struct SplitCutOptions {
     /// Move snapped vertices onto the blade where allowed (step 2): on the rest positions, or
     /// on classify_positions and their rest positions consistently. false: the split is nested.
     bool move_snapped = true;
+    /// Count the result's connected components (a pass over its cells); false leaves
+    /// SplitCutResult::components 0 for a caller that counts them anyway (Simulation::cut: the
+    /// new backend's topology).
+    bool count_components = true;
 };
 
 /// Quality of a mesh for the cut report.

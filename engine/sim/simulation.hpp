@@ -336,7 +336,8 @@ private:
     /// finish_change() for a mesh whose cells lie in the current mesh's cells `cell_parent`
     /// (refinement, split cut): the new backend is built first and `state` (the current node
     /// state) is carried over through both backends' topologies (transfer_node_state_nested on
-    /// NodeSpaces); the transfer's time is added to the record's refine_ms.
+    /// NodeSpaces); the transfer's time is added to the record's refine_ms, and a cut's record
+    /// takes the new backend's component count.
     TopologyChangeRecord finish_nested_change(TopologyChangeRecord record, TetMesh mesh,
                                               std::span<const Index> cell_parent,
                                               const NodeState& state);

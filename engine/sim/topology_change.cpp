@@ -123,7 +123,10 @@ TopologyChangeRecord Simulation::split_cut(const CutPlane& plane, const NodeStat
     const auto start = std::chrono::steady_clock::now();
     // The blade is placed on the deformed shape (what the user sees); new vertices sit at the
     // same edge fractions of the rest shape, so the cut is nested in rest space.
-    SplitCutResult result = edn::split_cut(mesh, plane, vertex_positions(mesh, state.positions));
+    SplitCutOptions options;
+    options.count_components = false; // the new backend counts them (record.components)
+    SplitCutResult result =
+        edn::split_cut(mesh, plane, vertex_positions(mesh, state.positions), options);
     EDN_VERIFY(!topology_options_.reject_no_op || result.cut_faces > 0, ErrorCode::Usage,
                "cut: the blade crosses no interior face"
                    << (topology_options_.mesh_name.empty() ? "" : " of ")
@@ -138,7 +141,6 @@ TopologyChangeRecord Simulation::split_cut(const CutPlane& plane, const NodeStat
     record.duplicated_vertices = result.duplicated_vertices;
     record.split_cells = result.split_cells;
     record.snapped_vertices = result.snapped_vertices;
-    record.components = result.components;
     record.new_vertices = result.new_vertices;
     record.min_dihedral_deg = result.after.min_dihedral_deg;
     record.input_min_dihedral_deg = result.before.min_dihedral_deg;
@@ -211,6 +213,7 @@ TopologyChangeRecord Simulation::finish_nested_change(TopologyChangeRecord recor
         {now.mesh, now.topology, now.layout, now.cell_nodes},
         {next->mesh, next->topology, next->layout, next->cell_nodes}, cell_parent, state);
     record.refine_ms += elapsed_ms(transfer_start);
+    if (record.kind == TopologyChangeKind::Cut) record.components = next->components;
     set_node_state(*next, transfer.state);
     install(std::move(next), record, state.positions, state.velocities);
     return record;

@@ -50,6 +50,8 @@ constexpr const char* kHelp =
     "                           .node/.ele, .msh) instead of the box: nodes in its lowest 2%\n"
     "                           pinned, gravity, the drag case pulls its top boundary triangle\n"
     "                           (default: the box meshes)\n"
+    "                           repattern: the split cut of this mesh (full and partial blade,\n"
+    "                           phase times; Simulation::cut at --orders, default 1)\n"
     "  --order P                solve: the element order (same as --orders P; default 1)\n"
     "  --tol T                  solve: relative tolerance of every method, in (0, 1) (default\n"
     "                           1e-4): ||P(b - A x)||_2 <= T ||P b||_2 from x = 0\n"

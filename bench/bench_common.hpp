@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -173,6 +174,11 @@ void run_spmv_bench(const Options& options);
 void run_reorder_bench(const Options& options);
 /// Re-pattern after a cut, device and host (bench_repattern.cpp).
 void run_repattern_bench(const Options& options);
+/// The split cut of `mesh` (named `name`): full and partial blades on the rest shape with the
+/// cut's phase times, then Simulation::cut (split, transfer, re-pattern) at --orders (default 1)
+/// on the options' backend; each case goes to `add_case` (bench_split_cut.cpp).
+void add_split_cut_cases(const Options& options, const std::string& name, const TetMesh& mesh,
+                         const std::function<void(JsonObject)>& add_case);
 /// One PCG iteration per CUDA solver variant, against the CPU PCG (bench_pcg.cpp).
 void run_pcg_bench(const Options& options);
 /// The per-frame simulation benchmark (bench_step.cpp).

@@ -6,12 +6,14 @@
 // uploaded cells (cuda::Assembly(mesh, order)); its peer in the same run is the same rebuild on
 // the host (what the CPU backend does). The whole Simulation rebuild (host set-up included:
 // masses, rest positions, components) is timed too, so the stage sum is not mistaken for it.
+// With --mesh FILE: the split cut of that mesh instead (bench_split_cut.cpp).
 #include "bench_common.hpp"
 #include "core/device.hpp"
 #include "core/error.hpp"
 #include "cuda/cuda_assembly.hpp"
 #include "mesh/box_mesh.hpp"
 #include "mesh/cut.hpp"
+#include "mesh/mesh_loader.hpp"
 #include "mesh/node_layout.hpp"
 #include "mesh/refine.hpp"
 #include "sim/simulation.hpp"
@@ -19,6 +21,7 @@
 #include "sparse/summation.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 namespace edn::bench {
 namespace {
@@ -100,6 +103,17 @@ void run_repattern_bench(const Options& o) {
     const std::string device = o.backend == "cuda" ? cuda_device_name() : "cpu";
     const JsonObject header = bench_header(o, device);
     std::vector<JsonObject> cases;
+    if (!o.mesh.empty()) {
+        // A mesh file: the split cut's cases on it (bench_split_cut.cpp) instead of the boxes.
+        const TetMesh mesh = load_tet_mesh(o.mesh);
+        add_split_cut_cases(o, std::filesystem::path(o.mesh).filename().string(), mesh,
+                            [&](JsonObject c) {
+                                cases.push_back(std::move(c));
+                                write_bench_json(o, header, cases, false);
+                            });
+        write_bench_json(o, header, cases, true);
+        return;
+    }
     const std::vector<int> orders = o.orders_given ? o.orders : std::vector<int>{1, 2};
     // The targets are at 125K and 1.7M tets: boxes from 100K up; below a --max-tets of 100K only
     // the largest box allowed (quick runs, tests).

@@ -140,6 +140,7 @@ int run_cut(const std::vector<std::string>& arguments) {
         .add("new_cells", r.cells_after - r.cells_before)
         .add("new_vertices", r.new_vertices)
         .add("snapped_vertices", r.snapped_vertices)
+        .add("moved_vertices", r.moved_vertices)
         .add("max_snap_distance", r.max_snap_distance)
         .add("cut_faces", r.cut_faces)
         .add("duplicated_vertices", r.duplicated_vertices)
@@ -152,6 +153,17 @@ int run_cut(const std::vector<std::string>& arguments) {
         .add("volume_before", total_volume(mesh))
         .add("volume_after", total_volume(r.mesh))
         .add("cut_ms", ms);
+    if (mode == "split") {
+        const SplitCutTimes& t = r.times;
+        report.add("cut_phases_ms", JsonObject()
+                                        .add("classify", t.classify)
+                                        .add("quality_before", t.quality_before)
+                                        .add("snap_and_split", t.snap_and_split)
+                                        .add("assemble", t.assemble)
+                                        .add("separate", t.separate)
+                                        .add("components", t.components)
+                                        .add("quality_after", t.quality_after));
+    }
     std::cout << to_json_text(report.json(), {JsonLayout::Compact}) << std::endl;
     char line[320];
     std::snprintf(line, sizeof line,

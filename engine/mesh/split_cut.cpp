@@ -2,18 +2,35 @@
 
 #include "core/error.hpp"
 #include "core/parallel.hpp"
+#include "mesh/cut_local.hpp"
 #include "mesh/refine.hpp"
 #include "mesh/topology.hpp"
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <utility>
 
 namespace edn {
 namespace {
+
+/// Milliseconds since the last lap (or construction), for SplitCutTimes.
+class Lap {
+public:
+    double operator()() {
+        const auto now = std::chrono::steady_clock::now();
+        const double ms = std::chrono::duration<double, std::milli>(now - last_).count();
+        last_ = now;
+        return ms;
+    }
+
+private:
+    std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
 
 /// Rounds of step 5 (quality repair) before the result is taken as it is.
 constexpr int kMaxRepairRounds = 64;
@@ -199,92 +216,36 @@ void split_front(const LocalCell& c, CellSplit& out) {
     }
 }
 
-double min_volume(const TetMesh& mesh) {
-    std::vector<double> volumes(mesh.cells.size());
-    parallel_for(0, mesh.num_cells(), [&](std::int64_t t) {
-        const Cell& c = mesh.cells[t];
-        volumes[t] = signed_volume(mesh.positions[c[0]], mesh.positions[c[1]], mesh.positions[c[2]],
-                                   mesh.positions[c[3]]);
-    });
-    return volumes.empty() ? 0.0 : *std::min_element(volumes.begin(), volumes.end());
+/// Positions of the four vertices of `cell`: old vertices from `rest`, edge points (ids from
+/// `num_old`) from `points`.
+std::array<Vec3, 4> corners(const Cell& cell, std::span<const Vec3> rest, Index num_old,
+                            std::span<const Vec3> points) {
+    std::array<Vec3, 4> p;
+    for (int i = 0; i < 4; ++i)
+        p[i] = cell[i] < num_old ? rest[cell[i]] : points[cell[i] - num_old];
+    return p;
 }
 
-/// The split of one round (steps 3-5) for the current snaps.
+double volume_of(const std::array<Vec3, 4>& p) {
+    return signed_volume(p[0], p[1], p[2], p[3]);
+}
+
+/// The split of one round (steps 3-5) for the current snaps, over the candidate cells and their
+/// edges only (local edge ids: the candidates' edges in the global edge order).
 struct SplitRound {
-    std::vector<Vec3> positions;   ///< rest positions: old vertices, then edge points
-    std::vector<Vec3> classify;    ///< classify positions of the same vertices
-    std::vector<CellSplit> splits; ///< per candidate cell; count 0: not split
-    std::vector<std::int8_t> sign; ///< per old vertex
-    std::vector<Index> edge_point; ///< per old edge: its point's vertex id, or -1
-    std::vector<std::uint8_t> bad; ///< per candidate cell: a child below the bound
-    Index new_vertices = 0;
+    std::vector<Vec3> points;         ///< rest positions of the edge points (ids #V + k)
+    std::vector<Vec3> point_classify; ///< classify positions of the same points
+    std::vector<CellSplit> splits;    ///< per candidate cell; count 0: not split
+    std::vector<Index> edge_point;    ///< per local edge: its point's vertex id, or -1
+    std::vector<std::uint8_t> bad;    ///< per candidate cell: a child below the bound
+    std::vector<double> worst_cos;    ///< per candidate: largest dihedral cosine of its children
+    std::vector<double> least_volume; ///< per candidate: smallest volume of its children
 };
-
-/// Moves vertex v (signed distance `d` to the blade with unit normal n) onto the blade, in
-/// `rest`, when that keeps the mesh and its boundary: an interior vertex moves along n; a
-/// boundary vertex whose boundary faces lie in one plane moves within it, one on a crease of two
-/// planes along the crease; a corner does not move. Refused (false, nothing changed) when the
-/// direction is nearly parallel to the blade or a cell of the vertex's star would fall below
-/// the dihedral bound or turn over. Interior and in-plane moves keep the total volume.
-bool try_move(const TetMesh& mesh, const Topology& topology, std::vector<Vec3>& rest, Index v,
-              const Vec3& n, double d, double bound_deg) {
-    const auto star = topology.vertex_cells.row(v);
-    std::vector<Vec3> normals;
-    for (Index c : star)
-        for (int i = 0; i < 4; ++i) {
-            if (mesh.cells[c][i] == v) continue; // the face opposite v does not hold v
-            if (topology.face_cells.row_size(topology.cell_faces[c][i]) != 1) continue;
-            const auto& l = kCellFaceVertices[i];
-            const Vec3& a = mesh.positions[mesh.cells[c][l[0]]];
-            const Vec3& b = mesh.positions[mesh.cells[c][l[1]]];
-            const Vec3& e = mesh.positions[mesh.cells[c][l[2]]];
-            const Vec3 u = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-            const Vec3 w = {e[0] - a[0], e[1] - a[1], e[2] - a[2]};
-            Vec3 m = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2],
-                      u[0] * w[1] - u[1] * w[0]};
-            const double length = std::sqrt(squared_distance(m, {0, 0, 0}));
-            for (double& x : m) x /= length;
-            bool known = false;
-            // Same plane only to rounding: a boundary that is merely nearly flat (an earlier
-            // cut with unmoved snaps) must not take the vertex along a noisy direction.
-            for (const Vec3& k : normals) known = known || squared_distance(k, m) < 1e-24;
-            if (!known) normals.push_back(m);
-        }
-    Vec3 dir = n;
-    if (normals.size() == 1) {
-        const Vec3& b = normals[0];
-        const double nb = n[0] * b[0] + n[1] * b[1] + n[2] * b[2];
-        for (int k = 0; k < 3; ++k) dir[k] = n[k] - nb * b[k];
-    } else if (normals.size() == 2) {
-        const Vec3& a = normals[0];
-        const Vec3& b = normals[1];
-        dir = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-        if (squared_distance(dir, {0, 0, 0}) < 1e-2) return false; // no clear crease
-    } else if (normals.size() > 2) {
-        return false;
-    }
-    const double length = std::sqrt(squared_distance(dir, {0, 0, 0}));
-    if (!(length > 0)) return false;
-    const double along = (n[0] * dir[0] + n[1] * dir[1] + n[2] * dir[2]) / length;
-    if (std::abs(along) < 0.5) return false; // nearly parallel: the move would be long
-    const Vec3 old = rest[v];
-    const double s = -d / (along * length);
-    for (int k = 0; k < 3; ++k) rest[v][k] = old[k] + s * dir[k];
-    for (Index c : star) {
-        const Cell& cell = mesh.cells[c];
-        if (signed_volume(rest[cell[0]], rest[cell[1]], rest[cell[2]], rest[cell[3]]) <= 0 ||
-            cell_min_dihedral_deg(rest, cell) < bound_deg) {
-            rest[v] = old;
-            return false;
-        }
-    }
-    return true;
-}
 
 } // namespace
 
 MeshQuality mesh_quality(const TetMesh& mesh) {
-    return {min_dihedral_angle_deg(mesh), min_volume(mesh)};
+    return cut_local::cell_qualities(mesh).total;
 }
 
 SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
@@ -293,11 +254,12 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
     EDN_VERIFY(options.snap_fraction >= 0 && options.snap_fraction < 0.5, ErrorCode::Usage,
                "cut: snap fraction must be in [0, 0.5), got " << options.snap_fraction);
     const std::span<const Vec3> x = blade.positions;
+    Lap lap;
+    const auto start = std::chrono::steady_clock::now();
+    SplitCutTimes times;
 
-    const Topology topology = build_topology(mesh);
     const Index num_vertices = mesh.num_vertices();
     const Index num_cells = mesh.num_cells();
-    const Index num_edges = topology.num_edges();
     const Vec3& unit = blade.unit_normal;
     const BladeExtent blade_extent(plane); // radius and outline
     const bool finite_radius = blade_extent.bounded();
@@ -317,102 +279,157 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
         dist[v] = std::abs(s) <= 1e-14 * extent ? 0.0 : s;
     });
 
+    // The cells the blade crosses (a vertex strictly on each side): the only ones that can split.
+    // The stars of their vertices and of the vertices on the blade: all that snapping, the
+    // quality checks of moves and the separation look at (one pass over the cells).
+    std::vector<std::uint8_t> flag(std::max(num_vertices, num_cells), 0);
+    parallel_for(0, num_cells, [&](std::int64_t t) {
+        bool plus = false, minus = false;
+        for (Index v : mesh.cells[t]) plus = plus || dist[v] > 0, minus = minus || dist[v] < 0;
+        flag[t] = plus && minus ? 1 : 0;
+    });
+    std::vector<Index> crossed_cells;
+    for (Index t = 0; t < num_cells; ++t)
+        if (flag[t]) crossed_cells.push_back(t);
+    std::fill(flag.begin(), flag.end(), 0);
+    for (Index t : crossed_cells)
+        for (Index v : mesh.cells[t]) flag[v] = 1;
+    std::vector<Index> star_vertices;
+    for (Index v = 0; v < num_vertices; ++v)
+        if (flag[v] || dist[v] == 0) star_vertices.push_back(v);
+    const cut_local::Stars stars = cut_local::find_stars(mesh.cells, num_vertices, star_vertices);
+    auto star_of = [&](Index v) {
+        const auto it = std::lower_bound(stars.vertices.begin(), stars.vertices.end(), v);
+        EDN_ASSERT(it != stars.vertices.end() && *it == v, "split_cut: no star for vertex " << v);
+        return stars.cells.row(static_cast<Index>(it - stars.vertices.begin()));
+    };
+    times.classify = lap();
+
     SplitCutResult result;
-    result.before = mesh_quality(mesh);
+    cut_local::CellQualities quality = cut_local::cell_qualities(mesh);
+    result.before = quality.total;
     result.dihedral_bound_deg = options.min_dihedral_deg > 0
                                     ? options.min_dihedral_deg
                                     : std::min(2.0, 0.5 * result.before.min_dihedral_deg);
+    times.quality_before = lap();
 
-    // Working positions: vertices moved onto the blade (rest == classify only) change both.
+    // Working positions: vertices moved onto the blade change the rest positions (which become
+    // the result's: edge points and copies are appended) and, on a deformed blade, the deformed
+    // ones (moved_x).
     std::vector<Vec3> rest = mesh.positions;
-    std::vector<Vec3> where(x.begin(), x.end());
     // Moves follow the flat blade's normal: none with a bend.
-    const bool may_move = options.move_snapped && classify_positions.empty() && !plane.bend;
-    std::vector<std::uint8_t> snapped(num_vertices, 0), moved(num_vertices, 0);
+    const bool move_rest = options.move_snapped && classify_positions.empty() && !plane.bend;
+    const bool move_deformed = options.move_snapped && !classify_positions.empty() && !plane.bend;
+    std::vector<Vec3> moved_x;
+    if (move_deformed) moved_x.assign(x.begin(), x.end());
+    auto where = [&](Index v) -> const Vec3& {
+        return move_rest ? rest[v] : move_deformed ? moved_x[v] : x[v];
+    };
+    std::vector<std::uint8_t> snapped(num_vertices, 0);
+    std::vector<Index> snapped_list, moved_list;
     auto snap_vertex = [&](Index v) {
         if (snapped[v]) return;
         snapped[v] = 1;
-        if (may_move && dist[v] != 0 &&
-            try_move(mesh, topology, rest, v, unit, dist[v], result.dihedral_bound_deg)) {
-            where[v] = rest[v];
+        snapped_list.push_back(v);
+        if (dist[v] == 0) return;
+        const double bound = result.dihedral_bound_deg;
+        const bool moved =
+            move_rest       ? cut_local::try_move(mesh, star_of(v), rest, v, unit, dist[v], bound)
+            : move_deformed ? cut_local::try_move_deformed(mesh, x, star_of(v), rest, moved_x, v,
+                                                           unit, dist[v], bound)
+                            : false;
+        if (moved) {
             dist[v] = 0;
-            moved[v] = 1;
+            moved_list.push_back(v);
         }
     };
     auto sign_of = [&](Index v) -> int {
         if (snapped[v] || dist[v] == 0) return 0;
         return dist[v] > 0 ? 1 : -1;
     };
-    auto crossed = [&](Index e) {
-        const Edge& edge = topology.edges[e];
-        return sign_of(edge[0]) * sign_of(edge[1]) < 0;
-    };
-    auto crossing = [&](Index e) { // t from edge[0]
-        const Edge& edge = topology.edges[e];
-        return dist[edge[0]] / (dist[edge[0]] - dist[edge[1]]);
+    auto crossed = [&](Index a, Index b) { return sign_of(a) * sign_of(b) < 0; };
+    auto crossing = [&](Index a, Index b) { return dist[a] / (dist[a] - dist[b]); }; // t from a
+    auto cell_edge = [&](Index t, int e) { // (lower, higher) vertex of local edge e of old cell t
+        const Index a = mesh.cells[t][kCellEdgeVertices[e][0]];
+        const Index b = mesh.cells[t][kCellEdgeVertices[e][1]];
+        return a < b ? std::array<Index, 2>{a, b} : std::array<Index, 2>{b, a};
     };
 
-    // 2. Snapping, all at once.
+    // 2. Snapping, all at once, in vertex order.
     {
-        std::vector<std::uint8_t> snap(num_vertices, 0);
-        for (Index e = 0; e < num_edges; ++e) {
-            if (!crossed(e)) continue;
-            const double t = crossing(e);
-            if (t < options.snap_fraction) snap[topology.edges[e][0]] = 1;
-            if (t > 1 - options.snap_fraction) snap[topology.edges[e][1]] = 1;
-        }
-        for (Index v = 0; v < num_vertices; ++v)
-            if (snap[v]) snap_vertex(v);
+        std::vector<Index> to_snap;
+        for (Index t : crossed_cells)
+            for (int e = 0; e < 6; ++e) {
+                const auto [a, b] = cell_edge(t, e);
+                if (!crossed(a, b)) continue;
+                const double t0 = crossing(a, b);
+                if (t0 < options.snap_fraction) to_snap.push_back(a);
+                if (t0 > 1 - options.snap_fraction) to_snap.push_back(b);
+            }
+        std::sort(to_snap.begin(), to_snap.end());
+        to_snap.erase(std::unique(to_snap.begin(), to_snap.end()), to_snap.end());
+        for (Index v : to_snap) snap_vertex(v);
     }
 
     // Snapping only removes crossings: the cells crossed now are the only ones a round splits.
     std::vector<Index> candidates;
-    for (Index t = 0; t < num_cells; ++t)
-        for (Index edge : topology.cell_edges[t])
-            if (crossed(edge)) {
-                candidates.push_back(t);
-                break;
-            }
+    for (Index t : crossed_cells) {
+        bool plus = false, minus = false;
+        for (Index v : mesh.cells[t])
+            plus = plus || sign_of(v) > 0, minus = minus || sign_of(v) < 0;
+        if (plus && minus) candidates.push_back(t);
+    }
     const auto num_candidates = static_cast<std::int64_t>(candidates.size());
+    // Their edges, numbered in the global edge order (lexicographic (lower, higher)).
+    std::vector<std::array<Index, 2>> edges;
+    edges.reserve(6 * candidates.size());
+    for (Index t : candidates)
+        for (int e = 0; e < 6; ++e) edges.push_back(cell_edge(t, e));
+    std::sort(edges.begin(), edges.end());
+    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+    const auto num_edges = static_cast<std::int64_t>(edges.size());
+    std::vector<std::array<Index, 6>> candidate_edges(num_candidates);
+    parallel_for(0, num_candidates, [&](std::int64_t i) {
+        for (int e = 0; e < 6; ++e)
+            candidate_edges[i][e] = static_cast<Index>(
+                std::lower_bound(edges.begin(), edges.end(), cell_edge(candidates[i], e)) -
+                edges.begin());
+    });
 
     SplitRound round;
+    std::vector<std::uint8_t> is_crossed(num_edges), cut(num_edges), inside(num_candidates);
     for (int repair = 0;; ++repair) {
-        round = SplitRound{};
-        round.sign.resize(num_vertices);
-        for (Index v = 0; v < num_vertices; ++v)
-            round.sign[v] = static_cast<std::int8_t>(sign_of(v));
-        std::vector<std::uint8_t> is_crossed(num_edges);
-        parallel_for(0, num_edges, [&](std::int64_t e) { is_crossed[e] = crossed(e) ? 1 : 0; });
+        for (std::int64_t e = 0; e < num_edges; ++e)
+            is_crossed[e] = crossed(edges[e][0], edges[e][1]) ? 1 : 0;
 
         // 3. Inside cells: crossed, with the cut polygon within the radius.
         auto within = [&](const Vec3& p) { return blade_extent.holds(p); };
-        std::vector<std::uint8_t> inside(num_candidates, 0);
+        std::fill(inside.begin(), inside.end(), 0);
         parallel_for(0, num_candidates, [&](std::int64_t i) {
             const Index t = candidates[i];
             bool any = false, all_within = true;
             for (int e = 0; e < 6; ++e) {
-                const Index edge = topology.cell_edges[t][e];
+                const Index edge = candidate_edges[i][e];
                 if (!is_crossed[edge]) continue;
                 any = true;
-                const Edge& ends = topology.edges[edge];
-                all_within =
-                    all_within && within(lerp(where[ends[0]], where[ends[1]], crossing(edge)));
+                const auto [a, b] = edges[edge];
+                all_within = all_within && within(lerp(where(a), where(b), crossing(a, b)));
             }
             if (!any) return;
             for (Index v : mesh.cells[t])
-                if (round.sign[v] == 0) all_within = all_within && within(where[v]);
+                if (sign_of(v) == 0) all_within = all_within && within(where(v));
             inside[i] = all_within ? 1 : 0;
         });
-        std::vector<std::uint8_t> cut(num_edges, 0);
-        auto mark_cut = [&](Index t) {
-            for (Index edge : topology.cell_edges[t])
+        std::fill(cut.begin(), cut.end(), 0);
+        auto mark_cut = [&](std::int64_t i) {
+            for (Index edge : candidate_edges[i])
                 if (is_crossed[edge]) cut[edge] = 1;
         };
         for (std::int64_t i = 0; i < num_candidates; ++i)
-            if (inside[i]) mark_cut(candidates[i]);
-        auto local_points = [&](Index t) {
+            if (inside[i]) mark_cut(i);
+        auto local_points = [&](std::int64_t i) {
             std::array<Index, 6> mask{};
-            for (int e = 0; e < 6; ++e) mask[e] = cut[topology.cell_edges[t][e]] ? 0 : -1;
+            for (int e = 0; e < 6; ++e) mask[e] = cut[candidate_edges[i][e]] ? 0 : -1;
             return mask;
         };
         // Front closure: front cells without a conforming split of their own become inside.
@@ -420,43 +437,44 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
             changed = false;
             for (std::int64_t i = 0; i < num_candidates; ++i) {
                 if (inside[i]) continue;
-                const std::array<Index, 6> mask = local_points(candidates[i]);
+                const std::array<Index, 6> mask = local_points(i);
                 if (std::all_of(mask.begin(), mask.end(), [](Index p) { return p < 0; })) continue;
                 if (front_splittable(mask)) continue;
                 inside[i] = 1;
-                mark_cut(candidates[i]);
+                mark_cut(i);
                 changed = true;
             }
         }
 
-        // 4. Edge points and the children.
+        // 4. Edge points (ids #V + rank of the edge) and the children.
         round.edge_point.assign(num_edges, -1);
-        round.positions = rest;
-        round.classify = where;
-        for (Index e = 0; e < num_edges; ++e) {
+        round.points.clear();
+        round.point_classify.clear();
+        for (std::int64_t e = 0; e < num_edges; ++e) {
             if (!cut[e]) continue;
-            const Edge& ends = topology.edges[e];
-            const double t = crossing(e);
-            round.edge_point[e] = static_cast<Index>(round.positions.size());
-            round.positions.push_back(lerp(rest[ends[0]], rest[ends[1]], t));
-            round.classify.push_back(lerp(where[ends[0]], where[ends[1]], t));
+            const auto [a, b] = edges[e];
+            const double t = crossing(a, b);
+            round.edge_point[e] = num_vertices + static_cast<Index>(round.points.size());
+            round.points.push_back(lerp(rest[a], rest[b], t));
+            round.point_classify.push_back(lerp(where(a), where(b), t));
         }
-        round.new_vertices = static_cast<Index>(round.positions.size()) - num_vertices;
-        EDN_VERIFY(round.positions.size() <=
+        EDN_VERIFY(static_cast<std::int64_t>(num_vertices) + round.points.size() <=
                        static_cast<std::size_t>(std::numeric_limits<Index>::max()),
                    ErrorCode::OutOfMemory, "cut: vertex count exceeds 32-bit indices");
         round.splits.assign(num_candidates, CellSplit{});
         round.bad.assign(num_candidates, 0);
+        round.worst_cos.assign(num_candidates, -1.0);
+        round.least_volume.assign(num_candidates, std::numeric_limits<double>::infinity());
         parallel_for(0, num_candidates, [&](std::int64_t i) {
             const Index t = candidates[i];
             LocalCell c;
             bool any = false;
-            for (int i = 0; i < 4; ++i) {
-                c.v[i] = mesh.cells[t][i];
-                c.sign[i] = round.sign[c.v[i]];
+            for (int k = 0; k < 4; ++k) {
+                c.v[k] = mesh.cells[t][k];
+                c.sign[k] = sign_of(c.v[k]);
             }
             for (int e = 0; e < 6; ++e) {
-                c.point[e] = round.edge_point[topology.cell_edges[t][e]];
+                c.point[e] = round.edge_point[candidate_edges[i][e]];
                 any = any || c.point[e] >= 0;
             }
             if (!any) return;
@@ -467,10 +485,15 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
                 split_front(c, split);
             for (int k = 0; k < split.count; ++k) {
                 Cell& child = split.cells[k];
-                const auto& p = round.positions;
-                if (signed_volume(p[child[0]], p[child[1]], p[child[2]], p[child[3]]) < 0)
+                std::array<Vec3, 4> p = corners(child, rest, num_vertices, round.points);
+                if (volume_of(p) < 0) {
                     std::swap(child[2], child[3]);
-                if (cell_min_dihedral_deg(p, child) < result.dihedral_bound_deg) round.bad[i] = 1;
+                    std::swap(p[2], p[3]);
+                }
+                const double cos = cut_local::worst_dihedral_cos(p);
+                if (cut_local::dihedral_deg(cos) < result.dihedral_bound_deg) round.bad[i] = 1;
+                round.worst_cos[i] = std::max(round.worst_cos[i], cos);
+                round.least_volume[i] = std::min(round.least_volume[i], volume_of(p));
             }
         });
 
@@ -479,14 +502,13 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
         std::vector<Index> to_snap;
         for (std::int64_t i = 0; i < num_candidates; ++i) {
             if (!round.bad[i]) continue;
-            const Index t = candidates[i];
             Index best = -1;
             double best_relative = std::numeric_limits<double>::infinity();
             for (int e = 0; e < 6; ++e) {
-                const Index edge = topology.cell_edges[t][e];
+                const Index edge = candidate_edges[i][e];
                 if (round.edge_point[edge] < 0) continue;
-                const Edge& ends = topology.edges[edge];
-                const double t0 = crossing(edge);
+                const auto ends = edges[edge];
+                const double t0 = crossing(ends[0], ends[1]);
                 const double rel[2] = {t0, 1 - t0};
                 for (int k = 0; k < 2; ++k)
                     if (rel[k] < best_relative || (rel[k] == best_relative && ends[k] < best))
@@ -499,71 +521,172 @@ SplitCutResult split_cut(const TetMesh& mesh, const CutPlane& plane,
         to_snap.erase(std::unique(to_snap.begin(), to_snap.end()), to_snap.end());
         for (Index v : to_snap) snap_vertex(v);
     }
+    times.snap_and_split = lap();
 
-    // The split mesh: each old cell's children in its place (old order kept).
-    TetMesh split;
-    split.positions = std::move(round.positions);
-    std::vector<std::int8_t> side;
-    split.cells.reserve(num_cells);
-    result.cell_parent.reserve(num_cells);
-    static const CellSplit unsplit{};
-    std::int64_t next = 0; // candidates and cells both ascend
-    for (Index t = 0; t < num_cells; ++t) {
-        const bool candidate = next < num_candidates && candidates[next] == t;
-        const CellSplit& s = candidate ? round.splits[next++] : unsplit;
-        if (s.count == 0) {
-            int has_plus = 0, has_minus = 0;
-            for (Index v : mesh.cells[t]) {
-                has_plus |= round.sign[v] > 0;
-                has_minus |= round.sign[v] < 0;
-            }
-            split.cells.push_back(mesh.cells[t]);
-            side.push_back(static_cast<std::int8_t>(has_plus == has_minus ? 0 : has_plus ? 1 : -1));
-            result.cell_parent.push_back(t);
-            continue;
-        }
-        ++result.split_cells;
-        for (int k = 0; k < s.count; ++k) {
-            split.cells.push_back(s.cells[k]);
-            side.push_back(s.side[k]);
-            result.cell_parent.push_back(t);
-        }
+    // The split mesh: each old cell's children in its place (old order kept). added[i]: the
+    // children added before candidate i, so that an old cell t before candidate i (and after
+    // candidate i - 1) moves to t + added[i].
+    std::vector<Index> added(num_candidates + 1, 0);
+    for (std::int64_t i = 0; i < num_candidates; ++i) {
+        const int count = round.splits[i].count;
+        added[i + 1] = added[i] + std::max(count, 1) - 1;
+        result.split_cells += count > 0;
     }
-    EDN_VERIFY(split.cells.size() <= static_cast<std::size_t>(std::numeric_limits<Index>::max()),
-               ErrorCode::OutOfMemory, "cut: cell count exceeds 32-bit indices");
+    const std::int64_t num_split_cells = static_cast<std::int64_t>(num_cells) + added.back();
+    EDN_VERIFY(num_split_cells <= std::numeric_limits<Index>::max(), ErrorCode::OutOfMemory,
+               "cut: cell count exceeds 32-bit indices");
+    // Candidate index of old cell t, or -1.
+    auto candidate_of = [&](Index t) -> std::int64_t {
+        const auto i =
+            std::lower_bound(candidates.begin(), candidates.end(), t) - candidates.begin();
+        return i < num_candidates && candidates[i] == t ? i : -1;
+    };
+    auto new_id = [&](Index t) { // of an old cell (its first child when split)
+        const auto i =
+            std::lower_bound(candidates.begin(), candidates.end(), t) - candidates.begin();
+        return t + added[i];
+    };
+    std::vector<Cell> cells(num_split_cells);
+    result.cell_parent.resize(num_split_cells);
+    for (std::int64_t i = 0, from = 0; i <= num_candidates; ++i) {
+        // The run of unsplit cells before candidate i is copied whole.
+        const std::int64_t to = i < num_candidates ? candidates[i] : num_cells;
+        std::copy(mesh.cells.begin() + from, mesh.cells.begin() + to,
+                  cells.begin() + from + added[i]);
+        std::iota(result.cell_parent.begin() + from + added[i],
+                  result.cell_parent.begin() + to + added[i], static_cast<Index>(from));
+        if (i == num_candidates) break;
+        const CellSplit& s = round.splits[i];
+        const std::int64_t at = to + added[i];
+        if (s.count == 0) cells[at] = mesh.cells[to];
+        for (int k = 0; k < s.count; ++k) cells[at + k] = s.cells[k];
+        std::fill_n(result.cell_parent.begin() + at, std::max(s.count, 1), static_cast<Index>(to));
+        from = to + 1;
+    }
+    const Index num_points = static_cast<Index>(round.points.size());
+    rest.insert(rest.end(), round.points.begin(), round.points.end());
+    times.assemble = lap();
 
-    // 6. Separation along the faces in the plane.
-    const Topology split_topology = build_topology(split);
-    const Index num_split_vertices = split.num_vertices();
-    std::vector<std::uint8_t> opening(num_split_vertices, 0); // on the plane and within R
-    parallel_for(0, num_split_vertices, [&](std::int64_t v) {
-        const bool on_plane = v >= num_vertices || round.sign[v] == 0;
-        const bool within = blade_extent.holds(round.classify[v]);
-        opening[v] = on_plane && within ? 1 : 0;
-    });
-    std::vector<std::uint8_t> open(split_topology.num_faces(), 0);
-    parallel_for(0, split_topology.num_faces(), [&](std::int64_t f) {
-        const auto pair = split_topology.face_cells.row(static_cast<Index>(f));
-        if (pair.size() != 2 || side[pair[0]] * side[pair[1]] >= 0) return;
-        const Face& face = split_topology.faces[f];
-        open[f] = opening[face[0]] && opening[face[1]] && opening[face[2]] ? 1 : 0;
-    });
-    CutResult separated = separate_faces(split, split_topology, open);
+    // 6. Separation along the faces in the plane, in the stars of the vertices on the plane
+    // within R (old vertices on the blade and the edge points).
+    auto side_of_unsplit = [&](Index t) {
+        int has_plus = 0, has_minus = 0;
+        for (Index v : mesh.cells[t]) {
+            has_plus |= sign_of(v) > 0;
+            has_minus |= sign_of(v) < 0;
+        }
+        return static_cast<std::int8_t>(has_plus == has_minus ? 0 : has_plus ? 1 : -1);
+    };
+    auto within_radius = [&](const Vec3& p) { return blade_extent.holds(p); }; // and outline
+    std::vector<std::uint8_t> opening(num_vertices + num_points, 0);
+    std::vector<Index> open_vertices;
+    for (Index v : stars.vertices)
+        if (sign_of(v) == 0 && within_radius(where(v))) {
+            opening[v] = 1;
+            open_vertices.push_back(v);
+        }
+    const auto old_open = static_cast<Index>(open_vertices.size());
+    for (Index k = 0; k < num_points; ++k)
+        if (within_radius(round.point_classify[k])) {
+            opening[num_vertices + k] = 1;
+            open_vertices.push_back(num_vertices + k);
+        }
+    // Their stars in the split mesh, ascending: old stars with split cells replaced by the
+    // children holding the vertex; the edge points' from the children.
+    Csr open_stars;
+    std::vector<std::int8_t> open_side;
+    open_stars.offsets.assign(open_vertices.size() + 1, 0);
+    for (Index r = 0; r < old_open; ++r) {
+        const Index v = open_vertices[r];
+        for (Index t : star_of(v)) {
+            const std::int64_t i = candidate_of(t);
+            if (i < 0 || round.splits[i].count == 0) {
+                open_stars.indices.push_back(new_id(t));
+                open_side.push_back(side_of_unsplit(t));
+                continue;
+            }
+            const CellSplit& s = round.splits[i];
+            for (int k = 0; k < s.count; ++k)
+                if (std::find(s.cells[k].begin(), s.cells[k].end(), v) != s.cells[k].end()) {
+                    open_stars.indices.push_back(new_id(t) + k);
+                    open_side.push_back(s.side[k]);
+                }
+        }
+        open_stars.offsets[r + 1] = static_cast<Index>(open_stars.indices.size());
+    }
+    {
+        std::vector<Index> row_of(num_points, -1), count(open_vertices.size() - old_open, 0);
+        for (std::size_t r = old_open; r < open_vertices.size(); ++r)
+            row_of[open_vertices[r] - num_vertices] = static_cast<Index>(r - old_open);
+        auto each_point_entry = [&](auto&& visit) {
+            for (std::int64_t i = 0; i < num_candidates; ++i) {
+                const CellSplit& s = round.splits[i];
+                for (int k = 0; k < s.count; ++k)
+                    for (Index u : s.cells[k])
+                        if (u >= num_vertices && row_of[u - num_vertices] >= 0)
+                            visit(row_of[u - num_vertices],
+                                  static_cast<Index>(candidates[i] + added[i] + k), s.side[k]);
+            }
+        };
+        each_point_entry([&](Index r, Index, std::int8_t) { ++count[r]; });
+        for (std::size_t r = 0; r < count.size(); ++r)
+            open_stars.offsets[old_open + r + 1] = open_stars.offsets[old_open + r] + count[r];
+        open_stars.indices.resize(open_stars.offsets.back());
+        open_side.resize(open_stars.offsets.back());
+        std::vector<Index> cursor(open_stars.offsets.begin() + old_open,
+                                  open_stars.offsets.end() - 1);
+        each_point_entry([&](Index r, Index cell, std::int8_t side) {
+            open_stars.indices[cursor[r]] = cell;
+            open_side[cursor[r]++] = side;
+        });
+    }
+    const cut_local::Separation separated =
+        cut_local::separate_in_stars(cells, rest, open_vertices, open_stars, open_side, opening);
+    times.separate = lap();
 
-    result.mesh = std::move(separated.mesh);
+    result.mesh.positions = std::move(rest);
+    result.mesh.cells = std::move(cells);
     result.cut_faces = separated.cut_faces;
     result.duplicated_vertices = separated.duplicated_vertices;
-    result.new_vertices = round.new_vertices;
+    result.new_vertices = num_points;
     result.cells_before = num_cells;
     result.cells_after = result.mesh.num_cells();
-    for (Index v = 0; v < num_vertices; ++v) {
-        result.moved_vertices += moved[v];
-        if (!snapped[v] || dist[v] == 0) continue;
+    result.moved_vertices = static_cast<Index>(moved_list.size());
+    if (move_deformed && !moved_list.empty()) result.moved_classify = std::move(moved_x);
+    for (Index v : snapped_list) {
+        if (dist[v] == 0) continue;
         ++result.snapped_vertices;
         result.max_snap_distance = std::max(result.max_snap_distance, std::abs(dist[v]));
     }
-    result.components = count_components(result.mesh);
-    result.after = mesh_quality(result.mesh);
+    if (options.count_components) result.components = count_components(result.mesh);
+    times.components = lap();
+
+    // Quality after: unchanged cells keep the input's values; split cells give their children's;
+    // unsplit cells around moved vertices are measured again.
+    for (std::int64_t i = 0; i < num_candidates; ++i)
+        if (round.splits[i].count > 0) {
+            quality.worst_cos[candidates[i]] = round.worst_cos[i];
+            quality.volume[candidates[i]] = round.least_volume[i];
+        }
+    for (Index v : moved_list)
+        for (Index t : star_of(v)) {
+            const std::int64_t i = candidate_of(t);
+            if (i >= 0 && round.splits[i].count > 0) continue;
+            const std::array<Vec3, 4> p =
+                corners(mesh.cells[t], result.mesh.positions, num_vertices + num_points, {});
+            quality.worst_cos[t] = cut_local::worst_dihedral_cos(p);
+            quality.volume[t] = volume_of(p);
+        }
+    double worst = -1.0, least = std::numeric_limits<double>::infinity();
+    for (Index t = 0; t < num_cells; ++t) {
+        worst = std::max(worst, quality.worst_cos[t]);
+        least = std::min(least, quality.volume[t]);
+    }
+    result.after = {cut_local::dihedral_deg(worst), num_cells > 0 ? least : 0.0};
+    times.quality_after = lap();
+    times.total =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    result.times = times;
     return result;
 }
 

@@ -4,8 +4,8 @@
 /// (mesh/cut.hpp's separate_faces). The cut surface is the blade's plane, not a staircase of
 /// existing faces. Nested: every new cell lies inside one old cell (cell_parent), so a finite
 /// element field of the old mesh is reproduced exactly (sim/state_transfer.hpp,
-/// transfer_node_state_nested) unless a snapped vertex was moved (step 2; never when the blade
-/// is measured on deformed positions, as Simulation::cut does). Volume is kept to rounding.
+/// transfer_node_state_nested) unless a snapped vertex was moved (step 2): the cells around it
+/// then lie in the old body, not in one old cell. Volume is kept to rounding.
 ///
 /// Algorithm (split_cut):
 ///   1. Signed distances d_v of the vertices to the plane (beyond a bend, CutPlane::bend, to the
@@ -17,11 +17,14 @@
 ///      the blade on the rest positions, the vertex is moved onto it where that keeps the body:
 ///      an interior vertex along the normal, a boundary vertex within its flat boundary or along
 ///      its crease, and only when its star keeps positive cells above the dihedral bound (so the
-///      volume is kept to rounding and the cut surface is exactly the plane). Otherwise (a
-///      corner, a refused move, or a blade on deformed positions, where moving the rest vertex
-///      would break nesting) it is only treated as on the blade (d := 0) and lies within
-///      snap_fraction of an edge length of it: the crossing snaps onto the vertex. Vertices are
-///      snapped in index order (deterministic).
+///      volume is kept to rounding and the cut surface is exactly the plane). With the blade on
+///      deformed positions (Simulation::cut) the vertex moves onto it in the deformed shape the
+///      same ways (within the deformed star, boundary face or crease edge) and its rest position
+///      to the point the old piecewise linear deformation maps there (cut_local.hpp,
+///      try_move_deformed): a transfer that evaluates the old field at the new rest position
+///      puts it on the blade. Otherwise (a corner, a refused move) it is only treated as on the
+///      blade (d := 0) and lies within snap_fraction of an edge length of it: the crossing snaps
+///      onto the vertex. Vertices are snapped in index order (deterministic).
 ///   3. Which cells split: with an infinite radius and no outline every cell with a crossed
 ///      edge. With a radius R (or an outline: CutPlane::outline, BladeExtent), the cells whose
 ///      cut polygon (crossing points and on-plane vertices, on the classify positions) lies
@@ -46,6 +49,14 @@
 ///   6. Separation: interior faces whose three vertices are on the plane, between a cell on the
 ///      "+" side and one on the "-" side (sides of front children are undefined: never opened),
 ///      within R for a finite radius (and inside the outline), are opened by separate_faces.
+///
+/// Cost: one parallel pass over the vertices (distances) and a few over the cells (which cells
+/// the blade crosses, the stars of their vertices, the quality of every cell, the copy into the
+/// result, the components); everything else works on the crossed cells and those stars, without
+/// the mesh's topology (mesh/cut_local.hpp): steps 2-5 on the crossed cells' own edges, step 6
+/// on the stars of the vertices in the blade (separate_in_stars, the same result as
+/// separate_faces on the whole mesh), the quality after from the input's per-cell values where
+/// cells did not change.
 
 #include "core/types.hpp"
 #include "mesh/cut.hpp"
@@ -63,15 +74,31 @@ struct SplitCutOptions {
     double snap_fraction = 0.05;
     /// Smallest dihedral angle a child may have [degrees]; <= 0: min(2, half the input's).
     double min_dihedral_deg = 0;
-    /// Move snapped vertices onto the blade where allowed (step 2); only when the blade is
-    /// measured on the rest positions (no classify_positions).
+    /// Move snapped vertices onto the blade where allowed (step 2): on the rest positions, or
+    /// on classify_positions and their rest positions consistently. false: the split is nested.
     bool move_snapped = true;
+    /// Count the result's connected components (a pass over its cells); false leaves
+    /// SplitCutResult::components 0 for a caller that counts them anyway (Simulation::cut: the
+    /// new backend's topology).
+    bool count_components = true;
 };
 
 /// Quality of a mesh for the cut report.
 struct MeshQuality {
     double min_dihedral_deg = 0; ///< smallest dihedral angle [degrees]
     double min_volume = 0;       ///< smallest cell volume [m^3]
+};
+
+/// Wall-clock milliseconds of split_cut's phases (the bench and the CLI report them).
+struct SplitCutTimes {
+    double classify = 0;       ///< signed distances, crossed cells, the stars they need
+    double quality_before = 0; ///< the input's worst dihedral angle and smallest volume
+    double snap_and_split = 0; ///< snapping, the cells' splits and the quality repair rounds
+    double assemble = 0;       ///< the split mesh (positions, cells, parents)
+    double separate = 0;       ///< opening the faces in the blade (vertex duplication)
+    double components = 0;     ///< connected components of the result
+    double quality_after = 0;  ///< the result's worst dihedral angle and smallest volume
+    double total = 0;          ///< all of split_cut
 };
 
 /// What split_cut produced.
@@ -84,13 +111,17 @@ struct SplitCutResult {
     Index new_vertices = 0;         ///< vertices at edge/plane crossings
     Index snapped_vertices = 0;     ///< old vertices treated as on the plane, not moved
     Index moved_vertices = 0;       ///< old vertices snapped by moving them onto the plane
-    Index cut_faces = 0;            ///< interior faces opened (each became two boundary faces)
-    Index duplicated_vertices = 0;  ///< vertices added by the separation
-    Index components = 0;           ///< connected components of the result
-    double max_snap_distance = 0;   ///< largest distance of an unmoved snapped vertex [m]
-    double dihedral_bound_deg = 0;  ///< the bound of step 5 [degrees]
-    MeshQuality before;             ///< of the input
-    MeshQuality after;              ///< of the result
+    /// Deformed positions after the moves (#V of the input; the classify positions with the
+    /// moved vertices on the blade); empty without classify_positions or moves.
+    std::vector<Vec3> moved_classify;
+    Index cut_faces = 0;           ///< interior faces opened (each became two boundary faces)
+    Index duplicated_vertices = 0; ///< vertices added by the separation
+    Index components = 0;          ///< connected components of the result
+    double max_snap_distance = 0;  ///< largest distance of an unmoved snapped vertex [m]
+    double dihedral_bound_deg = 0; ///< the bound of step 5 [degrees]
+    MeshQuality before;            ///< of the input
+    MeshQuality after;             ///< of the result
+    SplitCutTimes times;           ///< where the time went
 };
 
 /// Cuts `mesh` (validated, positive cells) along `plane` by splitting the crossed cells (see the

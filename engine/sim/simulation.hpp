@@ -346,6 +346,14 @@ private:
     /// state and installs it, `previous` (the current state) going onto the undo history.
     TopologyChangeRecord finish_change(TopologyChangeRecord record, TetMesh mesh,
                                        const NodeState& carried, const NodeState& previous);
+    /// finish_change() for a mesh whose cells lie in the current mesh's cells `cell_parent`
+    /// (refinement, split cut): the new backend is built first and `state` (the current node
+    /// state) is carried over through both backends' topologies (transfer_node_state_nested on
+    /// NodeSpaces); the transfer's time is added to the record's refine_ms, and a cut's record
+    /// takes the new backend's component count.
+    TopologyChangeRecord finish_nested_change(TopologyChangeRecord record, TetMesh mesh,
+                                              std::span<const Index> cell_parent,
+                                              const NodeState& state);
     /// cut() in CutMode::Split, `state` the current node state.
     TopologyChangeRecord split_cut(const CutPlane& plane, const NodeState& state);
     /// "cut: NAME" style message prefix for `what`.

@@ -171,7 +171,23 @@ StateTransfer transfer_node_state_nested(const TetMesh& old_mesh, const TetMesh&
     const Topology new_topology = build_topology(new_mesh);
     const NodeLayout old_layout = make_node_layout(old_topology, order);
     const NodeLayout layout = make_node_layout(new_topology, order);
-    check_old_state(old_layout, old_state);
+    const std::vector<Index> old_cell_nodes =
+        cell_node_table(old_topology, old_mesh.cells, old_layout);
+    const std::vector<Index> new_cell_nodes = cell_node_table(new_topology, new_mesh.cells, layout);
+    return transfer_node_state_nested({old_mesh, old_topology, old_layout, old_cell_nodes},
+                                      {new_mesh, new_topology, layout, new_cell_nodes}, cell_parent,
+                                      old_state);
+}
+
+StateTransfer transfer_node_state_nested(const NodeSpace& from, const NodeSpace& to,
+                                         std::span<const Index> cell_parent,
+                                         const NodeState& old_state) {
+    const TetMesh& old_mesh = from.mesh;
+    const TetMesh& new_mesh = to.mesh;
+    const int order = to.layout.order;
+    EDN_VERIFY(from.layout.order == order, ErrorCode::Usage,
+               "state transfer: orders " << from.layout.order << " and " << order << " differ");
+    check_old_state(from.layout, old_state);
     EDN_VERIFY(cell_parent.size() == static_cast<std::size_t>(new_mesh.num_cells()),
                ErrorCode::Usage,
                "state transfer: expected " << new_mesh.num_cells() << " cell parents, got "
@@ -179,22 +195,75 @@ StateTransfer transfer_node_state_nested(const TetMesh& old_mesh, const TetMesh&
     for (Index p : cell_parent)
         EDN_VERIFY(p >= 0 && p < old_mesh.num_cells(), ErrorCode::Usage,
                    "state transfer: cell parent " << p << " out of range");
-
     const int m = nodes_per_cell(order);
-    const std::vector<Index> old_cell_nodes =
-        cell_node_table(old_topology, old_mesh.cells, old_layout);
-    const std::vector<Index> new_cell_nodes = cell_node_table(new_topology, new_mesh.cells, layout);
-    const Index n = layout.num_nodes();
-    // Each node is evaluated once, in the first cell that holds it (deterministic).
-    std::vector<Index> owner(n, std::numeric_limits<Index>::max());
-    for (Index t = 0; t < new_mesh.num_cells(); ++t)
-        for (int a = 0; a < m; ++a) {
-            Index& o = owner[new_cell_nodes[static_cast<std::size_t>(t) * m + a]];
-            if (o > t) o = t;
+    const int per_edge = to.layout.nodes_per_edge();
+    const Topology& topology = to.topology;
+    EDN_VERIFY(from.cell_nodes.size() == static_cast<std::size_t>(old_mesh.num_cells()) * m &&
+                   to.cell_nodes.size() == static_cast<std::size_t>(new_mesh.num_cells()) * m &&
+                   topology.num_cells == new_mesh.num_cells(),
+               ErrorCode::Usage, "state transfer: node tables do not match the meshes");
+    // Local node a of new cell t is written by the first cell holding its simplex.
+    auto owns = [&](Index t, int a) {
+        Index first;
+        if (a < 4)
+            first = topology.vertex_cells.row(new_mesh.cells[t][a])[0];
+        else if (a < 4 + 6 * per_edge)
+            first = topology.edge_cells.row(topology.cell_edges[t][(a - 4) / per_edge])[0];
+        else
+            first = topology.face_cells.row(topology.cell_faces[t][a - 4 - 6 * per_edge])[0];
+        return first == t;
+    };
+    // Barycentric coordinates of x in old cell k (rest positions), round-off zeros made exact
+    // zeros so that a node at an old node copies it bit for bit.
+    auto barycentric = [&](Index k, const Vec3& x, double L[4]) {
+        const Cell& pc = old_mesh.cells[k];
+        const Vec3& p0 = old_mesh.positions[pc[0]];
+        // Columns of the cell's affine map, and the rows of its inverse (cofactors / det).
+        Vec3 col[3];
+        for (int i = 0; i < 3; ++i)
+            for (int d = 0; d < 3; ++d) col[i][d] = old_mesh.positions[pc[i + 1]][d] - p0[d];
+        auto cross = [](const Vec3& a, const Vec3& b) -> Vec3 {
+            return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                    a[0] * b[1] - a[1] * b[0]};
+        };
+        const Vec3 rows[3] = {cross(col[1], col[2]), cross(col[2], col[0]), cross(col[0], col[1])};
+        const double det = col[0][0] * rows[0][0] + col[0][1] * rows[0][1] + col[0][2] * rows[0][2];
+        EDN_ASSERT(det > 0, "state transfer: old cell " << k << " is not positive");
+        L[0] = 1;
+        for (int i = 0; i < 3; ++i) {
+            double xi = 0;
+            for (int d = 0; d < 3; ++d) xi += rows[i][d] * (x[d] - p0[d]);
+            L[i + 1] = xi / det;
+            L[0] -= L[i + 1];
         }
+        double sum = 0;
+        for (int i = 0; i < 4; ++i) {
+            if (std::abs(L[i]) < 1e-12) L[i] = 0;
+            sum += L[i];
+        }
+        for (int i = 0; i < 4; ++i) L[i] /= sum;
+    };
+    // The old cell holding x: the parent, or the cell a walk across faces (through the face
+    // opposite the most negative coordinate) reaches; the last cell when the walk leaves the
+    // mesh or takes too long (rounding on the boundary).
+    constexpr int kMaxWalk = 64;
+    auto locate = [&](Index parent, const Vec3& x, double L[4]) {
+        Index k = parent;
+        for (int step = 0;; ++step) {
+            barycentric(k, x, L);
+            int worst = 0;
+            for (int i = 1; i < 4; ++i)
+                if (L[i] < L[worst]) worst = i;
+            if (L[worst] >= -1e-12 || step == kMaxWalk) return k;
+            const auto pair = from.topology.face_cells.row(from.topology.cell_faces[k][worst]);
+            if (pair.size() != 2) return k;
+            k = pair[0] == k ? pair[1] : pair[0];
+        }
+    };
 
     StateTransfer result;
     NodeState& s = result.state;
+    const Index n = to.layout.num_nodes();
     s.positions.assign(3 * static_cast<std::size_t>(n), 0.0);
     s.velocities.assign(3 * static_cast<std::size_t>(n), 0.0);
     s.pinned.assign(n, 0);
@@ -203,56 +272,47 @@ StateTransfer transfer_node_state_nested(const TetMesh& old_mesh, const TetMesh&
         0, new_mesh.num_cells(),
         [&](std::int64_t t) {
             const Index parent = cell_parent[t];
-            const Cell& pc = old_mesh.cells[parent];
-            const Vec3& p0 = old_mesh.positions[pc[0]];
-            // Columns of the parent's affine map, and the rows of its inverse (cofactors / det).
-            Vec3 col[3];
-            for (int k = 0; k < 3; ++k)
-                for (int d = 0; d < 3; ++d) col[k][d] = old_mesh.positions[pc[k + 1]][d] - p0[d];
-            auto cross = [](const Vec3& a, const Vec3& b) -> Vec3 {
-                return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
-                        a[0] * b[1] - a[1] * b[0]};
-            };
-            const Vec3 rows[3] = {cross(col[1], col[2]), cross(col[2], col[0]),
-                                  cross(col[0], col[1])};
-            const double det =
-                col[0][0] * rows[0][0] + col[0][1] * rows[0][1] + col[0][2] * rows[0][2];
-            EDN_ASSERT(det > 0, "state transfer: parent cell " << parent << " is not positive");
             const Cell& c = new_mesh.cells[t];
-            std::vector<double> N(m);
+            const Cell& pc = old_mesh.cells[parent];
+            const Index* to_nodes = to.cell_nodes.data() + static_cast<std::size_t>(t) * m;
+            bool same = true; // the parent's shape in the parent's order: a copy
+            for (int k = 0; k < 4; ++k)
+                same = same && new_mesh.positions[c[k]] == old_mesh.positions[pc[k]];
+            if (same) {
+                const Index* from_nodes =
+                    from.cell_nodes.data() + static_cast<std::size_t>(parent) * m;
+                for (int a = 0; a < m; ++a) {
+                    if (!owns(static_cast<Index>(t), a)) continue;
+                    const Index node = to_nodes[a], old = from_nodes[a];
+                    for (int d = 0; d < 3; ++d) {
+                        s.positions[3 * node + d] = old_state.positions[3 * old + d];
+                        s.velocities[3 * node + d] = old_state.velocities[3 * old + d];
+                    }
+                    s.pinned[node] = old_state.pinned[old];
+                }
+                return;
+            }
+            double N[nodes_per_cell(kMaxOrder)];
             for (int a = 0; a < m; ++a) {
-                const Index node = new_cell_nodes[static_cast<std::size_t>(t) * m + a];
-                if (owner[node] != t) continue;
+                if (!owns(static_cast<Index>(t), a)) continue;
+                const Index node = to_nodes[a];
                 const std::array<double, 4> b = local_node_barycentric(order, a);
                 Vec3 x{};
                 for (int k = 0; k < 4; ++k)
                     for (int d = 0; d < 3; ++d) x[d] += b[k] * new_mesh.positions[c[k]][d];
                 double L[4];
-                L[0] = 1;
-                for (int k = 0; k < 3; ++k) {
-                    double xi = 0;
-                    for (int d = 0; d < 3; ++d) xi += rows[k][d] * (x[d] - p0[d]);
-                    L[k + 1] = xi / det;
-                    L[0] -= L[k + 1];
-                }
-                // Round-off zeros become exact zeros so that a node at an old node copies it
-                // bit for bit.
-                double sum = 0;
-                for (double& l : L) {
-                    if (std::abs(l) < 1e-12) l = 0;
-                    sum += l;
-                }
-                for (double& l : L) l /= sum;
-                eval_basis(order, L, N.data());
+                const Index k = locate(parent, x, L);
+                eval_basis(order, L, N);
                 bool all_pinned = true, coincides = false;
+                const Index* from_nodes = from.cell_nodes.data() + static_cast<std::size_t>(k) * m;
                 for (int q = 0; q < m; ++q) {
-                    const Index from = old_cell_nodes[static_cast<std::size_t>(parent) * m + q];
+                    const Index old = from_nodes[q];
                     for (int d = 0; d < 3; ++d) {
-                        s.positions[3 * node + d] += N[q] * old_state.positions[3 * from + d];
-                        s.velocities[3 * node + d] += N[q] * old_state.velocities[3 * from + d];
+                        s.positions[3 * node + d] += N[q] * old_state.positions[3 * old + d];
+                        s.velocities[3 * node + d] += N[q] * old_state.velocities[3 * old + d];
                     }
                     if (std::abs(N[q]) <= kNegligibleWeight) continue;
-                    all_pinned = all_pinned && old_state.pinned[from];
+                    all_pinned = all_pinned && old_state.pinned[old];
                     coincides = coincides || std::abs(N[q] - 1) <= kNegligibleWeight;
                 }
                 s.pinned[node] = all_pinned ? 1 : 0;

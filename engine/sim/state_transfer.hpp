@@ -24,6 +24,7 @@
 #include "core/types.hpp"
 #include "mesh/node_layout.hpp"
 #include "mesh/tet_mesh.hpp"
+#include "mesh/topology.hpp"
 
 #include <cstdint>
 #include <span>
@@ -58,6 +59,27 @@ StateTransfer transfer_node_state(const TetMesh& old_mesh, const TetMesh& new_me
 /// or out-of-range parents.
 StateTransfer transfer_node_state_nested(const TetMesh& old_mesh, const TetMesh& new_mesh,
                                          std::span<const Index> cell_parent, int order,
+                                         const NodeState& old_state);
+
+/// A mesh with what a simulation backend holds for it: its topology, its node layout and its
+/// cell node table (cell_node_table of sparse/bin_bcsr_pattern.hpp).
+struct NodeSpace {
+    const TetMesh& mesh;               ///< cells and rest positions
+    const Topology& topology;          ///< build_topology(mesh)
+    const NodeLayout& layout;          ///< make_node_layout(topology, order)
+    std::span<const Index> cell_nodes; ///< #T * nodes_per_cell(order)
+};
+
+/// transfer_node_state_nested on prebuilt spaces of the old and the new mesh (same order), so
+/// that a topology change reuses its backends' topologies instead of building them again. A new
+/// cell with its parent's four rest positions in the parent's order copies the parent's node
+/// values (bit for bit); the nodes of other cells are evaluated in the old cell that holds the
+/// node's rest position, found by walking from the parent across the faces of the old mesh (the
+/// parent itself for a nested mesh; a neighbour when a vertex was moved within its star, as the
+/// split cut does on a deformed shape). Each node is written once, by the first cell holding it.
+/// Throws edn::Error(Usage) on mismatched sizes, orders or out-of-range parents.
+StateTransfer transfer_node_state_nested(const NodeSpace& from, const NodeSpace& to,
+                                         std::span<const Index> cell_parent,
                                          const NodeState& old_state);
 
 /// Per-node values of an order-`to` mesh from an order-`from` field on the same mesh (3 per

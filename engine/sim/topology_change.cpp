@@ -126,14 +126,14 @@ TopologyChangeRecord Simulation::split_cut(const CutPlane& plane, const NodeStat
     const auto start = std::chrono::steady_clock::now();
     // The blade is placed on the deformed shape (what the user sees); new vertices sit at the
     // same edge fractions of the rest shape, so the cut is nested in rest space.
-    SplitCutResult result = edn::split_cut(mesh, plane, vertex_positions(mesh, state.positions));
+    SplitCutOptions options;
+    options.count_components = false; // the new backend counts them (record.components)
+    SplitCutResult result =
+        edn::split_cut(mesh, plane, vertex_positions(mesh, state.positions), options);
     EDN_VERIFY(!topology_options_.reject_no_op || result.cut_faces > 0, ErrorCode::Usage,
                "cut: the blade crosses no interior face"
                    << (topology_options_.mesh_name.empty() ? "" : " of ")
                    << topology_options_.mesh_name);
-    // Every new cell lies in its parent: the old field carries over exactly.
-    const StateTransfer transfer = transfer_node_state_nested(mesh, result.mesh, result.cell_parent,
-                                                              backend_->settings.order, state);
     TopologyChangeRecord record;
     record.kind = TopologyChangeKind::Cut;
     record.cut_mode = CutMode::Split;
@@ -144,14 +144,15 @@ TopologyChangeRecord Simulation::split_cut(const CutPlane& plane, const NodeStat
     record.duplicated_vertices = result.duplicated_vertices;
     record.split_cells = result.split_cells;
     record.snapped_vertices = result.snapped_vertices;
-    record.components = result.components;
     record.new_vertices = result.new_vertices;
     record.min_dihedral_deg = result.after.min_dihedral_deg;
     record.input_min_dihedral_deg = result.before.min_dihedral_deg;
     record.min_volume = result.after.min_volume;
     record.input_min_volume = result.before.min_volume;
     record.refine_ms = elapsed_ms(start);
-    return finish_change(std::move(record), std::move(result.mesh), transfer.state, state);
+    // Every new cell lies in its parent: the old field carries over exactly.
+    return finish_nested_change(std::move(record), std::move(result.mesh), result.cell_parent,
+                                state);
 }
 
 TopologyChangeRecord Simulation::refine_sphere(const Vec3& center, double radius, int levels) {
@@ -189,8 +190,6 @@ TopologyChangeRecord Simulation::refine_uniform() {
 TopologyChangeRecord Simulation::finish_refinement(TopologyChangeKind kind, RefineResult& result,
                                                    const NodeState& state,
                                                    std::chrono::steady_clock::time_point start) {
-    const StateTransfer transfer = transfer_node_state_nested(
-        backend_->mesh, result.mesh, result.cell_parent, backend_->settings.order, state);
     TopologyChangeRecord record;
     record.kind = kind;
     record.frame = frame_;
@@ -200,7 +199,27 @@ TopologyChangeRecord Simulation::finish_refinement(TopologyChangeKind kind, Refi
     record.min_dihedral_deg = result.min_dihedral_deg;
     record.input_min_dihedral_deg = result.input_min_dihedral_deg;
     record.refine_ms = elapsed_ms(start);
-    return finish_change(std::move(record), std::move(result.mesh), transfer.state, state);
+    return finish_nested_change(std::move(record), std::move(result.mesh), result.cell_parent,
+                                state);
+}
+
+TopologyChangeRecord Simulation::finish_nested_change(TopologyChangeRecord record, TetMesh mesh,
+                                                      std::span<const Index> cell_parent,
+                                                      const NodeState& state) {
+    const auto build = std::chrono::steady_clock::now();
+    std::unique_ptr<SimulationBackend> next = make_backend(std::move(mesh), backend_->settings);
+    record.repattern_ms = elapsed_ms(build);
+    record.pattern_build_ms = next->pattern_ms;
+    const auto transfer_start = std::chrono::steady_clock::now();
+    const SimulationBackend& now = *backend_;
+    const StateTransfer transfer = transfer_node_state_nested(
+        {now.mesh, now.topology, now.layout, now.cell_nodes},
+        {next->mesh, next->topology, next->layout, next->cell_nodes}, cell_parent, state);
+    record.refine_ms += elapsed_ms(transfer_start);
+    if (record.kind == TopologyChangeKind::Cut) record.components = next->components;
+    set_node_state(*next, transfer.state);
+    install(std::move(next), record, state.positions, state.velocities);
+    return record;
 }
 
 TopologyChangeRecord Simulation::finish_change(TopologyChangeRecord record, TetMesh mesh,

@@ -407,6 +407,114 @@ TEST(SplitCut, FieldTransferIsExactAtEveryOrder) {
     }
 }
 
+/// A smooth deformation of the unit box (what a simulation's sag and twist look like).
+Vec3 deform(const Vec3& X) {
+    return {X[0] + 0.05 * std::sin(2 * X[2]), X[1] + 0.03 * X[0] * X[1], X[2] + 0.04 * X[0]};
+}
+
+/// The old mesh's piecewise linear map from rest to `x` at rest point p (brute-force search).
+Vec3 map_point(const TetMesh& mesh, std::span<const Vec3> x, const Vec3& p) {
+    for (const Cell& c : mesh.cells) {
+        const auto& y = mesh.positions;
+        const double whole = signed_volume(y[c[0]], y[c[1]], y[c[2]], y[c[3]]);
+        std::array<double, 4> L{};
+        bool inside = true;
+        for (int i = 0; i < 4; ++i) {
+            std::array<Vec3, 4> q = {y[c[0]], y[c[1]], y[c[2]], y[c[3]]};
+            q[i] = p;
+            L[i] = signed_volume(q[0], q[1], q[2], q[3]) / whole;
+            inside = inside && L[i] >= -1e-10;
+        }
+        if (!inside) continue;
+        Vec3 out{};
+        for (int i = 0; i < 4; ++i)
+            for (int d = 0; d < 3; ++d) out[d] += L[i] * x[c[i]][d];
+        return out;
+    }
+    ADD_FAILURE() << "point outside the mesh";
+    return {};
+}
+
+TEST(SplitCut, SnapsOnADeformedBladeMoveBothShapes) {
+    // The blade is measured on deformed positions (as Simulation::cut does) just off a deformed
+    // vertex: snapped vertices move onto the blade in the deformed shape, and their rest
+    // positions to the points the old deformation maps there, so the cut surface is the blade.
+    const TetMesh mesh = test::make_random_perturbed_box(4, 4, 4, 1.0, 1.0, 1.0, 0.12, 9);
+    std::vector<Vec3> x;
+    for (const Vec3& X : mesh.positions) x.push_back(deform(X));
+    const double extent = extent_of(mesh), volume = total_volume(mesh);
+    Index near = 0; // the vertex nearest the middle
+    for (Index v = 0; v < mesh.num_vertices(); ++v)
+        if (norm(sub(mesh.positions[v], {0.5, 0.5, 0.5})) <
+            norm(sub(mesh.positions[near], {0.5, 0.5, 0.5})))
+            near = v;
+    int moved_total = 0;
+    for (double offset : {1e-9, 1e-4, 0.01}) {
+        SCOPED_TRACE("offset " + std::to_string(offset));
+        CutPlane plane;
+        plane.normal = {0.1, -0.05, 1.0};
+        const double length = norm(plane.normal);
+        for (int d = 0; d < 3; ++d) plane.point[d] = x[near][d] + offset * plane.normal[d] / length;
+        const SplitCutResult r = split_cut(mesh, plane, x);
+        moved_total += r.moved_vertices;
+        expect_conforming(r.mesh);
+        EXPECT_NEAR(total_volume(r.mesh), volume, 1e-12 * volume);
+        EXPECT_GE(r.after.min_dihedral_deg, r.dihedral_bound_deg);
+        EXPECT_EQ(r.components, 2);
+        int moved = 0;
+        for (Index v = 0; v < mesh.num_vertices() && r.moved_vertices > 0; ++v) {
+            ASSERT_EQ(r.moved_classify.size(), x.size());
+            if (r.mesh.positions[v] == mesh.positions[v]) {
+                EXPECT_EQ(r.moved_classify[v], x[v]);
+                continue;
+            }
+            ++moved;
+            // On the blade in the deformed shape, and where the old deformation takes the new
+            // rest position.
+            EXPECT_LE(std::abs(plane_distance(plane, r.moved_classify[v])), 1e-12 * extent);
+            const Vec3 mapped = map_point(mesh, x, r.mesh.positions[v]);
+            for (int d = 0; d < 3; ++d) {
+                EXPECT_NEAR(mapped[d], r.moved_classify[v][d], 1e-12 * extent);
+            }
+        }
+        EXPECT_EQ(moved, r.moved_vertices);
+        // The nested transfer of the deformed shape (p = 1) puts every vertex of the cut surface
+        // on the blade: edge points, vertices on it and moved vertices.
+        NodeState state;
+        for (const Vec3& p : x)
+            for (int d = 0; d < 3; ++d) state.positions.push_back(p[d]);
+        state.velocities.assign(state.positions.size(), 0.0);
+        state.pinned.assign(x.size(), 0);
+        const StateTransfer t = transfer_node_state_nested(mesh, r.mesh, r.cell_parent, 1, state);
+        const Topology topology = build_topology(r.mesh);
+        for (std::size_t b = 0; b < topology.boundary_faces.size(); ++b) {
+            bool old_face = false;
+            const Tri& f = topology.boundary_faces[b];
+            Vec3 c{};
+            for (Index v : f)
+                for (int d = 0; d < 3; ++d) c[d] += r.mesh.positions[v][d] / 3;
+            for (int d = 0; d < 3; ++d) old_face = old_face || c[d] < 1e-9 || c[d] > 1 - 1e-9;
+            if (old_face) continue;
+            for (Index v : f) {
+                const Vec3 p = {t.state.positions[3 * v], t.state.positions[3 * v + 1],
+                                t.state.positions[3 * v + 2]};
+                EXPECT_LE(std::abs(plane_distance(plane, p)), 1e-12 * extent) << "vertex " << v;
+            }
+        }
+    }
+    EXPECT_GT(moved_total, 0);
+    // Without moves the snapped vertices stay and the split is nested.
+    SplitCutOptions o;
+    o.move_snapped = false;
+    CutPlane plane;
+    plane.normal = {0.1, -0.05, 1.0};
+    for (int d = 0; d < 3; ++d) plane.point[d] = x[near][d] + 1e-4 * plane.normal[d];
+    const SplitCutResult nested = split_cut(mesh, plane, x, o);
+    EXPECT_EQ(nested.moved_vertices, 0);
+    EXPECT_TRUE(nested.moved_classify.empty());
+    expect_nested(mesh, nested);
+}
+
 TEST(SplitCut, TetGenSphereFullAndPartialCuts) {
     // An unstructured mesh: every crossing configuration, curved boundary (boundary vertices
     // that snap cannot move and stay within the snap distance of the blade).

@@ -183,6 +183,52 @@ TEST_P(TopologyChange, SplitCutKeepsTheFieldAndUndoRestoresTheExactPreviousState
     expect_same(before, after);
 }
 
+/// A blade just off a deformed vertex: the crossings near it snap, and the snapped vertices
+/// move onto the blade in the deformed shape too, so the whole cut surface lies on the blade
+/// (p = 1: vertex positions are the deformed shape) and the rest body keeps its volume.
+TEST_P(TopologyChange, SplitCutPutsTheCutSurfaceOnTheDeformedBlade) {
+    Simulation sim(beam(), beam_settings(GetParam()));
+    ASSERT_GT(sim.pin_below(1e-9), 0);
+    for (int f = 0; f < 3; ++f) sim.step();
+    Index middle = -1; // the beam's one interior vertex at z = 1
+    for (Index v = 0; v < sim.mesh().num_vertices(); ++v)
+        if (sim.mesh().positions[v] == Vec3{0.5, 0.5, 1.0}) middle = v;
+    ASSERT_GE(middle, 0);
+    const std::vector<double> before = sim.positions();
+    CutPlane plane;
+    plane.normal = {0.05, 0.02, 1.0};
+    const double length = std::sqrt(0.05 * 0.05 + 0.02 * 0.02 + 1.0);
+    for (int d = 0; d < 3; ++d)
+        plane.point[d] = before[3 * middle + d] + 1e-4 * plane.normal[d] / length;
+    const TopologyChangeRecord cut = sim.cut(plane);
+    EXPECT_GT(cut.split_cells, 0);
+    EXPECT_EQ(cut.components, 2);
+    EXPECT_NEAR(total_volume(sim.mesh()), 2.0, 2e-12);
+    const std::vector<double> x = sim.positions();
+    if (GetParam() == 1) {
+        const Topology topology = build_topology(sim.mesh());
+        int checked = 0;
+        for (const Tri& face : topology.boundary_faces) {
+            Vec3 c{};
+            for (Index v : face)
+                for (int d = 0; d < 3; ++d) c[d] += sim.mesh().positions[v][d] / 3;
+            if (c[0] < 1e-9 || c[0] > 1 - 1e-9 || c[1] < 1e-9 || c[1] > 1 - 1e-9 || c[2] < 1e-9 ||
+                c[2] > 2 - 1e-9)
+                continue; // on the beam's own surface
+            for (Index v : face) {
+                double distance = 0;
+                for (int d = 0; d < 3; ++d)
+                    distance += plane.normal[d] / length * (x[3 * v + d] - plane.point[d]);
+                EXPECT_LE(std::abs(distance), 1e-12) << "vertex " << v;
+                ++checked;
+            }
+        }
+        EXPECT_GT(checked, 0);
+    }
+    sim.step();
+    for (double value : sim.positions()) ASSERT_TRUE(std::isfinite(value));
+}
+
 /// Random split cuts (full and partial, on the deformed shape) interleaved with brush
 /// refinements, undos and steps, through Simulation: every mesh stays valid and the rest volume
 /// is kept; undo goes back to the mesh it replaced. EDN_SPLIT_CUT_STRESS=200 runs 200 cuts.

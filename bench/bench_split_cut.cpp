@@ -1,0 +1,144 @@
+// `bench repattern`'s split-cut cases: the element-splitting cut (mesh/split_cut.hpp) of a mesh
+// by a full plane through its middle and by a partial blade, on the rest shape (split_cut alone,
+// with its phase times) and through Simulation::cut on a deformed shape (split, state transfer
+// and the re-pattern, as the app and the CLI run it), median wall and CPU time per repeat.
+#include "bench_common.hpp"
+#include "core/device.hpp"
+#include "mesh/split_cut.hpp"
+#include "sim/simulation.hpp"
+
+#include <cmath>
+
+namespace edn::bench {
+namespace {
+
+/// The split cut's own phase times as JSON.
+JsonObject phase_json(const SplitCutTimes& t) {
+    JsonObject j;
+    j.add("classify", t.classify)
+        .add("quality_before", t.quality_before)
+        .add("snap_and_split", t.snap_and_split)
+        .add("assemble", t.assemble)
+        .add("separate", t.separate)
+        .add("components", t.components)
+        .add("quality_after", t.quality_after)
+        .add("total", t.total);
+    return j;
+}
+
+/// Median of each phase over the repeats.
+JsonObject median_phases(const std::vector<SplitCutTimes>& runs) {
+    auto med = [&](double SplitCutTimes::*field) {
+        std::vector<double> v;
+        for (const SplitCutTimes& t : runs) v.push_back(t.*field);
+        return median(v);
+    };
+    SplitCutTimes m;
+    for (double SplitCutTimes::*f :
+         {&SplitCutTimes::classify, &SplitCutTimes::quality_before, &SplitCutTimes::snap_and_split,
+          &SplitCutTimes::assemble, &SplitCutTimes::separate, &SplitCutTimes::components,
+          &SplitCutTimes::quality_after, &SplitCutTimes::total})
+        m.*f = med(f);
+    return phase_json(m);
+}
+
+/// A blade through the middle of `mesh`'s bounding box (normal (1, 0.3, 0.2)); with a radius of
+/// a quarter of the box's diagonal when `partial`.
+CutPlane middle_blade(const TetMesh& mesh, bool partial) {
+    Vec3 lo = mesh.positions.front(), hi = lo;
+    for (const Vec3& p : mesh.positions)
+        for (int d = 0; d < 3; ++d) lo[d] = std::min(lo[d], p[d]), hi[d] = std::max(hi[d], p[d]);
+    CutPlane plane;
+    double diagonal = 0;
+    for (int d = 0; d < 3; ++d) {
+        plane.point[d] = 0.5 * (lo[d] + hi[d]);
+        diagonal += (hi[d] - lo[d]) * (hi[d] - lo[d]);
+    }
+    plane.normal = {1.0, 0.3, 0.2};
+    if (partial) plane.radius = 0.25 * std::sqrt(diagonal);
+    return plane;
+}
+
+} // namespace
+
+void add_split_cut_cases(const Options& o, const std::string& name, const TetMesh& mesh,
+                         const std::function<void(JsonObject)>& add_case) {
+    const int repeat = std::max(1, o.repeat);
+    for (bool partial : {false, true}) {
+        const CutPlane plane = middle_blade(mesh, partial);
+        const char* blade = partial ? "partial plane" : "full plane";
+        progress("split cut " + name + " " + blade);
+        std::vector<double> wall, cpu;
+        std::vector<SplitCutTimes> phases;
+        SplitCutResult r;
+        for (int k = 0; k < repeat; ++k) {
+            Stopwatch watch;
+            r = split_cut(mesh, plane);
+            const Interval spent = watch.lap();
+            wall.push_back(spent.wall_ms);
+            cpu.push_back(spent.cpu_ms);
+            phases.push_back(r.times);
+        }
+        JsonObject c;
+        c.add("mesh", name)
+            .add("change", std::string("split cut, ") + blade + ", rest shape")
+            .add("tets_before", static_cast<std::int64_t>(mesh.num_cells()))
+            .add("tets", static_cast<std::int64_t>(r.cells_after))
+            .add("split_cells", static_cast<std::int64_t>(r.split_cells))
+            .add("new_vertices", static_cast<std::int64_t>(r.new_vertices))
+            .add("snapped_vertices", static_cast<std::int64_t>(r.snapped_vertices))
+            .add("moved_vertices", static_cast<std::int64_t>(r.moved_vertices))
+            .add("cut_faces", static_cast<std::int64_t>(r.cut_faces))
+            .add("components", static_cast<std::int64_t>(r.components))
+            .add("min_dihedral_deg_after", r.after.min_dihedral_deg)
+            .add("split_ms_wall", median(wall))
+            .add("split_ms_cpu", median(cpu))
+            .add("phases_ms_wall", median_phases(phases));
+        add_case(c);
+    }
+
+    // Through Simulation::cut: the blade on a deformed shape, the nested state transfer and the
+    // new backend (re-pattern), undone between repeats.
+    const std::vector<int> orders = o.orders_given ? o.orders : std::vector<int>{1};
+    for (int order : orders) {
+        progress("Simulation::cut " + name + " p" + std::to_string(order));
+        SimulationSettings s;
+        s.order = order;
+        s.backend = o.backend == "cuda" ? Backend::Cuda : Backend::Cpu;
+        s.material = Material::Corotational;
+        Simulation sim(mesh, s);
+        // A smooth deformation: the blade is measured on positions that differ from the rest.
+        std::vector<double> x = sim.rest_positions();
+        for (std::size_t i = 0; i < x.size(); i += 3) x[i] += 0.02 * std::sin(7.0 * x[i + 2]);
+        sim.set_state(x, std::vector<double>(x.size(), 0.0));
+        const CutPlane plane = middle_blade(mesh, false);
+        std::vector<double> wall, cpu, split_ms, repattern_ms;
+        TopologyChangeRecord record;
+        for (int k = 0; k < repeat; ++k) {
+            Stopwatch watch;
+            record = sim.cut(plane);
+            const Interval spent = watch.lap();
+            wall.push_back(spent.wall_ms);
+            cpu.push_back(spent.cpu_ms);
+            split_ms.push_back(record.refine_ms);
+            repattern_ms.push_back(record.repattern_ms);
+            sim.undo();
+        }
+        JsonObject c;
+        c.add("mesh", name)
+            .add("change", "Simulation::cut, full plane, deformed shape")
+            .add("order", order)
+            .add("tets_before", static_cast<std::int64_t>(record.cells_before))
+            .add("tets", static_cast<std::int64_t>(record.cells_after))
+            .add("split_cells", static_cast<std::int64_t>(record.split_cells))
+            .add("snapped_vertices", static_cast<std::int64_t>(record.snapped_vertices))
+            .add("components", static_cast<std::int64_t>(record.components))
+            .add("split_and_transfer_ms_wall", median(split_ms))
+            .add("repattern_ms_wall", median(repattern_ms))
+            .add("cut_ms_wall", median(wall))
+            .add("cut_ms_cpu", median(cpu));
+        add_case(c);
+    }
+}
+
+} // namespace edn::bench

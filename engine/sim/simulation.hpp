@@ -256,8 +256,9 @@ public:
     std::int64_t nnz_blocks() const;
     /// Bytes of the system matrix.
     std::size_t matrix_bytes() const;
-    /// Bytes of the element Hessian blocks the backend keeps for the summation (0 for inline
-    /// summation unless the two-level coarse level needs them).
+    /// Bytes of the per-element Hessian data the backend keeps for the summation: the element
+    /// blocks, or with CUDA p = 1 inline summation each cell's tangent frame (44 floats); 0 for
+    /// inline otherwise, unless the two-level coarse level needs the blocks.
     std::size_t element_block_bytes() const;
     /// Connected components of the mesh.
     Index components() const;

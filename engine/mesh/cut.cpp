@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/parallel.hpp"
+#include "mesh/star_union_find.hpp"
 #include "mesh/topology.hpp"
 
 #include <algorithm>
@@ -13,23 +14,6 @@
 namespace edn {
 namespace {
 
-/// Union-find over the few cells of one vertex star (path halving, union by lower index so that
-/// the root of a set is its lowest local index: the group order is then the cell order).
-struct SmallUnionFind {
-    std::vector<int> parent;
-    explicit SmallUnionFind(int n) : parent(n) { std::iota(parent.begin(), parent.end(), 0); }
-    int find(int i) {
-        while (parent[i] != i) i = parent[i] = parent[parent[i]];
-        return i;
-    }
-    void unite(int a, int b) {
-        a = find(a), b = find(b);
-        if (a == b) return;
-        if (a < b) std::swap(a, b);
-        parent[a] = b;
-    }
-};
-
 /// Groups the star of vertex v (cells ascending, as in topology.vertex_cells) and writes, per
 /// star entry, 0 when the entry keeps v and k >= 1 for the k-th new copy of v. Returns the
 /// number of new copies. Pre-existing pinches (parts of the star that share no face even without
@@ -38,7 +22,7 @@ Index star_groups(const Topology& topology, const std::vector<Cell>& cells,
                   std::span<const std::uint8_t> cut, Index v, Index* labels) {
     const auto star = topology.vertex_cells.row(v);
     const int k = static_cast<int>(star.size());
-    SmallUnionFind kept(k), whole(k);
+    StarUnionFind kept(k), whole(k);
     bool any_cut = false;
     for (int i = 0; i < k; ++i) {
         const Index c = star[i];

@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "mesh/refine.hpp"
+#include "mesh/star_union_find.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -16,26 +17,6 @@ namespace {
 
 /// Vertices per scratch block of separate_in_stars (blocks are many more than threads).
 constexpr std::int64_t kVertexBlock = 64;
-
-/// Union-find over the cells of one star (path halving, union by lower index so that the root
-/// of a set is its lowest member: groups are then met in cell order), in reused storage.
-struct StarUnionFind {
-    std::vector<int> parent;
-    void reset(int n) {
-        parent.resize(n);
-        std::iota(parent.begin(), parent.end(), 0);
-    }
-    int find(int i) {
-        while (parent[i] != i) i = parent[i] = parent[parent[i]];
-        return i;
-    }
-    void unite(int a, int b) {
-        a = find(a), b = find(b);
-        if (a == b) return;
-        if (a < b) std::swap(a, b);
-        parent[a] = b;
-    }
-};
 
 /// A face through the star's vertex: its two other vertices (x < y) and the star entry holding it.
 struct StarFace {
@@ -255,70 +236,6 @@ Separation separate_in_stars(std::vector<Cell>& cells, std::vector<Vec3>& positi
     return result;
 }
 
-bool try_move(const TetMesh& mesh, std::span<const Index> star, std::vector<Vec3>& rest, Index v,
-              const Vec3& n, double d, double bound_deg) {
-    std::vector<Vec3> normals;
-    for (Index c : star)
-        for (int i = 0; i < 4; ++i) {
-            if (mesh.cells[c][i] == v) continue; // the face opposite v does not hold v
-            // A boundary face: no other cell of the star holds its three vertices.
-            const auto& l = kCellFaceVertices[i];
-            const Index fa = mesh.cells[c][l[0]], fb = mesh.cells[c][l[1]],
-                        fc = mesh.cells[c][l[2]];
-            bool shared = false;
-            for (Index o : star) {
-                if (o == c) continue;
-                int hits = 0;
-                for (Index u : mesh.cells[o]) hits += u == fa || u == fb || u == fc;
-                shared = shared || hits == 3;
-            }
-            if (shared) continue;
-            const Vec3& a = mesh.positions[fa];
-            const Vec3& b = mesh.positions[fb];
-            const Vec3& e = mesh.positions[fc];
-            const Vec3 u = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-            const Vec3 w = {e[0] - a[0], e[1] - a[1], e[2] - a[2]};
-            Vec3 m = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2],
-                      u[0] * w[1] - u[1] * w[0]};
-            const double length = std::sqrt(squared_distance(m, {0, 0, 0}));
-            for (double& x : m) x /= length;
-            bool known = false;
-            // Same plane only to rounding: a boundary that is merely nearly flat (an earlier
-            // cut with unmoved snaps) must not take the vertex along a noisy direction.
-            for (const Vec3& k : normals) known = known || squared_distance(k, m) < 1e-24;
-            if (!known) normals.push_back(m);
-        }
-    Vec3 dir = n;
-    if (normals.size() == 1) {
-        const Vec3& b = normals[0];
-        const double nb = n[0] * b[0] + n[1] * b[1] + n[2] * b[2];
-        for (int k = 0; k < 3; ++k) dir[k] = n[k] - nb * b[k];
-    } else if (normals.size() == 2) {
-        const Vec3& a = normals[0];
-        const Vec3& b = normals[1];
-        dir = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-        if (squared_distance(dir, {0, 0, 0}) < 1e-2) return false; // no clear crease
-    } else if (normals.size() > 2) {
-        return false;
-    }
-    const double length = std::sqrt(squared_distance(dir, {0, 0, 0}));
-    if (!(length > 0)) return false;
-    const double along = (n[0] * dir[0] + n[1] * dir[1] + n[2] * dir[2]) / length;
-    if (std::abs(along) < 0.5) return false; // nearly parallel: the move would be long
-    const Vec3 old = rest[v];
-    const double s = -d / (along * length);
-    for (int k = 0; k < 3; ++k) rest[v][k] = old[k] + s * dir[k];
-    for (Index c : star) {
-        const Cell& cell = mesh.cells[c];
-        if (signed_volume(rest[cell[0]], rest[cell[1]], rest[cell[2]], rest[cell[3]]) <= 0 ||
-            cell_min_dihedral_deg(rest, cell) < bound_deg) {
-            rest[v] = old;
-            return false;
-        }
-    }
-    return true;
-}
-
 namespace {
 
 double dot3(const Vec3& a, const Vec3& b) {
@@ -375,6 +292,45 @@ void star_boundary(const TetMesh& mesh, std::span<const Index> star, Index v,
 }
 
 } // namespace
+
+bool try_move(const TetMesh& mesh, std::span<const Index> star, std::vector<Vec3>& rest, Index v,
+              const Vec3& n, double d, double bound_deg) {
+    // The distinct planes of the star's boundary (same plane only to rounding: a boundary that
+    // is merely nearly flat, an earlier cut with unmoved snaps, must not take the vertex along a
+    // noisy direction).
+    std::vector<BoundaryFace> faces;
+    std::vector<Vec3> normals;
+    star_boundary(mesh, star, v, faces, normals);
+    Vec3 dir = n;
+    if (normals.size() == 1) {
+        const Vec3& b = normals[0];
+        const double nb = n[0] * b[0] + n[1] * b[1] + n[2] * b[2];
+        for (int k = 0; k < 3; ++k) dir[k] = n[k] - nb * b[k];
+    } else if (normals.size() == 2) {
+        const Vec3& a = normals[0];
+        const Vec3& b = normals[1];
+        dir = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+        if (squared_distance(dir, {0, 0, 0}) < 1e-2) return false; // no clear crease
+    } else if (normals.size() > 2) {
+        return false;
+    }
+    const double length = std::sqrt(squared_distance(dir, {0, 0, 0}));
+    if (!(length > 0)) return false;
+    const double along = (n[0] * dir[0] + n[1] * dir[1] + n[2] * dir[2]) / length;
+    if (std::abs(along) < 0.5) return false; // nearly parallel: the move would be long
+    const Vec3 old = rest[v];
+    const double s = -d / (along * length);
+    for (int k = 0; k < 3; ++k) rest[v][k] = old[k] + s * dir[k];
+    for (Index c : star) {
+        const Cell& cell = mesh.cells[c];
+        if (signed_volume(rest[cell[0]], rest[cell[1]], rest[cell[2]], rest[cell[3]]) <= 0 ||
+            cell_min_dihedral_deg(rest, cell) < bound_deg) {
+            rest[v] = old;
+            return false;
+        }
+    }
+    return true;
+}
 
 bool try_move_deformed(const TetMesh& mesh, std::span<const Vec3> x, std::span<const Index> star,
                        std::vector<Vec3>& rest, std::vector<Vec3>& moved_x, Index v, const Vec3& n,

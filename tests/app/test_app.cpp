@@ -2,6 +2,7 @@
 // Skipped when the app was not built (ELASTODYN_BUILD_APP=OFF).
 
 #include "core/device.hpp"
+#include "support/app_binary.hpp"
 
 #include <algorithm>
 #include <array>
@@ -22,19 +23,6 @@
 namespace {
 
 namespace fs = std::filesystem;
-
-/// The app binary: $EDN_APP, else next to the test binary, else ../app/elastodyn from it.
-fs::path app_path() {
-    if (const char* env = std::getenv("EDN_APP")) return env;
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (ec) return {};
-    for (const fs::path& candidate : {self.parent_path() / "elastodyn",
-                                      self.parent_path().parent_path() / "app" / "elastodyn"}) {
-        if (fs::is_regular_file(candidate)) return candidate;
-    }
-    return {};
-}
 
 std::string quote(const fs::path& path) {
     return "'" + path.string() + "'";
@@ -110,7 +98,7 @@ struct AppRun {
 class App : public ::testing::Test {
 protected:
     void SetUp() override {
-        app_ = app_path();
+        app_ = edn::test::app_binary();
         if (app_.empty()) GTEST_SKIP() << "elastodyn app not built";
         dir_ = fs::temp_directory_path() /
                ("edn_app_test_" + std::to_string(::getpid()) + "_" +

@@ -7,6 +7,7 @@
 #include "core/json.hpp"
 #include "mesh/box_mesh.hpp"
 #include "mesh/tetgen_io.hpp"
+#include "support/app_binary.hpp"
 #include "support/files.hpp"
 
 #include <cstdlib>
@@ -19,18 +20,6 @@ namespace edn {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// The app binary next to the test binary or in ../app, or empty.
-fs::path app_binary() {
-    if (const char* env = std::getenv("EDN_APP")) return env;
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (ec) return {};
-    for (const fs::path& candidate :
-         {self.parent_path() / "elastodyn", self.parent_path().parent_path() / "app" / "elastodyn"})
-        if (fs::is_regular_file(candidate)) return candidate;
-    return {};
-}
 
 /// A 160 x 120 headless view of the standing beam: the camera frames it, so the image's middle
 /// column runs down its middle.
@@ -57,7 +46,7 @@ int release_frame(int end) {
 class AppCutStroke : public ::testing::Test {
 protected:
     void SetUp() override {
-        app_ = app_binary();
+        app_ = edn::test::app_binary();
         if (app_.empty()) GTEST_SKIP() << "elastodyn app not built";
         // 0.5 x 0.5 x 2: 4 x 4 x 16 sub-cubes of 0.125 (425 vertices, 1536 cells); volume 0.5.
         write_node_ele(dir_.path / "beam.node",

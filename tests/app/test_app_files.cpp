@@ -7,6 +7,7 @@
 #include "core/json.hpp"
 #include "mesh/box_mesh.hpp"
 #include "mesh/tetgen_io.hpp"
+#include "support/app_binary.hpp"
 #include "support/files.hpp"
 
 #include <cstdlib>
@@ -20,18 +21,6 @@ namespace edn {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// The app binary next to the test binary or in ../app, or empty.
-fs::path app_binary() {
-    if (const char* env = std::getenv("EDN_APP")) return env;
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (ec) return {};
-    for (const fs::path& candidate :
-         {self.parent_path() / "elastodyn", self.parent_path().parent_path() / "app" / "elastodyn"})
-        if (fs::is_regular_file(candidate)) return candidate;
-    return {};
-}
 
 constexpr const char* kRun = "--headless --no-gui --width 64 --height 48 --backend cpu "
                              "--frame-budget-ms 0 ";
@@ -50,7 +39,7 @@ constexpr const char* kScene = R"({
 class AppFiles : public ::testing::Test {
 protected:
     void SetUp() override {
-        app_ = app_binary();
+        app_ = edn::test::app_binary();
         if (app_.empty()) GTEST_SKIP() << "elastodyn app not built";
         write_node_ele(dir_.path / "beam.node",
                        make_box_tet_mesh(2, 2, 6, {0, 0, 0}, {0.2, 0.2, 0.6}));

@@ -10,6 +10,7 @@
 #include "mesh/tetgen_io.hpp"
 #include "mesh/topology.hpp"
 #include "mesh/vtu_io.hpp"
+#include "support/app_binary.hpp"
 #include "support/files.hpp"
 
 #include <algorithm>
@@ -28,17 +29,6 @@ namespace edn {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// The app binary next to the test binary, or ../app/elastodyn from it; empty when not built.
-fs::path app_binary() {
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (ec) return {};
-    for (const fs::path& candidate :
-         {self.parent_path() / "elastodyn", self.parent_path().parent_path() / "app" / "elastodyn"})
-        if (fs::is_regular_file(candidate)) return candidate;
-    return {};
-}
 
 bool ffmpeg_on_path() {
     return std::system("command -v ffmpeg > /dev/null 2>&1") == 0;
@@ -82,7 +72,7 @@ std::pair<std::vector<Index>, std::size_t> boundary_of(const VtuData& vtu) {
 class AppRecord : public ::testing::Test {
 protected:
     void SetUp() override {
-        app_ = app_binary();
+        app_ = edn::test::app_binary();
         if (app_.empty()) GTEST_SKIP() << "elastodyn app not built";
         // A 2 x 2 x 8 beam of 0.25 cells (81 vertices), stiff enough to stand.
         write_node_ele(dir_.path / "beam.node",

@@ -191,6 +191,9 @@ void App::start() {
     worker_ = std::make_unique<SimWorker>(threaded ? SimWorker::Mode::Threaded
                                                    : SimWorker::Mode::Lockstep,
                                           [this] { step_simulation(); });
+    // The first frame takes a turn (threaded too, where turns otherwise wait for commands): the
+    // support check, a pending --record and what the snapshots carry are settled in turns.
+    worker_->request_turn();
 }
 
 void App::load_initial_scene() {

@@ -231,6 +231,8 @@ private:
     std::optional<Vec3> pick_world(const glm::vec2& pixel);
     void begin_drag_at(const glm::vec2& pixel, double radius);
     void end_drag();
+    void set_drag_target(const glm::vec3& target);
+    void clear_drag_target();
     void paint_pins(const glm::vec2& pixel, bool pin);
     std::optional<CutPlane> stroke_plane(const glm::vec2& from, const glm::vec2& to);
     // Cut mode's stroke: pressed, cut along, released, drawn (app_cut.cpp).
@@ -296,9 +298,10 @@ private:
     // The simulation thread (or lockstep stepping) and what its steps hand to the UI.
     std::unique_ptr<SimWorker> worker_;
     int cpu_threads_before_ = 0; // parallel_for's threads before the worker took one
-    std::mutex step_mutex_;      // guards the two below: steps append, every UI frame takes
+    std::mutex step_mutex_;      // guards the three below: steps append, every UI frame takes
     std::vector<StepResult> step_results_; // written by steps, taken by take_step_results
     std::optional<Error> step_error_;      // a step's error, taken by take_step_results
+    std::optional<glm::vec3> drag_target_; // threaded: the cursor's drag target for the next step
     SceneStatistics statistics_;           // the Statistics panel's, refreshed in each turn
     bool step_once_ = false;
     StepResult last_step_;

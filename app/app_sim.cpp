@@ -67,6 +67,14 @@ void App::step_simulation() {
     SimDriver* sim = session_.sim();
     if (!sim) return;
     try {
+        // Threaded: the cursor's latest drag target (set every frame of a mouse drag without a
+        // turn); the drag itself begins and ends in turns, which clear a stale target.
+        std::optional<glm::vec3> target;
+        {
+            const std::lock_guard lock(step_mutex_);
+            target = std::exchange(drag_target_, std::nullopt);
+        }
+        if (target && sim->drag()) DragTool::move_to(*sim, *target);
         const StepResult result = sim->step();
         // Threaded: what the UI draws until its next turn (and, CUDA, the device copies made
         // on this thread's stream, done at finish_device_work below, before it is published).
@@ -81,6 +89,16 @@ void App::step_simulation() {
         const std::lock_guard lock(step_mutex_);
         step_error_ = error;
     }
+}
+
+void App::set_drag_target(const glm::vec3& target) {
+    const std::lock_guard lock(step_mutex_);
+    drag_target_ = target;
+}
+
+void App::clear_drag_target() {
+    const std::lock_guard lock(step_mutex_);
+    drag_target_.reset();
 }
 
 void App::fill_snapshot(SimDriver& sim) {

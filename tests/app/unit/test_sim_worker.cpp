@@ -150,12 +150,12 @@ TEST(SimWorker, ATurnReadsOneCompletedStep) {
 }
 
 TEST(SimWorker, StepsBackToBackWhileTheUiTakesNoTurn) {
-    // 1 ms steps, 10 ms frames and no commands: the worker must not wait for the display (the
-    // old contract parked it after each step, one step per frame). Nominally ten steps a frame;
-    // the bound, two, holds where a loaded machine stretches each sleep by a millisecond or two.
+    // 0.2 ms steps, 10 ms frames and no commands: the worker must not wait for the display (the
+    // old contract parked it after each step, one step per frame). Nominally ~40 steps a frame;
+    // the bound, two, holds where a loaded machine stretches each sleep to a few milliseconds.
     std::atomic<std::int64_t> steps{0};
     SimWorker worker(SimWorker::Mode::Threaded, [&] {
-        std::this_thread::sleep_for(1ms);
+        std::this_thread::sleep_for(200us);
         ++steps;
     });
     worker.set_paused(false);

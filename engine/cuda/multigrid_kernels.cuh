@@ -559,15 +559,59 @@ __global__ void k_mask(Index n, const std::uint8_t* fixed, const float* b, float
     for (int k = 0; k < 3; ++k) out[3 * i + k] = free ? b[3 * i + k] : 0.f;
 }
 
-// x = 0 on free rows (a cold start keeps the pinned values).
-__global__ void k_zero_free(Index n, const std::uint8_t* fixed, float* x) {
+// Flexible CG's scalars on the device (Multigrid::solve): the iteration's, then the solve's
+// inputs (||P b||^2, tolerance^2, cap, warm start) and outcome (iterations, status), so a whole
+// solve runs without a read-back (the loop is a conditional graph node, or one read-back per
+// iteration when graphs are off).
+enum CgSlot {
+    cRz = 0, cPq, cAlpha, cRr, cRzNew, cZq, cBeta, cBreak, // the iteration's
+    cBb, cRr0, cRef2, cTol2, cMaxIterations, cWarm, cIterations, cStatus, kCgSlots
+};
+static_assert(cZq == cRzNew + 1, "k_sum_partials<2> writes the pair");
+enum CgStatus { kCgRunning = 0, kCgConverged, kCgBreakdown, kCgStopped };
+// x = 0 on free rows for a cold start (not warm, or b = 0 on the free rows).
+__global__ void k_zero_free_cold(Index n, const std::uint8_t* fixed, const double* s, float* x) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s[cWarm] != 0 && s[cBb] != 0) return;
     if (i < n && (fixed == nullptr || fixed[i] == 0)) x[3 * i] = x[3 * i + 1] = x[3 * i + 2] = 0;
 }
-
-// Flexible CG's scalars on the device (one read-back per iteration, Multigrid::solve).
-enum CgSlot { cRz = 0, cPq, cAlpha, cRr, cRzNew, cZq, cBeta, cBreak, kCgSlots };
-static_assert(cZq == cRzNew + 1, "k_sum_partials<2> writes the pair");
+// After r_0, z_0 = M r_0 and r_0.z_0: the reference norm and whether to iterate; `set`: the
+// loop is the conditional node `loop` (else the host reads cStatus).
+__global__ void k_cg_start(double* s, cudaGraphConditionalHandle loop, bool set) {
+    const double bb = s[cBb], rr = s[cRr], rz = s[cRz];
+    const double ref2 = bb > 0 ? bb : rr;
+    s[cRr0] = rr;
+    s[cRef2] = ref2;
+    s[cIterations] = 0;
+    s[cBreak] = 0;
+    int status = kCgRunning;
+    if (rr <= s[cTol2] * ref2)
+        status = kCgConverged;
+    else if (!(rz > 0) || !isfinite(rz))
+        status = kCgBreakdown;
+    else if (s[cMaxIterations] <= 0)
+        status = kCgStopped;
+    s[cStatus] = status;
+    if (set) cudaGraphSetConditional(loop, status == kCgRunning ? 1u : 0u);
+}
+// After an iteration: count it (unless alpha broke down: x and r were left as they were) and
+// stop on convergence, breakdown or the cap.
+__global__ void k_cg_check(double* s, cudaGraphConditionalHandle loop, bool set) {
+    int status = kCgRunning;
+    if (s[cBreak] == 1) {
+        status = kCgBreakdown;
+    } else {
+        s[cIterations] += 1;
+        if (s[cRr] <= s[cTol2] * s[cRef2])
+            status = kCgConverged;
+        else if (s[cBreak] == 2)
+            status = kCgBreakdown;
+        else if (s[cIterations] >= s[cMaxIterations])
+            status = kCgStopped;
+    }
+    s[cStatus] = status;
+    if (set) cudaGraphSetConditional(loop, status == kCgRunning ? 1u : 0u);
+}
 __global__ void k_cg_alpha(double* s) {
     const double pq = s[cPq], alpha = s[cRz] / pq;
     if (!(pq > 0) || !isfinite(alpha))

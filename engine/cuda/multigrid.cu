@@ -53,6 +53,9 @@ struct Multigrid::Impl {
     DeviceBuffer<double> partials;      // 2 x 1024 per-block partial sums of the dot products
     DeviceBuffer<double> dot_result{1}; // dot()'s device scalar
     DeviceBuffer<float> cg;             // r, z, p, q of solve()
+    // The fine matrix's values and diagonal planes at the last re-value: the cycle smooths with
+    // them (MultigridHierarchy::fine_values: a lagged hierarchy stays one SPD preconditioner).
+    DeviceBuffer<float> fine_values, fine_diag;
     DeviceBuffer<double> cg_scalars{kCgSlots};
     double* host_scalars = nullptr; // pinned: solve()'s inputs up, its outcome down
     // Launches go to `s`: the default stream, or the capture stream while a re-value or a CG
@@ -65,7 +68,7 @@ struct Multigrid::Impl {
         cudaGraphExec_t exec = nullptr;
     };
     Graph revalue_graph;
-    Graph solve_graph; // a whole solve: start, then the iterations under a while node
+    Graph solve_graph;          // a whole solve: start, then the iterations under a while node
     bool graphs = true;         // set_graphs
     bool graphs_failed = false; // capture or instantiation refused once: launch directly
 
@@ -264,7 +267,9 @@ void Multigrid::Impl::cycle(const BinBcsrMatrixView<float>& a, int l, const floa
             n, coarsest_inverse.data(), bv, xv);
         return;
     }
-    const DeviceOp o = op(a, l);
+    const DeviceOp o =
+        l == 0 ? DeviceOp{3, a.pattern, fine_values.data(), fine_diag.data(), fixed.data()}
+               : op(a, l);
     const Level& level = levels[l];
     with_blocks(level.block, level.coarse_block, [&]<int B, int K>() {
         const Index n = o.p.num_rows;
@@ -409,8 +414,16 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
                                   sizeof(Index), cudaMemcpyDeviceToHost));
         m.levels[0].spmv_kernel = choose_spmv_kernel(a.pattern.num_rows, fine_slots);
         m.fine_kernel_chosen = true;
+        m.fine_values = DeviceBuffer<float>(9 * static_cast<std::size_t>(fine_slots));
+        m.fine_diag = DeviceBuffer<float>(9 * static_cast<std::size_t>(a.pattern.num_rows));
     }
-    m.run(m.revalue_graph, Impl::key_of(a, {}), [&] {
+    m.run(m.revalue_graph, Impl::key_of(a, {m.fine_values.data()}), [&] {
+        if (!m.levels.empty()) {
+            EDN_CUDA_CHECK(cudaMemcpyAsync(m.fine_values.data(), a.values, m.fine_values.bytes(),
+                                           cudaMemcpyDeviceToDevice, m.s));
+            EDN_CUDA_CHECK(cudaMemcpyAsync(m.fine_diag.data(), a.diag, m.fine_diag.bytes(),
+                                           cudaMemcpyDeviceToDevice, m.s));
+        }
         for (std::size_t l = 0; l < m.levels.size(); ++l) {
             const DeviceOp o = m.op(a, static_cast<int>(l));
             with_blocks(m.levels[l].block, m.levels[l].coarse_block,
@@ -497,19 +510,18 @@ void Multigrid::Impl::enqueue_iteration(const BinBcsrMatrixView<float>& a, float
     float *rv = cg.data(), *zv = rv + dofs, *pv = zv + dofs, *qv = pv + dofs;
     double* sc = cg_scalars.data();
     const int grid = grid_for(n);
+    // 8 launches besides the V-cycle: the product, its dot, alpha, the update (with r.r's
+    // partials) and their sum, z's dots (pinned rows zeroed), beta with the check, the direction.
+    const int blocks = static_cast<int>(std::min<std::int64_t>(grid, 1024));
     spmv<3>(op(a, 0), pv, qv, 0);
-    dot_to(pv, qv, dofs, sc + cPq);
-    k_cg_alpha<<<1, 1, 0, s>>>(sc);
-    k_cg_update<<<grid, kThreads, 0, s>>>(n, fixed_rows, sc, pv, qv, xv, rv);
-    dot_to(rv, rv, dofs, sc + cRr);
+    k_dots<1><<<blocks, kThreads, 0, s>>>(pv, qv, nullptr, dofs, partials.data());
+    k_cg_alpha<<<1, 32, 0, s>>>(partials.data(), blocks, sc);
+    k_cg_update<<<blocks, kThreads, 0, s>>>(n, fixed_rows, sc, pv, qv, xv, rv, partials.data());
+    k_sum_partials<1><<<1, 32, 0, s>>>(partials.data(), blocks, sc + cRr);
     cycle(a, 0, rv, zv);
-    k_zero_pinned<<<grid, kThreads, 0, s>>>(n, fixed.data(), zv);
-    const int blocks = static_cast<int>(std::min<std::int64_t>(grid_for(dofs), 1024));
-    k_dots<2><<<blocks, kThreads, 0, s>>>(zv, rv, qv, dofs, partials.data());
-    k_sum_partials<2><<<1, 32, 0, s>>>(partials.data(), blocks, sc + cRzNew);
-    k_cg_beta<<<1, 1, 0, s>>>(sc);
+    k_cg_dots<<<blocks, kThreads, 0, s>>>(n, fixed.data(), zv, rv, qv, partials.data());
+    k_cg_beta<<<1, 32, 0, s>>>(partials.data(), blocks, sc, loop, set);
     k_cg_direction<<<grid_for(dofs), kThreads, 0, s>>>(dofs, sc, zv, pv);
-    k_cg_check<<<1, 1, 0, s>>>(sc, loop, set);
 }
 
 bool Multigrid::Impl::capture_solve(const std::vector<std::uintptr_t>& key,
@@ -591,8 +603,8 @@ PcgResult Multigrid::solve(const BinBcsrMatrixView<float>& a, const float* b, fl
     if (m.cg.size() != 4 * static_cast<std::size_t>(dofs))
         m.cg = DeviceBuffer<float>(4 * static_cast<std::size_t>(dofs));
     if (!m.host_scalars)
-        EDN_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&m.host_scalars),
-                                      kCgSlots * sizeof(double)));
+        EDN_CUDA_CHECK(
+            cudaMallocHost(reinterpret_cast<void**>(&m.host_scalars), kCgSlots * sizeof(double)));
     double* host = m.host_scalars;
     std::fill(host, host + kCgSlots, 0.0);
     host[cTol2] = settings.relative_tolerance * settings.relative_tolerance;
@@ -601,14 +613,14 @@ PcgResult Multigrid::solve(const BinBcsrMatrixView<float>& a, const float* b, fl
     double* sc = m.cg_scalars.data();
     EDN_CUDA_CHECK(
         cudaMemcpyAsync(sc, host, kCgSlots * sizeof(double), cudaMemcpyHostToDevice, nullptr));
-    const std::vector<std::uintptr_t> key =
-        Impl::key_of(a, {b, x, fixed, m.cg.data(), m.coarsest_inverse.data()});
-    const bool graph = m.graphs && !m.graphs_failed && !m.solve_graph_failed &&
-                       ((m.solve_graph.exec && m.solve_graph.key == key) ||
-                        m.capture_solve(key, a, b, x, fixed));
+    const std::vector<std::uintptr_t> key = Impl::key_of(
+        a, {b, x, fixed, m.cg.data(), m.coarsest_inverse.data(), m.fine_values.data()});
+    const bool graph =
+        m.graphs && !m.graphs_failed && !m.solve_graph_failed &&
+        ((m.solve_graph.exec && m.solve_graph.key == key) || m.capture_solve(key, a, b, x, fixed));
     auto read_back = [&] {
-        EDN_CUDA_CHECK(cudaMemcpyAsync(host, sc, kCgSlots * sizeof(double),
-                                       cudaMemcpyDeviceToHost, nullptr));
+        EDN_CUDA_CHECK(
+            cudaMemcpyAsync(host, sc, kCgSlots * sizeof(double), cudaMemcpyDeviceToHost, nullptr));
         EDN_CUDA_CHECK(cudaStreamSynchronize(nullptr));
     };
     if (graph) {

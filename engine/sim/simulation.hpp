@@ -86,6 +86,9 @@ struct SimulationSettings {
     /// Multigrid: re-value the hierarchy at every Newton iteration's assembly instead of once per
     /// step (solver/multigrid.hpp, MultigridRefresh).
     bool multigrid_every_iteration = false;
+    /// Multigrid: at most this many time steps share one re-value of the hierarchy (sooner when
+    /// its solves slow down or fail: MultigridRefresh); 1 = a re-value at every step.
+    int multigrid_lag = 1;
     bool project_hessian = true; ///< PSD-project per quadrature point (else exact)
     /// CUDA: bitwise-reproducible runs. Off (default), large p = 1 solves take q = A p from the
     /// matrix's upper part with float atomics (cuda::PcgOptions::upper_spmv) and the per-entry
@@ -101,6 +104,10 @@ struct SimulationSettings {
     /// The contact set is the step's start, so the term is smooth within a step's Newton loop.
     double ground_friction = 0;
 };
+
+/// The preconditioner the backends run for `s` at element order `order`: two-level is block
+/// Jacobi at p = 1 (no coarser P1 space).
+Preconditioner preconditioner_in_use(const SimulationSettings& s, int order);
 
 /// Milliseconds per stage of one step.
 struct StageTimes {

@@ -2,7 +2,8 @@
 // stroke keys as the mouse would: a wavering stroke of several segments down the standing beam
 // cuts piece by piece while it is held (several cuts, volume kept, more cells) and splits it
 // into two halves; the whole stroke undoes as one step; a stroke ending over the beam leaves a
-// crack; the plane tool cuts once, at release. Skipped when the app was not built.
+// crack; the plane tool cuts once, at release; cuts, prepared off the frame, land reproducibly in
+// lockstep runs. Skipped when the app was not built.
 
 #include "core/json.hpp"
 #include "mesh/box_mesh.hpp"
@@ -130,6 +131,34 @@ TEST_F(AppCutStroke, PlaneToolCutsOnceAtRelease) {
     ASSERT_EQ(s.at("cuts").size(), 1u) << s;
     EXPECT_EQ(s.at("cuts")[0].at("frame"), 5) << s;
     EXPECT_EQ(s.at("undo_depth"), 1) << s;
+}
+
+TEST_F(AppCutStroke, CutsArePreparedOffTheFrameAndCommittedReproducibly) {
+    // Lockstep runs (--frames, --script) wait for each preparation in the turn that asked for
+    // it: two runs of the same script cut at the same frames and end in the same state (no
+    // wall-clock Newton budget, whose stops would differ).
+    const std::string actions =
+        stroke_actions(118) +
+        R"(, {"frame": 18, "cut": {"point": [0.25, 0.25, 1.5], "normal": [0.1, 0, 1]}})";
+    ASSERT_EQ(run("--frames 22 --frame-budget-ms 0", actions), 0) << err_;
+    const Json first = stats();
+    ASSERT_EQ(run("--frames 22 --frame-budget-ms 0", actions), 0) << err_;
+    const Json second = stats();
+    const Json& cuts = first.at("cuts");
+    ASSERT_GE(cuts.size(), 4u) << first;
+    ASSERT_EQ(cuts.size(), second.at("cuts").size());
+    for (std::size_t i = 0; i < cuts.size(); ++i) {
+        // Both phases are timed: the preparation (off the frame) and the commit (in the turn).
+        EXPECT_GT(cuts[i].at("prepare_ms").get<double>(), 0.0) << cuts[i];
+        EXPECT_GE(cuts[i].at("commit_ms").get<double>(), 0.0) << cuts[i];
+        EXPECT_EQ(cuts[i].at("frame"), second.at("cuts")[i].at("frame"));
+        EXPECT_EQ(cuts[i].at("cells_after"), second.at("cuts")[i].at("cells_after"));
+    }
+    EXPECT_EQ(cuts.back().at("frame"), 18) << first; // the plane cut lands in its own frame
+    for (const char* key : {"cells", "vertices", "components", "bbox", "max_displacement"})
+        EXPECT_EQ(first.at(key), second.at(key)) << key;
+    EXPECT_EQ(first.at("errors"), Json::array()) << first;
+    EXPECT_GE(first.at("components").get<int>(), 3) << first;
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 #include "edit_session.hpp"
 
+#include "core/device.hpp"
 #include "core/error.hpp"
 
 #include <atomic>
@@ -163,6 +164,7 @@ std::optional<CutCommit> EditSession::finish_cut(std::int64_t frame, bool wait) 
                 scene_ = std::make_unique<Scene>(std::move(*job->scene));
                 out.result = {record, cut_message(record, sim_->simulation().components()),
                               std::nullopt};
+                retire(std::move(job));
             } catch (const Error& error) {
                 out.result = {std::nullopt, error.what(), error.code()}; // the current scene stays
             }
@@ -193,8 +195,22 @@ void EditSession::settle_cuts(std::int64_t frame) {
     while (cut_pending()) finish_cut(frame, true);
 }
 
+void EditSession::retire(std::unique_ptr<CutJob> job) {
+    if (retiring_.joinable()) retiring_.join();
+    const bool cuda = sim_ && sim_->simulation().settings().backend == Backend::Cuda;
+    try {
+        retiring_ = std::thread([job = std::move(job), cuda]() mutable {
+            job.reset();
+            if (cuda) finish_device_work(); // the frees queued on this thread's stream
+        });
+    } catch (const std::system_error&) {
+        // No thread to be had: the job was freed here.
+    }
+}
+
 void EditSession::drop_cuts() {
     if (job_ && job_->thread.joinable()) job_->thread.join();
+    if (retiring_.joinable()) retiring_.join();
     job_.reset();
     waiting_.clear();
     close_group_pending_ = false;

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace edn {
@@ -123,6 +124,8 @@ private:
     void settle_cuts(std::int64_t frame);
     /// Waits for the cut being prepared and drops it and the waiting ones (a scene change).
     void drop_cuts();
+    /// Frees a committed job (the retired backend, the plan) on a thread of its own.
+    void retire(std::unique_ptr<CutJob> job);
 
     std::unique_ptr<Scene> scene_;
     std::unique_ptr<SimDriver> sim_;
@@ -131,6 +134,7 @@ private:
     std::unique_ptr<CutJob> job_;      // the cut being prepared (or prepared, not committed)
     std::deque<CutRequest> waiting_;   // cuts asked for behind it, oldest first
     bool close_group_pending_ = false; // group_changes(false) waits for the pending cuts
+    std::thread retiring_;             // frees the last committed job's leftovers
 };
 
 } // namespace edn

@@ -76,6 +76,9 @@ public:
 
     /// Whether it holds a change (false after commit took it).
     explicit operator bool() const { return next_ != nullptr; }
+    /// After a commit: it holds what the swap retired (the old backend unless the history or a
+    /// basis keeps it, the plan), freed with it, so that a caller can free them off the frame.
+    bool holds_retired() const { return retired_ != nullptr; }
     /// The change's record so far (commit stamps frame and commit_ms).
     const TopologyChangeRecord& record() const { return record_; }
     /// The new rest mesh.
@@ -87,6 +90,7 @@ private:
     std::shared_ptr<SimulationBackend> next_;       // built; state and pins set by commit
     TransferPlan plan_;                             // base_'s nodes -> next_'s nodes
     TopologyChangeRecord record_;
+    std::shared_ptr<SimulationBackend> retired_; // the backend commit swapped out
 };
 
 } // namespace edn

@@ -301,7 +301,9 @@ public:
     /// The second phase, between steps: carries the current positions, velocities and pins into
     /// the prepared backend, swaps it in (with the settings now in force) and records it (frame
     /// now, commit_ms). Throws edn::Error(Usage), leaving both unchanged, when `prepared` is
-    /// empty or stale (the topology changed since its basis was taken: prepare again).
+    /// empty or stale (the topology changed since its basis was taken: prepare again). On
+    /// success `prepared` is left holding the retired backend and the plan: whoever destroys it
+    /// frees them (the app does so off the frame; freeing a large backend takes milliseconds).
     TopologyChangeRecord commit(PreparedChange&& prepared);
 
     /// Cuts the mesh along `plane`, as topology_options().cut_mode says: split the crossed cells
@@ -363,8 +365,11 @@ private:
                                                            const SimulationSettings& settings);
     /// Swaps in `next` (state and pins already set) and records `record`; the current mesh,
     /// settings, pins and the given node state go onto the undo history first.
-    void install(std::shared_ptr<SimulationBackend> next, TopologyChangeRecord record,
-                 std::vector<double> positions, std::vector<double> velocities);
+    /// Returns the backend it swapped out.
+    std::shared_ptr<SimulationBackend> install(std::shared_ptr<SimulationBackend> next,
+                                               TopologyChangeRecord record,
+                                               std::vector<double> positions,
+                                               std::vector<double> velocities);
     /// The refinement `result` of `basis`'s mesh (begun at `start`) prepared: its record made,
     /// then prepare_nested().
     static PreparedChange prepare_refinement(const ChangeBasis& basis, TopologyChangeKind kind,

@@ -100,8 +100,10 @@ const TetMesh& PreparedChange::mesh() const {
     return next_->mesh;
 }
 
-void Simulation::install(std::shared_ptr<SimulationBackend> next, TopologyChangeRecord record,
-                         std::vector<double> positions, std::vector<double> velocities) {
+std::shared_ptr<SimulationBackend> Simulation::install(std::shared_ptr<SimulationBackend> next,
+                                                       TopologyChangeRecord record,
+                                                       std::vector<double> positions,
+                                                       std::vector<double> velocities) {
     // Allocation only from here on (the log's slot and the history entry), then the swap, which
     // cannot throw.
     changes_.reserve(changes_.size() + 1);
@@ -122,6 +124,7 @@ void Simulation::install(std::shared_ptr<SimulationBackend> next, TopologyChange
             history_.back().mesh = std::move(previous->mesh);
     }
     changes_.push_back(record);
+    return previous;
 }
 
 ChangeBasis Simulation::change_basis() const {
@@ -327,7 +330,7 @@ TopologyChangeRecord Simulation::commit(PreparedChange&& prepared) {
                    << (prepared.record_.kind == TopologyChangeKind::Cut ? "cut" : "refinement")
                    << " was prepared (" << prepared.record_.cells_before << " cells then, "
                    << backend_->mesh.num_cells() << " now); prepare it again");
-    const NodeState state = node_state(*backend_);
+    NodeState state = node_state(*backend_);
     const StateTransfer transfer = apply_transfer(prepared.plan_, state);
     SimulationBackend& next = *prepared.next_;
     // The settings in force: only those changed in place (the ground) can differ, any other
@@ -338,9 +341,9 @@ TopologyChangeRecord Simulation::commit(PreparedChange&& prepared) {
     record.frame = frame_;
     // The basis no longer holds the mesh the history may take.
     prepared.base_.reset();
-    record.commit_ms = elapsed_ms(start);
-    install(std::move(prepared.next_), record, state.positions, state.velocities);
-    prepared = PreparedChange{};
+    prepared.retired_ = install(std::move(prepared.next_), record, std::move(state.positions),
+                                std::move(state.velocities));
+    changes_.back().commit_ms = record.commit_ms = elapsed_ms(start);
     return record;
 }
 

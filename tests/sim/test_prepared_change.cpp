@@ -86,6 +86,7 @@ TEST_P(PreparedChangeOrders, PrepareOnAThreadThenCommitEqualsTheOnePhaseCut) {
         EXPECT_GT(prepared.record().prepare_ms, 0.0);
         const TopologyChangeRecord committed = two->commit(std::move(prepared));
         EXPECT_FALSE(prepared); // taken
+        EXPECT_TRUE(prepared.holds_retired());
         expect_same_simulation(*one, *two);
         EXPECT_EQ(committed.cells_after, direct.cells_after);
         EXPECT_EQ(committed.split_cells, direct.split_cells);

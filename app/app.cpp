@@ -497,12 +497,14 @@ void App::edited(const EditResult& result, bool keep_stroke) {
 }
 
 bool App::refine(const std::optional<Vec3>& center, double radius, int levels) {
+    commit_cuts(true); // the cuts asked for before it come first, each shown
     const EditResult result = session_.refine(center, radius, levels, frame_index_);
     edited(result);
     return result.record.has_value();
 }
 
 bool App::undo() {
+    commit_cuts(true); // undo takes back the last cut asked for, also when still pending
     const EditResult result = session_.undo(frame_index_);
     edited(result);
     return result.record.has_value();

@@ -57,7 +57,8 @@ void App::draw_stroke() const {
 }
 
 void App::stroke_press(const glm::vec2& pixel) {
-    stroke_cancel(); // a stroke whose release was lost ends first
+    commit_cuts(true); // the last stroke's pieces still pending are its own, each shown
+    stroke_cancel();   // a stroke whose release was lost ends first
     stroke_.begin(pixel);
     stroke_to_ = pixel;
     // The stroke's pieces undo as one step.

@@ -63,7 +63,8 @@ struct CutRequest {
 /// stepping; finish_cut, in a later turn, commits it with the state of that turn. One cut is
 /// prepared at a time; cuts asked for meanwhile wait in order and each is prepared on the mesh
 /// its predecessor left. Every other edit (refine, undo) first waits for and commits the pending
-/// cuts, so edits apply in the order they were asked for; a scene load drops them.
+/// cuts, so edits apply in the order they were asked for; a scene load drops them. A caller that
+/// shows the scene commits them itself first (finish_cut), so that it sees every scene change.
 class EditSession {
 public:
     EditSession();

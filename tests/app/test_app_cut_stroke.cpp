@@ -161,5 +161,30 @@ TEST_F(AppCutStroke, CutsArePreparedOffTheFrameAndCommittedReproducibly) {
     EXPECT_GE(first.at("components").get<int>(), 3) << first;
 }
 
+TEST_F(AppCutStroke, OnTheSimulationThreadCutsAreCommittedInLaterTurns) {
+    // The app as on a display: steps on their own thread, each cut prepared off the frame and
+    // committed in a later turn. A plane cut, a stroke, and a second stroke pressed right after
+    // the first's release (its last piece may still be pending: committed and shown first).
+    // Timing decides the frames and the pieces, not what must hold.
+    std::string second;
+    for (int i = 0, x = 2; x <= 158; x += 12, ++i)
+        second += ", {\"frame\": " + std::to_string(20 + i) + ", \"stroke\": [" +
+                  std::to_string(x) + ", 30]}";
+    second += R"(, {"frame": 34, "stroke_release": true})";
+    ASSERT_EQ(run("--frames 120 --sim-thread",
+                  R"(, {"frame": 1, "cut": {"point": [0.25, 0.25, 1.5], "normal": [0.1, 0, 1]}})" +
+                      stroke_actions(118) + second),
+              0)
+        << err_;
+    const Json s = stats();
+    EXPECT_EQ(s.at("finite"), true) << s;
+    EXPECT_EQ(s.at("errors"), Json::array()) << s;
+    EXPECT_GE(s.at("cuts").size(), 3u) << s;
+    EXPECT_GE(s.at("components").get<int>(), 3) << s;
+    EXPECT_NEAR(s.at("volume").get<double>(), 0.5, 1e-12) << s;
+    EXPECT_LE(s.at("undo_depth").get<int>(), 3) << s; // the plane cut and at most two strokes
+    for (const Json& cut : s.at("cuts")) EXPECT_GT(cut.at("prepare_ms").get<double>(), 0.0);
+}
+
 } // namespace
 } // namespace edn

@@ -89,6 +89,7 @@ private:
     std::shared_ptr<const SimulationBackend> base_; // prepared on (the staleness check)
     std::shared_ptr<SimulationBackend> next_;       // built; state and pins set by commit
     TransferPlan plan_;                             // base_'s nodes -> next_'s nodes
+    NodeState carried_; // the commit's transfer, sized (and touched) by the preparation
     TopologyChangeRecord record_;
     std::shared_ptr<SimulationBackend> retired_; // the backend commit swapped out
 };

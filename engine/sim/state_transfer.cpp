@@ -331,6 +331,18 @@ TransferPlan plan_nested_transfer(const NodeSpace& from, const NodeSpace& to,
 }
 
 StateTransfer apply_transfer(const TransferPlan& plan, const NodeState& old_state) {
+    StateTransfer result;
+    result.interpolated_nodes = plan.interpolated_nodes;
+    NodeState& s = result.state;
+    const std::size_t n = plan.source.size();
+    s.positions.assign(3 * n, 0.0);
+    s.velocities.assign(3 * n, 0.0);
+    s.pinned.assign(n, 0);
+    apply_transfer(plan, old_state, s);
+    return result;
+}
+
+void apply_transfer(const TransferPlan& plan, const NodeState& old_state, NodeState& s) {
     const std::size_t old_nodes = static_cast<std::size_t>(plan.old_nodes);
     EDN_VERIFY(old_state.positions.size() == 3 * old_nodes &&
                    old_state.velocities.size() == 3 * old_nodes &&
@@ -339,13 +351,9 @@ StateTransfer apply_transfer(const TransferPlan& plan, const NodeState& old_stat
                "state transfer: old state must hold "
                    << old_nodes << " nodes, got " << old_state.pinned.size() << " pins, "
                    << old_state.positions.size() << " position values");
-    StateTransfer result;
-    result.interpolated_nodes = plan.interpolated_nodes;
-    NodeState& s = result.state;
     const std::size_t n = plan.source.size();
-    s.positions.assign(3 * n, 0.0);
-    s.velocities.assign(3 * n, 0.0);
-    s.pinned.assign(n, 0);
+    EDN_VERIFY(s.positions.size() == 3 * n && s.velocities.size() == 3 * n && s.pinned.size() == n,
+               ErrorCode::Usage, "state transfer: the output must hold " << n << " nodes");
     parallel_for(0, static_cast<std::int64_t>(n), [&](std::int64_t node) {
         const Index old = plan.source[node];
         if (old == TransferPlan::kInterpolated) return;
@@ -355,22 +363,26 @@ StateTransfer apply_transfer(const TransferPlan& plan, const NodeState& old_stat
         }
         s.pinned[node] = old_state.pinned[old];
     });
-    // The same sums, in the same order, as the transfers did before they were planned.
+    // The same sums, in the same order, as the transfers did before they were planned (from 0).
     parallel_for(0, static_cast<std::int64_t>(plan.row_node.size()), [&](std::int64_t r) {
         const Index node = plan.row_node[r];
+        double x[3] = {0.0, 0.0, 0.0}, v[3] = {0.0, 0.0, 0.0};
         bool all_pinned = true;
         for (std::int64_t k = plan.row_offsets[r]; k < plan.row_offsets[r + 1]; ++k) {
             const Index old = plan.row_sources[k];
             const double w = plan.row_weights[k];
             for (int d = 0; d < 3; ++d) {
-                s.positions[3 * node + d] += w * old_state.positions[3 * old + d];
-                s.velocities[3 * node + d] += w * old_state.velocities[3 * old + d];
+                x[d] += w * old_state.positions[3 * old + d];
+                v[d] += w * old_state.velocities[3 * old + d];
             }
             if (std::abs(w) > kNegligibleWeight) all_pinned = all_pinned && old_state.pinned[old];
         }
+        for (int d = 0; d < 3; ++d) {
+            s.positions[3 * node + d] = x[d];
+            s.velocities[3 * node + d] = v[d];
+        }
         s.pinned[node] = all_pinned ? 1 : 0;
     });
-    return result;
 }
 
 std::vector<double> transfer_node_values(const Topology& topology, const NodeLayout& from,

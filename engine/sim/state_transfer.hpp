@@ -115,6 +115,11 @@ TransferPlan plan_nested_transfer(const NodeSpace& from, const NodeSpace& to,
 /// plan.old_nodes nodes.
 StateTransfer apply_transfer(const TransferPlan& plan, const NodeState& old_state);
 
+/// apply_transfer into `out`, already sized for the plan's new nodes (3 values per node in
+/// positions and velocities, one pin): no allocation, so a caller that sized (and so touched) it
+/// in advance, off the frame, pays no page faults here. Throws edn::Error(Usage) on wrong sizes.
+void apply_transfer(const TransferPlan& plan, const NodeState& old_state, NodeState& out);
+
 /// Per-node values of an order-`to` mesh from an order-`from` field on the same mesh (3 per
 /// node), for an order change: vertex nodes keep their values; edge and face nodes get the linear
 /// interpolation of their simplex's vertex values (exact for linear fields).

@@ -299,6 +299,11 @@ void Simulation::finish_preparation(const ChangeBasis& basis, PreparedChange& pr
     // (the one that commits, then the one that steps) uses the backend.
     if (basis.settings_.backend == Backend::Cuda) edn::finish_device_work();
     prepared.base_ = basis.backend_;
+    // The commit's output, allocated and touched here: no page faults on the frame.
+    const std::size_t n = prepared.plan_.source.size();
+    prepared.carried_.positions.assign(3 * n, 0.0);
+    prepared.carried_.velocities.assign(3 * n, 0.0);
+    prepared.carried_.pinned.assign(n, 0);
     prepared.record_.prepare_ms = elapsed_ms(start);
 }
 
@@ -331,12 +336,12 @@ TopologyChangeRecord Simulation::commit(PreparedChange&& prepared) {
                    << " was prepared (" << prepared.record_.cells_before << " cells then, "
                    << backend_->mesh.num_cells() << " now); prepare it again");
     NodeState state = node_state(*backend_);
-    const StateTransfer transfer = apply_transfer(prepared.plan_, state);
+    apply_transfer(prepared.plan_, state, prepared.carried_);
     SimulationBackend& next = *prepared.next_;
     // The settings in force: only those changed in place (the ground) can differ, any other
     // change made a new backend and the preparation stale.
     next.settings = backend_->settings;
-    set_node_state(next, transfer.state);
+    set_node_state(next, prepared.carried_);
     TopologyChangeRecord record = prepared.record_;
     record.frame = frame_;
     // The basis no longer holds the mesh the history may take.

@@ -125,6 +125,9 @@ void App::poll_cuts() {
     post([this] {
         cut_commit_posted_ = false;
         commit_cuts(false);
+        // The mouse held still while the piece was prepared: cut on to where it is now.
+        if (stroking_ && !session_.cut_pending() && gui_.cut_tool == CutTool::Stroke)
+            stroke_cut_to(stroke_to_, kStrokeStepPixels, false);
     });
 }
 
@@ -137,9 +140,6 @@ void App::commit_cuts(bool wait) {
         if (done->piece && result.record)
             gui_.cut_message = "cut stroke: " + gui_.cut_message.substr(5);
     }
-    // The mouse held still while the piece was prepared: cut on to where it is now.
-    if (stroking_ && !session_.cut_pending() && gui_.cut_tool == CutTool::Stroke)
-        stroke_cut_to(stroke_to_, kStrokeStepPixels, false);
 }
 
 } // namespace edn

@@ -507,6 +507,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
                                     .add("min_volume_before", r.input_min_volume)
                                     .add("min_volume_after", r.min_volume)
                                     .add("cut_ms", r.refine_ms)
+                                    .add("prepare_ms", r.prepare_ms)
+                                    .add("commit_ms", r.commit_ms)
                                     .json());
         } else if (r.kind == TopologyChangeKind::RefineSphere ||
                    r.kind == TopologyChangeKind::RefineUniform) {

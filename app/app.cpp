@@ -335,6 +335,7 @@ void App::frame(bool last_frame) {
         const GuiActions actions = build_gui(gui_, statistics_, timings_, settings_);
         handle_input();
         apply(actions);
+        poll_cuts(); // a cut prepared off the frame: committed in this frame's turn
         if (!script_.done()) post([this] { apply_script(); });
         if (quit_) last_frame = true;
         timings_.lap(Stage::Ui);
@@ -509,19 +510,15 @@ void App::edited(const EditResult& result, bool keep_stroke) {
     if (renderer_) upload_scene(false);
 }
 
-bool App::cut(const CutPlane& plane) {
-    const EditResult result = session_.cut(plane, frame_index_);
-    edited(result);
-    return result.record.has_value();
-}
-
 bool App::refine(const std::optional<Vec3>& center, double radius, int levels) {
+    commit_cuts(true); // the cuts asked for before it come first, each shown
     const EditResult result = session_.refine(center, radius, levels, frame_index_);
     edited(result);
     return result.record.has_value();
 }
 
 bool App::undo() {
+    commit_cuts(true); // undo takes back the last cut asked for, also when still pending
     const EditResult result = session_.undo(frame_index_);
     edited(result);
     return result.record.has_value();

@@ -217,8 +217,14 @@ private:
     // The colour range of the surface scalars (app_color_range.cpp).
     void update_color_range(bool device_scalars, const SurfaceSource& source);
     void shutdown();
-    // Edits through the session; the panel's message and the scene re-upload (app.cpp).
+    // Edits through the session; the panel's message and the scene re-upload (app.cpp). A cut
+    // is prepared off the frame and committed in a later turn (app_cut.cpp): threaded, in the
+    // first turn after its preparation finished (poll_cuts); lockstep (headless, --frames,
+    // --script), waited for and committed in the turn that asked for it, so runs reproduce.
     bool cut(const CutPlane& plane);
+    void start_cut(const CutPlane& plane, bool piece);
+    void poll_cuts();
+    void commit_cuts(bool wait);
     bool refine(const std::optional<Vec3>& center, double radius, int levels);
     bool undo();
     void edited(const EditResult& result, bool keep_stroke = false);
@@ -323,6 +329,7 @@ private:
     glm::vec2 stroke_to_{0.0f};        // cut stroke end: the cursor (pixels)
     CutStroke stroke_;                 // the stroke as the turns cut it (cut_stroke.hpp)
     bool stroke_piece_queued_ = false; // a stroke piece is posted and not yet cut
+    bool cut_commit_posted_ = false;   // a prepared cut's commit is posted to the next turn
     bool quit_ = false;
     bool support_warned_ = false; // the headless no-support warning was printed
     // --progress: when the run started and the last line was printed.

@@ -1,6 +1,8 @@
 // Cut mode's stroke (app/cut_stroke.hpp): the mouse side (input.cpp calls stroke_mouse), the
 // turn side that cuts (stroke_press, stroke_cut_to, stroke_release; also --script's stroke
-// keys) and the drawing. App members defined here to keep app.cpp the frame loop.
+// keys) and the drawing; and every cut's two phases (EditSession::start_cut, finish_cut): asked
+// for in a turn, prepared off the frame, committed in a later turn (poll_cuts) or, lockstep, at
+// once. App members defined here to keep app.cpp the frame loop.
 #include "app.hpp"
 
 #include <glm/geometric.hpp>
@@ -27,7 +29,8 @@ void App::stroke_mouse(const glm::vec2& mouse, bool pressed, bool down) {
     // One piece queued at a time: it cuts up to wherever the cursor is when its turn comes, so
     // slow cuts make longer pieces instead of a backlog.
     const glm::vec2 last = stroke_.active() ? stroke_.cut_to() : stroke_from_;
-    if (gui_.cut_tool == CutTool::Stroke && !stroke_piece_queued_ &&
+    // Nor while a piece is being prepared: the next one is planned on the mesh it leaves.
+    if (gui_.cut_tool == CutTool::Stroke && !stroke_piece_queued_ && !session_.cut_pending() &&
         glm::length(mouse - last) >= kStrokeStepPixels) {
         stroke_piece_queued_ = true;
         post([this] {
@@ -54,11 +57,12 @@ void App::draw_stroke() const {
 }
 
 void App::stroke_press(const glm::vec2& pixel) {
-    stroke_cancel(); // a stroke whose release was lost ends first
+    commit_cuts(true); // the last stroke's pieces still pending are its own, each shown
+    stroke_cancel();   // a stroke whose release was lost ends first
     stroke_.begin(pixel);
     stroke_to_ = pixel;
     // The stroke's pieces undo as one step.
-    if (gui_.cut_tool == CutTool::Stroke && session_.sim()) session_.sim()->group_changes(true);
+    if (gui_.cut_tool == CutTool::Stroke) session_.group_changes(true, frame_index_);
 }
 
 void App::stroke_cut_to(const glm::vec2& pixel, float min_pixels, bool last) {
@@ -80,7 +84,8 @@ void App::stroke_release(const glm::vec2& pixel) {
 }
 
 void App::stroke_cancel() {
-    if (stroke_.active() && session_.sim()) session_.sim()->group_changes(false);
+    // The group closes once the stroke's pending pieces are committed.
+    if (stroke_.active()) session_.group_changes(false, frame_index_);
     stroke_.end();
 }
 
@@ -98,12 +103,43 @@ bool App::cut_stroke_piece(const glm::vec2& from, const glm::vec2& to, bool last
     if (!piece.ready) return false;
     if (!piece.blade) return true;
     stroke_.set_last_normal(piece.blade->normal);
-    const EditResult result = session_.cut(*piece.blade, frame_index_);
-    // A piece beside the body (the stroke's ends, a gap) cuts nothing: not an error.
-    if (!result.record && result.error == ErrorCode::Usage) return true;
-    edited(result, true);
-    if (result.record) gui_.cut_message = "cut stroke: " + gui_.cut_message.substr(5);
+    start_cut(*piece.blade, true);
     return true;
+}
+
+bool App::cut(const CutPlane& plane) {
+    start_cut(plane, false);
+    return !session_.cut_pending(); // lockstep: applied (or refused) now
+}
+
+void App::start_cut(const CutPlane& plane, bool piece) {
+    session_.start_cut(plane, piece);
+    // Lockstep runs wait here, so a cut lands in the turn that asked for it, as it always did.
+    if (worker_->mode() == SimWorker::Mode::Lockstep) commit_cuts(true);
+}
+
+void App::poll_cuts() {
+    // Only a flag is read here: the commit itself needs the simulation, hence a turn.
+    if (cut_commit_posted_ || !session_.cut_ready()) return;
+    cut_commit_posted_ = true;
+    post([this] {
+        cut_commit_posted_ = false;
+        commit_cuts(false);
+        // The mouse held still while the piece was prepared: cut on to where it is now.
+        if (stroking_ && !session_.cut_pending() && gui_.cut_tool == CutTool::Stroke)
+            stroke_cut_to(stroke_to_, kStrokeStepPixels, false);
+    });
+}
+
+void App::commit_cuts(bool wait) {
+    while (const std::optional<CutCommit> done = session_.finish_cut(frame_index_, wait)) {
+        const EditResult& result = done->result;
+        // A piece beside the body (the stroke's ends, a gap) cuts nothing: not an error.
+        if (done->piece && !result.record && result.error == ErrorCode::Usage) continue;
+        edited(result, done->piece);
+        if (done->piece && result.record)
+            gui_.cut_message = "cut stroke: " + gui_.cut_message.substr(5);
+    }
 }
 
 } // namespace edn

@@ -1,9 +1,14 @@
 #include "edit_session.hpp"
 
+#include "core/device.hpp"
 #include "core/error.hpp"
 
+#include <atomic>
 #include <cstdio>
 #include <glm/geometric.hpp>
+#include <new>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 namespace edn {
@@ -31,7 +36,41 @@ std::optional<CutPlane> stroke_plane(const ViewState& view, const glm::vec2& fro
     return plane;
 }
 
+/// A cut being prepared on its own thread. The thread writes everything but `thread` and
+/// `request`, then sets `done`; the UI thread reads them only after joining.
+struct EditSession::CutJob {
+    CutRequest request;
+    std::thread thread;
+    std::atomic<bool> done{false};
+    PreparedChange prepared;
+    std::optional<Scene> scene; // of the prepared mesh
+    std::optional<Error> error;
+
+    /// The preparation: the engine's (Simulation::prepare_cut on `basis`) and the new scene's
+    /// boundary, which the UI thread would otherwise build at the commit.
+    void prepare(const ChangeBasis& basis, const std::filesystem::path& path) {
+        try {
+            prepared = Simulation::prepare_cut(basis, request.plane);
+            scene = make_scene(path, prepared.mesh());
+        } catch (const Error& e) {
+            error = e;
+        } catch (const std::bad_alloc&) {
+            error = Error(ErrorCode::OutOfMemory, "cut: out of memory preparing the cut");
+        } catch (const std::exception& e) {
+            error = Error(ErrorCode::Internal, std::string("cut: ") + e.what());
+        }
+        done.store(true, std::memory_order_release);
+    }
+};
+
+EditSession::EditSession() = default;
+
+EditSession::~EditSession() {
+    drop_cuts();
+}
+
 void EditSession::load(std::unique_ptr<Scene> scene, std::unique_ptr<Simulation> simulation) {
+    drop_cuts(); // prepared on the scene that goes
     if (sim_) {
         const std::vector<TopologyChangeRecord>& changes = sim_->simulation().topology_changes();
         earlier_changes_.insert(earlier_changes_.end(), changes.begin(), changes.end());
@@ -52,24 +91,149 @@ void EditSession::attach(std::unique_ptr<Simulation> simulation) {
     sim_->set_topology_options(std::move(options));
 }
 
+namespace {
+
+/// The panel's line for an applied cut.
+std::string cut_message(const TopologyChangeRecord& record, Index components) {
+    char times[128];
+    std::snprintf(times, sizeof(times), " (prepared in %.1f ms, committed in %.2f ms)",
+                  record.prepare_ms, record.commit_ms);
+    return "cut: " + std::to_string(record.cut_faces) + " faces, " +
+           std::to_string(record.duplicated_vertices) + " vertices duplicated, " +
+           std::to_string(components) + " components" + times;
+}
+
+} // namespace
+
 EditResult EditSession::cut(const CutPlane& plane, std::int64_t frame) {
     if (!sim_ || !scene_) return {std::nullopt, "cut: no simulation to cut", std::nullopt};
+    settle_cuts(frame);
+    start_cut(plane, false);
+    std::optional<CutCommit> done = finish_cut(frame, true);
+    return done ? done->result : EditResult{std::nullopt, "cut: nothing cut", std::nullopt};
+}
+
+void EditSession::start_cut(const CutPlane& plane, bool piece) {
+    if (!sim_ || !scene_) return;
+    const CutRequest request{plane, piece};
+    if (cut_pending())
+        waiting_.push_back(request);
+    else
+        launch(request);
+}
+
+void EditSession::launch(const CutRequest& request) {
+    auto job = std::make_unique<CutJob>();
+    job->request = request;
+    // Taken in this turn: the positions now; the backend the basis holds stays alive for the
+    // job even when the simulation changes meanwhile.
+    ChangeBasis basis = sim_->change_basis();
     try {
-        const TopologyChangeRecord record = sim_->cut(plane, frame);
-        rebuild_scene();
-        return {record,
-                "cut: " + std::to_string(record.cut_faces) + " faces, " +
-                    std::to_string(record.duplicated_vertices) + " vertices duplicated, " +
-                    std::to_string(sim_->simulation().components()) + " components",
-                std::nullopt};
-    } catch (const Error& error) {
-        return {std::nullopt, error.what(), error.code()}; // the current scene stays
+        job->thread = std::thread([job = job.get(), basis = std::move(basis), path = scene_->path] {
+            job->prepare(basis, path);
+        });
+    } catch (const std::system_error&) {
+        job->prepare(sim_->change_basis(), scene_->path); // no thread to be had: here, now
+    }
+    job_ = std::move(job);
+}
+
+bool EditSession::cut_ready() const {
+    return job_ && job_->done.load(std::memory_order_acquire);
+}
+
+std::optional<CutCommit> EditSession::finish_cut(std::int64_t frame, bool wait) {
+    if (!job_) next_cut();
+    while (job_) {
+        if (!wait && !cut_ready()) return std::nullopt;
+        if (job_->thread.joinable()) job_->thread.join();
+        std::unique_ptr<CutJob> job = std::move(job_);
+        CutCommit out;
+        out.piece = job->request.piece;
+        if (job->error) {
+            out.result = {std::nullopt, job->error->what(), job->error->code()};
+        } else if (!sim_ || !scene_) {
+            out.result = {std::nullopt, "cut: no simulation to cut", std::nullopt};
+        } else if (!sim_->simulation().is_current(job->prepared)) {
+            // The simulation was rebuilt meanwhile (a settings change): again on the new one.
+            launch(job->request);
+            continue;
+        } else {
+            try {
+                const TopologyChangeRecord record = sim_->commit(std::move(job->prepared), frame);
+                scene_ = std::make_unique<Scene>(std::move(*job->scene));
+                out.result = {record, cut_message(record, sim_->simulation().components()),
+                              std::nullopt};
+                retire(std::move(job));
+            } catch (const Error& error) {
+                out.result = {std::nullopt, error.what(), error.code()}; // the current scene stays
+            }
+        }
+        next_cut();
+        return out;
+    }
+    return std::nullopt;
+}
+
+void EditSession::next_cut() {
+    if (job_) return;
+    if (!waiting_.empty()) {
+        const CutRequest request = waiting_.front();
+        waiting_.pop_front();
+        if (sim_ && scene_) {
+            launch(request);
+            return;
+        }
+    }
+    if (close_group_pending_ && waiting_.empty()) {
+        close_group_pending_ = false;
+        if (sim_) sim_->group_changes(false);
+    }
+}
+
+void EditSession::settle_cuts(std::int64_t frame) {
+    while (cut_pending()) finish_cut(frame, true);
+}
+
+void EditSession::retire(std::unique_ptr<CutJob> job) {
+    if (retiring_.joinable()) retiring_.join();
+    const bool cuda = sim_ && sim_->simulation().settings().backend == Backend::Cuda;
+    try {
+        retiring_ = std::thread([job = std::move(job), cuda]() mutable {
+            job.reset();
+            if (cuda) finish_device_work(); // the frees queued on this thread's stream
+        });
+    } catch (const std::system_error&) {
+        // No thread to be had: the job was freed here.
+    }
+}
+
+void EditSession::drop_cuts() {
+    if (job_ && job_->thread.joinable()) job_->thread.join();
+    if (retiring_.joinable()) retiring_.join();
+    job_.reset();
+    waiting_.clear();
+    close_group_pending_ = false;
+}
+
+void EditSession::group_changes(bool open, std::int64_t frame) {
+    if (!sim_) return;
+    if (open) {
+        // Pieces of an earlier stroke still pending belong to its group, not this one.
+        settle_cuts(frame);
+        close_group_pending_ = false;
+        sim_->group_changes(true);
+    } else if (cut_pending()) {
+        close_group_pending_ = true;
+    } else {
+        sim_->group_changes(false);
     }
 }
 
 EditResult EditSession::refine(const std::optional<Vec3>& center, double radius, int levels,
                                std::int64_t frame) {
     if (!sim_ || !scene_) return {std::nullopt, "refine: no simulation to refine", std::nullopt};
+    settle_cuts(frame); // the cuts asked for before it come first
     try {
         const TopologyChangeRecord record =
             center ? sim_->refine_sphere(*center, radius, levels, frame)
@@ -89,6 +253,7 @@ EditResult EditSession::refine(const std::optional<Vec3>& center, double radius,
 }
 
 EditResult EditSession::undo(std::int64_t frame) {
+    settle_cuts(frame); // undo takes back the last cut asked for, also when still pending
     if (!sim_ || sim_->simulation().undo_depth() == 0)
         return {std::nullopt, "undo: no cut to undo", std::nullopt};
     try {

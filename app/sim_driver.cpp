@@ -32,6 +32,15 @@ TopologyChangeRecord SimDriver::cut(const CutPlane& plane, std::int64_t frame) {
     return changed(simulation_->cut(plane));
 }
 
+ChangeBasis SimDriver::change_basis() const {
+    return simulation_->change_basis();
+}
+
+TopologyChangeRecord SimDriver::commit(PreparedChange&& prepared, std::int64_t frame) {
+    simulation_->set_frame(frame);
+    return changed(simulation_->commit(std::move(prepared)));
+}
+
 TopologyChangeRecord SimDriver::refine_sphere(const Vec3& center, double radius, int levels,
                                               std::int64_t frame) {
     simulation_->set_frame(frame);

@@ -5,6 +5,7 @@
 /// Simulation's (sim/topology_change.hpp); the driver only forwards them and re-applies its pins.
 
 #include "mesh/cut.hpp"
+#include "sim/prepared_change.hpp"
 #include "sim/simulation.hpp"
 
 #include <cstdint>
@@ -32,6 +33,10 @@ public:
     void rebuild(const SimulationSettings& settings);
     /// Simulation::cut stamped with `frame`; the drag ends, pins follow their vertices.
     TopologyChangeRecord cut(const CutPlane& plane, std::int64_t frame);
+    /// Simulation::change_basis: what a cut prepared off this thread reads (in a turn).
+    ChangeBasis change_basis() const;
+    /// Simulation::commit stamped with `frame`; as cut. Throws edn::Error(Usage) when stale.
+    TopologyChangeRecord commit(PreparedChange&& prepared, std::int64_t frame);
     /// Simulation::refine_sphere stamped with `frame`; as cut.
     TopologyChangeRecord refine_sphere(const Vec3& center, double radius, int levels,
                                        std::int64_t frame);

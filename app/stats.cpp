@@ -123,7 +123,7 @@ void write_stats(const std::filesystem::path& path, const EditSession& session, 
         stats["cg_max"] = s.pcg.max_iterations;
         stats["cg_forcing"] = s.cg_forcing;
         stats["summation"] = summation_method_name(s.summation);
-        stats["preconditioner"] = preconditioner_name(s.preconditioner);
+        stats["preconditioner"] = preconditioner_name(preconditioner_in_use(s, s.order));
         stats["backend"] = backend_name(s.backend);
         stats["upload"] = upload_method;
         stats["vertices"] = scene->mesh.num_vertices();
@@ -172,6 +172,8 @@ void write_stats(const std::filesystem::path& path, const EditSession& session, 
                         {"cut_faces", c.cut_faces},
                         {"duplicated_vertices", c.duplicated_vertices},
                         {"repattern_ms", c.repattern_ms},
+                        {"prepare_ms", c.prepare_ms},
+                        {"commit_ms", c.commit_ms},
                         {"mode", cut_mode_name(c.cut_mode)},
                         {"cells_before", c.cells_before},
                         {"cells_after", c.cells_after},

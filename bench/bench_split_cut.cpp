@@ -1,13 +1,19 @@
 // `bench repattern`'s split-cut cases: the element-splitting cut (mesh/split_cut.hpp) of a mesh
 // by a full plane through its middle and by a partial blade, on the rest shape (split_cut alone,
 // with its phase times) and through Simulation::cut on a deformed shape (split, state transfer
-// and the re-pattern, as the app and the CLI run it), median wall and CPU time per repeat.
+// and the re-pattern, as the app and the CLI run it), median wall and CPU time per repeat, with
+// its two phases timed apart (basis, prepare, commit: sim/prepared_change.hpp); and the cut as
+// the app makes it, prepared on a thread while the simulation steps, then committed.
 #include "bench_common.hpp"
 #include "core/device.hpp"
 #include "mesh/split_cut.hpp"
+#include "sim/prepared_change.hpp"
 #include "sim/simulation.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <thread>
 
 namespace edn::bench {
 namespace {
@@ -57,6 +63,60 @@ CutPlane middle_blade(const TetMesh& mesh, bool partial) {
     plane.normal = {1.0, 0.3, 0.2};
     if (partial) plane.radius = 0.25 * std::sqrt(diagonal);
     return plane;
+}
+
+/// The cut as the app makes it: prepared on a thread of its own while this thread keeps
+/// stepping, then committed between two steps. Reports the steps taken meanwhile and their
+/// slowest and median times against steps alone (what the preparation costs the frame when it
+/// shares the machine), and the commit (what the frame waits for).
+JsonObject overlapped_cut(const Options& o, const std::string& name, Simulation& sim,
+                          const CutPlane& plane, int order) {
+    progress("Simulation::cut prepared while stepping " + name + " p" + std::to_string(order));
+    std::vector<double> alone;
+    for (int k = 0; k < 3; ++k) {
+        const double t0 = now_ms();
+        sim.step();
+        sim.finish_device_work();
+        alone.push_back(now_ms() - t0);
+    }
+    const ChangeBasis basis = sim.change_basis();
+    PreparedChange prepared;
+    std::atomic<bool> done{false};
+    const double start = now_ms();
+    std::thread preparing([&] {
+        prepared = Simulation::prepare_cut(basis, plane);
+        done.store(true, std::memory_order_release);
+    });
+    std::vector<double> during;
+    while (!done.load(std::memory_order_acquire)) {
+        const double t0 = now_ms();
+        sim.step();
+        sim.finish_device_work();
+        during.push_back(now_ms() - t0);
+    }
+    preparing.join();
+    const double prepared_after = now_ms() - start;
+    const double t0 = now_ms();
+    const TopologyChangeRecord record = sim.commit(std::move(prepared));
+    sim.finish_device_work();
+    const double commit = now_ms() - t0;
+    sim.undo();
+    JsonObject c;
+    c.add("mesh", name)
+        .add("change", "Simulation::cut prepared on a thread while stepping, then committed")
+        .add("order", order)
+        .add("backend", o.backend)
+        .add("tets", static_cast<std::int64_t>(record.cells_after))
+        .add("prepare_ms_wall", record.prepare_ms)
+        .add("prepared_after_ms_wall", prepared_after)
+        .add("steps_while_preparing", static_cast<std::int64_t>(during.size()))
+        .add("step_ms_alone_median", median(alone))
+        .add("step_ms_while_preparing_median", during.empty() ? 0.0 : median(during))
+        .add("step_ms_while_preparing_max",
+             during.empty() ? 0.0 : *std::max_element(during.begin(), during.end()))
+        .add("commit_ms_wall", commit)
+        .add("commit_ms_record", record.commit_ms);
+    return c;
 }
 
 } // namespace
@@ -112,16 +172,28 @@ void add_split_cut_cases(const Options& o, const std::string& name, const TetMes
         for (std::size_t i = 0; i < x.size(); i += 3) x[i] += 0.02 * std::sin(7.0 * x[i + 2]);
         sim.set_state(x, std::vector<double>(x.size(), 0.0));
         const CutPlane plane = middle_blade(mesh, false);
-        std::vector<double> wall, cpu, split_ms, repattern_ms;
+        std::vector<double> wall, cpu, split_ms, repattern_ms, basis_ms, prepare_ms, commit_ms;
         TopologyChangeRecord record;
         for (int k = 0; k < repeat; ++k) {
+            // The two phases of Simulation::cut (sim/prepared_change.hpp) timed apart: the basis
+            // (a copy of the positions) and the commit are what the frame waits for when the
+            // preparation runs off it.
             Stopwatch watch;
-            record = sim.cut(plane);
+            const double t0 = now_ms();
+            const ChangeBasis basis = sim.change_basis();
+            const double t1 = now_ms();
+            PreparedChange prepared = Simulation::prepare_cut(basis, plane);
+            const double t2 = now_ms();
+            record = sim.commit(std::move(prepared));
+            const double t3 = now_ms();
             const Interval spent = watch.lap();
             wall.push_back(spent.wall_ms);
             cpu.push_back(spent.cpu_ms);
             split_ms.push_back(record.refine_ms);
             repattern_ms.push_back(record.repattern_ms);
+            basis_ms.push_back(t1 - t0);
+            prepare_ms.push_back(t2 - t1);
+            commit_ms.push_back(t3 - t2);
             sim.undo();
         }
         JsonObject c;
@@ -136,8 +208,12 @@ void add_split_cut_cases(const Options& o, const std::string& name, const TetMes
             .add("split_and_transfer_ms_wall", median(split_ms))
             .add("repattern_ms_wall", median(repattern_ms))
             .add("cut_ms_wall", median(wall))
-            .add("cut_ms_cpu", median(cpu));
+            .add("cut_ms_cpu", median(cpu))
+            .add("basis_ms_wall", median(basis_ms))
+            .add("prepare_ms_wall", median(prepare_ms))
+            .add("commit_ms_wall", median(commit_ms));
         add_case(c);
+        add_case(overlapped_cut(o, name, sim, plane, order));
     }
 }
 

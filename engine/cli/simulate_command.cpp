@@ -147,6 +147,9 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"multigrid-refresh", "step|iteration",
          "multigrid: re-value the hierarchy once per frame (reused by the frame's later Newton "
          "iterations; default) or at every Newton iteration"},
+        {"multigrid-lag", "N",
+         "multigrid: at most N time steps share one re-value of the hierarchy, which is re-valued "
+         "sooner when its solves slow down or fail (default 1: every step)"},
         {"exact-hessian", "", "do not project element Hessians to PSD"},
         {"deterministic", "",
          "cuda: bitwise-reproducible runs (sorted summation maps, and large p = 1 solves skip "
@@ -450,10 +453,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
         .add("integrator", integrator_name(s.integrator))
         .add("backend", backend_name(s.backend))
         .add("summation", summation_method_name(s.summation))
-        .add("preconditioner",
-             preconditioner_name(s.order >= 2 || s.preconditioner == Preconditioner::Multigrid
-                                     ? s.preconditioner
-                                     : Preconditioner::BlockJacobi))
+        .add("preconditioner", preconditioner_name(preconditioner_in_use(s, s.order)))
         .add("newton", s.max_newton_iterations)
         .add("newton_tol", s.newton_tolerance)
         .add("frame_budget_ms", s.frame_budget_ms)
@@ -461,6 +461,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
         .add("cg_max", s.pcg.max_iterations)
         .add("cg_forcing", s.cg_forcing)
         .add("multigrid_refresh", s.multigrid_every_iteration ? "iteration" : "step")
+        .add("multigrid_lag", s.multigrid_lag)
         .add("deterministic", s.deterministic)
         .add("pinned_nodes", pinned);
     JsonObject summary;
@@ -506,6 +507,8 @@ int run_simulate(const std::vector<std::string>& arguments) {
                                     .add("min_volume_before", r.input_min_volume)
                                     .add("min_volume_after", r.min_volume)
                                     .add("cut_ms", r.refine_ms)
+                                    .add("prepare_ms", r.prepare_ms)
+                                    .add("commit_ms", r.commit_ms)
                                     .json());
         } else if (r.kind == TopologyChangeKind::RefineSphere ||
                    r.kind == TopologyChangeKind::RefineUniform) {

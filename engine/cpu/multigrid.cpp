@@ -2,12 +2,12 @@
 // (solver/multigrid.hpp). Every re-value walks the fixed maps of the symbolic phase; every loop
 // over rows writes only its own rows (deterministic whatever the thread count).
 #include "solver/multigrid.hpp"
-#include "solver/block_inverse.hpp"
-#include "solver/lanczos.hpp"
 
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "cpu/pcg_detail.hpp"
+#include "solver/block_inverse.hpp"
+#include "solver/lanczos.hpp"
 #include "sparse/spmv.hpp"
 
 #include <algorithm>
@@ -406,7 +406,10 @@ void cycle(const MultigridHierarchy& h, const BinBcsrMatrixView<double>& a, int 
         solve_coarsest(h, b, x);
         return;
     }
-    const Op op = level_op(h, a, l);
+    // The fine level smooths the re-valued matrix (MultigridHierarchy::fine_values).
+    const Op op = l == 0
+                      ? Op{3, a.pattern, h.fine_values.data(), h.fine_diag.data(), h.fixed.data()}
+                      : level_op(h, a, l);
     const MultigridLevel& level = h.levels[l];
     const int K = h.coarse[l].block;
     double* r = h.r[l].data();
@@ -467,6 +470,9 @@ void revalue_multigrid(MultigridHierarchy& h, const BinBcsrMatrixView<double>& a
         });
     }
     factor_coarsest(h, level_op(h, a, h.num_levels() - 1));
+    const std::size_t slots = static_cast<std::size_t>(a.pattern.bin_offsets[a.pattern.num_bins]);
+    h.fine_values.assign(a.values, a.values + 9 * slots);
+    h.fine_diag.assign(a.diag, a.diag + 9 * static_cast<std::size_t>(a.pattern.num_rows));
 }
 
 double lanczos_start(std::int64_t i) {

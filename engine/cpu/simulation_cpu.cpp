@@ -60,7 +60,7 @@ public:
             map_ = cpu::build_per_entry_map(pattern, cells_view);
             element_sum_.emplace(pattern, cells_view);
         }
-        if (settings.preconditioner == Preconditioner::TwoLevel && layout.order >= 2) {
+        if (preconditioner_in_use(settings, layout.order) == Preconditioner::TwoLevel) {
             coarse_ = make_coarse_space(mesh, topology, layout);
             coarse_matrix_ = BinBcsrMatrix<double>(coarse_->pattern);
         }
@@ -501,7 +501,7 @@ void CpuBackend::assemble_hessian(const std::vector<double>& y) {
         const double add = mass[i] * (c + damping);
         for (int k : {0, 4, 8}) matrix_.diag[k * std::int64_t(n) + i] += add;
     });
-    if (settings.preconditioner == Preconditioner::Multigrid) {
+    if (preconditioner_in_use(settings, layout.order) == Preconditioner::Multigrid) {
         if (!multigrid_ || multigrid_->fixed != fixed) {
             build_multigrid_hierarchy();
             multigrid_refresh_.invalidate();
@@ -553,7 +553,7 @@ void CpuBackend::assemble_hessian(const std::vector<double>& y) {
 
 void CpuBackend::begin_step() {
     prepare_step();
-    multigrid_refresh_.new_step();
+    multigrid_refresh_.new_step(settings.multigrid_lag);
     y_ = x_;
     if (settings.integrator != Integrator::Static)
         for (Index i = 0; i < layout.num_nodes(); ++i)

@@ -35,14 +35,16 @@ public:
     void apply(const BinBcsrMatrixView<float>& a, const float* r, float* z) EDN_CUDA_ONLY;
 
     /// Flexible CG on A x = b preconditioned by one V-cycle per iteration (device pointers; the
-    /// stopping rule, pins and outcome of solver/pcg.hpp; dot products and CG scalars in double
-    /// on the device, one read-back per iteration). `a` must be the re-valued matrix.
+    /// stopping rule, pins and outcome of solver/pcg.hpp; dot products, CG scalars and every
+    /// stopping decision in double on the device). With graphs the whole solve is one graph (its
+    /// iterations under a conditional while node) and one read-back; without, one read-back per
+    /// iteration. `a` must be the re-valued matrix.
     PcgResult solve(const BinBcsrMatrixView<float>& a, const float* b, float* x,
                     const PcgSettings& settings, const std::uint8_t* fixed) EDN_CUDA_ONLY;
     /// apply() with host vectors (copies; for tests).
     std::vector<float> apply(const BinBcsrMatrixView<float>& a,
                              const std::vector<float>& r) EDN_CUDA_ONLY;
-    /// Whether revalue() and solve()'s iterations replay captured CUDA graphs (the default) or
+    /// Whether revalue() and solve() replay captured CUDA graphs (the default) or
     /// launch their kernels one by one (the same kernels; tests compare the two).
     void set_graphs(bool on) EDN_CUDA_ONLY;
     /// solve() with host vectors and the hierarchy's pins (copies; for tests): x holds the

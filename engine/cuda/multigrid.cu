@@ -53,7 +53,11 @@ struct Multigrid::Impl {
     DeviceBuffer<double> partials;      // 2 x 1024 per-block partial sums of the dot products
     DeviceBuffer<double> dot_result{1}; // dot()'s device scalar
     DeviceBuffer<float> cg;             // r, z, p, q of solve()
+    // The fine matrix's values and diagonal planes at the last re-value: the cycle smooths with
+    // them (MultigridHierarchy::fine_values: a lagged hierarchy stays one SPD preconditioner).
+    DeviceBuffer<float> fine_values, fine_diag;
     DeviceBuffer<double> cg_scalars{kCgSlots};
+    double* host_scalars = nullptr; // pinned: solve()'s inputs up, its outcome down
     // Launches go to `s`: the default stream, or the capture stream while a re-value or a CG
     // iteration is captured as a CUDA graph (replayed while the pointers it was captured with,
     // its key, stay the same; a re-value changes only the values behind them).
@@ -63,13 +67,15 @@ struct Multigrid::Impl {
         std::vector<std::uintptr_t> key;
         cudaGraphExec_t exec = nullptr;
     };
-    Graph revalue_graph, iteration_graph;
+    Graph revalue_graph;
+    Graph solve_graph;          // a whole solve: start, then the iterations under a while node
     bool graphs = true;         // set_graphs
     bool graphs_failed = false; // capture or instantiation refused once: launch directly
 
     ~Impl() {
-        for (Graph* g : {&revalue_graph, &iteration_graph})
+        for (Graph* g : {&revalue_graph, &solve_graph})
             if (g->exec) cudaGraphExecDestroy(g->exec);
+        if (host_scalars) cudaFreeHost(host_scalars);
         if (capture_stream) cudaStreamDestroy(capture_stream);
     }
     /// Runs `enqueue` (launches on `s` only, no waits) as the graph g: captured again when `key`
@@ -165,6 +171,15 @@ struct Multigrid::Impl {
     void chebyshev(const DeviceOp& o, const Level& level, int l, const float* bv, float* xv,
                    bool zero_start);
     void cycle(const BinBcsrMatrixView<float>& a, int l, const float* bv, float* xv);
+    // solve(): its start and one iteration (launches on s), and the whole solve as one graph
+    void enqueue_start(const BinBcsrMatrixView<float>& a, const float* bv, float* xv,
+                       const std::uint8_t* fixed_rows, cudaGraphConditionalHandle loop, bool set);
+    void enqueue_iteration(const BinBcsrMatrixView<float>& a, float* xv,
+                           const std::uint8_t* fixed_rows, cudaGraphConditionalHandle loop,
+                           bool set);
+    bool capture_solve(const std::vector<std::uintptr_t>& key, const BinBcsrMatrixView<float>& a,
+                       const float* bv, float* xv, const std::uint8_t* fixed_rows);
+    bool solve_graph_failed = false; // no conditional graph nodes here: direct launches
 };
 
 // lambda_max(D^-1 A) of level l by `power_iterations` steps of block-Jacobi PCG from the CPU
@@ -252,7 +267,9 @@ void Multigrid::Impl::cycle(const BinBcsrMatrixView<float>& a, int l, const floa
             n, coarsest_inverse.data(), bv, xv);
         return;
     }
-    const DeviceOp o = op(a, l);
+    const DeviceOp o =
+        l == 0 ? DeviceOp{3, a.pattern, fine_values.data(), fine_diag.data(), fixed.data()}
+               : op(a, l);
     const Level& level = levels[l];
     with_blocks(level.block, level.coarse_block, [&]<int B, int K>() {
         const Index n = o.p.num_rows;
@@ -397,8 +414,16 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
                                   sizeof(Index), cudaMemcpyDeviceToHost));
         m.levels[0].spmv_kernel = choose_spmv_kernel(a.pattern.num_rows, fine_slots);
         m.fine_kernel_chosen = true;
+        m.fine_values = DeviceBuffer<float>(9 * static_cast<std::size_t>(fine_slots));
+        m.fine_diag = DeviceBuffer<float>(9 * static_cast<std::size_t>(a.pattern.num_rows));
     }
-    m.run(m.revalue_graph, Impl::key_of(a, {}), [&] {
+    m.run(m.revalue_graph, Impl::key_of(a, {m.fine_values.data()}), [&] {
+        if (!m.levels.empty()) {
+            EDN_CUDA_CHECK(cudaMemcpyAsync(m.fine_values.data(), a.values, m.fine_values.bytes(),
+                                           cudaMemcpyDeviceToDevice, m.s));
+            EDN_CUDA_CHECK(cudaMemcpyAsync(m.fine_diag.data(), a.diag, m.fine_diag.bytes(),
+                                           cudaMemcpyDeviceToDevice, m.s));
+        }
         for (std::size_t l = 0; l < m.levels.size(); ++l) {
             const DeviceOp o = m.op(a, static_cast<int>(l));
             with_blocks(m.levels[l].block, m.levels[l].coarse_block,
@@ -450,6 +475,121 @@ void Multigrid::apply(const BinBcsrMatrixView<float>& a, const float* r, float* 
     EDN_CUDA_CHECK(cudaGetLastError());
 }
 
+// Flexible CG, every decision on the device (multigrid_kernels.cuh, CgSlot): the start (r_0,
+// z_0, p_0, the reference norm, whether to iterate) and the iterations. With graphs, the whole
+// solve is one graph whose iterations run under a conditional while node that k_cg_check
+// clears: no read-back until the end (the host used to wait for every iteration's scalars,
+// leaving the GPU idle for each round trip). A converged last iteration still costs one unused
+// preconditioner application.
+void Multigrid::Impl::enqueue_start(const BinBcsrMatrixView<float>& a, const float* bv, float* xv,
+                                    const std::uint8_t* fixed_rows, cudaGraphConditionalHandle loop,
+                                    bool set) {
+    const Index n = fine_rows;
+    const std::int64_t dofs = 3 * std::int64_t(n);
+    float *rv = cg.data(), *zv = rv + dofs, *pv = zv + dofs;
+    double* sc = cg_scalars.data();
+    const int grid = grid_for(n);
+    k_mask<<<grid, kThreads, 0, s>>>(n, fixed_rows, bv, rv);
+    dot_to(rv, rv, dofs, sc + cBb);
+    k_zero_free_cold<<<grid, kThreads, 0, s>>>(n, fixed_rows, sc, xv);
+    spmv<3>(op(a, 0), xv, rv, 0);
+    k_residual<<<grid, kThreads, 0, s>>>(n, fixed_rows, bv, rv);
+    dot_to(rv, rv, dofs, sc + cRr);
+    cycle(a, 0, rv, zv);
+    k_zero_pinned<<<grid, kThreads, 0, s>>>(n, fixed.data(), zv);
+    dot_to(rv, zv, dofs, sc + cRz);
+    EDN_CUDA_CHECK(cudaMemcpyAsync(pv, zv, dofs * sizeof(float), cudaMemcpyDeviceToDevice, s));
+    k_cg_start<<<1, 1, 0, s>>>(sc, loop, set);
+}
+
+void Multigrid::Impl::enqueue_iteration(const BinBcsrMatrixView<float>& a, float* xv,
+                                        const std::uint8_t* fixed_rows,
+                                        cudaGraphConditionalHandle loop, bool set) {
+    const Index n = fine_rows;
+    const std::int64_t dofs = 3 * std::int64_t(n);
+    float *rv = cg.data(), *zv = rv + dofs, *pv = zv + dofs, *qv = pv + dofs;
+    double* sc = cg_scalars.data();
+    const int grid = grid_for(n);
+    // 8 launches besides the V-cycle: the product, its dot, alpha, the update (with r.r's
+    // partials) and their sum, z's dots (pinned rows zeroed), beta with the check, the direction.
+    const int blocks = static_cast<int>(std::min<std::int64_t>(grid, 1024));
+    spmv<3>(op(a, 0), pv, qv, 0);
+    k_dots<1><<<blocks, kThreads, 0, s>>>(pv, qv, nullptr, dofs, partials.data());
+    k_cg_alpha<<<1, 32, 0, s>>>(partials.data(), blocks, sc);
+    k_cg_update<<<blocks, kThreads, 0, s>>>(n, fixed_rows, sc, pv, qv, xv, rv, partials.data());
+    k_sum_partials<1><<<1, 32, 0, s>>>(partials.data(), blocks, sc + cRr);
+    cycle(a, 0, rv, zv);
+    k_cg_dots<<<blocks, kThreads, 0, s>>>(n, fixed.data(), zv, rv, qv, partials.data());
+    k_cg_beta<<<1, 32, 0, s>>>(partials.data(), blocks, sc, loop, set);
+    k_cg_direction<<<grid_for(dofs), kThreads, 0, s>>>(dofs, sc, zv, pv);
+}
+
+bool Multigrid::Impl::capture_solve(const std::vector<std::uintptr_t>& key,
+                                    const BinBcsrMatrixView<float>& a, const float* bv, float* xv,
+                                    const std::uint8_t* fixed_rows) {
+    Graph& g = solve_graph;
+    if (g.exec) EDN_CUDA_CHECK(cudaGraphExecDestroy(g.exec));
+    g.exec = nullptr;
+    if (!capture_stream)
+        EDN_CUDA_CHECK(cudaStreamCreateWithFlags(&capture_stream, cudaStreamNonBlocking));
+    cudaGraph_t graph = nullptr;
+    EDN_CUDA_CHECK(cudaGraphCreate(&graph, 0));
+    cudaGraphConditionalHandle loop{};
+    cudaGraphExec_t exec = nullptr;
+    bool captured = false;
+    try {
+        EDN_CUDA_CHECK(cudaGraphConditionalHandleCreate(&loop, graph, 0, 0));
+        // The start, then the while node after it (added to the graph being captured)...
+        EDN_CUDA_CHECK(cudaStreamBeginCaptureToGraph(capture_stream, graph, nullptr, nullptr, 0,
+                                                     cudaStreamCaptureModeThreadLocal));
+        s = capture_stream;
+        enqueue_start(a, bv, xv, fixed_rows, loop, true);
+        cudaStreamCaptureStatus status{};
+        const cudaGraphNode_t* deps = nullptr;
+        const cudaGraphEdgeData* edges = nullptr;
+        std::size_t count = 0;
+        EDN_CUDA_CHECK(cudaStreamGetCaptureInfo(capture_stream, &status, nullptr, nullptr, &deps,
+                                                &edges, &count));
+        cudaGraphNodeParams params{};
+        params.type = cudaGraphNodeTypeConditional;
+        params.conditional.handle = loop;
+        params.conditional.type = cudaGraphCondTypeWhile;
+        params.conditional.size = 1;
+        cudaGraphNode_t node = nullptr;
+        EDN_CUDA_CHECK(cudaGraphAddNode(&node, graph, deps, edges, count, &params));
+        EDN_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(capture_stream, &node, nullptr, 1,
+                                                           cudaStreamSetCaptureDependencies));
+        EDN_CUDA_CHECK(cudaStreamEndCapture(capture_stream, &graph));
+        // ...whose body is one iteration.
+        cudaGraph_t body = params.conditional.phGraph_out[0];
+        EDN_CUDA_CHECK(cudaStreamBeginCaptureToGraph(capture_stream, body, nullptr, nullptr, 0,
+                                                     cudaStreamCaptureModeThreadLocal));
+        enqueue_iteration(a, xv, fixed_rows, loop, true);
+        EDN_CUDA_CHECK(cudaStreamEndCapture(capture_stream, &body));
+        s = nullptr;
+        captured = cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
+    } catch (const Error&) {
+        s = nullptr;
+        cudaStreamCaptureStatus status{};
+        if (cudaStreamIsCapturing(capture_stream, &status) == cudaSuccess &&
+            status != cudaStreamCaptureStatusNone) {
+            cudaGraph_t partial = nullptr;
+            cudaStreamEndCapture(capture_stream, &partial);
+            if (partial && partial != graph) cudaGraphDestroy(partial);
+        }
+        captured = false;
+    }
+    cudaGraphDestroy(graph);
+    if (!captured) { // no conditional nodes here (driver, device): launch directly from now on
+        cudaGetLastError();
+        solve_graph_failed = true;
+        return false;
+    }
+    g.exec = exec;
+    g.key = key;
+    return true;
+}
+
 PcgResult Multigrid::solve(const BinBcsrMatrixView<float>& a, const float* b, float* x,
                            const PcgSettings& settings, const std::uint8_t* fixed) {
     Impl& m = *impl_;
@@ -462,68 +602,45 @@ PcgResult Multigrid::solve(const BinBcsrMatrixView<float>& a, const float* b, fl
     }
     if (m.cg.size() != 4 * static_cast<std::size_t>(dofs))
         m.cg = DeviceBuffer<float>(4 * static_cast<std::size_t>(dofs));
-    float *r = m.cg.data(), *z = r + dofs, *p = z + dofs, *q = p + dofs;
-    const int grid = grid_for(n);
-    k_mask<<<grid, kThreads, 0, m.s>>>(n, fixed, b, r);
-    const double bb = m.dot(r, r, dofs);
-    if (!settings.warm_start || bb == 0) k_zero_free<<<grid, kThreads, 0, m.s>>>(n, fixed, x);
-    m.spmv<3>(m.op(a, 0), x, r, 0);
-    k_residual<<<grid, kThreads, 0, m.s>>>(n, fixed, b, r);
-    const double rr = m.dot(r, r, dofs);
-    const double tol2 = settings.relative_tolerance * settings.relative_tolerance;
-    const double ref2 = bb > 0 ? bb : rr;
-    result.initial_residual = result.final_residual = std::sqrt(rr);
-    result.reference_norm = std::sqrt(ref2);
-    if (rr <= tol2 * ref2) {
-        result.converged = true;
-        return result;
-    }
-    apply(a, r, z);
-    const double rz = m.dot(r, z, dofs);
-    EDN_CUDA_CHECK(cudaMemcpyAsync(p, z, dofs * sizeof(float), cudaMemcpyDeviceToDevice, m.s));
-    if (!(rz > 0) || !std::isfinite(rz)) {
-        result.breakdown = true;
-        return result;
-    }
-    // Every iteration is enqueued whole (the next direction included) and then read back once:
-    // the scalars live on the device; a converged last iteration costs one unused preconditioner
-    // application.
+    if (!m.host_scalars)
+        EDN_CUDA_CHECK(
+            cudaMallocHost(reinterpret_cast<void**>(&m.host_scalars), kCgSlots * sizeof(double)));
+    double* host = m.host_scalars;
+    std::fill(host, host + kCgSlots, 0.0);
+    host[cTol2] = settings.relative_tolerance * settings.relative_tolerance;
+    host[cMaxIterations] = settings.max_iterations;
+    host[cWarm] = settings.warm_start ? 1 : 0;
     double* sc = m.cg_scalars.data();
-    const double start[kCgSlots] = {rz, 0, 0, 0, 0, 0, 0, 0};
-    EDN_CUDA_CHECK(cudaMemcpy(sc, start, sizeof(start), cudaMemcpyHostToDevice));
-    double host[kCgSlots];
-    // The graph's key, once per solve (not per iteration): what the iteration's launches point at.
-    const std::vector<std::uintptr_t> iteration_key = Impl::key_of(a, {x, fixed, r});
-    while (result.iterations < settings.max_iterations) {
-        m.run(m.iteration_graph, iteration_key, [&] {
-            m.spmv<3>(m.op(a, 0), p, q, 0);
-            m.dot_to(p, q, dofs, sc + cPq);
-            k_cg_alpha<<<1, 1, 0, m.s>>>(sc);
-            k_cg_update<<<grid, kThreads, 0, m.s>>>(n, fixed, sc, p, q, x, r);
-            m.dot_to(r, r, dofs, sc + cRr);
-            apply(a, r, z);
-            const int blocks = static_cast<int>(std::min<std::int64_t>(grid_for(dofs), 1024));
-            k_dots<2><<<blocks, kThreads, 0, m.s>>>(z, r, q, dofs, m.partials.data());
-            k_sum_partials<2><<<1, 32, 0, m.s>>>(m.partials.data(), blocks, sc + cRzNew);
-            k_cg_beta<<<1, 1, 0, m.s>>>(sc);
-            k_cg_direction<<<grid_for(dofs), kThreads, 0, m.s>>>(dofs, sc, z, p);
-        });
-        EDN_CUDA_CHECK(cudaMemcpy(host, sc, sizeof(host), cudaMemcpyDeviceToHost));
-        if (host[cBreak] == 1) { // p.q <= 0: x and r were left as they were
-            result.breakdown = true;
-            break;
-        }
-        ++result.iterations;
-        result.final_residual = std::sqrt(host[cRr]);
-        if (host[cRr] <= tol2 * ref2) {
-            result.converged = true;
-            break;
-        }
-        if (host[cBreak] == 2) {
-            result.breakdown = true;
-            break;
+    EDN_CUDA_CHECK(
+        cudaMemcpyAsync(sc, host, kCgSlots * sizeof(double), cudaMemcpyHostToDevice, nullptr));
+    const std::vector<std::uintptr_t> key = Impl::key_of(
+        a, {b, x, fixed, m.cg.data(), m.coarsest_inverse.data(), m.fine_values.data()});
+    const bool graph =
+        m.graphs && !m.graphs_failed && !m.solve_graph_failed &&
+        ((m.solve_graph.exec && m.solve_graph.key == key) || m.capture_solve(key, a, b, x, fixed));
+    auto read_back = [&] {
+        EDN_CUDA_CHECK(
+            cudaMemcpyAsync(host, sc, kCgSlots * sizeof(double), cudaMemcpyDeviceToHost, nullptr));
+        EDN_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+    };
+    if (graph) {
+        EDN_CUDA_CHECK(cudaGraphLaunch(m.solve_graph.exec, nullptr));
+        read_back();
+    } else { // the same kernels launched directly, the status read after each part
+        m.enqueue_start(a, b, x, fixed, {}, false);
+        read_back();
+        while (static_cast<int>(host[cStatus]) == kCgRunning) {
+            m.enqueue_iteration(a, x, fixed, {}, false);
+            read_back();
         }
     }
+    result.iterations = static_cast<int>(host[cIterations]);
+    result.initial_residual = std::sqrt(host[cRr0]);
+    result.final_residual = std::sqrt(host[cRr]);
+    result.reference_norm = std::sqrt(host[cRef2]);
+    const int status = static_cast<int>(host[cStatus]);
+    result.converged = status == kCgConverged;
+    result.breakdown = status == kCgBreakdown;
     EDN_CUDA_CHECK(cudaGetLastError());
     return result;
 }

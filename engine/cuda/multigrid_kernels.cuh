@@ -559,44 +559,151 @@ __global__ void k_mask(Index n, const std::uint8_t* fixed, const float* b, float
     for (int k = 0; k < 3; ++k) out[3 * i + k] = free ? b[3 * i + k] : 0.f;
 }
 
-// x = 0 on free rows (a cold start keeps the pinned values).
-__global__ void k_zero_free(Index n, const std::uint8_t* fixed, float* x) {
+// Flexible CG's scalars on the device (Multigrid::solve): the iteration's, then the solve's
+// inputs (||P b||^2, tolerance^2, cap, warm start) and outcome (iterations, status), so a whole
+// solve runs without a read-back (the loop is a conditional graph node, or one read-back per
+// iteration when graphs are off).
+enum CgSlot {
+    cRz = 0,
+    cPq,
+    cAlpha,
+    cRr,
+    cRzNew,
+    cZq,
+    cBeta,
+    cBreak, // the iteration's
+    cBb,
+    cRr0,
+    cRef2,
+    cTol2,
+    cMaxIterations,
+    cWarm,
+    cIterations,
+    cStatus,
+    kCgSlots
+};
+static_assert(cZq == cRzNew + 1, "k_sum_partials<2> writes the pair");
+enum CgStatus { kCgRunning = 0, kCgConverged, kCgBreakdown, kCgStopped };
+// x = 0 on free rows for a cold start (not warm, or b = 0 on the free rows).
+__global__ void k_zero_free_cold(Index n, const std::uint8_t* fixed, const double* s, float* x) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s[cWarm] != 0 && s[cBb] != 0) return;
     if (i < n && (fixed == nullptr || fixed[i] == 0)) x[3 * i] = x[3 * i + 1] = x[3 * i + 2] = 0;
 }
-
-// Flexible CG's scalars on the device (one read-back per iteration, Multigrid::solve).
-enum CgSlot { cRz = 0, cPq, cAlpha, cRr, cRzNew, cZq, cBeta, cBreak, kCgSlots };
-static_assert(cZq == cRzNew + 1, "k_sum_partials<2> writes the pair");
-__global__ void k_cg_alpha(double* s) {
-    const double pq = s[cPq], alpha = s[cRz] / pq;
+// After r_0, z_0 = M r_0 and r_0.z_0: the reference norm and whether to iterate; `set`: the
+// loop is the conditional node `loop` (else the host reads cStatus).
+__global__ void k_cg_start(double* s, cudaGraphConditionalHandle loop, bool set) {
+    const double bb = s[cBb], rr = s[cRr], rz = s[cRz];
+    const double ref2 = bb > 0 ? bb : rr;
+    s[cRr0] = rr;
+    s[cRef2] = ref2;
+    s[cIterations] = 0;
+    s[cBreak] = 0;
+    int status = kCgRunning;
+    if (rr <= s[cTol2] * ref2)
+        status = kCgConverged;
+    else if (!(rz > 0) || !isfinite(rz))
+        status = kCgBreakdown;
+    else if (s[cMaxIterations] <= 0)
+        status = kCgStopped;
+    s[cStatus] = status;
+    if (set) cudaGraphSetConditional(loop, status == kCgRunning ? 1u : 0u);
+}
+// After an iteration: count it (unless alpha broke down: x and r were left as they were) and
+// stop on convergence, breakdown or the cap.
+__device__ void cg_check(double* s, cudaGraphConditionalHandle loop, bool set) {
+    int status = kCgRunning;
+    if (s[cBreak] == 1) {
+        status = kCgBreakdown;
+    } else {
+        s[cIterations] += 1;
+        if (s[cRr] <= s[cTol2] * s[cRef2])
+            status = kCgConverged;
+        else if (s[cBreak] == 2)
+            status = kCgBreakdown;
+        else if (s[cIterations] >= s[cMaxIterations])
+            status = kCgStopped;
+    }
+    s[cStatus] = status;
+    if (set) cudaGraphSetConditional(loop, status == kCgRunning ? 1u : 0u);
+}
+// p.q = the sum of the partials (one warp, fixed order), then alpha = rz / p.q (cBreak = 1 when
+// it broke down: x and r stay as they are).
+__global__ void k_cg_alpha(const double* partials, int blocks, double* s) {
+    double t = 0;
+    for (int i = threadIdx.x; i < blocks; i += 32) t += partials[i];
+    t = warp_sum(t);
+    if (threadIdx.x != 0) return;
+    const double pq = s[cPq] = t, alpha = s[cRz] / pq;
     if (!(pq > 0) || !isfinite(alpha))
         s[cBreak] = 1;
     else
         s[cAlpha] = alpha;
 }
-// x += alpha p; r = P (r - alpha q), unless alpha broke down
+// x += alpha p; r = P (r - alpha q), unless alpha broke down; with r.r's per-block partials
+// (grid-stride over rows, at most 1024 blocks; k_sum_partials<1> adds them).
 __global__ void k_cg_update(Index n, const std::uint8_t* fixed, const double* s, const float* p,
-                            const float* q, float* x, float* r) {
-    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n || s[cBreak] != 0) return;
+                            const float* q, float* x, float* r, double* partials) {
+    const bool move = s[cBreak] == 0;
     const float alpha = float(s[cAlpha]);
-    const bool free = fixed == nullptr || fixed[i] == 0;
-    for (int k = 0; k < 3; ++k) {
-        x[3 * i + k] += alpha * p[3 * i + k];
-        r[3 * i + k] = free ? r[3 * i + k] - alpha * q[3 * i + k] : 0.f;
+    double rr = 0;
+    for (Index i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const bool free = fixed == nullptr || fixed[i] == 0;
+        for (int k = 0; k < 3; ++k) {
+            float ri = r[3 * i + k];
+            if (move) {
+                x[3 * i + k] += alpha * p[3 * i + k];
+                ri = free ? ri - alpha * q[3 * i + k] : 0.f;
+                r[3 * i + k] = ri;
+            }
+            rr += double(ri) * double(ri);
+        }
     }
+    rr = block_sum<kThreads>(rr);
+    if (threadIdx.x == 0) partials[blockIdx.x] = rr;
 }
-// flexible (Polak-Ribiere) beta = z_new.(r_new - r_old) / rz = -alpha z_new.q / rz
-__global__ void k_cg_beta(double* s) {
-    if (s[cBreak] != 0) return;
-    const double rz_new = s[cRzNew];
-    if (!(rz_new > 0) || !isfinite(rz_new)) {
-        s[cBreak] = 2;
-        return;
+// z = 0 on pinned rows (the V-cycle's output), with the per-block partials of z.r and z.q.
+__global__ void k_cg_dots(Index n, const std::uint8_t* fixed, float* z, const float* r,
+                          const float* q, double* partials) {
+    double zr = 0, zq = 0;
+    for (Index i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const bool pinned = fixed[i] != 0;
+        for (int k = 0; k < 3; ++k) {
+            float zi = z[3 * i + k];
+            if (pinned) z[3 * i + k] = zi = 0.f;
+            zr += double(zi) * double(r[3 * i + k]);
+            zq += double(zi) * double(q[3 * i + k]);
+        }
     }
-    s[cBeta] = -s[cAlpha] * s[cZq] / s[cRz];
-    s[cRz] = rz_new;
+    zr = block_sum<kThreads>(zr);
+    if (threadIdx.x == 0) partials[blockIdx.x] = zr;
+    __syncthreads(); // block_sum's shared array is reused
+    zq = block_sum<kThreads>(zq);
+    if (threadIdx.x == 0) partials[1024 + blockIdx.x] = zq;
+}
+// z.r and z.q from their partials (one warp, fixed order); the flexible (Polak-Ribiere) beta =
+// z_new.(r_new - r_old) / rz = -alpha z_new.q / rz; then the iteration's check (cg_check).
+__global__ void k_cg_beta(const double* partials, int blocks, double* s,
+                          cudaGraphConditionalHandle loop, bool set) {
+    double zr = 0, zq = 0;
+    for (int i = threadIdx.x; i < blocks; i += 32) {
+        zr += partials[i];
+        zq += partials[1024 + i];
+    }
+    zr = warp_sum(zr);
+    zq = warp_sum(zq);
+    if (threadIdx.x != 0) return;
+    s[cRzNew] = zr;
+    s[cZq] = zq;
+    if (s[cBreak] == 0) {
+        if (!(zr > 0) || !isfinite(zr)) {
+            s[cBreak] = 2;
+        } else {
+            s[cBeta] = -s[cAlpha] * zq / s[cRz];
+            s[cRz] = zr;
+        }
+    }
+    cg_check(s, loop, set);
 }
 // p = z + beta p
 __global__ void k_cg_direction(std::int64_t n, const double* s, const float* z, float* p) {

@@ -279,7 +279,7 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     cuda::PcgOptions pcg_options;
     pcg_options.upper_spmv = !settings.deterministic; // its atomics' order varies run to run
     pcg_ = std::make_unique<cuda::Pcg>(n, pcg_options);
-    if (settings.preconditioner == Preconditioner::TwoLevel && layout.order >= 2)
+    if (preconditioner_in_use(settings, layout.order) == Preconditioner::TwoLevel)
         coarse_ = std::make_unique<cuda::CoarseLevel>(mesh, topology, layout, assembly_.get());
     // The rest geometry in double, as the CPU backend computes it (the float Hessian rounds it).
     std::vector<RestElement<double>> rest_host(nt);
@@ -418,7 +418,7 @@ void CudaBackend::assemble(const double* y) {
     // Galerkin coarse matrix of the element Hessians + the restricted mass terms (the drag
     // spring and ground penalty are left to the fine level), as the CPU backend does.
     if (coarse_) coarse_->assemble(assembly_->device_element_blocks(), mass_.data(), mass_scale);
-    if (settings.preconditioner == Preconditioner::Multigrid) {
+    if (preconditioner_in_use(settings, layout.order) == Preconditioner::Multigrid) {
         if (!multigrid_ || multigrid_fixed_ != fixed) {
             build_multigrid();
             multigrid_refresh_.invalidate();
@@ -515,7 +515,7 @@ double CudaBackend::node_potential(const double* y) {
 }
 
 void CudaBackend::begin_step() {
-    multigrid_refresh_.new_step();
+    multigrid_refresh_.new_step(settings.multigrid_lag);
     const Index n = layout.num_nodes();
     EDN_CUDA_CHECK(cudaMemcpy(x_start_.data(), x_.data(), x_.bytes(), cudaMemcpyDeviceToDevice));
     predictor_kernel<<<blocks_for(n), kBlock>>>(x_.data(), v_.data(), fixed_.data(), effective_dt(),

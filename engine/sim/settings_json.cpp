@@ -28,7 +28,7 @@ struct KeyKind {
     Kind kind;
 };
 
-constexpr std::array<KeyKind, 25> kKeys = {{
+constexpr std::array<KeyKind, 26> kKeys = {{
     {{"", "order", "order"}, Kind::Number},
     {{"material", "preset", "preset"}, Kind::Name},
     {{"material", "model", "material"}, Kind::Name},
@@ -50,6 +50,7 @@ constexpr std::array<KeyKind, 25> kKeys = {{
     {{"solver", "cg_max", "cg-max"}, Kind::Number},
     {{"solver", "cg_forcing", "cg-forcing"}, Kind::Switch},
     {{"solver", "multigrid_refresh", "multigrid-refresh"}, Kind::Name},
+    {{"solver", "multigrid_lag", "multigrid-lag"}, Kind::Number},
     {{"solver", "exact_hessian", "exact-hessian"}, Kind::Flag},
     {{"solver", "deterministic", "deterministic"}, Kind::Flag},
     {{"ground", "height", "ground"}, Kind::Number},
@@ -237,6 +238,7 @@ void write_settings_json(const SimulationSettings& s, const SimulationSettings* 
     put("cg_forcing", s.cg_forcing, b.cg_forcing);
     put("multigrid_refresh", std::string(s.multigrid_every_iteration ? "iteration" : "step"),
         std::string(b.multigrid_every_iteration ? "iteration" : "step"));
+    put("multigrid_lag", s.multigrid_lag, b.multigrid_lag);
     put("exact_hessian", !s.project_hessian, !b.project_hessian);
     put("deterministic", s.deterministic, b.deterministic);
     put("coarse_iterations", s.coarse_iterations, b.coarse_iterations);

@@ -12,6 +12,11 @@
 
 namespace edn {
 
+Preconditioner preconditioner_in_use(const SimulationSettings& s, int order) {
+    return s.preconditioner == Preconditioner::TwoLevel && order == 1 ? Preconditioner::BlockJacobi
+                                                                      : s.preconditioner;
+}
+
 namespace {
 
 void validate(const SimulationSettings& s) {

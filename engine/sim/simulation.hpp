@@ -15,6 +15,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,6 +87,9 @@ struct SimulationSettings {
     /// Multigrid: re-value the hierarchy at every Newton iteration's assembly instead of once per
     /// step (solver/multigrid.hpp, MultigridRefresh).
     bool multigrid_every_iteration = false;
+    /// Multigrid: at most this many time steps share one re-value of the hierarchy (sooner when
+    /// its solves slow down or fail: MultigridRefresh); 1 = a re-value at every step.
+    int multigrid_lag = 1;
     bool project_hessian = true; ///< PSD-project per quadrature point (else exact)
     /// CUDA: bitwise-reproducible runs. Off (default), large p = 1 solves take q = A p from the
     /// matrix's upper part with float atomics (cuda::PcgOptions::upper_spmv) and the per-entry
@@ -101,6 +105,10 @@ struct SimulationSettings {
     /// The contact set is the step's start, so the term is smooth within a step's Newton loop.
     double ground_friction = 0;
 };
+
+/// The preconditioner the backends run for `s` at element order `order`: two-level is block
+/// Jacobi at p = 1 (no coarser P1 space).
+Preconditioner preconditioner_in_use(const SimulationSettings& s, int order);
 
 /// Milliseconds per stage of one step.
 struct StageTimes {
@@ -176,6 +184,8 @@ struct SolverMemory {
 };
 
 class SimulationBackend;
+class ChangeBasis;
+class PreparedChange;
 struct CutPlane;
 struct NodeState;
 struct RefineResult;
@@ -276,6 +286,32 @@ public:
     // settings for the new mesh, carries positions, velocities and pins over and swaps it in;
     // the drag spring is dropped (its vertices are renumbered). Strong guarantee: on edn::Error
     // the simulation is unchanged. The previous mesh and state go onto the undo history.
+    // cut, refine_sphere and refine_uniform are prepare + commit (sim/prepared_change.hpp): a
+    // caller may run the preparation on another thread while this simulation steps.
+
+    /// What a change is prepared on: the current topology (kept alive by the basis), settings,
+    /// topology options and node positions. Call it between steps (it copies the positions).
+    ChangeBasis change_basis() const;
+    /// cut()'s first phase on `basis` (any thread; reads nothing but the basis). Throws
+    /// edn::Error like cut().
+    static PreparedChange prepare_cut(const ChangeBasis& basis, const CutPlane& plane);
+    /// refine_sphere()'s first phase on `basis`, as prepare_cut.
+    static PreparedChange prepare_refine_sphere(const ChangeBasis& basis, const Vec3& center,
+                                                double radius, int levels = 3);
+    /// refine_uniform()'s first phase on `basis`, as prepare_cut.
+    static PreparedChange prepare_refine_uniform(const ChangeBasis& basis);
+    /// The basis of a change to prepare on top of `prepared` (not yet committed; any thread):
+    /// its new mesh, `basis`'s positions carried by its transfer plan. Commit the two in order.
+    static ChangeBasis chain_basis(const PreparedChange& prepared, const ChangeBasis& basis);
+    /// Whether `prepared` was prepared on the current topology (commit() takes it).
+    bool is_current(const PreparedChange& prepared) const;
+    /// The second phase, between steps: carries the current positions, velocities and pins into
+    /// the prepared backend, swaps it in (with the settings now in force) and records it (frame
+    /// now, commit_ms). Throws edn::Error(Usage), leaving both unchanged, when `prepared` is
+    /// empty or stale (the topology changed since its basis was taken: prepare again). On
+    /// success `prepared` is left holding the retired backend and the plan: whoever destroys it
+    /// frees them (the app does so off the frame; freeing a large backend takes milliseconds).
+    TopologyChangeRecord commit(PreparedChange&& prepared);
 
     /// Cuts the mesh along `plane`, as topology_options().cut_mode says: split the crossed cells
     /// along the blade (mesh/split_cut.hpp; the state carried like refine_sphere's) or open
@@ -336,31 +372,30 @@ private:
                                                            const SimulationSettings& settings);
     /// Swaps in `next` (state and pins already set) and records `record`; the current mesh,
     /// settings, pins and the given node state go onto the undo history first.
-    void install(std::unique_ptr<SimulationBackend> next, TopologyChangeRecord record,
-                 std::vector<double> positions, std::vector<double> velocities);
-    /// The refinement `result` of the current mesh (begun at `start`) carried out: `state`
-    /// transferred to the nested mesh, its record made, then finish_change().
-    TopologyChangeRecord finish_refinement(TopologyChangeKind kind, RefineResult& result,
-                                           const NodeState& state,
-                                           std::chrono::steady_clock::time_point start);
-    /// Builds the backend of `mesh` (timed as the record's re-pattern), sets the `carried` node
-    /// state and installs it, `previous` (the current state) going onto the undo history.
-    TopologyChangeRecord finish_change(TopologyChangeRecord record, TetMesh mesh,
-                                       const NodeState& carried, const NodeState& previous);
-    /// finish_change() for a mesh whose cells lie in the current mesh's cells `cell_parent`
-    /// (refinement, split cut): the new backend is built first and `state` (the current node
-    /// state) is carried over through both backends' topologies (transfer_node_state_nested on
-    /// NodeSpaces); the transfer's time is added to the record's refine_ms, and a cut's record
-    /// takes the new backend's component count.
-    TopologyChangeRecord finish_nested_change(TopologyChangeRecord record, TetMesh mesh,
-                                              std::span<const Index> cell_parent,
-                                              const NodeState& state);
-    /// cut() in CutMode::Split, `state` the current node state.
-    TopologyChangeRecord split_cut(const CutPlane& plane, const NodeState& state);
-    /// "cut: NAME" style message prefix for `what`.
-    std::string message_prefix(const char* what) const;
+    /// Returns the backend it swapped out.
+    std::shared_ptr<SimulationBackend> install(std::shared_ptr<SimulationBackend> next,
+                                               TopologyChangeRecord record,
+                                               std::vector<double> positions,
+                                               std::vector<double> velocities);
+    /// The refinement `result` of `basis`'s mesh (begun at `start`) prepared: its record made,
+    /// then prepare_nested().
+    static PreparedChange prepare_refinement(const ChangeBasis& basis, TopologyChangeKind kind,
+                                             RefineResult& result,
+                                             std::chrono::steady_clock::time_point start);
+    /// Builds the backend of `mesh`, whose cells lie in `basis`'s cells `cell_parent`
+    /// (refinement, split cut), timed as the record's re-pattern, and plans the nested transfer
+    /// into it (its time added to refine_ms); a cut's record takes its component count.
+    static PreparedChange prepare_nested(const ChangeBasis& basis, TopologyChangeRecord record,
+                                         TetMesh mesh, std::span<const Index> cell_parent);
+    /// The end of every preparation: the device work done (CUDA), the basis recorded for the
+    /// staleness check and prepare_ms (since `start`).
+    static void finish_preparation(const ChangeBasis& basis, PreparedChange& prepared,
+                                   std::chrono::steady_clock::time_point start);
+    /// prepare_cut() in CutMode::Split.
+    static PreparedChange prepare_split_cut(const ChangeBasis& basis, const CutPlane& plane);
 
-    std::unique_ptr<SimulationBackend> backend_;
+    // Shared: a ChangeBasis keeps the backend a preparation reads alive (read only).
+    std::shared_ptr<SimulationBackend> backend_;
     std::deque<Snapshot> history_;              // newest last
     std::vector<TopologyChangeRecord> changes_; // oldest first
     TopologyChangeOptions topology_options_;

@@ -18,7 +18,7 @@ namespace edn {
 /// them. Inline otherwise computes each row's blocks where it adds them.
 inline bool keeps_element_blocks(const SimulationSettings& s, int order) {
     return s.summation != SummationMethod::Inline ||
-           (s.preconditioner == Preconditioner::TwoLevel && order >= 2);
+           preconditioner_in_use(s, order) == Preconditioner::TwoLevel;
 }
 
 /// Host-side set-up common to every backend (topology, node layout, pattern, masses, pins) and

@@ -70,14 +70,12 @@ int node_vertex_weights(const Topology& topology, const NodeLayout& layout, Inde
 
 } // namespace
 
-StateTransfer transfer_node_state(const TetMesh& old_mesh, const TetMesh& new_mesh,
-                                  std::span<const Index> vertex_origin, int order,
-                                  const NodeState& old_state) {
+TransferPlan plan_node_transfer(const TetMesh& old_mesh, const TetMesh& new_mesh,
+                                std::span<const Index> vertex_origin, int order) {
     const Topology old_topology = build_topology(old_mesh);
     const Topology new_topology = build_topology(new_mesh);
     const NodeLayout old_layout = make_node_layout(old_topology, order);
     const NodeLayout layout = make_node_layout(new_topology, order);
-    check_old_state(old_layout, old_state);
     EDN_VERIFY(vertex_origin.size() == static_cast<std::size_t>(new_mesh.num_vertices()),
                ErrorCode::Usage,
                "state transfer: expected " << new_mesh.num_vertices() << " vertex origins, got "
@@ -86,57 +84,32 @@ StateTransfer transfer_node_state(const TetMesh& old_mesh, const TetMesh& new_me
         EDN_VERIFY(o >= 0 && o < old_mesh.num_vertices(), ErrorCode::Usage,
                    "state transfer: vertex origin " << o << " out of range");
 
-    StateTransfer result;
-    NodeState& s = result.state;
-    const Index n = layout.num_nodes();
-    s.positions.assign(3 * static_cast<std::size_t>(n), 0.0);
-    s.velocities.assign(3 * static_cast<std::size_t>(n), 0.0);
-    s.pinned.assign(n, 0);
-    auto copy_node = [&](Index to, Index from) {
-        for (int d = 0; d < 3; ++d) {
-            s.positions[3 * to + d] = old_state.positions[3 * from + d];
-            s.velocities[3 * to + d] = old_state.velocities[3 * from + d];
-        }
-        s.pinned[to] = old_state.pinned[from];
-    };
-    // Linear interpolation from new vertex nodes (already filled) with the given weights.
-    auto interpolate_node = [&](Index to, std::span<const Index> vertices,
-                                std::span<const double> weights) {
-        bool all_pinned = true;
-        for (std::size_t i = 0; i < vertices.size(); ++i) {
-            for (int d = 0; d < 3; ++d) {
-                s.positions[3 * to + d] += weights[i] * s.positions[3 * vertices[i] + d];
-                s.velocities[3 * to + d] += weights[i] * s.velocities[3 * vertices[i] + d];
-            }
-            all_pinned = all_pinned && s.pinned[vertices[i]];
-        }
-        s.pinned[to] = all_pinned ? 1 : 0;
-    };
-
+    TransferPlan plan;
+    plan.old_nodes = old_layout.num_nodes();
+    plan.source.assign(static_cast<std::size_t>(layout.num_nodes()), TransferPlan::kInterpolated);
     const Index num_vertices = new_mesh.num_vertices();
-    parallel_for(0, num_vertices,
-                 [&](std::int64_t v) { copy_node(static_cast<Index>(v), vertex_origin[v]); });
+    parallel_for(0, num_vertices, [&](std::int64_t v) { plan.source[v] = vertex_origin[v]; });
 
+    // Edge (face) nodes copy the old edge's (face's) nodes when the old mesh has the simplex,
+    // else they are rows over the origins of its vertices: a new vertex node is a copy of its
+    // origin, so interpolating old origins is interpolating the new vertex nodes.
     const int per_edge = layout.nodes_per_edge();
-    std::vector<std::uint8_t> interpolated(new_topology.num_edges() + new_topology.num_faces(), 0);
+    const Index num_edges = new_topology.num_edges();
+    std::vector<std::uint8_t> interpolated(num_edges + new_topology.num_faces(), 0);
     if (per_edge > 0) {
-        parallel_for(0, new_topology.num_edges(), [&](std::int64_t e) {
+        parallel_for(0, num_edges, [&](std::int64_t e) {
             const Edge& edge = new_topology.edges[e]; // edge[0] < edge[1]: nodes run from edge[0]
             const Index a = vertex_origin[edge[0]], b = vertex_origin[edge[1]];
             const Index old_edge = find_edge(old_topology, a, b);
+            if (old_edge < 0) {
+                interpolated[e] = 1;
+                return;
+            }
             for (int k = 0; k < per_edge; ++k) {
-                const Index to = layout.edge_node(static_cast<Index>(e), k);
-                if (old_edge >= 0) {
-                    // Old nodes run from min(a, b); reverse when that is the new edge's far end.
-                    const int old_k = a < b ? k : per_edge - 1 - k;
-                    copy_node(to, old_layout.edge_node(old_edge, old_k));
-                } else {
-                    const double t = double(k + 1) / order;
-                    const Index ends[2] = {edge[0], edge[1]};
-                    const double weights[2] = {1 - t, t};
-                    interpolate_node(to, ends, weights);
-                    interpolated[e] = 1;
-                }
+                // Old nodes run from min(a, b); reverse when that is the new edge's far end.
+                const int old_k = a < b ? k : per_edge - 1 - k;
+                plan.source[layout.edge_node(static_cast<Index>(e), k)] =
+                    old_layout.edge_node(old_edge, old_k);
             }
         });
     }
@@ -146,22 +119,46 @@ StateTransfer transfer_node_state(const TetMesh& old_mesh, const TetMesh& new_me
             const Face& face = new_topology.faces[f];
             const Index old_face = find_face(old_topology, vertex_origin[face[0]],
                                              vertex_origin[face[1]], vertex_origin[face[2]]);
-            const Index to = layout.face_node(static_cast<Index>(f), 0);
-            if (old_face >= 0) {
-                copy_node(to, old_layout.face_node(old_face, 0));
-            } else {
-                const double weights[3] = {1.0 / 3, 1.0 / 3, 1.0 / 3};
-                interpolate_node(to, face, weights);
-                interpolated[new_topology.num_edges() + f] = 1;
-            }
+            if (old_face >= 0)
+                plan.source[layout.face_node(static_cast<Index>(f), 0)] =
+                    old_layout.face_node(old_face, 0);
+            else
+                interpolated[num_edges + f] = 1;
         });
     }
-    // `interpolated` flags simplices; count their nodes.
-    const Index num_edges = new_topology.num_edges();
-    for (Index e = 0; e < num_edges; ++e) result.interpolated_nodes += interpolated[e] * per_edge;
-    for (Index f = 0; f < new_topology.num_faces(); ++f)
-        result.interpolated_nodes += interpolated[num_edges + f] * layout.nodes_per_face();
-    return result;
+    plan.row_offsets.push_back(0);
+    auto add_row = [&](Index node, std::span<const Index> vertices,
+                       std::span<const double> weights) {
+        plan.row_node.push_back(node);
+        for (std::size_t i = 0; i < vertices.size(); ++i) {
+            plan.row_sources.push_back(vertex_origin[vertices[i]]);
+            plan.row_weights.push_back(weights[i]);
+        }
+        plan.row_offsets.push_back(static_cast<std::int64_t>(plan.row_sources.size()));
+        ++plan.interpolated_nodes;
+    };
+    for (Index e = 0; e < num_edges; ++e) {
+        if (!interpolated[e]) continue;
+        const Edge& edge = new_topology.edges[e];
+        for (int k = 0; k < per_edge; ++k) {
+            const double t = double(k + 1) / order;
+            const Index ends[2] = {edge[0], edge[1]};
+            const double weights[2] = {1 - t, t};
+            add_row(layout.edge_node(e, k), ends, weights);
+        }
+    }
+    for (Index f = 0; f < new_topology.num_faces(); ++f) {
+        if (!interpolated[num_edges + f]) continue;
+        const double weights[3] = {1.0 / 3, 1.0 / 3, 1.0 / 3};
+        add_row(layout.face_node(f, 0), new_topology.faces[f], weights);
+    }
+    return plan;
+}
+
+StateTransfer transfer_node_state(const TetMesh& old_mesh, const TetMesh& new_mesh,
+                                  std::span<const Index> vertex_origin, int order,
+                                  const NodeState& old_state) {
+    return apply_transfer(plan_node_transfer(old_mesh, new_mesh, vertex_origin, order), old_state);
 }
 
 StateTransfer transfer_node_state_nested(const TetMesh& old_mesh, const TetMesh& new_mesh,
@@ -182,12 +179,17 @@ StateTransfer transfer_node_state_nested(const TetMesh& old_mesh, const TetMesh&
 StateTransfer transfer_node_state_nested(const NodeSpace& from, const NodeSpace& to,
                                          std::span<const Index> cell_parent,
                                          const NodeState& old_state) {
+    check_old_state(from.layout, old_state);
+    return apply_transfer(plan_nested_transfer(from, to, cell_parent), old_state);
+}
+
+TransferPlan plan_nested_transfer(const NodeSpace& from, const NodeSpace& to,
+                                  std::span<const Index> cell_parent) {
     const TetMesh& old_mesh = from.mesh;
     const TetMesh& new_mesh = to.mesh;
     const int order = to.layout.order;
     EDN_VERIFY(from.layout.order == order, ErrorCode::Usage,
                "state transfer: orders " << from.layout.order << " and " << order << " differ");
-    check_old_state(from.layout, old_state);
     EDN_VERIFY(cell_parent.size() == static_cast<std::size_t>(new_mesh.num_cells()),
                ErrorCode::Usage,
                "state transfer: expected " << new_mesh.num_cells() << " cell parents, got "
@@ -261,67 +263,126 @@ StateTransfer transfer_node_state_nested(const NodeSpace& from, const NodeSpace&
         }
     };
 
-    StateTransfer result;
-    NodeState& s = result.state;
+    TransferPlan plan;
+    plan.old_nodes = from.layout.num_nodes();
     const Index n = to.layout.num_nodes();
-    s.positions.assign(3 * static_cast<std::size_t>(n), 0.0);
-    s.velocities.assign(3 * static_cast<std::size_t>(n), 0.0);
-    s.pinned.assign(n, 0);
-    std::vector<std::uint8_t> interpolated(n, 0);
+    plan.source.assign(static_cast<std::size_t>(n), TransferPlan::kInterpolated);
+    // Pass 1: a cell with its parent's shape in the parent's order copies the parent's nodes;
+    // the other cells' owned nodes are interpolated (their cell and local index kept for pass 2).
+    std::vector<std::int64_t> owner(static_cast<std::size_t>(n), -1); // t * m + a
     parallel_for(
         0, new_mesh.num_cells(),
         [&](std::int64_t t) {
-            const Index parent = cell_parent[t];
             const Cell& c = new_mesh.cells[t];
-            const Cell& pc = old_mesh.cells[parent];
+            const Cell& pc = old_mesh.cells[cell_parent[t]];
             const Index* to_nodes = to.cell_nodes.data() + static_cast<std::size_t>(t) * m;
-            bool same = true; // the parent's shape in the parent's order: a copy
+            bool same = true;
             for (int k = 0; k < 4; ++k)
                 same = same && new_mesh.positions[c[k]] == old_mesh.positions[pc[k]];
-            if (same) {
-                const Index* from_nodes =
-                    from.cell_nodes.data() + static_cast<std::size_t>(parent) * m;
-                for (int a = 0; a < m; ++a) {
-                    if (!owns(static_cast<Index>(t), a)) continue;
-                    const Index node = to_nodes[a], old = from_nodes[a];
-                    for (int d = 0; d < 3; ++d) {
-                        s.positions[3 * node + d] = old_state.positions[3 * old + d];
-                        s.velocities[3 * node + d] = old_state.velocities[3 * old + d];
-                    }
-                    s.pinned[node] = old_state.pinned[old];
-                }
-                return;
-            }
-            double N[nodes_per_cell(kMaxOrder)];
+            const Index* from_nodes =
+                from.cell_nodes.data() + static_cast<std::size_t>(cell_parent[t]) * m;
             for (int a = 0; a < m; ++a) {
                 if (!owns(static_cast<Index>(t), a)) continue;
-                const Index node = to_nodes[a];
-                const std::array<double, 4> b = local_node_barycentric(order, a);
-                Vec3 x{};
-                for (int k = 0; k < 4; ++k)
-                    for (int d = 0; d < 3; ++d) x[d] += b[k] * new_mesh.positions[c[k]][d];
-                double L[4];
-                const Index k = locate(parent, x, L);
-                eval_basis(order, L, N);
-                bool all_pinned = true, coincides = false;
-                const Index* from_nodes = from.cell_nodes.data() + static_cast<std::size_t>(k) * m;
-                for (int q = 0; q < m; ++q) {
-                    const Index old = from_nodes[q];
-                    for (int d = 0; d < 3; ++d) {
-                        s.positions[3 * node + d] += N[q] * old_state.positions[3 * old + d];
-                        s.velocities[3 * node + d] += N[q] * old_state.velocities[3 * old + d];
-                    }
-                    if (std::abs(N[q]) <= kNegligibleWeight) continue;
-                    all_pinned = all_pinned && old_state.pinned[old];
-                    coincides = coincides || std::abs(N[q] - 1) <= kNegligibleWeight;
-                }
-                s.pinned[node] = all_pinned ? 1 : 0;
-                interpolated[node] = coincides ? 0 : 1;
+                if (same)
+                    plan.source[to_nodes[a]] = from_nodes[a];
+                else
+                    owner[to_nodes[a]] = t * m + a;
             }
         },
         kHeavyItems * 64);
-    for (std::uint8_t i : interpolated) result.interpolated_nodes += i;
+    // Rows in node order (deterministic), m entries each.
+    for (Index node = 0; node < n; ++node)
+        if (owner[node] >= 0) plan.row_node.push_back(node);
+    const std::size_t rows = plan.row_node.size();
+    plan.row_offsets.resize(rows + 1);
+    for (std::size_t r = 0; r <= rows; ++r) plan.row_offsets[r] = static_cast<std::int64_t>(r) * m;
+    plan.row_sources.resize(rows * m);
+    plan.row_weights.resize(rows * m);
+    std::vector<std::uint8_t> interpolated(rows, 0);
+    // Pass 2: each interpolated node is the old field at its rest position.
+    parallel_for(
+        0, static_cast<std::int64_t>(rows),
+        [&](std::int64_t r) {
+            const Index node = plan.row_node[r];
+            const Index t = static_cast<Index>(owner[node] / m);
+            const int a = static_cast<int>(owner[node] % m);
+            const Cell& c = new_mesh.cells[t];
+            const std::array<double, 4> b = local_node_barycentric(order, a);
+            Vec3 x{};
+            for (int k = 0; k < 4; ++k)
+                for (int d = 0; d < 3; ++d) x[d] += b[k] * new_mesh.positions[c[k]][d];
+            double L[4];
+            const Index k = locate(cell_parent[t], x, L);
+            double N[nodes_per_cell(kMaxOrder)];
+            eval_basis(order, L, N);
+            bool coincides = false;
+            const Index* from_nodes = from.cell_nodes.data() + static_cast<std::size_t>(k) * m;
+            for (int q = 0; q < m; ++q) {
+                plan.row_sources[r * m + q] = from_nodes[q];
+                plan.row_weights[r * m + q] = N[q];
+                if (std::abs(N[q]) > kNegligibleWeight)
+                    coincides = coincides || std::abs(N[q] - 1) <= kNegligibleWeight;
+            }
+            interpolated[r] = coincides ? 0 : 1;
+        },
+        kHeavyItems * 64);
+    for (std::uint8_t i : interpolated) plan.interpolated_nodes += i;
+    return plan;
+}
+
+StateTransfer apply_transfer(const TransferPlan& plan, const NodeState& old_state) {
+    StateTransfer result;
+    result.interpolated_nodes = plan.interpolated_nodes;
+    NodeState& s = result.state;
+    const std::size_t n = plan.source.size();
+    s.positions.assign(3 * n, 0.0);
+    s.velocities.assign(3 * n, 0.0);
+    s.pinned.assign(n, 0);
+    apply_transfer(plan, old_state, s);
     return result;
+}
+
+void apply_transfer(const TransferPlan& plan, const NodeState& old_state, NodeState& s) {
+    const std::size_t old_nodes = static_cast<std::size_t>(plan.old_nodes);
+    EDN_VERIFY(old_state.positions.size() == 3 * old_nodes &&
+                   old_state.velocities.size() == 3 * old_nodes &&
+                   old_state.pinned.size() == old_nodes,
+               ErrorCode::Usage,
+               "state transfer: old state must hold "
+                   << old_nodes << " nodes, got " << old_state.pinned.size() << " pins, "
+                   << old_state.positions.size() << " position values");
+    const std::size_t n = plan.source.size();
+    EDN_VERIFY(s.positions.size() == 3 * n && s.velocities.size() == 3 * n && s.pinned.size() == n,
+               ErrorCode::Usage, "state transfer: the output must hold " << n << " nodes");
+    parallel_for(0, static_cast<std::int64_t>(n), [&](std::int64_t node) {
+        const Index old = plan.source[node];
+        if (old == TransferPlan::kInterpolated) return;
+        for (int d = 0; d < 3; ++d) {
+            s.positions[3 * node + d] = old_state.positions[3 * old + d];
+            s.velocities[3 * node + d] = old_state.velocities[3 * old + d];
+        }
+        s.pinned[node] = old_state.pinned[old];
+    });
+    // The same sums, in the same order, as the transfers did before they were planned (from 0).
+    parallel_for(0, static_cast<std::int64_t>(plan.row_node.size()), [&](std::int64_t r) {
+        const Index node = plan.row_node[r];
+        double x[3] = {0.0, 0.0, 0.0}, v[3] = {0.0, 0.0, 0.0};
+        bool all_pinned = true;
+        for (std::int64_t k = plan.row_offsets[r]; k < plan.row_offsets[r + 1]; ++k) {
+            const Index old = plan.row_sources[k];
+            const double w = plan.row_weights[k];
+            for (int d = 0; d < 3; ++d) {
+                x[d] += w * old_state.positions[3 * old + d];
+                v[d] += w * old_state.velocities[3 * old + d];
+            }
+            if (std::abs(w) > kNegligibleWeight) all_pinned = all_pinned && old_state.pinned[old];
+        }
+        for (int d = 0; d < 3; ++d) {
+            s.positions[3 * node + d] = x[d];
+            s.velocities[3 * node + d] = v[d];
+        }
+        s.pinned[node] = all_pinned ? 1 : 0;
+    });
 }
 
 std::vector<double> transfer_node_values(const Topology& topology, const NodeLayout& from,

@@ -82,6 +82,44 @@ StateTransfer transfer_node_state_nested(const NodeSpace& from, const NodeSpace&
                                          std::span<const Index> cell_parent,
                                          const NodeState& old_state);
 
+/// A state transfer worked out on the rest meshes alone, applied later to whatever state the old
+/// mesh then has (a topology change prepared off the step thread, sim/prepared_change.hpp): each
+/// new node copies one old node or is a weighted sum of old nodes. apply_transfer reproduces the
+/// transfer functions above bit for bit (same sums in the same order).
+struct TransferPlan {
+    Index old_nodes = 0; ///< nodes of the old layout (the state it applies to)
+    /// Per new node: the old node it copies, or kInterpolated (its row in `rows`).
+    std::vector<Index> source;
+    /// Interpolated nodes: row r is new node row_node[r] = sum_k weight[k] old node[k] over
+    /// k in [row_offsets[r], row_offsets[r + 1]).
+    std::vector<Index> row_node;
+    std::vector<std::int64_t> row_offsets; ///< #rows + 1
+    std::vector<Index> row_sources;        ///< old nodes of the rows
+    std::vector<double> row_weights;       ///< their weights
+    Index interpolated_nodes = 0;          ///< StateTransfer::interpolated_nodes
+    /// Marks an interpolated node in `source`.
+    static constexpr Index kInterpolated = -1;
+};
+
+/// The plan of transfer_node_state (same arguments, no state).
+TransferPlan plan_node_transfer(const TetMesh& old_mesh, const TetMesh& new_mesh,
+                                std::span<const Index> vertex_origin, int order);
+
+/// The plan of transfer_node_state_nested on NodeSpaces (same arguments, no state).
+TransferPlan plan_nested_transfer(const NodeSpace& from, const NodeSpace& to,
+                                  std::span<const Index> cell_parent);
+
+/// `old_state` carried by `plan`: positions and velocities summed as the plan says; a copied
+/// node keeps its pin, an interpolated one is pinned when every old node of its row with a
+/// non-negligible weight (|w| > 1e-9) is. Throws edn::Error(Usage) when `old_state` does not hold
+/// plan.old_nodes nodes.
+StateTransfer apply_transfer(const TransferPlan& plan, const NodeState& old_state);
+
+/// apply_transfer into `out`, already sized for the plan's new nodes (3 values per node in
+/// positions and velocities, one pin): no allocation, so a caller that sized (and so touched) it
+/// in advance, off the frame, pays no page faults here. Throws edn::Error(Usage) on wrong sizes.
+void apply_transfer(const TransferPlan& plan, const NodeState& old_state, NodeState& out);
+
 /// Per-node values of an order-`to` mesh from an order-`from` field on the same mesh (3 per
 /// node), for an order change: vertex nodes keep their values; edge and face nodes get the linear
 /// interpolation of their simplex's vertex values (exact for linear fields).

@@ -3,10 +3,12 @@
 // so a failure leaves the simulation as it was (strong guarantee).
 #include "sim/topology_change.hpp"
 
+#include "core/device.hpp"
 #include "core/error.hpp"
 #include "mesh/cut.hpp"
 #include "mesh/refine.hpp"
 #include "mesh/split_cut.hpp"
+#include "sim/prepared_change.hpp"
 #include "sim/simulation.hpp"
 #include "sim/simulation_backend.hpp"
 #include "sim/state_transfer.hpp"
@@ -42,6 +44,13 @@ void set_node_state(SimulationBackend& backend, const NodeState& state) {
     backend.pins_changed();
 }
 
+/// "cut: NAME" style message prefix for `what`.
+std::string message_prefix(const TopologyChangeOptions& options, const char* what) {
+    std::string prefix = what;
+    if (!options.mesh_name.empty()) prefix += ": " + options.mesh_name;
+    return prefix;
+}
+
 } // namespace
 
 const char* topology_change_kind_name(TopologyChangeKind kind) {
@@ -69,14 +78,32 @@ CutMode parse_cut_mode(const std::string& name, const std::string& what) {
     return CutMode::Faces;
 }
 
-std::string Simulation::message_prefix(const char* what) const {
-    std::string prefix = what;
-    if (!topology_options_.mesh_name.empty()) prefix += ": " + topology_options_.mesh_name;
-    return prefix;
+ChangeBasis::ChangeBasis() = default;
+ChangeBasis::~ChangeBasis() = default;
+ChangeBasis::ChangeBasis(const ChangeBasis&) = default;
+ChangeBasis& ChangeBasis::operator=(const ChangeBasis&) = default;
+ChangeBasis::ChangeBasis(ChangeBasis&&) noexcept = default;
+ChangeBasis& ChangeBasis::operator=(ChangeBasis&&) noexcept = default;
+
+const TetMesh& ChangeBasis::mesh() const {
+    EDN_ASSERT(backend_, "ChangeBasis::mesh: empty basis");
+    return backend_->mesh;
 }
 
-void Simulation::install(std::unique_ptr<SimulationBackend> next, TopologyChangeRecord record,
-                         std::vector<double> positions, std::vector<double> velocities) {
+PreparedChange::PreparedChange() = default;
+PreparedChange::~PreparedChange() = default;
+PreparedChange::PreparedChange(PreparedChange&&) noexcept = default;
+PreparedChange& PreparedChange::operator=(PreparedChange&&) noexcept = default;
+
+const TetMesh& PreparedChange::mesh() const {
+    EDN_ASSERT(next_, "PreparedChange::mesh: nothing prepared");
+    return next_->mesh;
+}
+
+std::shared_ptr<SimulationBackend> Simulation::install(std::shared_ptr<SimulationBackend> next,
+                                                       TopologyChangeRecord record,
+                                                       std::vector<double> positions,
+                                                       std::vector<double> velocities) {
     // Allocation only from here on (the log's slot and the history entry), then the swap, which
     // cannot throw.
     changes_.reserve(changes_.size() + 1);
@@ -88,26 +115,61 @@ void Simulation::install(std::unique_ptr<SimulationBackend> next, TopologyChange
         if (history_.size() > topology_options_.undo_depth) history_.pop_front();
         group_snapshot_ = group_open_;
     }
-    std::unique_ptr<SimulationBackend> previous = std::exchange(backend_, std::move(next));
-    if (snapshot) history_.back().mesh = std::move(previous->mesh);
+    std::shared_ptr<SimulationBackend> previous = std::exchange(backend_, std::move(next));
+    if (snapshot) {
+        // A basis still held (a preparation on this mesh, stale now) reads it: copy, not move.
+        if (previous.use_count() > 1)
+            history_.back().mesh = previous->mesh;
+        else
+            history_.back().mesh = std::move(previous->mesh);
+    }
     changes_.push_back(record);
+    return previous;
+}
+
+ChangeBasis Simulation::change_basis() const {
+    ChangeBasis basis;
+    basis.backend_ = backend_;
+    basis.settings_ = backend_->settings;
+    basis.options_ = topology_options_;
+    basis.positions_ = backend_->positions();
+    return basis;
 }
 
 TopologyChangeRecord Simulation::cut(const CutPlane& plane) {
-    const NodeState state = node_state(*backend_);
-    const TetMesh& mesh = backend_->mesh;
-    if (topology_options_.cut_mode == CutMode::Split) return split_cut(plane, state);
+    return commit(prepare_cut(change_basis(), plane));
+}
+
+TopologyChangeRecord Simulation::refine_sphere(const Vec3& center, double radius, int levels) {
+    return commit(prepare_refine_sphere(change_basis(), center, radius, levels));
+}
+
+TopologyChangeRecord Simulation::refine_uniform() {
+    // Checked before the positions are copied: an 8x of a large mesh is refused at once.
+    const std::int64_t limit = topology_options_.max_cells;
+    const std::int64_t cells = 8 * static_cast<std::int64_t>(backend_->mesh.num_cells());
+    EDN_VERIFY(limit <= 0 || cells <= limit, ErrorCode::Usage,
+               message_prefix(topology_options_, "refine")
+                   << ": 1->8 would make " << cells << " cells, more than the limit of " << limit);
+    return commit(prepare_refine_uniform(change_basis()));
+}
+
+PreparedChange Simulation::prepare_cut(const ChangeBasis& basis, const CutPlane& plane) {
+    EDN_VERIFY(basis, ErrorCode::Usage, "cut: no simulation to prepare the cut on");
+    const auto start = std::chrono::steady_clock::now();
+    const TopologyChangeOptions& options = basis.options_;
+    if (options.cut_mode == CutMode::Split) return prepare_split_cut(basis, plane);
+    const TetMesh& mesh = basis.mesh();
     // Classify on the deformed shape: the cut follows what the user sees.
-    CutResult result = cut_mesh(mesh, plane, vertex_positions(mesh, state.positions));
-    EDN_VERIFY(!topology_options_.reject_no_op || result.cut_faces > 0, ErrorCode::Usage,
+    CutResult result = cut_mesh(mesh, plane, vertex_positions(mesh, basis.positions_));
+    EDN_VERIFY(!options.reject_no_op || result.cut_faces > 0, ErrorCode::Usage,
                "cut: the blade crosses no interior face"
-                   << (topology_options_.mesh_name.empty() ? "" : " of ")
-                   << topology_options_.mesh_name);
-    const StateTransfer transfer = transfer_node_state(mesh, result.mesh, result.vertex_origin,
-                                                       backend_->settings.order, state);
-    TopologyChangeRecord record;
+                   << (options.mesh_name.empty() ? "" : " of ") << options.mesh_name);
+    PreparedChange prepared;
+    prepared.plan_ =
+        plan_node_transfer(mesh, result.mesh, result.vertex_origin, basis.settings_.order);
+    TopologyChangeRecord& record = prepared.record_;
     record.kind = TopologyChangeKind::Cut;
-    record.frame = frame_;
     record.cells_before = mesh.num_cells();
     record.cells_after = result.mesh.num_cells();
     record.cut_mode = CutMode::Faces;
@@ -118,26 +180,30 @@ TopologyChangeRecord Simulation::cut(const CutPlane& plane) {
     record.min_dihedral_deg = record.input_min_dihedral_deg = quality.min_dihedral_deg;
     record.min_volume = record.input_min_volume = quality.min_volume;
     record.components = count_components(result.mesh);
-    return finish_change(std::move(record), std::move(result.mesh), transfer.state, state);
+    const auto build = std::chrono::steady_clock::now();
+    prepared.next_ = make_backend(std::move(result.mesh), basis.settings_);
+    record.repattern_ms = elapsed_ms(build);
+    record.pattern_build_ms = prepared.next_->pattern_ms;
+    finish_preparation(basis, prepared, start);
+    return prepared;
 }
 
-TopologyChangeRecord Simulation::split_cut(const CutPlane& plane, const NodeState& state) {
-    const TetMesh& mesh = backend_->mesh;
+PreparedChange Simulation::prepare_split_cut(const ChangeBasis& basis, const CutPlane& plane) {
+    const TetMesh& mesh = basis.mesh();
+    const TopologyChangeOptions& options = basis.options_;
     const auto start = std::chrono::steady_clock::now();
     // The blade is placed on the deformed shape (what the user sees); new vertices sit at the
     // same edge fractions of the rest shape, so the cut is nested in rest space.
-    SplitCutOptions options;
-    options.count_components = false; // the new backend counts them (record.components)
+    SplitCutOptions split_options;
+    split_options.count_components = false; // the new backend counts them (record.components)
     SplitCutResult result =
-        edn::split_cut(mesh, plane, vertex_positions(mesh, state.positions), options);
-    EDN_VERIFY(!topology_options_.reject_no_op || result.cut_faces > 0, ErrorCode::Usage,
+        edn::split_cut(mesh, plane, vertex_positions(mesh, basis.positions_), split_options);
+    EDN_VERIFY(!options.reject_no_op || result.cut_faces > 0, ErrorCode::Usage,
                "cut: the blade crosses no interior face"
-                   << (topology_options_.mesh_name.empty() ? "" : " of ")
-                   << topology_options_.mesh_name);
+                   << (options.mesh_name.empty() ? "" : " of ") << options.mesh_name);
     TopologyChangeRecord record;
     record.kind = TopologyChangeKind::Cut;
     record.cut_mode = CutMode::Split;
-    record.frame = frame_;
     record.cells_before = result.cells_before;
     record.cells_after = result.cells_after;
     record.cut_faces = result.cut_faces;
@@ -151,86 +217,138 @@ TopologyChangeRecord Simulation::split_cut(const CutPlane& plane, const NodeStat
     record.input_min_volume = result.before.min_volume;
     record.refine_ms = elapsed_ms(start);
     // Every new cell lies in its parent: the old field carries over exactly.
-    return finish_nested_change(std::move(record), std::move(result.mesh), result.cell_parent,
-                                state);
+    PreparedChange prepared =
+        prepare_nested(basis, std::move(record), std::move(result.mesh), result.cell_parent);
+    finish_preparation(basis, prepared, start);
+    return prepared;
 }
 
-TopologyChangeRecord Simulation::refine_sphere(const Vec3& center, double radius, int levels) {
-    const NodeState state = node_state(*backend_);
-    const TetMesh& mesh = backend_->mesh;
+PreparedChange Simulation::prepare_refine_sphere(const ChangeBasis& basis, const Vec3& center,
+                                                 double radius, int levels) {
+    EDN_VERIFY(basis, ErrorCode::Usage, "refine: no simulation to prepare the refinement on");
+    const TetMesh& mesh = basis.mesh();
+    const TopologyChangeOptions& options = basis.options_;
     const auto start = std::chrono::steady_clock::now();
     // Classify on the deformed shape: the brush refines what the user points at.
     RefineResult result =
-        edn::refine_sphere(mesh, center, radius, levels, vertex_positions(mesh, state.positions));
-    EDN_VERIFY(!topology_options_.reject_no_op || result.split_cells > 0, ErrorCode::Usage,
-               "refine: no cell" << (topology_options_.mesh_name.empty() ? "" : " of ")
-                                 << topology_options_.mesh_name << " within " << radius << " of ("
-                                 << center[0] << ", " << center[1] << ", " << center[2] << ")");
-    const std::int64_t limit = topology_options_.max_cells;
+        edn::refine_sphere(mesh, center, radius, levels, vertex_positions(mesh, basis.positions_));
+    EDN_VERIFY(!options.reject_no_op || result.split_cells > 0, ErrorCode::Usage,
+               "refine: no cell" << (options.mesh_name.empty() ? "" : " of ") << options.mesh_name
+                                 << " within " << radius << " of (" << center[0] << ", "
+                                 << center[1] << ", " << center[2] << ")");
+    const std::int64_t limit = options.max_cells;
     EDN_VERIFY(limit <= 0 || result.cells_after <= limit, ErrorCode::Usage,
-               message_prefix("refine")
+               message_prefix(options, "refine")
                    << ": " << result.cells_after << " cells, more than the limit of " << limit);
-    return finish_refinement(TopologyChangeKind::RefineSphere, result, state, start);
+    return prepare_refinement(basis, TopologyChangeKind::RefineSphere, result, start);
 }
 
-TopologyChangeRecord Simulation::refine_uniform() {
-    const TetMesh& mesh = backend_->mesh;
+PreparedChange Simulation::prepare_refine_uniform(const ChangeBasis& basis) {
+    EDN_VERIFY(basis, ErrorCode::Usage, "refine: no simulation to prepare the refinement on");
+    const TetMesh& mesh = basis.mesh();
     // Checked before the work: 8x of a large mesh is the allocation to avoid.
-    const std::int64_t limit = topology_options_.max_cells;
+    const std::int64_t limit = basis.options_.max_cells;
     const std::int64_t cells = 8 * static_cast<std::int64_t>(mesh.num_cells());
     EDN_VERIFY(limit <= 0 || cells <= limit, ErrorCode::Usage,
-               message_prefix("refine")
+               message_prefix(basis.options_, "refine")
                    << ": 1->8 would make " << cells << " cells, more than the limit of " << limit);
-    const NodeState state = node_state(*backend_);
     const auto start = std::chrono::steady_clock::now();
     RefineResult result = edn::refine_uniform(mesh);
-    return finish_refinement(TopologyChangeKind::RefineUniform, result, state, start);
+    return prepare_refinement(basis, TopologyChangeKind::RefineUniform, result, start);
 }
 
-TopologyChangeRecord Simulation::finish_refinement(TopologyChangeKind kind, RefineResult& result,
-                                                   const NodeState& state,
-                                                   std::chrono::steady_clock::time_point start) {
+PreparedChange Simulation::prepare_refinement(const ChangeBasis& basis, TopologyChangeKind kind,
+                                              RefineResult& result,
+                                              std::chrono::steady_clock::time_point start) {
     TopologyChangeRecord record;
     record.kind = kind;
-    record.frame = frame_;
     record.cells_before = result.cells_before;
     record.cells_after = result.cells_after;
     record.new_vertices = result.new_vertices;
     record.min_dihedral_deg = result.min_dihedral_deg;
     record.input_min_dihedral_deg = result.input_min_dihedral_deg;
     record.refine_ms = elapsed_ms(start);
-    return finish_nested_change(std::move(record), std::move(result.mesh), result.cell_parent,
-                                state);
+    PreparedChange prepared =
+        prepare_nested(basis, std::move(record), std::move(result.mesh), result.cell_parent);
+    finish_preparation(basis, prepared, start);
+    return prepared;
 }
 
-TopologyChangeRecord Simulation::finish_nested_change(TopologyChangeRecord record, TetMesh mesh,
-                                                      std::span<const Index> cell_parent,
-                                                      const NodeState& state) {
+PreparedChange Simulation::prepare_nested(const ChangeBasis& basis, TopologyChangeRecord record,
+                                          TetMesh mesh, std::span<const Index> cell_parent) {
+    PreparedChange prepared;
     const auto build = std::chrono::steady_clock::now();
-    std::unique_ptr<SimulationBackend> next = make_backend(std::move(mesh), backend_->settings);
+    prepared.next_ = make_backend(std::move(mesh), basis.settings_);
     record.repattern_ms = elapsed_ms(build);
-    record.pattern_build_ms = next->pattern_ms;
-    const auto transfer_start = std::chrono::steady_clock::now();
-    const SimulationBackend& now = *backend_;
-    const StateTransfer transfer = transfer_node_state_nested(
-        {now.mesh, now.topology, now.layout, now.cell_nodes},
-        {next->mesh, next->topology, next->layout, next->cell_nodes}, cell_parent, state);
-    record.refine_ms += elapsed_ms(transfer_start);
-    if (record.kind == TopologyChangeKind::Cut) record.components = next->components;
-    set_node_state(*next, transfer.state);
-    install(std::move(next), record, state.positions, state.velocities);
-    return record;
+    const SimulationBackend& next = *prepared.next_;
+    record.pattern_build_ms = next.pattern_ms;
+    const auto plan_start = std::chrono::steady_clock::now();
+    const SimulationBackend& now = *basis.backend_;
+    prepared.plan_ =
+        plan_nested_transfer({now.mesh, now.topology, now.layout, now.cell_nodes},
+                             {next.mesh, next.topology, next.layout, next.cell_nodes}, cell_parent);
+    record.refine_ms += elapsed_ms(plan_start);
+    if (record.kind == TopologyChangeKind::Cut) record.components = next.components;
+    prepared.record_ = record;
+    return prepared;
 }
 
-TopologyChangeRecord Simulation::finish_change(TopologyChangeRecord record, TetMesh mesh,
-                                               const NodeState& carried,
-                                               const NodeState& previous) {
-    const auto build = std::chrono::steady_clock::now();
-    std::unique_ptr<SimulationBackend> next = make_backend(std::move(mesh), backend_->settings);
-    record.repattern_ms = elapsed_ms(build);
-    record.pattern_build_ms = next->pattern_ms;
-    set_node_state(*next, carried);
-    install(std::move(next), record, previous.positions, previous.velocities);
+void Simulation::finish_preparation(const ChangeBasis& basis, PreparedChange& prepared,
+                                    std::chrono::steady_clock::time_point start) {
+    // The new backend's device work ran on this thread's stream: done before another thread
+    // (the one that commits, then the one that steps) uses the backend.
+    if (basis.settings_.backend == Backend::Cuda) edn::finish_device_work();
+    prepared.base_ = basis.backend_;
+    // The commit's output, allocated and touched here: no page faults on the frame.
+    const std::size_t n = prepared.plan_.source.size();
+    prepared.carried_.positions.assign(3 * n, 0.0);
+    prepared.carried_.velocities.assign(3 * n, 0.0);
+    prepared.carried_.pinned.assign(n, 0);
+    prepared.record_.prepare_ms = elapsed_ms(start);
+}
+
+ChangeBasis Simulation::chain_basis(const PreparedChange& prepared, const ChangeBasis& basis) {
+    EDN_VERIFY(prepared && prepared.base_ == basis.backend_, ErrorCode::Usage,
+               "chain_basis: the change was not prepared on this basis");
+    ChangeBasis next;
+    next.backend_ = prepared.next_;
+    next.settings_ = basis.settings_;
+    next.options_ = basis.options_;
+    // Only the positions place a change; velocities and pins are carried at commit.
+    const std::size_t n = basis.positions_.size() / 3;
+    NodeState state{basis.positions_, std::vector<double>(3 * n, 0.0),
+                    std::vector<std::uint8_t>(n, 0)};
+    next.positions_ = apply_transfer(prepared.plan_, state).state.positions;
+    return next;
+}
+
+bool Simulation::is_current(const PreparedChange& prepared) const {
+    return prepared && prepared.base_ == backend_;
+}
+
+TopologyChangeRecord Simulation::commit(PreparedChange&& prepared) {
+    const auto start = std::chrono::steady_clock::now();
+    EDN_VERIFY(prepared, ErrorCode::Usage, "commit: no prepared change");
+    EDN_VERIFY(is_current(prepared), ErrorCode::Usage,
+               message_prefix(topology_options_, "commit")
+                   << ": the mesh changed since this "
+                   << (prepared.record_.kind == TopologyChangeKind::Cut ? "cut" : "refinement")
+                   << " was prepared (" << prepared.record_.cells_before << " cells then, "
+                   << backend_->mesh.num_cells() << " now); prepare it again");
+    NodeState state = node_state(*backend_);
+    apply_transfer(prepared.plan_, state, prepared.carried_);
+    SimulationBackend& next = *prepared.next_;
+    // The settings in force: only those changed in place (the ground) can differ, any other
+    // change made a new backend and the preparation stale.
+    next.settings = backend_->settings;
+    set_node_state(next, prepared.carried_);
+    TopologyChangeRecord record = prepared.record_;
+    record.frame = frame_;
+    // The basis no longer holds the mesh the history may take.
+    prepared.base_.reset();
+    prepared.retired_ = install(std::move(prepared.next_), record, std::move(state.positions),
+                                std::move(state.velocities));
+    changes_.back().commit_ms = record.commit_ms = elapsed_ms(start);
     return record;
 }
 
@@ -253,6 +371,7 @@ TopologyChangeRecord Simulation::undo() {
     history_.pop_back();
     group_snapshot_ = false; // the group's snapshot (if it was the newest) is gone
     backend_ = std::move(next);
+    record.commit_ms = elapsed_ms(start); // the whole rebuild runs in the caller's turn
     changes_.push_back(record);
     return record;
 }

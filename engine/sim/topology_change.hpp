@@ -56,6 +56,12 @@ struct TopologyChangeRecord {
     double refine_ms = 0;              ///< refine, split cut: the mesh change and state transfer
     double repattern_ms = 0;           ///< building the new backend: topology .. summation plans
     double pattern_build_ms = 0;       ///< of which its pattern and plans (pattern_build_ms())
+    /// Prepare phase (sim/prepared_change.hpp): the mesh change, the new backend and the
+    /// transfer plan, off the frame when the caller prepares on another thread [ms].
+    double prepare_ms = 0;
+    /// Commit phase: the current state carried over and the backend swapped in [ms] (what the
+    /// frame waits for when the change was prepared off the frame; undo: its whole rebuild).
+    double commit_ms = 0;
 };
 
 /// Limits a caller puts on topology changes; a change that breaks one throws

@@ -109,6 +109,11 @@ struct MultigridHierarchy {
     std::vector<MultigridLevel> levels; ///< levels[0]: the fine operator (given at each call)
     std::vector<BlockMatrix> coarse;    ///< coarse[l]: operator of level l + 1 (A_c of levels[l])
     std::vector<std::uint8_t> fixed;    ///< fine per-node pin mask (copy)
+    /// The fine operator's values and diagonal planes at the last re-value: the cycle smooths
+    /// with them, so a hierarchy reused for later matrices (MultigridRefresh) stays one fixed
+    /// symmetric positive definite preconditioner (smoothing the new matrix with the old
+    /// diagonal and lambda_max broke lagged solves down).
+    std::vector<double> fine_values, fine_diag;
     /// Dense lower Cholesky factor of the coarsest operator (n x n, row-major), n = its dofs;
     /// inert dofs have a unit pivot and zero coupling.
     std::vector<double> coarsest_factor;
@@ -141,17 +146,20 @@ struct MultigridStats {
 /// solved or its stopping rule.
 class MultigridRefresh {
 public:
-    void new_step() { due_ = true; }
+    /// A new time step: due when `max_lag` steps have shared the last re-value (1: every step).
+    void new_step(int max_lag = 1) {
+        if (++steps_since_ >= max_lag) due_ = true;
+    }
     void invalidate() { due_ = true; } ///< after the hierarchy was (re)built
     /// At an assembly: whether to re-value now (counted as done).
     bool revalue_at_assembly(bool every_assembly) {
         current_ = every_assembly || due_;
-        if (current_) due_ = false, reference_ = -1;
+        if (current_) due_ = false, reference_ = -1, steps_since_ = 0;
         return current_;
     }
     /// After a solve with the hierarchy: whether to re-value now and solve again.
     bool retry_now(const PcgResult& r) const { return r.breakdown && !current_; }
-    void revalued_now() { current_ = true, due_ = false, reference_ = -1; }
+    void revalued_now() { current_ = true, due_ = false, reference_ = -1, steps_since_ = 0; }
     void after_solve(const PcgResult& r) {
         const double cost = iterations_per_decade(r);
         if (reference_ < 0) reference_ = cost;
@@ -161,13 +169,14 @@ public:
     /// for different reductions; at least a quarter decade is counted).
     static double iterations_per_decade(const PcgResult& r) {
         const double tiny = 1e-300;
-        const double decades = std::log10(std::max(r.initial_residual, tiny) /
-                                          std::max(r.final_residual, tiny));
+        const double decades =
+            std::log10(std::max(r.initial_residual, tiny) / std::max(r.final_residual, tiny));
         return r.iterations / std::max(decades, 0.25);
     }
 
 private:
     bool due_ = true, current_ = false;
+    int steps_since_ = 0;   ///< time steps begun since the last re-value
     double reference_ = -1; ///< iterations_per_decade of the first solve after the re-value
 };
 

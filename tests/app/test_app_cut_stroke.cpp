@@ -2,7 +2,8 @@
 // stroke keys as the mouse would: a wavering stroke of several segments down the standing beam
 // cuts piece by piece while it is held (several cuts, volume kept, more cells) and splits it
 // into two halves; the whole stroke undoes as one step; a stroke ending over the beam leaves a
-// crack; the plane tool cuts once, at release. Skipped when the app was not built.
+// crack; the plane tool cuts once, at release; cuts, prepared off the frame, land reproducibly in
+// lockstep runs. Skipped when the app was not built.
 
 #include "core/json.hpp"
 #include "mesh/box_mesh.hpp"
@@ -130,6 +131,59 @@ TEST_F(AppCutStroke, PlaneToolCutsOnceAtRelease) {
     ASSERT_EQ(s.at("cuts").size(), 1u) << s;
     EXPECT_EQ(s.at("cuts")[0].at("frame"), 5) << s;
     EXPECT_EQ(s.at("undo_depth"), 1) << s;
+}
+
+TEST_F(AppCutStroke, CutsArePreparedOffTheFrameAndCommittedReproducibly) {
+    // Lockstep runs (--frames, --script) wait for each preparation in the turn that asked for
+    // it: two runs of the same script cut at the same frames and end in the same state (no
+    // wall-clock Newton budget, whose stops would differ).
+    const std::string actions =
+        stroke_actions(118) +
+        R"(, {"frame": 18, "cut": {"point": [0.25, 0.25, 1.5], "normal": [0.1, 0, 1]}})";
+    ASSERT_EQ(run("--frames 22 --frame-budget-ms 0", actions), 0) << err_;
+    const Json first = stats();
+    ASSERT_EQ(run("--frames 22 --frame-budget-ms 0", actions), 0) << err_;
+    const Json second = stats();
+    const Json& cuts = first.at("cuts");
+    ASSERT_GE(cuts.size(), 4u) << first;
+    ASSERT_EQ(cuts.size(), second.at("cuts").size());
+    for (std::size_t i = 0; i < cuts.size(); ++i) {
+        // Both phases are timed: the preparation (off the frame) and the commit (in the turn).
+        EXPECT_GT(cuts[i].at("prepare_ms").get<double>(), 0.0) << cuts[i];
+        EXPECT_GE(cuts[i].at("commit_ms").get<double>(), 0.0) << cuts[i];
+        EXPECT_EQ(cuts[i].at("frame"), second.at("cuts")[i].at("frame"));
+        EXPECT_EQ(cuts[i].at("cells_after"), second.at("cuts")[i].at("cells_after"));
+    }
+    EXPECT_EQ(cuts.back().at("frame"), 18) << first; // the plane cut lands in its own frame
+    for (const char* key : {"cells", "vertices", "components", "bbox", "max_displacement"})
+        EXPECT_EQ(first.at(key), second.at(key)) << key;
+    EXPECT_EQ(first.at("errors"), Json::array()) << first;
+    EXPECT_GE(first.at("components").get<int>(), 3) << first;
+}
+
+TEST_F(AppCutStroke, OnTheSimulationThreadCutsAreCommittedInLaterTurns) {
+    // The app as on a display: steps on their own thread, each cut prepared off the frame and
+    // committed in a later turn. A plane cut, a stroke, and a second stroke pressed right after
+    // the first's release (its last piece may still be pending: committed and shown first).
+    // Timing decides the frames and the pieces, not what must hold.
+    std::string second;
+    for (int i = 0, x = 2; x <= 158; x += 12, ++i)
+        second += ", {\"frame\": " + std::to_string(20 + i) + ", \"stroke\": [" +
+                  std::to_string(x) + ", 30]}";
+    second += R"(, {"frame": 34, "stroke_release": true})";
+    ASSERT_EQ(run("--frames 120 --sim-thread",
+                  R"(, {"frame": 1, "cut": {"point": [0.25, 0.25, 1.5], "normal": [0.1, 0, 1]}})" +
+                      stroke_actions(118) + second),
+              0)
+        << err_;
+    const Json s = stats();
+    EXPECT_EQ(s.at("finite"), true) << s;
+    EXPECT_EQ(s.at("errors"), Json::array()) << s;
+    EXPECT_GE(s.at("cuts").size(), 3u) << s;
+    EXPECT_GE(s.at("components").get<int>(), 3) << s;
+    EXPECT_NEAR(s.at("volume").get<double>(), 0.5, 1e-12) << s;
+    EXPECT_LE(s.at("undo_depth").get<int>(), 3) << s; // the plane cut and at most two strokes
+    for (const Json& cut : s.at("cuts")) EXPECT_GT(cut.at("prepare_ms").get<double>(), 0.0);
 }
 
 } // namespace

@@ -132,6 +132,58 @@ TEST_P(CudaMultigrid, GraphsReplayTheDirectLaunches) {
     }
 }
 
+// The device-side stopping decisions (the solve graph's while node, or the direct launches'
+// read-backs): the iteration cap stops unconverged after exactly that many iterations, a zero
+// right-hand side converges before any, and a converged solution as warm start needs none.
+TEST_P(CudaMultigrid, SolveStopsAtTheCapAndAtTheStart) {
+    const int order = GetParam();
+    test::LinearSystem s(test::make_random_perturbed_box(6, 6, 12, 0.5, 0.5, 1.0, 0.1, 7), order,
+                         1e-3);
+    const std::vector<std::uint8_t> fixed = s.bottom_nodes();
+    const MultigridHierarchy h = make_hierarchy(s, order, fixed);
+    for (const bool graphs : {true, false}) {
+        cuda::Multigrid mg(h);
+        mg.set_graphs(graphs);
+        const cuda::DeviceMatrix a(s.af);
+        mg.revalue(a.view());
+        std::vector<double> bd = test::random_vector(s.dofs(), 31);
+        for (Index i = 0; i < s.rows(); ++i)
+            if (fixed[i]) bd[3 * i] = bd[3 * i + 1] = bd[3 * i + 2] = 0;
+        const std::vector<float> b(bd.begin(), bd.end());
+        PcgSettings capped;
+        capped.relative_tolerance = 1e-10;
+        capped.max_iterations = 2;
+        std::vector<float> x(b.size(), 0.f);
+        const PcgResult r = mg.solve(a.view(), b, x, capped);
+        EXPECT_EQ(r.iterations, 2) << "graphs " << graphs;
+        EXPECT_FALSE(r.converged);
+        EXPECT_FALSE(r.breakdown);
+        EXPECT_LT(r.final_residual, r.initial_residual);
+
+        PcgSettings settings;
+        settings.relative_tolerance = 1e-5;
+        settings.max_iterations = 100;
+        // x = 1 on free rows only: a cold start keeps pinned values (their products would
+        // make a nonzero right-hand side for the free rows).
+        std::vector<float> zero(b.size(), 0.f), x0(b.size(), 0.f);
+        for (Index i = 0; i < s.rows(); ++i)
+            if (!fixed[i]) x0[3 * i] = x0[3 * i + 1] = x0[3 * i + 2] = 1.f;
+        const PcgResult z = mg.solve(a.view(), zero, x0, settings);
+        EXPECT_TRUE(z.converged) << "graphs " << graphs;
+        EXPECT_EQ(z.iterations, 0);
+        for (Index i = 0; i < s.rows(); ++i)
+            if (!fixed[i]) EXPECT_EQ(x0[3 * i], 0.f); // a cold start: free rows zeroed
+
+        std::vector<float> xs(b.size(), 0.f);
+        const PcgResult solved = mg.solve(a.view(), b, xs, settings);
+        ASSERT_TRUE(solved.converged);
+        settings.warm_start = true;
+        const PcgResult again = mg.solve(a.view(), b, xs, settings);
+        EXPECT_TRUE(again.converged) << "graphs " << graphs;
+        EXPECT_LE(again.iterations, 1);
+    }
+}
+
 // The CUDA backend with the multigrid preconditioner follows the CPU backend's trajectory (the
 // same Newton steps; float matrices and cycle) with few CG iterations, at p = 1 and p = 2.
 TEST_P(CudaMultigrid, SimulationMatchesCpuMultigrid) {

@@ -28,9 +28,10 @@ std::string describe(const SimulationSettings& s) {
         << ' ' << s.mass_damping << ' ' << s.stiffness_damping << ' ' << s.max_newton_iterations
         << ' ' << s.newton_tolerance << ' ' << s.frame_budget_ms << ' ' << s.pcg.relative_tolerance
         << ' ' << s.pcg.max_iterations << ' ' << s.cg_forcing << ' ' << s.coarse_iterations << ' '
-        << int(s.preconditioner) << ' ' << s.multigrid_every_iteration << ' ' << s.project_hessian
-        << ' ' << s.deterministic << ' ' << (s.ground_height ? *s.ground_height : -1.5) << ' '
-        << s.ground_stiffness << ' ' << s.ground_friction;
+        << int(s.preconditioner) << ' ' << s.multigrid_every_iteration << ' ' << s.multigrid_lag
+        << ' ' << s.project_hessian << ' ' << s.deterministic << ' '
+        << (s.ground_height ? *s.ground_height : -1.5) << ' ' << s.ground_stiffness << ' '
+        << s.ground_friction;
     return out.str();
 }
 
@@ -66,6 +67,7 @@ TEST(SettingsOptions, EveryOptionChangesItsSetting) {
         {"cg-max", "50"},
         {"cg-forcing", "off"},
         {"multigrid-refresh", "iteration"},
+        {"multigrid-lag", "3"},
         {"exact-hessian", ""},
         {"deterministic", ""},
         {"ground", "-0.25"},
@@ -82,6 +84,19 @@ TEST(SettingsOptions, EveryOptionChangesItsSetting) {
     }
     for (const SettingsOption& option : settings_options())
         EXPECT_TRUE(covered.count(option.name)) << option.name << " has no sample here";
+}
+
+// Two-level is block Jacobi at p = 1; explicit choices stay.
+TEST(SettingsOptions, PreconditionerInUseFollowsTheOrder) {
+    SimulationSettings s;
+    EXPECT_EQ(s.preconditioner, Preconditioner::TwoLevel);
+    EXPECT_EQ(preconditioner_in_use(s, 1), Preconditioner::BlockJacobi);
+    EXPECT_EQ(preconditioner_in_use(s, 2), Preconditioner::TwoLevel);
+    EXPECT_EQ(preconditioner_in_use(s, 3), Preconditioner::TwoLevel);
+    for (Preconditioner p : {Preconditioner::BlockJacobi, Preconditioner::Multigrid}) {
+        s.preconditioner = p;
+        for (int order : {1, 2, 3}) EXPECT_EQ(preconditioner_in_use(s, order), p);
+    }
 }
 
 TEST(SettingsOptions, ParsesToTheExpectedValues) {

@@ -227,6 +227,34 @@ TEST_P(MultigridModes, CycleIsSymmetricPositiveDefiniteOnFreeDofs) {
     }
 }
 
+// The cycle smooths the matrix it was re-valued with (MultigridHierarchy::fine_values): applied
+// with a later matrix (a lagged hierarchy) it is the same operator, so it stays symmetric
+// positive definite; re-valued with the later matrix it changes.
+TEST(Multigrid, LaggedCycleIsTheReValuedMatrixOperator) {
+    System sys(test::make_random_perturbed_box(6, 5, 4, 1.0, 0.8, 0.7, 0.15, 9), 0.01);
+    MultigridHierarchy h = cpu::build_multigrid(sys.s.f->pattern, sys.positions.data(),
+                                                sys.fixed.data(), small_coarsest(6));
+    cpu::revalue_multigrid(h, sys.s.a.view());
+    const Index n = sys.s.rows();
+    std::vector<double> u = test::random_vector(3 * n, 5);
+    for (Index i = 0; i < n; ++i)
+        if (sys.fixed[i]) u[3 * i] = u[3 * i + 1] = u[3 * i + 2] = 0;
+    std::vector<double> before(3 * n), lagged(3 * n), fresh(3 * n);
+    cpu::apply_multigrid(h, sys.s.a.view(), u.data(), before.data());
+    // A later matrix: every value scaled by 1.5 (the pattern is the same).
+    std::vector<double> values = sys.s.a.values, diag = sys.s.a.diag;
+    for (double& v : values) v *= 1.5;
+    for (double& v : diag) v *= 1.5;
+    BinBcsrMatrixView<double> later = sys.s.a.view();
+    later.values = values.data();
+    later.diag = diag.data();
+    cpu::apply_multigrid(h, later, u.data(), lagged.data());
+    EXPECT_EQ(before, lagged);
+    cpu::revalue_multigrid(h, later);
+    cpu::apply_multigrid(h, later, u.data(), fresh.data());
+    EXPECT_GT(test::max_abs_diff(before, fresh), 1e-3 * test::max_abs_diff(before, u));
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, MultigridModes, ::testing::Values(3, 6), [](const auto& info) {
     return info.param == 6 ? "Rigid" : "Translations";
 });
@@ -446,10 +474,10 @@ TEST(MultigridRefresh, RevaluesOncePerStepUnlessTheLaggedSolvesDegrade) {
         return r;
     };
     MultigridRefresh refresh;
-    EXPECT_TRUE(refresh.revalue_at_assembly(false)); // the first assembly
-    refresh.after_solve(solved(5, 1));               // 5 per decade
+    EXPECT_TRUE(refresh.revalue_at_assembly(false));  // the first assembly
+    refresh.after_solve(solved(5, 1));                // 5 per decade
     EXPECT_FALSE(refresh.revalue_at_assembly(false)); // the same step: lagged
-    refresh.after_solve(solved(36, 3)); // 12 per decade <= 2 * 5 + 2
+    refresh.after_solve(solved(36, 3));               // 12 per decade <= 2 * 5 + 2
     EXPECT_FALSE(refresh.revalue_at_assembly(false));
     refresh.after_solve(solved(39, 3)); // 13 per decade: due
     EXPECT_TRUE(refresh.revalue_at_assembly(false));
@@ -458,7 +486,7 @@ TEST(MultigridRefresh, RevaluesOncePerStepUnlessTheLaggedSolvesDegrade) {
     refresh.after_solve(solved(12, 2, false)); // unconverged with a lagged hierarchy: due
     EXPECT_TRUE(refresh.revalue_at_assembly(false));
     refresh.new_step();
-    EXPECT_TRUE(refresh.revalue_at_assembly(false)); // a new step
+    EXPECT_TRUE(refresh.revalue_at_assembly(false));            // a new step
     EXPECT_FALSE(refresh.retry_now(solved(3, 0, false, true))); // current: no retry
     EXPECT_FALSE(refresh.revalue_at_assembly(false));
     EXPECT_TRUE(refresh.retry_now(solved(3, 0, false, true))); // lagged breakdown: retry
@@ -468,6 +496,24 @@ TEST(MultigridRefresh, RevaluesOncePerStepUnlessTheLaggedSolvesDegrade) {
     EXPECT_TRUE(refresh.revalue_at_assembly(true)); // every assembly
     EXPECT_TRUE(refresh.revalue_at_assembly(true));
     EXPECT_DOUBLE_EQ(MultigridRefresh::iterations_per_decade(solved(2, 0.01)), 8.0); // >= 1/4
+
+    // Lagged across steps (multigrid_lag 3): due every third step, or sooner when a solve slows.
+    MultigridRefresh lag;
+    EXPECT_TRUE(lag.revalue_at_assembly(false));
+    lag.after_solve(solved(5, 1));
+    for (int step = 1; step <= 2; ++step) {
+        lag.new_step(3);
+        EXPECT_FALSE(lag.revalue_at_assembly(false)) << step;
+        lag.after_solve(solved(5, 1));
+    }
+    lag.new_step(3);
+    EXPECT_TRUE(lag.revalue_at_assembly(false)); // the third step after the re-value
+    lag.after_solve(solved(5, 1));
+    lag.new_step(3);
+    EXPECT_FALSE(lag.revalue_at_assembly(false));
+    lag.after_solve(solved(13, 1)); // 13 > 2 * 5 + 2 per decade: due at the next assembly
+    lag.new_step(3);
+    EXPECT_TRUE(lag.revalue_at_assembly(false));
 }
 
 // Re-valuing once per step or at every Newton iteration changes the preconditioner only: the

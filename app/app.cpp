@@ -124,8 +124,12 @@ int App::run() {
         if (last_frame) quit_ = true;
         if (options_.progress) print_progress(quit_);
     }
-    // The worker's steps touch the session: no more of them before it is summarised.
-    if (worker_) worker_->stop();
+    // The worker's steps touch the session: no more of them before it is summarised, and the
+    // steps completed since the last frame count too.
+    if (worker_) {
+        worker_->stop();
+        take_step_results();
+    }
     finish_recording();
     if (options_.timings) timings_.write_csv(*options_.timings);
     if (options_.stats)
@@ -183,9 +187,13 @@ void App::start() {
     // rasteriser), which otherwise waits behind the simulation's threads: on 2 busy cores the
     // full bunny's window ran at 6.0 fps with one simulation thread, 3.6 with two.
     if (threaded) cpu_threads_before_ = set_num_threads(std::max(1, num_threads() - 1));
+    publish_snapshots_ = threaded;
     worker_ = std::make_unique<SimWorker>(threaded ? SimWorker::Mode::Threaded
                                                    : SimWorker::Mode::Lockstep,
                                           [this] { step_simulation(); });
+    // The first frame takes a turn (threaded too, where turns otherwise wait for commands): the
+    // support check, a pending --record and what the snapshots carry are settled in turns.
+    worker_->request_turn();
 }
 
 void App::load_initial_scene() {
@@ -332,18 +340,24 @@ void App::frame(bool last_frame) {
         if (quit_) last_frame = true;
         timings_.lap(Stage::Ui);
 
-        // The UI's turn: only while the worker is between steps (never waiting for one). It
-        // runs the queued commands, takes the completed steps and uploads the latest state;
-        // without a turn the frame draws what the last turn uploaded.
+        // The UI's turn: only while the worker is between steps (never waiting for one) and,
+        // threaded, only when something is queued. It runs the queued commands and uploads the
+        // simulation's state; without a turn the frame uploads the latest snapshot a step
+        // published (or draws what it uploaded last, when no step completed since).
         sync_worker();
         SimWorker::Turn turn = worker_->try_turn();
         if (turn) simulate(turn);
+        take_step_results();
         timings_.lap(Stage::Simulate);
 
         if (turn) {
+            // The turn uploads the simulation's own state, newer than any snapshot so far.
+            snapshots_.discard();
             update_surface();
             statistics_ =
                 scene_statistics(session_, last_step_, stepped_, recent_convergence_.tally());
+        } else {
+            show_snapshot(); // threaded, between turns: the latest completed step, when new
         }
         // The turn's device work (interop, cuts) is done before the next step, on the
         // simulation thread's stream, uses the buffers; then render and swap without holding
@@ -515,139 +529,6 @@ double App::default_refine_radius() const {
     if (!scene) return 0.0;
     return static_cast<double>(gui_.refine_radius_fraction *
                                glm::length(scene->upper - scene->lower));
-}
-
-void App::refresh_surface_positions() {
-    if (!picker_.stale() || !session_.sim() || !session_.scene()) return;
-    // Interop frames leave the host copy behind; picking and painting fetch it on demand.
-    copy_surface_positions();
-}
-
-void App::copy_surface_positions() {
-    const std::vector<double>& x = session_.sim()->positions();
-    const BoundarySurface& surface = session_.scene()->surface;
-    std::vector<glm::vec3>& positions = picker_.positions();
-    positions.resize(surface.mesh_vertex.size());
-    for (std::size_t i = 0; i < surface.mesh_vertex.size(); ++i) {
-        const std::size_t v = 3 * static_cast<std::size_t>(surface.mesh_vertex[i]);
-        positions[i] = glm::vec3(static_cast<float>(x[v]), static_cast<float>(x[v + 1]),
-                                 static_cast<float>(x[v + 2]));
-    }
-    picker_.moved();
-}
-
-void App::update_surface() {
-    if (!session_.scene() || !session_.sim()) {
-        surface_scalars_.clear();
-        if (session_.scene()) renderer_->update_surface(picker_.positions());
-        renderer_->set_pinned_vertices({});
-        renderer_->update_markers({});
-        return;
-    }
-    const BoundarySurface& surface = session_.scene()->surface;
-    const std::size_t count = surface.mesh_vertex.size();
-    // p >= 2 draws the curved map's render vertices (app_surface.cpp); the first `count` of them
-    // are the surface vertices, so pins and picking below are the same for both.
-    const bool curved = sync_curved_surface();
-    const std::size_t render_count =
-        curved ? static_cast<std::size_t>(curved_.map().num_vertices()) : count;
-    const bool interop = upload_with_interop();
-
-    // Colour scalars per surface vertex (unscaled; the shader multiplies by 1 / range). On the
-    // interop path von Mises (averaged over each vertex's faces) and displacement are computed on
-    // the device; on the host path they are computed here.
-    const float* device_stress = interop && gui_.color_mode == ColorMode::VonMises
-                                     ? session_.sim()->device_von_mises_stress()
-                                     : nullptr;
-    surface_scalars_.assign(render_count, 0.0f);
-    if (gui_.color_mode == ColorMode::VonMises && device_stress == nullptr && curved && interop) {
-        const std::vector<double>& stress = session_.sim()->von_mises_stress();
-        for (std::size_t r = 0; r < render_count; ++r)
-            surface_scalars_[r] =
-                surface_map_cell_mean(curved_.map().view(), stress.data(), static_cast<int>(r));
-    } else if (gui_.color_mode == ColorMode::VonMises && device_stress == nullptr && !curved) {
-        const std::vector<double>& stress = session_.sim()->von_mises_stress();
-        std::vector<float> weight(count, 0.0f);
-        for (std::size_t f = 0; f < surface.triangles.size(); ++f) {
-            const float s =
-                static_cast<float>(stress[static_cast<std::size_t>(surface.face_cell[f])]);
-            for (Index v : surface.triangles[f]) {
-                surface_scalars_[static_cast<std::size_t>(v)] += s;
-                weight[static_cast<std::size_t>(v)] += 1.0f;
-            }
-        }
-        for (std::size_t i = 0; i < count; ++i) {
-            if (weight[i] > 0.0f) surface_scalars_[i] /= weight[i];
-            if (!std::isfinite(surface_scalars_[i])) surface_scalars_[i] = 0.0f;
-        }
-    }
-
-    bool device_scalars = false; // the colour scalars exist only on the device
-    if (interop) {
-        const InteropScalar kind =
-            gui_.color_mode == ColorMode::VonMises
-                ? (device_stress != nullptr ? InteropScalar::Cells : InteropScalar::Host)
-            : gui_.color_mode == ColorMode::Displacement ? InteropScalar::Displacement
-                                                         : InteropScalar::None;
-        interop_->update(session_.sim()->device_positions(), kind, surface_scalars_, device_stress);
-        device_scalars = kind == InteropScalar::Cells || kind == InteropScalar::Displacement;
-        renderer_->use_surface_buffer(interop_->external_buffer());
-        picker_.mark_stale();
-        gui_.upload_method = interop_->external_buffer() != 0
-                                 ? "CUDA-GL interop, external memory (CUDA backend)"
-                                 : "CUDA-GL interop, mapped buffer (CUDA backend)";
-    } else if (curved) {
-        copy_surface_positions(); // the picker keeps the corner vertices
-        const InteropScalar kind = gui_.color_mode == ColorMode::VonMises ? InteropScalar::Cells
-                                   : gui_.color_mode == ColorMode::Displacement
-                                       ? InteropScalar::Displacement
-                                       : InteropScalar::None;
-        curved_.evaluate(session_.sim()->positions(), kind,
-                         kind == InteropScalar::Cells ? session_.sim()->von_mises_stress().data()
-                                                      : nullptr);
-        renderer_->upload_surface_vertices(curved_.vertices());
-        // The scalars stay readable per render vertex, as the flat host path leaves them.
-        for (std::size_t r = 0; r < render_count; ++r)
-            surface_scalars_[r] = curved_.vertices()[7 * r + 6];
-        gui_.upload_method = session_.sim()->device_positions() != nullptr
-                                 ? "glBufferSubData, curved (CUDA backend, no interop)"
-                                 : "glBufferSubData, curved (CPU backend)";
-    } else {
-        copy_surface_positions();
-        const std::vector<glm::vec3>& surface_positions = picker_.positions();
-        if (gui_.color_mode == ColorMode::Displacement) {
-            for (std::size_t i = 0; i < count; ++i) {
-                const Vec3& rest =
-                    session_.scene()
-                        ->mesh.positions[static_cast<std::size_t>(surface.mesh_vertex[i])];
-                const float d = glm::length(surface_positions[i] - to_glm(rest));
-                surface_scalars_[i] = std::isfinite(d) ? d : 0.0f;
-            }
-        }
-        renderer_->update_surface(surface_positions, surface_scalars_);
-        gui_.upload_method = session_.sim()->device_positions() != nullptr
-                                 ? options_.interop
-                                       ? "glBufferSubData (CUDA backend, interop unavailable)"
-                                       : "glBufferSubData (CUDA backend, --no-interop)"
-                                 : "glBufferSubData (CPU backend)";
-    }
-    update_color_range(device_scalars);
-    settings_.use_colormap = gui_.color_mode != ColorMode::None;
-
-    // Pins are drawn from the surface buffer, so they need no host positions either.
-    const std::vector<std::uint8_t>& pins = session_.sim()->vertex_pins();
-    pinned_surface_.clear();
-    for (std::size_t i = 0; i < count; ++i) {
-        if (pins[static_cast<std::size_t>(surface.mesh_vertex[i])])
-            pinned_surface_.push_back(static_cast<unsigned>(i));
-    }
-    renderer_->set_pinned_vertices(pinned_surface_);
-    Markers markers;
-    if (session_.sim()->drag()) {
-        const std::array<double, 3>& target = session_.sim()->drag()->target;
-        markers.drag = {grabbed_point(*session_.sim()), glm::vec3(target[0], target[1], target[2])};
-    }
-    renderer_->update_markers(markers);
 }
 
 void App::render(bool last_frame) {

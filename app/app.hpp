@@ -35,7 +35,9 @@
 #include "sim/scene_file.hpp"
 #include "sim/state_file.hpp"
 #include "sim_driver.hpp"
+#include "sim_snapshot.hpp"
 #include "sim_worker.hpp"
+#include "snapshot_exchange.hpp"
 #include "stats.hpp"
 #include "supports.hpp"
 #include "timings.hpp"
@@ -43,8 +45,10 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -154,6 +158,18 @@ load_scene_file_with_simulation(const std::filesystem::path& path,
                                 const SimulationSettings& current,
                                 const std::vector<std::pair<std::string, std::string>>& overrides);
 
+/// Where a frame's surface upload reads the simulation's state (app_surface.cpp): the
+/// simulation itself in the UI's turn, or the latest SimSnapshot between turns. The functions
+/// are called only where the upload needs them (a host copy of device data costs a transfer).
+struct SurfaceSource {
+    bool device = false;                         ///< CUDA backend (device_positions is set)
+    const float* device_positions = nullptr;     ///< CUDA: 3 floats per node
+    std::function<const float*()> device_stress; ///< CUDA: per-cell von Mises
+    std::function<const std::vector<double>&()> positions; ///< host node positions, 3 per node
+    std::function<const std::vector<double>&()> stress;    ///< host per-cell von Mises
+    std::optional<std::pair<glm::vec3, glm::vec3>> drag;   ///< grabbed point and target
+};
+
 /// The interactive application. Construction does nothing heavy; run() does the work.
 class App {
 public:
@@ -186,15 +202,20 @@ private:
     void post(SimWorker::Command command);
     void sync_worker();
     void step_simulation();
+    void fill_snapshot(SimDriver& sim);
     void simulate(const SimWorker::Turn& turn);
+    void take_step_results();
+    // The surface upload, in a turn or from the latest snapshot (app_surface.cpp).
     void update_surface();
+    void show_snapshot();
+    void upload_surface(const SurfaceSource& source, bool in_turn);
     bool sync_curved_surface();
-    bool upload_with_interop();
-    void copy_surface_positions();
+    bool upload_with_interop(bool device);
+    void copy_surface_positions(const std::vector<double>& x);
     void refresh_surface_positions();
     void render(bool last_frame);
     // The colour range of the surface scalars (app_color_range.cpp).
-    void update_color_range(bool device_scalars);
+    void update_color_range(bool device_scalars, const SurfaceSource& source);
     void shutdown();
     // Edits through the session; the panel's message and the scene re-upload (app.cpp). A cut
     // is prepared off the frame and committed in a later turn (app_cut.cpp): threaded, in the
@@ -216,6 +237,8 @@ private:
     std::optional<Vec3> pick_world(const glm::vec2& pixel);
     void begin_drag_at(const glm::vec2& pixel, double radius);
     void end_drag();
+    void set_drag_target(const glm::vec3& target);
+    void clear_drag_target();
     void paint_pins(const glm::vec2& pixel, bool pin);
     std::optional<CutPlane> stroke_plane(const glm::vec2& from, const glm::vec2& to);
     // Cut mode's stroke: pressed, cut along, released, drawn (app_cut.cpp).
@@ -273,11 +296,18 @@ private:
     Recorder recorder_;
     bool picture_due_ = false;       // the state uploaded in this frame's turn is a recorded frame
     bool recording_pending_ = false; // --record DIR: starts at the first turn with a simulation
-    // The simulation thread (or lockstep stepping) and what its steps hand to the UI's turn.
+    // What the threaded steps publish for the UI to draw between turns (the worker fills one
+    // slot while the UI reads another); declared before the worker, which writes it.
+    SnapshotExchange<SimSnapshot> snapshots_;
+    bool publish_snapshots_ = false; // threaded: each step publishes a snapshot (set before start)
+    bool snapshot_stress_ = false;   // set in turns: the snapshots carry the von Mises stress
+    // The simulation thread (or lockstep stepping) and what its steps hand to the UI.
     std::unique_ptr<SimWorker> worker_;
-    int cpu_threads_before_ = 0;           // parallel_for's threads before the worker took one
-    std::vector<StepResult> step_results_; // written by steps, taken in the UI's turn
-    std::optional<Error> step_error_;      // a step's error, taken in the UI's turn
+    int cpu_threads_before_ = 0; // parallel_for's threads before the worker took one
+    std::mutex step_mutex_;      // guards the three below: steps append, every UI frame takes
+    std::vector<StepResult> step_results_; // written by steps, taken by take_step_results
+    std::optional<Error> step_error_;      // a step's error, taken by take_step_results
+    std::optional<glm::vec3> drag_target_; // threaded: the cursor's drag target for the next step
     SceneStatistics statistics_;           // the Statistics panel's, refreshed in each turn
     bool step_once_ = false;
     StepResult last_step_;

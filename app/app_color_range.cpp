@@ -17,7 +17,7 @@ constexpr std::int64_t kSamplePeriodFrames = 30;
 
 } // namespace
 
-void App::update_color_range(bool device_scalars) {
+void App::update_color_range(bool device_scalars, const SurfaceSource& source) {
     const ColorRangeSettings& range = gui_.color_range_settings;
     const bool new_mode = gui_.color_range_mode != gui_.color_mode;
     ColorRange measured;
@@ -34,12 +34,12 @@ void App::update_color_range(bool device_scalars) {
             const BoundarySurface& surface = session_.scene()->surface;
             std::vector<float> sample;
             if (gui_.color_mode == ColorMode::VonMises) {
-                const std::vector<double>& stress = session_.sim()->von_mises_stress();
+                const std::vector<double>& stress = source.stress();
                 sample.reserve(surface.face_cell.size());
                 for (Index cell : surface.face_cell)
                     sample.push_back(static_cast<float>(stress[static_cast<std::size_t>(cell)]));
             } else {
-                copy_surface_positions(); // also refreshes the picker's copy
+                copy_surface_positions(source.positions()); // also refreshes the picker's copy
                 const std::vector<glm::vec3>& positions = picker_.positions();
                 sample.reserve(positions.size());
                 for (std::size_t i = 0; i < positions.size(); ++i) {

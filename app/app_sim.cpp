@@ -1,10 +1,12 @@
-// App's side of the simulation thread (app/sim_worker.hpp): the step the worker runs, the queue
-// the UI posts to, what a turn takes from the completed steps; and the run's defaults that
+// App's side of the simulation thread (app/sim_worker.hpp): the step the worker runs and the
+// snapshot it publishes, the queue the UI posts to, what each frame takes from the completed
+// steps; and the run's defaults that
 // follow from where steps run (mesh resolution, --progress). App members defined here to keep
 // app.cpp the frame loop.
 #include "app.hpp"
 #include "core/error.hpp"
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -65,44 +67,116 @@ void App::step_simulation() {
     SimDriver* sim = session_.sim();
     if (!sim) return;
     try {
-        step_results_.push_back(sim->step());
+        // Threaded: the cursor's latest drag target (set every frame of a mouse drag without a
+        // turn); the drag itself begins and ends in turns, which clear a stale target.
+        std::optional<glm::vec3> target;
+        {
+            const std::lock_guard lock(step_mutex_);
+            target = std::exchange(drag_target_, std::nullopt);
+        }
+        if (target && sim->drag()) DragTool::move_to(*sim, *target);
+        const StepResult result = sim->step();
+        // Threaded: what the UI draws until its next turn (and, CUDA, the device copies made
+        // on this thread's stream, done at finish_device_work below, before it is published).
+        if (publish_snapshots_) fill_snapshot(*sim);
         // The step's device work (its own stream) is done before the UI's turn reads it.
         sim->simulation().finish_device_work();
+        if (publish_snapshots_) snapshots_.publish();
         recorder_.on_step(sim->simulation()); // every K-th step: a snapshot for the writer
+        const std::lock_guard lock(step_mutex_);
+        step_results_.push_back(result);
     } catch (const Error& error) {
+        const std::lock_guard lock(step_mutex_);
         step_error_ = error;
     }
 }
 
+void App::set_drag_target(const glm::vec3& target) {
+    const std::lock_guard lock(step_mutex_);
+    drag_target_ = target;
+}
+
+void App::clear_drag_target() {
+    const std::lock_guard lock(step_mutex_);
+    drag_target_.reset();
+}
+
+void App::fill_snapshot(SimDriver& sim) {
+    // On the worker thread, between the step and the next: the UI reads only the other slots.
+    SimSnapshot& snapshot = snapshots_.back();
+    const Simulation& simulation = sim.simulation();
+    snapshot.device = sim.device_positions() != nullptr;
+    snapshot.has_stress = snapshot_stress_; // written in turns only
+    if (snapshot.device) {
+        // Device-to-device copies on this thread's stream: the interop upload reads them while
+        // the next step writes the solver's arrays; nothing comes to the host.
+        snapshot.device_positions.copy_from(sim.device_positions(),
+                                            3 * static_cast<std::size_t>(simulation.num_nodes()));
+        if (snapshot.has_stress)
+            snapshot.device_stress.copy_from(
+                sim.device_von_mises_stress(),
+                static_cast<std::size_t>(simulation.mesh().num_cells()));
+    } else {
+        snapshot.positions = sim.positions();
+        if (snapshot.has_stress) snapshot.stress = sim.von_mises_stress();
+    }
+    snapshot.dragging = sim.drag().has_value();
+    if (snapshot.dragging) {
+        // CUDA: three vertices' positions come to the host, only while dragging.
+        snapshot.grabbed = grabbed_point(sim);
+        const std::array<double, 3>& target = sim.drag()->target;
+        snapshot.target = glm::vec3(target[0], target[1], target[2]);
+    }
+}
+
 void App::simulate(const SimWorker::Turn& turn) {
-    (void)turn;       // proof of the turn: the steps' results may be read
+    (void)turn;       // proof of the turn: the simulation may be read and changed
     check_supports(); // after this turn's commands (pins, ground, settings, scene)
     start_pending_recording();
     // Commands of this turn (a script's pause or step) may have changed what to run.
     sync_worker();
+    // What the next steps publish (read by the worker, which waits out this turn): the stress
+    // when the surface shows it; and while PNG frames are recorded every step must be drawn, so
+    // the worker parks after each until the next turn (one step per frame, as in lockstep).
+    snapshot_stress_ = gui_.color_mode == ColorMode::VonMises;
+    worker_->set_show_every_step(recorder_.records_png());
     worker_->step_now();
     picture_due_ = recorder_.take_png_request(); // drawn at the end of this frame
-    if (step_error_) {
-        const Error error = *std::exchange(step_error_, std::nullopt);
-        step_results_.clear();
-        if (options_.headless) throw error;
-        gui_.sim_error = error.what();
+}
+
+void App::take_step_results() {
+    // Every frame, turn or not: threaded steps complete between turns too.
+    std::vector<StepResult> results;
+    std::optional<Error> error;
+    {
+        const std::lock_guard lock(step_mutex_);
+        results.swap(step_results_);
+        error = std::exchange(step_error_, std::nullopt);
+    }
+    if (error) {
+        if (options_.headless) throw *error;
+        gui_.sim_error = error->what();
         gui_.paused = true; // a failing step would fail again every frame
         worker_->set_paused(true);
         return;
     }
-    if (step_results_.empty()) return;
-    for (const StepResult& result : step_results_) {
+    if (results.empty()) return;
+    for (const StepResult& result : results) {
         recent_convergence_.add(result);
         run_convergence_.add(result);
     }
-    last_step_ = step_results_.back();
+    last_step_ = results.back();
     stepped_ = true;
-    step_results_.clear();
-    // Threaded, the CSV's simulate columns are those of the step completed since the last turn.
+    // Threaded, the CSV's simulate columns are those of the last step completed this frame.
     const StageTimes& t = last_step_.times;
     timings_.set_simulation({t.element, t.summation, t.pcg, t.line_search},
                             last_step_.newton_iterations, last_step_.cg_iterations);
+    // Between turns the panel's step numbers follow the steps; the rest waits for a turn.
+    if (statistics_.simulated) {
+        statistics_.last_step = last_step_;
+        statistics_.stepped = stepped_;
+        statistics_.recent_convergence = recent_convergence_.tally();
+    }
 }
 
 } // namespace edn

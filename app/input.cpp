@@ -47,9 +47,14 @@ void DragTool::begin_vertex(SimDriver& sim, Index vertex, const ViewState& view,
 }
 
 void DragTool::move(SimDriver& sim, const ViewState& view, const glm::vec2& pixel) {
-    if (!dragging_ || !sim.drag()) return;
+    if (!sim.drag()) return;
+    if (const std::optional<glm::vec3> target = target_at(view, pixel)) move_to(sim, *target);
+}
+
+std::optional<glm::vec3> DragTool::target_at(const ViewState& view, const glm::vec2& pixel) const {
+    if (!dragging_) return std::nullopt;
     // Keep the target at the grabbed point's view depth, under the cursor.
-    if (const std::optional<glm::vec3> target = view.at_depth(pixel, depth_)) move_to(sim, *target);
+    return view.at_depth(pixel, depth_);
 }
 
 void DragTool::move_to(SimDriver& sim, const glm::vec3& target) {
@@ -118,6 +123,7 @@ std::optional<Vec3> App::pick_world(const glm::vec2& pixel) {
 }
 
 void App::begin_drag_at(const glm::vec2& pixel, double radius) {
+    clear_drag_target();
     if (!session_.sim()) return;
     const std::optional<SurfaceHit> hit = pick(pixel);
     if (!hit) return;
@@ -126,6 +132,7 @@ void App::begin_drag_at(const glm::vec2& pixel, double radius) {
 }
 
 void App::end_drag() {
+    clear_drag_target();
     drag_.end(session_.sim());
 }
 
@@ -184,9 +191,16 @@ void App::handle_mouse() {
     // so its target follows the cursor from then on, and a release before it ends it at once.
     if (drag_.active()) {
         if (ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
-            post([this, mouse] {
-                if (session_.sim()) drag_.move(*session_.sim(), view_state(), mouse);
-            });
+            if (worker_->mode() == SimWorker::Mode::Threaded) {
+                // Not a command: one per frame would park the worker at every step. The next
+                // step takes the latest target (step_simulation).
+                if (const std::optional<glm::vec3> target = drag_.target_at(view_state(), mouse))
+                    set_drag_target(*target);
+            } else {
+                post([this, mouse] {
+                    if (session_.sim()) drag_.move(*session_.sim(), view_state(), mouse);
+                });
+            }
         } else {
             post([this] { end_drag(); });
         }

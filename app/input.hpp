@@ -9,6 +9,7 @@
 
 #include <glm/vec2.hpp>
 #include <glm/vec3.hpp>
+#include <optional>
 #include <vector>
 
 namespace edn {
@@ -27,8 +28,12 @@ public:
                       double radius);
     /// Moves the target under `pixel`, at the grabbed point's view depth.
     void move(SimDriver& sim, const ViewState& view, const glm::vec2& pixel);
-    /// Moves the target to world point `target`.
-    void move_to(SimDriver& sim, const glm::vec3& target);
+    /// The target under `pixel` at the grabbed point's view depth (nothing when no drag is in
+    /// progress or the pixel's ray misses that depth); reads no simulation.
+    std::optional<glm::vec3> target_at(const ViewState& view, const glm::vec2& pixel) const;
+    /// Moves the target to world point `target` (touches only `sim`: the simulation thread
+    /// calls it with the latest cursor target).
+    static void move_to(SimDriver& sim, const glm::vec3& target);
     /// Lets go (and removes the spring from `sim` when there is one).
     void end(SimDriver* sim);
     /// Whether a drag is in progress.

@@ -28,6 +28,7 @@
 #include <cuda_runtime.h>
 #include <type_traits>
 #include <unistd.h>
+#include <utility>
 
 namespace edn {
 namespace {
@@ -530,6 +531,44 @@ float SurfaceInterop::update(const float* device_positions, InteropScalar scalar
         s.samples.push_back({ms(t0, t1), ms(t1, t2), ms(t2, t3), ms(t0, t3)});
     }
     return peak;
+}
+
+DeviceFloats::~DeviceFloats() {
+    release();
+}
+
+DeviceFloats::DeviceFloats(DeviceFloats&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
+      capacity_(std::exchange(other.capacity_, 0)) {}
+
+DeviceFloats& DeviceFloats::operator=(DeviceFloats&& other) noexcept {
+    if (this != &other) {
+        release();
+        data_ = std::exchange(other.data_, nullptr);
+        size_ = std::exchange(other.size_, 0);
+        capacity_ = std::exchange(other.capacity_, 0);
+    }
+    return *this;
+}
+
+void DeviceFloats::copy_from(const float* source, std::size_t count) {
+    if (count > capacity_) {
+        release();
+        EDN_CUDA_CHECK(cudaMalloc(&data_, count * sizeof(float)));
+        capacity_ = count;
+    }
+    size_ = count;
+    if (count == 0) return;
+    // The calling thread's stream (--default-stream=per-thread): ordered after the step's
+    // kernels that wrote `source`, and done at that thread's finish_device_work.
+    EDN_CUDA_CHECK(cudaMemcpyAsync(data_, source, count * sizeof(float), cudaMemcpyDeviceToDevice,
+                                   cudaStreamPerThread));
+}
+
+void DeviceFloats::release() noexcept {
+    if (data_) cudaFree(data_); // synchronises: no copy into it is still running
+    data_ = nullptr;
+    size_ = capacity_ = 0;
 }
 
 void SurfaceInterop::download(const float* device, std::size_t count, float* host) {

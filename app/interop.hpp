@@ -35,6 +35,37 @@ struct InteropOptions {
     bool profile = false;      ///< --interop-profile: print the update's median split at exit
 };
 
+/// A device array of floats owned by the app (CUDA builds): the simulation thread's copy of the
+/// solver's positions or cell values after a step (app/sim_snapshot.hpp), which the UI's interop
+/// upload reads while the next step writes the solver's own arrays. Empty and unusable without
+/// CUDA.
+class DeviceFloats {
+public:
+    /// An empty array (no device memory).
+    DeviceFloats() = default;
+    ~DeviceFloats();
+    /// Moves the array (the moved-from one is empty).
+    DeviceFloats(DeviceFloats&& other) noexcept;
+    /// Moves the array, freeing this one's first.
+    DeviceFloats& operator=(DeviceFloats&& other) noexcept;
+    DeviceFloats(const DeviceFloats&) = delete;
+    DeviceFloats& operator=(const DeviceFloats&) = delete;
+    /// Copies `count` floats from device memory `source`, growing the array when needed. Queued
+    /// on the calling thread's stream: done once that thread's device work is (Simulation::
+    /// finish_device_work). Throws edn::Error(Device), Unsupported without CUDA.
+    void copy_from(const float* source, std::size_t count);
+    /// The device array (nullptr while empty).
+    const float* data() const { return data_; }
+    /// Floats copied by the last copy_from.
+    std::size_t size() const { return size_; }
+
+private:
+    void release() noexcept;
+    float* data_ = nullptr;
+    std::size_t size_ = 0;
+    std::size_t capacity_ = 0;
+};
+
 class SurfaceInterop {
 public:
     /// Registers GL buffer `vbo` (already allocated for #S vertices; its GL context current).

@@ -38,4 +38,16 @@ void SurfaceInterop::download(const float*, std::size_t, float*) {
     EDN_THROW(ErrorCode::Unsupported, "CUDA-GL interop: this elastodyn was built without CUDA");
 }
 
+DeviceFloats::~DeviceFloats() = default;
+
+DeviceFloats::DeviceFloats(DeviceFloats&&) noexcept = default;
+
+DeviceFloats& DeviceFloats::operator=(DeviceFloats&&) noexcept = default;
+
+void DeviceFloats::copy_from(const float*, std::size_t) {
+    EDN_THROW(ErrorCode::Unsupported, "device snapshot: this elastodyn was built without CUDA");
+}
+
+void DeviceFloats::release() noexcept {}
+
 } // namespace edn

@@ -72,6 +72,8 @@ public:
     void stop();
     /// A recording is running.
     bool active() const { return active_; }
+    /// A recording with PNG frames is running: every recorded step must be drawn.
+    bool records_png() const { return active_ && options_.png; }
     /// After a completed step of the recorded simulation: every K-th is queued for writing.
     void on_step(const Simulation& sim);
     /// In the turn: whether the state now being uploaded should be captured as a PNG (once).

@@ -77,10 +77,32 @@ std::size_t SimWorker::pending_commands() const {
     return commands_.size();
 }
 
+void SimWorker::request_turn() {
+    const std::lock_guard lock(mutex_);
+    turn_requested_ = true;
+}
+
+void SimWorker::set_show_every_step(bool show) {
+    {
+        const std::lock_guard lock(mutex_);
+        if (show_every_step_ == show) return;
+        show_every_step_ = show;
+    }
+    wake_.notify_all();
+}
+
+bool SimWorker::runnable() const {
+    return !stop_ && (!paused_ || step_requests_ > 0);
+}
+
+bool SimWorker::ui_waits() const {
+    // Commands wait at most for the step in progress; so does a picture of every step.
+    return !commands_.empty() || turn_requested_ || (show_every_step_ && completed_ != shown_);
+}
+
 bool SimWorker::may_step() const {
-    // Not while the UI holds a turn, and not before the UI has seen the last step: every
-    // completed step is shown, and commands never wait more than one step.
-    return !stop_ && !in_turn_ && completed_ == shown_ && (!paused_ || step_requests_ > 0);
+    // Back to back, except while the UI holds a turn or is waiting for one.
+    return runnable() && !in_turn_ && !ui_waits();
 }
 
 SimWorker::Turn SimWorker::try_turn() {
@@ -89,11 +111,15 @@ SimWorker::Turn SimWorker::try_turn() {
     {
         const std::lock_guard lock(mutex_);
         if (stepping_ || in_turn_) return {};
+        // Threaded, a turn only when the UI needs one: an idle worker loses nothing by it, a
+        // stepping one would wait out the turn for nothing.
+        if (mode_ == Mode::Threaded && !error_ && runnable() && !ui_waits()) return {};
         if (error_) {
             shown_ = completed_;
             std::rethrow_exception(std::exchange(error_, nullptr));
         }
         in_turn_ = true;
+        turn_requested_ = false;
         new_steps = completed_ - shown_;
         shown_ = completed_;
         batch.assign(std::make_move_iterator(commands_.begin()),

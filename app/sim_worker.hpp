@@ -3,17 +3,22 @@
 /// the App so tests drive it with a fake step.
 ///
 /// Contract: the step function runs on the worker thread (threaded mode) and is the only thing
-/// that does; everything else that touches the simulation (queued commands, reading positions
-/// for the surface upload, statistics) runs on the UI thread during a *turn*, which try_turn()
-/// grants only while the worker is between steps and which the worker waits out. A turn never
-/// blocks the UI: while a step runs, try_turn() returns an empty turn at once and the UI draws
-/// what it uploaded at its last turn (the latest completed step). After each step the worker
-/// parks until the UI has taken a turn, so every completed step is shown and the simulation runs
-/// at most one step ahead of the picture (at most one step per displayed frame, as when it ran
-/// on the UI thread, but the UI no longer waits for the step).
+/// that does. The worker steps back to back: after each step the step function publishes what
+/// the UI draws every frame (the App's SnapshotExchange, app/snapshot_exchange.hpp) and the
+/// worker goes on with the next step; the UI draws the latest published state and never waits
+/// for a step, nor does the worker wait for the display. Everything else that touches the
+/// simulation (queued commands: settings, pins, drags, cuts; the surface upload from the
+/// simulation itself; statistics) runs on the UI thread during a *turn*. The worker parks at its
+/// next step boundary while the UI needs the simulation to itself: commands are queued (post),
+/// a turn was asked for (request_turn), or, with set_show_every_step(true), the UI has not yet
+/// had a turn since the last step (every step shown, as for recorded pictures). try_turn()
+/// grants a turn only then (or while the worker is idle: paused, or stopped), and only while no
+/// step runs. A turn never blocks the UI: while a step runs, try_turn() returns an empty turn at
+/// once and the UI draws the latest snapshot.
 ///
-/// Lockstep mode has no thread: the UI calls step_now() in its turn, so a run is a pure function
-/// of its frames (headless, --frames and --script runs stay reproducible).
+/// Lockstep mode has no thread: every try_turn() is granted and the UI calls step_now() in its
+/// turn, so a run is a pure function of its frames (headless, --frames and --script runs stay
+/// reproducible).
 
 #include <chrono>
 #include <condition_variable>
@@ -85,10 +90,19 @@ public:
     void post(Command command);
     /// Commands queued and not yet run.
     std::size_t pending_commands() const;
+    /// Asks for a turn without a command (the UI needs the simulation, e.g. to read a state the
+    /// snapshots lack): the worker parks at its next step boundary. Thread-safe; asked for in a
+    /// turn it holds the worker until the next turn.
+    void request_turn();
+    /// With true, the worker parks after each step until the UI has had a turn, so every step is
+    /// shown (at most one step per displayed frame); false (the default): back to back.
+    void set_show_every_step(bool show);
 
-    /// Never blocks on a step: grants a turn when the worker is between steps (always in
-    /// Lockstep mode), runs the queued commands in order, and returns it; returns an empty turn
-    /// while a step runs. Rethrows (once) an exception a threaded step threw.
+    /// Never blocks on a step. Lockstep: always grants a turn. Threaded: grants one when the
+    /// worker is between steps and the UI needs it (commands queued, request_turn(), a step not
+    /// yet shown with set_show_every_step, or the worker idle), else returns an empty turn.
+    /// A granted turn runs the queued commands in order first. Rethrows (once) an exception a
+    /// threaded step threw.
     Turn try_turn();
     /// Lockstep mode, during a turn: one step now when running or asked for. Threaded: nothing.
     void step_now();
@@ -104,6 +118,8 @@ private:
     using Clock = std::chrono::steady_clock;
     void run();
     void end_turn();
+    bool runnable() const; // with mutex_ held: not stopped, running or a step asked for
+    bool ui_waits() const; // with mutex_ held: the UI needs the simulation to itself
     bool may_step() const; // with mutex_ held
     void completed(Clock::time_point when);
 
@@ -115,8 +131,10 @@ private:
     bool stop_ = false;
     bool paused_ = true;
     int step_requests_ = 0;
-    bool stepping_ = false; // the worker is inside step_
-    bool in_turn_ = false;  // the UI holds a turn
+    bool stepping_ = false;        // the worker is inside step_
+    bool in_turn_ = false;         // the UI holds a turn
+    bool turn_requested_ = false;  // request_turn() since the last granted turn
+    bool show_every_step_ = false; // park after each step until the UI's turn
     std::int64_t completed_ = 0;
     std::int64_t shown_ = 0;               // completed_ at the UI's last turn
     std::exception_ptr error_;             // thrown by a threaded step, rethrown by try_turn

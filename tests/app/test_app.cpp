@@ -544,6 +544,30 @@ TEST_F(App, SimulationThreadAppliesTheScriptAndPauses) {
     EXPECT_EQ(json_number(at_rest, "max_displacement"), 0.0) << at_rest;
 }
 
+TEST_F(App, SimulationThreadStepsWithoutWaitingForTheDisplay) {
+    // Nothing queued (no script): the worker steps back to back while the paced display (60 Hz
+    // headless) draws the latest snapshot each step publishes. A 2x2x2 cube steps in well under
+    // a millisecond, so 30 frames (half a second) see many more steps than frames; the old
+    // contract (the worker parked after each step until the next frame) gave at most 30. Each
+    // snapshot path: von Mises colours (the default), displacement, and the curved p = 2 surface.
+    const fs::path scene = write_cube(2);
+    for (const std::string extra : {"", " --color displacement", " --order 2"}) {
+        SCOPED_TRACE("options '" + extra + "'");
+        const AppRun result =
+            run("--headless --sim-thread --no-gui --width 64 --height 48 --frames 30 --scene " +
+                quote(scene) + extra + " --stats " + quote(dir_ / "stats.json"));
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+        const std::string stats = read_text(dir_ / "stats.json");
+        EXPECT_TRUE(json_member_is(stats, "finite", "true")) << stats;
+        EXPECT_EQ(json_number(stats, "frames"), 30.0) << stats;
+        // "convergence": {"frames": steps tallied, ...}
+        const std::size_t convergence = stats.find("\"convergence\"");
+        ASSERT_NE(convergence, std::string::npos) << stats;
+        EXPECT_GT(json_number(stats.substr(convergence), "frames"), 60.0) << stats;
+        EXPECT_GT(json_number(stats, "max_displacement"), 0.0) << stats;
+    }
+}
+
 TEST_F(App, SwitchingOrderSummationMaterialMidRunStaysFinite) {
     const fs::path scene = write_cube(2);
     std::ofstream(dir_ / "switch.json") << R"({"actions": [

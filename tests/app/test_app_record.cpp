@@ -14,6 +14,7 @@
 #include "support/files.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -149,6 +150,39 @@ TEST_F(AppRecord, RecordFlagWritesEveryKthStepAsVtuSurfacePngAndMp4) {
     } else {
         EXPECT_FALSE(fs::exists(rec / "recording.mp4"));
     }
+}
+
+TEST_F(AppRecord, SimulationThreadRecordsEveryKthStepAndAPictureOfEach) {
+    // Threaded, the worker steps back to back and records every K-th step where it runs: the
+    // frames are consecutive multiples of K whatever the display did, each surface the state of
+    // its .vtu.
+    const fs::path rec = dir_.path / "rec";
+    ASSERT_EQ(run("--sim-thread --frames 30 --record " + quote(rec) +
+                  " --record-every 5 --record-outputs vtu,ply"),
+              0)
+        << err_;
+    const std::vector<std::string> vtus = files_matching(rec, R"(frame_\d{5}\.vtu)");
+    ASSERT_FALSE(vtus.empty()) << err_;
+    for (std::size_t i = 0; i < vtus.size(); ++i) {
+        char name[32];
+        std::snprintf(name, sizeof(name), "frame_%05zu.vtu", 5 * (i + 1));
+        EXPECT_EQ(vtus[i], name);
+    }
+    check_surfaces(rec, "ply");
+    // With pictures every recorded step must be drawn: the worker waits for the display after
+    // each step (one step per frame), so each frame's .vtu has its PNG (the last step may end
+    // the run before its picture).
+    const fs::path pictures = dir_.path / "pictures";
+    ASSERT_EQ(
+        run("--sim-thread --frames 30 --record " + quote(pictures) + " --record-outputs vtu,png"),
+        0)
+        << err_;
+    const std::size_t frames = files_matching(pictures, R"(frame_\d{5}\.vtu)").size();
+    const std::size_t pngs = files_matching(pictures / "png", R"(frame_\d{6}\.png)").size();
+    EXPECT_GE(frames, 5u);
+    EXPECT_LE(frames, 31u) << "more steps than frames: not every step was drawn";
+    EXPECT_GE(pngs + 1, frames);
+    EXPECT_LE(pngs, frames);
 }
 
 TEST_F(AppRecord, RecordingAcrossACutKeepsEveryFrameComplete) {

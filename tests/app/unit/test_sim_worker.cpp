@@ -1,9 +1,12 @@
-// The app's simulation thread without a window: a slow step never holds the UI loop up, queued
-// commands run in order and only between steps, what a turn reads is one completed step, pause
-// and single steps, errors of a threaded step reach the UI, and the lockstep mode. Built also
-// into elastodyn-tsan-tests (-fsanitize=thread), where a missing hand-over is a reported race.
+// The app's simulation thread without a window: a slow step never holds the UI loop up, the
+// worker steps back to back while the UI takes no turns, queued commands run in order and only
+// between steps and get a turn soon, what a turn or a snapshot reads is one completed step,
+// every step shown when asked, pause and single steps, errors of a threaded step reach the UI,
+// and the lockstep mode. Built also into elastodyn-tsan-tests (-fsanitize=thread), where a
+// missing hand-over is a reported race.
 
 #include "sim_worker.hpp"
+#include "snapshot_exchange.hpp"
 
 #include <array>
 #include <atomic>
@@ -60,8 +63,10 @@ TEST(SimWorker, UiFramesGoOnWhileAStepIsInProgress) {
 TEST(SimWorker, SlowStepKeepsTheUiAtDisplayRate) {
     // 60 ms steps, 1 ms frames: tens of frames per step. A UI that waited for each step would
     // run one frame per step (the worker then waits for that frame's turn); the bound, three
-    // per step, holds even where a loaded machine stretches the 1 ms sleeps tenfold.
+    // per step, holds even where a loaded machine stretches the 1 ms sleeps tenfold. Every step
+    // shown (as while recording pictures): a turn after each.
     SimWorker worker(SimWorker::Mode::Threaded, [] { std::this_thread::sleep_for(60ms); });
+    worker.set_show_every_step(true);
     worker.set_paused(false);
     std::int64_t shown = 0;
     const int frames = ui_loop(
@@ -124,19 +129,169 @@ TEST(SimWorker, ATurnReadsOneCompletedStep) {
     std::int64_t last = 0;
     int torn = 0;
     int backwards = 0;
+    int turns_after_steps = 0;
     ui_loop(
         worker, 100000,
         [&](SimWorker::Turn& turn) {
             for (std::int64_t value : state) torn += value != state[0] ? 1 : 0;
             backwards += state[0] < last ? 1 : 0;
             EXPECT_EQ(state[0], last + turn.new_steps());
+            turns_after_steps += turn.new_steps() > 0 ? 1 : 0;
             last = state[0];
         },
-        [&] { return last >= 50; });
+        [&] {
+            worker.request_turn(); // every frame wants the simulation (outside the turn)
+            return turns_after_steps >= 50;
+        });
     worker.stop();
     EXPECT_EQ(torn, 0);
     EXPECT_EQ(backwards, 0);
-    EXPECT_GE(last, 50);
+    EXPECT_GE(turns_after_steps, 50);
+}
+
+TEST(SimWorker, StepsBackToBackWhileTheUiTakesNoTurn) {
+    // 0.2 ms steps, 10 ms frames and no commands: the worker must not wait for the display (the
+    // old contract parked it after each step, one step per frame). Nominally ~40 steps a frame;
+    // the bound, two, holds where a loaded machine stretches each sleep to a few milliseconds.
+    std::atomic<std::int64_t> steps{0};
+    SimWorker worker(SimWorker::Mode::Threaded, [&] {
+        std::this_thread::sleep_for(200us);
+        ++steps;
+    });
+    worker.set_paused(false);
+    int granted = 0;
+    const int frames = 20;
+    for (int frame = 0; frame < frames; ++frame) {
+        if (worker.try_turn()) ++granted;
+        std::this_thread::sleep_for(10ms);
+    }
+    EXPECT_EQ(granted, 0) << "no turn without a command";
+    const std::int64_t before_post = steps;
+    EXPECT_GE(before_post, 2 * frames);
+    // A command: a turn within a few frames (the worker parks after its current step), and it
+    // reports the many steps since the (missing) previous turn.
+    bool applied = false;
+    worker.post([&] { applied = true; });
+    int waited = 0;
+    std::int64_t reported = 0;
+    while (!applied && waited < 500) {
+        if (SimWorker::Turn turn = worker.try_turn()) reported = turn.new_steps();
+        if (!applied) {
+            ++waited;
+            std::this_thread::sleep_for(1ms);
+        }
+    }
+    EXPECT_TRUE(applied);
+    EXPECT_LE(waited, 100) << "frames until the command's turn";
+    EXPECT_GE(reported, before_post);
+    // And back to back again after it.
+    const std::int64_t after_turn = steps;
+    for (int frame = 0; frame < frames; ++frame) {
+        EXPECT_FALSE(worker.try_turn());
+        std::this_thread::sleep_for(10ms);
+    }
+    worker.stop();
+    EXPECT_GE(steps - after_turn, 2 * frames);
+}
+
+TEST(SimWorker, ShowEveryStepParksUntilTheTurnAndCanBeLifted) {
+    std::atomic<std::int64_t> steps{0};
+    SimWorker worker(SimWorker::Mode::Threaded, [&] { ++steps; });
+    worker.set_show_every_step(true);
+    worker.set_paused(false);
+    // Without turns the worker stops after one step.
+    while (steps < 1) std::this_thread::sleep_for(1ms);
+    std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(steps, 1);
+    // Each turn lets exactly one more step through.
+    std::int64_t shown = 0;
+    ui_loop(
+        worker, 100000, [&](SimWorker::Turn& turn) { shown += turn.new_steps(); },
+        [&] { return shown >= 20; });
+    EXPECT_LE(worker.completed_steps(), shown + 1);
+    // Lifted: back to back with no turn.
+    worker.set_show_every_step(false);
+    const std::int64_t lifted = steps;
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (steps < lifted + 1000 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(1ms);
+    worker.stop();
+    EXPECT_GE(steps, lifted + 1000);
+}
+
+TEST(SimWorker, TheUiReadsWholeSnapshotsWhileTheWorkerSteps) {
+    // The step writes its count into every entry of the exchange's back slot and publishes; the
+    // UI takes the latest each frame without a turn and must never see a mix of two steps, nor
+    // go backwards, while the worker keeps stepping (it is never parked here).
+    SnapshotExchange<std::vector<std::int64_t>> exchange;
+    std::atomic<std::int64_t> steps{0};
+    SimWorker worker(SimWorker::Mode::Threaded, [&] {
+        const std::int64_t step = steps + 1;
+        std::vector<std::int64_t>& slot = exchange.back();
+        slot.resize(4096);
+        for (std::int64_t& value : slot) value = step;
+        exchange.publish();
+        steps = step;
+    });
+    worker.set_paused(false);
+    std::int64_t last = 0;
+    int torn = 0;
+    int backwards = 0;
+    int taken = 0;
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (taken < 300 && std::chrono::steady_clock::now() < deadline) {
+        EXPECT_FALSE(worker.try_turn());
+        if (const std::vector<std::int64_t>* snapshot = exchange.take()) {
+            ++taken;
+            // Read slowly (the worker publishes meanwhile) to give a torn read its chance.
+            for (std::size_t i = 0; i < snapshot->size(); ++i) {
+                torn += (*snapshot)[i] != (*snapshot)[0] ? 1 : 0;
+                if (i % 1024 == 0) std::this_thread::yield();
+            }
+            backwards += (*snapshot)[0] <= last ? 1 : 0;
+            last = (*snapshot)[0];
+        }
+        std::this_thread::sleep_for(100us);
+    }
+    worker.stop();
+    EXPECT_EQ(taken, 300);
+    EXPECT_EQ(torn, 0);
+    EXPECT_EQ(backwards, 0);
+    EXPECT_GT(steps, taken) << "the worker waited for the reader";
+    EXPECT_EQ(exchange.published(), steps);
+}
+
+TEST(SnapshotExchange, TakesTheLatestOnceAndNeverHandsOutTheHeldSlot) {
+    SnapshotExchange<int> exchange;
+    EXPECT_EQ(exchange.take(), nullptr);
+    exchange.back() = 1;
+    exchange.publish();
+    exchange.back() = 2;
+    exchange.publish();
+    const int* latest = exchange.take();
+    ASSERT_NE(latest, nullptr);
+    EXPECT_EQ(*latest, 2);
+    EXPECT_EQ(exchange.take(), nullptr) << "nothing new";
+    // The reader holds `latest`: the writer's next slots are never it.
+    const int* held = exchange.take();
+    EXPECT_EQ(held, nullptr);
+    latest = nullptr;
+    exchange.back() = 3;
+    exchange.publish();
+    const int* third = exchange.take();
+    ASSERT_NE(third, nullptr);
+    for (int i = 4; i < 10; ++i) {
+        EXPECT_NE(&exchange.back(), third);
+        exchange.back() = i;
+        exchange.publish();
+        EXPECT_EQ(*third, 3) << "the held slot was written";
+    }
+    EXPECT_EQ(*exchange.take(), 9);
+    exchange.back() = 10;
+    exchange.publish();
+    exchange.discard();
+    EXPECT_EQ(exchange.take(), nullptr) << "discarded";
+    EXPECT_EQ(exchange.published(), 10);
 }
 
 TEST(SimWorker, PausedStepsOnlyWhenAsked) {

@@ -23,9 +23,9 @@ void eval_basis(int order, const double L[4], double* N) {
 /// Basis weights below this count as zero for pins and for "coincides with an old node".
 constexpr double kNegligibleWeight = 1e-9;
 
-/// Throws edn::Error(Usage) unless `old_state` holds every node of `old_layout`.
-void check_old_state(const NodeLayout& old_layout, const NodeState& old_state) {
-    const std::size_t old_nodes = static_cast<std::size_t>(old_layout.num_nodes());
+/// Throws edn::Error(Usage) unless `old_state` holds `nodes` nodes (the old layout's).
+void check_old_state(Index nodes, const NodeState& old_state) {
+    const std::size_t old_nodes = static_cast<std::size_t>(nodes);
     EDN_VERIFY(old_state.positions.size() == 3 * old_nodes &&
                    old_state.velocities.size() == 3 * old_nodes &&
                    old_state.pinned.size() == old_nodes,
@@ -179,7 +179,7 @@ StateTransfer transfer_node_state_nested(const TetMesh& old_mesh, const TetMesh&
 StateTransfer transfer_node_state_nested(const NodeSpace& from, const NodeSpace& to,
                                          std::span<const Index> cell_parent,
                                          const NodeState& old_state) {
-    check_old_state(from.layout, old_state);
+    check_old_state(from.layout.num_nodes(), old_state);
     return apply_transfer(plan_nested_transfer(from, to, cell_parent), old_state);
 }
 
@@ -343,14 +343,7 @@ StateTransfer apply_transfer(const TransferPlan& plan, const NodeState& old_stat
 }
 
 void apply_transfer(const TransferPlan& plan, const NodeState& old_state, NodeState& s) {
-    const std::size_t old_nodes = static_cast<std::size_t>(plan.old_nodes);
-    EDN_VERIFY(old_state.positions.size() == 3 * old_nodes &&
-                   old_state.velocities.size() == 3 * old_nodes &&
-                   old_state.pinned.size() == old_nodes,
-               ErrorCode::Usage,
-               "state transfer: old state must hold "
-                   << old_nodes << " nodes, got " << old_state.pinned.size() << " pins, "
-                   << old_state.positions.size() << " position values");
+    check_old_state(plan.old_nodes, old_state);
     const std::size_t n = plan.source.size();
     EDN_VERIFY(s.positions.size() == 3 * n && s.velocities.size() == 3 * n && s.pinned.size() == n,
                ErrorCode::Usage, "state transfer: the output must hold " << n << " nodes");

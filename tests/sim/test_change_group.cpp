@@ -7,18 +7,14 @@
 #include "mesh/cut.hpp"
 #include "sim/simulation.hpp"
 #include "support/mesh_fixtures.hpp"
+#include "support/soft_settings.hpp"
 
 #include <gtest/gtest.h>
 
 namespace edn {
 namespace {
 
-SimulationSettings settings() {
-    SimulationSettings s;
-    s.young = 2e4;
-    s.dt = 1.0 / 60.0;
-    return s;
-}
+using test::soft_settings;
 
 /// A blade across the 1 x 1 x 2 beam at height z, limited to x < x_end (a partial piece).
 CutPlane piece(double z, double x_end) {
@@ -30,7 +26,7 @@ CutPlane piece(double z, double x_end) {
 }
 
 TEST(ChangeGroup, AStrokeOfPiecesUndoesAsOneStep) {
-    Simulation sim(test::make_box_mesh(2, 2, 4, 1.0, 1.0, 2.0), settings());
+    Simulation sim(test::make_box_mesh(2, 2, 4, 1.0, 1.0, 2.0), soft_settings());
     sim.pin_below(0.01);
     sim.step();
     const TetMesh before = sim.mesh();
@@ -66,7 +62,7 @@ TEST(ChangeGroup, AStrokeOfPiecesUndoesAsOneStep) {
 }
 
 TEST(ChangeGroup, UndoInsideAnOpenGroupLetsItsNextChangeSnapshot) {
-    Simulation sim(test::make_box_mesh(2, 2, 4, 1.0, 1.0, 2.0), settings());
+    Simulation sim(test::make_box_mesh(2, 2, 4, 1.0, 1.0, 2.0), soft_settings());
     const TetMesh before = sim.mesh();
     sim.group_changes(true);
     sim.cut(piece(0.55, 0.4));

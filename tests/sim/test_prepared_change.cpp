@@ -12,6 +12,7 @@
 #include "sim/simulation.hpp"
 #include "sim/state_transfer.hpp"
 #include "support/mesh_fixtures.hpp"
+#include "support/soft_settings.hpp"
 
 #include <gtest/gtest.h>
 #include <thread>
@@ -19,15 +20,7 @@
 namespace edn {
 namespace {
 
-SimulationSettings beam_settings(int order) {
-    SimulationSettings s;
-    s.order = order;
-    s.material = Material::NeoHookean;
-    s.young = 2e4;
-    s.dt = 1.0 / 60.0;
-    s.gravity = {1.0, 0.0, -9.81}; // sideways too: no symmetry hides a wrong transfer
-    return s;
-}
+using test::beam_settings;
 
 /// The 1 x 1 x 2 beam pinned at its foot after a few frames of sagging.
 std::unique_ptr<Simulation> sagging_beam(int order) {

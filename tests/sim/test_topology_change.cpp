@@ -10,6 +10,7 @@
 #include "sim/simulation.hpp"
 #include "sim/state_transfer.hpp"
 #include "support/mesh_fixtures.hpp"
+#include "support/soft_settings.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -20,16 +21,7 @@
 namespace edn {
 namespace {
 
-/// Soft p = `order` beam, 1 x 1 x 2, pinned at its foot, that sags visibly in a few frames.
-SimulationSettings beam_settings(int order) {
-    SimulationSettings s;
-    s.order = order;
-    s.material = Material::NeoHookean;
-    s.young = 2e4;
-    s.dt = 1.0 / 60.0;
-    s.gravity = {1.0, 0.0, -9.81}; // sideways too: no symmetry hides a wrong transfer
-    return s;
-}
+using test::beam_settings;
 
 TetMesh beam() {
     return test::make_box_mesh(2, 2, 4, 1.0, 1.0, 2.0);

@@ -8,6 +8,7 @@
 #include "edit_session.hpp"
 #include "mesh/box_mesh.hpp"
 #include "sim/simulation.hpp"
+#include "support/soft_settings.hpp"
 
 #include <chrono>
 #include <gtest/gtest.h>
@@ -17,18 +18,13 @@
 namespace edn {
 namespace {
 
-SimulationSettings settings() {
-    SimulationSettings s;
-    s.young = 2e4;
-    s.dt = 1.0 / 60.0;
-    return s;
-}
+using test::soft_settings;
 
 /// A session of the 0.5 x 0.5 x 2 beam, pinned at its foot, after a few steps.
 void load_beam(EditSession& session) {
     const TetMesh mesh = make_box_tet_mesh(2, 2, 8, {0, 0, 0}, {0.5, 0.5, 2.0});
     session.load(std::make_unique<Scene>(make_scene("beam.node", mesh)),
-                 std::make_unique<Simulation>(mesh, settings()));
+                 std::make_unique<Simulation>(mesh, soft_settings()));
     TopologyChangeOptions options;
     options.reject_no_op = true; // as the app: a blade that cuts nothing is an error
     session.sim()->set_topology_options(options);

@@ -10,36 +10,49 @@
 namespace edn::cuda_simulation {
 
 /// The element Hessian blocks of higher-order elements (float; no stiffness damping), m threads
-/// per element instead of one (blocks of kElements * m <= 128 threads): a thread per element and
-/// quadrature point evaluates the material's tangent there in its SVD frame (tangent_frame, no
-/// 9x9 dP/dF) into shared memory, then thread a of the element sums its row of blocks K_ab over
-/// the points in registers through the row operators of node a (frame_row_operators: K_ab =
-/// sum_l h_b[l] C_l) and writes it once. The one-thread kernel spilled (255 registers) and added
-/// each point's 900 floats into global memory: 8.7 ms and 4.4 GB of DRAM traffic per pass at 127K
-/// p = 2 tets on the H100; with the 9x9 tangent in shared memory it took 2.5 ms at 187K p = 2
-/// (H200), 1.2 GB of local-memory loads. The energy and the forces of the same pass come from
-/// element_kernel in double.
+/// per element instead of one (blocks of kElements * m <= 128 threads). The element's node
+/// positions are gathered once into shared memory; a thread per element and quadrature point
+/// evaluates the material's tangent there in its SVD frame (tangent_frame, no 9x9 dP/dF) into
+/// shared memory; then thread a of the element sums the blocks K_ab of m/2 (+1) nodes b = a + k
+/// (mod m) over the points in registers, through the row operators of node a
+/// (frame_row_operator: K_ab = sum_l h_b[l] C_l), so each unordered pair {a, b} is computed
+/// once and K_ba = K_ab^T is written from it; the staged blocks go out in row chunks written by
+/// the whole thread block (coalesced). The points' shared memory is reused as the stage once the
+/// sums are done.
+///
+/// History (bench/README.md): the one-thread kernel spilled (255 registers) and added each
+/// point's 900 floats into global memory (8.7 ms at 127K p = 2 tets, H100); a row per thread with
+/// the tangent in shared memory took 2.5 ms at 187K p = 2 (H200); computing every block of the
+/// row (both halves), with the stage beside the points, took 5.4 ms at 187K p = 3 (H100). The
+/// energy and the forces of the same pass come from element_values_cooperative_kernel.
 template <int P, int kMaxQ> struct CooperativeHessian {
     static constexpr int m = lagrange_tet_num_nodes(P);
-    struct Point {
+    static_assert(m % 2 == 0, "the pair schedule needs an even node count (p = 2, 3)");
+    /// A point's data (16-byte aligned: h_b is one 128-bit shared load, not three).
+    struct alignas(16) Point {
+        float4 h[m];               ///< rotated rest shape gradients V^T g_a (w unused)
         TangentFrame<float> frame; ///< the tangent in its SVD frame
-        float h[m][3];             ///< rotated rest shape gradients V^T g_a
         float w;                   ///< quadrature weight times |det J|
     };
-    static constexpr int kChunk = m < 10 ? m : 10; ///< blocks K_ab summed in registers at a time
+    static constexpr int kHalf = m / 2;            ///< pairs per thread: kHalf or kHalf + 1
+    static constexpr int kChunk = m < 10 ? m : 10; ///< blocks per staged row chunk
+    static_assert(m % kChunk == 0, "row chunks of equal width");
     /// A staged row chunk: kChunk blocks, padded by one float (no bank conflicts).
     static constexpr int kStageRow = kChunk * 9 + 1;
-    /// Shared memory of e elements per thread block: their points and the staged row chunks.
-    static constexpr std::size_t bytes(int e) {
-        return std::size_t(e) * kMaxQ * sizeof(Point) + std::size_t(e) * m * kStageRow * 4;
-    }
+    static constexpr int kPointFloats = kMaxQ * static_cast<int>(sizeof(Point) / 4);
+    static constexpr int kStageFloats = m * kStageRow;
+    /// Shared floats of one element: its points, later its staged row chunk (same memory); a
+    /// multiple of 4 (the points' alignment).
+    static constexpr int kElementFloats =
+        ((kPointFloats > kStageFloats ? kPointFloats : kStageFloats) + 3) / 4 * 4;
     /// Elements per block: as many as 128 threads hold, within 48 KB of shared memory.
     static constexpr int elements() {
         int e = 128 / m;
-        while (e > 1 && bytes(e) > 48 * 1024) --e;
+        while (e > 1 && std::size_t(e) * (kElementFloats + 3 * m) * 4 > 48 * 1024) --e;
         return e;
     }
     static constexpr int kElements = elements();
+    static_assert(kElements * m >= 32, "the copy-out takes whole warps");
 };
 
 template <int P, int kMaxQ, class Material>
@@ -49,108 +62,109 @@ __global__ void __launch_bounds__(128)
                                        Index num_cells, const double* y, bool project,
                                        float* blocks) {
     using H = CooperativeHessian<P, kMaxQ>;
-    constexpr int m = H::m;
-    __shared__ typename H::Point points[H::kElements][kMaxQ];
-    __shared__ float stage[H::kElements * m * H::kStageRow];
+    constexpr int m = H::m, kHalf = H::kHalf, kChunk = H::kChunk;
+    __shared__ float4 pool4[H::kElements * H::kElementFloats / 4];
+    float* const pool = reinterpret_cast<float*>(pool4);
+    __shared__ float xs[H::kElements][m][3];
     const int local = threadIdx.x / m, a = threadIdx.x % m;
     const Index first = static_cast<Index>(blockIdx.x) * H::kElements;
     const Index t = first + local;
     const bool active = local < H::kElements && t < num_cells;
     const int nq = rule.num_points;
+    float* const element_pool = pool + (active ? local : 0) * H::kElementFloats;
+    auto* const points = reinterpret_cast<typename H::Point*>(element_pool);
+    if (active) {
+        const Index node = cell_nodes[static_cast<std::int64_t>(t) * m + a];
+        for (int d = 0; d < 3; ++d)
+            xs[local][a][d] = static_cast<float>(y[3 * static_cast<std::int64_t>(node) + d]);
+    }
+    __syncthreads();
     if (active && a < nq) {
         // Point a of element t.
-        typename H::Point& pt = points[local][a];
+        typename H::Point& pt = points[a];
         const RestElement<float> r = float_rest(rest[t]);
         float g[m][3];
         element_shape_gradients<P>(r, rule.bary[a], g);
-        float x[m][3];
-        for (int k = 0; k < m; ++k) {
-            const Index node = cell_nodes[static_cast<std::int64_t>(t) * m + k];
-            for (int d = 0; d < 3; ++d)
-                x[k][d] = static_cast<float>(y[3 * static_cast<std::int64_t>(node) + d]);
-        }
-        const Mat3<float> F = element_deformation_gradient<m>(x, g, /*displacement_form=*/true);
+        const Mat3<float> F = element_deformation_gradient<m>(xs[local], g,
+                                                              /*displacement_form=*/true);
         TangentFrame<float> frame;
         material.tangent_frame(F, project, frame);
-        frame_gradients<m>(frame, g, pt.h);
+        float h[m][3];
+        frame_gradients<m>(frame, g, h); // g's registers die here
+        for (int k = 0; k < m; ++k) pt.h[k] = make_float4(h[k][0], h[k][1], h[k][2], 0.0f);
         pt.frame = frame;
         pt.w = rule.weight[a] * r.abs_det;
     }
     __syncthreads();
-    // Row a: the blocks K_ab, b = 0..m-1, kChunk blocks at a time, staged in shared memory and
-    // written by the whole thread block: a row chunk is kChunk * 9 contiguous floats, and at
-    // p = 2 (one chunk) the block's rows are one contiguous range. Written straight from each
-    // thread, a warp's store touched 32 sectors 360 bytes apart (ncu, 187K p = 2: 1.7e8 sectors
-    // for 5.6e6 requests, 87% of the memory pipes busy).
-    const Index elements = num_cells - first < H::kElements ? num_cells - first : H::kElements;
-    const int rows = static_cast<int>(elements) * m;
-    constexpr int kChunk = H::kChunk;
-    if constexpr (kChunk == m && m % 2 == 0) {
-        // Whole rows fit the stage (p = 2): each unordered pair {a, b} once, K_ba = K_ab^T.
-        // Thread a takes b = a + k (mod m) for k < m/2, and k = m/2 when a < m/2: 5 or 6 blocks
-        // of 10, balanced, instead of all 10.
-        constexpr int kHalf = m / 2;
-        if (active) {
-            const int count = a < kHalf ? kHalf + 1 : kHalf;
-            float acc[kHalf + 1][9];
-            for (int k = 0; k <= kHalf; ++k)
-                for (int i = 0; i < 9; ++i) acc[k][i] = 0;
-            for (int q = 0; q < nq; ++q) {
-                const typename H::Point& pt = points[local][q];
-                float C[3][9];
-                frame_row_operators(pt.frame, pt.h[a], pt.w, C);
-                for (int k = 0; k <= kHalf; ++k) {
-                    if (k == count) break;
-                    const int b = a + k < m ? a + k : a + k - m;
-                    const float hb0 = pt.h[b][0], hb1 = pt.h[b][1], hb2 = pt.h[b][2];
-                    for (int i = 0; i < 9; ++i)
-                        acc[k][i] += hb0 * C[0][i] + hb1 * C[1][i] + hb2 * C[2][i];
-                }
-            }
-            float* row_a = stage + threadIdx.x * H::kStageRow;
+    // Thread a: K_ab for b = a + k (mod m), k < m/2, and k = m/2 when a < m/2 (the pair
+    // {a, a + m/2} once): m/2 or m/2 + 1 blocks, balanced, each unordered pair once.
+    const int count = a < kHalf ? kHalf + 1 : kHalf;
+    float acc[kHalf + 1][9];
+    for (int k = 0; k <= kHalf; ++k)
+        for (int i = 0; i < 9; ++i) acc[k][i] = 0;
+    if (active) {
+        for (int q = 0; q < nq; ++q) {
+            const typename H::Point& pt = points[q];
+            float C[3][9];
+            const float4 ha4 = pt.h[a];
+            const float ha[3] = {ha4.x, ha4.y, ha4.z};
+            frame_row_operators(pt.frame, ha, pt.w, C);
             for (int k = 0; k <= kHalf; ++k) {
                 if (k == count) break;
                 const int b = a + k < m ? a + k : a + k - m;
-                float* row_b = stage + (local * m + b) * H::kStageRow;
-                for (int r = 0; r < 3; ++r)
-                    for (int c = 0; c < 3; ++c) {
-                        row_a[9 * b + 3 * r + c] = acc[k][3 * r + c];
-                        if (k != 0) row_b[9 * a + 3 * c + r] = acc[k][3 * r + c];
-                    }
+                const float4 hb = pt.h[b];
+                const float hb0 = hb.x, hb1 = hb.y, hb2 = hb.z;
+                // a chain of fused multiply-adds (acc + (x + y + z) took 2 more instructions)
+                for (int i = 0; i < 9; ++i)
+                    acc[k][i] =
+                        fmaf(hb2, C[2][i], fmaf(hb1, C[1][i], fmaf(hb0, C[0][i], acc[k][i])));
             }
         }
-        __syncthreads();
-        const int width = m * 9;
-        float* out = blocks + static_cast<std::int64_t>(first) * m * m * 9;
-        for (int i = threadIdx.x; i < rows * width; i += blockDim.x)
-            out[i] = stage[(i / width) * H::kStageRow + i % width];
-        return;
     }
+    __syncthreads(); // the points are read; their memory becomes the stage
+    // Row chunks of kChunk blocks: K_ab into row a, K_ab^T into row b, then the whole thread
+    // block writes the chunk (at p = 2 the block's rows are one contiguous range). Written
+    // straight from each thread, a warp's store touched 32 sectors 360 bytes apart (ncu, 187K
+    // p = 2: 1.7e8 sectors for 5.6e6 requests, 87% of the memory pipes busy).
+    const Index elements = num_cells - first < H::kElements ? num_cells - first : H::kElements;
+    const int rows = static_cast<int>(elements) * m;
+#pragma unroll 1
     for (int b0 = 0; b0 < m; b0 += kChunk) {
-        const int width = (m - b0 < kChunk ? m - b0 : kChunk) * 9; // floats of this row chunk
         if (active) {
-            float acc[kChunk][9];
-            for (int b = 0; b < kChunk; ++b)
-                for (int k = 0; k < 9; ++k) acc[b][k] = 0;
-            for (int q = 0; q < nq; ++q) {
-                const typename H::Point& pt = points[local][q];
-                float C[3][9];
-                frame_row_operators(pt.frame, pt.h[a], pt.w, C);
-                for (int b = 0; b < kChunk && b0 + b < m; ++b) {
-                    const float hb0 = pt.h[b0 + b][0], hb1 = pt.h[b0 + b][1], hb2 = pt.h[b0 + b][2];
-                    for (int k = 0; k < 9; ++k)
-                        acc[b][k] += hb0 * C[0][k] + hb1 * C[1][k] + hb2 * C[2][k];
+            for (int k = 0; k <= kHalf; ++k) {
+                if (k == count) break;
+                const int b = a + k < m ? a + k : a + k - m;
+                if (b >= b0 && b < b0 + kChunk) {
+                    float* row_a = element_pool + a * H::kStageRow + 9 * (b - b0);
+                    for (int i = 0; i < 9; ++i) row_a[i] = acc[k][i];
+                }
+                if (k != 0 && a >= b0 && a < b0 + kChunk) {
+                    float* row_b = element_pool + b * H::kStageRow + 9 * (a - b0);
+                    for (int r = 0; r < 3; ++r)
+                        for (int c = 0; c < 3; ++c) row_b[3 * c + r] = acc[k][3 * r + c];
                 }
             }
-            float* mine = stage + threadIdx.x * H::kStageRow;
-            for (int b = 0; b < kChunk && b0 + b < m; ++b)
-                for (int k = 0; k < 9; ++k) mine[9 * b + k] = acc[b][k];
         }
         __syncthreads();
+        // Whole rows (p = 2) are one range of the output; else a warp per staged row chunk
+        // (kChunk * 9 contiguous floats of its output row): coalesced stores either way, without
+        // a division by a run-time width per float.
         float* out = blocks + static_cast<std::int64_t>(first) * m * m * 9 + b0 * 9;
-        for (int i = threadIdx.x; i < rows * width; i += blockDim.x) {
-            const int row = i / width, c = i - row * width;
-            out[static_cast<std::int64_t>(row) * m * 9 + c] = stage[row * H::kStageRow + c];
+        if constexpr (kChunk == m) { // whole rows (p = 2): the block's rows are one range
+            constexpr int width = m * 9;
+            for (int i = threadIdx.x; i < rows * width; i += blockDim.x) {
+                const int row = i / width, c = i - row * width, e = row / m;
+                out[i] = pool[e * H::kElementFloats + (row - e * m) * H::kStageRow + c];
+            }
+        } else {
+            const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+            const int warps = blockDim.x / 32; // whole warps only (the last may be partial)
+            for (int row = warp; row < rows; row += warps) {
+                const int e = row / m, rr = row - e * m;
+                const float* from = pool + e * H::kElementFloats + rr * H::kStageRow;
+                float* to = out + static_cast<std::int64_t>(row) * m * 9;
+                for (int c = lane; c < kChunk * 9; c += 32) to[c] = from[c];
+            }
         }
         __syncthreads(); // the next chunk reuses the stage
     }

@@ -245,36 +245,40 @@ EDN_HOST_DEVICE inline void frame_block(const TangentFrame<T>& fr, const T* ha, 
             K[3 * r + c] = W[r][0] * U.m[c][0] + W[r][1] * U.m[c][1] + W[r][2] * U.m[c][2];
 }
 
+/// Row operator l of node a for one quadrature point (frame_row_operators), from wa = w h_a:
+/// K_ab gets h_b[l] C. B_l, the coefficient of h_b[l] in Kf_ab of frame_block, has column l =
+/// H[:, l] * h_a, the rest of row l crossed * h_a, the other diagonal entries coupled * h_a[l],
+/// zeros elsewhere; C = U (w B_l) U^T. W = U (w B_l) is formed from B_l's 7 nonzeros only (12 +
+/// 2 * 6 multiply-adds instead of 27 and 9 scalings: the compiler may not drop the zeros), then
+/// C = W U^T.
+template <class T>
+EDN_HOST_DEVICE inline void frame_row_operator(const TangentFrame<T>& fr, const T wa[3], int l,
+                                               T C[9]) {
+    const Mat3<T>& U = fr.svd.U;
+    T W[3][3];
+    for (int j = 0; j < 3; ++j) {
+        if (j == l) {
+            const T b0 = fr.H[0][l] * wa[0], b1 = fr.H[1][l] * wa[1], b2 = fr.H[2][l] * wa[2];
+            for (int r = 0; r < 3; ++r) W[r][j] = U.m[r][0] * b0 + U.m[r][1] * b1 + U.m[r][2] * b2;
+        } else {
+            // B_lj = crossed of pair (l, j) * h_a[j]; B_jj = coupled of pair (j, l) * h_a[l]
+            const T blj = fr.crossed[l + j - 1] * wa[j], bjj = fr.coupled[l + j - 1] * wa[l];
+            for (int r = 0; r < 3; ++r) W[r][j] = U.m[r][l] * blj + U.m[r][j] * bjj;
+        }
+    }
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c)
+            C[3 * r + c] = W[r][0] * U.m[c][0] + W[r][1] * U.m[c][1] + W[r][2] * U.m[c][2];
+}
+
 /// The row operators of node a for one quadrature point: K_ab = sum_l h_b[l] C[l] for every
-/// node b (C[l] row-major 3x3), from the tangent's SVD frame. Kf_ab of frame_block is linear in
-/// h_b; B_l, the coefficient of h_b[l], has column l = H[:, l] * h_a, the rest of row l
-/// crossed * h_a, the other diagonal entries coupled * h_a[l]; C[l] = w U B_l U^T. Costs 3 of
-/// frame_block's U (...) U^T once per (a, point), then 27 multiply-adds per block.
+/// node b (C[l] row-major 3x3), from the tangent's SVD frame (frame_row_operator). Costs about
+/// 3 of frame_block's U (...) U^T once per (a, point), then 27 multiply-adds per block.
 template <class T>
 EDN_HOST_DEVICE inline void frame_row_operators(const TangentFrame<T>& fr, const T* ha, T w,
                                                 T C[3][9]) {
-    const Mat3<T>& U = fr.svd.U;
-    for (int l = 0; l < 3; ++l) {
-        T B[3][3];
-        for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 3; ++j) {
-                T v = T(0);
-                if (j == l)
-                    v = fr.H[i][l] * ha[i];
-                else if (i == l)
-                    v = fr.crossed[l + j - 1] * ha[j];
-                else if (i == j)
-                    v = fr.coupled[i + l - 1] * ha[l];
-                B[i][j] = v;
-            }
-        T W[3][3];
-        for (int r = 0; r < 3; ++r)
-            for (int j = 0; j < 3; ++j)
-                W[r][j] = w * (U.m[r][0] * B[0][j] + U.m[r][1] * B[1][j] + U.m[r][2] * B[2][j]);
-        for (int r = 0; r < 3; ++r)
-            for (int c = 0; c < 3; ++c)
-                C[l][3 * r + c] = W[r][0] * U.m[c][0] + W[r][1] * U.m[c][1] + W[r][2] * U.m[c][2];
-    }
+    const T wa[3] = {w * ha[0], w * ha[1], w * ha[2]};
+    for (int l = 0; l < 3; ++l) frame_row_operator(fr, wa, l, C[l]);
 }
 
 /// Writes (first point) or adds one quadrature point's element Hessian, all m x m blocks, from the

@@ -80,9 +80,12 @@ TEST(EditSessionCuts, APreparedCutIsCommittedInALaterTurnWithItsScene) {
     EXPECT_EQ(session.scene()->mesh.num_cells(), cells);
 }
 
-TEST(EditSessionCuts, AMultigridCutCommitsAHierarchyBuiltOffTheTurn) {
+class EditSessionMultigrid : public ::testing::TestWithParam<int> {};
+
+TEST_P(EditSessionMultigrid, ACutCommitsAHierarchyBuiltOffTheTurn) {
     SimulationSettings settings = soft_settings();
     settings.preconditioner = Preconditioner::Multigrid;
+    settings.order = GetParam();
     EditSession session;
     load_beam(session, settings);
     session.start_cut(across(1.02), false);
@@ -96,6 +99,8 @@ TEST(EditSessionCuts, AMultigridCutCommitsAHierarchyBuiltOffTheTurn) {
     EXPECT_EQ(setup.builds, 1);
     EXPECT_EQ(setup.builds_in_step, 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Orders, EditSessionMultigrid, ::testing::Values(1, 2));
 
 TEST(EditSessionCuts, StrokePiecesInARowUndoAsOneStepAlsoWhenReleasedBeforeTheirCommit) {
     EditSession session;

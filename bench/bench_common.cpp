@@ -70,6 +70,10 @@ constexpr const char* kHelp =
     "                           (--material M: one; default: step neohookean and corotational\n"
     "                           at every order, linear at p = 1; assembly linear, the fused\n"
     "                           linear assembly; the others run through the simulation backend)\n"
+    "  --preconditioner P       repattern --mesh: block_jacobi, two_level or multigrid for the\n"
+    "                           Simulation::cut cases (default: the simulation's); multigrid\n"
+    "                           adds the first steps after a prepared cut and the hierarchy\n"
+    "                           build, with the lazy build (a fresh backend) as the peer\n"
     "  --out FILE, --json FILE  the Bench JSON (rewritten after every case; required)\n"
     "exit codes: 0 success, 2 usage error, 4 no CUDA, out of memory or internal error\n";
 
@@ -80,7 +84,7 @@ std::string usage_line(const std::string& program) {
            "[--min-tets N] [--orders 1,2,3 | --order P] [--repeat R] [--frames F] "
            "[--coarse-iterations K] [--no-baseline] [--mesh FILE] [--tol T] [--max-iterations N] "
            "[--dt H] "
-           "[--methods A,B] [--materials A,B] "
+           "[--methods A,B] [--materials A,B] [--preconditioner P] "
            "--out bench.json";
 }
 
@@ -191,6 +195,11 @@ Options parse_options(int argc, char** argv, const std::string& program) {
             while (std::getline(list, item, ','))
                 if (!item.empty()) o.materials.push_back(item);
             EDN_VERIFY(!o.materials.empty(), ErrorCode::Usage, arg << ": empty list");
+        } else if (arg == "--preconditioner") {
+            o.preconditioner = value();
+            EDN_VERIFY(parse_preconditioner(o.preconditioner), ErrorCode::Usage,
+                       "--preconditioner: '" << o.preconditioner
+                                             << "' is not block_jacobi, two_level or multigrid");
         } else if (arg == "--out" || arg == "--json") {
             o.out = value();
         } else {

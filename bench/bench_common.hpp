@@ -56,6 +56,9 @@ struct Options {
     /// step, assembly: materials (linear, corotational, neohookean; empty: the benchmark's
     /// default set).
     std::vector<std::string> materials;
+    /// repattern --mesh: the preconditioner of the Simulation::cut cases (empty: the settings'
+    /// default); with multigrid a case times the first steps after a prepared cut.
+    std::string preconditioner;
 };
 
 /// The materials of --materials, `defaults` when none were given; edn::Error(Usage) on an

@@ -3,7 +3,8 @@
 // with its phase times) and through Simulation::cut on a deformed shape (split, state transfer
 // and the re-pattern, as the app and the CLI run it), median wall and CPU time per repeat, with
 // its two phases timed apart (basis, prepare, commit: sim/prepared_change.hpp); and the cut as
-// the app makes it, prepared on a thread while the simulation steps, then committed.
+// the app makes it, prepared on a thread while the simulation steps, then committed; with
+// --preconditioner, the first steps after a prepared cut against a backend that sets up lazily.
 #include "bench_common.hpp"
 #include "core/device.hpp"
 #include "mesh/split_cut.hpp"
@@ -119,6 +120,93 @@ JsonObject overlapped_cut(const Options& o, const std::string& name, Simulation&
     return c;
 }
 
+/// The first steps after a cut prepared off the frame: what the frame pays for the new backend's
+/// preconditioner set-up (multigrid: the hierarchy). The simulation is pinned at its base (lowest
+/// 2% of the height, as bench step --mesh) and stepped once first. Peer in the same run: the same
+/// cut mesh, state and pins on a fresh backend, whose first step builds the set-up inside the step
+/// (the lazy path); its first step must equal the committed one bit for bit.
+JsonObject first_steps_after_cut(const Options& o, const std::string& name, Simulation& sim,
+                                 const CutPlane& plane, int order) {
+    progress("first steps after a prepared cut " + name + " p" + std::to_string(order) + " " +
+             o.preconditioner);
+    const std::vector<double>& rest = sim.rest_positions();
+    double low = rest[2], high = rest[2];
+    for (std::size_t i = 2; i < rest.size(); i += 3)
+        low = std::min(low, rest[i]), high = std::max(high, rest[i]);
+    const Index pinned = sim.pin_below(low + 0.02 * (high - low));
+    sim.step();
+    sim.finish_device_work();
+    const auto timed_step = [](Simulation& s, StepResult* result = nullptr) {
+        const double t0 = now_ms();
+        const StepResult r = s.step();
+        s.finish_device_work();
+        if (result) *result = r;
+        return now_ms() - t0;
+    };
+    std::vector<double> prepare, hierarchy, commit, first, second, lazy_first, lazy_second;
+    std::vector<double> first_assembly, lazy_first_assembly; // StageTimes::summation
+    bool equal = true;
+    StepResult first_result, second_result;
+    TopologyChangeRecord record;
+    SolverSetupStats prepared_setup, lazy_setup;
+    for (int k = 0; k < std::max(1, o.repeat); ++k) {
+        PreparedChange prepared = Simulation::prepare_cut(sim.change_basis(), plane);
+        double t0 = now_ms();
+        record = sim.commit(std::move(prepared));
+        sim.finish_device_work();
+        commit.push_back(now_ms() - t0);
+        prepare.push_back(record.prepare_ms);
+        hierarchy.push_back(record.hierarchy_ms);
+        const TetMesh cut_mesh = sim.mesh();
+        const std::vector<double> x = sim.positions(), v = sim.velocities();
+        const std::vector<std::uint8_t> pins = sim.pinned();
+        first.push_back(timed_step(sim, &first_result));
+        first_assembly.push_back(first_result.times.summation);
+        prepared_setup = sim.solver_setup();
+        const std::vector<double> after = sim.positions();
+        second.push_back(timed_step(sim, &second_result));
+        sim.undo();
+        Simulation lazy(cut_mesh, sim.settings());
+        lazy.set_pins(pins);
+        lazy.set_state(x, v);
+        StepResult lazy_result;
+        lazy_first.push_back(timed_step(lazy, &lazy_result));
+        lazy_first_assembly.push_back(lazy_result.times.summation);
+        lazy_setup = lazy.solver_setup();
+        equal = equal && lazy.positions() == after;
+        lazy_second.push_back(timed_step(lazy));
+    }
+    JsonObject c;
+    c.add("mesh", name)
+        .add("change", "first steps after Simulation::cut prepared, then committed")
+        .add("order", order)
+        .add("backend", o.backend)
+        .add("preconditioner", preconditioner_name(preconditioner_in_use(sim.settings(), order)))
+        .add("tets", static_cast<std::int64_t>(record.cells_after))
+        .add("pinned_nodes_before", static_cast<std::int64_t>(pinned))
+        .add("prepare_ms_wall", median(prepare))
+        .add("hierarchy_ms_in_prepare", median(hierarchy))
+        .add("commit_ms_wall", median(commit))
+        .add("first_step_ms_wall", median(first))
+        .add("second_step_ms_wall", median(second))
+        .add("first_step_assembly_ms", median(first_assembly))
+        .add("first_step_hierarchy_builds", prepared_setup.builds_in_step)
+        .add("first_step_newton_iterations", first_result.newton_iterations)
+        .add("first_step_cg_iterations", first_result.cg_iterations)
+        .add("second_step_newton_iterations", second_result.newton_iterations)
+        .add("second_step_assembly_ms", second_result.times.summation)
+        .add("first_step_equal_to_lazy", equal)
+        .add("baseline", JsonObject()
+                             .add("name", "lazy set-up: a fresh backend of the cut mesh, state "
+                                          "and pins, its first step builds the hierarchy")
+                             .add("first_step_ms_wall", median(lazy_first))
+                             .add("second_step_ms_wall", median(lazy_second))
+                             .add("first_step_assembly_ms", median(lazy_first_assembly))
+                             .add("first_step_hierarchy_builds", lazy_setup.builds_in_step)
+                             .add("hierarchy_build_ms", lazy_setup.last_build_ms));
+    return c;
+}
+
 } // namespace
 
 void add_split_cut_cases(const Options& o, const std::string& name, const TetMesh& mesh,
@@ -166,6 +254,7 @@ void add_split_cut_cases(const Options& o, const std::string& name, const TetMes
         s.order = order;
         s.backend = o.backend == "cuda" ? Backend::Cuda : Backend::Cpu;
         s.material = Material::Corotational;
+        if (!o.preconditioner.empty()) s.preconditioner = *parse_preconditioner(o.preconditioner);
         Simulation sim(mesh, s);
         // A smooth deformation: the blade is measured on positions that differ from the rest.
         std::vector<double> x = sim.rest_positions();
@@ -214,6 +303,7 @@ void add_split_cut_cases(const Options& o, const std::string& name, const TetMes
             .add("commit_ms_wall", median(commit_ms));
         add_case(c);
         add_case(overlapped_cut(o, name, sim, plane, order));
+        if (!o.preconditioner.empty()) add_case(first_steps_after_cut(o, name, sim, plane, order));
     }
 }
 

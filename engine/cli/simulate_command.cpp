@@ -509,6 +509,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
                                     .add("cut_ms", r.refine_ms)
                                     .add("prepare_ms", r.prepare_ms)
                                     .add("commit_ms", r.commit_ms)
+                                    .add("hierarchy_ms", r.hierarchy_ms)
                                     .json());
         } else if (r.kind == TopologyChangeKind::RefineSphere ||
                    r.kind == TopologyChangeKind::RefineUniform) {
@@ -522,6 +523,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
                                            .add("input_min_dihedral_deg", r.input_min_dihedral_deg)
                                            .add("refine_ms", r.refine_ms)
                                            .add("repattern_ms", r.repattern_ms)
+                                           .add("hierarchy_ms", r.hierarchy_ms)
                                            .json());
         }
     }

@@ -2,8 +2,8 @@
 // tentative prolongators, the exact patterns of P, A P and A_c, and the maps that re-value them.
 // Runs once per fine pattern; nothing here reads matrix values.
 #include "core/error.hpp"
-#include "solver/multigrid.hpp"
 #include "solver/lanczos.hpp"
+#include "solver/multigrid.hpp"
 #include "solver/two_level.hpp"
 
 #include <algorithm>
@@ -50,6 +50,25 @@ GivenTransfer p1_transfer(const CoarseSpace& space, const TetMesh& mesh,
     }
     return t;
 }
+
+namespace cpu {
+
+MultigridHierarchy build_mesh_multigrid(const BinBcsrPattern& pattern, const TetMesh& mesh,
+                                        const Topology& topology, const NodeLayout& layout,
+                                        const std::uint8_t* fixed,
+                                        const MultigridSettings& settings) {
+    if (layout.order == 1) {
+        std::vector<double> positions(3 * mesh.positions.size());
+        for (std::size_t i = 0; i < mesh.positions.size(); ++i)
+            for (int d = 0; d < 3; ++d) positions[3 * i + d] = mesh.positions[i][d];
+        return build_multigrid(pattern, positions.data(), fixed, settings);
+    }
+    const CoarseSpace space = make_coarse_space(mesh, topology, layout, false);
+    const GivenTransfer p1 = p1_transfer(space, mesh, fixed);
+    return build_multigrid(pattern, nullptr, fixed, settings, &p1);
+}
+
+} // namespace cpu
 
 double MultigridHierarchy::operator_complexity(std::int64_t fine_nnz_blocks) const {
     double total = 9.0 * static_cast<double>(fine_nnz_blocks);

@@ -180,16 +180,26 @@ private:
     /// The element Hessians of the last evaluation and the node terms at y into matrix_ (and the
     /// coarse level's matrix).
     void assemble_hessian(const std::vector<double>& y);
-    /// The multigrid hierarchy of the pattern and the present pins (p >= 2: below the P1 space).
-    void build_multigrid_hierarchy() {
-        const MultigridSettings mg;
-        if (layout.order == 1) {
-            multigrid_ = cpu::build_multigrid(pattern, positions_flat_.data(), fixed.data(), mg);
-            return;
+    /// Builds the multigrid hierarchy when it is missing or was built for other pins
+    /// (`in_step`: by an assembly, SolverSetupStats).
+    void ensure_multigrid(bool in_step) {
+        if (multigrid_ && multigrid_->fixed == fixed) return;
+        const auto start = std::chrono::steady_clock::now();
+        multigrid_ = cpu::build_mesh_multigrid(pattern, mesh, topology, layout, fixed.data(), {});
+        multigrid_refresh_.invalidate();
+        count_solver_setup(start, in_step);
+    }
+    void prepare_solver() override {
+        if (preconditioner_in_use(settings, layout.order) == Preconditioner::Multigrid)
+            ensure_multigrid(false);
+        // The solves' buffers allocated and touched here too: no page faults in the first step
+        // (the two-level coarse blocks: 1.2 KB per cell).
+        if (coarse_) {
+            coarse_blocks_.assign(static_cast<std::size_t>(mesh.num_cells()) * 16 * 9, 0.0);
+            two_level_ws_.fine.resize(layout.num_nodes());
+        } else {
+            pcg_workspace_.resize(layout.num_nodes());
         }
-        const CoarseSpace space = make_coarse_space(mesh, topology, layout, false);
-        const GivenTransfer p1 = p1_transfer(space, mesh, fixed.data());
-        multigrid_ = cpu::build_multigrid(pattern, nullptr, fixed.data(), mg, &p1);
     }
     bool element_blocks_needed() const { return keeps_element_blocks(settings, layout.order); }
     /// Per-entry summation on one thread sums the blocks as the elements come (element_sum_,
@@ -502,10 +512,7 @@ void CpuBackend::assemble_hessian(const std::vector<double>& y) {
         for (int k : {0, 4, 8}) matrix_.diag[k * std::int64_t(n) + i] += add;
     });
     if (preconditioner_in_use(settings, layout.order) == Preconditioner::Multigrid) {
-        if (!multigrid_ || multigrid_->fixed != fixed) {
-            build_multigrid_hierarchy();
-            multigrid_refresh_.invalidate();
-        }
+        ensure_multigrid(true);
         if (multigrid_refresh_.revalue_at_assembly(settings.multigrid_every_iteration))
             cpu::revalue_multigrid(*multigrid_, matrix_.view());
     }

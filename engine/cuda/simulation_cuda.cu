@@ -85,6 +85,13 @@ public:
     /// Uploads the drag's region when it differs from the one on the device (moving the target
     /// changes only DragSpring::target, passed by value to the kernels).
     void drag_changed() override { region_.upload(drag ? drag->region : std::vector<DragNode>{}); }
+    /// The hierarchy built and uploaded on the calling thread's stream (a preparation's: finished
+    /// there before the commit hands the backend on).
+    void prepare_solver() override {
+        if (preconditioner_in_use(settings, layout.order) == Preconditioner::Multigrid &&
+            (!multigrid_ || multigrid_fixed_ != fixed))
+            build_multigrid(false);
+    }
 
     // Newton operations (solver/newton.hpp).
     void begin_step() override;
@@ -196,7 +203,8 @@ private:
     std::unique_ptr<cuda::Multigrid> multigrid_;
     std::vector<std::uint8_t> multigrid_fixed_;
     MultigridRefresh multigrid_refresh_;
-    void build_multigrid();
+    /// Builds the hierarchy for the present pins (`in_step`: by an assembly) and uploads it.
+    void build_multigrid(bool in_step);
     LameParameters<float> lame_{};    ///< of the float Hessian (the Inline summation's K)
     LameParameters<double> lame_d_{}; ///< of the double energies and forces
     QuadratureTet<double> rule_{};
@@ -419,32 +427,22 @@ void CudaBackend::assemble(const double* y) {
     // spring and ground penalty are left to the fine level), as the CPU backend does.
     if (coarse_) coarse_->assemble(assembly_->device_element_blocks(), mass_.data(), mass_scale);
     if (preconditioner_in_use(settings, layout.order) == Preconditioner::Multigrid) {
-        if (!multigrid_ || multigrid_fixed_ != fixed) {
-            build_multigrid();
-            multigrid_refresh_.invalidate();
-        }
+        if (!multigrid_ || multigrid_fixed_ != fixed) build_multigrid(true);
         if (multigrid_refresh_.revalue_at_assembly(settings.multigrid_every_iteration))
             multigrid_->revalue(a);
     }
 }
 
-void CudaBackend::build_multigrid() {
+void CudaBackend::build_multigrid(bool in_step) {
+    const auto start = std::chrono::steady_clock::now();
     MultigridSettings mg;
     mg.coarsest_dofs = 64; // inverted on the host at every re-value: keep it tiny
-    const BinBcsrPattern host_pattern = assembly_->download_pattern();
-    MultigridHierarchy h;
-    if (layout.order == 1) {
-        std::vector<double> positions(3 * mesh.positions.size());
-        for (std::size_t i = 0; i < mesh.positions.size(); ++i)
-            for (int d = 0; d < 3; ++d) positions[3 * i + d] = mesh.positions[i][d];
-        h = cpu::build_multigrid(host_pattern, positions.data(), fixed.data(), mg);
-    } else {
-        const CoarseSpace space = make_coarse_space(mesh, topology, layout, false);
-        const GivenTransfer p1 = p1_transfer(space, mesh, fixed.data());
-        h = cpu::build_multigrid(host_pattern, nullptr, fixed.data(), mg, &p1);
-    }
+    const MultigridHierarchy h = cpu::build_mesh_multigrid(assembly_->download_pattern(), mesh,
+                                                           topology, layout, fixed.data(), mg);
     multigrid_ = std::make_unique<cuda::Multigrid>(h);
     multigrid_fixed_ = fixed;
+    multigrid_refresh_.invalidate();
+    count_solver_setup(start, in_step);
 }
 
 double CudaBackend::device_sum(const double* values, std::int64_t count) {

@@ -8,10 +8,12 @@
 /// prepare does everything that depends only on the rest mesh and the settings: the split (or
 /// refinement) placed on the basis's deformed positions, the new backend (topology, pattern,
 /// maps, mass, device uploads; CUDA: finished on the preparing thread) and the plan of the state
-/// transfer (sim/state_transfer.hpp, TransferPlan). It reads only the basis: the backend it
-/// holds (kept alive, its rest mesh and node tables never change) and copies of the settings,
-/// the topology options and the positions. commit carries the state the simulation has THEN
-/// (positions, velocities, pins) through the plan into the prepared backend, swaps it in with
+/// transfer (sim/state_transfer.hpp, TransferPlan), and the new backend's preconditioner set-up
+/// for the basis's pins carried by the plan (SimulationBackend::prepare_solver: the multigrid
+/// hierarchy, else built by the first step after the commit). It reads only the basis: the backend
+/// it holds (kept alive, its rest mesh and node tables never change) and copies of the settings,
+/// the topology options, the positions and the pins. commit carries the state the simulation has
+/// THEN (positions, velocities, pins) through the plan into the prepared backend, swaps it in with
 /// the settings then in force (e.g. a ground changed in between) and records the change and its
 /// undo snapshot as the one-phase change does (Simulation::cut is prepare + commit).
 ///
@@ -54,6 +56,9 @@ public:
     const std::vector<double>& positions() const { return positions_; }
     /// The settings of the backend to build.
     const SimulationSettings& settings() const { return settings_; }
+    /// The node pins (1 per node) the preconditioner's set-up is prepared with (a commit with
+    /// other pins builds it again at the first step).
+    const std::vector<std::uint8_t>& pinned() const { return pinned_; }
 
 private:
     friend class Simulation;
@@ -61,6 +66,7 @@ private:
     SimulationSettings settings_;
     TopologyChangeOptions options_;
     std::vector<double> positions_;
+    std::vector<std::uint8_t> pinned_;
 };
 
 /// A topology change prepared off the step thread, waiting for Simulation::commit.

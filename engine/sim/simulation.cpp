@@ -318,5 +318,8 @@ double Simulation::pattern_build_ms() const {
 Index Simulation::components() const {
     return backend_->components;
 }
+SolverSetupStats Simulation::solver_setup() const {
+    return backend_->solver_setup;
+}
 
 } // namespace edn

@@ -110,6 +110,16 @@ struct SimulationSettings {
 /// Jacobi at p = 1 (no coarser P1 space).
 Preconditioner preconditioner_in_use(const SimulationSettings& s, int order);
 
+/// The preconditioner's set-up that depends on the pattern and the pins (the multigrid
+/// hierarchy: aggregates, prolongator and coarse patterns, maps; on CUDA its upload), on the
+/// current backend. A topology change's preparation builds it off the frame (pins as prepared);
+/// a step builds it when missing or built for other pins.
+struct SolverSetupStats {
+    int builds = 0;           ///< set-ups built on this backend (by a preparation or a step)
+    int builds_in_step = 0;   ///< of them, inside a step's assembly (the lazy path)
+    double last_build_ms = 0; ///< wall time of the newest build [ms]
+};
+
 /// Milliseconds per stage of one step.
 struct StageTimes {
     double element = 0, summation = 0, pcg = 0, line_search = 0, total = 0;
@@ -272,6 +282,8 @@ public:
     std::size_t element_block_bytes() const;
     /// Connected components of the mesh.
     Index components() const;
+    /// The preconditioner set-up's builds on the current backend (SolverSetupStats).
+    SolverSetupStats solver_setup() const;
     /// Milliseconds the construction spent building the pattern and summation plans (topology,
     /// counts, bins, allocation, columns, maps): device time of the GPU stages for the CUDA
     /// backend, host time for the CPU backend. What a topology change costs before the next frame.

@@ -13,6 +13,12 @@
 
 namespace edn {
 
+/// Milliseconds since `start`.
+inline double elapsed_ms(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+}
+
 /// Whether a backend keeps the element Hessian blocks in memory: for every summation but inline,
 /// and for inline with the two-level preconditioner at p >= 2, whose Galerkin coarse matrix sums
 /// them. Inline otherwise computes each row's blocks where it adds them.
@@ -77,6 +83,11 @@ public:
     virtual std::vector<double> warm_start() const { return {}; }
     /// Sets the warm start; false when the backend does not take one.
     virtual bool set_warm_start(const std::vector<double>& /*warm_start*/) { return false; }
+    /// Builds now the preconditioner set-up that assemble() would build lazily for the present
+    /// pattern and pins (SolverSetupStats; the multigrid hierarchy, uploaded on CUDA): a topology
+    /// change's preparation calls it off the step thread. Idempotent; when the pins differ at an
+    /// assembly, that assembly builds it again (the lazy path stays the fallback).
+    virtual void prepare_solver() {}
     /// Called after pins changed.
     virtual void pins_changed() {}
     /// Called after `drag` changed (the CUDA backend uploads a new region).
@@ -103,6 +114,14 @@ public:
     /// Milliseconds of the last pattern build, topology to summation plans (CUDA: device time of
     /// the GPU stages; CPU: host time).
     double pattern_ms = 0;
+    SolverSetupStats solver_setup; ///< the backend's preconditioner set-up builds
+
+    /// Counts a set-up build begun at `start`, inside a step's assembly when `in_step`.
+    void count_solver_setup(std::chrono::steady_clock::time_point start, bool in_step) {
+        ++solver_setup.builds;
+        if (in_step) ++solver_setup.builds_in_step;
+        solver_setup.last_build_ms = elapsed_ms(start);
+    }
 
     /// Coefficient c of the inertia term c/2 (y - y~)^T M (y - y~) and the effective step.
     double inertia_coefficient() const;
@@ -123,12 +142,6 @@ protected:
     /// Positions and velocities (3 per node each) into the backend's state.
     virtual void load_state(const std::vector<double>& x, const std::vector<double>& v) = 0;
 };
-
-/// Milliseconds since `start`.
-inline double elapsed_ms(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-        .count();
-}
 
 /// The CPU backend (double).
 std::unique_ptr<SimulationBackend> make_cpu_backend(TetMesh mesh,

@@ -342,6 +342,33 @@ StateTransfer apply_transfer(const TransferPlan& plan, const NodeState& old_stat
     return result;
 }
 
+namespace {
+
+/// Whether interpolated row r of `plan` is pinned: every old node with a non-negligible weight is.
+bool row_pinned(const TransferPlan& plan, std::int64_t r, const std::vector<std::uint8_t>& pins) {
+    bool all_pinned = true;
+    for (std::int64_t k = plan.row_offsets[r]; k < plan.row_offsets[r + 1]; ++k)
+        if (std::abs(plan.row_weights[k]) > kNegligibleWeight)
+            all_pinned = all_pinned && pins[plan.row_sources[k]];
+    return all_pinned;
+}
+
+} // namespace
+
+std::vector<std::uint8_t> transfer_pins(const TransferPlan& plan,
+                                        const std::vector<std::uint8_t>& old_pins) {
+    EDN_VERIFY(old_pins.size() == static_cast<std::size_t>(plan.old_nodes), ErrorCode::Usage,
+               "state transfer: " << old_pins.size() << " pins for " << plan.old_nodes
+                                  << " old nodes");
+    std::vector<std::uint8_t> pins(plan.source.size(), 0);
+    for (std::size_t node = 0; node < pins.size(); ++node)
+        if (plan.source[node] != TransferPlan::kInterpolated)
+            pins[node] = old_pins[plan.source[node]];
+    for (std::size_t r = 0; r < plan.row_node.size(); ++r)
+        pins[plan.row_node[r]] = row_pinned(plan, static_cast<std::int64_t>(r), old_pins) ? 1 : 0;
+    return pins;
+}
+
 void apply_transfer(const TransferPlan& plan, const NodeState& old_state, NodeState& s) {
     check_old_state(plan.old_nodes, old_state);
     const std::size_t n = plan.source.size();
@@ -360,7 +387,6 @@ void apply_transfer(const TransferPlan& plan, const NodeState& old_state, NodeSt
     parallel_for(0, static_cast<std::int64_t>(plan.row_node.size()), [&](std::int64_t r) {
         const Index node = plan.row_node[r];
         double x[3] = {0.0, 0.0, 0.0}, v[3] = {0.0, 0.0, 0.0};
-        bool all_pinned = true;
         for (std::int64_t k = plan.row_offsets[r]; k < plan.row_offsets[r + 1]; ++k) {
             const Index old = plan.row_sources[k];
             const double w = plan.row_weights[k];
@@ -368,13 +394,12 @@ void apply_transfer(const TransferPlan& plan, const NodeState& old_state, NodeSt
                 x[d] += w * old_state.positions[3 * old + d];
                 v[d] += w * old_state.velocities[3 * old + d];
             }
-            if (std::abs(w) > kNegligibleWeight) all_pinned = all_pinned && old_state.pinned[old];
         }
         for (int d = 0; d < 3; ++d) {
             s.positions[3 * node + d] = x[d];
             s.velocities[3 * node + d] = v[d];
         }
-        s.pinned[node] = all_pinned ? 1 : 0;
+        s.pinned[node] = row_pinned(plan, r, old_state.pinned) ? 1 : 0;
     });
 }
 

@@ -115,6 +115,11 @@ TransferPlan plan_nested_transfer(const NodeSpace& from, const NodeSpace& to,
 /// plan.old_nodes nodes.
 StateTransfer apply_transfer(const TransferPlan& plan, const NodeState& old_state);
 
+/// The pins of apply_transfer alone (a preparation's guess of the pins its commit carries).
+/// Throws edn::Error(Usage) when `old_pins` does not hold plan.old_nodes entries.
+std::vector<std::uint8_t> transfer_pins(const TransferPlan& plan,
+                                        const std::vector<std::uint8_t>& old_pins);
+
 /// apply_transfer into `out`, already sized for the plan's new nodes (3 values per node in
 /// positions and velocities, one pin): no allocation, so a caller that sized (and so touched) it
 /// in advance, off the frame, pays no page faults here. Throws edn::Error(Usage) on wrong sizes.

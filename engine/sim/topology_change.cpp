@@ -133,6 +133,7 @@ ChangeBasis Simulation::change_basis() const {
     basis.settings_ = backend_->settings;
     basis.options_ = topology_options_;
     basis.positions_ = backend_->positions();
+    basis.pinned_ = backend_->fixed;
     return basis;
 }
 
@@ -295,6 +296,19 @@ PreparedChange Simulation::prepare_nested(const ChangeBasis& basis, TopologyChan
 
 void Simulation::finish_preparation(const ChangeBasis& basis, PreparedChange& prepared,
                                     std::chrono::steady_clock::time_point start) {
+    // The preconditioner's set-up (the multigrid hierarchy) for the pins the commit will carry
+    // unless the user changes them meanwhile: built here instead of in the first step after the
+    // commit (which builds it again when the pins differ then).
+    SimulationBackend& next = *prepared.next_;
+    const auto setup = std::chrono::steady_clock::now();
+    const int builds = next.solver_setup.builds;
+    next.fixed = transfer_pins(prepared.plan_, basis.pinned_);
+    next.pins_changed();
+    next.prepare_solver();
+    if (next.solver_setup.builds > builds) {
+        prepared.record_.hierarchy_ms = elapsed_ms(setup);
+        prepared.record_.repattern_ms += prepared.record_.hierarchy_ms;
+    }
     // The new backend's device work ran on this thread's stream: done before another thread
     // (the one that commits, then the one that steps) uses the backend.
     if (basis.settings_.backend == Backend::Cuda) edn::finish_device_work();
@@ -314,11 +328,13 @@ ChangeBasis Simulation::chain_basis(const PreparedChange& prepared, const Change
     next.backend_ = prepared.next_;
     next.settings_ = basis.settings_;
     next.options_ = basis.options_;
-    // Only the positions place a change; velocities and pins are carried at commit.
+    // The positions place a change and the pins its preconditioner's set-up; velocities are
+    // carried at commit.
     const std::size_t n = basis.positions_.size() / 3;
-    NodeState state{basis.positions_, std::vector<double>(3 * n, 0.0),
-                    std::vector<std::uint8_t>(n, 0)};
-    next.positions_ = apply_transfer(prepared.plan_, state).state.positions;
+    NodeState state{basis.positions_, std::vector<double>(3 * n, 0.0), basis.pinned_};
+    NodeState carried = apply_transfer(prepared.plan_, state).state;
+    next.positions_ = std::move(carried.positions);
+    next.pinned_ = std::move(carried.pinned);
     return next;
 }
 

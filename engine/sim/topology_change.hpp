@@ -56,6 +56,9 @@ struct TopologyChangeRecord {
     double refine_ms = 0;              ///< refine, split cut: the mesh change and state transfer
     double repattern_ms = 0;           ///< building the new backend: topology .. summation plans
     double pattern_build_ms = 0;       ///< of which its pattern and plans (pattern_build_ms())
+    /// Of repattern_ms: the preconditioner set-up the preparation built for the new backend with
+    /// the pins it carried (Simulation::solver_setup; the multigrid hierarchy; 0: none) [ms].
+    double hierarchy_ms = 0;
     /// Prepare phase (sim/prepared_change.hpp): the mesh change, the new backend and the
     /// transfer plan, off the frame when the caller prepares on another thread [ms].
     double prepare_ms = 0;

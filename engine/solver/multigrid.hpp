@@ -187,6 +187,8 @@ void rigid_body_modes(const double position[3], const double center[3], int mode
 
 struct CoarseSpace;
 struct TetMesh;
+struct Topology;
+struct NodeLayout;
 /// The P1 transfer of an order-p coarse space (vertex node v is node v; pinned as its node).
 GivenTransfer p1_transfer(const CoarseSpace& space, const TetMesh& mesh, const std::uint8_t* fixed);
 
@@ -199,6 +201,14 @@ namespace cpu {
 MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* positions,
                                    const std::uint8_t* fixed, const MultigridSettings& settings,
                                    const GivenTransfer* first = nullptr);
+
+/// build_multigrid for a simulation's pattern of `mesh` at `layout`'s order with pins `fixed`:
+/// p = 1 aggregates the vertex nodes at their rest positions; p >= 2 starts with the P1 transfer
+/// of the order-p space (p1_transfer). What both backends build (CUDA then uploads it).
+MultigridHierarchy build_mesh_multigrid(const BinBcsrPattern& pattern, const TetMesh& mesh,
+                                        const Topology& topology, const NodeLayout& layout,
+                                        const std::uint8_t* fixed,
+                                        const MultigridSettings& settings);
 
 /// Numeric phase: re-values every level from the fine matrix `a` (its pattern is the one built).
 void revalue_multigrid(MultigridHierarchy& h, const BinBcsrMatrixView<double>& a);

@@ -227,6 +227,35 @@ TEST_F(CliBench, AssemblyTimesEveryMaterialAndMethodOnAMesh) {
     }
 }
 
+TEST_F(CliBench, RepatternWithMultigridTimesTheFirstStepsAfterAPreparedCut) {
+    const fs::path json = root_ / "repattern_mg.json";
+    const std::string mesh = (test::source_dir() / "assets/beam.obj").string();
+    const BenchRun r = run({"bench", "repattern", "--mesh", mesh, "--preconditioner", "multigrid",
+                            "--repeat", "1", "--out", json.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json bench = read_json_file(json);
+    int found = 0;
+    for (const Json& c : bench["cases"]) {
+        if (c["change"].get<std::string>().rfind("first steps", 0) != 0) continue;
+        ++found;
+        SCOPED_TRACE(c.dump().substr(0, 300));
+        EXPECT_EQ(c["preconditioner"], "multigrid");
+        // The preparation built the hierarchy; the first step built none and equals the lazy
+        // peer's, whose first step built it.
+        EXPECT_GT(c["hierarchy_ms_in_prepare"].get<double>(), 0);
+        EXPECT_EQ(c["first_step_hierarchy_builds"].get<int>(), 0);
+        EXPECT_TRUE(c["first_step_equal_to_lazy"].get<bool>());
+        EXPECT_EQ(c["baseline"]["first_step_hierarchy_builds"].get<int>(), 1);
+        EXPECT_GT(c["baseline"]["hierarchy_build_ms"].get<double>(), 0);
+        EXPECT_GT(c["first_step_ms_wall"].get<double>(), 0);
+    }
+    EXPECT_EQ(found, 1);
+    const BenchRun bad = run({"bench", "repattern", "--mesh", mesh, "--preconditioner", "amg",
+                              "--out", (root_ / "bad.json").string()});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("--preconditioner"), std::string::npos) << bad.err;
+}
+
 TEST_F(CliBench, RepatternTimesTheHostRebuildAfterACutAndARefinement) {
     const fs::path json = root_ / "repattern.json";
     const BenchRun r = run({"bench", "repattern", "--backend", "cpu", "--max-tets", "10000",

@@ -95,7 +95,7 @@ TEST_F(CliCut, PlaneCutSeparatesPinnedBeamAndTheFreePartFalls) {
     // two triangles each separated.
     // (One record per line since run.json is written by core/json.hpp: whitespace around it.)
     const std::regex cut(
-        R"re("cuts": \[\s*\{"frame":5, "cut_faces":8, "duplicated_vertices":9, "repattern_ms":[0-9.e+-]+, "mode":"split", "cells_before":([0-9]+), "cells_after":\1, "split_cells":0, "new_cells":0, "new_vertices":0, "snapped_vertices":[0-9]+, "components":2, "min_dihedral_deg_before":[0-9.e+-]+, "min_dihedral_deg_after":[0-9.e+-]+, "min_volume_before":[0-9.e+-]+, "min_volume_after":[0-9.e+-]+, "cut_ms":[0-9.e+-]+, "prepare_ms":[0-9.e+-]+, "commit_ms":[0-9.e+-]+\}\s*\])re");
+        R"re("cuts": \[\s*\{"frame":5, "cut_faces":8, "duplicated_vertices":9, "repattern_ms":[0-9.e+-]+, "mode":"split", "cells_before":([0-9]+), "cells_after":\1, "split_cells":0, "new_cells":0, "new_vertices":0, "snapped_vertices":[0-9]+, "components":2, "min_dihedral_deg_before":[0-9.e+-]+, "min_dihedral_deg_after":[0-9.e+-]+, "min_volume_before":[0-9.e+-]+, "min_volume_after":[0-9.e+-]+, "cut_ms":[0-9.e+-]+, "prepare_ms":[0-9.e+-]+, "commit_ms":[0-9.e+-]+, "hierarchy_ms":[0-9.e+-]+\}\s*\])re");
     EXPECT_TRUE(std::regex_search(json, cut)) << json.substr(0, 2000);
     EXPECT_NE(json.find("\"vertices\": 126"), std::string::npos); // 3*3*13 + 9
 }

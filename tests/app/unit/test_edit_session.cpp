@@ -3,7 +3,8 @@
 // scene built beside it; a stroke's pieces asked for in a row are prepared one after the other
 // and, with the group closed before they are committed, still undo as one step; an error of the
 // preparation comes back as the cut's message; a preparation made stale by a settings change is
-// prepared again; another edit first commits the pending cuts, in order.
+// prepared again; another edit first commits the pending cuts, in order; with multigrid the
+// hierarchy is built by the preparation, not in the first step after the commit.
 
 #include "edit_session.hpp"
 #include "mesh/box_mesh.hpp"
@@ -21,10 +22,10 @@ namespace {
 using test::soft_settings;
 
 /// A session of the 0.5 x 0.5 x 2 beam, pinned at its foot, after a few steps.
-void load_beam(EditSession& session) {
+void load_beam(EditSession& session, const SimulationSettings& settings = soft_settings()) {
     const TetMesh mesh = make_box_tet_mesh(2, 2, 8, {0, 0, 0}, {0.5, 0.5, 2.0});
     session.load(std::make_unique<Scene>(make_scene("beam.node", mesh)),
-                 std::make_unique<Simulation>(mesh, soft_settings()));
+                 std::make_unique<Simulation>(mesh, settings));
     TopologyChangeOptions options;
     options.reject_no_op = true; // as the app: a blade that cuts nothing is an error
     session.sim()->set_topology_options(options);
@@ -78,6 +79,28 @@ TEST(EditSessionCuts, APreparedCutIsCommittedInALaterTurnWithItsScene) {
     EXPECT_EQ(session.sim()->positions(), state_at_commit);
     EXPECT_EQ(session.scene()->mesh.num_cells(), cells);
 }
+
+class EditSessionMultigrid : public ::testing::TestWithParam<int> {};
+
+TEST_P(EditSessionMultigrid, ACutCommitsAHierarchyBuiltOffTheTurn) {
+    SimulationSettings settings = soft_settings();
+    settings.preconditioner = Preconditioner::Multigrid;
+    settings.order = GetParam();
+    EditSession session;
+    load_beam(session, settings);
+    session.start_cut(across(1.02), false);
+    for (int f = 0; f < 2; ++f) session.sim()->step();
+    const CutCommit done = commit_in_a_later_turn(session, 5);
+    ASSERT_TRUE(done.result.record) << done.result.message;
+    EXPECT_GT(done.result.record->hierarchy_ms, 0.0);
+    // The first step after the commit builds no hierarchy: the preparing thread built it.
+    session.sim()->step();
+    const SolverSetupStats setup = session.sim()->simulation().solver_setup();
+    EXPECT_EQ(setup.builds, 1);
+    EXPECT_EQ(setup.builds_in_step, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Orders, EditSessionMultigrid, ::testing::Values(1, 2));
 
 TEST(EditSessionCuts, StrokePiecesInARowUndoAsOneStepAlsoWhenReleasedBeforeTheirCommit) {
     EditSession session;

@@ -200,6 +200,16 @@ MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* pos
                                    const std::uint8_t* fixed, const MultigridSettings& settings,
                                    const GivenTransfer* first = nullptr);
 
+/// Values only, before a re-value: every aggregated level's tentative prolongator T (and the
+/// coarse near-null blocks R, level by level, as the build does) from the rigid-body modes at
+/// `positions` (the current, deformed ones) instead of the build's: the same aggregates and
+/// patterns, no symbolic work. `positions`: 3 per node of the first aggregated level, the fine
+/// nodes or a given transfer's coarse nodes (p1_transfer's vertex v is fine node v, so the fine
+/// positions serve). Columns dropped as dependent may differ from the build's: their coarse dofs
+/// are inert through the values (the re-value's block inverses and the coarsest factor find them).
+/// At the build's positions T is the build's bit for bit.
+void retentative_multigrid(MultigridHierarchy& h, const double* positions);
+
 /// Numeric phase: re-values every level from the fine matrix `a` (its pattern is the one built).
 void revalue_multigrid(MultigridHierarchy& h, const BinBcsrMatrixView<double>& a);
 

@@ -423,8 +423,11 @@ void CudaBackend::assemble(const double* y) {
             build_multigrid();
             multigrid_refresh_.invalidate();
         }
-        if (multigrid_refresh_.revalue_at_assembly(settings.multigrid_every_iteration))
+        if (multigrid_refresh_.revalue_at_assembly(settings.multigrid_every_iteration)) {
+            // the tentative prolongators follow the rigid-body modes of y (multigrid_modes)
+            if (!settings.multigrid_rest_modes) multigrid_->retentative(rest_x_.data(), y);
             multigrid_->revalue(a);
+        }
     }
 }
 
@@ -529,6 +532,7 @@ PcgResult CudaBackend::float_solve(const PcgSettings& pcg) {
     if (multigrid_) {
         PcgResult r = multigrid_->solve(a, rhs_.data(), pcg_dx_.data(), pcg, fixed_.data());
         if (multigrid_refresh_.retry_now(r)) { // a lagged hierarchy broke down: re-value, again
+            if (!settings.multigrid_rest_modes) multigrid_->retentative(rest_x_.data(), y_.data());
             multigrid_->revalue(a);
             multigrid_refresh_.revalued_now();
             EDN_CUDA_CHECK(cudaMemsetAsync(pcg_dx_.data(), 0, pcg_dx_.bytes()));

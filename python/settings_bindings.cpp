@@ -123,6 +123,7 @@ void bind_settings(py::module_& m) {
         .def_readwrite("coarse_iterations", &SimulationSettings::coarse_iterations)
         .def_readwrite("multigrid_every_iteration", &SimulationSettings::multigrid_every_iteration)
         .def_readwrite("multigrid_lag", &SimulationSettings::multigrid_lag)
+        .def_readwrite("multigrid_rest_modes", &SimulationSettings::multigrid_rest_modes)
         .def_readwrite("project_hessian", &SimulationSettings::project_hessian)
         .def_readwrite("deterministic", &SimulationSettings::deterministic)
         .def_readwrite("ground", &SimulationSettings::ground_height, "ground height (or None)")

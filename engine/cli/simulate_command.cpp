@@ -150,6 +150,9 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"multigrid-lag", "N",
          "multigrid: at most N time steps share one re-value of the hierarchy, which is re-valued "
          "sooner when its solves slow down or fail (default 1: every step)"},
+        {"multigrid-modes", "current|rest",
+         "multigrid: the tentative prolongators' rigid-body modes follow the current positions "
+         "(recomputed at each re-value; default) or stay those of the rest positions"},
         {"exact-hessian", "", "do not project element Hessians to PSD"},
         {"deterministic", "",
          "cuda: bitwise-reproducible runs (sorted summation maps, and large p = 1 solves skip "
@@ -462,6 +465,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
         .add("cg_forcing", s.cg_forcing)
         .add("multigrid_refresh", s.multigrid_every_iteration ? "iteration" : "step")
         .add("multigrid_lag", s.multigrid_lag)
+        .add("multigrid_modes", s.multigrid_rest_modes ? "rest" : "current")
         .add("deterministic", s.deterministic)
         .add("pinned_nodes", pinned);
     JsonObject summary;

@@ -2,6 +2,7 @@
 // tentative prolongators, the exact patterns of P, A P and A_c, and the maps that re-value them.
 // Runs once per fine pattern; nothing here reads matrix values.
 #include "core/error.hpp"
+#include "cpu/multigrid_nullspace.hpp"
 #include "solver/lanczos.hpp"
 #include "solver/multigrid.hpp"
 #include "solver/two_level.hpp"
@@ -11,22 +12,6 @@
 #include <numeric>
 
 namespace edn {
-
-void rigid_body_modes(const double position[3], const double center[3], int modes, double* out) {
-    const double d[3] = {position[0] - center[0], position[1] - center[1], position[2] - center[2]};
-    for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < modes; ++c) out[r * modes + c] = 0;
-    for (int a = 0; a < 3; ++a) out[a * modes + a] = 1;
-    if (modes < 6) return;
-    // column 3 + a: e_a x d.
-    // e_x x d = (0, -dz, dy); e_y x d = (dz, 0, -dx); e_z x d = (-dy, dx, 0)
-    out[1 * modes + 3] = -d[2];
-    out[2 * modes + 3] = d[1];
-    out[0 * modes + 4] = d[2];
-    out[2 * modes + 4] = -d[0];
-    out[0 * modes + 5] = -d[1];
-    out[1 * modes + 5] = d[0];
-}
 
 GivenTransfer p1_transfer(const CoarseSpace& space, const TetMesh& mesh,
                           const std::uint8_t* fixed) {
@@ -139,63 +124,6 @@ Index aggregate_nodes(const BinBcsrPatternView& p, const std::vector<std::uint8_
         ++count;
     }
     return count;
-}
-
-// Tentative prolongator: per aggregate, the stacked near-null blocks of its nodes (block x modes
-// each) orthonormalised by modified Gram-Schmidt; a column that is (numerically) dependent on
-// the previous ones is dropped (zero in T and in R). T blocks go to level.tentative; R (modes x
-// modes, upper triangular) becomes the coarse node's near-null block.
-void tentative_prolongator(MultigridLevel& level, const std::vector<double>& near_null, int modes,
-                           std::vector<double>& coarse_near_null) {
-    const Index n = level.num_nodes;
-    const int b = level.block;
-    const std::size_t tb = static_cast<std::size_t>(b) * modes;
-    level.tentative.assign(static_cast<std::size_t>(n) * tb, 0.0);
-    coarse_near_null.assign(static_cast<std::size_t>(level.coarse_nodes) * modes * modes, 0.0);
-    // members of each aggregate
-    std::vector<Index> offsets(static_cast<std::size_t>(level.coarse_nodes) + 1, 0), members;
-    for (Index i = 0; i < n; ++i)
-        if (level.aggregate[i] >= 0) ++offsets[level.aggregate[i] + 1];
-    std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
-    members.resize(offsets.back());
-    std::vector<Index> fill(offsets.begin(), offsets.end() - 1);
-    for (Index i = 0; i < n; ++i)
-        if (level.aggregate[i] >= 0) members[fill[level.aggregate[i]]++] = i;
-
-    std::vector<double> q; // (rows = b * members) x modes, row-major
-    for (Index agg = 0; agg < level.coarse_nodes; ++agg) {
-        const Index first = offsets[agg], size = offsets[agg + 1] - first;
-        const std::size_t rows = static_cast<std::size_t>(size) * b;
-        q.assign(rows * modes, 0.0);
-        for (Index m = 0; m < size; ++m)
-            std::copy_n(near_null.begin() + static_cast<std::ptrdiff_t>(members[first + m] * tb),
-                        tb, q.begin() + static_cast<std::ptrdiff_t>(m * tb));
-        double* r = coarse_near_null.data() + static_cast<std::size_t>(agg) * modes * modes;
-        for (int c = 0; c < modes; ++c) {
-            double norm0 = 0;
-            for (std::size_t k = 0; k < rows; ++k) norm0 += q[k * modes + c] * q[k * modes + c];
-            for (int c2 = 0; c2 < c; ++c2) {
-                double dot = 0;
-                for (std::size_t k = 0; k < rows; ++k) dot += q[k * modes + c2] * q[k * modes + c];
-                r[c2 * modes + c] = dot;
-                for (std::size_t k = 0; k < rows; ++k) q[k * modes + c] -= dot * q[k * modes + c2];
-            }
-            double norm = 0;
-            for (std::size_t k = 0; k < rows; ++k) norm += q[k * modes + c] * q[k * modes + c];
-            if (!(norm > 1e-20 * norm0) || norm0 == 0) { // dependent: drop the column
-                for (std::size_t k = 0; k < rows; ++k) q[k * modes + c] = 0;
-                r[c * modes + c] = 0;
-                continue;
-            }
-            norm = std::sqrt(norm);
-            r[c * modes + c] = norm;
-            for (std::size_t k = 0; k < rows; ++k) q[k * modes + c] /= norm;
-        }
-        for (Index m = 0; m < size; ++m)
-            std::copy_n(q.begin() + static_cast<std::ptrdiff_t>(m * tb), tb,
-                        level.tentative.begin() +
-                            static_cast<std::ptrdiff_t>(members[first + m] * tb));
-    }
 }
 
 // Position of `col` in the sorted row [begin, end) of `columns` (must be present).
@@ -473,19 +401,10 @@ MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* pos
         for (std::size_t v = 0; v < active.size(); ++v) active[v] = first->coarse_fixed[v] ? 0 : 1;
     }
     // The near-null space: rigid-body modes about the centroid of the active nodes.
-    const std::size_t nodes = active.size();
-    std::vector<double> near_null(nodes * 3 * modes, 0.0);
-    double center[3] = {0, 0, 0};
-    Index free_nodes = 0;
-    for (std::size_t i = 0; i < nodes; ++i)
-        if (active[i]) {
-            for (int a = 0; a < 3; ++a) center[a] += positions[3 * i + a];
-            ++free_nodes;
-        }
-    if (free_nodes > 0)
-        for (double& c : center) c /= free_nodes;
-    for (std::size_t i = 0; i < nodes; ++i)
-        rigid_body_modes(positions + 3 * i, center, modes, near_null.data() + i * 3 * modes);
+    std::vector<double> near_null =
+        detail::rigid_near_null(positions, active.data(), active.size(), modes);
+    const Index free_nodes =
+        static_cast<Index>(std::count(active.begin(), active.end(), std::uint8_t(1)));
     Index level_dofs = 3 * free_nodes;
     int block = 3;
     while (static_cast<int>(h.levels.size()) + 1 < settings.max_levels &&
@@ -499,7 +418,7 @@ MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* pos
             static_cast<double>(level.coarse_nodes) * modes > 0.85 * level_dofs)
             break; // no useful coarsening left
         std::vector<double> coarse_null;
-        tentative_prolongator(level, near_null, modes, coarse_null);
+        detail::tentative_prolongator(level, near_null, modes, coarse_null);
         level.prolongator.row_block = level.product.row_block = block;
         level.prolongator.col_block = level.product.col_block = modes;
         transfer_patterns(level, pat.view(), settings.prolongator_damping > 0);

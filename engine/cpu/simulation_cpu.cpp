@@ -201,6 +201,12 @@ private:
             pcg_workspace_.resize(layout.num_nodes());
         }
     }
+    /// Re-values the hierarchy with matrix_, assembled at `y`: the tentative prolongators follow
+    /// the rigid-body modes of y first (unless settings.multigrid_rest_modes).
+    void revalue_multigrid_hierarchy(const std::vector<double>& y) {
+        if (!settings.multigrid_rest_modes) cpu::retentative_multigrid(*multigrid_, y.data());
+        cpu::revalue_multigrid(*multigrid_, matrix_.view());
+    }
     bool element_blocks_needed() const { return keeps_element_blocks(settings, layout.order); }
     /// Per-entry summation on one thread sums the blocks as the elements come (element_sum_,
     /// cpu/element_sum.hpp: equal bit for bit). The two-level coarse matrix needs the stored
@@ -514,7 +520,7 @@ void CpuBackend::assemble_hessian(const std::vector<double>& y) {
     if (preconditioner_in_use(settings, layout.order) == Preconditioner::Multigrid) {
         ensure_multigrid(true);
         if (multigrid_refresh_.revalue_at_assembly(settings.multigrid_every_iteration))
-            cpu::revalue_multigrid(*multigrid_, matrix_.view());
+            revalue_multigrid_hierarchy(y);
     }
     if (coarse_) {
         // Galerkin coarse matrix of the element Hessians + the restricted mass terms (the drag
@@ -586,7 +592,7 @@ PcgResult CpuBackend::solve(bool warm) {
         PcgResult r = cpu::pcg_multigrid(matrix_.view(), *multigrid_, rhs_.data(), dx_.data(), pcg,
                                          pcg_workspace_, fixed.data());
         if (multigrid_refresh_.retry_now(r)) { // a lagged hierarchy broke down: re-value, again
-            cpu::revalue_multigrid(*multigrid_, matrix_.view());
+            revalue_multigrid_hierarchy(y_);
             multigrid_refresh_.revalued_now();
             std::fill(dx_.begin(), dx_.end(), 0.0);
             pcg.warm_start = false;

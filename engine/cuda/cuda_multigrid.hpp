@@ -29,6 +29,11 @@ public:
     Multigrid(const Multigrid&) = delete;
     Multigrid& operator=(const Multigrid&) = delete;
 
+    /// Values only, before revalue(): every aggregated level's tentative prolongator from the
+    /// rigid-body modes at rest + displacement (device pointers, 3 per node of the first
+    /// aggregated level, as cpu::retentative_multigrid's positions; displacement may be null),
+    /// computed on the device (cuda/multigrid_nullspace.cuh).
+    void retentative(const double* rest, const double* displacement) EDN_CUDA_ONLY;
     /// Re-values every level from the device fine matrix `a` (device pointers).
     void revalue(const BinBcsrMatrixView<float>& a) EDN_CUDA_ONLY;
     /// z = one V-cycle applied to r (device pointers, 3 per fine node; z is 0 on pinned nodes).
@@ -57,6 +62,8 @@ public:
     /// BlockMatrix), of prolongator l, and lambda_max of level l.
     std::vector<float> download_coarse(int l) const EDN_CUDA_ONLY;
     std::vector<float> download_prolongator(int l) const EDN_CUDA_ONLY;
+    /// For tests: the tentative prolongator of level l (MultigridLevel::tentative's layout).
+    std::vector<float> download_tentative(int l) const EDN_CUDA_ONLY;
     double lambda_max(int l) const EDN_CUDA_ONLY;
 
 private:

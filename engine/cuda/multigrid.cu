@@ -2,6 +2,7 @@
 // cpu/multigrid.cpp, the same maps and the same arithmetic in double): the hierarchy's device
 // state, the launch sequences and the flexible CG. Kernels: cuda/multigrid_kernels.cuh.
 #include "cuda/multigrid_kernels.cuh"
+#include "cuda/multigrid_nullspace.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -39,6 +40,7 @@ struct Multigrid::Impl {
     };
     MultigridSettings settings;
     std::vector<Level> levels;
+    std::unique_ptr<MultigridNullspace> nullspace; // retentative()
     DeviceBuffer<std::uint8_t> fixed;
     std::vector<std::uint8_t> host_fixed;
     Index fine_rows = 0;
@@ -389,6 +391,7 @@ Multigrid::Multigrid(const MultigridHierarchy& h, int forced_lanes, int forced_w
         d.coef = DeviceBuffer<float>(1 + 2 * static_cast<std::size_t>(h.settings.smoother_degree));
         EDN_CUDA_CHECK(cudaMemset(d.coef.data(), 0, d.coef.bytes()));
     }
+    m.nullspace = std::make_unique<MultigridNullspace>(h);
     m.unit_coef = upload(std::vector<float>{0.f, 1.f});
     m.partials = DeviceBuffer<double>(2048);
 }
@@ -401,6 +404,12 @@ void Multigrid::set_graphs(bool on) {
 
 int Multigrid::num_levels() const {
     return static_cast<int>(impl_->levels.size()) + 1;
+}
+
+void Multigrid::retentative(const double* rest, const double* displacement) {
+    std::vector<float*> tentative;
+    for (Impl::Level& level : impl_->levels) tentative.push_back(level.tentative.data());
+    impl_->nullspace->recompute(rest, displacement, tentative, impl_->s);
 }
 
 void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
@@ -673,6 +682,14 @@ std::vector<float> Multigrid::download_coarse(int l) const {
         cudaMemcpy(out.data(), c.c_values.data(), c.c_values.bytes(), cudaMemcpyDeviceToHost));
     EDN_CUDA_CHECK(cudaMemcpy(out.data() + c.c_values.size(), c.c_diag.data(), c.c_diag.bytes(),
                               cudaMemcpyDeviceToHost));
+    return out;
+}
+
+std::vector<float> Multigrid::download_tentative(int l) const {
+    const Impl::Level& c = impl_->levels.at(l);
+    std::vector<float> out(c.tentative.size());
+    EDN_CUDA_CHECK(
+        cudaMemcpy(out.data(), c.tentative.data(), c.tentative.bytes(), cudaMemcpyDeviceToHost));
     return out;
 }
 

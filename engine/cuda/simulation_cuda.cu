@@ -428,8 +428,11 @@ void CudaBackend::assemble(const double* y) {
     if (coarse_) coarse_->assemble(assembly_->device_element_blocks(), mass_.data(), mass_scale);
     if (preconditioner_in_use(settings, layout.order) == Preconditioner::Multigrid) {
         if (!multigrid_ || multigrid_fixed_ != fixed) build_multigrid(true);
-        if (multigrid_refresh_.revalue_at_assembly(settings.multigrid_every_iteration))
+        if (multigrid_refresh_.revalue_at_assembly(settings.multigrid_every_iteration)) {
+            // the tentative prolongators follow the rigid-body modes of y (multigrid_modes)
+            if (!settings.multigrid_rest_modes) multigrid_->retentative(rest_x_.data(), y);
             multigrid_->revalue(a);
+        }
     }
 }
 
@@ -527,6 +530,7 @@ PcgResult CudaBackend::float_solve(const PcgSettings& pcg) {
     if (multigrid_) {
         PcgResult r = multigrid_->solve(a, rhs_.data(), pcg_dx_.data(), pcg, fixed_.data());
         if (multigrid_refresh_.retry_now(r)) { // a lagged hierarchy broke down: re-value, again
+            if (!settings.multigrid_rest_modes) multigrid_->retentative(rest_x_.data(), y_.data());
             multigrid_->revalue(a);
             multigrid_refresh_.revalued_now();
             EDN_CUDA_CHECK(cudaMemsetAsync(pcg_dx_.data(), 0, pcg_dx_.bytes()));

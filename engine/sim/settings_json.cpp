@@ -28,7 +28,7 @@ struct KeyKind {
     Kind kind;
 };
 
-constexpr std::array<KeyKind, 26> kKeys = {{
+constexpr std::array<KeyKind, 27> kKeys = {{
     {{"", "order", "order"}, Kind::Number},
     {{"material", "preset", "preset"}, Kind::Name},
     {{"material", "model", "material"}, Kind::Name},
@@ -51,6 +51,7 @@ constexpr std::array<KeyKind, 26> kKeys = {{
     {{"solver", "cg_forcing", "cg-forcing"}, Kind::Switch},
     {{"solver", "multigrid_refresh", "multigrid-refresh"}, Kind::Name},
     {{"solver", "multigrid_lag", "multigrid-lag"}, Kind::Number},
+    {{"solver", "multigrid_modes", "multigrid-modes"}, Kind::Name},
     {{"solver", "exact_hessian", "exact-hessian"}, Kind::Flag},
     {{"solver", "deterministic", "deterministic"}, Kind::Flag},
     {{"ground", "height", "ground"}, Kind::Number},
@@ -239,6 +240,8 @@ void write_settings_json(const SimulationSettings& s, const SimulationSettings* 
     put("multigrid_refresh", std::string(s.multigrid_every_iteration ? "iteration" : "step"),
         std::string(b.multigrid_every_iteration ? "iteration" : "step"));
     put("multigrid_lag", s.multigrid_lag, b.multigrid_lag);
+    put("multigrid_modes", std::string(s.multigrid_rest_modes ? "rest" : "current"),
+        std::string(b.multigrid_rest_modes ? "rest" : "current"));
     put("exact_hessian", !s.project_hessian, !b.project_hessian);
     put("deterministic", s.deterministic, b.deterministic);
     put("coarse_iterations", s.coarse_iterations, b.coarse_iterations);

@@ -17,7 +17,7 @@ namespace {
 
 // The help strings carry SimulationSettings' defaults (a test checks the numbers are the
 // struct's); the app's own defaults (frame budget, backend) are stated in its usage text.
-constexpr std::array<SettingsOption, 27> kOptions = {{
+constexpr std::array<SettingsOption, 28> kOptions = {{
     {"preset", "NAME",
      "material preset (sim/presets.cpp): sets E, nu, rho; explicit --E/--nu/--rho win"},
     {"order", "P", "polynomial order 1..3 (default 1)"},
@@ -46,6 +46,8 @@ constexpr std::array<SettingsOption, 27> kOptions = {{
      "multigrid: re-value the hierarchy once per frame (default) or every Newton iteration"},
     {"multigrid-lag", "N",
      "multigrid: at most N steps share a re-value (sooner when solves slow down; default 1)"},
+    {"multigrid-modes", "current|rest",
+     "multigrid: rigid-body modes of the current (default) or the rest positions"},
     {"exact-hessian", "", "do not project element Hessians to PSD"},
     {"deterministic", "", "cuda: bitwise-reproducible runs"},
     {"ground", "Z", "penalty ground plane at height Z"},
@@ -212,6 +214,8 @@ void apply_settings_option(std::string_view name, std::string_view value, Simula
         s.multigrid_every_iteration = !v.either("step", "iteration");
     } else if (name == "multigrid-lag") {
         s.multigrid_lag = static_cast<int>(v.integer(1, 1000));
+    } else if (name == "multigrid-modes") {
+        s.multigrid_rest_modes = !v.either("current", "rest");
     } else if (name == "exact-hessian") {
         s.project_hessian = false;
     } else if (name == "deterministic") {

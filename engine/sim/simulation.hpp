@@ -90,6 +90,9 @@ struct SimulationSettings {
     /// Multigrid: at most this many time steps share one re-value of the hierarchy (sooner when
     /// its solves slow down or fail: MultigridRefresh); 1 = a re-value at every step.
     int multigrid_lag = 1;
+    /// Multigrid: the tentative prolongators' rigid-body modes are those of the rest positions
+    /// (built once) instead of the current ones (recomputed at each re-value).
+    bool multigrid_rest_modes = false;
     bool project_hessian = true; ///< PSD-project per quadrature point (else exact)
     /// CUDA: bitwise-reproducible runs. Off (default), large p = 1 solves take q = A p from the
     /// matrix's upper part with float atomics (cuda::PcgOptions::upper_spmv) and the per-entry

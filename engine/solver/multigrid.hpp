@@ -11,6 +11,11 @@
 ///    recipe with k x k blocks); and the fixed maps that re-value them (Zayer 2017's action maps:
 ///    for each P block the A blocks that smooth into it, for each A P block its (A block, P block)
 ///    pairs, for each coarse block its (P block, A P block) pairs).
+///  - retentative_multigrid (values only, before each re-value in the backends): T and the coarse
+///    near-null blocks again from the rigid-body modes of the CURRENT positions, on the same
+///    aggregates: the tangent stiffness's near-null rotations are those of the deformed body (the
+///    rest-shape T let CG iterations per Newton iteration grow from 3.3 to 5-6.7 over 30 frames of
+///    the 187K-tet bunny; with the current modes they stayed at 3.3).
 ///  - revalue_multigrid (numeric, every Newton iteration): walks those maps only: block-diagonal
 ///    inverses, lambda_max(D^-1 A) by a few Lanczos steps, P values, A P, A_c, down to a dense
 ///    Cholesky factor of the coarsest operator. No symbolic work.
@@ -24,8 +29,8 @@
 /// the coarse dofs they would have had are inert (zero rows, skipped by the smoother and the
 /// coarse solve).
 ///
-/// CPU twin (this reference, double): cpu/multigrid_setup.cpp (build), cpu/multigrid.cpp
-/// (revalue, cycle, CG).
+/// CPU twin (this reference, double): cpu/multigrid_setup.cpp (build), cpu/multigrid_nullspace.cpp
+/// (rigid-body modes, T and R, their re-computation), cpu/multigrid.cpp (revalue, cycle, CG).
 
 #include "solver/pcg.hpp"
 #include "sparse/bin_bcsr_pattern.hpp"
@@ -209,6 +214,16 @@ MultigridHierarchy build_mesh_multigrid(const BinBcsrPattern& pattern, const Tet
                                         const Topology& topology, const NodeLayout& layout,
                                         const std::uint8_t* fixed,
                                         const MultigridSettings& settings);
+
+/// Values only, before a re-value: every aggregated level's tentative prolongator T (and the
+/// coarse near-null blocks R, level by level, as the build does) from the rigid-body modes at
+/// `positions` (the current, deformed ones) instead of the build's: the same aggregates and
+/// patterns, no symbolic work. `positions`: 3 per node of the first aggregated level, the fine
+/// nodes or a given transfer's coarse nodes (p1_transfer's vertex v is fine node v, so the fine
+/// positions serve). Columns dropped as dependent may differ from the build's: their coarse dofs
+/// are inert through the values (the re-value's block inverses and the coarsest factor find them).
+/// At the build's positions T is the build's bit for bit.
+void retentative_multigrid(MultigridHierarchy& h, const double* positions);
 
 /// Numeric phase: re-values every level from the fine matrix `a` (its pattern is the one built).
 void revalue_multigrid(MultigridHierarchy& h, const BinBcsrMatrixView<double>& a);

@@ -9,6 +9,7 @@
 #include "solver/two_level.hpp"
 #include "support/backend.hpp"
 #include "support/compare.hpp"
+#include "support/device_arrays.hpp"
 #include "support/linear_system.hpp"
 #include "support/random.hpp"
 
@@ -98,6 +99,63 @@ TEST_P(CudaMultigrid, RevalueAndCycleEqualCpu) {
                 EXPECT_EQ(zf[3 * i], 0.0f);
             }
     }
+}
+
+// The tentative prolongators recomputed on the device at deformed positions (rest + a rotation
+// and jitter, as displacements) equal the CPU's (cpu::retentative_multigrid) to float rounding,
+// on every level, and so do the re-valued prolongators and coarse operators.
+TEST_P(CudaMultigrid, TentativeAtCurrentPositionsEqualsCpu) {
+#if defined(EDN_WITH_CUDA) && EDN_WITH_CUDA
+    const int order = GetParam();
+    test::LinearSystem s(test::make_random_perturbed_box(7, 7, 14, 0.5, 0.5, 1.0, 0.1, 3), order,
+                         1e-3);
+    const std::vector<std::uint8_t> fixed = s.bottom_nodes();
+    MultigridHierarchy h = make_hierarchy(s, order, fixed);
+    ASSERT_GE(h.num_levels(), 3);
+    cuda::Multigrid gpu(h);
+    // positions of every fine node (the vertices first); displacements rotate them by 0.9 rad
+    // about z and jitter them
+    const Index n = s.rows();
+    std::vector<double> rest(3 * static_cast<std::size_t>(n), 0.0), displacement(rest.size());
+    for (std::size_t v = 0; v < s.f->mesh.positions.size(); ++v)
+        for (int a = 0; a < 3; ++a) rest[3 * v + a] = s.f->mesh.positions[v][a];
+    const std::vector<double> noise = test::random_vector(rest.size(), 29, -0.02, 0.02);
+    const double c = std::cos(0.9), sn = std::sin(0.9);
+    std::vector<double> current(rest.size());
+    for (Index i = 0; i < n; ++i) {
+        const double* x = rest.data() + 3 * i;
+        current[3 * i] = c * x[0] - sn * x[1] + noise[3 * i];
+        current[3 * i + 1] = sn * x[0] + c * x[1] + noise[3 * i + 1];
+        current[3 * i + 2] = x[2] + 0.1 + noise[3 * i + 2];
+        for (int a = 0; a < 3; ++a) displacement[3 * i + a] = current[3 * i + a] - x[a];
+    }
+    const cuda::DeviceBuffer<double> rest_d = test::to_device(rest);
+    const cuda::DeviceBuffer<double> displacement_d = test::to_device(displacement);
+    const std::vector<float> before = gpu.download_tentative(int(h.levels.size()) - 1);
+    cpu::retentative_multigrid(h, current.data());
+    gpu.retentative(rest_d.data(), displacement_d.data());
+    for (std::size_t l = order > 1 ? 1 : 0; l < h.levels.size(); ++l) {
+        double scale = 0;
+        const double err =
+            max_abs_diff(gpu.download_tentative(int(l)), h.levels[l].tentative, scale);
+        EXPECT_LT(err, 1e-5 * scale) << "level " << l;
+    }
+    // the last level changed (the modes reached every level)
+    double scale = 0;
+    EXPECT_GT(max_abs_diff(before, h.levels.back().tentative, scale), 1e-3 * scale);
+    cpu::revalue_multigrid(h, s.a.view());
+    const cuda::DeviceMatrix a(s.af);
+    gpu.revalue(a.view());
+    for (std::size_t l = 0; l < h.levels.size(); ++l) {
+        const double p_err =
+            max_abs_diff(gpu.download_prolongator(int(l)), h.levels[l].prolongator.values, scale);
+        EXPECT_LT(p_err, 1e-4 * scale) << "level " << l;
+        std::vector<double> cv = h.coarse[l].values;
+        cv.insert(cv.end(), h.coarse[l].diag.begin(), h.coarse[l].diag.end());
+        const double c_err = max_abs_diff(gpu.download_coarse(int(l)), cv, scale);
+        EXPECT_LT(c_err, 1e-4 * scale) << "level " << l;
+    }
+#endif
 }
 
 // The re-value and the CG iterations replayed as CUDA graphs give bit for bit what launching

@@ -29,8 +29,8 @@ std::string describe(const SimulationSettings& s) {
         << ' ' << s.newton_tolerance << ' ' << s.frame_budget_ms << ' ' << s.pcg.relative_tolerance
         << ' ' << s.pcg.max_iterations << ' ' << s.cg_forcing << ' ' << s.coarse_iterations << ' '
         << int(s.preconditioner) << ' ' << s.multigrid_every_iteration << ' ' << s.multigrid_lag
-        << ' ' << s.project_hessian << ' ' << s.deterministic << ' '
-        << (s.ground_height ? *s.ground_height : -1.5) << ' ' << s.ground_stiffness << ' '
+        << ' ' << s.multigrid_rest_modes << ' ' << s.project_hessian << ' ' << s.deterministic
+        << ' ' << (s.ground_height ? *s.ground_height : -1.5) << ' ' << s.ground_stiffness << ' '
         << s.ground_friction;
     return out.str();
 }
@@ -68,6 +68,7 @@ TEST(SettingsOptions, EveryOptionChangesItsSetting) {
         {"cg-forcing", "off"},
         {"multigrid-refresh", "iteration"},
         {"multigrid-lag", "3"},
+        {"multigrid-modes", "rest"},
         {"exact-hessian", ""},
         {"deterministic", ""},
         {"ground", "-0.25"},

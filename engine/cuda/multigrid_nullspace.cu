@@ -1,0 +1,191 @@
+// The device twin of cpu::retentative_multigrid: tentative prolongators at the current positions
+// (cuda/multigrid_nullspace.cuh). The CPU reference is cpu/multigrid_nullspace.cpp: the same
+// modes, the same modified Gram-Schmidt and drop rule, in double; sums run in another order, so
+// T agrees to rounding (float storage), not bit for bit.
+#include "cuda/multigrid_nullspace.cuh"
+
+#include <algorithm>
+#include <cmath>
+
+namespace edn::cuda {
+namespace {
+
+constexpr int kNullThreads = 256;
+constexpr int kWarpsPerBlock = kNullThreads / 32;
+
+// The centroid of the active nodes' positions (one block, a fixed order).
+__global__ void k_centroid(const double* rest, const double* displacement, const Index* active,
+                           Index count, double* center) {
+    __shared__ double s[3][kNullThreads];
+    double acc[3] = {0, 0, 0};
+    for (Index k = threadIdx.x; k < count; k += kNullThreads) {
+        const std::int64_t i = active[k];
+        for (int a = 0; a < 3; ++a)
+            acc[a] += rest[3 * i + a] + (displacement ? displacement[3 * i + a] : 0.0);
+    }
+    for (int a = 0; a < 3; ++a) s[a][threadIdx.x] = acc[a];
+    __syncthreads();
+    for (int half = kNullThreads / 2; half > 0; half >>= 1) {
+        if (threadIdx.x < half)
+            for (int a = 0; a < 3; ++a) s[a][threadIdx.x] += s[a][threadIdx.x + half];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        for (int a = 0; a < 3; ++a) center[a] = count > 0 ? s[a][0] / count : 0.0;
+}
+
+__device__ inline double warp_total(double v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v; // every lane holds the sum
+}
+
+// Row `comp` (< 3), column c of the rigid-body modes of a node at x about `center` (as
+// edn::rigid_body_modes).
+__device__ inline double rigid_mode(const double x[3], const double* center, int comp, int c) {
+    if (c < 3) return comp == c ? 1.0 : 0.0;
+    const double d[3] = {x[0] - center[0], x[1] - center[1], x[2] - center[2]};
+    // column 3 + a: e_a x d
+    switch (c - 3) {
+    case 0:
+        return comp == 1 ? -d[2] : comp == 2 ? d[1] : 0.0;
+    case 1:
+        return comp == 0 ? d[2] : comp == 2 ? -d[0] : 0.0;
+    default:
+        return comp == 0 ? -d[1] : comp == 1 ? d[0] : 0.0;
+    }
+}
+
+// One warp per aggregate: the near-null rows of its members (the rigid modes at the positions
+// when `rest` is given, else the previous level's R blocks), orthonormalised column by column;
+// each lane owns rows lane, lane + 32, ... of the aggregate's block of `q`.
+template <int B, int K>
+__global__ void k_tentative(Index coarse_nodes, const Index* offsets, const Index* nodes,
+                            const double* rest, const double* displacement, const double* center,
+                            const double* near_null, double* q, float* tentative, double* r_out) {
+    const Index agg = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int lane = threadIdx.x & 31;
+    if (agg >= coarse_nodes) return; // whole warps leave together
+    const Index first = offsets[agg];
+    const Index rows = (offsets[agg + 1] - first) * B;
+    double* qa = q + static_cast<std::int64_t>(first) * B * K;
+    for (Index row = lane; row < rows; row += 32) {
+        const std::int64_t node = nodes[first + row / B];
+        const int comp = row % B;
+        if (rest) {
+            double x[3];
+            for (int a = 0; a < 3; ++a)
+                x[a] = rest[3 * node + a] + (displacement ? displacement[3 * node + a] : 0.0);
+            for (int c = 0; c < K; ++c) qa[row * K + c] = rigid_mode(x, center, comp, c);
+        } else {
+            for (int c = 0; c < K; ++c) qa[row * K + c] = near_null[(node * B + comp) * K + c];
+        }
+    }
+    double* r = r_out + static_cast<std::int64_t>(agg) * K * K;
+    if (lane == 0)
+        for (int k = 0; k < K * K; ++k) r[k] = 0;
+    for (int c = 0; c < K; ++c) {
+        double t = 0;
+        for (Index row = lane; row < rows; row += 32) t += qa[row * K + c] * qa[row * K + c];
+        const double norm0 = warp_total(t);
+        for (int c2 = 0; c2 < c; ++c2) {
+            t = 0;
+            for (Index row = lane; row < rows; row += 32) t += qa[row * K + c2] * qa[row * K + c];
+            const double dot = warp_total(t);
+            if (lane == 0) r[c2 * K + c] = dot;
+            for (Index row = lane; row < rows; row += 32) qa[row * K + c] -= dot * qa[row * K + c2];
+        }
+        t = 0;
+        for (Index row = lane; row < rows; row += 32) t += qa[row * K + c] * qa[row * K + c];
+        double norm = warp_total(t);
+        if (!(norm > 1e-20 * norm0) || norm0 == 0) { // dependent: drop the column
+            for (Index row = lane; row < rows; row += 32) qa[row * K + c] = 0;
+            continue; // r[c][c] stays 0
+        }
+        norm = sqrt(norm);
+        if (lane == 0) r[c * K + c] = norm;
+        for (Index row = lane; row < rows; row += 32) qa[row * K + c] /= norm;
+    }
+    for (Index row = lane; row < rows; row += 32) {
+        const std::int64_t node = nodes[first + row / B];
+        const int comp = row % B;
+        for (int c = 0; c < K; ++c)
+            tentative[(node * B + comp) * K + c] = static_cast<float>(qa[row * K + c]);
+    }
+}
+
+template <class T> DeviceBuffer<T> to_device(const std::vector<T>& v) {
+    DeviceBuffer<T> d(v.size());
+    if (!v.empty())
+        EDN_CUDA_CHECK(
+            cudaMemcpy(d.data(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+    return d;
+}
+
+} // namespace
+
+MultigridNullspace::MultigridNullspace(const MultigridHierarchy& h) : modes_(h.settings.modes) {
+    first_ = !h.levels.empty() && h.levels[0].fixed_prolongator ? 1 : 0;
+    std::size_t scratch = 0, coarse = 0;
+    for (std::size_t l = first_; l < h.levels.size(); ++l) {
+        const MultigridLevel& s = h.levels[l];
+        Level d;
+        d.coarse_nodes = s.coarse_nodes;
+        d.block = s.block;
+        std::vector<Index> offsets(static_cast<std::size_t>(s.coarse_nodes) + 1, 0), nodes;
+        for (Index i = 0; i < s.num_nodes; ++i)
+            if (s.aggregate[i] >= 0) ++offsets[s.aggregate[i] + 1];
+        for (Index a = 0; a < s.coarse_nodes; ++a) offsets[a + 1] += offsets[a];
+        nodes.resize(static_cast<std::size_t>(offsets.back()));
+        std::vector<Index> fill(offsets.begin(), offsets.end() - 1);
+        for (Index i = 0; i < s.num_nodes; ++i)
+            if (s.aggregate[i] >= 0) nodes[fill[s.aggregate[i]]++] = i;
+        d.members = offsets.back();
+        if (l == first_) {
+            std::vector<Index> active(nodes);
+            std::sort(active.begin(), active.end());
+            active_count_ = static_cast<Index>(active.size());
+            active_ = to_device(active);
+        }
+        d.offsets = to_device(offsets);
+        d.nodes = to_device(nodes);
+        scratch = std::max(scratch, static_cast<std::size_t>(d.members) * d.block * modes_);
+        coarse = std::max(coarse, static_cast<std::size_t>(d.coarse_nodes) * modes_ * modes_);
+        levels_.push_back(std::move(d));
+    }
+    scratch_ = DeviceBuffer<double>(scratch);
+    for (DeviceBuffer<double>& b : near_null_) b = DeviceBuffer<double>(coarse);
+}
+
+void MultigridNullspace::recompute(const double* rest, const double* displacement,
+                                   const std::vector<float*>& tentative, cudaStream_t stream) {
+    if (levels_.empty()) return;
+    EDN_VERIFY(rest != nullptr && tentative.size() == first_ + levels_.size(), ErrorCode::Usage,
+               "multigrid: no positions or levels for the modes");
+    k_centroid<<<1, kNullThreads, 0, stream>>>(rest, displacement, active_.data(), active_count_,
+                                               center_.data());
+    for (std::size_t j = 0; j < levels_.size(); ++j) {
+        const Level& d = levels_[j];
+        if (d.coarse_nodes == 0) continue;
+        const unsigned grid =
+            static_cast<unsigned>((d.coarse_nodes + kWarpsPerBlock - 1) / kWarpsPerBlock);
+        const double* in = j == 0 ? nullptr : near_null_[(j - 1) % 2].data();
+        double* out = near_null_[j % 2].data();
+        auto launch = [&](auto kernel) {
+            kernel<<<grid, kNullThreads, 0, stream>>>(
+                d.coarse_nodes, d.offsets.data(), d.nodes.data(), j == 0 ? rest : nullptr,
+                displacement, center_.data(), in, scratch_.data(), tentative[first_ + j], out);
+        };
+        if (d.block == 3 && modes_ == 3)
+            launch(k_tentative<3, 3>);
+        else if (d.block == 3 && modes_ == 6)
+            launch(k_tentative<3, 6>);
+        else if (d.block == 6 && modes_ == 6)
+            launch(k_tentative<6, 6>);
+        else
+            EDN_VERIFY(false, ErrorCode::Internal,
+                       "multigrid: block " << d.block << " with " << modes_ << " modes");
+    }
+    EDN_CUDA_CHECK(cudaGetLastError());
+}
+
+} // namespace edn::cuda

@@ -229,8 +229,11 @@ TEST_P(CudaMultigrid, SolveStopsAtTheCapAndAtTheStart) {
         const PcgResult z = mg.solve(a.view(), zero, x0, settings);
         EXPECT_TRUE(z.converged) << "graphs " << graphs;
         EXPECT_EQ(z.iterations, 0);
-        for (Index i = 0; i < s.rows(); ++i)
-            if (!fixed[i]) EXPECT_EQ(x0[3 * i], 0.f); // a cold start: free rows zeroed
+        for (Index i = 0; i < s.rows(); ++i) {
+            if (!fixed[i]) {
+                EXPECT_EQ(x0[3 * i], 0.f); // a cold start: free rows zeroed
+            }
+        }
 
         std::vector<float> xs(b.size(), 0.f);
         const PcgResult solved = mg.solve(a.view(), b, xs, settings);

@@ -12,6 +12,7 @@
 #include "sim/simulation.hpp"
 #include "sim/state_transfer.hpp"
 #include "support/mesh_fixtures.hpp"
+#include "support/prepared_cuts.hpp"
 #include "support/soft_settings.hpp"
 
 #include <gtest/gtest.h>
@@ -31,22 +32,8 @@ std::unique_ptr<Simulation> sagging_beam(int order) {
     return sim;
 }
 
-/// A tilted blade through the whole beam (`partial`: a disc of radius 0.4 ending inside it).
-CutPlane blade(double z, bool partial) {
-    CutPlane plane;
-    plane.point = {0.3, 0.5, z};
-    plane.normal = {0.1, 0.05, 1.0};
-    if (partial) plane.radius = 0.4;
-    return plane;
-}
-
-/// Prepares `plane` on a thread of its own, as the app does.
-PreparedChange prepare_on_thread(const ChangeBasis& basis, const CutPlane& plane) {
-    PreparedChange prepared;
-    std::thread thread([&] { prepared = Simulation::prepare_cut(basis, plane); });
-    thread.join();
-    return prepared;
-}
+using test::blade;
+using test::prepare_on_thread;
 
 void expect_same_simulation(const Simulation& a, const Simulation& b) {
     EXPECT_EQ(a.mesh().cells, b.mesh().cells);

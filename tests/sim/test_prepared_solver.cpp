@@ -11,6 +11,7 @@
 #include "sim/simulation.hpp"
 #include "support/backend.hpp"
 #include "support/mesh_fixtures.hpp"
+#include "support/prepared_cuts.hpp"
 #include "support/soft_settings.hpp"
 
 #include <algorithm>
@@ -54,20 +55,8 @@ std::unique_ptr<Simulation> sagging_beam(const SimulationSettings& settings) {
     return sim;
 }
 
-/// A tilted blade through the whole beam.
-CutPlane blade(double z) {
-    CutPlane plane;
-    plane.point = {0.3, 0.5, z};
-    plane.normal = {0.1, 0.05, 1.0};
-    return plane;
-}
-
-PreparedChange prepare_on_thread(const ChangeBasis& basis, const CutPlane& plane) {
-    PreparedChange prepared;
-    std::thread thread([&] { prepared = Simulation::prepare_cut(basis, plane); });
-    thread.join();
-    return prepared;
-}
+using test::blade;
+using test::prepare_on_thread;
 
 /// A fresh simulation of `sim`'s mesh, state and pins: its first step builds the hierarchy
 /// inside the step (the lazy path).
@@ -108,7 +97,9 @@ TEST_P(PreparedSolver, APreparedCutCommitsABuiltHierarchyAndStepsAsTheLazyPath) 
     EXPECT_EQ(sim->solver_setup().builds_in_step, 0);
     EXPECT_EQ(lazy->solver_setup().builds_in_step, 1);
     EXPECT_EQ(a.newton_iterations, b.newton_iterations);
-    if (backend() == Backend::Cpu) EXPECT_EQ(a.cg_iterations, b.cg_iterations);
+    if (backend() == Backend::Cpu) {
+        EXPECT_EQ(a.cg_iterations, b.cg_iterations);
+    }
     EXPECT_GT(a.cg_iterations, 0);
     expect_same_state(*sim, *lazy);
 }
@@ -134,7 +125,9 @@ TEST_P(PreparedSolver, PinsChangedBeforeTheCommitRebuildTheHierarchyInTheFirstSt
     EXPECT_EQ(two->solver_setup().builds, 2); // prepared, then again for the pins of the commit
     EXPECT_EQ(two->solver_setup().builds_in_step, 1);
     EXPECT_EQ(one->solver_setup().builds_in_step, 0);
-    if (backend() == Backend::Cpu) EXPECT_EQ(a.cg_iterations, b.cg_iterations);
+    if (backend() == Backend::Cpu) {
+        EXPECT_EQ(a.cg_iterations, b.cg_iterations);
+    }
     expect_same_state(*two, *one);
     // Later steps keep the rebuilt hierarchy.
     two->step();

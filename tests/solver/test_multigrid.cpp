@@ -8,6 +8,7 @@
 #include "sparse/spmv.hpp"
 #include "support/compare.hpp"
 #include "support/linear_system.hpp"
+#include "support/multigrid_checks.hpp"
 #include "support/random.hpp"
 
 #include <cmath>
@@ -201,30 +202,7 @@ TEST_P(MultigridModes, CycleIsSymmetricPositiveDefiniteOnFreeDofs) {
     MultigridHierarchy h = cpu::build_multigrid(sys.s.f->pattern, sys.positions.data(),
                                                 sys.fixed.data(), small_coarsest(modes));
     cpu::revalue_multigrid(h, sys.s.a.view());
-    const Index n = sys.s.rows();
-    for (int trial = 0; trial < 3; ++trial) {
-        std::vector<double> u = test::random_vector(3 * n, 11 + trial),
-                            v = test::random_vector(3 * n, 31 + trial);
-        for (Index i = 0; i < n; ++i)
-            if (sys.fixed[i])
-                for (int a = 0; a < 3; ++a) u[3 * i + a] = v[3 * i + a] = 0;
-        std::vector<double> mu(3 * n), mv(3 * n);
-        cpu::apply_multigrid(h, sys.s.a.view(), u.data(), mu.data());
-        cpu::apply_multigrid(h, sys.s.a.view(), v.data(), mv.data());
-        double muv = 0, umv = 0, umu = 0, norm = 0;
-        for (Index k = 0; k < 3 * n; ++k) {
-            muv += mu[k] * v[k];
-            umv += u[k] * mv[k];
-            umu += u[k] * mu[k];
-            norm += std::abs(mu[k] * v[k]);
-        }
-        EXPECT_NEAR(muv, umv, 1e-11 * norm);
-        EXPECT_GT(umu, 0);
-        for (Index i = 0; i < n; ++i)
-            if (sys.fixed[i]) {
-                for (int a = 0; a < 3; ++a) EXPECT_EQ(mu[3 * i + a], 0.0);
-            }
-    }
+    test::expect_cycle_symmetric_positive(h, sys.s.a.view(), sys.fixed);
 }
 
 // The cycle smooths the matrix it was re-valued with (MultigridHierarchy::fine_values): applied

@@ -9,6 +9,7 @@
 #include "support/compare.hpp"
 #include "support/linear_system.hpp"
 #include "support/mesh_fixtures.hpp"
+#include "support/multigrid_checks.hpp"
 #include "support/random.hpp"
 
 #include <cmath>
@@ -225,33 +226,10 @@ TEST_P(MultigridCurrentModes, CycleAtDeformedPositionsIsSymmetricPositiveDefinit
     BinBcsrMatrix<double> a = rotated.s.a;
     a.pattern = &sys.s.f->pattern;
     MultigridHierarchy h = sys.build(sys.positions(mesh), modes);
-    const Index n = sys.s.rows();
     for (const std::vector<double>& y : deformed_positions(sys.positions(mesh))) {
         cpu::retentative_multigrid(h, y.data());
         cpu::revalue_multigrid(h, a.view());
-        for (int trial = 0; trial < 3; ++trial) {
-            std::vector<double> u = test::random_vector(3 * n, 11 + trial),
-                                v = test::random_vector(3 * n, 31 + trial);
-            for (Index i = 0; i < n; ++i)
-                if (sys.fixed[i])
-                    for (int k = 0; k < 3; ++k) u[3 * i + k] = v[3 * i + k] = 0;
-            std::vector<double> mu(3 * n), mv(3 * n);
-            cpu::apply_multigrid(h, a.view(), u.data(), mu.data());
-            cpu::apply_multigrid(h, a.view(), v.data(), mv.data());
-            double muv = 0, umv = 0, umu = 0, norm = 0;
-            for (Index k = 0; k < 3 * n; ++k) {
-                muv += mu[k] * v[k];
-                umv += u[k] * mv[k];
-                umu += u[k] * mu[k];
-                norm += std::abs(mu[k] * v[k]);
-            }
-            EXPECT_NEAR(muv, umv, 1e-11 * norm);
-            EXPECT_GT(umu, 0);
-            for (Index i = 0; i < n; ++i)
-                if (sys.fixed[i]) {
-                    for (int k = 0; k < 3; ++k) EXPECT_EQ(mu[3 * i + k], 0.0);
-                }
-        }
+        test::expect_cycle_symmetric_positive(h, a.view(), sys.fixed);
     }
 }
 

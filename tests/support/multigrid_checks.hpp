@@ -1,0 +1,44 @@
+#pragma once
+// Checks of a multigrid hierarchy shared by the multigrid tests.
+#include "solver/multigrid.hpp"
+#include "support/random.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <gtest/gtest.h>
+#include <vector>
+
+namespace edn::test {
+
+/// The cycle of `h` with fine matrix `a` is symmetric (u.Mv = v.Mu) and positive (u.Mu > 0) on
+/// three pairs of random vectors with zero pinned rows, and leaves the pinned rows at zero.
+inline void expect_cycle_symmetric_positive(const MultigridHierarchy& h,
+                                            const BinBcsrMatrixView<double>& a,
+                                            const std::vector<std::uint8_t>& fixed) {
+    const Index n = static_cast<Index>(fixed.size());
+    for (int trial = 0; trial < 3; ++trial) {
+        std::vector<double> u = random_vector(3 * n, 11 + trial),
+                            v = random_vector(3 * n, 31 + trial);
+        for (Index i = 0; i < n; ++i)
+            if (fixed[i])
+                for (int k = 0; k < 3; ++k) u[3 * i + k] = v[3 * i + k] = 0;
+        std::vector<double> mu(3 * n), mv(3 * n);
+        cpu::apply_multigrid(h, a, u.data(), mu.data());
+        cpu::apply_multigrid(h, a, v.data(), mv.data());
+        double muv = 0, umv = 0, umu = 0, norm = 0;
+        for (Index k = 0; k < 3 * n; ++k) {
+            muv += mu[k] * v[k];
+            umv += u[k] * mv[k];
+            umu += u[k] * mu[k];
+            norm += std::abs(mu[k] * v[k]);
+        }
+        EXPECT_NEAR(muv, umv, 1e-11 * norm);
+        EXPECT_GT(umu, 0);
+        for (Index i = 0; i < n; ++i)
+            if (fixed[i]) {
+                for (int k = 0; k < 3; ++k) EXPECT_EQ(mu[3 * i + k], 0.0);
+            }
+    }
+}
+
+} // namespace edn::test

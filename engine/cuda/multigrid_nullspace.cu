@@ -12,13 +12,20 @@ namespace {
 
 constexpr int kNullThreads = 256;
 constexpr int kWarpsPerBlock = kNullThreads / 32;
+/// Dynamic shared memory a kernel may use without opting in.
+constexpr std::size_t kDefaultShared = 48 * 1024;
 
-// The centroid of the active nodes' positions (one block, a fixed order).
-__global__ void k_centroid(const double* rest, const double* displacement, const Index* active,
-                           Index count, double* center) {
+constexpr int kCentroidBlocks = 128;
+
+// The centroid of the active nodes' positions in two launches with a fixed summation order
+// (reproducible): per-block partial sums over a grid-stride slice, then one block sums the
+// partials (one block alone took 87 us at 39K nodes: too few loads in flight).
+__global__ void k_centroid_partials(const double* rest, const double* displacement,
+                                    const Index* active, Index count, double* partials) {
     __shared__ double s[3][kNullThreads];
     double acc[3] = {0, 0, 0};
-    for (Index k = threadIdx.x; k < count; k += kNullThreads) {
+    for (Index k = blockIdx.x * kNullThreads + threadIdx.x; k < count;
+         k += kCentroidBlocks * kNullThreads) {
         const std::int64_t i = active[k];
         for (int a = 0; a < 3; ++a)
             acc[a] += rest[3 * i + a] + (displacement ? displacement[3 * i + a] : 0.0);
@@ -26,6 +33,19 @@ __global__ void k_centroid(const double* rest, const double* displacement, const
     for (int a = 0; a < 3; ++a) s[a][threadIdx.x] = acc[a];
     __syncthreads();
     for (int half = kNullThreads / 2; half > 0; half >>= 1) {
+        if (threadIdx.x < half)
+            for (int a = 0; a < 3; ++a) s[a][threadIdx.x] += s[a][threadIdx.x + half];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        for (int a = 0; a < 3; ++a) partials[3 * blockIdx.x + a] = s[a][0];
+}
+
+__global__ void k_centroid_finish(const double* partials, Index count, double* center) {
+    __shared__ double s[3][kCentroidBlocks];
+    for (int a = 0; a < 3; ++a) s[a][threadIdx.x] = partials[3 * threadIdx.x + a];
+    __syncthreads();
+    for (int half = kCentroidBlocks / 2; half > 0; half >>= 1) {
         if (threadIdx.x < half)
             for (int a = 0; a < 3; ++a) s[a][threadIdx.x] += s[a][threadIdx.x + half];
         __syncthreads();
@@ -58,16 +78,20 @@ __device__ inline double rigid_mode(const double x[3], const double* center, int
 // One warp per aggregate: the near-null rows of its members (the rigid modes at the positions
 // when `rest` is given, else the previous level's R blocks), orthonormalised column by column;
 // each lane owns rows lane, lane + 32, ... of the aggregate's block of `q`.
-template <int B, int K>
+// kShared: a block of one warp per aggregate with its columns in (dynamic) shared memory
+// instead of the global scratch `q`: the Gram-Schmidt's ~K^2 dependent passes over the rows then
+// wait on shared loads, not L2 (coarse levels: ~40 aggregates of ~300 rows took 112 us).
+template <int B, int K, bool kShared>
 __global__ void k_tentative(Index coarse_nodes, const Index* offsets, const Index* nodes,
                             const double* rest, const double* displacement, const double* center,
                             const double* near_null, double* q, float* tentative, double* r_out) {
-    const Index agg = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    extern __shared__ double shared_columns[];
+    const Index agg = (static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
     const int lane = threadIdx.x & 31;
     if (agg >= coarse_nodes) return; // whole warps leave together
     const Index first = offsets[agg];
     const Index rows = (offsets[agg + 1] - first) * B;
-    double* qa = q + static_cast<std::int64_t>(first) * B * K;
+    double* qa = kShared ? shared_columns : q + static_cast<std::int64_t>(first) * B * K;
     for (Index row = lane; row < rows; row += 32) {
         const std::int64_t node = nodes[first + row / B];
         const int comp = row % B;
@@ -140,6 +164,8 @@ MultigridNullspace::MultigridNullspace(const MultigridHierarchy& h) : modes_(h.s
         for (Index i = 0; i < s.num_nodes; ++i)
             if (s.aggregate[i] >= 0) nodes[fill[s.aggregate[i]]++] = i;
         d.members = offsets.back();
+        for (Index a = 0; a < s.coarse_nodes; ++a)
+            d.max_rows = std::max<Index>(d.max_rows, (offsets[a + 1] - offsets[a]) * s.block);
         if (l == first_) {
             std::vector<Index> active(nodes);
             std::sort(active.begin(), active.end());
@@ -152,6 +178,27 @@ MultigridNullspace::MultigridNullspace(const MultigridHierarchy& h) : modes_(h.s
         coarse = std::max(coarse, static_cast<std::size_t>(d.coarse_nodes) * modes_ * modes_);
         levels_.push_back(std::move(d));
     }
+    // Columns of up to the device's opt-in shared memory per block (H100: 227 KB, 4,800 rows of
+    // 6 modes) stay in shared memory; the global scratch serves larger aggregates (a coarse
+    // aggregate of ~200 nodes took 185 us there).
+    std::size_t widest = 0;
+    for (const Level& d : levels_)
+        widest = std::max(widest, static_cast<std::size_t>(d.max_rows) * modes_ * sizeof(double));
+    shared_limit_ = kDefaultShared;
+    if (widest > kDefaultShared) {
+        int device = 0, optin = 0;
+        EDN_CUDA_CHECK(cudaGetDevice(&device));
+        EDN_CUDA_CHECK(
+            cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+        if (static_cast<std::size_t>(optin) > kDefaultShared) {
+            shared_limit_ = static_cast<std::size_t>(optin);
+            for (const void* kernel : {reinterpret_cast<const void*>(k_tentative<3, 3, true>),
+                                       reinterpret_cast<const void*>(k_tentative<3, 6, true>),
+                                       reinterpret_cast<const void*>(k_tentative<6, 6, true>)})
+                EDN_CUDA_CHECK(cudaFuncSetAttribute(
+                    kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+        }
+    }
     scratch_ = DeviceBuffer<double>(scratch);
     for (DeviceBuffer<double>& b : near_null_) b = DeviceBuffer<double>(coarse);
 }
@@ -161,26 +208,38 @@ void MultigridNullspace::recompute(const double* rest, const double* displacemen
     if (levels_.empty()) return;
     EDN_VERIFY(rest != nullptr && tentative.size() == first_ + levels_.size(), ErrorCode::Usage,
                "multigrid: no positions or levels for the modes");
-    k_centroid<<<1, kNullThreads, 0, stream>>>(rest, displacement, active_.data(), active_count_,
-                                               center_.data());
+    k_centroid_partials<<<kCentroidBlocks, kNullThreads, 0, stream>>>(
+        rest, displacement, active_.data(), active_count_, partials_.data());
+    k_centroid_finish<<<1, kCentroidBlocks, 0, stream>>>(partials_.data(), active_count_,
+                                                         center_.data());
     for (std::size_t j = 0; j < levels_.size(); ++j) {
         const Level& d = levels_[j];
         if (d.coarse_nodes == 0) continue;
-        const unsigned grid =
-            static_cast<unsigned>((d.coarse_nodes + kWarpsPerBlock - 1) / kWarpsPerBlock);
         const double* in = j == 0 ? nullptr : near_null_[(j - 1) % 2].data();
         double* out = near_null_[j % 2].data();
-        auto launch = [&](auto kernel) {
-            kernel<<<grid, kNullThreads, 0, stream>>>(
-                d.coarse_nodes, d.offsets.data(), d.nodes.data(), j == 0 ? rest : nullptr,
-                displacement, center_.data(), in, scratch_.data(), tentative[first_ + j], out);
+        const std::size_t shared = static_cast<std::size_t>(d.max_rows) * modes_ * sizeof(double);
+        auto launch = [&]<int B, int K>() {
+            if (shared <= shared_limit_)
+                k_tentative<B, K, true>
+                    <<<static_cast<unsigned>(d.coarse_nodes), 32, shared, stream>>>(
+                        d.coarse_nodes, d.offsets.data(), d.nodes.data(), j == 0 ? rest : nullptr,
+                        displacement, center_.data(), in, scratch_.data(), tentative[first_ + j],
+                        out);
+            else
+                k_tentative<B, K, false>
+                    <<<static_cast<unsigned>((d.coarse_nodes + kWarpsPerBlock - 1) /
+                                             kWarpsPerBlock),
+                       kNullThreads, 0, stream>>>(d.coarse_nodes, d.offsets.data(), d.nodes.data(),
+                                                  j == 0 ? rest : nullptr, displacement,
+                                                  center_.data(), in, scratch_.data(),
+                                                  tentative[first_ + j], out);
         };
         if (d.block == 3 && modes_ == 3)
-            launch(k_tentative<3, 3>);
+            launch.template operator()<3, 3>();
         else if (d.block == 3 && modes_ == 6)
-            launch(k_tentative<3, 6>);
+            launch.template operator()<3, 6>();
         else if (d.block == 6 && modes_ == 6)
-            launch(k_tentative<6, 6>);
+            launch.template operator()<6, 6>();
         else
             EDN_VERIFY(false, ErrorCode::Internal,
                        "multigrid: block " << d.block << " with " << modes_ << " modes");

@@ -3,8 +3,9 @@
 // multigrid (cuda/multigrid.cu, its only user): every aggregated level's tentative prolongator
 // T recomputed from the current positions (rest + displacement, on the device) at each re-value,
 // the coarse near-null blocks R level by level, with no host round-trip. One warp per aggregate
-// runs the modified Gram-Schmidt in double (the CPU's drop rule); T is written in float, R stays
-// double for the next level. The same aggregates as the build (member lists uploaded once).
+// runs the modified Gram-Schmidt in double (the CPU's drop rule), its columns in shared memory
+// when they fit the device's opt-in limit; T is written in float, R stays double for the next
+// level. The same aggregates as the build (member lists uploaded once).
 #include "cuda/cuda_check.cuh"
 #include "solver/multigrid.hpp"
 
@@ -27,6 +28,7 @@ public:
 private:
     struct Level {
         Index coarse_nodes = 0, members = 0;
+        Index max_rows = 0; ///< rows (members x block) of the largest aggregate
         int block = 3;
         DeviceBuffer<Index> offsets, nodes; ///< per aggregate, its nodes in node order
     };
@@ -36,8 +38,10 @@ private:
     DeviceBuffer<Index> active_; ///< the first aggregated level's aggregated nodes
     Index active_count_ = 0;
     DeviceBuffer<double> center_{3};
-    DeviceBuffer<double> near_null_[2]; ///< R of a level: the next level's near-null blocks
-    DeviceBuffer<double> scratch_;      ///< the Gram-Schmidt columns, in member order
+    DeviceBuffer<double> partials_{3 * 128}; ///< the centroid's per-block sums
+    DeviceBuffer<double> near_null_[2];      ///< R of a level: the next level's near-null blocks
+    DeviceBuffer<double> scratch_;           ///< the Gram-Schmidt columns, in member order
+    std::size_t shared_limit_ = 0; ///< the most shared memory an aggregate's columns may use
 };
 
 } // namespace edn::cuda

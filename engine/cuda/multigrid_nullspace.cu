@@ -2,6 +2,7 @@
 // (cuda/multigrid_nullspace.cuh). The CPU reference is cpu/multigrid_nullspace.cpp: the same
 // modes, the same modified Gram-Schmidt and drop rule, in double; sums run in another order, so
 // T agrees to rounding (float storage), not bit for bit.
+#include "cuda/block_reduce.cuh"
 #include "cuda/multigrid_nullspace.cuh"
 
 #include <algorithm>
@@ -42,16 +43,10 @@ __global__ void k_centroid_partials(const double* rest, const double* displaceme
 }
 
 __global__ void k_centroid_finish(const double* partials, Index count, double* center) {
-    __shared__ double s[3][kCentroidBlocks];
-    for (int a = 0; a < 3; ++a) s[a][threadIdx.x] = partials[3 * threadIdx.x + a];
-    __syncthreads();
-    for (int half = kCentroidBlocks / 2; half > 0; half >>= 1) {
-        if (threadIdx.x < half)
-            for (int a = 0; a < 3; ++a) s[a][threadIdx.x] += s[a][threadIdx.x + half];
-        __syncthreads();
-    }
+    double sum[3];
+    block_sum_partials<3, kCentroidBlocks>(partials, kCentroidBlocks, sum);
     if (threadIdx.x == 0)
-        for (int a = 0; a < 3; ++a) center[a] = count > 0 ? s[a][0] / count : 0.0;
+        for (int a = 0; a < 3; ++a) center[a] = count > 0 ? sum[a] / count : 0.0;
 }
 
 __device__ inline double warp_total(double v) {

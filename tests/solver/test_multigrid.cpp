@@ -402,20 +402,15 @@ namespace {
 TEST(MultigridSimulation, MatchesBlockJacobiWithFewerIterations) {
     const TetMesh mesh = test::make_box_mesh(3, 3, 9, 0.3, 0.3, 1.0);
     for (int order : {1, 2}) {
-        SimulationSettings s;
-        s.order = order;
-        s.material = Material::NeoHookean;
+        SimulationSettings s = test::tight_solve_settings(order, 4000);
         s.max_newton_iterations = 3;
-        s.cg_forcing = false; // the same tight solves for both preconditioners
-        s.pcg.relative_tolerance = 1e-9;
-        s.pcg.max_iterations = 4000;
         s.preconditioner = Preconditioner::BlockJacobi;
         Simulation bj(mesh, s);
         s.preconditioner = Preconditioner::Multigrid;
         Simulation mg(mesh, s);
         const std::vector<double> rest = bj.positions();
-        for (Index i = 0; i < bj.num_nodes(); ++i)
-            if (rest[3 * i + 2] < 1e-9) bj.set_pinned(i, true), mg.set_pinned(i, true);
+        bj.pin_below(1e-9);
+        mg.pin_below(1e-9);
         int cg_bj = 0, cg_mg = 0;
         for (int frame = 0; frame < 6; ++frame) {
             if (frame == 3) // pin the top too: the hierarchy follows the pins

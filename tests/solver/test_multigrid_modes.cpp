@@ -283,22 +283,17 @@ TEST(MultigridCurrentModes, RotatedBodySolvesInFewerIterationsWithCurrentModes) 
 TEST(MultigridCurrentModes, SimulationKeepsTheTrajectory) {
     const TetMesh mesh = test::make_box_mesh(3, 3, 12, 0.25, 0.25, 1.0);
     for (int order : {1, 2}) {
-        SimulationSettings s;
-        s.order = order;
-        s.material = Material::NeoHookean;
+        SimulationSettings s = test::tight_solve_settings(order, 2000);
         s.young = 2e4;
         s.gravity = {9.81, 0, -9.81};
         s.max_newton_iterations = 4;
-        s.cg_forcing = false;
-        s.pcg.relative_tolerance = 1e-9;
-        s.pcg.max_iterations = 2000;
         s.preconditioner = Preconditioner::Multigrid;
         Simulation current(mesh, s);
         s.multigrid_rest_modes = true;
         Simulation rest_modes(mesh, s);
         const std::vector<double> rest = current.positions();
-        for (Index i = 0; i < current.num_nodes(); ++i)
-            if (rest[3 * i + 2] < 1e-9) current.set_pinned(i, true), rest_modes.set_pinned(i, true);
+        current.pin_below(1e-9);
+        rest_modes.pin_below(1e-9);
         for (int frame = 0; frame < 10; ++frame) {
             const StepResult a = current.step();
             rest_modes.step();

@@ -1,5 +1,6 @@
 #pragma once
-// Checks of a multigrid hierarchy shared by the multigrid tests.
+// Checks of a multigrid hierarchy and settings shared by the multigrid tests.
+#include "sim/simulation.hpp"
 #include "solver/multigrid.hpp"
 #include "support/random.hpp"
 
@@ -39,6 +40,18 @@ inline void expect_cycle_symmetric_positive(const MultigridHierarchy& h,
                 for (int k = 0; k < 3; ++k) EXPECT_EQ(mu[3 * i + k], 0.0);
             }
     }
+}
+
+/// Neo-Hookean at order `order` with tight solves (CG to 1e-9 within `max_cg` iterations, no
+/// forcing term), so runs that differ only in the preconditioner follow the same trajectory.
+inline SimulationSettings tight_solve_settings(int order, int max_cg) {
+    SimulationSettings s;
+    s.order = order;
+    s.material = Material::NeoHookean;
+    s.cg_forcing = false;
+    s.pcg.relative_tolerance = 1e-9;
+    s.pcg.max_iterations = max_cg;
+    return s;
 }
 
 } // namespace edn::test

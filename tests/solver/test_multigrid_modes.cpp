@@ -258,14 +258,8 @@ TEST(MultigridCurrentModes, RotatedBodySolvesInFewerIterationsWithCurrentModes) 
                                                     sys.fixed.data(), settings);
         if (current) cpu::retentative_multigrid(h, turn.apply(sys.positions(mesh)).data());
         cpu::revalue_multigrid(h, a.view());
-        std::vector<double> x(3 * n, 0.0);
-        PcgSettings cg;
-        cg.relative_tolerance = 1e-8;
-        cg.max_iterations = 500;
-        cg.warm_start = false;
-        PcgWorkspace<double> ws;
-        const PcgResult r =
-            cpu::pcg_multigrid(a.view(), h, b.data(), x.data(), cg, ws, sys.fixed.data());
+        std::vector<double> x;
+        const PcgResult r = test::solve_with_multigrid(h, a.view(), b, sys.fixed, 500, x);
         EXPECT_TRUE(r.converged);
         return r.iterations;
     };

@@ -42,6 +42,22 @@ inline void expect_cycle_symmetric_positive(const MultigridHierarchy& h,
     }
 }
 
+/// Multigrid-preconditioned CG from x = 0 to 1e-8 (relative) within `max_iterations`: the
+/// result, and the solution in x (resized).
+inline PcgResult solve_with_multigrid(const MultigridHierarchy& h,
+                                      const BinBcsrMatrixView<double>& a,
+                                      const std::vector<double>& b,
+                                      const std::vector<std::uint8_t>& fixed, int max_iterations,
+                                      std::vector<double>& x) {
+    x.assign(b.size(), 0.0);
+    PcgSettings cg;
+    cg.relative_tolerance = 1e-8;
+    cg.max_iterations = max_iterations;
+    cg.warm_start = false;
+    PcgWorkspace<double> ws;
+    return cpu::pcg_multigrid(a, h, b.data(), x.data(), cg, ws, fixed.data());
+}
+
 /// Neo-Hookean at order `order` with tight solves (CG to 1e-9 within `max_cg` iterations, no
 /// forcing term), so runs that differ only in the preconditioner follow the same trajectory.
 inline SimulationSettings tight_solve_settings(int order, int max_cg) {

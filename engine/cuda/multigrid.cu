@@ -176,9 +176,11 @@ struct Multigrid::Impl {
     // solve(): its start and one iteration (launches on s), and the whole solve as one graph
     void enqueue_start(const BinBcsrMatrixView<float>& a, const float* bv, float* xv,
                        const std::uint8_t* fixed_rows, cudaGraphConditionalHandle loop, bool set);
-    void enqueue_iteration(const BinBcsrMatrixView<float>& a, float* xv,
-                           const std::uint8_t* fixed_rows, cudaGraphConditionalHandle loop,
-                           bool set);
+    void enqueue_iteration_head(const BinBcsrMatrixView<float>& a, float* xv,
+                                const std::uint8_t* fixed_rows, cudaGraphConditionalHandle loop,
+                                cudaGraphConditionalHandle more, bool set);
+    void enqueue_iteration_tail(const BinBcsrMatrixView<float>& a,
+                                cudaGraphConditionalHandle loop, bool set);
     bool capture_solve(const std::vector<std::uintptr_t>& key, const BinBcsrMatrixView<float>& a,
                        const float* bv, float* xv, const std::uint8_t* fixed_rows);
     bool solve_graph_failed = false; // no conditional graph nodes here: direct launches
@@ -210,7 +212,7 @@ template <int B> void Multigrid::Impl::lanczos(const DeviceOp& o, Level& level, 
         k_lanczos_beta<<<1, 32, 0, s>>>(partials.data(), row_blocks, sc);
         k_lanczos_p<<<grid_for(dofs), kThreads, 0, s>>>(dofs, sc, zv, pv);
     }
-    k_lanczos_finish<<<1, 1, 0, s>>>(sc, level.damping, settings.smoother_ratio,
+    k_lanczos_finish<<<1, 32, 0, s>>>(sc, level.damping, settings.smoother_ratio,
                                      settings.smoother_degree, level.coef.data());
 }
 
@@ -488,8 +490,10 @@ void Multigrid::apply(const BinBcsrMatrixView<float>& a, const float* r, float* 
 // z_0, p_0, the reference norm, whether to iterate) and the iterations. With graphs, the whole
 // solve is one graph whose iterations run under a conditional while node that k_cg_check
 // clears: no read-back until the end (the host used to wait for every iteration's scalars,
-// leaving the GPU idle for each round trip). A converged last iteration still costs one unused
-// preconditioner application.
+// leaving the GPU idle for each round trip). An iteration is a head (the product, alpha, the
+// update, r.r and the convergence test) and, under a conditional if node that the head sets
+// only while the solve goes on, its tail (the V-cycle, beta, the direction): the converged last
+// iteration applies no V-cycle (one per solve, about a fifth of a frame's V-cycles at 187K).
 void Multigrid::Impl::enqueue_start(const BinBcsrMatrixView<float>& a, const float* bv, float* xv,
                                     const std::uint8_t* fixed_rows, cudaGraphConditionalHandle loop,
                                     bool set) {
@@ -511,22 +515,33 @@ void Multigrid::Impl::enqueue_start(const BinBcsrMatrixView<float>& a, const flo
     k_cg_start<<<1, 1, 0, s>>>(sc, loop, set);
 }
 
-void Multigrid::Impl::enqueue_iteration(const BinBcsrMatrixView<float>& a, float* xv,
-                                        const std::uint8_t* fixed_rows,
-                                        cudaGraphConditionalHandle loop, bool set) {
+// 8 launches besides the V-cycle: the product, its dot, alpha, the update (with r.r's partials)
+// and their sum with the convergence test; then z's dots (pinned rows zeroed), beta with the
+// rest of the check, the direction.
+void Multigrid::Impl::enqueue_iteration_head(const BinBcsrMatrixView<float>& a, float* xv,
+                                             const std::uint8_t* fixed_rows,
+                                             cudaGraphConditionalHandle loop,
+                                             cudaGraphConditionalHandle more, bool set) {
+    const Index n = fine_rows;
+    const std::int64_t dofs = 3 * std::int64_t(n);
+    float *rv = cg.data(), *zv = rv + dofs, *pv = zv + dofs, *qv = pv + dofs;
+    double* sc = cg_scalars.data();
+    const int blocks = static_cast<int>(std::min<std::int64_t>(grid_for(n), 1024));
+    spmv<3>(op(a, 0), pv, qv, 0);
+    k_dots<1><<<blocks, kThreads, 0, s>>>(pv, qv, nullptr, dofs, partials.data());
+    k_cg_alpha<<<1, 32, 0, s>>>(partials.data(), blocks, sc);
+    k_cg_update<<<blocks, kThreads, 0, s>>>(n, fixed_rows, sc, pv, qv, xv, rv, partials.data());
+    k_cg_residual<<<1, 32, 0, s>>>(partials.data(), blocks, sc, loop, more, set);
+}
+
+void Multigrid::Impl::enqueue_iteration_tail(const BinBcsrMatrixView<float>& a,
+                                             cudaGraphConditionalHandle loop, bool set) {
     const Index n = fine_rows;
     const std::int64_t dofs = 3 * std::int64_t(n);
     float *rv = cg.data(), *zv = rv + dofs, *pv = zv + dofs, *qv = pv + dofs;
     double* sc = cg_scalars.data();
     const int grid = grid_for(n);
-    // 8 launches besides the V-cycle: the product, its dot, alpha, the update (with r.r's
-    // partials) and their sum, z's dots (pinned rows zeroed), beta with the check, the direction.
     const int blocks = static_cast<int>(std::min<std::int64_t>(grid, 1024));
-    spmv<3>(op(a, 0), pv, qv, 0);
-    k_dots<1><<<blocks, kThreads, 0, s>>>(pv, qv, nullptr, dofs, partials.data());
-    k_cg_alpha<<<1, 32, 0, s>>>(partials.data(), blocks, sc);
-    k_cg_update<<<blocks, kThreads, 0, s>>>(n, fixed_rows, sc, pv, qv, xv, rv, partials.data());
-    k_sum_partials<1><<<1, 32, 0, s>>>(partials.data(), blocks, sc + cRr);
     cycle(a, 0, rv, zv);
     k_cg_dots<<<blocks, kThreads, 0, s>>>(n, fixed.data(), zv, rv, qv, partials.data());
     k_cg_beta<<<1, 32, 0, s>>>(partials.data(), blocks, sc, loop, set);
@@ -553,28 +568,40 @@ bool Multigrid::Impl::capture_solve(const std::vector<std::uintptr_t>& key,
                                                      cudaStreamCaptureModeThreadLocal));
         s = capture_stream;
         enqueue_start(a, bv, xv, fixed_rows, loop, true);
-        cudaStreamCaptureStatus status{};
-        const cudaGraphNode_t* deps = nullptr;
-        const cudaGraphEdgeData* edges = nullptr;
-        std::size_t count = 0;
-        EDN_CUDA_CHECK(cudaStreamGetCaptureInfo(capture_stream, &status, nullptr, nullptr, &deps,
-                                                &edges, &count));
-        cudaGraphNodeParams params{};
-        params.type = cudaGraphNodeTypeConditional;
-        params.conditional.handle = loop;
-        params.conditional.type = cudaGraphCondTypeWhile;
-        params.conditional.size = 1;
-        cudaGraphNode_t node = nullptr;
-        EDN_CUDA_CHECK(cudaGraphAddNode(&node, graph, deps, edges, count, &params));
-        EDN_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(capture_stream, &node, nullptr, 1,
-                                                           cudaStreamSetCaptureDependencies));
-        EDN_CUDA_CHECK(cudaStreamEndCapture(capture_stream, &graph));
-        // ...whose body is one iteration.
-        cudaGraph_t body = params.conditional.phGraph_out[0];
+        // A conditional node of graph `in` after what was captured so far, ending the capture
+        // there; returns its body.
+        auto add_conditional = [&](cudaGraph_t in, cudaGraphConditionalHandle handle,
+                                   cudaGraphConditionalNodeType type) {
+            cudaStreamCaptureStatus status{};
+            const cudaGraphNode_t* deps = nullptr;
+            const cudaGraphEdgeData* edges = nullptr;
+            std::size_t count = 0;
+            EDN_CUDA_CHECK(cudaStreamGetCaptureInfo(capture_stream, &status, nullptr, nullptr,
+                                                    &deps, &edges, &count));
+            cudaGraphNodeParams params{};
+            params.type = cudaGraphNodeTypeConditional;
+            params.conditional.handle = handle;
+            params.conditional.type = type;
+            params.conditional.size = 1;
+            cudaGraphNode_t node = nullptr;
+            EDN_CUDA_CHECK(cudaGraphAddNode(&node, in, deps, edges, count, &params));
+            EDN_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(capture_stream, &node, nullptr, 1,
+                                                               cudaStreamSetCaptureDependencies));
+            EDN_CUDA_CHECK(cudaStreamEndCapture(capture_stream, &in));
+            return params.conditional.phGraph_out[0];
+        };
+        cudaGraph_t body = add_conditional(graph, loop, cudaGraphCondTypeWhile);
+        // ...whose body is one iteration: its head, then its tail under an if node.
+        cudaGraphConditionalHandle more{};
+        EDN_CUDA_CHECK(cudaGraphConditionalHandleCreate(&more, body, 0, 0));
         EDN_CUDA_CHECK(cudaStreamBeginCaptureToGraph(capture_stream, body, nullptr, nullptr, 0,
                                                      cudaStreamCaptureModeThreadLocal));
-        enqueue_iteration(a, xv, fixed_rows, loop, true);
-        EDN_CUDA_CHECK(cudaStreamEndCapture(capture_stream, &body));
+        enqueue_iteration_head(a, xv, fixed_rows, loop, more, true);
+        cudaGraph_t tail = add_conditional(body, more, cudaGraphCondTypeIf);
+        EDN_CUDA_CHECK(cudaStreamBeginCaptureToGraph(capture_stream, tail, nullptr, nullptr, 0,
+                                                     cudaStreamCaptureModeThreadLocal));
+        enqueue_iteration_tail(a, loop, true);
+        EDN_CUDA_CHECK(cudaStreamEndCapture(capture_stream, &tail));
         s = nullptr;
         captured = cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
     } catch (const Error&) {
@@ -639,7 +666,10 @@ PcgResult Multigrid::solve(const BinBcsrMatrixView<float>& a, const float* b, fl
         m.enqueue_start(a, b, x, fixed, {}, false);
         read_back();
         while (static_cast<int>(host[cStatus]) == kCgRunning) {
-            m.enqueue_iteration(a, x, fixed, {}, false);
+            m.enqueue_iteration_head(a, x, fixed, {}, {}, false);
+            read_back();
+            if (static_cast<int>(host[cStatus]) != kCgRunning) break;
+            m.enqueue_iteration_tail(a, {}, false);
             read_back();
         }
     }

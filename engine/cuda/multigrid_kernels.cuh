@@ -375,14 +375,61 @@ __global__ void k_lanczos_p(std::int64_t n, const double* s, const float* z, flo
     if (i >= n || s[kStop] != 0) return;
     p[i] = z[i] + float(s[kBetas + int(s[kSteps]) - 1]) * p[i];
 }
-// lambda_max from the recorded steps; coef = [w = damping / lambda_max, Chebyshev coefficients].
-__global__ void k_lanczos_finish(double* s, double damping, double ratio, int degree, float* coef) {
-    const double lambda = lanczos_lambda_max(s + kAlphas, s + kBetas, int(s[kSteps]));
+/// lambda_max of the tridiagonal of m recorded Lanczos steps, by one warp: each round the 32
+/// lanes count eigenvalues below 32 points of the bracket (Sturm), which shrinks it 33-fold,
+/// until it is 1e-12 relative (tridiagonal_max's bisection, 5 bits per round instead of 1: the
+/// single thread took ~40 us per level). The result is in every lane.
+__device__ double warp_lanczos_lambda_max(const double* alphas, const double* betas, int m) {
+    if (m <= 0) return 0.0;
+    double d[kMaxLanczosSteps], e[kMaxLanczosSteps];
+    double lo = 0, hi = 0;
+    for (int k = 0; k < m; ++k) {
+        d[k] = 1.0 / alphas[k] + (k > 0 ? betas[k - 1] / alphas[k - 1] : 0.0);
+        if (k + 1 < m) e[k] = sqrt(betas[k]) / alphas[k];
+    }
+    for (int i = 0; i < m; ++i) {
+        const double radius = (i > 0 ? fabs(e[i - 1]) : 0.0) + (i + 1 < m ? fabs(e[i]) : 0.0);
+        hi = fmax(hi, d[i] + radius);
+        lo = fmin(lo, d[i] - radius);
+    }
+    const int lane = threadIdx.x % 32;
+    for (int round = 0; round < 64 && hi - lo > 1e-12 * fabs(hi); ++round) {
+        const double point = lo + (hi - lo) * (lane + 1) / 33.0;
+        int below = 0; // eigenvalues < point
+        double q = 1;
+        for (int i = 0; i < m; ++i) {
+            q = d[i] - point - (i > 0 ? e[i - 1] * e[i - 1] / q : 0.0);
+            if (q == 0) q = 1e-300;
+            if (q < 0) ++below;
+        }
+        // the first point with every eigenvalue below it bounds lambda_max from above
+        const unsigned all = __ballot_sync(0xffffffffu, below == m);
+        const int first = all ? __ffs(all) - 1 : 32;
+        const double upper = __shfl_sync(0xffffffffu, point, first < 32 ? first : 31);
+        const double lower = __shfl_sync(0xffffffffu, point, first > 0 ? first - 1 : 0);
+        if (first < 32) hi = upper;
+        if (first > 0) lo = lower;
+    }
+    return hi;
+}
+
+/// lambda_max and the level's coefficients [w = damping / lambda_max, Chebyshev] from the steps
+/// recorded in s (LanczosSlot). Called by one whole warp; lane 0 writes.
+__device__ void warp_lanczos_finish(double* s, double damping, double ratio, int degree,
+                                    float* coef) {
+    const double lambda = warp_lanczos_lambda_max(s + kAlphas, s + kBetas, int(s[kSteps]));
+    if (threadIdx.x % 32 != 0) return;
     s[kLambda] = lambda;
     coef[0] = lambda > 0 ? float(damping / lambda) : 0.f;
     double c[2 * kMaxChebyshevDegree];
     chebyshev_coefficients(lambda, ratio, degree, c);
     for (int k = 0; k < 2 * degree; ++k) coef[1 + k] = float(c[k]);
+}
+
+// lambda_max from the recorded steps; coef = [w = damping / lambda_max, Chebyshev coefficients].
+// One warp.
+__global__ void k_lanczos_finish(double* s, double damping, double ratio, int degree, float* coef) {
+    warp_lanczos_finish(s, damping, ratio, degree, coef);
 }
 
 // P(i, J) = [J = aggregate(i)] T_i - w D_i^-1 sum_j A_ij T_j over the operator entries (i, j)
@@ -661,6 +708,31 @@ __global__ void k_cg_update(Index n, const std::uint8_t* fixed, const double* s,
     }
     rr = block_sum<kThreads>(rr);
     if (threadIdx.x == 0) partials[blockIdx.x] = rr;
+}
+// r.r = the sum of k_cg_update's partials (one warp, fixed order), then the part of cg_check
+// that needs no z: an iteration that converged or whose alpha broke down ends the solve here, so
+// no preconditioner is applied to its residual (`more` = 0; cg_check's outcome for it). Else
+// `more` = 1 and the rest of the iteration follows (the V-cycle, beta and k_cg_beta's check).
+// `set`: the loop and `more` are conditional nodes (else the host reads cStatus).
+__global__ void k_cg_residual(const double* partials, int blocks, double* s,
+                              cudaGraphConditionalHandle loop, cudaGraphConditionalHandle more,
+                              bool set) {
+    double t = 0;
+    for (int i = threadIdx.x; i < blocks; i += 32) t += partials[i];
+    t = warp_sum(t);
+    if (threadIdx.x != 0) return;
+    s[cRr] = t;
+    const bool broke = s[cBreak] == 1;
+    if (!broke && !(t <= s[cTol2] * s[cRef2])) {
+        if (set) cudaGraphSetConditional(more, 1u);
+        return;
+    }
+    if (!broke) s[cIterations] += 1;
+    s[cStatus] = broke ? kCgBreakdown : kCgConverged;
+    if (set) {
+        cudaGraphSetConditional(more, 0u);
+        cudaGraphSetConditional(loop, 0u);
+    }
 }
 // z = 0 on pinned rows (the V-cycle's output), with the per-block partials of z.r and z.q.
 __global__ void k_cg_dots(Index n, const std::uint8_t* fixed, float* z, const float* r,

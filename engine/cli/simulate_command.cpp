@@ -149,7 +149,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
          "iterations; default) or at every Newton iteration"},
         {"multigrid-lag", "N",
          "multigrid: at most N time steps share one re-value of the hierarchy, which is re-valued "
-         "sooner when its solves slow down or fail (default 1: every step)"},
+         "sooner when its solves slow down or fail (default 2; 1: every step)"},
         {"multigrid-modes", "current|rest",
          "multigrid: the tentative prolongators' rigid-body modes follow the current positions "
          "(recomputed at each re-value; default) or stay those of the rest positions"},

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <initializer_list>
+#include <string_view>
 #include <vector>
 
 namespace edn::cuda {
@@ -394,6 +396,9 @@ Multigrid::Multigrid(const MultigridHierarchy& h, int forced_lanes, int forced_w
         EDN_CUDA_CHECK(cudaMemset(d.coef.data(), 0, d.coef.bytes()));
     }
     m.nullspace = std::make_unique<MultigridNullspace>(h);
+    // EDN_CUDA_GRAPHS=0: direct launches (for profilers, which see no kernel of a conditional node)
+    if (const char* env = std::getenv("EDN_CUDA_GRAPHS"); env && std::string_view(env) == "0")
+        m.graphs = false;
     m.unit_coef = upload(std::vector<float>{0.f, 1.f});
     m.partials = DeviceBuffer<double>(2048);
 }

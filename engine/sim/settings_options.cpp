@@ -45,7 +45,7 @@ constexpr std::array<SettingsOption, 28> kOptions = {{
     {"multigrid-refresh", "step|iteration",
      "multigrid: re-value the hierarchy once per frame (default) or every Newton iteration"},
     {"multigrid-lag", "N",
-     "multigrid: at most N steps share a re-value (sooner when solves slow down; default 1)"},
+     "multigrid: at most N steps share a re-value (sooner when solves slow down; default 2)"},
     {"multigrid-modes", "current|rest",
      "multigrid: rigid-body modes of the current (default) or the rest positions"},
     {"exact-hessian", "", "do not project element Hessians to PSD"},

@@ -89,7 +89,7 @@ struct SimulationSettings {
     bool multigrid_every_iteration = false;
     /// Multigrid: at most this many time steps share one re-value of the hierarchy (sooner when
     /// its solves slow down or fail: MultigridRefresh); 1 = a re-value at every step.
-    int multigrid_lag = 1;
+    int multigrid_lag = 2;
     /// Multigrid: the tentative prolongators' rigid-body modes are those of the rest positions
     /// (built once) instead of the current ones (recomputed at each re-value).
     bool multigrid_rest_modes = false;

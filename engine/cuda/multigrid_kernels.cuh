@@ -381,27 +381,13 @@ __global__ void k_lanczos_p(std::int64_t n, const double* s, const float* z, flo
 /// single thread took ~40 us per level). The result is in every lane.
 __device__ double warp_lanczos_lambda_max(const double* alphas, const double* betas, int m) {
     if (m <= 0) return 0.0;
-    double d[kMaxLanczosSteps], e[kMaxLanczosSteps];
-    double lo = 0, hi = 0;
-    for (int k = 0; k < m; ++k) {
-        d[k] = 1.0 / alphas[k] + (k > 0 ? betas[k - 1] / alphas[k - 1] : 0.0);
-        if (k + 1 < m) e[k] = sqrt(betas[k]) / alphas[k];
-    }
-    for (int i = 0; i < m; ++i) {
-        const double radius = (i > 0 ? fabs(e[i - 1]) : 0.0) + (i + 1 < m ? fabs(e[i]) : 0.0);
-        hi = fmax(hi, d[i] + radius);
-        lo = fmin(lo, d[i] - radius);
-    }
+    double d[kMaxLanczosSteps], e[kMaxLanczosSteps], lo, hi;
+    lanczos_tridiagonal(alphas, betas, m, d, e);
+    tridiagonal_bounds(d, e, m, lo, hi);
     const int lane = threadIdx.x % 32;
     for (int round = 0; round < 64 && hi - lo > 1e-12 * fabs(hi); ++round) {
         const double point = lo + (hi - lo) * (lane + 1) / 33.0;
-        int below = 0; // eigenvalues < point
-        double q = 1;
-        for (int i = 0; i < m; ++i) {
-            q = d[i] - point - (i > 0 ? e[i - 1] * e[i - 1] / q : 0.0);
-            if (q == 0) q = 1e-300;
-            if (q < 0) ++below;
-        }
+        const int below = tridiagonal_count_below(d, e, m, point);
         // the first point with every eigenvalue below it bounds lambda_max from above
         const unsigned all = __ballot_sync(0xffffffffu, below == m);
         const int first = all ? __ffs(all) - 1 : 32;

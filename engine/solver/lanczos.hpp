@@ -12,25 +12,39 @@ namespace edn {
 inline constexpr int kMaxLanczosSteps = 64;  ///< MultigridSettings::power_iterations at most
 inline constexpr int kMaxChebyshevDegree = 8; ///< MultigridSettings::smoother_degree at most
 
-/// The largest eigenvalue of the symmetric tridiagonal (d, e) of size m (bisection on Sturm
-/// counts inside the Gershgorin interval).
-EDN_HOST_DEVICE inline double tridiagonal_max(const double* d, const double* e, int m) {
-    double lo = 0, hi = 0;
+/// The Gershgorin interval [lo, hi] of the symmetric tridiagonal (d, e) of size m (lo <= 0 <= hi).
+EDN_HOST_DEVICE inline void tridiagonal_bounds(const double* d, const double* e, int m, double& lo,
+                                               double& hi) {
+    lo = 0;
+    hi = 0;
     for (int i = 0; i < m; ++i) {
         const double radius = (i > 0 ? fabs(e[i - 1]) : 0.0) + (i + 1 < m ? fabs(e[i]) : 0.0);
         hi = fmax(hi, d[i] + radius);
         lo = fmin(lo, d[i] - radius);
     }
+}
+
+/// How many eigenvalues of the symmetric tridiagonal (d, e) of size m lie below x (Sturm count).
+EDN_HOST_DEVICE inline int tridiagonal_count_below(const double* d, const double* e, int m,
+                                                   double x) {
+    int below = 0;
+    double q = 1;
+    for (int i = 0; i < m; ++i) {
+        q = d[i] - x - (i > 0 ? e[i - 1] * e[i - 1] / q : 0.0);
+        if (q == 0) q = 1e-300;
+        if (q < 0) ++below;
+    }
+    return below;
+}
+
+/// The largest eigenvalue of the symmetric tridiagonal (d, e) of size m (bisection on Sturm
+/// counts inside the Gershgorin interval).
+EDN_HOST_DEVICE inline double tridiagonal_max(const double* d, const double* e, int m) {
+    double lo, hi;
+    tridiagonal_bounds(d, e, m, lo, hi);
     for (int it = 0; it < 200 && hi - lo > 1e-12 * fabs(hi); ++it) {
         const double mid = 0.5 * (lo + hi);
-        int below = 0; // eigenvalues < mid
-        double q = 1;
-        for (int i = 0; i < m; ++i) {
-            q = d[i] - mid - (i > 0 ? e[i - 1] * e[i - 1] / q : 0.0);
-            if (q == 0) q = 1e-300;
-            if (q < 0) ++below;
-        }
-        if (below < m)
+        if (tridiagonal_count_below(d, e, m, mid) < m)
             lo = mid;
         else
             hi = mid;
@@ -38,15 +52,21 @@ EDN_HOST_DEVICE inline double tridiagonal_max(const double* d, const double* e, 
     return hi;
 }
 
+/// The tridiagonal (d, e) of the Lanczos process that m PCG steps (alphas, betas) define.
+EDN_HOST_DEVICE inline void lanczos_tridiagonal(const double* alphas, const double* betas, int m,
+                                                double* d, double* e) {
+    for (int k = 0; k < m; ++k) {
+        d[k] = 1.0 / alphas[k] + (k > 0 ? betas[k - 1] / alphas[k - 1] : 0.0);
+        if (k + 1 < m) e[k] = sqrt(betas[k]) / alphas[k];
+    }
+}
+
 /// lambda_max from the alpha and beta coefficients of m PCG steps (m <= kMaxLanczosSteps); 0 when
 /// m = 0.
 EDN_HOST_DEVICE inline double lanczos_lambda_max(const double* alphas, const double* betas, int m) {
     if (m <= 0) return 0.0;
     double d[kMaxLanczosSteps], e[kMaxLanczosSteps];
-    for (int k = 0; k < m; ++k) {
-        d[k] = 1.0 / alphas[k] + (k > 0 ? betas[k - 1] / alphas[k - 1] : 0.0);
-        if (k + 1 < m) e[k] = sqrt(betas[k]) / alphas[k];
-    }
+    lanczos_tridiagonal(alphas, betas, m, d, e);
     return tridiagonal_max(d, e, m);
 }
 

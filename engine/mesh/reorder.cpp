@@ -61,6 +61,20 @@ std::vector<Index> morton_vertex_order(const TetMesh& mesh) {
     return sorted_by(keys);
 }
 
+std::vector<Index> balance_bins(const TetMesh& mesh, std::vector<Index> order, Index window) {
+    EDN_VERIFY(window >= 1 && order.size() == mesh.positions.size(), ErrorCode::Usage,
+               "balance_bins: window " << window << ", order of " << order.size() << " for "
+                                       << mesh.positions.size() << " vertices");
+    std::vector<Index> cells_at(mesh.positions.size(), 0);
+    for (const Cell& c : mesh.cells)
+        for (Index v : c) ++cells_at[v];
+    const auto n = static_cast<std::int64_t>(order.size());
+    for (std::int64_t begin = 0; begin < n; begin += window)
+        std::stable_sort(order.begin() + begin, order.begin() + std::min(n, begin + window),
+                         [&](Index a, Index b) { return cells_at[a] < cells_at[b]; });
+    return order;
+}
+
 TetMesh reorder_mesh(const TetMesh& mesh, const std::vector<Index>& order) {
     EDN_VERIFY(order.size() == mesh.positions.size(), ErrorCode::Usage,
                "reorder_mesh: permutation of " << order.size() << " for " << mesh.positions.size()
@@ -96,7 +110,9 @@ TetMesh reorder_mesh(const TetMesh& mesh, const std::vector<Index>& order) {
 
 TetMesh reorder_mesh(const TetMesh& mesh, Reordering reordering) {
     if (reordering == Reordering::None) return mesh;
-    return reorder_mesh(mesh, morton_vertex_order(mesh));
+    std::vector<Index> order = morton_vertex_order(mesh);
+    if (reordering == Reordering::MortonBalanced) order = balance_bins(mesh, std::move(order));
+    return reorder_mesh(mesh, order);
 }
 
 } // namespace edn

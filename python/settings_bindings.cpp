@@ -85,7 +85,7 @@ void bind_settings(py::module_& m) {
         "SimulationSettings. Settings(**options) takes simulate's settings options with '-' "
         "written '_' (preset, order, material, E, nu, rho, dt, integrator, static, backend, "
         "summation, preconditioner, gravity, damping, stiffness_damping, newton, newton_tol, "
-        "frame_budget_ms, cg_tol, cg_max, cg_forcing, multigrid_refresh, exact_hessian, "
+        "frame_budget_ms, cg_tol, cg_max, cg_forcing, multigrid_refresh, projection, exact_hessian, "
         "deterministic, ground, ground_friction), parsed and checked by the CLI's own parser; "
         "the attributes read and write the fields.");
     cls.def(py::init([](const py::kwargs& keywords) {
@@ -124,7 +124,6 @@ void bind_settings(py::module_& m) {
         .def_readwrite("multigrid_every_iteration", &SimulationSettings::multigrid_every_iteration)
         .def_readwrite("multigrid_lag", &SimulationSettings::multigrid_lag)
         .def_readwrite("multigrid_rest_modes", &SimulationSettings::multigrid_rest_modes)
-        .def_readwrite("project_hessian", &SimulationSettings::project_hessian)
         .def_readwrite("deterministic", &SimulationSettings::deterministic)
         .def_readwrite("ground", &SimulationSettings::ground_height, "ground height (or None)")
         .def_readwrite("ground_stiffness", &SimulationSettings::ground_stiffness)
@@ -136,6 +135,8 @@ void bind_settings(py::module_& m) {
                                    "summation method");
     enum_property<Preconditioner>(cls, "preconditioner", &SimulationSettings::preconditioner,
                                   "preconditioner");
+    enum_property<HessianProjection>(cls, "projection", &SimulationSettings::projection,
+                                     "PSD projection of element Hessians");
     cls.def("__repr__", [](const SimulationSettings& s) {
         std::ostringstream out;
         out << "<elastodyn.Settings order=" << s.order << " material=" << name_of(s.material)

@@ -153,7 +153,12 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"multigrid-modes", "current|rest",
          "multigrid: the tentative prolongators' rigid-body modes follow the current positions "
          "(recomputed at each re-value; default) or stay those of the rest positions"},
-        {"exact-hessian", "", "do not project element Hessians to PSD"},
+        {"projection", "on_demand|always|never",
+         "PSD projection of the element Hessians (per quadrature point): on_demand takes the exact "
+         "Hessian and projects for the rest of a frame (and a few more) once a solve shows it is "
+         "not positive definite (default); always projects at every Newton iteration (robust, but "
+         "Newton converges only linearly where elements are compressed); never: exact"},
+        {"exact-hessian", "", "do not project element Hessians to PSD (= --projection never)"},
         {"deterministic", "",
          "cuda: bitwise-reproducible runs (sorted summation maps, and large p = 1 solves skip "
          "the faster upper-part SpMV, whose float atomics vary in the last bits)"},
@@ -432,7 +437,14 @@ int run_simulate(const std::vector<std::string>& arguments) {
             .add("components", sim.components())
             .add("min_z", min_z)
             .add("free_min_z", free_min_z)
-            .add("ms", times_json(r.times));
+            .add("ms", times_json(r.times))
+            .add("newton", JsonObject()
+                               .add("residuals", r.residuals)
+                               .add("relative_decrements", r.relative_decrements)
+                               .add("cg_iterations", r.solve_iterations)
+                               .add("step_lengths", r.step_lengths)
+                               .add("projection_fallbacks", r.projection_fallbacks)
+                               .add("projected", r.projected));
         frame_records.push_back(j.json());
     }
     // Requested after the last frame (Simulation::frame() == steps).

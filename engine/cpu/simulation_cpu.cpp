@@ -148,6 +148,9 @@ public:
     double energy_rounding() const override { return kDoubleEnergyRounding; } // double sums
 
 protected:
+    /// The multigrid levels were re-valued from the other kind of Hessian: again at the next
+    /// assembly.
+    void projection_changed() override { multigrid_refresh_.invalidate(); }
     void load_state(const std::vector<double>& x, const std::vector<double>& v) override {
         x_ = x;
         v_ = v;
@@ -262,7 +265,7 @@ template <int P, class Material>
 double CpuBackend::evaluate_elements_with(const Material& material, const std::vector<double>& y,
                                           int outputs) {
     constexpr int m = lagrange_tet_num_nodes(P);
-    const bool project = settings.project_hessian;
+    const bool project = project_hessians();
     const double damping = stiffness_damping_coefficient();
     const bool sum_now = (outputs & kHessian) && sums_while_evaluating();
     if (outputs & kHessian) element_sum_fresh_ = sum_now;
@@ -365,7 +368,7 @@ double CpuBackend::sum_cell_energies(double damping) {
 void CpuBackend::assemble_inline(const std::vector<double>& y) {
     const int m = nodes_per_cell(layout.order);
     const CellNodesView cells_view{cell_nodes.data(), m, mesh.num_cells()};
-    const bool project = settings.project_hessian;
+    const bool project = project_hessians();
     const double damping = stiffness_damping_coefficient();
     with_material(settings.material, lame_, [&](const auto& material) {
         with_order(layout.order, [&]<int P>() {

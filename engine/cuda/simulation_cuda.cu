@@ -136,6 +136,9 @@ public:
     double energy_rounding() const override { return kDoubleEnergyRounding; }
 
 protected:
+    /// The multigrid levels were re-valued from the other kind of Hessian: again at the next
+    /// assembly.
+    void projection_changed() override { multigrid_refresh_.invalidate(); }
     void load_state(const std::vector<double>& x, const std::vector<double>& v) override {
         upload(x_, minus_rest(x));
         upload(v_, v);
@@ -355,14 +358,14 @@ void CudaBackend::launch_elements(const Material& material, const double* y, int
     if (damping_coefficient() == 0.0 &&
         launch_cooperative_elements<P>(
             material, rest_elements_.data(), rule_, rule_f_, reference_gradients_.data(), cn.nodes,
-            nt, y, outputs, settings.project_hessian, blocks, cell_energy_.data(), forces_.data()))
+            nt, y, outputs, project_hessians(), blocks, cell_energy_.data(), forces_.data()))
         return;
     // 128 threads per block: the element kernels are register-heavy (p = 1: its stage's size).
     constexpr int kElementBlock = P == 1 ? kElementStage : 128;
     element_kernel<P>
         <<<static_cast<unsigned int>((nt + kElementBlock - 1) / kElementBlock), kElementBlock>>>(
             material, rest_elements_.data(), rule_, rule_f_, cn.nodes, nt, y, outputs,
-            settings.project_hessian, cell_energy_.data(), forces_.data(), blocks,
+            project_hessians(), cell_energy_.data(), forces_.data(), blocks,
             element_damping());
     EDN_CUDA_CHECK_LAUNCH();
 }
@@ -405,7 +408,7 @@ void CudaBackend::assemble(const double* y) {
         with_material([&](const auto& material) {
             with_order(layout.order, [&]<int P>() {
                 launch_inline_summation<P>(float_material(material), rest_elements_.data(), rule_f_,
-                                           y, settings.project_hessian, lame_,
+                                           y, project_hessians(), lame_,
                                            static_cast<float>(damping_coefficient()), in);
             });
         });

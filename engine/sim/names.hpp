@@ -69,6 +69,15 @@ template <> struct Names<SummationMethod> {
     }};
 };
 
+/// PSD projection of element Hessians (the default first).
+template <> struct Names<HessianProjection> {
+    static constexpr std::array<NamedValue<HessianProjection>, 3> values = {{
+        {HessianProjection::OnDemand, "on_demand", "on demand"},
+        {HessianProjection::Always, "always", "always"},
+        {HessianProjection::Never, "never", "never (exact)"},
+    }};
+};
+
 /// Why a Newton loop ended (run.json's per-frame "stop").
 template <> struct Names<NewtonStop> {
     static constexpr std::array<NamedValue<NewtonStop>, 4> values = {{

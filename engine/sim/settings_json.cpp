@@ -28,7 +28,7 @@ struct KeyKind {
     Kind kind;
 };
 
-constexpr std::array<KeyKind, 27> kKeys = {{
+constexpr std::array<KeyKind, 28> kKeys = {{
     {{"", "order", "order"}, Kind::Number},
     {{"material", "preset", "preset"}, Kind::Name},
     {{"material", "model", "material"}, Kind::Name},
@@ -52,7 +52,8 @@ constexpr std::array<KeyKind, 27> kKeys = {{
     {{"solver", "multigrid_refresh", "multigrid-refresh"}, Kind::Name},
     {{"solver", "multigrid_lag", "multigrid-lag"}, Kind::Number},
     {{"solver", "multigrid_modes", "multigrid-modes"}, Kind::Name},
-    {{"solver", "exact_hessian", "exact-hessian"}, Kind::Flag},
+    {{"solver", "projection", "projection"}, Kind::Name},
+    {{"solver", "exact_hessian", "exact-hessian"}, Kind::Flag}, // read only: projection never
     {{"solver", "deterministic", "deterministic"}, Kind::Flag},
     {{"ground", "height", "ground"}, Kind::Number},
     {{"ground", "friction", "ground-friction"}, Kind::Number},
@@ -198,7 +199,7 @@ void read_settings_json(const JsonFieldReader& reader, const JsonField& root,
     }
     // Every value was checked above; together they apply in the options table's order.
     apply_settings_options(given, settings);
-    if (exact_hessian) settings.project_hessian = !*exact_hessian;
+    if (exact_hessian && *exact_hessian) settings.projection = HessianProjection::Never;
     if (deterministic) settings.deterministic = *deterministic;
     if (coarse_iterations) settings.coarse_iterations = *coarse_iterations;
     if (ground_stiffness) settings.ground_stiffness = *ground_stiffness;
@@ -242,7 +243,7 @@ void write_settings_json(const SimulationSettings& s, const SimulationSettings* 
     put("multigrid_lag", s.multigrid_lag, b.multigrid_lag);
     put("multigrid_modes", std::string(s.multigrid_rest_modes ? "rest" : "current"),
         std::string(b.multigrid_rest_modes ? "rest" : "current"));
-    put("exact_hessian", !s.project_hessian, !b.project_hessian);
+    put("projection", std::string(name_of(s.projection)), std::string(name_of(b.projection)));
     put("deterministic", s.deterministic, b.deterministic);
     put("coarse_iterations", s.coarse_iterations, b.coarse_iterations);
     if (!solver.empty()) root["solver"] = solver;

@@ -17,7 +17,7 @@ namespace {
 
 // The help strings carry SimulationSettings' defaults (a test checks the numbers are the
 // struct's); the app's own defaults (frame budget, backend) are stated in its usage text.
-constexpr std::array<SettingsOption, 28> kOptions = {{
+constexpr std::array<SettingsOption, 29> kOptions = {{
     {"preset", "NAME",
      "material preset (sim/presets.cpp): sets E, nu, rho; explicit --E/--nu/--rho win"},
     {"order", "P", "polynomial order 1..3 (default 1)"},
@@ -48,7 +48,9 @@ constexpr std::array<SettingsOption, 28> kOptions = {{
      "multigrid: at most N steps share a re-value (sooner when solves slow down; default 2)"},
     {"multigrid-modes", "current|rest",
      "multigrid: rigid-body modes of the current (default) or the rest positions"},
-    {"exact-hessian", "", "do not project element Hessians to PSD"},
+    {"projection", "on_demand|always|never",
+     "PSD projection of element Hessians: when the exact one fails (default), always, never"},
+    {"exact-hessian", "", "do not project element Hessians to PSD (--projection never)"},
     {"deterministic", "", "cuda: bitwise-reproducible runs"},
     {"ground", "Z", "penalty ground plane at height Z"},
     {"ground-friction", "F", "viscous friction [1/s] of the nodes on the ground (default 0)"},
@@ -216,8 +218,10 @@ void apply_settings_option(std::string_view name, std::string_view value, Simula
         s.multigrid_lag = static_cast<int>(v.integer(1, 1000));
     } else if (name == "multigrid-modes") {
         s.multigrid_rest_modes = !v.either("current", "rest");
+    } else if (name == "projection") {
+        s.projection = v.choice<HessianProjection>();
     } else if (name == "exact-hessian") {
-        s.project_hessian = false;
+        s.projection = HessianProjection::Never;
     } else if (name == "deterministic") {
         s.deterministic = true;
     } else if (name == "ground") {

@@ -58,6 +58,18 @@ public:
     void set_linear_tolerance(double relative_tolerance) override {
         settings.pcg.relative_tolerance = relative_tolerance;
     }
+    /// Newton's choice for the next evaluations (HessianProjection::OnDemand); a change makes
+    /// the next assembly re-value the preconditioner's levels (projection_changed()).
+    void set_projection(bool project) override {
+        if (project == projecting_) return;
+        projecting_ = project;
+        projection_changed();
+    }
+    /// Whether element Hessians are projected now: always, never, or as Newton last set it.
+    bool project_hessians() const {
+        return settings.projection == HessianProjection::Always ||
+               (settings.projection == HessianProjection::OnDemand && projecting_);
+    }
     virtual std::vector<double> positions() const = 0;
     virtual std::vector<double> velocities() const = 0;
     /// Device pointer to 3 #nodes float positions (CUDA backend), nullptr on the host backends.
@@ -141,6 +153,11 @@ public:
 protected:
     /// Positions and velocities (3 per node each) into the backend's state.
     virtual void load_state(const std::vector<double>& x, const std::vector<double>& v) = 0;
+    /// The element Hessians change kind from the next evaluation (set_projection).
+    virtual void projection_changed() {}
+
+private:
+    bool projecting_ = false; ///< set_projection's last value (on demand: starts exact)
 };
 
 /// The CPU backend (double).

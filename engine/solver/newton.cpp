@@ -47,6 +47,7 @@ NewtonSettings newton_settings(const SimulationSettings& settings, double inerti
     s.inertia = inertia;
     s.dt = dt;
     s.state_is_iterate = settings.integrator != Integrator::Midpoint;
+    s.projection = settings.projection;
     return s;
 }
 
@@ -61,6 +62,13 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
     const double budget_start = settings.budget_ms > 0 ? budget_now() : 0.0;
     StepResult result;
     ops.begin_step();
+    // Projection (NewtonSettings::projection): on demand, a step starts exact unless a recent
+    // fallback holds it projected.
+    const bool on_demand = settings.projection == HessianProjection::OnDemand;
+    bool projecting = settings.projection == HessianProjection::Always ||
+                      (on_demand && memory.projected_steps > 0);
+    if (on_demand && memory.projected_steps > 0) --memory.projected_steps;
+    ops.set_projection(projecting);
     // Energies at the iterate (NaN until known), so reporting needs no extra element pass;
     // strain_* is W alone (the element passes also return the stiffness-damping potential).
     double e_at_y = std::nan(""), strain_at_y = std::nan("");
@@ -71,6 +79,17 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
     // the same numbers) instead of repeating the element pass.
     bool evaluated_at_y = false;
     result.stop = NewtonStop::IterationCap; // unless the loop ends otherwise
+    // On demand: from now on projected, and the element Hessians at y evaluated again so.
+    bool fell_back = false;
+    const auto fall_back = [&] {
+        projecting = fell_back = true;
+        ++result.projection_fallbacks;
+        ops.set_projection(true);
+        const auto te = Clock::now();
+        e_at_y = ops.evaluate(V::Iterate, kEnergy | kGradient | kHessian, V::Gradient);
+        strain_at_y = ops.last_strain_energy();
+        result.times.element += ms_since(te);
+    };
     for (int it = 0; it < settings.max_iterations; ++it) {
         // The budget: stop before an iteration that would likely end past it (its cost guessed
         // as the mean iteration so far). The first iteration always runs.
@@ -126,25 +145,37 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
         }
         previous_gnorm = gnorm;
 
-        t0 = Clock::now();
-        ops.assemble();
-        result.times.summation += ms_since(t0);
-
-        t0 = Clock::now();
         // The first correction of a step resembles the last step's (smooth motion): start PCG
         // from it (a guess only; the tolerance is unchanged). Later iterations start from 0.
         const bool warm = it == 0 && memory.have_first_direction;
-        const PcgResult solve = ops.solve(warm);
+        // Assembles H at y, solves, returns g.dx (negative for a descent direction).
+        bool breakdown = false;
+        const auto assemble_and_solve = [&](int& solve_iterations) {
+            auto ts = Clock::now();
+            ops.assemble();
+            result.times.summation += ms_since(ts);
+            ts = Clock::now();
+            const PcgResult solve = ops.solve(warm);
+            result.cg_iterations += solve.iterations;
+            solve_iterations += solve.iterations;
+            result.pcg_breakdowns += solve.breakdown;
+            result.pcg_unconverged += !solve.converged && !solve.breakdown;
+            result.times.pcg += ms_since(ts);
+            breakdown = solve.breakdown;
+            return ops.dot(V::Gradient, V::Direction);
+        };
+        int solve_iterations = 0;
+        double slope = assemble_and_solve(solve_iterations);
+        if (on_demand && !projecting && (breakdown || !(slope < 0) || !std::isfinite(slope))) {
+            // The exact Hessian is not positive definite here: project, and solve again.
+            fall_back();
+            slope = assemble_and_solve(solve_iterations);
+        }
+        result.solve_iterations.push_back(solve_iterations);
         if (it == 0) {
             ops.keep_first_direction();
             memory.have_first_direction = true;
         }
-        result.cg_iterations += solve.iterations;
-        result.pcg_breakdowns += solve.breakdown;
-        result.pcg_unconverged += !solve.converged && !solve.breakdown;
-        result.times.pcg += ms_since(t0);
-
-        double slope = ops.dot(V::Gradient, V::Direction); // negative for a descent direction
         if (!(slope < 0) || !std::isfinite(slope)) {
             // Not a descent direction (indefinite exact Hessian or a broken solve): the
             // mass-scaled gradient, always a descent direction.
@@ -160,6 +191,7 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
         if (it == 0) first_decrement = decrement;
         const bool negligible = decrement <= 1e-30; // below round-off of any energy we report
         result.relative_decrement = negligible ? 0.0 : std::sqrt(decrement / first_decrement);
+        result.relative_decrements.push_back(result.relative_decrement);
         const bool converging =
             decrement <= settings.tolerance * settings.tolerance * first_decrement || negligible;
         // When another iteration follows an accepted full step, evaluate the full step with
@@ -189,6 +221,7 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
             }
             alpha *= 0.5;
         }
+        result.step_lengths.push_back(accepted ? alpha : 0.0);
         result.times.element += element_in_search;
         result.times.line_search += ms_since(t0) - element_in_search;
         if (!accepted) {
@@ -197,6 +230,13 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
             if (converging) {
                 result.converged = true;
                 break;
+            }
+            if (on_demand && !projecting) {
+                // The exact Newton direction found no decrease: go on from y projected (the
+                // next iteration solves with the Hessians fall_back evaluated there).
+                fall_back();
+                evaluated_at_y = true;
+                continue;
             }
             ++result.line_search_failures;
             result.stop = NewtonStop::Failed;
@@ -209,6 +249,19 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
             result.converged = true;
             result.stop = NewtonStop::Converged;
             break;
+        }
+    }
+
+    result.projected = projecting;
+    if (on_demand) {
+        if (fell_back) {
+            // Steps right after a hold that fail again hold twice as long.
+            memory.projection_hold = memory.projection_hold > 0
+                                         ? std::min(2 * memory.projection_hold, kMaxProjectionHold)
+                                         : kProjectionHold;
+            memory.projected_steps = memory.projection_hold;
+        } else if (!projecting) {
+            memory.projection_hold = 0; // exact Hessians worked
         }
     }
 

@@ -85,6 +85,9 @@ public:
     virtual double state_strain_energy() = 0;
     /// 1/2 v^T M v of the state.
     virtual double state_kinetic_energy() = 0;
+    /// Whether the following evaluations project the element Hessians onto the PSD cone
+    /// (newton_step decides it per iteration: NewtonSettings::projection).
+    virtual void set_projection(bool project) = 0;
     /// Relative round-off of the potential's sums (kDoubleEnergyRounding where the potential is
     /// summed in double from double terms, as on both backends), allowed in the line search's
     /// sufficient-decrease test.
@@ -119,13 +122,26 @@ struct NewtonSettings {
     double dt = 0;                  ///< the effective step h of the prediction
     int max_line_search = 20;       ///< halvings of alpha before the line search gives up
     bool state_is_iterate = true;   ///< x = y after the update (not for the midpoint rule)
+    /// PSD projection of the element Hessians. OnDemand: exact Hessians until an iteration's
+    /// solve shows the Hessian is not positive definite (a PCG breakdown, a direction that does
+    /// not descend, or no line-search step), then that iteration is redone projected and the
+    /// step keeps projecting; the next steps start projected too, for a hold that doubles while
+    /// failures recur (kProjectionHold).
+    HessianProjection projection = HessianProjection::Always;
 };
+
+/// Steps that start projected after an on-demand fallback: the first hold, and its cap as it
+/// doubles with each step that falls back again right after one (a body held compressed).
+inline constexpr int kProjectionHold = 4;
+inline constexpr int kMaxProjectionHold = 64;
 
 /// What newton_step carries from one step to the next. Reset it when the state is overwritten.
 struct NewtonMemory {
     double strain_at_x = std::nan("");  ///< W(x) at the end of the last step
     double kinetic_at_x = std::nan(""); ///< its kinetic energy
     bool have_first_direction = false;  ///< keep_first_direction() holds a correction
+    int projected_steps = 0; ///< steps left that start projected (HessianProjection::OnDemand)
+    int projection_hold = 0; ///< the last fallback's hold (0: the last step needed none)
 };
 
 /// Newton starts a dynamic step at the prediction y~ = x + h v. When the incremental potential

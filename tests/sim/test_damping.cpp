@@ -25,7 +25,7 @@ SimulationSettings damped_settings(Material material, int order, double beta) {
     s.dt = 1.0 / 60.0;
     s.gravity = {0, 0, -9.81};
     s.stiffness_damping = beta;
-    s.project_hessian = false; // exact Hessians: comparable with finite differences
+    s.projection = HessianProjection::Never; // exact Hessians: comparable with finite differences
     return s;
 }
 

@@ -39,7 +39,7 @@ void compare(const InlineCase& c, Backend backend, double tolerance) {
     s.material = c.material;
     s.order = c.order;
     s.stiffness_damping = c.stiffness_damping;
-    s.project_hessian = c.project;
+    s.projection = c.project ? HessianProjection::Always : HessianProjection::Never;
     s.preconditioner = Preconditioner::BlockJacobi;
     SimulationSettings reference = s; // per-entry on the CPU, double
     s.backend = backend;

@@ -115,7 +115,7 @@ SceneFile sample_scene(const fs::path& mesh) {
     scene.settings.ground_friction = 0.7;
     scene.settings.ground_stiffness = 4e5;
     scene.settings.coarse_iterations = 5;
-    scene.settings.project_hessian = false;
+    scene.settings.projection = HessianProjection::Never;
     scene.frames = 42;
     ScenePin plane;
     plane.plane = PinPlane{0, true, 0.1, std::nullopt};

@@ -2,6 +2,7 @@
 // option of the table reaches its setting, --preset yields to explicit --E/--nu/--rho in any
 // order, and bad values are one-line usage errors naming the option.
 
+#include "sim/names.hpp"
 #include "sim/presets.hpp"
 #include "sim/settings_options.hpp"
 #include "support/errors.hpp"
@@ -29,7 +30,7 @@ std::string describe(const SimulationSettings& s) {
         << ' ' << s.newton_tolerance << ' ' << s.frame_budget_ms << ' ' << s.pcg.relative_tolerance
         << ' ' << s.pcg.max_iterations << ' ' << s.cg_forcing << ' ' << s.coarse_iterations << ' '
         << int(s.preconditioner) << ' ' << s.multigrid_every_iteration << ' ' << s.multigrid_lag
-        << ' ' << s.multigrid_rest_modes << ' ' << s.project_hessian << ' ' << s.deterministic
+        << ' ' << s.multigrid_rest_modes << ' ' << name_of(s.projection) << ' ' << s.deterministic
         << ' ' << (s.ground_height ? *s.ground_height : -1.5) << ' ' << s.ground_stiffness << ' '
         << s.ground_friction;
     return out.str();
@@ -69,6 +70,7 @@ TEST(SettingsOptions, EveryOptionChangesItsSetting) {
         {"multigrid-refresh", "iteration"},
         {"multigrid-lag", "3"},
         {"multigrid-modes", "rest"},
+        {"projection", "always"},
         {"exact-hessian", ""},
         {"deterministic", ""},
         {"ground", "-0.25"},

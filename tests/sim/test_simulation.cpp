@@ -127,7 +127,7 @@ TEST(Simulation, BackwardEulerDissipatesMonotonically) {
 TEST(Simulation, NewtonConvergesQuadraticallyNearTheSolution) {
     SimulationSettings s = free_settings(Integrator::Static, Material::NeoHookean);
     s.gravity = {0, 0, -20};
-    s.project_hessian = false; // exact Hessian: quadratic convergence
+    s.projection = HessianProjection::Never; // exact Hessian: quadratic convergence
     s.pcg.relative_tolerance = 1e-12;
     s.max_newton_iterations = 12;
     s.newton_tolerance = 1e-14;

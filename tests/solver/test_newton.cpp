@@ -37,7 +37,7 @@ public:
         if (outputs & kGradient)
             for (std::size_t k = 0; k < y.size(); ++k)
                 vector(gradient)[k] = a[k] * y[k] + std::pow(y[k], 3) - b[k];
-        if (outputs & kHessian) hessian_at = y;
+        if (outputs & kHessian) hessian_at = y, hessian_projected = projecting;
         strain = e;
         return e + energy_offset + (outputs == kEnergy ? energy_only_noise : 0.0);
     }
@@ -50,17 +50,29 @@ public:
         ++restarts;
         vector(NewtonVector::Iterate) = x_start;
     }
-    void assemble() override { assembled_at = hessian_at; }
+    void assemble() override {
+        assembled_at = hessian_at;
+        assembled_projected = hessian_projected;
+    }
     PcgResult solve(bool warm) override {
         warm_solves += warm;
         std::vector<double>& dx = vector(NewtonVector::Direction);
         const std::vector<double>& g = vector(NewtonVector::Gradient);
+        // An "exact Hessian" that is indefinite: the solve breaks down and returns an ascent
+        // direction unless the Hessians it sums were projected.
+        const bool broken = exact_indefinite && !assembled_projected;
         for (std::size_t k = 0; k < dx.size(); ++k)
-            dx[k] = -g[k] / (a[k] + 3 * assembled_at[k] * assembled_at[k]) * solve_sign;
+            dx[k] = -g[k] / (a[k] + 3 * assembled_at[k] * assembled_at[k]) *
+                    (broken ? -1.0 : solve_sign);
         PcgResult r;
         r.iterations = 1;
-        r.converged = true;
+        r.converged = !broken;
+        r.breakdown = broken && breakdown_when_broken;
         return r;
+    }
+    void set_projection(bool project) override {
+        projecting = project;
+        projections.push_back(project);
     }
     void set_linear_tolerance(double relative_tolerance) override {
         linear_tolerances.push_back(relative_tolerance);
@@ -119,6 +131,11 @@ public:
     /// hides small decreases.
     double energy_only_noise = 0;
     bool poison_state = false;
+    /// The exact Hessian is indefinite (see solve()); breakdown: the solve says so, else it only
+    /// returns an ascent direction.
+    bool exact_indefinite = false, breakdown_when_broken = true;
+    bool projecting = true, hessian_projected = true, assembled_projected = true;
+    std::vector<bool> projections; ///< set_projection calls, in order
     std::vector<double> linear_tolerances; ///< set_linear_tolerance calls, in order
     int evaluations = 0, hessian_evaluations = 0, warm_solves = 0, fallbacks = 0, restarts = 0,
         start_potentials = 0;
@@ -186,6 +203,78 @@ TEST(Newton, AnAscentDirectionFallsBackToTheScaledGradient) {
     EXPECT_GT(ops.fallbacks, 0);
     EXPECT_EQ(r.line_search_failures, ops.fallbacks);
     EXPECT_LT(r.final_residual, r.initial_residual); // still descends
+}
+
+TEST(Newton, OnDemandProjectionStaysExactWhileTheExactHessianWorks) {
+    QuarticOperations ops(4);
+    NewtonSettings s = rules(20, 1e-6);
+    s.projection = HessianProjection::OnDemand;
+    NewtonMemory memory;
+    for (int step = 0; step < 3; ++step) {
+        ops.x.assign(4, 0.1 * step); // away from the minimiser: every step solves
+        const StepResult r = newton_step(ops, s, memory);
+        EXPECT_TRUE(r.converged);
+        EXPECT_EQ(r.projection_fallbacks, 0);
+        EXPECT_FALSE(r.projected);
+    }
+    EXPECT_EQ(ops.projections, std::vector<bool>(3, false)); // once per step: exact
+    EXPECT_EQ(memory.projected_steps, 0);
+
+    // Always projects, whatever happens.
+    QuarticOperations always(4);
+    NewtonSettings a = rules(20, 1e-6);
+    a.projection = HessianProjection::Always;
+    NewtonMemory always_memory;
+    EXPECT_TRUE(newton_step(always, a, always_memory).projected);
+    EXPECT_EQ(always.projections, std::vector<bool>{true});
+}
+
+TEST(Newton, OnDemandProjectionFallsBackWhenTheExactHessianFailsAndHoldsForAFewSteps) {
+    for (const bool breakdown : {true, false}) { // a PCG breakdown, or only an ascent direction
+        SCOPED_TRACE(breakdown);
+        QuarticOperations ops(4);
+        ops.exact_indefinite = true;
+        ops.breakdown_when_broken = breakdown;
+        NewtonSettings s = rules(20, 1e-6);
+        s.projection = HessianProjection::OnDemand;
+        NewtonMemory memory;
+        const StepResult r = newton_step(ops, s, memory);
+        // The first solve failed; the iteration was redone projected (Hessians evaluated again
+        // at the same iterate), and Newton converged as the projected Newton does.
+        EXPECT_TRUE(r.converged);
+        EXPECT_EQ(r.projection_fallbacks, 1);
+        EXPECT_TRUE(r.projected);
+        EXPECT_EQ(r.line_search_failures, 0); // no scaled-gradient step was taken
+        EXPECT_EQ(ops.fallbacks, 0);
+        EXPECT_EQ(ops.projections, (std::vector<bool>{false, true}));
+        EXPECT_EQ(ops.hessian_evaluations, r.newton_iterations + 1);
+        for (std::size_t k = 0; k < ops.x.size(); ++k)
+            EXPECT_NEAR(ops.a[k] * ops.x[k] + std::pow(ops.x[k], 3), ops.b[k], 1e-8);
+        EXPECT_EQ(memory.projected_steps, kProjectionHold);
+
+        // The next kProjectionHold steps start projected (no failed exact solves); the one after
+        // tries exact again, fails again, and holds twice as long.
+        ops.projections.clear();
+        const auto step_from_zero = [&] {
+            ops.x.assign(4, 0.0); // away from the minimiser: every step solves
+            return newton_step(ops, s, memory);
+        };
+        for (int step = 0; step < kProjectionHold; ++step) {
+            const StepResult held = step_from_zero();
+            EXPECT_EQ(held.projection_fallbacks, 0);
+            EXPECT_TRUE(held.projected);
+        }
+        EXPECT_EQ(ops.projections, std::vector<bool>(kProjectionHold, true));
+        EXPECT_EQ(step_from_zero().projection_fallbacks, 1);
+        EXPECT_EQ(memory.projected_steps, 2 * kProjectionHold);
+
+        // Once the exact Hessian works again, a step stays exact and the hold starts over.
+        ops.exact_indefinite = false;
+        for (int step = 0; step < 2 * kProjectionHold; ++step) step_from_zero();
+        const StepResult exact = step_from_zero();
+        EXPECT_FALSE(exact.projected);
+        EXPECT_EQ(memory.projection_hold, 0);
+    }
 }
 
 TEST(Newton, ANonFiniteStateIsRolledBack) {

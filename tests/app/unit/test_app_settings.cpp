@@ -42,7 +42,7 @@ TEST(AppSettings, DefaultsAreTheClisExceptTheFrameBudget) {
     EXPECT_EQ(app.multigrid_every_iteration, expected.multigrid_every_iteration);
     EXPECT_EQ(app.multigrid_lag, expected.multigrid_lag);
     EXPECT_EQ(app.multigrid_rest_modes, expected.multigrid_rest_modes);
-    EXPECT_EQ(app.project_hessian, expected.project_hessian);
+    EXPECT_EQ(app.projection, expected.projection);
     EXPECT_EQ(app.deterministic, expected.deterministic);
     EXPECT_EQ(app.ground_height, expected.ground_height);
     EXPECT_EQ(app.ground_stiffness, expected.ground_stiffness);

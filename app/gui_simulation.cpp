@@ -135,6 +135,10 @@ bool solver_section(SimulationSettings& s) {
     if (!ImGui::CollapsingHeader("Solver")) return false;
     bool changed = choice_combo("summation", s.summation);
     changed |= choice_combo("preconditioner", s.preconditioner);
+    changed |= choice_combo("PSD projection", s.projection);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("on demand: exact Hessians (Newton converges fast), projected for a "
+                          "few frames once a solve finds one indefinite; always: projected");
     changed |= edit_double("Newton tol", &s.newton_tolerance, "%.2g");
     changed |= edit_int("Newton cap", &s.max_newton_iterations);
     changed |= edit_double("budget [ms]", &s.frame_budget_ms, "%.3g");

@@ -135,7 +135,7 @@ public:
     /// returns an ascent direction.
     bool exact_indefinite = false, breakdown_when_broken = true;
     bool projecting = true, hessian_projected = true, assembled_projected = true;
-    std::vector<bool> projections; ///< set_projection calls, in order
+    std::vector<bool> projections;         ///< set_projection calls, in order
     std::vector<double> linear_tolerances; ///< set_linear_tolerance calls, in order
     int evaluations = 0, hessian_evaluations = 0, warm_solves = 0, fallbacks = 0, restarts = 0,
         start_potentials = 0;

@@ -52,6 +52,12 @@ public:
     /// Whether revalue() and solve() replay captured CUDA graphs (the default) or
     /// launch their kernels one by one (the same kernels; tests compare the two).
     void set_graphs(bool on) EDN_CUDA_ONLY;
+    /// Whether the cycle's fine-level products read the fine snapshot's upper part (each
+    /// off-diagonal block once, A_ij^T x_i added by float atomics: faster, but the atomics' order
+    /// varies the last bits from run to run; off for deterministic runs). Used for p = 1 widths
+    /// (PcgTuning) and fine matrices larger than the L2 cache (`any_size`: whatever the size,
+    /// for tests). Default off.
+    void set_upper_products(bool on, bool any_size = false) EDN_CUDA_ONLY;
     /// solve() with host vectors and the hierarchy's pins (copies; for tests): x holds the
     /// start (used when settings.warm_start) and receives the solution.
     PcgResult solve(const BinBcsrMatrixView<float>& a, const std::vector<float>& b,

@@ -125,6 +125,8 @@ public:
     /// y4 = A x: y4 holds 4 floats per row (x, y, z, unused); zeroed here, then one kernel with
     /// `warps_per_bin` warps per bin (1 or 8; 0: chosen from the size, see upper_matrix.cu).
     void multiply_device(const float* x, float* y4, int warps_per_bin = 0) const EDN_CUDA_ONLY;
+    /// The warps per bin multiply_device chooses for 0 (measured, see upper_matrix.cu).
+    int chosen_warps_per_bin() const EDN_CUDA_ONLY;
     /// y = A x with host vectors (copies; for tests).
     std::vector<float> multiply(const std::vector<float>& x,
                                 int warps_per_bin = 0) const EDN_CUDA_ONLY;

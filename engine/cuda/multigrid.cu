@@ -1,6 +1,7 @@
 // CUDA twin of the multigrid re-value and V-cycle (cuda/cuda_multigrid.hpp; the CPU reference is
 // cpu/multigrid.cpp, the same maps and the same arithmetic in double): the hierarchy's device
 // state, the launch sequences and the flexible CG. Kernels: cuda/multigrid_kernels.cuh.
+#include "cuda/cuda_pcg.hpp"
 #include "cuda/multigrid_kernels.cuh"
 #include "cuda/multigrid_nullspace.cuh"
 
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <initializer_list>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -60,6 +62,12 @@ struct Multigrid::Impl {
     // The fine matrix's values and diagonal planes at the last re-value: the cycle smooths with
     // them (MultigridHierarchy::fine_values: a lagged hierarchy stays one SPD preconditioner).
     DeviceBuffer<float> fine_values, fine_diag;
+    // Its upper part (set_upper_products), refreshed at every re-value, and the product's
+    // output (4 floats per row).
+    bool upper_products = false, upper_any_size = false;
+    long long l2_bytes = -1; // the device's L2 cache (queried at the first re-value)
+    std::unique_ptr<UpperMatrix> fine_upper;
+    DeviceBuffer<float> fine_y4;
     DeviceBuffer<double> cg_scalars{kCgSlots};
     double* host_scalars = nullptr; // pinned: solve()'s inputs up, its outcome down
     // Launches go to `s`: the default stream, or the capture stream while a re-value or a CG
@@ -151,6 +159,13 @@ struct Multigrid::Impl {
     /// v = A_l u for the operator o of level l: 3 x 3 blocks through cuda::spmv with the measured
     /// kernel for its size (cuda/spmv.cu), larger blocks with spmv_warps warps per bin.
     template <int B> void spmv(const DeviceOp& o, const float* u, float* v, int l) {
+        if (l == 0 && fine_upper && o.values == fine_values.data()) { // the snapshot's
+            spmv_upper(fine_upper->view(), u, fine_y4.data(), fine_upper->chosen_warps_per_bin(),
+                       s);
+            k_from_float4<<<grid_for(o.p.num_rows), kThreads, 0, s>>>(o.p.num_rows, fine_y4.data(),
+                                                                      v);
+            return;
+        }
         if constexpr (B == 3) {
             const BinBcsrMatrixView<float> m{o.p, const_cast<float*>(o.values),
                                              const_cast<float*>(o.diag)};
@@ -181,8 +196,8 @@ struct Multigrid::Impl {
     void enqueue_iteration_head(const BinBcsrMatrixView<float>& a, float* xv,
                                 const std::uint8_t* fixed_rows, cudaGraphConditionalHandle loop,
                                 cudaGraphConditionalHandle more, bool set);
-    void enqueue_iteration_tail(const BinBcsrMatrixView<float>& a,
-                                cudaGraphConditionalHandle loop, bool set);
+    void enqueue_iteration_tail(const BinBcsrMatrixView<float>& a, cudaGraphConditionalHandle loop,
+                                bool set);
     bool capture_solve(const std::vector<std::uintptr_t>& key, const BinBcsrMatrixView<float>& a,
                        const float* bv, float* xv, const std::uint8_t* fixed_rows);
     bool solve_graph_failed = false; // no conditional graph nodes here: direct launches
@@ -215,7 +230,7 @@ template <int B> void Multigrid::Impl::lanczos(const DeviceOp& o, Level& level, 
         k_lanczos_p<<<grid_for(dofs), kThreads, 0, s>>>(dofs, sc, zv, pv);
     }
     k_lanczos_finish<<<1, 32, 0, s>>>(sc, level.damping, settings.smoother_ratio,
-                                     settings.smoother_degree, level.coef.data());
+                                      settings.smoother_degree, level.coef.data());
 }
 
 template <int B, int K> void Multigrid::Impl::revalue_level(const DeviceOp& o, int l) {
@@ -409,6 +424,12 @@ void Multigrid::set_graphs(bool on) {
     impl_->graphs = on;
 }
 
+void Multigrid::set_upper_products(bool on, bool any_size) {
+    impl_->upper_products = on;
+    impl_->upper_any_size = any_size;
+    if (!on) impl_->fine_upper.reset();
+}
+
 int Multigrid::num_levels() const {
     return static_cast<int>(impl_->levels.size()) + 1;
 }
@@ -446,6 +467,28 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
                         [&]<int B, int K>() { m.revalue_level<B, K>(o, static_cast<int>(l)); });
         }
     });
+    // The snapshot's upper part for the cycle's fine products (outside the graph: its first
+    // update builds the pattern, with waits): for p = 1 widths (PcgTuning) and a fine matrix
+    // larger than the L2 cache. H100, bunny: 1.15M tets (130 MB) PCG 12.41 -> 11.51 ms per
+    // frame; 187K tets (23.5 MB, L2-resident, where the full product is fast already and the
+    // atomics cost more) 2.93 -> 3.15 ms, so not there.
+    const PcgTuning tuning;
+    const Index fine = a.pattern.num_rows;
+    if (m.l2_bytes < 0) {
+        int device = 0, l2 = 0;
+        EDN_CUDA_CHECK(cudaGetDevice(&device));
+        EDN_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+        m.l2_bytes = l2;
+    }
+    if (m.upper_products && !m.levels.empty() && fine >= tuning.upper_min_rows &&
+        double(m.fine_values.size() / 9) <= tuning.upper_max_width * double(fine) &&
+        (m.upper_any_size || m.fine_values.bytes() > static_cast<std::size_t>(m.l2_bytes))) {
+        if (!m.fine_upper) {
+            m.fine_upper = std::make_unique<UpperMatrix>(m.s);
+            m.fine_y4 = DeviceBuffer<float>(4 * static_cast<std::size_t>(fine));
+        }
+        m.fine_upper->update({a.pattern, m.fine_values.data(), m.fine_diag.data()});
+    }
     // the coarsest operator (<= coarsest_dofs), inverted on the host in double: one wait
     const int l = static_cast<int>(m.levels.size());
     const DeviceOp o = m.op(a, l);
@@ -654,8 +697,10 @@ PcgResult Multigrid::solve(const BinBcsrMatrixView<float>& a, const float* b, fl
     double* sc = m.cg_scalars.data();
     EDN_CUDA_CHECK(
         cudaMemcpyAsync(sc, host, kCgSlots * sizeof(double), cudaMemcpyHostToDevice, nullptr));
-    const std::vector<std::uintptr_t> key = Impl::key_of(
-        a, {b, x, fixed, m.cg.data(), m.coarsest_inverse.data(), m.fine_values.data()});
+    // (the upper part's values: the cycle's fine products change with set_upper_products)
+    const std::vector<std::uintptr_t> key =
+        Impl::key_of(a, {b, x, fixed, m.cg.data(), m.coarsest_inverse.data(), m.fine_values.data(),
+                         m.fine_upper ? m.fine_upper->view().values : nullptr});
     const bool graph =
         m.graphs && !m.graphs_failed && !m.solve_graph_failed &&
         ((m.solve_graph.exec && m.solve_graph.key == key) || m.capture_solve(key, a, b, x, fixed));

@@ -770,6 +770,14 @@ __global__ void k_cg_direction(std::int64_t n, const double* s, const float* z, 
     p[i] = z[i] + float(s[cBeta]) * p[i];
 }
 
+/// v = the x, y, z of y4 (4 floats per row: the upper-part product's output).
+__global__ void k_from_float4(Index n, const float* y4, float* v) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const float4 y = reinterpret_cast<const float4*>(y4)[i];
+    v[3 * i] = y.x, v[3 * i + 1] = y.y, v[3 * i + 2] = y.z;
+}
+
 __global__ void k_zero_pinned(Index n, const std::uint8_t* fixed, float* z) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n && fixed[i]) z[3 * i] = z[3 * i + 1] = z[3 * i + 2] = 0;

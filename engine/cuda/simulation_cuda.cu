@@ -231,6 +231,11 @@ private:
     DeviceBuffer<float> mass_;      ///< lumped masses for the float matrix's diagonal
     DeviceBuffer<double> mass_d_;   ///< the same in double for the node terms
     DeviceBuffer<double> cell_energy_, node_energy_, forces_, extra_;
+    /// node -> force slots t * m + a of its incident cells (force_slots_kernel): vertex, edge and
+    /// face nodes' index arrays (per incidence, one entry per node of the simplex), and their
+    /// view over node->cells' offsets.
+    DeviceBuffer<Index> force_slots_[3];
+    NodeCellsView force_slots_view_{};
     DeviceDragRegion region_;             ///< the drag's region on the device
     DeviceBuffer<double> damping_energy_; ///< per cell Rayleigh stiffness damping potential
     DeviceBuffer<float> von_mises_;       ///< per cell, device_von_mises_stress()
@@ -319,6 +324,27 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     cell_energy_.resize(nt);
     node_energy_.resize(n);
     forces_.resize(static_cast<std::size_t>(nt) * npc * 3);
+    {
+        const NodeCellsView nc = assembly_->device_node_cells();
+        force_slots_view_ = nc;
+        CsrView* views[3] = {&force_slots_view_.vertex_cells, &force_slots_view_.edge_cells,
+                             &force_slots_view_.face_cells};
+        const Index rows[3] = {layout.num_vertices,
+                               layout.nodes_per_edge() > 0 ? layout.num_edges : 0,
+                               layout.nodes_per_face() > 0 ? layout.num_faces : 0};
+        const Index per[3] = {1, layout.nodes_per_edge(), layout.nodes_per_face()};
+        for (int k = 0; k < 3; ++k) {
+            if (rows[k] == 0) continue;
+            Index incidences = 0; // the CSR's length: its last offset
+            EDN_CUDA_CHECK(cudaMemcpy(&incidences, views[k]->offsets + rows[k], sizeof(Index),
+                                      cudaMemcpyDeviceToHost));
+            force_slots_[k].resize(static_cast<std::size_t>(incidences) * per[k]);
+            views[k]->indices = force_slots_[k].data();
+        }
+        force_slots_kernel<<<blocks_for(n), kBlock>>>(nc, assembly_->device_cell_nodes().nodes, npc,
+                                                      n, force_slots_view_);
+        EDN_CUDA_CHECK_LAUNCH();
+    }
     extra_.resize(1);
     fixed_.resize(n);
     bad_.resize(1);
@@ -365,8 +391,7 @@ void CudaBackend::launch_elements(const Material& material, const double* y, int
     element_kernel<P>
         <<<static_cast<unsigned int>((nt + kElementBlock - 1) / kElementBlock), kElementBlock>>>(
             material, rest_elements_.data(), rule_, rule_f_, cn.nodes, nt, y, outputs,
-            project_hessians(), cell_energy_.data(), forces_.data(), blocks,
-            element_damping());
+            project_hessians(), cell_energy_.data(), forces_.data(), blocks, element_damping());
     EDN_CUDA_CHECK_LAUNCH();
 }
 
@@ -446,6 +471,7 @@ void CudaBackend::build_multigrid(bool in_step) {
     const MultigridHierarchy h = cpu::build_mesh_multigrid(assembly_->download_pattern(), mesh,
                                                            topology, layout, fixed.data(), mg);
     multigrid_ = std::make_unique<cuda::Multigrid>(h);
+    multigrid_->set_upper_products(!settings.deterministic); // as the PCG's (PcgOptions)
     multigrid_fixed_ = fixed;
     multigrid_refresh_.invalidate();
     count_solver_setup(start, in_step);
@@ -477,11 +503,10 @@ double CudaBackend::evaluate(const double* y, int outputs, double* gradient) {
     launch_elements(y, outputs);
     const Index n = layout.num_nodes();
     const bool with_gradient = outputs & kGradient;
-    node_kernel<<<blocks_for(n), kBlock>>>(
-        node_terms(), assembly_->device_node_cells(), assembly_->device_cell_nodes().nodes,
-        nodes_per_cell(layout.order), mass_d_.data(), fixed_.data(), rest_x_.data(), y,
-        y_tilde_.data(), x_start_.data(), forces_.data(), n, with_gradient, node_energy_.data(),
-        gradient);
+    node_kernel<<<blocks_for(n), kBlock>>>(node_terms(), force_slots_view_, mass_d_.data(),
+                                           fixed_.data(), rest_x_.data(), y, y_tilde_.data(),
+                                           x_start_.data(), forces_.data(), n, with_gradient,
+                                           node_energy_.data(), gradient);
     EDN_CUDA_CHECK_LAUNCH();
     last_strain_energy_ = device_sum(cell_energy_.data(), mesh.num_cells());
     double total = last_strain_energy_ + device_sum(node_energy_.data(), n);
@@ -511,8 +536,7 @@ double CudaBackend::drag_energy(const double* y, double* gradient) {
 double CudaBackend::node_potential(const double* y) {
     const Index n = layout.num_nodes();
     node_kernel<<<blocks_for(n), kBlock>>>(
-        node_terms(), assembly_->device_node_cells(), assembly_->device_cell_nodes().nodes,
-        nodes_per_cell(layout.order), mass_d_.data(), fixed_.data(), rest_x_.data(), y,
+        node_terms(), force_slots_view_, mass_d_.data(), fixed_.data(), rest_x_.data(), y,
         y_tilde_.data(), x_start_.data(), forces_.data(), n, false, node_energy_.data(), g_.data());
     EDN_CUDA_CHECK_LAUNCH();
     return device_sum(node_energy_.data(), n) + drag_energy(y, nullptr);

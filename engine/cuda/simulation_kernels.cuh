@@ -245,14 +245,49 @@ __global__ void element_kernel(Material material, const RestElement<double>* res
     }
 }
 
+/// Node i's place among the nodes of its simplex (vertex, edge or face) and their number: the
+/// nodes of one simplex share its node->cells row, so a per-node table over that row has `per`
+/// entries per incidence (p = 3: two nodes per edge).
+__device__ inline void node_in_simplex(const NodeLayout& layout, Index i, int& j, int& per) {
+    if (i < layout.num_vertices) {
+        j = 0, per = 1;
+    } else if (i < layout.first_face_node()) {
+        per = static_cast<int>(layout.nodes_per_edge());
+        j = static_cast<int>((i - layout.first_edge_node()) % per);
+    } else {
+        per = static_cast<int>(layout.nodes_per_face());
+        j = static_cast<int>((i - layout.first_face_node()) % per);
+    }
+}
+
+/// The element-force slots t * m + a of every node's incident cells (node i is cell t's local
+/// node a), in node->cells order, into `slots` (node->cells' offsets; its index arrays hold
+/// `per` entries per incidence, node_in_simplex): what node_kernel gathers, found once per
+/// pattern instead of searching each cell's nodes in every element pass.
+__global__ void force_slots_kernel(NodeCellsView nc, const Index* cell_nodes, int m, Index n,
+                                   NodeCellsView slots) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    Index simplex = 0;
+    const CsrView& csr = nc.csr_of(i, simplex);
+    const CsrView& out = slots.csr_of(i, simplex);
+    int j = 0, per = 1;
+    node_in_simplex(nc.layout, i, j, per);
+    for (Index k = csr.offsets[simplex]; k < csr.offsets[simplex + 1]; ++k) {
+        const Index t = csr.indices[k];
+        int a = 0;
+        while (cell_nodes[static_cast<std::int64_t>(t) * m + a] != i) ++a;
+        const_cast<Index*>(out.indices)[static_cast<std::int64_t>(k) * per + j] = t * m + a;
+    }
+}
+
 /// Per node, in double: inertia, damping, gravity and ground terms; energy per node and
-/// (optionally) the full gradient with the element forces gathered through node->cells (a fixed
-/// order: deterministic).
-__global__ void node_kernel(NodeTerms terms, NodeCellsView nc, const Index* cell_nodes, int m,
-                            const double* mass, const std::uint8_t* fixed, const double* rest_x,
-                            const double* y, const double* y_tilde, const double* x_start,
-                            const double* forces, Index n, bool with_gradient, double* node_energy,
-                            double* gradient) {
+/// (optionally) the full gradient with the element forces gathered through the node's force
+/// slots (force_slots_kernel; a fixed order: deterministic).
+__global__ void node_kernel(NodeTerms terms, NodeCellsView force_slots, const double* mass,
+                            const std::uint8_t* fixed, const double* rest_x, const double* y,
+                            const double* y_tilde, const double* x_start, const double* forces,
+                            Index n, bool with_gradient, double* node_energy, double* gradient) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     double e = 0, g[3];
@@ -285,12 +320,12 @@ __global__ void node_kernel(NodeTerms terms, NodeCellsView nc, const Index* cell
     node_energy[i] = e;
     if (!with_gradient) return;
     Index simplex = 0;
-    const CsrView& csr = nc.csr_of(i, simplex);
+    const CsrView& csr = force_slots.csr_of(i, simplex);
+    int j = 0, per = 1;
+    node_in_simplex(force_slots.layout, i, j, per);
     for (Index k = csr.offsets[simplex]; k < csr.offsets[simplex + 1]; ++k) {
-        const Index t = csr.indices[k];
-        int a = 0;
-        while (cell_nodes[static_cast<std::int64_t>(t) * m + a] != i) ++a;
-        const double* f = forces + (static_cast<std::int64_t>(t) * m + a) * 3;
+        const Index slot = csr.indices[static_cast<std::int64_t>(k) * per + j];
+        const double* f = forces + 3 * static_cast<std::int64_t>(slot);
         g[0] += f[0], g[1] += f[1], g[2] += f[2];
     }
     const bool pinned = fixed[i] != 0;

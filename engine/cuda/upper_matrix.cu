@@ -165,14 +165,18 @@ void UpperMatrix::multiply_device(const float* x, float* y4, int warps_per_bin) 
     EDN_VERIFY(warps_per_bin == 0 || warps_per_bin == 1 || warps_per_bin == 8, ErrorCode::Usage,
                "UpperMatrix: warps_per_bin must be 0, 1 or 8, got " << warps_per_bin);
     if (d.rows == 0) return;
+    spmv_upper(view(), x, y4, warps_per_bin == 0 ? chosen_warps_per_bin() : warps_per_bin,
+               d.stream);
+}
+
+int UpperMatrix::chosen_warps_per_bin() const {
+    const Impl& d = *impl_;
     // Warps per bin, measured on the H100 (us, 1 / 8 warps): p = 1 403K 11.2 / 10.2, 720K
     // 16.4 / 18.6, 1.1M 25.6 / 27.0; p = 2 127K 82.3 / 58.0, 403K 180 / 192, 720K 332 / 340,
     // 1.1M 536 / 522; p = 3 127K 363 / 331, 403K 1052 / 1059. Eight warps where the bins are
     // few or their rows long and the matrix moderate, one where many short rows fill the GPU.
     const double width = d.rows ? double(d.slots) / double(d.rows) : 0.0;
-    if (warps_per_bin == 0)
-        warps_per_bin = (width <= 10.0 ? d.rows <= 100'000 : d.slots <= (Index{1} << 24)) ? 8 : 1;
-    spmv_upper(view(), x, y4, warps_per_bin, d.stream);
+    return (width <= 10.0 ? d.rows <= 100'000 : d.slots <= (Index{1} << 24)) ? 8 : 1;
 }
 
 std::vector<float> UpperMatrix::multiply(const std::vector<float>& x, int warps_per_bin) const {

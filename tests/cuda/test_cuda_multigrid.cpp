@@ -190,6 +190,46 @@ TEST_P(CudaMultigrid, GraphsReplayTheDirectLaunches) {
     }
 }
 
+// The fine products from the snapshot's upper part (set_upper_products: float atomics, used
+// from 2^14 rows at p = 1 widths, here whatever the matrix's size) give the full products'
+// cycle and solve to float rounding.
+TEST_P(CudaMultigrid, UpperPartProductsSolveAsTheFullProducts) {
+    const int order = GetParam();
+    if (order != 1) GTEST_SKIP() << "p >= 2 rows are too wide for the upper part's product";
+    test::LinearSystem s(test::make_random_perturbed_box(26, 26, 26, 1.0, 1.0, 1.0, 0.1, 9), order,
+                         1e-3);
+    ASSERT_GE(s.rows(), Index{1} << 14);
+    const std::vector<std::uint8_t> fixed = s.bottom_nodes();
+    const MultigridHierarchy h = make_hierarchy(s, order, fixed);
+    cuda::Multigrid full(h), upper(h);
+    upper.set_upper_products(true, /*any_size=*/true); // an L2-resident matrix
+    const cuda::DeviceMatrix a(s.af);
+    full.revalue(a.view());
+    upper.revalue(a.view());
+    std::vector<double> bd = test::random_vector(s.dofs(), 31);
+    for (Index i = 0; i < s.rows(); ++i)
+        if (fixed[i]) bd[3 * i] = bd[3 * i + 1] = bd[3 * i + 2] = 0;
+    const std::vector<float> b(bd.begin(), bd.end());
+    const std::vector<float> z_full = full.apply(a.view(), b), z_upper = upper.apply(a.view(), b);
+    double err = 0, scale = 0;
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        err = std::max(err, std::abs(double(z_full[i]) - double(z_upper[i])));
+        scale = std::max(scale, std::abs(double(z_full[i])));
+    }
+    EXPECT_GT(scale, 0.0);
+    EXPECT_LT(err, 1e-4 * scale);
+    EXPECT_GT(err, 0.0) << "the upper part's product was not used";
+    PcgSettings settings;
+    settings.relative_tolerance = 1e-6;
+    settings.max_iterations = 200;
+    std::vector<float> x1(b.size(), 0.f), x2(b.size(), 0.f);
+    const PcgResult r1 = full.solve(a.view(), b, x1, settings);
+    const PcgResult r2 = upper.solve(a.view(), b, x2, settings);
+    EXPECT_TRUE(r1.converged);
+    EXPECT_TRUE(r2.converged);
+    EXPECT_LE(std::abs(r1.iterations - r2.iterations), 1);
+}
+
 // The device-side stopping decisions (the solve graph's while node, or the direct launches'
 // read-backs): the iteration cap stops unconverged after exactly that many iterations, a zero
 // right-hand side converges before any, and a converged solution as warm start needs none.

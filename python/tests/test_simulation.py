@@ -117,6 +117,9 @@ def test_settings_use_the_cli_parser():
     assert s.with_options(dt=0.5).dt == 0.5 and s.dt == pytest.approx(1 / 60)
     assert set(elastodyn.presets()) >= {"silicone", "gel", "foam"}
     assert any(name == "newton-tol" for name, _, _ in elastodyn.settings_options())
+    assert elastodyn.Settings().projection == "on_demand"
+    assert elastodyn.Settings(projection="always").projection == "always"
+    assert elastodyn.Settings(exact_hessian=True).projection == "never"
 
 
 def test_bad_settings_raise_with_a_clear_message(box):

@@ -8,6 +8,7 @@
 #include "sim/simulation_backend.hpp"
 #include "sim/state_transfer.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace edn {
@@ -187,7 +188,11 @@ const std::optional<DragSpring>& Simulation::drag() const {
 
 SolverMemory Simulation::solver_memory() const {
     const NewtonMemory& memory = backend_->newton_memory;
-    SolverMemory result{memory.strain_at_x, memory.kinetic_at_x, {}};
+    SolverMemory result{memory.strain_at_x,
+                        memory.kinetic_at_x,
+                        {},
+                        memory.projected_steps,
+                        memory.projection_hold};
     if (memory.have_first_direction) result.warm_start = backend_->warm_start();
     return result;
 }
@@ -202,6 +207,8 @@ void Simulation::set_solver_memory(const SolverMemory& memory) {
     next.kinetic_at_x = memory.kinetic_at_x;
     next.have_first_direction =
         !memory.warm_start.empty() && backend_->set_warm_start(memory.warm_start);
+    next.projected_steps = std::clamp(memory.projected_steps, 0, kMaxProjectionHold);
+    next.projection_hold = std::clamp(memory.projection_hold, 0, kMaxProjectionHold);
     backend_->newton_memory = next;
 }
 

@@ -214,6 +214,9 @@ struct SolverMemory {
     double strain_at_x = 0;         ///< W(x) at the end of the last step (NaN: none yet)
     double kinetic_at_x = 0;        ///< its kinetic energy (NaN: none yet)
     std::vector<double> warm_start; ///< 3 per node; empty: none (or a backend that keeps none)
+    /// On-demand projection (HessianProjection::OnDemand): steps left that start projected and
+    /// the last fallback's hold (NewtonMemory).
+    int projected_steps = 0, projection_hold = 0;
 };
 
 class SimulationBackend;

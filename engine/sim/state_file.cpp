@@ -5,6 +5,7 @@
 #include "core/json.hpp"
 #include "sim/json_fields.hpp"
 #include "sim/settings_json.hpp"
+#include "solver/newton.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -169,6 +170,10 @@ void write_state_file(const std::filesystem::path& path, const SimulationState& 
     header["nodes"] = static_cast<std::int64_t>(state.pinned.size());
     header["frame"] = state.frame;
     header["warm_start"] = !state.memory.warm_start.empty();
+    // On-demand projection's hold after a fallback (absent when none: older files read alike).
+    if (state.memory.projected_steps > 0 || state.memory.projection_hold > 0)
+        header["projection_hold"] =
+            Json::array({state.memory.projected_steps, state.memory.projection_hold});
     header["drag"] = state.drag ? drag_json(*state.drag) : Json(nullptr);
     Json settings = Json::object();
     write_settings_json(state.settings, nullptr, settings);
@@ -250,8 +255,8 @@ SimulationState read_state_file(const std::filesystem::path& path) {
     const Json header = parse_json(header_text, source + " (header)", &lines);
     const JsonFieldReader reader(source + " (header)", &lines);
     const JsonField root = reader.root(header);
-    reader.expect_object(root,
-                         {"vertices", "cells", "nodes", "frame", "warm_start", "drag", "settings"});
+    reader.expect_object(root, {"vertices", "cells", "nodes", "frame", "warm_start", "drag",
+                                "settings", "projection_hold"});
     for (const char* key : {"vertices", "cells", "nodes", "frame", "warm_start", "settings"})
         if (!header.contains(key)) reader.fail(root, std::string("needs \"") + key + "\"");
     constexpr std::int64_t kMaxCount = std::numeric_limits<Index>::max();
@@ -262,6 +267,15 @@ SimulationState read_state_file(const std::filesystem::path& path) {
     state.frame =
         reader.integer(reader.member(root, "frame"), 0, std::numeric_limits<std::int64_t>::max());
     const bool warm = reader.boolean(reader.member(root, "warm_start"));
+    if (header.contains("projection_hold")) {
+        const JsonField hold = reader.member(root, "projection_hold");
+        if (!hold->is_array() || hold->size() != 2)
+            reader.fail(hold, "expected [steps left, hold]");
+        state.memory.projected_steps =
+            static_cast<int>(reader.integer(reader.element(hold, 0), 0, kMaxProjectionHold));
+        state.memory.projection_hold =
+            static_cast<int>(reader.integer(reader.element(hold, 1), 0, kMaxProjectionHold));
+    }
     const JsonField settings = reader.member(root, "settings");
     reader.expect_object(settings, {"order", "material", "time", "solver", "ground"});
     read_settings_json(reader, settings, state.settings);

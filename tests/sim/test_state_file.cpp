@@ -86,6 +86,34 @@ TEST_P(StateFile, ResumedRunStepsBitForBitAsTheOriginal) {
 
 INSTANTIATE_TEST_SUITE_P(Orders, StateFile, ::testing::Values(1, 2));
 
+TEST(StateFileProjection, AFallbacksHoldIsSavedAndResumed) {
+    // On-demand projection after a fallback: the next steps start projected. A state saved
+    // during the hold resumes it (the header's "projection_hold"), so the resumed steps project
+    // as the original's do.
+    test::TempDir dir{"edn_state_hold"};
+    std::unique_ptr<Simulation> original = worked_simulation(1);
+    SolverMemory memory = original->solver_memory();
+    memory.projected_steps = 3;
+    memory.projection_hold = 8;
+    original->set_solver_memory(memory);
+    const fs::path file = dir.path / "held.edns";
+    write_state_file(file, capture_state(*original));
+    std::unique_ptr<Simulation> resumed = restore_simulation(read_state_file(file), file.string());
+    EXPECT_EQ(resumed->solver_memory().projected_steps, 3);
+    EXPECT_EQ(resumed->solver_memory().projection_hold, 8);
+    for (int i = 0; i < 4; ++i) {
+        const StepResult a = original->step();
+        const StepResult b = resumed->step();
+        EXPECT_EQ(a.projected, i < 3) << "step " << i;
+        EXPECT_EQ(a.projected, b.projected) << "step " << i;
+        ASSERT_EQ(original->positions(), resumed->positions()) << "step " << i;
+    }
+    // Without a hold the header has no such member (files read as before).
+    EXPECT_EQ(test::read_text(file).find("projection_hold") != std::string::npos, true);
+    write_state_file(file, capture_state(*original));
+    EXPECT_EQ(test::read_text(file).find("projection_hold"), std::string::npos);
+}
+
 /// The message read_state_file throws for a file holding `bytes`.
 std::string state_error(const fs::path& file, const std::string& bytes) {
     test::write_text(file, bytes);

@@ -274,13 +274,21 @@ void revalue_level(const Op& op, MultigridLevel& level, double damping, int powe
         double acc[K * K];
         sum_entry(cslots + Index(I), acc);
         for (int k = 0; k < K * K; ++k) coarse.diag[static_cast<std::size_t>(k) * nc + I] = acc[k];
-        const Index bin = Index(I) / kBinRows;
-        const std::int64_t begin = cp.bin_offsets[bin], end = cp.bin_offsets[bin + 1];
+        auto value_at = [&](Index row, Index s, int k) -> double& { // plane k of slot s
+            const Index bin = row / kBinRows;
+            const std::int64_t begin = cp.bin_offsets[bin], end = cp.bin_offsets[bin + 1];
+            return coarse.values[K * K * begin + k * (end - begin) + (s - begin)];
+        };
+        const std::vector<Index>& mirror = level.galerkin_mirror;
         for (Index j = 0; j < coarse.pattern.row_counts[I]; ++j) {
             const Index s = cp.slot(Index(I), j);
+            if (!mirror.empty() && mirror[s] < 0) continue; // a lower slot: its mirror's writes
             sum_entry(s, acc);
-            for (int k = 0; k < K * K; ++k)
-                coarse.values[K * K * begin + k * (end - begin) + (s - begin)] = acc[k];
+            for (int k = 0; k < K * K; ++k) value_at(Index(I), s, k) = acc[k];
+            if (mirror.empty()) continue;
+            const Index J = cp.columns[s];
+            for (int r = 0; r < K; ++r)
+                for (int c = 0; c < K; ++c) value_at(J, mirror[s], c * K + r) = acc[r * K + c];
         }
     });
 }

@@ -295,10 +295,8 @@ void coarse_pattern(MultigridLevel& level, BlockMatrix& coarse, int modes) {
 
     // Galerkin pairs per coarse entry (slots, then diagonal), by count + scan + fill.
     const Index slots = pat.num_slots();
-    auto entry_of = [&](Index I, Index J) -> Index {
-        if (I == J) return slots + I;
-        const Index cnt = pat.row_counts[I];
-        Index lo = 0, hi = cnt;
+    auto position = [&](Index I, Index J) { // of column J in row I: its j, or the row count
+        Index lo = 0, hi = pat.row_counts[I];
         while (lo < hi) { // columns of row I are sorted over j
             const Index mid = (lo + hi) / 2;
             if (pat.columns[v.slot(I, mid)] < J)
@@ -306,8 +304,28 @@ void coarse_pattern(MultigridLevel& level, BlockMatrix& coarse, int modes) {
             else
                 hi = mid;
         }
-        return v.slot(I, lo);
+        return lo < pat.row_counts[I] && pat.columns[v.slot(I, lo)] == J ? lo : pat.row_counts[I];
     };
+    auto entry_of = [&](Index I, Index J) -> Index {
+        return I == J ? slots + I : v.slot(I, position(I, J));
+    };
+    // A_c is symmetric (A is, and P is on both sides): pairs only for the diagonal and the upper
+    // slots (J > I); each upper block is written, transposed, to its mirror slot (J, I) too. A
+    // pattern that is not structurally symmetric (never from a symmetric A) keeps every entry.
+    std::vector<Index>& mirror = level.galerkin_mirror;
+    mirror.assign(static_cast<std::size_t>(slots), -1);
+    for (Index I = 0; I < nc; ++I)
+        for (Index j = 0; j < pat.row_counts[I]; ++j) {
+            const Index s = v.slot(I, j), J = pat.columns[s];
+            if (J < I) continue;
+            const Index at = position(J, I);
+            if (at == pat.row_counts[J]) { // structurally unsymmetric: every entry summed
+                mirror.clear();
+                I = nc;
+                break;
+            }
+            mirror[s] = v.slot(J, at);
+        }
     std::vector<Index>& off = level.galerkin_offsets;
     off.assign(static_cast<std::size_t>(slots) + nc + 1, 0);
     auto for_pairs = [&](auto&& f) {
@@ -315,7 +333,8 @@ void coarse_pattern(MultigridLevel& level, BlockMatrix& coarse, int modes) {
             for (Index t = t_offsets[I]; t < t_offsets[I + 1]; ++t) {
                 const Index i = t_rows[t];
                 for (Index q = ap.offsets[i]; q < ap.offsets[i + 1]; ++q)
-                    f(entry_of(I, ap.columns[q]), t_blocks[t], q);
+                    if (mirror.empty() || ap.columns[q] >= I)
+                        f(entry_of(I, ap.columns[q]), t_blocks[t], q);
             }
     };
     for_pairs([&](Index e, Index, Index) { ++off[e + 1]; });

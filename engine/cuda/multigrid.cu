@@ -23,8 +23,8 @@ struct Multigrid::Impl {
         bool fixed_prolongator = false;
         double damping = 0;
         DeviceBuffer<Index> aggregate, p_offsets, p_rows, p_columns, smooth_offsets, smooth_entries,
-            ap_rows, pair_offsets, pair_entry, pair_p, g_offsets, g_p, g_ap, r_offsets, r_blocks,
-            r_rows;
+            ap_rows, pair_offsets, pair_entry, pair_p, g_offsets, g_p, g_ap, g_entries, g_mirror,
+            r_offsets, r_blocks, r_rows;
         Index p_blocks = 0, ap_blocks = 0;
         int spmv_warps = 1;                                            // bin_warps_for
         int galerkin_lanes = 1, restrict_lanes = 1, prolong_lanes = 1; // lanes_for each sum
@@ -253,12 +253,13 @@ template <int B, int K> void Multigrid::Impl::revalue_level(const DeviceOp& o, i
             level.pair_entry.data(), level.pair_p.data(), level.p_values.data(),
             level.ap_values.data());
     });
-    const std::int64_t entries = std::int64_t(level.g_offsets.size()) - 1;
+    const Index entries = static_cast<Index>(level.g_entries.size());
     with_lanes(level.galerkin_lanes, [&]<int G>() {
         k_galerkin<B, K, G><<<grid_for_groups(entries, G), kThreads, 0, s>>>(
-            level.coarse_pattern(), level.g_offsets.data(), level.g_p.data(), level.g_ap.data(),
-            level.p_values.data(), level.ap_values.data(), level.c_values.data(),
-            level.c_diag.data());
+            level.coarse_pattern(), entries, level.g_entries.data(), level.g_offsets.data(),
+            level.g_p.data(), level.g_ap.data(),
+            level.g_mirror.size() == 0 ? nullptr : level.g_mirror.data(), level.p_values.data(),
+            level.ap_values.data(), level.c_values.data(), level.c_diag.data());
     });
     EDN_CUDA_CHECK(cudaGetLastError());
 }
@@ -354,6 +355,15 @@ Multigrid::Multigrid(const MultigridHierarchy& h, int forced_lanes, int forced_w
         d.g_offsets = upload(s.galerkin_offsets);
         d.g_p = upload(s.galerkin_p);
         d.g_ap = upload(s.galerkin_ap);
+        d.g_mirror = upload(s.galerkin_mirror);
+        // the entries k_galerkin sums: slots with pairs (padding and mirrored lower slots have
+        // none) and every diagonal block
+        std::vector<Index> g_entries;
+        const Index c_slots = c.pattern.num_slots();
+        for (Index e = 0; e + 1 < static_cast<Index>(s.galerkin_offsets.size()); ++e)
+            if (e >= c_slots || s.galerkin_offsets[e + 1] > s.galerkin_offsets[e])
+                g_entries.push_back(e);
+        d.g_entries = upload(g_entries);
         d.r_offsets = upload(s.restriction_offsets);
         d.r_blocks = upload(s.restriction_blocks);
         d.r_rows = upload(s.restriction_rows);
@@ -376,9 +386,8 @@ Multigrid::Multigrid(const MultigridHierarchy& h, int forced_lanes, int forced_w
             d.spmv_warps = bin_warps_for(mean(blocks, own.num_rows), forced_warps);
             d.spmv_kernel = choose_spmv_kernel(own.num_rows, own.num_slots());
         }
-        const std::size_t entries = std::max<std::size_t>(s.galerkin_offsets.size(), 1) - 1;
-        d.galerkin_lanes =
-            lanes_for(mean(s.galerkin_p.size(), entries), std::int64_t(entries), forced_lanes);
+        d.galerkin_lanes = lanes_for(mean(s.galerkin_p.size(), g_entries.size()),
+                                     std::int64_t(g_entries.size()), forced_lanes);
         d.restrict_lanes = lanes_for(mean(s.restriction_blocks.size(), s.coarse_nodes),
                                      s.coarse_nodes, forced_lanes);
         d.smooth_lanes = lanes_for(mean(s.smooth_target.size(), s.prolongator.columns.size()),

@@ -483,16 +483,36 @@ __global__ void k_product(DeviceOp op, Index ap_blocks, const Index* ap_rows,
         for (int k = 0; k < B * K; ++k) ap_values[std::int64_t(q) * B * K + k] = acc[k];
 }
 
-// G lanes per coarse entry (slot, or #slots + row), splitting its (P block, A P block) pairs;
-// the bin of a slot by binary search over the (few) bin offsets; padding slots are left at 0.
+// Where slot e's values lie: plane k at values[at + k * stride] (its bin by binary search over
+// the few bin offsets; `planes` value planes per bin).
+struct SlotValues {
+    std::int64_t at, stride;
+};
+__device__ inline SlotValues slot_values(const BinBcsrPatternView& cp, int planes, Index e) {
+    Index lo = 0, hi = cp.num_bins; // the bin holding slot e: bin_offsets[lo] <= e < [lo + 1]
+    while (hi - lo > 1) {
+        const Index mid = (lo + hi) / 2;
+        if (cp.bin_offsets[mid] <= e)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const std::int64_t begin = cp.bin_offsets[lo];
+    return {planes * begin + (e - begin), cp.bin_offsets[lo + 1] - begin};
+}
+
+// G lanes per listed coarse entry (slot, or #slots + row), splitting its (P block, A P block)
+// pairs. With a mirror (symmetric A_c) the upper slots are listed and each also writes its
+// transpose to mirror[slot]; padding and lower slots are not listed (left at their 0 / mirror).
 template <int B, int K, int G>
-__global__ void k_galerkin(BinBcsrPatternView cp, const Index* g_offsets, const Index* g_p,
-                           const Index* g_ap, const float* p_values, const float* ap_values,
+__global__ void k_galerkin(BinBcsrPatternView cp, Index count, const Index* g_entries,
+                           const Index* g_offsets, const Index* g_p, const Index* g_ap,
+                           const Index* mirror, const float* p_values, const float* ap_values,
                            float* values, float* diag) {
     const Lane<G> t;
     const Index slots = cp.bin_offsets[cp.num_bins];
-    const bool valid = t.item < std::int64_t(slots) + cp.num_rows;
-    const Index e = valid ? static_cast<Index>(t.item) : 0;
+    const bool valid = t.item < count;
+    const Index e = g_entries[valid ? static_cast<Index>(t.item) : 0];
     float acc[K * K] = {};
     if (valid)
         for (Index k = g_offsets[e] + t.lane; k < g_offsets[e + 1]; k += G) {
@@ -504,22 +524,17 @@ __global__ void k_galerkin(BinBcsrPatternView cp, const Index* g_offsets, const 
         }
     group_sums<G>(acc);
     if (!valid || t.lane != 0) return;
-    if (g_offsets[e] == g_offsets[e + 1] && e < slots) return; // padding (or an empty block)
     if (e >= slots) {
         const Index row = e - slots;
         for (int k = 0; k < K * K; ++k) diag[std::int64_t(k) * cp.num_rows + row] = acc[k];
         return;
     }
-    Index lo = 0, hi = cp.num_bins; // the bin holding slot e: bin_offsets[lo] <= e < [lo + 1]
-    while (hi - lo > 1) {
-        const Index mid = (lo + hi) / 2;
-        if (cp.bin_offsets[mid] <= e)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    const std::int64_t begin = cp.bin_offsets[lo], stride = cp.bin_offsets[lo + 1] - begin;
-    for (int k = 0; k < K * K; ++k) values[K * K * begin + k * stride + (e - begin)] = acc[k];
+    const SlotValues own = slot_values(cp, K * K, e);
+    for (int k = 0; k < K * K; ++k) values[own.at + k * own.stride] = acc[k];
+    if (mirror == nullptr) return;
+    const SlotValues other = slot_values(cp, K * K, mirror[e]);
+    for (int r = 0; r < K; ++r)
+        for (int c = 0; c < K; ++c) values[other.at + (c * K + r) * other.stride] = acc[r * K + c];
 }
 
 // bc = P^T (b - ax): G lanes per coarse node, splitting its P blocks (the residual is formed as

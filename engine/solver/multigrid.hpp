@@ -92,6 +92,9 @@ struct MultigridLevel {
     std::vector<Index> product_offsets, product_entry, product_p;
     /// For coarse operator entry c: pairs (P block, A P block) at [galerkin_offsets[c], [c+1]).
     std::vector<Index> galerkin_offsets, galerkin_p, galerkin_ap;
+    /// Per coarse slot (I, J), J > I: the slot (J, I) that receives its transpose; the lower
+    /// slots have no pairs. Empty: no mirroring, every entry has its pairs.
+    std::vector<Index> galerkin_mirror;
     /// P^T: for coarse node I, its P blocks and their rows at [restriction_offsets[I], [I+1]).
     std::vector<Index> restriction_offsets, restriction_blocks, restriction_rows;
     bool fixed_prolongator = false; ///< P given (p-multigrid's first level), never re-valued

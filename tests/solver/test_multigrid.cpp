@@ -169,6 +169,21 @@ TEST_P(MultigridModes, ProlongatorAndCoarseOperatorsEqualBruteForceGalerkin) {
         EXPECT_LT(err, 1e-11 * max_abs(ac)) << "level " << l;
         // every structurally nonzero block of P^T A P is in the exact pattern, and no more rows
         EXPECT_EQ(c.pattern.num_rows, level.coarse_nodes);
+        // Symmetric A_c: the upper blocks are summed and mirrored, the lower ones have no pairs.
+        const BinBcsrPatternView cv = c.pattern.view();
+        ASSERT_EQ(level.galerkin_mirror.size(), static_cast<std::size_t>(c.pattern.num_slots()));
+        Index upper = 0;
+        for (Index row = 0; row < cv.num_rows; ++row)
+            for (Index j = 0; j < c.pattern.row_counts[row]; ++j) {
+                const Index s = cv.slot(row, j), col = cv.columns[s];
+                const bool has_pairs = level.galerkin_offsets[s + 1] > level.galerkin_offsets[s];
+                EXPECT_EQ(has_pairs, col > row);
+                if (col < row) continue;
+                ++upper;
+                ASSERT_GE(level.galerkin_mirror[s], 0);
+                EXPECT_EQ(cv.columns[level.galerkin_mirror[s]], row);
+            }
+        if (l == 0) EXPECT_GT(upper, 0) << "the first coarse level couples its nodes";
         a = ac_got;
     }
 }

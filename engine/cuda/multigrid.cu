@@ -23,14 +23,18 @@ struct Multigrid::Impl {
         bool fixed_prolongator = false;
         double damping = 0;
         DeviceBuffer<Index> aggregate, p_offsets, p_rows, p_columns, smooth_offsets, smooth_entries,
-            ap_rows, pair_offsets, pair_entry, pair_p, g_offsets, g_p, g_ap, g_entries, g_mirror,
-            r_offsets, r_blocks, r_rows;
+            pair_offsets, pair_entry, pair_p, g_offsets, g_p, g_ap, g_entries, g_mirror, r_offsets,
+            r_blocks, r_rows;
         Index p_blocks = 0, ap_blocks = 0;
         int spmv_warps = 1;                                            // bin_warps_for
         int galerkin_lanes = 1, restrict_lanes = 1, prolong_lanes = 1; // lanes_for each sum
         int smooth_lanes = 1, product_lanes = 1;
         SpmvKernel spmv_kernel; // 3 x 3 blocks: choose_spmv_kernel of this level's operator
         DeviceBuffer<float> tentative, p_values, ap_values, inverse_diag;
+        /// The operator's blocks, contiguous (k_gather_blocks): #slots + #rows entries; for the
+        /// fine level allocated at the first re-value (its pattern lives on the device).
+        DeviceBuffer<float> blocks;
+        Index entries = 0;
         DeviceBuffer<float> lanczos_start; ///< the CPU twin's start vector (free rows)
         DeviceBuffer<double> scalars;      ///< LanczosSlot
         DeviceBuffer<float> coef;          ///< [w, Chebyshev coefficients] (k_lanczos_finish)
@@ -239,17 +243,19 @@ template <int B, int K> void Multigrid::Impl::revalue_level(const DeviceOp& o, i
     k_inverse_diag<B><<<grid_for(n), kThreads, 0, s>>>(o, level.inverse_diag.data());
     lanczos<B>(o, level, l);
     const float* omega = level.coef.data();
+    k_gather_blocks<B>
+        <<<grid_for(level.entries), kThreads, 0, s>>>(o, level.entries, level.blocks.data());
     if (!level.fixed_prolongator)
         with_lanes(level.smooth_lanes, [&]<int G>() {
             k_smooth_prolongator<B, K, G><<<grid_for_groups(level.p_blocks, G), kThreads, 0, s>>>(
-                o, level.inverse_diag.data(), level.aggregate.data(), level.tentative.data(),
-                level.p_blocks, level.p_rows.data(), level.p_columns.data(),
+                o, level.blocks.data(), level.inverse_diag.data(), level.aggregate.data(),
+                level.tentative.data(), level.p_blocks, level.p_rows.data(), level.p_columns.data(),
                 level.smooth_offsets.data(), level.smooth_entries.data(), omega,
                 level.p_values.data());
         });
     with_lanes(level.product_lanes, [&]<int G>() {
         k_product<B, K, G><<<grid_for_groups(level.ap_blocks, G), kThreads, 0, s>>>(
-            o, level.ap_blocks, level.ap_rows.data(), level.pair_offsets.data(),
+            level.blocks.data(), level.ap_blocks, level.pair_offsets.data(),
             level.pair_entry.data(), level.pair_p.data(), level.p_values.data(),
             level.ap_values.data());
     });
@@ -337,7 +343,8 @@ Multigrid::Multigrid(const MultigridHierarchy& h, int forced_lanes, int forced_w
         d.tentative = upload_float(s.tentative);
         d.p_offsets = upload(s.prolongator.offsets);
         d.p_columns = upload(s.prolongator.columns);
-        d.p_values = upload_float(s.prolongator.values); // a given P keeps these values
+        d.p_values =
+            upload_padded(s.prolongator.values, s.block * c.block); // a given P keeps these
         d.p_blocks = static_cast<Index>(s.prolongator.columns.size());
         d.p_rows = upload(rows_of(s.prolongator.offsets));
         {
@@ -347,11 +354,11 @@ Multigrid::Multigrid(const MultigridHierarchy& h, int forced_lanes, int forced_w
             d.smooth_entries = upload(entries);
         }
         d.ap_blocks = static_cast<Index>(s.product.columns.size());
-        d.ap_rows = upload(rows_of(s.product.offsets));
         d.pair_offsets = upload(s.product_offsets);
         d.pair_entry = upload(s.product_entry);
         d.pair_p = upload(s.product_p);
-        d.ap_values = DeviceBuffer<float>(s.product.values.size());
+        d.ap_values =
+            DeviceBuffer<float>(s.product.columns.size() * padded_block(s.block * c.block));
         d.g_offsets = upload(s.galerkin_offsets);
         d.g_p = upload(s.galerkin_p);
         d.g_ap = upload(s.galerkin_ap);
@@ -381,6 +388,9 @@ Multigrid::Multigrid(const MultigridHierarchy& h, int forced_lanes, int forced_w
         };
         if (l > 0) {
             const BinBcsrPattern& own = h.coarse[l - 1].pattern;
+            d.entries = own.num_slots() + own.num_rows;
+            d.blocks = DeviceBuffer<float>(static_cast<std::size_t>(d.entries) *
+                                           padded_block(s.block * s.block));
             std::size_t blocks = own.num_rows;
             for (Index r : own.row_counts) blocks += static_cast<std::size_t>(r);
             d.spmv_warps = bin_warps_for(mean(blocks, own.num_rows), forced_warps);
@@ -462,6 +472,9 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
         m.fine_kernel_chosen = true;
         m.fine_values = DeviceBuffer<float>(9 * static_cast<std::size_t>(fine_slots));
         m.fine_diag = DeviceBuffer<float>(9 * static_cast<std::size_t>(a.pattern.num_rows));
+        m.levels[0].entries = fine_slots + a.pattern.num_rows;
+        m.levels[0].blocks =
+            DeviceBuffer<float>(static_cast<std::size_t>(padded_block(9)) * m.levels[0].entries);
     }
     m.run(m.revalue_graph, Impl::key_of(a, {m.fine_values.data()}), [&] {
         if (!m.levels.empty()) {
@@ -784,9 +797,13 @@ std::vector<float> Multigrid::download_tentative(int l) const {
 
 std::vector<float> Multigrid::download_prolongator(int l) const {
     const Impl::Level& c = impl_->levels.at(l);
-    std::vector<float> out(c.p_values.size());
+    const int bk = c.block * c.coarse_block, pk = padded_block(bk);
+    std::vector<float> padded(c.p_values.size());
     EDN_CUDA_CHECK(
-        cudaMemcpy(out.data(), c.p_values.data(), c.p_values.bytes(), cudaMemcpyDeviceToHost));
+        cudaMemcpy(padded.data(), c.p_values.data(), c.p_values.bytes(), cudaMemcpyDeviceToHost));
+    std::vector<float> out(padded.size() / pk * bk);
+    for (std::size_t t = 0; t < padded.size() / pk; ++t)
+        std::copy_n(padded.begin() + t * pk, bk, out.begin() + t * bk);
     return out;
 }
 

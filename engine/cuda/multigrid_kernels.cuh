@@ -32,6 +32,18 @@ DeviceBuffer<float> upload_float(const std::vector<double>& v) {
     std::vector<float> f(v.begin(), v.end());
     return upload(f);
 }
+// Floats per stored P or A P block of n values (load_padded).
+constexpr int padded_block(int n) {
+    return (n + 3) & ~3;
+}
+// Blocks of n values each, every block padded to padded_block(n) floats (zeros).
+DeviceBuffer<float> upload_padded(const std::vector<double>& v, int n) {
+    const int pn = padded_block(n);
+    std::vector<float> f(v.size() / n * pn, 0.f);
+    for (std::size_t t = 0; t < v.size() / n; ++t)
+        for (int k = 0; k < n; ++k) f[t * pn + k] = static_cast<float>(v[t * n + k]);
+    return upload(f);
+}
 // The row of every entry of a CSR (offsets: #rows + 1).
 std::vector<Index> rows_of(const std::vector<Index>& offsets) {
     std::vector<Index> rows(offsets.empty() ? 0 : static_cast<std::size_t>(offsets.back()));
@@ -50,6 +62,24 @@ void invert_map(const std::vector<Index>& target, Index n, std::vector<Index>& o
     std::vector<Index> next(offsets.begin(), offsets.end() - 1);
     for (std::size_t e = 0; e < target.size(); ++e)
         if (target[e] >= 0) entries[next[target[e]]++] = static_cast<Index>(e);
+}
+
+// Where slot e's values lie: plane k at values[at + k * stride] (its bin by binary search over
+// the few bin offsets; `planes` value planes per bin).
+struct SlotValues {
+    std::int64_t at, stride;
+};
+__device__ inline SlotValues slot_values(const BinBcsrPatternView& cp, int planes, Index e) {
+    Index lo = 0, hi = cp.num_bins; // the bin holding slot e: bin_offsets[lo] <= e < [lo + 1]
+    while (hi - lo > 1) {
+        const Index mid = (lo + hi) / 2;
+        if (cp.bin_offsets[mid] <= e)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const std::int64_t begin = cp.bin_offsets[lo];
+    return {planes * begin + (e - begin), cp.bin_offsets[lo + 1] - begin};
 }
 
 // A square operator of one level on the device (the fine matrix: block 3 and the pin mask).
@@ -74,6 +104,61 @@ struct DeviceOp {
         for (int k = 0; k < B * B; ++k) out[k] = v[k * stride];
     }
 };
+
+// P and A P blocks (B x K) are stored padded to a multiple of 4 floats (3 x 6: 20), 16-byte
+// aligned, and read with float4 loads: a lane reading its own block issues B*K/4 loads instead of
+// B*K, each touching its own sector (the re-value's products and the transfers were bound by the
+// L1's sector traffic of those scalar loads, ncu).
+template <int N> __device__ void load_padded(const float* p, float (&out)[padded_block(N)]) {
+    const float4* q = reinterpret_cast<const float4*>(p);
+    for (int k = 0; k < padded_block(N) / 4; ++k) {
+        const float4 v = q[k];
+        out[4 * k] = v.x;
+        out[4 * k + 1] = v.y;
+        out[4 * k + 2] = v.z;
+        out[4 * k + 3] = v.w;
+    }
+}
+template <int N> __device__ void store_padded(float* p, const float* in) {
+    float4* q = reinterpret_cast<float4*>(p);
+    for (int k = 0; k < padded_block(N) / 4; ++k) {
+        float v[4];
+        for (int j = 0; j < 4; ++j) v[j] = 4 * k + j < N ? in[4 * k + j] : 0.f;
+        q[k] = make_float4(v[0], v[1], v[2], v[3]);
+    }
+}
+
+template <int B> __device__ void load_block(const float* blocks, Index e, float* out) {
+    float v[padded_block(B * B)];
+    load_padded<B * B>(blocks + std::int64_t(e) * padded_block(B * B), v);
+    for (int k = 0; k < B * B; ++k) out[k] = v[k];
+}
+
+// The operator's blocks gathered contiguously for the re-value's products (entry e: slots, then
+// #slots + row; B*B values row-major at blocks[e * B * B]). The bin layout keeps each value of a
+// block in its own value plane, so a product reading one block there touches B*B sectors (and
+// caches B*B lines); here B*B/8. A thread block reads its kThreads entries plane by plane
+// (coalesced over a bin's slots) into shared memory and writes them out contiguously, each block
+// padded to padded_block(B * B) floats for load_padded.
+template <int B> __global__ void k_gather_blocks(DeviceOp op, Index entries, float* blocks) {
+    constexpr int BB = B * B, PB = padded_block(BB);
+    __shared__ float stage[kThreads * PB];
+    const std::int64_t first = std::int64_t(blockIdx.x) * kThreads;
+    const std::int64_t e = first + threadIdx.x;
+    const Index slots = op.slots();
+    float* mine = stage + threadIdx.x * PB;
+    for (int k = BB; k < PB; ++k) mine[k] = 0;
+    if (e < entries && e >= slots) {
+        const Index row = static_cast<Index>(e - slots);
+        for (int k = 0; k < BB; ++k) mine[k] = op.diag[std::int64_t(k) * op.p.num_rows + row];
+    } else if (e < entries) {
+        const SlotValues at = slot_values(op.p, BB, static_cast<Index>(e));
+        for (int k = 0; k < BB; ++k) mine[k] = op.values[at.at + k * at.stride];
+    }
+    __syncthreads();
+    const std::int64_t count = std::min<std::int64_t>(kThreads, entries - first) * PB;
+    for (std::int64_t k = threadIdx.x; k < count; k += kThreads) blocks[first * PB + k] = stage[k];
+}
 
 // Lanes per row (or per coarse entry) of the small levels' kernels: G consecutive lanes share one
 // output and split its sum (G a power of two <= 32, picked per level from the mean length of the
@@ -422,11 +507,11 @@ __global__ void k_lanczos_finish(double* s, double damping, double ratio, int de
 // that smooth into block (i, J): G lanes per P block split its entries, listed by smooth_offsets /
 // smooth_entries (smooth_target inverted at upload).
 template <int B, int K, int G>
-__global__ void k_smooth_prolongator(DeviceOp op, const float* inv, const Index* aggregate,
-                                     const float* tentative, Index p_blocks, const Index* p_rows,
-                                     const Index* p_columns, const Index* smooth_offsets,
-                                     const Index* smooth_entries, const float* omega_at,
-                                     float* p_values) {
+__global__ void k_smooth_prolongator(DeviceOp op, const float* blocks, const float* inv,
+                                     const Index* aggregate, const float* tentative, Index p_blocks,
+                                     const Index* p_rows, const Index* p_columns,
+                                     const Index* smooth_offsets, const Index* smooth_entries,
+                                     const float* omega_at, float* p_values) {
     const Lane<G> lane;
     const bool valid = lane.item < p_blocks;
     const Index t = valid ? static_cast<Index>(lane.item) : 0;
@@ -438,7 +523,7 @@ __global__ void k_smooth_prolongator(DeviceOp op, const float* inv, const Index*
             const Index e = smooth_entries[k];
             const Index col = e >= op.slots() ? i : op.p.columns[e];
             float a[B * B];
-            op.load<B>(i, e, a);
+            load_block<B>(blocks, e, a);
             const float* tc = tentative + std::int64_t(col) * B * K;
             for (int r = 0; r < B; ++r)
                 for (int m = 0; m < B; ++m)
@@ -449,56 +534,39 @@ __global__ void k_smooth_prolongator(DeviceOp op, const float* inv, const Index*
     const bool own = p_columns[t] == aggregate[i];
     const float* m = inv + std::int64_t(i) * B * B;
     const float* ti = tentative + std::int64_t(i) * B * K;
-    float* out = p_values + std::int64_t(t) * B * K;
+    float out[B * K];
     for (int r = 0; r < B; ++r)
         for (int c = 0; c < K; ++c) {
             float s = 0;
             for (int k = 0; k < B; ++k) s += m[r * B + k] * at[k * K + c];
             out[r * K + c] = (own ? ti[r * K + c] : 0.f) - omega * s;
         }
+    store_padded<B * K>(p_values + std::int64_t(t) * padded_block(B * K), out);
 }
 
-// A P block q (row ap_rows[q]) = the sum over its (operator entry, P block) pairs: G lanes per
-// block split the pairs.
+// A P block q = the sum over its (operator entry, P block) pairs: G lanes per block split the
+// pairs (the operator's blocks from k_gather_blocks).
 template <int B, int K, int G>
-__global__ void k_product(DeviceOp op, Index ap_blocks, const Index* ap_rows,
-                          const Index* pair_offsets, const Index* pair_entry, const Index* pair_p,
-                          const float* p_values, float* ap_values) {
+__global__ void k_product(const float* blocks, Index ap_blocks, const Index* pair_offsets,
+                          const Index* pair_entry, const Index* pair_p, const float* p_values,
+                          float* ap_values) {
     const Lane<G> lane;
     const bool valid = lane.item < ap_blocks;
     const Index q = valid ? static_cast<Index>(lane.item) : 0;
-    const Index i = ap_rows[q];
     float acc[B * K] = {};
     if (valid)
         for (Index k = pair_offsets[q] + lane.lane; k < pair_offsets[q + 1]; k += G) {
             float a[B * B];
-            op.load<B>(i, pair_entry[k], a);
-            const float* pv = p_values + std::int64_t(pair_p[k]) * B * K;
+            load_block<B>(blocks, pair_entry[k], a);
+            float pv[padded_block(B * K)];
+            load_padded<B * K>(p_values + std::int64_t(pair_p[k]) * padded_block(B * K), pv);
             for (int r = 0; r < B; ++r)
                 for (int m = 0; m < B; ++m)
                     for (int c = 0; c < K; ++c) acc[r * K + c] += a[r * B + m] * pv[m * K + c];
         }
     group_sums<G>(acc);
     if (valid && lane.lane == 0)
-        for (int k = 0; k < B * K; ++k) ap_values[std::int64_t(q) * B * K + k] = acc[k];
-}
-
-// Where slot e's values lie: plane k at values[at + k * stride] (its bin by binary search over
-// the few bin offsets; `planes` value planes per bin).
-struct SlotValues {
-    std::int64_t at, stride;
-};
-__device__ inline SlotValues slot_values(const BinBcsrPatternView& cp, int planes, Index e) {
-    Index lo = 0, hi = cp.num_bins; // the bin holding slot e: bin_offsets[lo] <= e < [lo + 1]
-    while (hi - lo > 1) {
-        const Index mid = (lo + hi) / 2;
-        if (cp.bin_offsets[mid] <= e)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    const std::int64_t begin = cp.bin_offsets[lo];
-    return {planes * begin + (e - begin), cp.bin_offsets[lo + 1] - begin};
+        store_padded<B * K>(ap_values + std::int64_t(q) * padded_block(B * K), acc);
 }
 
 // G lanes per listed coarse entry (slot, or #slots + row), splitting its (P block, A P block)
@@ -516,8 +584,9 @@ __global__ void k_galerkin(BinBcsrPatternView cp, Index count, const Index* g_en
     float acc[K * K] = {};
     if (valid)
         for (Index k = g_offsets[e] + t.lane; k < g_offsets[e + 1]; k += G) {
-            const float* pv = p_values + std::int64_t(g_p[k]) * B * K;
-            const float* av = ap_values + std::int64_t(g_ap[k]) * B * K;
+            float pv[padded_block(B * K)], av[padded_block(B * K)];
+            load_padded<B * K>(p_values + std::int64_t(g_p[k]) * padded_block(B * K), pv);
+            load_padded<B * K>(ap_values + std::int64_t(g_ap[k]) * padded_block(B * K), av);
             for (int m = 0; m < B; ++m)
                 for (int r = 0; r < K; ++r)
                     for (int c = 0; c < K; ++c) acc[r * K + c] += pv[m * K + r] * av[m * K + c];
@@ -548,7 +617,8 @@ __global__ void k_restrict(Index nc, const Index* offsets, const Index* blocks, 
     float s[K] = {};
     if (valid)
         for (Index k = offsets[I] + t.lane; k < offsets[I + 1]; k += G) {
-            const float* pv = p_values + std::int64_t(blocks[k]) * B * K;
+            float pv[padded_block(B * K)];
+            load_padded<B * K>(p_values + std::int64_t(blocks[k]) * padded_block(B * K), pv);
             const std::int64_t i = std::int64_t(B) * rows[k];
             for (int m = 0; m < B; ++m) {
                 const float ri = b[i + m] - ax[i + m];
@@ -570,7 +640,8 @@ __global__ void k_prolong(Index n, const Index* offsets, const Index* columns,
     float s[B] = {};
     if (valid)
         for (Index k = offsets[i] + t.lane; k < offsets[i + 1]; k += G) {
-            const float* pv = p_values + std::int64_t(k) * B * K;
+            float pv[padded_block(B * K)];
+            load_padded<B * K>(p_values + std::int64_t(k) * padded_block(B * K), pv);
             const float* xj = xc + std::int64_t(K) * columns[k];
             for (int m = 0; m < B; ++m)
                 for (int c = 0; c < K; ++c) s[m] += pv[m * K + c] * xj[c];

@@ -32,6 +32,19 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<double>& b, d
     return err;
 }
 
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b, double& scale) {
+    return max_abs_diff(a, std::vector<double>(b.begin(), b.end()), scale);
+}
+
+// A random right-hand side (from `seed`), zero on the pinned rows, in float.
+std::vector<float> pinned_rhs(const test::LinearSystem& s, const std::vector<std::uint8_t>& fixed,
+                              unsigned seed) {
+    std::vector<double> bd = test::random_vector(s.dofs(), seed);
+    for (Index i = 0; i < s.rows(); ++i)
+        if (fixed[i]) bd[3 * i] = bd[3 * i + 1] = bd[3 * i + 2] = 0;
+    return {bd.begin(), bd.end()};
+}
+
 // The CPU hierarchy of s pinned at `fixed`: smoothed aggregation (p = 1) or p-multigrid first,
 // several levels even on small meshes.
 MultigridHierarchy make_hierarchy(const test::LinearSystem& s, int order,
@@ -169,10 +182,7 @@ TEST_P(CudaMultigrid, GraphsReplayTheDirectLaunches) {
     cuda::Multigrid replayed(h), direct(h);
     direct.set_graphs(false);
     const cuda::DeviceMatrix a(s.af);
-    std::vector<double> bd = test::random_vector(s.dofs(), 23);
-    for (Index i = 0; i < s.rows(); ++i)
-        if (fixed[i]) bd[3 * i] = bd[3 * i + 1] = bd[3 * i + 2] = 0;
-    const std::vector<float> b(bd.begin(), bd.end());
+    const std::vector<float> b = pinned_rhs(s, fixed, 23);
     PcgSettings settings;
     settings.relative_tolerance = 1e-6;
     settings.max_iterations = 200;
@@ -190,35 +200,41 @@ TEST_P(CudaMultigrid, GraphsReplayTheDirectLaunches) {
     }
 }
 
+// The cycles of two hierarchies for b agree to float rounding (1e-4 of the largest value);
+// returns their largest difference.
+double expect_same_cycle(cuda::Multigrid& m1, cuda::Multigrid& m2, const cuda::DeviceMatrix& a,
+                         const std::vector<float>& b) {
+    const std::vector<float> z1 = m1.apply(a.view(), b), z2 = m2.apply(a.view(), b);
+    double scale = 0;
+    const double err = max_abs_diff(z2, z1, scale);
+    EXPECT_GT(scale, 0.0);
+    EXPECT_LT(err, 1e-4 * scale);
+    return err;
+}
+
+// The upper-part tests' system: a p = 1 box with enough rows (2^14) for the upper part.
+struct UpperPartSystem {
+    test::LinearSystem s{test::make_random_perturbed_box(26, 26, 26, 1.0, 1.0, 1.0, 0.1, 9), 1,
+                         1e-3};
+    std::vector<std::uint8_t> fixed = s.bottom_nodes();
+    MultigridHierarchy h = make_hierarchy(s, 1, fixed);
+    UpperPartSystem() { EXPECT_GE(s.rows(), Index{1} << 14); }
+};
+
 // The fine products from the snapshot's upper part (set_upper_products: float atomics, used
 // from 2^14 rows at p = 1 widths, here whatever the matrix's size) give the full products'
 // cycle and solve to float rounding.
 TEST_P(CudaMultigrid, UpperPartProductsSolveAsTheFullProducts) {
-    const int order = GetParam();
-    if (order != 1) GTEST_SKIP() << "p >= 2 rows are too wide for the upper part's product";
-    test::LinearSystem s(test::make_random_perturbed_box(26, 26, 26, 1.0, 1.0, 1.0, 0.1, 9), order,
-                         1e-3);
-    ASSERT_GE(s.rows(), Index{1} << 14);
-    const std::vector<std::uint8_t> fixed = s.bottom_nodes();
-    const MultigridHierarchy h = make_hierarchy(s, order, fixed);
-    cuda::Multigrid full(h), upper(h);
+    if (GetParam() != 1) GTEST_SKIP() << "p >= 2 rows are too wide for the upper part's product";
+    const UpperPartSystem u;
+    const test::LinearSystem& s = u.s;
+    cuda::Multigrid full(u.h), upper(u.h);
     upper.set_upper_products(true, /*any_size=*/true); // an L2-resident matrix
     const cuda::DeviceMatrix a(s.af);
     full.revalue(a.view());
     upper.revalue(a.view());
-    std::vector<double> bd = test::random_vector(s.dofs(), 31);
-    for (Index i = 0; i < s.rows(); ++i)
-        if (fixed[i]) bd[3 * i] = bd[3 * i + 1] = bd[3 * i + 2] = 0;
-    const std::vector<float> b(bd.begin(), bd.end());
-    const std::vector<float> z_full = full.apply(a.view(), b), z_upper = upper.apply(a.view(), b);
-    double err = 0, scale = 0;
-    for (std::size_t i = 0; i < b.size(); ++i) {
-        err = std::max(err, std::abs(double(z_full[i]) - double(z_upper[i])));
-        scale = std::max(scale, std::abs(double(z_full[i])));
-    }
-    EXPECT_GT(scale, 0.0);
-    EXPECT_LT(err, 1e-4 * scale);
-    EXPECT_GT(err, 0.0) << "the upper part's product was not used";
+    const std::vector<float> b = pinned_rhs(s, u.fixed, 31);
+    EXPECT_GT(expect_same_cycle(full, upper, a, b), 0.0) << "the upper part's product was not used";
     PcgSettings settings;
     settings.relative_tolerance = 1e-6;
     settings.max_iterations = 200;
@@ -235,14 +251,10 @@ TEST_P(CudaMultigrid, UpperPartProductsSolveAsTheFullProducts) {
 // for A, then for 2 A (lambda_max(D^-1 A) is the same, so a stale product would halve it), the
 // two give the same cycle to float rounding (the upper part's atomics).
 TEST_P(CudaMultigrid, UpperPartRevalueSeesTheNewMatrixWithAndWithoutGraphs) {
-    const int order = GetParam();
-    if (order != 1) GTEST_SKIP() << "p >= 2 rows are too wide for the upper part's product";
-    test::LinearSystem s(test::make_random_perturbed_box(26, 26, 26, 1.0, 1.0, 1.0, 0.1, 9), order,
-                         1e-3);
-    ASSERT_GE(s.rows(), Index{1} << 14);
-    const std::vector<std::uint8_t> fixed = s.bottom_nodes();
-    const MultigridHierarchy h = make_hierarchy(s, order, fixed);
-    cuda::Multigrid replayed(h), direct(h);
+    if (GetParam() != 1) GTEST_SKIP() << "p >= 2 rows are too wide for the upper part's product";
+    const UpperPartSystem u;
+    const test::LinearSystem& s = u.s;
+    cuda::Multigrid replayed(u.h), direct(u.h);
     for (cuda::Multigrid* m : {&replayed, &direct}) m->set_upper_products(true, /*any_size=*/true);
     direct.set_graphs(false);
     auto doubled = s.af;
@@ -253,18 +265,7 @@ TEST_P(CudaMultigrid, UpperPartRevalueSeesTheNewMatrixWithAndWithoutGraphs) {
         replayed.revalue(m->view());
         direct.revalue(m->view());
     }
-    std::vector<double> bd = test::random_vector(s.dofs(), 41);
-    for (Index i = 0; i < s.rows(); ++i)
-        if (fixed[i]) bd[3 * i] = bd[3 * i + 1] = bd[3 * i + 2] = 0;
-    const std::vector<float> b(bd.begin(), bd.end());
-    const std::vector<float> z1 = replayed.apply(a2.view(), b), z2 = direct.apply(a2.view(), b);
-    double err = 0, scale = 0;
-    for (std::size_t i = 0; i < b.size(); ++i) {
-        err = std::max(err, std::abs(double(z1[i]) - double(z2[i])));
-        scale = std::max(scale, std::abs(double(z1[i])));
-    }
-    EXPECT_GT(scale, 0.0);
-    EXPECT_LT(err, 1e-4 * scale);
+    expect_same_cycle(replayed, direct, a2, pinned_rhs(s, u.fixed, 41));
 }
 
 // The device-side stopping decisions (the solve graph's while node, or the direct launches'
@@ -281,10 +282,7 @@ TEST_P(CudaMultigrid, SolveStopsAtTheCapAndAtTheStart) {
         mg.set_graphs(graphs);
         const cuda::DeviceMatrix a(s.af);
         mg.revalue(a.view());
-        std::vector<double> bd = test::random_vector(s.dofs(), 31);
-        for (Index i = 0; i < s.rows(); ++i)
-            if (fixed[i]) bd[3 * i] = bd[3 * i + 1] = bd[3 * i + 2] = 0;
-        const std::vector<float> b(bd.begin(), bd.end());
+        const std::vector<float> b = pinned_rhs(s, fixed, 31);
         PcgSettings capped;
         capped.relative_tolerance = 1e-10;
         capped.max_iterations = 2;

@@ -10,7 +10,9 @@
 ///    A_c = P^T A P (exact counts, then bins, one exact allocation, sorted columns: the Bin-BCSR*
 ///    recipe with k x k blocks); and the fixed maps that re-value them (Zayer 2017's action maps:
 ///    for each P block the A blocks that smooth into it, for each A P block its (A block, P block)
-///    pairs, for each coarse block its (P block, A P block) pairs).
+///    pairs, for each diagonal and upper coarse block its (P block, A P block) pairs, and each
+///    upper block's mirror slot: A_c is symmetric, its lower blocks are the upper ones
+///    transposed).
 ///  - retentative_multigrid (values only, before each re-value in the backends): T and the coarse
 ///    near-null blocks again from the rigid-body modes of the CURRENT positions, on the same
 ///    aggregates: the tangent stiffness's near-null rotations are those of the deformed body (the

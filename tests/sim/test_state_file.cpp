@@ -9,6 +9,8 @@
 #include "sim/state_file.hpp"
 #include "support/files.hpp"
 
+#include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <string>
@@ -126,6 +128,46 @@ std::string state_error(const fs::path& file, const std::string& bytes) {
     }
     ADD_FAILURE() << "accepted " << bytes.size() << " bytes";
     return {};
+}
+
+TEST(StateFileErrors, AMalformedProjectionHoldIsOneLine) {
+    // A well-formed file (valid checksum) whose header holds a bad "projection_hold".
+    const test::TempDir dir("edn_state_hold_errors");
+    std::unique_ptr<Simulation> sim = worked_simulation(1);
+    SolverMemory memory = sim->solver_memory();
+    memory.projected_steps = 3;
+    memory.projection_hold = 10;
+    sim->set_solver_memory(memory);
+    const fs::path good = dir.path / "good.edns";
+    write_state_file(good, capture_state(*sim));
+    const std::string bytes = test::read_text(good);
+    const std::size_t at = bytes.find('[', bytes.find("\"projection_hold\""));
+    ASSERT_NE(at, std::string::npos);
+    const std::size_t length = bytes.find(']', at) + 1 - at; // the array as written
+    const fs::path bad = dir.path / "bad.edns";
+    // The original array re-encoded this way reads back (the edit itself is sound).
+    for (const std::string& value :
+         {bytes.substr(at, length), std::string("[3,99]"), std::string("[3,-1]"),
+          std::string("[3,\"x\"]"), std::string("[3,10,1]")}) {
+        std::string edited = bytes.substr(0, bytes.size() - 8);
+        edited.replace(at, length, value);
+        // the header's length (u64 after the magic, version and byte-order mark) and checksum
+        std::uint64_t header = 0;
+        std::memcpy(&header, edited.data() + 16, sizeof header);
+        header = header + value.size() - length;
+        std::memcpy(edited.data() + 16, &header, sizeof header);
+        std::uint64_t hash = 14695981039346656037ull; // FNV-1a, as the writer's
+        for (const char c : edited)
+            hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+        edited.append(reinterpret_cast<const char*>(&hash), sizeof hash);
+        if (value == bytes.substr(at, length)) {
+            test::write_text(bad, edited);
+            EXPECT_EQ(read_state_file(bad).memory.projection_hold, 10);
+            continue;
+        }
+        const std::string message = state_error(bad, edited);
+        EXPECT_NE(message.find("projection_hold"), std::string::npos) << value << ": " << message;
+    }
 }
 
 TEST(StateFileErrors, TruncatedCorruptOrForeignFilesAreOneLine) {

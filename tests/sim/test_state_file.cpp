@@ -88,16 +88,23 @@ TEST_P(StateFile, ResumedRunStepsBitForBitAsTheOriginal) {
 
 INSTANTIATE_TEST_SUITE_P(Orders, StateFile, ::testing::Values(1, 2));
 
+/// A worked p = 1 simulation inside an on-demand projection's hold: `steps` projected steps
+/// left of a hold of `hold`.
+std::unique_ptr<Simulation> held_simulation(int steps, int hold) {
+    std::unique_ptr<Simulation> sim = worked_simulation(1);
+    SolverMemory memory = sim->solver_memory();
+    memory.projected_steps = steps;
+    memory.projection_hold = hold;
+    sim->set_solver_memory(memory);
+    return sim;
+}
+
 TEST(StateFileProjection, AFallbacksHoldIsSavedAndResumed) {
     // On-demand projection after a fallback: the next steps start projected. A state saved
     // during the hold resumes it (the header's "projection_hold"), so the resumed steps project
     // as the original's do.
     test::TempDir dir{"edn_state_hold"};
-    std::unique_ptr<Simulation> original = worked_simulation(1);
-    SolverMemory memory = original->solver_memory();
-    memory.projected_steps = 3;
-    memory.projection_hold = 8;
-    original->set_solver_memory(memory);
+    std::unique_ptr<Simulation> original = held_simulation(3, 8);
     const fs::path file = dir.path / "held.edns";
     write_state_file(file, capture_state(*original));
     std::unique_ptr<Simulation> resumed = restore_simulation(read_state_file(file), file.string());
@@ -133,11 +140,7 @@ std::string state_error(const fs::path& file, const std::string& bytes) {
 TEST(StateFileErrors, AMalformedProjectionHoldIsOneLine) {
     // A well-formed file (valid checksum) whose header holds a bad "projection_hold".
     const test::TempDir dir("edn_state_hold_errors");
-    std::unique_ptr<Simulation> sim = worked_simulation(1);
-    SolverMemory memory = sim->solver_memory();
-    memory.projected_steps = 3;
-    memory.projection_hold = 10;
-    sim->set_solver_memory(memory);
+    std::unique_ptr<Simulation> sim = held_simulation(3, 10);
     const fs::path good = dir.path / "good.edns";
     write_state_file(good, capture_state(*sim));
     const std::string bytes = test::read_text(good);

@@ -22,7 +22,9 @@ public:
     /// Uploads the symbolic part of `h` (built for the fine pattern the matrices will have).
     /// The kernels' widths are chosen per level from the lengths of their sums; tests force
     /// them: `forced_lanes` (1, 8, 32 or 256) lanes per transfer and Galerkin sum,
-    /// `forced_warps` (1, 4, 8, 16 or 32) warps per bin of the coarse products (0: chosen).
+    /// `forced_warps` (1, 2, 4, 8, 16 or 32) warps per bin of the coarse products, each lane
+    /// forming one component of its row, or, negative, -forced_warps warps per bin with each
+    /// lane forming all of them (0: both chosen).
     explicit Multigrid(const MultigridHierarchy& h, int forced_lanes = 0,
                        int forced_warps = 0) EDN_CUDA_ONLY;
     ~Multigrid() EDN_CUDA_ONLY;

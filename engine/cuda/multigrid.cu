@@ -1,6 +1,7 @@
 // CUDA twin of the multigrid re-value and V-cycle (cuda/cuda_multigrid.hpp; the CPU reference is
 // cpu/multigrid.cpp, the same maps and the same arithmetic in double): the hierarchy's device
 // state, the launch sequences and the flexible CG. Kernels: cuda/multigrid_kernels.cuh.
+#include "cuda/assembly_impl.cuh"
 #include "cuda/cuda_pcg.hpp"
 #include "cuda/multigrid_kernels.cuh"
 #include "cuda/multigrid_nullspace.cuh"
@@ -26,7 +27,8 @@ struct Multigrid::Impl {
             pair_offsets, pair_entry, pair_p, g_offsets, g_p, g_ap, g_entries, g_mirror, r_offsets,
             r_blocks, r_rows;
         Index p_blocks = 0, ap_blocks = 0;
-        int spmv_warps = 1;                                            // bin_warps_for
+        bool spmv_rows = false; // k_spmv_bins (else k_spmv_bins_components): coarse levels
+        int spmv_warps = 1;     // bin_warps_for
         int galerkin_lanes = 1, restrict_lanes = 1, prolong_lanes = 1; // lanes_for each sum
         int smooth_lanes = 1, product_lanes = 1;
         SpmvKernel spmv_kernel; // 3 x 3 blocks: choose_spmv_kernel of this level's operator
@@ -69,7 +71,8 @@ struct Multigrid::Impl {
     // Its upper part (set_upper_products), refreshed at every re-value, and the product's
     // output (4 floats per row).
     bool upper_products = false, upper_any_size = false;
-    long long l2_bytes = -1; // the device's L2 cache (queried at the first re-value)
+    bool upper_out_of_memory = false; // its allocation failed once: full products from then on
+    long long l2_bytes = -1;          // the device's L2 cache (queried at the first re-value)
     std::unique_ptr<UpperMatrix> fine_upper;
     DeviceBuffer<float> fine_y4;
     DeviceBuffer<double> cg_scalars{kCgSlots};
@@ -160,27 +163,35 @@ struct Multigrid::Impl {
         EDN_CUDA_CHECK(cudaMemcpy(&s, dot_result.data(), sizeof(double), cudaMemcpyDeviceToHost));
         return s;
     }
-    /// v = A_l u for the operator o of level l: 3 x 3 blocks through cuda::spmv with the measured
-    /// kernel for its size (cuda/spmv.cu), larger blocks with spmv_warps warps per bin.
+    /// A_l u for the operator o of level l, in v: 3 x 3 blocks through cuda::spmv with the
+    /// measured kernel for its size (cuda/spmv.cu), larger blocks with spmv_warps warps per bin.
     template <int B> void spmv(const DeviceOp& o, const float* u, float* v, int l) {
-        if (l == 0 && fine_upper && o.values == fine_values.data()) { // the snapshot's
-            spmv_upper(fine_upper->view(), u, fine_y4.data(), fine_upper->chosen_warps_per_bin(),
-                       s);
-            k_from_float4<<<grid_for(o.p.num_rows), kThreads, 0, s>>>(o.p.num_rows, fine_y4.data(),
-                                                                      v);
-            return;
-        }
         if constexpr (B == 3) {
             const BinBcsrMatrixView<float> m{o.p, const_cast<float*>(o.values),
                                              const_cast<float*>(o.diag)};
             const bool known = l < static_cast<int>(levels.size()); // else: no levels (tiny)
             cuda::spmv(m, u, v, known ? levels[l].spmv_kernel : SpmvKernel{}, s);
         } else {
+            if (o.p.num_bins == 0) return;
             with_bin_warps(levels[l].spmv_warps, [&]<int W>() {
-                const dim3 grid(static_cast<unsigned>(o.p.num_bins), B);
-                if (o.p.num_bins > 0) k_spmv_bins<B, W><<<grid, 32 * W, 0, s>>>(o, u, v);
+                if (levels[l].spmv_rows)
+                    k_spmv_bins<B, W><<<o.p.num_bins, 32 * W, 0, s>>>(o, u, v);
+                else
+                    k_spmv_bins_components<B, W>
+                        <<<dim3(static_cast<unsigned>(o.p.num_bins), B), 32 * W, 0, s>>>(o, u, v);
             });
         }
+    }
+    /// The cycle's A_l u: in v, or, for the fine snapshot with an upper part, in fine_y4 (the
+    /// returned view says which).
+    template <int B> RowVector product(const DeviceOp& o, const float* u, float* v, int l) {
+        if (l == 0 && fine_upper && o.values == fine_values.data()) { // the snapshot's
+            spmv_upper(fine_upper->view(), u, fine_y4.data(), fine_upper->chosen_warps_per_bin(),
+                       s);
+            return {fine_y4.data(), 4};
+        }
+        spmv<B>(o, u, v, l);
+        return {v, B};
     }
     /// The device dot product u.v into the device scalar *out (no read-back).
     void dot_to(const float* u, const float* v, std::int64_t n, double* out) {
@@ -280,11 +291,12 @@ void Multigrid::Impl::chebyshev(const DeviceOp& o, const Level& level, int l, co
     const float* c = level.coef.data() + 1;
     const float* inv = level.inverse_diag.data();
     float *rv = r[l].data(), *dv = d[l].data(), *qv = q[l].data();
-    if (!zero_start) spmv<B>(o, xv, rv, l); // r = A x: the first kernel makes it b - A x
-    k_chebyshev_first<B><<<grid_for(n), kThreads, 0, s>>>(n, inv, bv, rv, dv, xv, c, zero_start);
+    const RowVector ax = zero_start ? RowVector{rv, B} : product<B>(o, xv, rv, l);
+    k_chebyshev_first<B>
+        <<<grid_for(n), kThreads, 0, s>>>(n, inv, bv, ax, rv, dv, xv, c, zero_start);
     for (int k = 1; k < settings.smoother_degree; ++k) {
-        spmv<B>(o, dv, qv, l);
-        k_chebyshev_step<B><<<grid_for(n), kThreads, 0, s>>>(n, inv, qv, rv, dv, xv, c + 2 * k);
+        const RowVector q = product<B>(o, dv, qv, l);
+        k_chebyshev_step<B><<<grid_for(n), kThreads, 0, s>>>(n, inv, q, rv, dv, xv, c + 2 * k);
     }
 }
 
@@ -302,8 +314,7 @@ void Multigrid::Impl::cycle(const BinBcsrMatrixView<float>& a, int l, const floa
     with_blocks(level.block, level.coarse_block, [&]<int B, int K>() {
         const Index n = o.p.num_rows;
         chebyshev<B>(o, level, l, bv, xv, true);
-        float* ax = r[l].data();
-        spmv<B>(o, xv, ax, l);
+        const RowVector ax = product<B>(o, xv, r[l].data(), l);
         float* bc = b[l + 1].data();
         float* xc = x[l + 1].data();
         with_lanes(level.restrict_lanes, [&]<int G>() { // b_c = P^T (b - A x)
@@ -393,7 +404,10 @@ Multigrid::Multigrid(const MultigridHierarchy& h, int forced_lanes, int forced_w
                                            padded_block(s.block * s.block));
             std::size_t blocks = own.num_rows;
             for (Index r : own.row_counts) blocks += static_cast<std::size_t>(r);
-            d.spmv_warps = bin_warps_for(mean(blocks, own.num_rows), forced_warps);
+            d.spmv_rows = forced_warps == 0 ? own.num_bins() >= 2 * detail::multiprocessors()
+                                            : forced_warps < 0;
+            d.spmv_warps =
+                bin_warps_for(mean(blocks, own.num_rows), d.spmv_rows, std::abs(forced_warps));
             d.spmv_kernel = choose_spmv_kernel(own.num_rows, own.num_slots());
         }
         d.galerkin_lanes = lanes_for(mean(s.galerkin_p.size(), g_entries.size()),
@@ -490,10 +504,11 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
         }
     });
     // The snapshot's upper part for the cycle's fine products (outside the graph: its first
-    // update builds the pattern, with waits): for p = 1 widths (PcgTuning) and a fine matrix
-    // larger than the L2 cache. H100, bunny: 1.15M tets (130 MB) PCG 12.41 -> 11.51 ms per
-    // frame; 187K tets (23.5 MB, L2-resident, where the full product is fast already and the
-    // atomics cost more) 2.93 -> 3.15 ms, so not there.
+    // update builds the pattern, with waits), where the fine matrix is larger than the L2 cache.
+    // H100, bunny: 1.15M tets p = 1 (130 MB) PCG 12.41 -> 11.51 ms per frame; 187K p = 2 (274
+    // MB) 15.63 -> 13.51 ms (unlike the block-Jacobi PCG's loop, where p = 2 keeps the full
+    // product); 187K p = 1 (23.5 MB, L2-resident, where the full product is fast already and
+    // the atomics cost more) 2.93 -> 3.15 ms, so not there. No room for it: full products.
     const PcgTuning tuning;
     const Index fine = a.pattern.num_rows;
     if (m.l2_bytes < 0) {
@@ -502,14 +517,22 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
         EDN_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
         m.l2_bytes = l2;
     }
-    if (m.upper_products && !m.levels.empty() && fine >= tuning.upper_min_rows &&
-        double(m.fine_values.size() / 9) <= tuning.upper_max_width * double(fine) &&
+    if (m.upper_products && !m.upper_out_of_memory && !m.levels.empty() &&
+        fine >= tuning.upper_min_rows &&
         (m.upper_any_size || m.fine_values.bytes() > static_cast<std::size_t>(m.l2_bytes))) {
-        if (!m.fine_upper) {
-            m.fine_upper = std::make_unique<UpperMatrix>(m.s);
-            m.fine_y4 = DeviceBuffer<float>(4 * static_cast<std::size_t>(fine));
+        try {
+            if (!m.fine_upper) {
+                m.fine_upper = std::make_unique<UpperMatrix>(m.s);
+                m.fine_y4 = DeviceBuffer<float>(4 * static_cast<std::size_t>(fine));
+            }
+            m.fine_upper->update({a.pattern, m.fine_values.data(), m.fine_diag.data()});
+        } catch (const Error& e) {
+            if (e.code() != ErrorCode::OutOfMemory) throw;
+            EDN_CUDA_CHECK(cudaStreamSynchronize(m.s));
+            m.fine_upper.reset();
+            m.fine_y4 = DeviceBuffer<float>();
+            m.upper_out_of_memory = true;
         }
-        m.fine_upper->update({a.pattern, m.fine_values.data(), m.fine_diag.data()});
     }
     // the coarsest operator (<= coarsest_dofs), inverted on the host in double: one wait
     const int l = static_cast<int>(m.levels.size());

@@ -105,6 +105,15 @@ struct DeviceOp {
     }
 };
 
+// A product's output as its readers take it: component c of row i at v[stride * i + c] (stride B,
+// or 4 where the fine product is the upper part's, whose rows are float4: its readers take them
+// in place instead of a conversion pass, 15 us per product at 1.15M tets, H100).
+struct RowVector {
+    const float* v;
+    int stride;
+    __device__ float operator()(std::int64_t row, int c) const { return v[stride * row + c]; }
+};
+
 // P and A P blocks (B x K) are stored padded to a multiple of 4 floats (3 x 6: 20), 16-byte
 // aligned, and read with float4 loads: a lane reading its own block issues B*K/4 loads instead of
 // B*K, each touching its own sector (the re-value's products and the transfers were bound by the
@@ -219,28 +228,108 @@ template <int W, int... Rest, class F> void with_width(int w, F&& f) {
 template <class F> void with_lanes(int g, F&& f) {
     with_width<kThreads, 32, 8, 1>(g, f);
 }
-// Warps per bin (and output component) of the coarse levels' products (k_spmv_bins): the fewest
-// in {1, 4, 8, 16, 32} that leave each warp at most 4 of the bin's entries (two rounds of loads),
-// from the mean row length. `forced` (> 0, tests) overrides the choice.
-inline int bin_warps_for(double mean_width, int forced) {
+// Warps per bin of the coarse levels' products, from the mean row length: k_spmv_bins (a lane
+// forms all B components of its row) takes the fewest in {1, 2, 4, 8, 16} that leave each warp at
+// most 6 of the bin's entries, k_spmv_bins_components (a thread block per component) the fewest
+// in {1, 4, 8, 16} that leave it at most 4; else 32. `forced` (> 0, tests; 1, 2, 4, 8, 16 or 32)
+// overrides the choice.
+inline int bin_warps_for(double mean_width, bool rows, int forced) {
     if (forced > 0) return forced;
-    for (int w : {1, 4, 8, 16})
-        if (4 * w >= mean_width) return w;
+    for (int w : {1, 2, 4, 8, 16})
+        if ((rows || w != 2) && (rows ? 6 : 4) * w >= mean_width) return w;
     return 32;
 }
 template <class F> void with_bin_warps(int w, F&& f) {
-    with_width<32, 16, 8, 4, 1>(w, f);
+    with_width<32, 16, 8, 4, 2, 1>(w, f);
 }
 inline int grid_for_groups(std::int64_t n, int g) {
     return grid_for(n * g);
 }
 
-// y = A x on a coarse level (B x B blocks; few rows of many dense blocks, so the work is split
-// three ways for enough loads in flight): a thread block of W warps per (bin of 32 rows, output
-// component r = blockIdx.y). The lane is the row in the bin, so every value plane is read
+// x_j (B floats) into xc: float2 loads for even B (x_j then lies on 8 bytes), a third of the
+// sector requests of scalar loads at B = 6.
+template <int B> __device__ void load_row(const float* x, Index j, float (&xc)[B]) {
+    if constexpr (B % 2 == 0) {
+        const float2* x2 = reinterpret_cast<const float2*>(x + std::int64_t(B) * j);
+#pragma unroll
+        for (int c = 0; c < B / 2; ++c) {
+            const float2 t = __ldg(x2 + c);
+            xc[2 * c] = t.x;
+            xc[2 * c + 1] = t.y;
+        }
+    } else {
+#pragma unroll
+        for (int c = 0; c < B; ++c) xc[c] = __ldg(x + std::int64_t(B) * j + c);
+    }
+}
+
+// y = A x on a coarse level (B x B blocks; few rows of many dense blocks): a thread block of W
+// warps per bin of 32 rows. The lane is the row in the bin, so every value plane is read
+// coalesced; warp w takes the bin's entries w, w + W, ..., warp 0 also the diagonal block, and
+// each lane forms all B components of its row from a block and one read of x_j. The W partial
+// sums meet in shared memory and the bin's 32 B outputs are written contiguously. Used where the
+// level has at least 2 bins per SM: H100, the 1.15M bunny's level 1 (315 bins, 104 MB) 46.6 ->
+// 43.9 us against k_spmv_bins_components (DRAM at 68% of peak); on fewer bins the components'
+// parallelism wins (187K level 1, 69 bins: 12.4 against 15.7 us).
+template <int B, int W>
+__global__ void __launch_bounds__(32 * W, 32 / W)
+    k_spmv_bins(DeviceOp op, const float* x, float* y) {
+    const Index bin = blockIdx.x;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const Index row = bin * kBinRows + lane;
+    const bool valid = row < op.p.num_rows;
+    float acc[B] = {};
+    if (valid) {
+        const std::int64_t begin = op.p.bin_offsets[bin];
+        const std::int64_t stride = op.p.bin_offsets[bin + 1] - begin;
+        const float* v = op.values + std::int64_t(B) * B * begin + lane;
+        const Index* columns = op.p.columns + begin + lane;
+        const Index count = op.p.row_counts[row];
+        for (Index j = warp; j < count; j += W) {
+            // every load of the entry in flight before the first product (ptxas otherwise
+            // interleaves them with the sums: 32 registers and one latency per value)
+            const std::int64_t e = std::int64_t(j) * kBinRows;
+            float a[B * B], xc[B];
+            load_row<B>(x, __ldg(columns + e), xc);
+#pragma unroll
+            for (int k = 0; k < B * B; ++k) a[k] = __ldg(v + k * stride + e);
+#pragma unroll
+            for (int r = 0; r < B; ++r)
+#pragma unroll
+                for (int c = 0; c < B; ++c) acc[r] += a[r * B + c] * xc[c];
+        }
+        if (warp == 0) {
+            const float* xr = x + std::int64_t(B) * row;
+            for (int r = 0; r < B; ++r)
+                for (int c = 0; c < B; ++c)
+                    acc[r] += op.diag[std::int64_t(r * B + c) * op.p.num_rows + row] * xr[c];
+        }
+    }
+    const Index rows = min(Index(kBinRows), op.p.num_rows - bin * kBinRows);
+    if constexpr (W == 1) {
+        if (valid)
+            for (int r = 0; r < B; ++r) y[B * std::int64_t(row) + r] = acc[r];
+    } else {
+        __shared__ float part[W][B][kBinRows + 1];
+        for (int r = 0; r < B; ++r) part[warp][r][lane] = acc[r];
+        __syncthreads();
+        float* out = y + std::int64_t(B) * bin * kBinRows; // the bin's rows, contiguous
+        for (int t = threadIdx.x; t < B * rows; t += 32 * W) {
+            const int i = t / B, r = t % B;
+            float sum = 0;
+            for (int w = 0; w < W; ++w) sum += part[w][r][i];
+            out[t] = sum;
+        }
+    }
+}
+
+// y = A x on a small coarse level (few bins of long rows, so the work is split three ways for
+// enough loads in flight): a thread block of W warps per (bin of 32 rows, output component
+// r = blockIdx.y). The lane is the row in the bin, so every value plane is read
 // coalesced; warp w takes the bin's entries w, w + W, ..., warp 0 also the diagonal block; the W
 // partial sums meet in shared memory.
-template <int B, int W> __global__ void k_spmv_bins(DeviceOp op, const float* x, float* y) {
+template <int B, int W>
+__global__ void k_spmv_bins_components(DeviceOp op, const float* x, float* y) {
     const Index bin = blockIdx.x;
     const int r = blockIdx.y, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const Index row = bin * kBinRows + lane;
@@ -262,10 +351,8 @@ template <int B, int W> __global__ void k_spmv_bins(DeviceOp op, const float* x,
             float a[U][B], xc[U][B];
             for (int u = 0; u < U; ++u) {
                 const std::int64_t e = std::int64_t(j0 + u * W) * kBinRows + lane; // slot - begin
-                for (int c = 0; c < B; ++c) {
-                    a[u][c] = col[u] >= 0 ? v[c * stride + e] : 0.f;
-                    xc[u][c] = col[u] >= 0 ? x[std::int64_t(B) * col[u] + c] : 0.f;
-                }
+                load_row<B>(x, col[u] >= 0 ? col[u] : 0, xc[u]);
+                for (int c = 0; c < B; ++c) a[u][c] = col[u] >= 0 ? v[c * stride + e] : 0.f;
             }
             for (int u = 0; u < U; ++u)
                 for (int c = 0; c < B; ++c) acc += a[u][c] * xc[u][c];
@@ -343,14 +430,14 @@ __global__ void k_precondition(Index n, const float* inv, const float* r, float*
 }
 
 // The Chebyshev smoother's first step (c = the level's coefficients, c[0] = 0): r = b (zero
-// start) or b - r (r holds A x); d = c[1] D^-1 r; x = d (zero start) or x += d.
+// start) or b - A x; d = c[1] D^-1 r; x = d (zero start) or x += d.
 template <int B>
-__global__ void k_chebyshev_first(Index n, const float* inv, const float* b, float* r, float* d,
-                                  float* x, const float* c, bool zero_start) {
+__global__ void k_chebyshev_first(Index n, const float* inv, const float* b, RowVector ax, float* r,
+                                  float* d, float* x, const float* c, bool zero_start) {
     const Index row = blockIdx.x * blockDim.x + threadIdx.x;
     if (row >= n) return;
     const std::int64_t i = std::int64_t(B) * row;
-    for (int k = 0; k < B; ++k) r[i + k] = zero_start ? b[i + k] : b[i + k] - r[i + k];
+    for (int k = 0; k < B; ++k) r[i + k] = zero_start ? b[i + k] : b[i + k] - ax(row, k);
     float z[B];
     apply_inv<B>(inv, row, r, z);
     for (int k = 0; k < B; ++k) {
@@ -361,12 +448,12 @@ __global__ void k_chebyshev_first(Index n, const float* inv, const float* b, flo
 
 // A later Chebyshev step (c = its pair): r -= q (q = A d); d = c[0] d + c[1] D^-1 r; x += d.
 template <int B>
-__global__ void k_chebyshev_step(Index n, const float* inv, const float* q, float* r, float* d,
+__global__ void k_chebyshev_step(Index n, const float* inv, RowVector q, float* r, float* d,
                                  float* x, const float* c) {
     const Index row = blockIdx.x * blockDim.x + threadIdx.x;
     if (row >= n) return;
     const std::int64_t i = std::int64_t(B) * row;
-    for (int k = 0; k < B; ++k) r[i + k] -= q[i + k];
+    for (int k = 0; k < B; ++k) r[i + k] -= q(row, k);
     const float c1 = c[0], c2 = c[1];
     float z[B];
     apply_inv<B>(inv, row, r, z);
@@ -610,7 +697,7 @@ __global__ void k_galerkin(BinBcsrPatternView cp, Index count, const Index* g_en
 // it is read).
 template <int B, int K, int G>
 __global__ void k_restrict(Index nc, const Index* offsets, const Index* blocks, const Index* rows,
-                           const float* p_values, const float* b, const float* ax, float* bc) {
+                           const float* p_values, const float* b, RowVector ax, float* bc) {
     const Lane<G> t;
     const bool valid = t.item < nc;
     const Index I = valid ? static_cast<Index>(t.item) : 0;
@@ -619,9 +706,9 @@ __global__ void k_restrict(Index nc, const Index* offsets, const Index* blocks, 
         for (Index k = offsets[I] + t.lane; k < offsets[I + 1]; k += G) {
             float pv[padded_block(B * K)];
             load_padded<B * K>(p_values + std::int64_t(blocks[k]) * padded_block(B * K), pv);
-            const std::int64_t i = std::int64_t(B) * rows[k];
+            const Index row = rows[k];
             for (int m = 0; m < B; ++m) {
-                const float ri = b[i + m] - ax[i + m];
+                const float ri = b[std::int64_t(B) * row + m] - ax(row, m);
                 for (int c = 0; c < K; ++c) s[c] += pv[m * K + c] * ri;
             }
         }
@@ -854,14 +941,6 @@ __global__ void k_cg_direction(std::int64_t n, const double* s, const float* z, 
     const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n || s[cBreak] != 0) return;
     p[i] = z[i] + float(s[cBeta]) * p[i];
-}
-
-/// v = the x, y, z of y4 (4 floats per row: the upper-part product's output).
-__global__ void k_from_float4(Index n, const float* y4, float* v) {
-    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const float4 y = reinterpret_cast<const float4*>(y4)[i];
-    v[3 * i] = y.x, v[3 * i + 1] = y.y, v[3 * i + 2] = y.z;
 }
 
 __global__ void k_zero_pinned(Index n, const std::uint8_t* fixed, float* z) {

@@ -62,16 +62,18 @@ MultigridHierarchy make_hierarchy(const test::LinearSystem& s, int order,
     return cpu::build_multigrid(s.f->pattern, nullptr, fixed.data(), settings, &t);
 }
 
-// Every kernel width (lanes per transfer and Galerkin sum, warps per bin of the coarse products;
-// 0 = chosen per level) gives the CPU's values and cycle.
+// Every kernel width (lanes per transfer and Galerkin sum, warps per bin of the coarse products,
+// negative: the kernel whose lanes form whole rows; 0 = chosen per level) gives the CPU's values
+// and cycle.
 TEST_P(CudaMultigrid, RevalueAndCycleEqualCpu) {
     const int order = GetParam();
     struct Case {
         int k, lanes, warps;
     };
     // k = 11: long coarse sums; k = 7 with every forced width
-    const Case cases[] = {{4, 0, 0}, {7, 0, 0},   {11, 0, 0},   {7, 1, 1},
-                          {7, 8, 4}, {7, 32, 16}, {7, 256, 32}, {7, 8, 8}};
+    const Case cases[] = {{4, 0, 0},  {7, 0, 0},   {11, 0, 0},   {7, 1, 1},
+                          {7, 8, 4},  {7, 32, 16}, {7, 256, 32}, {7, 8, 8},
+                          {7, 1, -1}, {7, 8, -2},  {7, 32, -8},  {7, 8, -32}};
     for (const Case& cs : cases) {
         SCOPED_TRACE("k " + std::to_string(cs.k) + " lanes " + std::to_string(cs.lanes) +
                      " warps " + std::to_string(cs.warps));
@@ -212,21 +214,26 @@ double expect_same_cycle(cuda::Multigrid& m1, cuda::Multigrid& m2, const cuda::D
     return err;
 }
 
-// The upper-part tests' system: a p = 1 box with enough rows (2^14) for the upper part.
+// The upper-part tests' system: a box of order p with enough rows (2^14) for the upper part.
 struct UpperPartSystem {
-    test::LinearSystem s{test::make_random_perturbed_box(26, 26, 26, 1.0, 1.0, 1.0, 0.1, 9), 1,
-                         1e-3};
+    static int cells(int order) { return order == 1 ? 26 : 14; }
+    int order;
+    test::LinearSystem s;
     std::vector<std::uint8_t> fixed = s.bottom_nodes();
-    MultigridHierarchy h = make_hierarchy(s, 1, fixed);
-    UpperPartSystem() { EXPECT_GE(s.rows(), Index{1} << 14); }
+    MultigridHierarchy h = make_hierarchy(s, order, fixed);
+    explicit UpperPartSystem(int p)
+        : order(p),
+          s(test::make_random_perturbed_box(cells(p), cells(p), cells(p), 1.0, 1.0, 1.0, 0.1, 9), p,
+            1e-3) {
+        EXPECT_GE(s.rows(), Index{1} << 14);
+    }
 };
 
 // The fine products from the snapshot's upper part (set_upper_products: float atomics, used
-// from 2^14 rows at p = 1 widths, here whatever the matrix's size) give the full products'
-// cycle and solve to float rounding.
+// from 2^14 rows where the matrix exceeds the L2 cache, here whatever its size) give the full
+// products' cycle and solve to float rounding, at every order.
 TEST_P(CudaMultigrid, UpperPartProductsSolveAsTheFullProducts) {
-    if (GetParam() != 1) GTEST_SKIP() << "p >= 2 rows are too wide for the upper part's product";
-    const UpperPartSystem u;
+    const UpperPartSystem u(GetParam());
     const test::LinearSystem& s = u.s;
     cuda::Multigrid full(u.h), upper(u.h);
     upper.set_upper_products(true, /*any_size=*/true); // an L2-resident matrix
@@ -251,8 +258,7 @@ TEST_P(CudaMultigrid, UpperPartProductsSolveAsTheFullProducts) {
 // for A, then for 2 A (lambda_max(D^-1 A) is the same, so a stale product would halve it), the
 // two give the same cycle to float rounding (the upper part's atomics).
 TEST_P(CudaMultigrid, UpperPartRevalueSeesTheNewMatrixWithAndWithoutGraphs) {
-    if (GetParam() != 1) GTEST_SKIP() << "p >= 2 rows are too wide for the upper part's product";
-    const UpperPartSystem u;
+    const UpperPartSystem u(GetParam());
     const test::LinearSystem& s = u.s;
     cuda::Multigrid replayed(u.h), direct(u.h);
     for (cuda::Multigrid* m : {&replayed, &direct}) m->set_upper_products(true, /*any_size=*/true);

@@ -60,6 +60,13 @@ public:
     /// (PcgTuning) and fine matrices larger than the L2 cache (`any_size`: whatever the size,
     /// for tests). Default off.
     void set_upper_products(bool on, bool any_size = false) EDN_CUDA_ONLY;
+    /// Whether the cycle's products with an operator that does not fit the L2 cache (`any_size`:
+    /// whatever its size, for tests) read a half-precision copy of its off-diagonal values, made
+    /// at every re-value with one power-of-two scale per operator: the coarse operators of 6 x 6
+    /// blocks and the fine snapshot's upper part (set_upper_products). Half the bytes of those
+    /// products; the smoothers and residuals then work on operators within about 2.5e-4 of each
+    /// value, while the CG's own products stay float. Default on.
+    void set_half_products(bool on, bool any_size = false) EDN_CUDA_ONLY;
     /// solve() with host vectors and the hierarchy's pins (copies; for tests): x holds the
     /// start (used when settings.warm_start) and receives the solution.
     PcgResult solve(const BinBcsrMatrixView<float>& a, const std::vector<float>& b,

@@ -135,6 +135,8 @@ public:
     std::vector<float> download_values() const EDN_CUDA_ONLY;
     /// Device bytes held (pattern and values).
     std::size_t bytes() const EDN_CUDA_ONLY;
+    /// Slots of the pattern (9 values each, padding included).
+    Index num_slots() const EDN_CUDA_ONLY;
 
 private:
     struct Impl;

@@ -44,6 +44,16 @@ struct Multigrid::Impl {
         DeviceBuffer<Index> c_bin_offsets, c_columns, c_row_counts;
         Index c_bins = 0;
         DeviceBuffer<float> c_values, c_diag;
+        // its half-precision copy (set_half_products) and scale slots (HalfOperator), and the
+        // warps per bin of k_spmv_bins, which reads it
+        DeviceBuffer<__half> c_half;
+        DeviceBuffer<float> c_scale;
+        int half_warps = 1;
+        /// The half copy behind the operator values `v`, if any.
+        HalfOperator half_of(const float* v) const {
+            if (c_half.size() == 0 || v != c_values.data()) return {nullptr, nullptr};
+            return {c_half.data(), c_scale.data()};
+        }
         BinBcsrPatternView coarse_pattern() const {
             return {nc, c_bins, c_bin_offsets.data(), c_columns.data(), c_row_counts.data()};
         }
@@ -72,9 +82,13 @@ struct Multigrid::Impl {
     // output (4 floats per row).
     bool upper_products = false, upper_any_size = false;
     bool upper_out_of_memory = false; // its allocation failed once: full products from then on
-    long long l2_bytes = -1;          // the device's L2 cache (queried at the first re-value)
+    bool half_products = true, half_any_size = false, half_out_of_memory = false;
+    long long l2_bytes = -1; // the device's L2 cache (queried at the first re-value)
     std::unique_ptr<UpperMatrix> fine_upper;
     DeviceBuffer<float> fine_y4;
+    // the upper part's half copy (set_half_products) and its scale slots (HalfScaleSlot)
+    DeviceBuffer<__half> fine_half;
+    DeviceBuffer<float> fine_half_scale;
     DeviceBuffer<double> cg_scalars{kCgSlots};
     double* host_scalars = nullptr; // pinned: solve()'s inputs up, its outcome down
     // Launches go to `s`: the default stream, or the capture stream while a re-value or a CG
@@ -173,9 +187,17 @@ struct Multigrid::Impl {
             cuda::spmv(m, u, v, known ? levels[l].spmv_kernel : SpmvKernel{}, s);
         } else {
             if (o.p.num_bins == 0) return;
+            const HalfOperator half = levels[l - 1].half_of(o.values); // (l > 0: B > 3)
+            if (half.values) {
+                with_bin_warps(levels[l - 1].half_warps, [&]<int W>() {
+                    k_spmv_bins<B, W><<<o.p.num_bins, 32 * W, 0, s>>>(o, half, u, v);
+                });
+                return;
+            }
             with_bin_warps(levels[l].spmv_warps, [&]<int W>() {
                 if (levels[l].spmv_rows)
-                    k_spmv_bins<B, W><<<o.p.num_bins, 32 * W, 0, s>>>(o, u, v);
+                    k_spmv_bins<B, W>
+                        <<<o.p.num_bins, 32 * W, 0, s>>>(o, HalfOperator{nullptr, nullptr}, u, v);
                 else
                     k_spmv_bins_components<B, W>
                         <<<dim3(static_cast<unsigned>(o.p.num_bins), B), 32 * W, 0, s>>>(o, u, v);
@@ -186,8 +208,13 @@ struct Multigrid::Impl {
     /// returned view says which).
     template <int B> RowVector product(const DeviceOp& o, const float* u, float* v, int l) {
         if (l == 0 && fine_upper && o.values == fine_values.data()) { // the snapshot's
-            spmv_upper(fine_upper->view(), u, fine_y4.data(), fine_upper->chosen_warps_per_bin(),
-                       s);
+            const int warps = fine_upper->chosen_warps_per_bin();
+            if (fine_half.size() > 0)
+                spmv_upper_half(fine_upper->view(),
+                                reinterpret_cast<const std::uint16_t*>(fine_half.data()),
+                                fine_half_scale.data() + kHalfUnscale, u, fine_y4.data(), warps, s);
+            else
+                spmv_upper(fine_upper->view(), u, fine_y4.data(), warps, s);
             return {fine_y4.data(), 4};
         }
         spmv<B>(o, u, v, l);
@@ -198,6 +225,64 @@ struct Multigrid::Impl {
         const int blocks = static_cast<int>(std::min<std::int64_t>(grid_for(n), 1024));
         k_dots<1><<<blocks, kThreads, 0, s>>>(u, v, nullptr, n, partials.data());
         k_sum_partials<1><<<1, 32, 0, s>>>(partials.data(), blocks, out);
+    }
+    /// Allocates or frees each coarse operator's half copy as set_half_products asks (before
+    /// a re-value's capture: its pointers are part of the graphs' keys).
+    void update_half_copies() {
+        for (Level& level : levels) {
+            const bool want =
+                half_products && !half_out_of_memory && level.coarse_block > 3 &&
+                (half_any_size || level.c_values.bytes() > static_cast<std::size_t>(l2_bytes));
+            if (!want) {
+                level.c_half = DeviceBuffer<__half>();
+                level.c_scale = DeviceBuffer<float>();
+            } else if (level.c_half.size() != level.c_values.size()) {
+                try {
+                    level.c_half = DeviceBuffer<__half>(level.c_values.size());
+                    level.c_scale = DeviceBuffer<float>(2);
+                } catch (const Error& e) { // no room: float products from now on
+                    if (e.code() != ErrorCode::OutOfMemory) throw;
+                    half_out_of_memory = true;
+                    update_half_copies();
+                    return;
+                }
+            }
+        }
+    }
+    /// `key` with the half copies' pointers (the graphs launch k_to_half and read them).
+    std::vector<std::uintptr_t> half_key(std::vector<std::uintptr_t> key) const {
+        for (const Level& level : levels)
+            key.push_back(reinterpret_cast<std::uintptr_t>(level.c_half.data()));
+        key.push_back(reinterpret_cast<std::uintptr_t>(fine_half.data()));
+        return key;
+    }
+    /// The fine upper part's half copy, made from its values (after each update; launched
+    /// directly, outside the re-value's graph, as the update is), or freed when not wanted.
+    void update_fine_half() {
+        if (!half_products || half_out_of_memory ||
+            (!half_any_size && fine_values.bytes() <= static_cast<std::size_t>(l2_bytes))) {
+            fine_half = DeviceBuffer<__half>();
+            return;
+        }
+        const std::int64_t n = 9 * static_cast<std::int64_t>(fine_upper->num_slots());
+        if (fine_half.size() != static_cast<std::size_t>(n)) {
+            try {
+                fine_half = DeviceBuffer<__half>(n);
+                fine_half_scale = DeviceBuffer<float>(2);
+            } catch (const Error& e) { // no room: float products from now on
+                if (e.code() != ErrorCode::OutOfMemory) throw;
+                half_out_of_memory = true;
+                fine_half = DeviceBuffer<__half>();
+                return;
+            }
+            if (s) EDN_CUDA_CHECK(cudaStreamSynchronize(nullptr)); // allocations: default stream
+        }
+        EDN_CUDA_CHECK(cudaMemsetAsync(fine_half_scale.data(), 0, fine_half_scale.bytes(), s));
+        k_max_diag<3><<<grid_for(fine_rows), kThreads, 0, s>>>(
+            fine_diag.data(), fine_rows, fixed.data(), fine_half_scale.data());
+        k_to_half<<<grid_for((n + 3) / 4), kThreads, 0, s>>>(
+            fine_upper->view().values, n, fine_half_scale.data(), fine_half.data());
+        EDN_CUDA_CHECK(cudaGetLastError());
     }
     template <int B> void lanczos(const DeviceOp& o, Level& level, int l);
     template <int B, int K> void revalue_level(const DeviceOp& o, int l);
@@ -278,6 +363,14 @@ template <int B, int K> void Multigrid::Impl::revalue_level(const DeviceOp& o, i
             level.g_mirror.size() == 0 ? nullptr : level.g_mirror.data(), level.p_values.data(),
             level.ap_values.data(), level.c_values.data(), level.c_diag.data());
     });
+    if (level.c_half.size() > 0) { // the coarse operator's half copy for the cycle
+        const std::int64_t n = static_cast<std::int64_t>(level.c_values.size());
+        EDN_CUDA_CHECK(cudaMemsetAsync(level.c_scale.data(), 0, level.c_scale.bytes(), s));
+        k_max_diag<K><<<grid_for(level.nc), kThreads, 0, s>>>(level.c_diag.data(), level.nc,
+                                                              nullptr, level.c_scale.data());
+        k_to_half<<<grid_for((n + 3) / 4), kThreads, 0, s>>>(
+            level.c_values.data(), n, level.c_scale.data(), level.c_half.data());
+    }
     EDN_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -408,6 +501,8 @@ Multigrid::Multigrid(const MultigridHierarchy& h, int forced_lanes, int forced_w
                                             : forced_warps < 0;
             d.spmv_warps =
                 bin_warps_for(mean(blocks, own.num_rows), d.spmv_rows, std::abs(forced_warps));
+            m.levels[l - 1].half_warps =
+                bin_warps_for(mean(blocks, own.num_rows), true, std::abs(forced_warps));
             d.spmv_kernel = choose_spmv_kernel(own.num_rows, own.num_slots());
         }
         d.galerkin_lanes = lanes_for(mean(s.galerkin_p.size(), g_entries.size()),
@@ -463,6 +558,12 @@ void Multigrid::set_upper_products(bool on, bool any_size) {
     if (!on) impl_->fine_upper.reset();
 }
 
+void Multigrid::set_half_products(bool on, bool any_size) {
+    impl_->half_products = on;
+    impl_->half_any_size = any_size;
+    if (!on) impl_->fine_half = DeviceBuffer<__half>();
+}
+
 int Multigrid::num_levels() const {
     return static_cast<int>(impl_->levels.size()) + 1;
 }
@@ -490,7 +591,14 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
         m.levels[0].blocks =
             DeviceBuffer<float>(static_cast<std::size_t>(padded_block(9)) * m.levels[0].entries);
     }
-    m.run(m.revalue_graph, Impl::key_of(a, {m.fine_values.data()}), [&] {
+    if (m.l2_bytes < 0) {
+        int device = 0, l2 = 0;
+        EDN_CUDA_CHECK(cudaGetDevice(&device));
+        EDN_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+        m.l2_bytes = l2;
+    }
+    m.update_half_copies();
+    m.run(m.revalue_graph, m.half_key(Impl::key_of(a, {m.fine_values.data()})), [&] {
         if (!m.levels.empty()) {
             EDN_CUDA_CHECK(cudaMemcpyAsync(m.fine_values.data(), a.values, m.fine_values.bytes(),
                                            cudaMemcpyDeviceToDevice, m.s));
@@ -511,12 +619,6 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
     // the atomics cost more) 2.93 -> 3.15 ms, so not there. No room for it: full products.
     const PcgTuning tuning;
     const Index fine = a.pattern.num_rows;
-    if (m.l2_bytes < 0) {
-        int device = 0, l2 = 0;
-        EDN_CUDA_CHECK(cudaGetDevice(&device));
-        EDN_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-        m.l2_bytes = l2;
-    }
     if (m.upper_products && !m.upper_out_of_memory && !m.levels.empty() &&
         fine >= tuning.upper_min_rows &&
         (m.upper_any_size || m.fine_values.bytes() > static_cast<std::size_t>(m.l2_bytes))) {
@@ -526,11 +628,13 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
                 m.fine_y4 = DeviceBuffer<float>(4 * static_cast<std::size_t>(fine));
             }
             m.fine_upper->update({a.pattern, m.fine_values.data(), m.fine_diag.data()});
+            m.update_fine_half();
         } catch (const Error& e) {
             if (e.code() != ErrorCode::OutOfMemory) throw;
             EDN_CUDA_CHECK(cudaStreamSynchronize(m.s));
             m.fine_upper.reset();
             m.fine_y4 = DeviceBuffer<float>();
+            m.fine_half = DeviceBuffer<__half>();
             m.upper_out_of_memory = true;
         }
     }
@@ -743,9 +847,9 @@ PcgResult Multigrid::solve(const BinBcsrMatrixView<float>& a, const float* b, fl
     EDN_CUDA_CHECK(
         cudaMemcpyAsync(sc, host, kCgSlots * sizeof(double), cudaMemcpyHostToDevice, nullptr));
     // (the upper part's values: the cycle's fine products change with set_upper_products)
-    const std::vector<std::uintptr_t> key =
+    const std::vector<std::uintptr_t> key = m.half_key(
         Impl::key_of(a, {b, x, fixed, m.cg.data(), m.coarsest_inverse.data(), m.fine_values.data(),
-                         m.fine_upper ? m.fine_upper->view().values : nullptr});
+                         m.fine_upper ? m.fine_upper->view().values : nullptr}));
     const bool graph =
         m.graphs && !m.graphs_failed && !m.solve_graph_failed &&
         ((m.solve_graph.exec && m.solve_graph.key == key) || m.capture_solve(key, a, b, x, fixed));

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cuda_fp16.h>
 
 namespace edn::cuda {
 namespace {
@@ -112,6 +113,14 @@ struct RowVector {
     const float* v;
     int stride;
     __device__ float operator()(std::int64_t row, int c) const { return v[stride * row + c]; }
+};
+
+// An operator's off-diagonal values in half precision, scaled (k_to_half), for the cycle's
+// products where the operator does not fit the L2 cache; values == nullptr: none.
+enum HalfScaleSlot { kHalfMax = 0, kHalfUnscale = 1 };
+struct HalfOperator {
+    const __half* values;
+    const float* scale; // [kHalfMax] the largest diagonal entry, [kHalfUnscale] 1 / the scale
 };
 
 // P and A P blocks (B x K) are stored padded to a multiple of 4 floats (3 x 6: 20), 16-byte
@@ -271,9 +280,11 @@ template <int B> __device__ void load_row(const float* x, Index j, float (&xc)[B
 // level has at least 2 bins per SM: H100, the 1.15M bunny's level 1 (315 bins, 104 MB) 46.6 ->
 // 43.9 us against k_spmv_bins_components (DRAM at 68% of peak); on fewer bins the components'
 // parallelism wins (187K level 1, 69 bins: 12.4 against 15.7 us).
+// With `half` (HalfOperator) the off-diagonal blocks are read from its half-precision planes
+// instead of op.values (the diagonal stays float).
 template <int B, int W>
 __global__ void __launch_bounds__(32 * W, 32 / W)
-    k_spmv_bins(DeviceOp op, const float* x, float* y) {
+    k_spmv_bins(DeviceOp op, HalfOperator half, const float* x, float* y) {
     const Index bin = blockIdx.x;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const Index row = bin * kBinRows + lane;
@@ -282,21 +293,30 @@ __global__ void __launch_bounds__(32 * W, 32 / W)
     if (valid) {
         const std::int64_t begin = op.p.bin_offsets[bin];
         const std::int64_t stride = op.p.bin_offsets[bin + 1] - begin;
-        const float* v = op.values + std::int64_t(B) * B * begin + lane;
+        const std::int64_t first = std::int64_t(B) * B * begin + lane;
         const Index* columns = op.p.columns + begin + lane;
         const Index count = op.p.row_counts[row];
         for (Index j = warp; j < count; j += W) {
             // every load of the entry in flight before the first product (ptxas otherwise
             // interleaves them with the sums: 32 registers and one latency per value)
-            const std::int64_t e = std::int64_t(j) * kBinRows;
+            const std::int64_t e = first + std::int64_t(j) * kBinRows;
             float a[B * B], xc[B];
-            load_row<B>(x, __ldg(columns + e), xc);
+            load_row<B>(x, __ldg(columns + std::int64_t(j) * kBinRows), xc);
+            if (half.values) {
 #pragma unroll
-            for (int k = 0; k < B * B; ++k) a[k] = __ldg(v + k * stride + e);
+                for (int k = 0; k < B * B; ++k) a[k] = __half2float(half.values[k * stride + e]);
+            } else {
+#pragma unroll
+                for (int k = 0; k < B * B; ++k) a[k] = __ldg(op.values + k * stride + e);
+            }
 #pragma unroll
             for (int r = 0; r < B; ++r)
 #pragma unroll
                 for (int c = 0; c < B; ++c) acc[r] += a[r * B + c] * xc[c];
+        }
+        if (half.values) {
+            const float unscale = half.scale[kHalfUnscale];
+            for (int r = 0; r < B; ++r) acc[r] *= unscale;
         }
         if (warp == 0) {
             const float* xr = x + std::int64_t(B) * row;
@@ -321,6 +341,41 @@ __global__ void __launch_bounds__(32 * W, 32 / W)
             out[t] = sum;
         }
     }
+}
+
+// The half-precision copy of an operator's off-diagonal values (HalfOperator). Its scale is the
+// power of two that brings the largest diagonal entry of the free rows into [2^14, 2^15): for a
+// symmetric positive semi-definite operator no entry is larger (|a_pq| <= sqrt(a_pp a_qq)), so
+// nothing overflows half's 65504 (an indefinite one's larger entries saturate), and entries
+// down to 2^-24 of the largest keep half's full 11-bit precision (smaller ones go subnormal,
+// then to zero). k_max_diag takes the largest (as float bits, which order as unsigned integers
+// for non-negative values; *scale zeroed before), k_to_half converts.
+template <int B>
+__global__ void k_max_diag(const float* diag, Index rows, const std::uint8_t* fixed, float* scale) {
+    const Index row = blockIdx.x * blockDim.x + threadIdx.x;
+    float m = 0;
+    if (row < rows && (fixed == nullptr || fixed[row] == 0))
+        for (int r = 0; r < B; ++r) m = fmaxf(m, fabsf(diag[std::int64_t(r * B + r) * rows + row]));
+    for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (threadIdx.x % 32 == 0 && m > 0)
+        atomicMax(reinterpret_cast<unsigned int*>(scale + kHalfMax), __float_as_uint(m));
+}
+__device__ __forceinline__ __half to_half_saturated(float v) {
+    return __float2half_rn(isnan(v) ? v : fminf(fmaxf(v, -65504.f), 65504.f));
+}
+// out = half(v * 2^(15 - e)), e the exponent of the largest diagonal entry; n a multiple of 4.
+__global__ void k_to_half(const float* v, std::int64_t n, float* scale, __half* out) {
+    const float m = scale[kHalfMax];
+    int e = 0;
+    if (m > 0 && isfinite(m)) frexpf(m, &e); // m = f 2^e, f in [0.5, 1)
+    const float factor = ldexpf(1.f, 15 - e);
+    const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i == 0) scale[kHalfUnscale] = ldexpf(1.f, e - 15);
+    if (4 * i >= n) return;
+    const float4 x = reinterpret_cast<const float4*>(v)[i];
+    __half2* o = reinterpret_cast<__half2*>(out) + 2 * i;
+    o[0] = __halves2half2(to_half_saturated(x.x * factor), to_half_saturated(x.y * factor));
+    o[1] = __halves2half2(to_half_saturated(x.z * factor), to_half_saturated(x.w * factor));
 }
 
 // y = A x on a small coarse level (few bins of long rows, so the work is split three ways for

@@ -131,38 +131,48 @@ void launch_spmv_bins(const BinBcsrMatrixView<float>& a, const float* x, float* 
         p.bin_offsets, p.columns, p.row_counts, a.values, a.diag, p.num_rows, p.num_bins, x, y);
 }
 
+template <class V = float>
 __global__ void upper_multiply_kernel(UpperBinBcsrView<float> up, const float* __restrict__ x,
-                                      float4* y) {
+                                      float4* y, const V* values = nullptr,
+                                      const float* unscale = nullptr) {
     const Index row = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (row >= up.num_rows) return;
     const std::int64_t r3 = 3 * static_cast<std::int64_t>(row);
     const float xi[3] = {__ldg(x + r3), __ldg(x + r3 + 1), __ldg(x + r3 + 2)};
+    const float u = unscale ? *unscale : 1.f;
+    const float xs[3] = {u * xi[0], u * xi[1], u * xi[2]};
     float a[3] = {0, 0, 0}, d[3];
-    upper_row<false>(up, row, xi, Gather3{x}, y, a);
+    upper_row<false>(up, row, xs, Gather3{x}, y, a, 0, 1, values);
+    for (int i = 0; i < 3; ++i) a[i] *= u;
     diagonal_row(up.diag, up.num_rows, row, xi, d);
     atomic_add3(y, row, a[0] + d[0], a[1] + d[1], a[2] + d[2]);
 }
 
 /// The product with K warps per bin (block = bin): warp w takes the blocks w, w + K, ... of
 /// each row, the row sums meet in shared memory (long rows: more loads in flight per bin).
-template <int K>
+/// With `values` (a half copy) the blocks are scaled by *unscale: x_i before the transposed
+/// products, the row's sum after.
+template <int K, class V = float>
 __global__ void __launch_bounds__(K * 32)
-    upper_multiply_split_kernel(UpperBinBcsrView<float> up, const float* __restrict__ x,
-                                float4* y) {
+    upper_multiply_split_kernel(UpperBinBcsrView<float> up, const float* __restrict__ x, float4* y,
+                                const V* values = nullptr, const float* unscale = nullptr) {
     __shared__ float partial[K][3][kBinRows];
     const int lane = threadIdx.x % kBinRows, warp = threadIdx.x / kBinRows;
     const Index row = static_cast<Index>(blockIdx.x) * kBinRows + lane;
+    const float u = unscale ? *unscale : 1.f;
     float a[3] = {0, 0, 0}, xi[3] = {0, 0, 0};
     if (row < up.num_rows) {
         const std::int64_t r3 = 3 * static_cast<std::int64_t>(row);
         xi[0] = __ldg(x + r3), xi[1] = __ldg(x + r3 + 1), xi[2] = __ldg(x + r3 + 2);
-        upper_row<false>(up, row, xi, Gather3{x}, y, a, warp, K);
+        const float xs[3] = {u * xi[0], u * xi[1], u * xi[2]};
+        upper_row<false>(up, row, xs, Gather3{x}, y, a, warp, K, values);
     }
     for (int i = 0; i < 3; ++i) partial[warp][i][lane] = a[i];
     __syncthreads();
     if (warp != 0 || row >= up.num_rows) return;
     for (int w = 1; w < K; ++w)
         for (int i = 0; i < 3; ++i) a[i] += partial[w][i][lane];
+    for (int i = 0; i < 3; ++i) a[i] *= u;
     float d[3];
     diagonal_row(up.diag, up.num_rows, row, xi, d);
     atomic_add3(y, row, a[0] + d[0], a[1] + d[1], a[2] + d[2]);
@@ -238,8 +248,10 @@ void spmv(const BinBcsrMatrixView<float>& a, const float* x, float* y, void* str
 // ---- upper part
 // ----------------------------------------------------------------------------------
 
-void spmv_upper(const UpperBinBcsrView<float>& a, const float* x, float* y4, int warps_per_bin,
-                void* stream) {
+namespace {
+template <class V>
+void launch_upper(const UpperBinBcsrView<float>& a, const V* values, const float* unscale,
+                  const float* x, float* y4, int warps_per_bin, void* stream) {
     EDN_VERIFY(warps_per_bin == 1 || warps_per_bin == 8, ErrorCode::Usage,
                "cuda::spmv_upper: warps_per_bin must be 1 or 8, got " << warps_per_bin);
     if (a.num_rows == 0) return;
@@ -247,12 +259,25 @@ void spmv_upper(const UpperBinBcsrView<float>& a, const float* x, float* y4, int
     EDN_CUDA_CHECK(cudaMemsetAsync(y4, 0, 4 * sizeof(float) * std::size_t(a.num_rows), s));
     float4* y = reinterpret_cast<float4*>(y4);
     if (warps_per_bin == 8)
-        upper_multiply_split_kernel<8><<<a.num_bins, 256, 0, s>>>(a, x, y);
+        upper_multiply_split_kernel<8, V><<<a.num_bins, 256, 0, s>>>(a, x, y, values, unscale);
     else
-        upper_multiply_kernel<<<static_cast<unsigned int>(
-                                    std::max<std::int64_t>(1, (a.num_rows + 255) / 256)),
-                                256, 0, s>>>(a, x, y);
+        upper_multiply_kernel<V>
+            <<<static_cast<unsigned int>(std::max<std::int64_t>(1, (a.num_rows + 255) / 256)), 256,
+               0, s>>>(a, x, y, values, unscale);
     EDN_CUDA_CHECK_LAUNCH();
+}
+} // namespace
+
+void spmv_upper(const UpperBinBcsrView<float>& a, const float* x, float* y4, int warps_per_bin,
+                void* stream) {
+    launch_upper<float>(a, nullptr, nullptr, x, y4, warps_per_bin, stream);
+}
+
+void spmv_upper_half(const UpperBinBcsrView<float>& a, const std::uint16_t* half_values,
+                     const float* unscale, const float* x, float* y4, int warps_per_bin,
+                     void* stream) {
+    launch_upper(a, reinterpret_cast<const __half*>(half_values), unscale, x, y4, warps_per_bin,
+                 stream);
 }
 
 // ---- Assembly's products

@@ -219,4 +219,8 @@ std::size_t UpperMatrix::bytes() const {
            d.values.bytes();
 }
 
+Index UpperMatrix::num_slots() const {
+    return impl_->slots;
+}
+
 } // namespace edn::cuda

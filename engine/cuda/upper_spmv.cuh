@@ -5,7 +5,9 @@
 #include "sparse/bin_bcsr_view.hpp"
 
 #include <cstdint>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <type_traits>
 
 namespace edn::cuda {
 
@@ -41,28 +43,37 @@ struct Gather3 {
     }
 };
 
+__device__ __forceinline__ float to_float(float v) {
+    return v;
+}
+__device__ __forceinline__ float to_float(__half v) {
+    return __half2float(v);
+}
+
 /// Lane `row % 32` of its bin: adds A_ij x_j over the row's upper blocks to a (x_j from
 /// `gather(col)` as float3), and A_ij^T xi to q[j] (atomic_add3<kReduce>). Matrix loads
-/// evict-first.
+/// evict-first, from `values` (u.values, or a half copy in its layout).
 /// Only blocks j0, j0 + step, ... when split over several warps.
-template <bool kReduce, class Gather>
+template <bool kReduce, class Gather, class V = float>
 __device__ __forceinline__ void upper_row(const UpperBinBcsrView<float>& u, Index row,
                                           const float xi[3], Gather gather, float4* q, float a[3],
-                                          Index j0 = 0, Index step = 1) {
+                                          Index j0 = 0, Index step = 1, const V* values = nullptr) {
     const Index bin = row / kBinRows;
     const Index begin = u.bin_offsets[bin];
     const std::int64_t plane = static_cast<std::int64_t>(u.bin_offsets[bin + 1] - begin);
     const int lane = row % kBinRows;
-    const float* v = u.values + 9 * static_cast<std::int64_t>(begin) + lane;
+    if constexpr (std::is_same_v<V, float>)
+        if (values == nullptr) values = u.values;
+    const V* v = values + 9 * static_cast<std::int64_t>(begin) + lane;
     const Index* cols = u.columns + begin + lane;
     const Index count = u.counts[row];
     for (Index j = j0; j < count; j += step) {
         const Index c = __ldcs(cols + j * kBinRows);
         const float3 xc = gather(c);
-        const float* e = v + j * kBinRows;
+        const V* e = v + j * kBinRows;
         float m[9];
 #pragma unroll
-        for (int k = 0; k < 9; ++k) m[k] = __ldcs(e + k * plane);
+        for (int k = 0; k < 9; ++k) m[k] = to_float(__ldcs(e + k * plane));
         a[0] += m[0] * xc.x + m[1] * xc.y + m[2] * xc.z;
         a[1] += m[3] * xc.x + m[4] * xc.y + m[5] * xc.z;
         a[2] += m[6] * xc.x + m[7] * xc.y + m[8] * xc.z;

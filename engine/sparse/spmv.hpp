@@ -62,4 +62,10 @@ EDN_CUDA_FN void spmv(const BinBcsrMatrixView<float>& a, const float* x, float* 
 EDN_CUDA_FN void spmv_upper(const UpperBinBcsrView<float>& a, const float* x, float* y4,
                             int warps_per_bin, void* stream = nullptr) EDN_CUDA_ONLY;
 
+/// The same product with the off-diagonal blocks read from `half_values` (IEEE half bits, the
+/// layout of a.values) instead, each scaled by *unscale (a device scalar).
+EDN_CUDA_FN void spmv_upper_half(const UpperBinBcsrView<float>& a, const std::uint16_t* half_values,
+                                 const float* unscale, const float* x, float* y4, int warps_per_bin,
+                                 void* stream = nullptr) EDN_CUDA_ONLY;
+
 } // namespace edn::cuda

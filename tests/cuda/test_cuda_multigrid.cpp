@@ -253,6 +253,48 @@ TEST_P(CudaMultigrid, UpperPartProductsSolveAsTheFullProducts) {
     EXPECT_LE(std::abs(r1.iterations - r2.iterations), 1);
 }
 
+// The fine products from the upper part's half copy (set_half_products with upper products,
+// whatever the size) stay within half rounding of the float upper part's cycle, also for a
+// matrix scaled beyond half's range, and the solves converge in about the same iterations.
+TEST_P(CudaMultigrid, HalfUpperPartCyclesAsTheFloatUpperPart) {
+    const UpperPartSystem u(GetParam());
+    const test::LinearSystem& s = u.s;
+    const std::vector<float> b = pinned_rhs(s, u.fixed, 37);
+    cuda::Multigrid single(u.h);
+    single.set_upper_products(true, /*any_size=*/true);
+    single.set_half_products(false);
+    const cuda::DeviceMatrix a(s.af);
+    single.revalue(a.view());
+    const std::vector<float> z = single.apply(a.view(), b);
+    PcgSettings settings;
+    settings.relative_tolerance = 1e-6;
+    settings.max_iterations = 200;
+    std::vector<float> x(b.size(), 0.f);
+    const PcgResult rs = single.solve(a.view(), b, x, settings);
+    ASSERT_TRUE(rs.converged);
+    for (const double factor : {1.0, 1e8}) {
+        SCOPED_TRACE("matrix times " + std::to_string(factor));
+        auto scaled = s.af;
+        for (float& v : scaled.values) v = float(v * factor);
+        for (float& v : scaled.diag) v = float(v * factor);
+        const cuda::DeviceMatrix as(scaled);
+        cuda::Multigrid half(u.h);
+        half.set_upper_products(true, /*any_size=*/true);
+        half.set_half_products(true, /*any_size=*/true);
+        half.revalue(as.view());
+        std::vector<float> zh = half.apply(as.view(), b);
+        for (float& v : zh) v = float(v * factor);
+        double scale = 0;
+        const double err = max_abs_diff(zh, z, scale);
+        EXPECT_GT(err, 1e-6 * scale) << "the half copies were not used";
+        EXPECT_LT(err, 1e-2 * scale);
+        std::vector<float> xh(b.size(), 0.f);
+        const PcgResult rh = half.solve(as.view(), b, xh, settings);
+        EXPECT_TRUE(rh.converged);
+        EXPECT_LE(std::abs(rh.iterations - rs.iterations), 2);
+    }
+}
+
 // A re-value's own products (Lanczos' lambda_max) take the new matrix, not the last re-value's
 // upper part, whether its kernels are replayed from the graph or launched directly: re-valued
 // for A, then for 2 A (lambda_max(D^-1 A) is the same, so a stale product would halve it), the
@@ -272,6 +314,56 @@ TEST_P(CudaMultigrid, UpperPartRevalueSeesTheNewMatrixWithAndWithoutGraphs) {
         direct.revalue(m->view());
     }
     expect_same_cycle(replayed, direct, a2, pinned_rhs(s, u.fixed, 41));
+}
+
+// The cycle's coarse products from half-precision copies (set_half_products, here whatever the
+// operators' sizes) stay within half rounding of the float products' cycle, for matrices scaled
+// far beyond half's range (1e8: values near 1e12) and below it (1e-8); the solves converge in
+// about the same iterations. Switched off again, the cycle is the float one exactly.
+TEST_P(CudaMultigrid, HalfCoarseProductsCycleAsTheFloatProducts) {
+    const int order = GetParam();
+    test::LinearSystem s(test::make_random_perturbed_box(7, 7, 14, 0.5, 0.5, 1.0, 0.1, 3), order,
+                         1e-3);
+    const std::vector<std::uint8_t> fixed = s.bottom_nodes();
+    const MultigridHierarchy h = make_hierarchy(s, order, fixed);
+    ASSERT_GE(h.num_levels(), 3);
+    const std::vector<float> b = pinned_rhs(s, fixed, 23);
+    cuda::Multigrid full(h);
+    full.set_half_products(false);
+    const cuda::DeviceMatrix a(s.af);
+    full.revalue(a.view());
+    const std::vector<float> z = full.apply(a.view(), b);
+    PcgSettings settings;
+    settings.relative_tolerance = 1e-6;
+    settings.max_iterations = 200;
+    std::vector<float> x(b.size(), 0.f);
+    const PcgResult rf = full.solve(a.view(), b, x, settings);
+    ASSERT_TRUE(rf.converged);
+    for (const double factor : {1.0, 1e8, 1e-8}) {
+        SCOPED_TRACE("matrix times " + std::to_string(factor));
+        auto scaled = s.af;
+        for (float& v : scaled.values) v = float(v * factor);
+        for (float& v : scaled.diag) v = float(v * factor);
+        const cuda::DeviceMatrix as(scaled);
+        cuda::Multigrid half(h);
+        half.set_half_products(true, /*any_size=*/true);
+        half.revalue(as.view());
+        std::vector<float> zh = half.apply(as.view(), b);
+        for (float& v : zh) v = float(v * factor); // (the cycle of factor A is z / factor)
+        double scale = 0;
+        const double err = max_abs_diff(zh, z, scale);
+        EXPECT_GT(err, 0.0) << "the half copies were not used";
+        EXPECT_LT(err, 1e-2 * scale);
+        std::vector<float> xh(b.size(), 0.f);
+        const PcgResult rh = half.solve(as.view(), b, xh, settings);
+        EXPECT_TRUE(rh.converged);
+        EXPECT_LE(std::abs(rh.iterations - rf.iterations), 2);
+        half.set_half_products(false);
+        half.revalue(as.view());
+        std::vector<float> zf = half.apply(as.view(), b);
+        for (float& v : zf) v = float(v * factor);
+        EXPECT_LT(max_abs_diff(zf, z, scale), 1e-4 * scale);
+    }
 }
 
 // The device-side stopping decisions (the solve graph's while node, or the direct launches'

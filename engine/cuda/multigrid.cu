@@ -74,7 +74,8 @@ struct Multigrid::Impl {
     std::vector<DeviceBuffer<float>> b, x, r, d, q; // per level
     DeviceBuffer<double> partials;      // 2 x 1024 per-block partial sums of the dot products
     DeviceBuffer<double> dot_result{1}; // dot()'s device scalar
-    DeviceBuffer<float> cg;             // r, z, p, q of solve()
+    DeviceBuffer<unsigned int> lanczos_done{1}; // last_block_done's counter (zero between launches)
+    DeviceBuffer<float> cg;                     // r, z, p, q of solve()
     // The fine matrix's values and diagonal planes at the last re-value: the cycle smooths with
     // them (MultigridHierarchy::fine_values: a lagged hierarchy stays one SPD preconditioner).
     DeviceBuffer<float> fine_values, fine_diag;
@@ -256,9 +257,10 @@ struct Multigrid::Impl {
         key.push_back(reinterpret_cast<std::uintptr_t>(fine_half.data()));
         return key;
     }
-    /// The fine upper part's half copy, made from its values (after each update; launched
-    /// directly, outside the re-value's graph, as the update is), or freed when not wanted.
-    void update_fine_half() {
+    /// The fine upper part's half copy, made from its values and the diagonal planes `diag`
+    /// (after each update; launched directly, outside the re-value's graph, as the update is),
+    /// or freed when not wanted.
+    void update_fine_half(const float* diag) {
         if (!half_products || half_out_of_memory ||
             (!half_any_size && fine_values.bytes() <= static_cast<std::size_t>(l2_bytes))) {
             fine_half = DeviceBuffer<__half>();
@@ -278,8 +280,8 @@ struct Multigrid::Impl {
             if (s) EDN_CUDA_CHECK(cudaStreamSynchronize(nullptr)); // allocations: default stream
         }
         EDN_CUDA_CHECK(cudaMemsetAsync(fine_half_scale.data(), 0, fine_half_scale.bytes(), s));
-        k_max_diag<3><<<grid_for(fine_rows), kThreads, 0, s>>>(
-            fine_diag.data(), fine_rows, fixed.data(), fine_half_scale.data());
+        k_max_diag<3><<<grid_for(fine_rows), kThreads, 0, s>>>(diag, fine_rows, fixed.data(),
+                                                               fine_half_scale.data());
         k_to_half<<<grid_for((n + 3) / 4), kThreads, 0, s>>>(
             fine_upper->view().values, n, fine_half_scale.data(), fine_half.data());
         EDN_CUDA_CHECK(cudaGetLastError());
@@ -318,15 +320,13 @@ template <int B> void Multigrid::Impl::lanczos(const DeviceOp& o, Level& level, 
     EDN_CUDA_CHECK(cudaMemcpyAsync(pv, zv, dofs * sizeof(float), cudaMemcpyDeviceToDevice, s));
     dot_to(rv, zv, dofs, sc + kRz);
     k_lanczos_init<<<1, 1, 0, s>>>(sc);
-    const int dot_blocks = static_cast<int>(std::min<std::int64_t>(grid_for(dofs), 1024));
     const int row_blocks = static_cast<int>(std::min<std::int64_t>(grid_for(n), 1024));
     for (int it = 0; it < settings.power_iterations; ++it) {
-        spmv<B>(o, pv, qv, l);
-        k_dots<1><<<dot_blocks, kThreads, 0, s>>>(pv, qv, nullptr, dofs, partials.data());
-        k_lanczos_alpha<<<1, 32, 0, s>>>(partials.data(), dot_blocks, sc);
-        k_lanczos_rz<B><<<row_blocks, kThreads, 0, s>>>(n, sc, level.inverse_diag.data(), qv, rv,
-                                                        zv, partials.data());
-        k_lanczos_beta<<<1, 32, 0, s>>>(partials.data(), row_blocks, sc);
+        const RowVector qr = product<B>(o, pv, qv, l); // the cycle's own products
+        k_lanczos_pq<B>
+            <<<row_blocks, kThreads, 0, s>>>(n, pv, qr, partials.data(), lanczos_done.data(), sc);
+        k_lanczos_rz<B><<<row_blocks, kThreads, 0, s>>>(n, sc, level.inverse_diag.data(), qr, rv,
+                                                        zv, partials.data(), lanczos_done.data());
         k_lanczos_p<<<grid_for(dofs), kThreads, 0, s>>>(dofs, sc, zv, pv);
     }
     k_lanczos_finish<<<1, 32, 0, s>>>(sc, level.damping, settings.smoother_ratio,
@@ -543,6 +543,7 @@ Multigrid::Multigrid(const MultigridHierarchy& h, int forced_lanes, int forced_w
     if (const char* env = std::getenv("EDN_CUDA_GRAPHS"); env && std::string_view(env) == "0")
         m.graphs = false;
     m.unit_coef = upload(std::vector<float>{0.f, 1.f});
+    EDN_CUDA_CHECK(cudaMemset(m.lanczos_done.data(), 0, m.lanczos_done.bytes()));
     m.partials = DeviceBuffer<double>(2048);
 }
 
@@ -597,24 +598,11 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
         EDN_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
         m.l2_bytes = l2;
     }
-    m.update_half_copies();
-    m.run(m.revalue_graph, m.half_key(Impl::key_of(a, {m.fine_values.data()})), [&] {
-        if (!m.levels.empty()) {
-            EDN_CUDA_CHECK(cudaMemcpyAsync(m.fine_values.data(), a.values, m.fine_values.bytes(),
-                                           cudaMemcpyDeviceToDevice, m.s));
-            EDN_CUDA_CHECK(cudaMemcpyAsync(m.fine_diag.data(), a.diag, m.fine_diag.bytes(),
-                                           cudaMemcpyDeviceToDevice, m.s));
-        }
-        for (std::size_t l = 0; l < m.levels.size(); ++l) {
-            const DeviceOp o = m.op(a, static_cast<int>(l));
-            with_blocks(m.levels[l].block, m.levels[l].coarse_block,
-                        [&]<int B, int K>() { m.revalue_level<B, K>(o, static_cast<int>(l)); });
-        }
-    });
-    // The snapshot's upper part for the cycle's fine products (outside the graph: its first
-    // update builds the pattern, with waits), where the fine matrix is larger than the L2 cache.
-    // H100, bunny: 1.15M tets p = 1 (130 MB) PCG 12.41 -> 11.51 ms per frame; 187K p = 2 (274
-    // MB) 15.63 -> 13.51 ms (unlike the block-Jacobi PCG's loop, where p = 2 keeps the full
+    // The snapshot's upper part for the cycle's fine products and the fine level's Lanczos,
+    // where the fine matrix is larger than the L2 cache: gathered from `a` before the graph (its
+    // first update builds the pattern, with waits), its diagonal the snapshot's (copied in the
+    // graph). H100, bunny: 1.15M tets p = 1 (130 MB) PCG 12.41 -> 11.51 ms per frame; 187K p = 2
+    // (274 MB) 15.63 -> 13.51 ms (unlike the block-Jacobi PCG's loop, where p = 2 keeps the full
     // product); 187K p = 1 (23.5 MB, L2-resident, where the full product is fast already and
     // the atomics cost more) 2.93 -> 3.15 ms, so not there. No room for it: full products.
     const PcgTuning tuning;
@@ -627,8 +615,8 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
                 m.fine_upper = std::make_unique<UpperMatrix>(m.s);
                 m.fine_y4 = DeviceBuffer<float>(4 * static_cast<std::size_t>(fine));
             }
-            m.fine_upper->update({a.pattern, m.fine_values.data(), m.fine_diag.data()});
-            m.update_fine_half();
+            m.fine_upper->update({a.pattern, a.values, m.fine_diag.data()});
+            m.update_fine_half(a.diag);
         } catch (const Error& e) {
             if (e.code() != ErrorCode::OutOfMemory) throw;
             EDN_CUDA_CHECK(cudaStreamSynchronize(m.s));
@@ -638,6 +626,26 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
             m.upper_out_of_memory = true;
         }
     }
+    m.update_half_copies();
+    std::vector<std::uintptr_t> key = m.half_key(Impl::key_of(a, {m.fine_values.data()}));
+    key.push_back(
+        reinterpret_cast<std::uintptr_t>(m.fine_upper ? m.fine_upper->view().values : nullptr));
+    m.run(m.revalue_graph, key, [&] {
+        if (!m.levels.empty()) {
+            EDN_CUDA_CHECK(cudaMemcpyAsync(m.fine_values.data(), a.values, m.fine_values.bytes(),
+                                           cudaMemcpyDeviceToDevice, m.s));
+            EDN_CUDA_CHECK(cudaMemcpyAsync(m.fine_diag.data(), a.diag, m.fine_diag.bytes(),
+                                           cudaMemcpyDeviceToDevice, m.s));
+        }
+        for (std::size_t l = 0; l < m.levels.size(); ++l) {
+            // the fine level through the snapshot (now equal to a): its products are the cycle's
+            const DeviceOp o = l == 0 ? DeviceOp{3, a.pattern, m.fine_values.data(),
+                                                 m.fine_diag.data(), m.fixed.data()}
+                                      : m.op(a, static_cast<int>(l));
+            with_blocks(m.levels[l].block, m.levels[l].coarse_block,
+                        [&]<int B, int K>() { m.revalue_level<B, K>(o, static_cast<int>(l)); });
+        }
+    });
     // the coarsest operator (<= coarsest_dofs), inverted on the host in double: one wait
     const int l = static_cast<int>(m.levels.size());
     const DeviceOp o = m.op(a, l);

@@ -546,11 +546,27 @@ __global__ void k_lanczos_init(double* s) {
     s[kStop] = s[kRz] > 0 ? 0 : 1;
     s[kSteps] = 0;
 }
-// p.q = the sum of the partials (one warp, fixed order), then this step's alpha = rz / p.q.
-__global__ void k_lanczos_alpha(const double* partials, int blocks, double* s) {
+// The sum of the blocks' partials (one warp, fixed order; other blocks wrote them, so read
+// through L2), in every lane of warp 0.
+__device__ __forceinline__ double sum_block_partials(const double* partials) {
     double t = 0;
-    for (int i = threadIdx.x; i < blocks; i += 32) t += partials[i];
-    t = warp_sum(t);
+    for (unsigned i = threadIdx.x; i < gridDim.x; i += 32) t += __ldcg(partials + i);
+    return warp_sum(t);
+}
+// A Lanczos step's p.q (per-block partials over the n rows of B dofs, q as its product left it;
+// grid-stride, at most 1024 blocks); the last block to finish sums them and records the step's
+// alpha = rz / p.q (one launch instead of a dot kernel and a scalar kernel: the re-value runs 30
+// steps).
+template <int B>
+__global__ void k_lanczos_pq(Index n, const float* p, RowVector q, double* partials,
+                             unsigned int* done, double* s) {
+    double t = 0;
+    for (Index row = blockIdx.x * blockDim.x + threadIdx.x; row < n; row += gridDim.x * blockDim.x)
+        for (int k = 0; k < B; ++k) t += double(p[std::int64_t(B) * row + k]) * double(q(row, k));
+    t = block_sum<kThreads>(t);
+    if (threadIdx.x == 0) partials[blockIdx.x] = t;
+    if (!last_block_done(done, threadIdx.x == 0) || threadIdx.x >= 32) return;
+    t = sum_block_partials(partials);
     if (threadIdx.x != 0 || s[kStop] != 0) return;
     s[kPq] = t;
     if (!(t > 0) || !isfinite(t)) {
@@ -560,17 +576,18 @@ __global__ void k_lanczos_alpha(const double* partials, int blocks, double* s) {
     s[kAlphas + int(s[kSteps])] = s[kRz] / t;
 }
 // r -= alpha q (this step's alpha); z = D^-1 r; per-block partial sums of r.z (grid-stride over
-// the n rows of B dofs, at most 1024 blocks).
+// the n rows of B dofs, at most 1024 blocks); the last block sums them, records beta = r.z / rz
+// and counts the step.
 template <int B>
-__global__ void k_lanczos_rz(Index n, const double* s, const float* inv, const float* q, float* r,
-                             float* z, double* partials) {
-    if (s[kStop] != 0) return; // the whole grid: s is not written while it runs
+__global__ void k_lanczos_rz(Index n, double* s, const float* inv, RowVector q, float* r, float* z,
+                             double* partials, unsigned int* done) {
+    if (s[kStop] != 0) return; // the whole grid: s is written only once every block is done
     const float alpha = float(s[kAlphas + int(s[kSteps])]);
     double t = 0;
     for (Index row = blockIdx.x * blockDim.x + threadIdx.x; row < n;
          row += gridDim.x * blockDim.x) {
         const std::int64_t i = std::int64_t(B) * row;
-        for (int k = 0; k < B; ++k) r[i + k] -= alpha * q[i + k];
+        for (int k = 0; k < B; ++k) r[i + k] -= alpha * q(row, k);
         float zr[B];
         apply_inv<B>(inv, row, r, zr);
         for (int k = 0; k < B; ++k) {
@@ -580,13 +597,9 @@ __global__ void k_lanczos_rz(Index n, const double* s, const float* inv, const f
     }
     t = block_sum<kThreads>(t);
     if (threadIdx.x == 0) partials[blockIdx.x] = t;
-}
-// r.z = the sum of the partials, then beta = r.z / rz and the step is recorded.
-__global__ void k_lanczos_beta(const double* partials, int blocks, double* s) {
-    double t = 0;
-    for (int i = threadIdx.x; i < blocks; i += 32) t += partials[i];
-    t = warp_sum(t);
-    if (threadIdx.x != 0 || s[kStop] != 0) return;
+    if (!last_block_done(done, threadIdx.x == 0) || threadIdx.x >= 32) return;
+    t = sum_block_partials(partials);
+    if (threadIdx.x != 0) return;
     const int m = int(s[kSteps]);
     s[kRzNew] = t;
     s[kBetas + m] = t / s[kRz];

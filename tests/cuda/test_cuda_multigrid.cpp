@@ -253,45 +253,69 @@ TEST_P(CudaMultigrid, UpperPartProductsSolveAsTheFullProducts) {
     EXPECT_LE(std::abs(r1.iterations - r2.iterations), 1);
 }
 
+// The half-copy tests' reference: a hierarchy of float products re-valued for `a`, its cycle of
+// b and the iterations of its solve to 1e-6.
+struct FloatReference {
+    std::vector<float> z;
+    int iterations = 0;
+};
+PcgSettings tight_solve() {
+    PcgSettings settings;
+    settings.relative_tolerance = 1e-6;
+    settings.max_iterations = 200;
+    return settings;
+}
+FloatReference float_reference(cuda::Multigrid& single, const cuda::DeviceMatrix& a,
+                               const std::vector<float>& b) {
+    single.set_half_products(false);
+    single.revalue(a.view());
+    FloatReference ref{single.apply(a.view(), b)};
+    std::vector<float> x(b.size(), 0.f);
+    const PcgResult r = single.solve(a.view(), b, x, tight_solve());
+    EXPECT_TRUE(r.converged);
+    ref.iterations = r.iterations;
+    return ref;
+}
+// m with every value times `factor`.
+BinBcsrMatrix<float> times(BinBcsrMatrix<float> m, double factor) {
+    for (float& v : m.values) v = float(v * factor);
+    for (float& v : m.diag) v = float(v * factor);
+    return m;
+}
+// `half`, set to read half copies and re-valued here for `scaled` = factor A: its cycle of b,
+// unscaled (the cycle of factor A is z / factor), is within half rounding of the reference's
+// (1e-2) but not equal to it (the copies were read), and its solve converges within 2 iterations
+// of the reference's.
+void expect_half_cycle(cuda::Multigrid& half, const cuda::DeviceMatrix& scaled, double factor,
+                       const std::vector<float>& b, const FloatReference& ref) {
+    half.revalue(scaled.view());
+    std::vector<float> zh = half.apply(scaled.view(), b);
+    for (float& v : zh) v = float(v * factor);
+    double scale = 0;
+    const double err = max_abs_diff(zh, ref.z, scale);
+    EXPECT_GT(err, 1e-6 * scale) << "the half copies were not used";
+    EXPECT_LT(err, 1e-2 * scale);
+    std::vector<float> xh(b.size(), 0.f);
+    const PcgResult rh = half.solve(scaled.view(), b, xh, tight_solve());
+    EXPECT_TRUE(rh.converged);
+    EXPECT_LE(std::abs(rh.iterations - ref.iterations), 2);
+}
+
 // The fine products from the upper part's half copy (set_half_products with upper products,
 // whatever the size) stay within half rounding of the float upper part's cycle, also for a
 // matrix scaled beyond half's range, and the solves converge in about the same iterations.
 TEST_P(CudaMultigrid, HalfUpperPartCyclesAsTheFloatUpperPart) {
     const UpperPartSystem u(GetParam());
-    const test::LinearSystem& s = u.s;
-    const std::vector<float> b = pinned_rhs(s, u.fixed, 37);
+    const std::vector<float> b = pinned_rhs(u.s, u.fixed, 37);
     cuda::Multigrid single(u.h);
     single.set_upper_products(true, /*any_size=*/true);
-    single.set_half_products(false);
-    const cuda::DeviceMatrix a(s.af);
-    single.revalue(a.view());
-    const std::vector<float> z = single.apply(a.view(), b);
-    PcgSettings settings;
-    settings.relative_tolerance = 1e-6;
-    settings.max_iterations = 200;
-    std::vector<float> x(b.size(), 0.f);
-    const PcgResult rs = single.solve(a.view(), b, x, settings);
-    ASSERT_TRUE(rs.converged);
+    const FloatReference ref = float_reference(single, cuda::DeviceMatrix(u.s.af), b);
     for (const double factor : {1.0, 1e8}) {
         SCOPED_TRACE("matrix times " + std::to_string(factor));
-        auto scaled = s.af;
-        for (float& v : scaled.values) v = float(v * factor);
-        for (float& v : scaled.diag) v = float(v * factor);
-        const cuda::DeviceMatrix as(scaled);
         cuda::Multigrid half(u.h);
         half.set_upper_products(true, /*any_size=*/true);
         half.set_half_products(true, /*any_size=*/true);
-        half.revalue(as.view());
-        std::vector<float> zh = half.apply(as.view(), b);
-        for (float& v : zh) v = float(v * factor);
-        double scale = 0;
-        const double err = max_abs_diff(zh, z, scale);
-        EXPECT_GT(err, 1e-6 * scale) << "the half copies were not used";
-        EXPECT_LT(err, 1e-2 * scale);
-        std::vector<float> xh(b.size(), 0.f);
-        const PcgResult rh = half.solve(as.view(), b, xh, settings);
-        EXPECT_TRUE(rh.converged);
-        EXPECT_LE(std::abs(rh.iterations - rs.iterations), 2);
+        expect_half_cycle(half, cuda::DeviceMatrix(times(u.s.af, factor)), factor, b, ref);
     }
 }
 
@@ -328,41 +352,20 @@ TEST_P(CudaMultigrid, HalfCoarseProductsCycleAsTheFloatProducts) {
     const MultigridHierarchy h = make_hierarchy(s, order, fixed);
     ASSERT_GE(h.num_levels(), 3);
     const std::vector<float> b = pinned_rhs(s, fixed, 23);
-    cuda::Multigrid full(h);
-    full.set_half_products(false);
-    const cuda::DeviceMatrix a(s.af);
-    full.revalue(a.view());
-    const std::vector<float> z = full.apply(a.view(), b);
-    PcgSettings settings;
-    settings.relative_tolerance = 1e-6;
-    settings.max_iterations = 200;
-    std::vector<float> x(b.size(), 0.f);
-    const PcgResult rf = full.solve(a.view(), b, x, settings);
-    ASSERT_TRUE(rf.converged);
+    cuda::Multigrid single(h);
+    const FloatReference ref = float_reference(single, cuda::DeviceMatrix(s.af), b);
     for (const double factor : {1.0, 1e8, 1e-8}) {
         SCOPED_TRACE("matrix times " + std::to_string(factor));
-        auto scaled = s.af;
-        for (float& v : scaled.values) v = float(v * factor);
-        for (float& v : scaled.diag) v = float(v * factor);
-        const cuda::DeviceMatrix as(scaled);
+        const cuda::DeviceMatrix scaled(times(s.af, factor));
         cuda::Multigrid half(h);
         half.set_half_products(true, /*any_size=*/true);
-        half.revalue(as.view());
-        std::vector<float> zh = half.apply(as.view(), b);
-        for (float& v : zh) v = float(v * factor); // (the cycle of factor A is z / factor)
-        double scale = 0;
-        const double err = max_abs_diff(zh, z, scale);
-        EXPECT_GT(err, 0.0) << "the half copies were not used";
-        EXPECT_LT(err, 1e-2 * scale);
-        std::vector<float> xh(b.size(), 0.f);
-        const PcgResult rh = half.solve(as.view(), b, xh, settings);
-        EXPECT_TRUE(rh.converged);
-        EXPECT_LE(std::abs(rh.iterations - rf.iterations), 2);
+        expect_half_cycle(half, scaled, factor, b, ref);
         half.set_half_products(false);
-        half.revalue(as.view());
-        std::vector<float> zf = half.apply(as.view(), b);
+        half.revalue(scaled.view());
+        std::vector<float> zf = half.apply(scaled.view(), b);
         for (float& v : zf) v = float(v * factor);
-        EXPECT_LT(max_abs_diff(zf, z, scale), 1e-4 * scale);
+        double scale = 0;
+        EXPECT_LT(max_abs_diff(zf, ref.z, scale), 1e-4 * scale);
     }
 }
 

@@ -216,13 +216,12 @@ MethodRun run_two_level(const SolveSystem& s, const SolveSettings& settings,
     return run;
 }
 
-MethodRun run_multigrid(const SolveSystem& s, const SolveSettings& settings,
-                        std::vector<double>& x) {
+MethodRun run_multigrid_with(const SolveSystem& s, const SolveSettings& settings,
+                             const MultigridSettings& mg, std::vector<double>& x) {
     MethodRun run;
     Stopwatch clock;
     // As the CPU backend builds it (cpu/simulation_cpu.cpp): p = 1 aggregates the nodes with the
     // rigid-body modes of their rest positions; p >= 2 first restricts to the P1 space.
-    const MultigridSettings mg;
     MultigridHierarchy h;
     std::vector<double> positions(3 * s.rest.size());
     for (std::size_t i = 0; i < s.rest.size(); ++i)
@@ -261,6 +260,18 @@ MethodRun run_multigrid(const SolveSystem& s, const SolveSettings& settings,
         .add("operator_complexity", h.operator_complexity(s.pattern.nnz_blocks()))
         .add("breakdown", r.breakdown);
     return run;
+}
+
+MethodRun run_multigrid(const SolveSystem& s, const SolveSettings& settings,
+                        std::vector<double>& x) {
+    return run_multigrid_with(s, settings, MultigridSettings{}, x);
+}
+
+MethodRun run_multigrid_parallel(const SolveSystem& s, const SolveSettings& settings,
+                                 std::vector<double>& x) {
+    MultigridSettings mg;
+    mg.aggregation = Aggregation::Parallel;
+    return run_multigrid_with(s, settings, mg, x);
 }
 
 SolveFunction hypre_method(HypreMode mode, bool rigid_body_modes) {
@@ -302,6 +313,10 @@ std::vector<SolveMethod> solve_methods() {
                    "(solver/multigrid.hpp; p >= 2: p-multigrid to P1 first); setup = symbolic "
                    "build + re-value",
                    num_threads(), 1, true, run_multigrid});
+    out.push_back({"multigrid_parallel_aggregation",
+                   "as multigrid, with Aggregation::Parallel (a distance-2 maximal independent "
+                   "set of roots in data-parallel rounds: the shape of a GPU build)",
+                   num_threads(), 1, true, run_multigrid_parallel});
     out.push_back({"hypre_pcg_boomeramg",
                    "HYPRE PCG (2-norm rule) preconditioned by one BoomerAMG V-cycle", 1, 1,
                    hypre_built(), hypre_method(HypreMode::PcgAmg, false)});

@@ -2,6 +2,7 @@
 // tentative prolongators, the exact patterns of P, A P and A_c, and the maps that re-value them.
 // Runs once per fine pattern; nothing here reads matrix values.
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "cpu/multigrid_nullspace.hpp"
 #include "solver/lanczos.hpp"
 #include "solver/multigrid.hpp"
@@ -74,8 +75,8 @@ template <class F> void for_each_neighbour(const BinBcsrPatternView& p, Index ro
 // active neighbours are all free roots an aggregate with them; (2) every other node joins the
 // aggregate it has most neighbours in; (3) nodes with no aggregated neighbour form aggregates
 // with their unaggregated neighbours. Returns the count; aggregate[i] = -1 for inactive nodes.
-Index aggregate_nodes(const BinBcsrPatternView& p, const std::vector<std::uint8_t>& active,
-                      std::vector<Index>& aggregate) {
+Index greedy_aggregates(const BinBcsrPatternView& p, const std::vector<std::uint8_t>& active,
+                        std::vector<Index>& aggregate) {
     const Index n = p.num_rows;
     aggregate.assign(static_cast<std::size_t>(n), -1);
     Index count = 0;
@@ -123,6 +124,105 @@ Index aggregate_nodes(const BinBcsrPatternView& p, const std::vector<std::uint8_
         });
         ++count;
     }
+    return count;
+}
+
+// A node's priority in the parallel aggregation's independent set: a fixed 32-bit mix of its
+// index (the same on every backend), ties broken by the index.
+std::uint32_t node_priority(Index i) {
+    std::uint32_t x = static_cast<std::uint32_t>(i) + 0x9e3779b9u;
+    x ^= x >> 16;
+    x *= 0x7feb352du;
+    x ^= x >> 15;
+    x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
+// Aggregation::Parallel (solver/multigrid.hpp). Every pass reads the previous pass's arrays
+// only, so the result does not depend on the thread count; each pass is a map over nodes (one
+// kernel each on a GPU).
+Index parallel_aggregates(const BinBcsrPatternView& p, const std::vector<std::uint8_t>& active,
+                          std::vector<Index>& aggregate) {
+    const Index n = p.num_rows;
+    // The distance-2 maximal independent set in rounds. A node's key orders (state, priority,
+    // index) with state 2 = in the set, 1 = undecided, 0 = out (or inactive): an undecided node
+    // whose largest key over its 2-ring is its own joins the set, one whose 2-ring holds a set
+    // node leaves. Every round decides at least the undecided node of the largest key.
+    enum : std::uint8_t { kOut = 0, kUndecided = 1, kIn = 2 };
+    std::vector<std::uint8_t> state(static_cast<std::size_t>(n));
+    for (Index i = 0; i < n; ++i) state[i] = active[i] ? kUndecided : kOut;
+    auto key = [&](Index i) {
+        return (std::uint64_t(state[i]) << 62) | (std::uint64_t(node_priority(i)) << 30) |
+               std::uint64_t(i & ((Index(1) << 30) - 1));
+    };
+    // (the rings of the active nodes' graph: inactive nodes are no path)
+    std::vector<std::uint64_t> ring1(static_cast<std::size_t>(n)), ring2(ring1.size());
+    for (bool undecided = true; undecided;) {
+        parallel_for(0, n, [&](std::int64_t i) {
+            std::uint64_t m = key(Index(i));
+            for_each_neighbour(p, Index(i), [&](Index, Index c) {
+                if (active[c]) m = std::max(m, key(c));
+            });
+            ring1[i] = m;
+        });
+        parallel_for(0, n, [&](std::int64_t i) {
+            std::uint64_t m = ring1[i];
+            for_each_neighbour(p, Index(i), [&](Index, Index c) {
+                if (active[c]) m = std::max(m, ring1[c]);
+            });
+            ring2[i] = m;
+        });
+        std::vector<std::uint8_t> next(state);
+        parallel_for(0, n, [&](std::int64_t i) {
+            if (state[i] != kUndecided) return;
+            if (ring2[i] == key(Index(i)))
+                next[i] = kIn;
+            else if ((ring2[i] >> 62) == kIn)
+                next[i] = kOut;
+        });
+        state.swap(next);
+        undecided = std::find(state.begin(), state.end(), std::uint8_t(kUndecided)) != state.end();
+    }
+    // The roots, numbered in index order; their active neighbours join them (two roots are at
+    // least 3 edges apart, so no node has two).
+    aggregate.assign(static_cast<std::size_t>(n), -1);
+    Index count = 0;
+    for (Index i = 0; i < n; ++i)
+        if (active[i] && state[i] == kIn) aggregate[i] = count++;
+    std::vector<Index> joined(aggregate);
+    parallel_for(0, n, [&](std::int64_t i) {
+        if (!active[i] || aggregate[i] >= 0) return;
+        for_each_neighbour(p, Index(i), [&](Index, Index c) {
+            if (active[c] && state[c] == kIn) joined[i] = aggregate[c];
+        });
+    });
+    aggregate.swap(joined);
+    // The rest (2 edges from a root) join the aggregate they have most neighbours in, the
+    // smallest of equals.
+    joined = aggregate;
+    parallel_for(0, n, [&](std::int64_t i) {
+        if (!active[i] || aggregate[i] >= 0) return;
+        Index best_aggregate = -1, best_count = 0;
+        for_each_neighbour(p, Index(i), [&](Index, Index c) {
+            const Index a = aggregate[c];
+            if (a < 0 || !active[c]) return;
+            Index votes = 0;
+            for_each_neighbour(p, Index(i), [&](Index, Index d) {
+                if (active[d] && aggregate[d] == a) ++votes;
+            });
+            if (votes > best_count || (votes == best_count && a < best_aggregate)) {
+                best_count = votes;
+                best_aggregate = a;
+            }
+        });
+        joined[i] = best_aggregate;
+    });
+    aggregate.swap(joined);
+    // (the set is maximal on the active graph, so every active node is within 2 edges of a
+    // root and aggregated by now; a node that is not would get an aggregate of its own)
+    for (Index i = 0; i < n; ++i)
+        if (active[i] && aggregate[i] < 0) aggregate[i] = count++;
     return count;
 }
 
@@ -432,7 +532,8 @@ MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* pos
         MultigridLevel level;
         level.num_nodes = pat.num_rows;
         level.block = block;
-        level.coarse_nodes = aggregate_nodes(pat.view(), active, level.aggregate);
+        level.coarse_nodes =
+            aggregate_nodes(pat.view(), active, settings.aggregation, level.aggregate);
         if (level.coarse_nodes == 0 ||
             static_cast<double>(level.coarse_nodes) * modes > 0.85 * level_dofs)
             break; // no useful coarsening left
@@ -467,6 +568,12 @@ MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* pos
         for (auto* v : {&h.b, &h.x, &h.r, &h.d, &h.q}) (*v)[l].assign(dofs, 0.0);
     }
     return h;
+}
+
+Index aggregate_nodes(const BinBcsrPatternView& p, const std::vector<std::uint8_t>& active,
+                      Aggregation method, std::vector<Index>& aggregate) {
+    return method == Aggregation::Parallel ? parallel_aggregates(p, active, aggregate)
+                                           : greedy_aggregates(p, active, aggregate);
 }
 
 MultigridStats multigrid_stats(const MultigridHierarchy& h, const BinBcsrPattern& fine) {

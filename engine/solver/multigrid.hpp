@@ -44,14 +44,27 @@
 
 namespace edn {
 
+/// How a level's nodes are grouped into aggregates (cpu::aggregate_nodes).
+enum class Aggregation {
+    /// Sequential greedy: a node whose neighbours are all free roots an aggregate with them,
+    /// then the rest join the aggregate they have most neighbours in (the default).
+    Greedy,
+    /// Data-parallel and deterministic whatever the thread count (the shape a GPU build takes,
+    /// Bell, Dalton and Olson 2012): the roots are a distance-2 maximal independent set chosen in
+    /// rounds by hashed priorities, each root's aggregate is it and its neighbours (no node
+    /// neighbours two roots), and every other node joins the aggregate it has most neighbours in.
+    Parallel,
+};
+
 /// The choices of the hierarchy (defaults measured in bench/README.md, "bench solve").
 struct MultigridSettings {
-    int modes = 6;              ///< near-null vectors per aggregate: 6 rigid-body, 3 translations
-    int smoother_degree = 2;    ///< Chebyshev degree of each pre- and post-smoothing
+    Aggregation aggregation = Aggregation::Greedy;
+    int modes = 6;           ///< near-null vectors per aggregate: 6 rigid-body, 3 translations
+    int smoother_degree = 2; ///< Chebyshev degree of each pre- and post-smoothing
     /// Chebyshev interval [lambda_max / ratio, 1.1 lambda_max]: [0.1, 1.1] lambda_max (30 took
     /// 19% more CG iterations and frame time on the 187K bunny, H100)
     double smoother_ratio = 11;
-    int power_iterations = 10;  ///< for lambda_max(D^-1 A) of every level, every re-value
+    int power_iterations = 10; ///< for lambda_max(D^-1 A) of every level, every re-value
     double prolongator_damping = 4.0 / 3.0; ///< w = damping / lambda_max; 0 = tentative P only
     Index coarsest_dofs = 400;              ///< a level this small (or smaller) is solved densely
     int max_levels = 8;                     ///< fine level included
@@ -257,6 +270,11 @@ double lanczos_start(std::int64_t i);
 std::vector<double> dense_semidefinite_inverse(int block, const BinBcsrPatternView& p,
                                                const double* values, const double* diag,
                                                const std::uint8_t* fixed);
+
+/// The aggregates of the nodes with active[i] on the graph of `p` (Aggregation): aggregate[i] in
+/// 0 .. count - 1, -1 for inactive nodes; returns the count. Every active node is aggregated.
+Index aggregate_nodes(const BinBcsrPatternView& p, const std::vector<std::uint8_t>& active,
+                      Aggregation method, std::vector<Index>& aggregate);
 
 /// Sizes of the levels (for reports and tests).
 MultigridStats multigrid_stats(const MultigridHierarchy& h, const BinBcsrPattern& fine);

@@ -2,6 +2,7 @@
 // operator against dense brute force, re-valued hierarchies against fresh ones, the cycle's
 // symmetry and definiteness, and CG iteration counts that do not grow with the mesh.
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "sim/simulation.hpp"
 #include "solver/multigrid.hpp"
 #include "solver/two_level.hpp"
@@ -13,6 +14,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <gtest/gtest.h>
 
 namespace edn {
@@ -115,11 +117,13 @@ TEST(Multigrid, RigidBodyModesAreTheNullSpaceOfTheStiffness) {
 
 class MultigridModes : public ::testing::TestWithParam<int> {};
 
-TEST_P(MultigridModes, ProlongatorAndCoarseOperatorsEqualBruteForceGalerkin) {
-    const int modes = GetParam();
-    System sys(test::make_random_perturbed_box(6, 5, 5, 1.0, 0.8, 0.7, 0.15, 7), 0.02);
-    MultigridHierarchy h = cpu::build_multigrid(sys.s.f->pattern, sys.positions.data(),
-                                                sys.fixed.data(), small_coarsest(modes));
+// The hierarchy of sys built with `settings`: T orthonormal per aggregate, P the smoothed T and
+// every coarse operator P^T A P, each against dense brute force; the coarse patterns exact and
+// their upper blocks mirrored.
+void expect_brute_force_galerkin(System& sys, const MultigridSettings& settings) {
+    const int modes = settings.modes;
+    MultigridHierarchy h =
+        cpu::build_multigrid(sys.s.f->pattern, sys.positions.data(), sys.fixed.data(), settings);
     ASSERT_GE(h.num_levels(), 3);
     cpu::revalue_multigrid(h, sys.s.a.view());
     Dense a = dense_operator(sys.s.f->pattern, 3, sys.s.a.values, sys.s.a.diag);
@@ -188,6 +192,16 @@ TEST_P(MultigridModes, ProlongatorAndCoarseOperatorsEqualBruteForceGalerkin) {
     }
 }
 
+TEST_P(MultigridModes, ProlongatorAndCoarseOperatorsEqualBruteForceGalerkin) {
+    System sys(test::make_random_perturbed_box(6, 5, 5, 1.0, 0.8, 0.7, 0.15, 7), 0.02);
+    for (const Aggregation aggregation : {Aggregation::Greedy, Aggregation::Parallel}) {
+        SCOPED_TRACE(aggregation == Aggregation::Greedy ? "greedy" : "parallel");
+        MultigridSettings settings = small_coarsest(GetParam());
+        settings.aggregation = aggregation;
+        expect_brute_force_galerkin(sys, settings);
+    }
+}
+
 TEST_P(MultigridModes, RevaluedHierarchyEqualsAFreshOne) {
     const int modes = GetParam();
     System one(test::make_random_perturbed_box(5, 4, 4, 1.0, 0.8, 0.7, 0.15, 7), 0.02);
@@ -212,12 +226,16 @@ TEST_P(MultigridModes, RevaluedHierarchyEqualsAFreshOne) {
 }
 
 TEST_P(MultigridModes, CycleIsSymmetricPositiveDefiniteOnFreeDofs) {
-    const int modes = GetParam();
     System sys(test::make_random_perturbed_box(6, 5, 4, 1.0, 0.8, 0.7, 0.15, 9), 0.01);
-    MultigridHierarchy h = cpu::build_multigrid(sys.s.f->pattern, sys.positions.data(),
-                                                sys.fixed.data(), small_coarsest(modes));
-    cpu::revalue_multigrid(h, sys.s.a.view());
-    test::expect_cycle_symmetric_positive(h, sys.s.a.view(), sys.fixed);
+    for (const Aggregation aggregation : {Aggregation::Greedy, Aggregation::Parallel}) {
+        SCOPED_TRACE(aggregation == Aggregation::Greedy ? "greedy" : "parallel");
+        MultigridSettings settings = small_coarsest(GetParam());
+        settings.aggregation = aggregation;
+        MultigridHierarchy h = cpu::build_multigrid(sys.s.f->pattern, sys.positions.data(),
+                                                    sys.fixed.data(), settings);
+        cpu::revalue_multigrid(h, sys.s.a.view());
+        test::expect_cycle_symmetric_positive(h, sys.s.a.view(), sys.fixed);
+    }
 }
 
 // The cycle smooths the matrix it was re-valued with (MultigridHierarchy::fine_values): applied
@@ -293,6 +311,95 @@ TEST(Multigrid, IterationsDoNotGrowWithTheMesh) {
     EXPECT_LE(its.back(), 40);
     EXPECT_LE(its.back(), 1.5 * its[1]) << its[0] << " " << its[1] << " " << its[2];
     EXPECT_LT(3 * its.back(), jacobi.back()) << jacobi.back();
+}
+
+// The nodes' graph of a pattern: a breadth-first search from `from` over the active nodes that
+// `inside` accepts; the distances (-1: not reached).
+std::vector<Index> distances(const BinBcsrPatternView& p, const std::vector<std::uint8_t>& active,
+                             Index from, const std::function<bool(Index)>& inside) {
+    std::vector<Index> d(static_cast<std::size_t>(p.num_rows), -1), queue{from};
+    d[from] = 0;
+    for (std::size_t q = 0; q < queue.size(); ++q) {
+        const Index i = queue[q];
+        for (Index j = 0; j < p.row_counts[i]; ++j) {
+            const Index c = p.columns[p.slot(i, j)];
+            if (active[c] && inside(c) && d[c] < 0) {
+                d[c] = d[i] + 1;
+                queue.push_back(c);
+            }
+        }
+    }
+    return d;
+}
+
+// Aggregation::Parallel on a pinned box: every active node is in one aggregate (the pinned ones
+// in none), every aggregate is connected and reaches all its nodes within 2 edges of one of
+// them (its root: the set's nodes are at least 3 edges apart), there are about as many as the
+// greedy aggregation makes, and the thread count changes nothing.
+TEST(MultigridAggregation, ParallelAggregatesCoverConnectAndDoNotDependOnThreads) {
+    System sys(test::make_random_perturbed_box(16, 12, 24, 1.0, 0.8, 1.6, 0.15, 3), 0.01);
+    const BinBcsrPatternView p = sys.s.f->pattern.view();
+    std::vector<std::uint8_t> active(sys.fixed.size());
+    for (std::size_t i = 0; i < active.size(); ++i) active[i] = sys.fixed[i] ? 0 : 1;
+    ASSERT_GT(p.num_rows, 2 * kParallelThreshold); // parallel passes
+    std::vector<Index> agg, greedy, serial;
+    const Index count = cpu::aggregate_nodes(p, active, Aggregation::Parallel, agg);
+    const Index greedy_count = cpu::aggregate_nodes(p, active, Aggregation::Greedy, greedy);
+    EXPECT_GT(count, greedy_count / 2);
+    EXPECT_LT(count, 2 * greedy_count);
+    const int threads = set_num_threads(1);
+    EXPECT_EQ(cpu::aggregate_nodes(p, active, Aggregation::Parallel, serial), count);
+    set_num_threads(threads);
+    EXPECT_EQ(serial, agg);
+    std::vector<std::vector<Index>> members(static_cast<std::size_t>(count));
+    for (Index i = 0; i < p.num_rows; ++i) {
+        if (!active[i]) {
+            EXPECT_EQ(agg[i], -1) << i;
+            continue;
+        }
+        ASSERT_GE(agg[i], 0) << i;
+        ASSERT_LT(agg[i], count) << i;
+        members[agg[i]].push_back(i);
+    }
+    for (Index a = 0; a < count; ++a) {
+        ASSERT_FALSE(members[a].empty()) << "aggregate " << a;
+        // some member reaches every other one within 2 edges inside the aggregate
+        bool rooted = false;
+        for (Index root : members[a]) {
+            const std::vector<Index> d =
+                distances(p, active, root, [&](Index c) { return agg[c] == a; });
+            bool all = true;
+            for (Index m : members[a]) all = all && d[m] >= 0 && d[m] <= 2;
+            if (all) {
+                rooted = true;
+                break;
+            }
+        }
+        EXPECT_TRUE(rooted) << "aggregate " << a << " of " << members[a].size();
+    }
+}
+
+// CG iterations with the parallel aggregation's hierarchy on the boxes of
+// IterationsDoNotGrowWithTheMesh: converged, few and not growing with the mesh either.
+TEST(MultigridAggregation, ParallelIterationsDoNotGrowWithTheMesh) {
+    std::vector<int> its;
+    for (int k : {3, 6, 12}) {
+        System sys(test::make_box_mesh(k, k, 2 * k, 0.5, 0.5, 1.0), 1e-3);
+        MultigridSettings s;
+        s.aggregation = Aggregation::Parallel;
+        MultigridHierarchy h =
+            cpu::build_multigrid(sys.s.f->pattern, sys.positions.data(), sys.fixed.data(), s);
+        cpu::revalue_multigrid(h, sys.s.a.view());
+        const Index n = sys.s.rows();
+        std::vector<double> b(3 * n, 0.0), x;
+        for (Index i = 0; i < n; ++i) b[3 * i + 2] = -1.0;
+        const PcgResult r = test::solve_with_multigrid(h, sys.s.a.view(), b, sys.fixed, 2000, x);
+        EXPECT_TRUE(r.converged) << k;
+        its.push_back(r.iterations);
+    }
+    std::printf("parallel aggregation: multigrid its %d %d %d\n", its[0], its[1], its[2]);
+    EXPECT_LE(its.back(), 40);
+    EXPECT_LE(its.back(), 1.5 * its[1]) << its[0] << " " << its[1] << " " << its[2];
 }
 
 TEST(Multigrid, SmallSystemsAreSolvedDirectly) {

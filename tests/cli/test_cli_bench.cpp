@@ -410,7 +410,7 @@ TEST_F(CliBench, SolveRunsEveryMethodOnTheSameSystem) {
         for (const Json& m : c["methods"]) methods[m["method"].get<std::string>()] = m;
         std::vector<std::string> expected = {"block_jacobi"};
         if (order >= 2) expected.push_back("two_level");
-        expected.push_back("multigrid");
+        expected.insert(expected.end(), {"multigrid", "multigrid_parallel_aggregation"});
         if (hypre)
             expected.insert(expected.end(),
                             {"hypre_pcg_boomeramg", "hypre_pcg_boomeramg_rbm", "hypre_boomeramg"});
@@ -441,6 +441,7 @@ TEST_F(CliBench, SolveRunsEveryMethodOnTheSameSystem) {
             EXPECT_LT(methods["two_level"]["iterations"].get<int>(), jacobi);
         }
         EXPECT_LT(methods["multigrid"]["iterations"].get<int>(), jacobi);
+        EXPECT_LT(methods["multigrid_parallel_aggregation"]["iterations"].get<int>(), jacobi);
         if (hypre) {
             EXPECT_LT(methods["hypre_pcg_boomeramg"]["iterations"].get<int>(), jacobi);
         }

@@ -9,6 +9,7 @@
 #include "solver/two_level.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <numeric>
 
@@ -232,6 +233,23 @@ Index find_in_row(const std::vector<Index>& columns, Index begin, Index end, Ind
     return static_cast<Index>(it - columns.begin());
 }
 
+// Rows [0, n) in chunks of kChunkRows on all threads: build(chunk, first, last) fills the
+// chunk's part, which the caller then concatenates in order (the result does not depend on the
+// thread count).
+constexpr Index kChunkRows = 1024;
+template <class Part, class Build> std::vector<Part> build_in_chunks(Index n, Build&& build) {
+    const Index chunks = (n + kChunkRows - 1) / kChunkRows;
+    std::vector<Part> parts(static_cast<std::size_t>(chunks));
+    parallel_for(
+        0, chunks,
+        [&](std::int64_t c) {
+            const Index first = static_cast<Index>(c) * kChunkRows;
+            build(parts[c], first, std::min(n, first + kChunkRows));
+        },
+        kHeavyItems);
+    return parts;
+}
+
 void product_pattern(MultigridLevel& level, const BinBcsrPatternView& p);
 
 // The pattern of P from the aggregates (smoothed: also the aggregates of the neighbours) and
@@ -246,37 +264,50 @@ void transfer_patterns(MultigridLevel& level, const BinBcsrPatternView& p, bool 
     BlockCsr& pro = level.prolongator;
     pro.num_rows = n;
     pro.num_cols = level.coarse_nodes;
+    struct Part {
+        std::vector<Index> row_lengths, columns;
+    };
+    const std::vector<Part> parts = build_in_chunks<Part>(n, [&](Part& out, Index b, Index e) {
+        std::vector<Index> row;
+        for (Index i = b; i < e; ++i) {
+            row.clear();
+            if (level.aggregate[i] >= 0) {
+                row.push_back(level.aggregate[i]);
+                if (smooth)
+                    for_each_neighbour(p, i, [&](Index, Index c) {
+                        if (level.aggregate[c] >= 0) row.push_back(level.aggregate[c]);
+                    });
+                std::sort(row.begin(), row.end());
+                row.erase(std::unique(row.begin(), row.end()), row.end());
+            }
+            out.columns.insert(out.columns.end(), row.begin(), row.end());
+            out.row_lengths.push_back(static_cast<Index>(row.size()));
+        }
+    });
     pro.offsets.assign(static_cast<std::size_t>(n) + 1, 0);
     pro.columns.clear();
-    std::vector<Index> row;
-    for (Index i = 0; i < n; ++i) {
-        row.clear();
-        if (level.aggregate[i] >= 0) {
-            row.push_back(level.aggregate[i]);
-            if (smooth)
-                for_each_neighbour(p, i, [&](Index, Index c) {
-                    if (level.aggregate[c] >= 0) row.push_back(level.aggregate[c]);
-                });
-            std::sort(row.begin(), row.end());
-            row.erase(std::unique(row.begin(), row.end()), row.end());
+    Index at = 0;
+    for (const Part& part : parts) {
+        for (Index length : part.row_lengths) {
+            pro.offsets[at + 1] = pro.offsets[at] + length;
+            ++at;
         }
-        pro.columns.insert(pro.columns.end(), row.begin(), row.end());
-        pro.offsets[i + 1] = static_cast<Index>(pro.columns.size());
+        pro.columns.insert(pro.columns.end(), part.columns.begin(), part.columns.end());
     }
     pro.values.assign(pro.columns.size() * pro.row_block * pro.col_block, 0.0);
     level.smooth_target.assign(static_cast<std::size_t>(entries), -1);
-    if (smooth)
-        for (Index i = 0; i < n; ++i) {
-            if (level.aggregate[i] < 0) continue;
+    if (smooth) // each row writes its own entries
+        parallel_for(0, n, [&](std::int64_t i) {
+            if (level.aggregate[i] < 0) return;
             const Index b = pro.offsets[i], e = pro.offsets[i + 1];
-            level.smooth_target[entry_of(i, -1)] =
+            level.smooth_target[entry_of(Index(i), -1)] =
                 find_in_row(pro.columns, b, e, level.aggregate[i]);
-            for_each_neighbour(p, i, [&](Index j, Index c) {
+            for_each_neighbour(p, Index(i), [&](Index j, Index c) {
                 if (level.aggregate[c] >= 0)
-                    level.smooth_target[entry_of(i, j)] =
+                    level.smooth_target[entry_of(Index(i), j)] =
                         find_in_row(pro.columns, b, e, level.aggregate[c]);
             });
-        }
+        });
 
     product_pattern(level, p);
 }
@@ -289,6 +320,47 @@ void product_pattern(MultigridLevel& level, const BinBcsrPatternView& p) {
     auto entry_of = [&](Index row, Index j) {
         return j < 0 ? p.bin_offsets[p.num_bins] + row : p.slot(row, j);
     };
+    struct Pair {
+        Index col, entry, pblock;
+    };
+    struct Part {
+        std::vector<Index> row_blocks, columns, block_pairs, entry, pblock;
+    };
+    const std::vector<Part> parts = build_in_chunks<Part>(n, [&](Part& out, Index b, Index e) {
+        std::vector<Pair> pairs;
+        auto add_row = [&](Index i, Index j, Index c) {
+            for (Index k = pro.offsets[c]; k < pro.offsets[c + 1]; ++k)
+                pairs.push_back({pro.columns[k], entry_of(i, j), k});
+        };
+        for (Index i = b; i < e; ++i) {
+            pairs.clear();
+            if (pro.offsets[i + 1] > pro.offsets[i]) {
+                add_row(i, -1, i);
+                for_each_neighbour(p, i, [&](Index j, Index c) { add_row(i, j, c); });
+            }
+            std::sort(pairs.begin(), pairs.end(), [](const Pair& x, const Pair& y) {
+                return x.col != y.col ? x.col < y.col : x.entry < y.entry;
+            });
+            Index blocks = 0, run = 0;
+            for (std::size_t k = 0; k < pairs.size(); ++k) {
+                if (k > 0 && pairs[k].col != pairs[k - 1].col) {
+                    out.block_pairs.push_back(run);
+                    out.columns.push_back(pairs[k - 1].col);
+                    ++blocks;
+                    run = 0;
+                }
+                out.entry.push_back(pairs[k].entry);
+                out.pblock.push_back(pairs[k].pblock);
+                ++run;
+            }
+            if (!pairs.empty()) {
+                out.block_pairs.push_back(run);
+                out.columns.push_back(pairs.back().col);
+                ++blocks;
+            }
+            out.row_blocks.push_back(blocks);
+        }
+    });
     BlockCsr& ap = level.product;
     ap.num_rows = n;
     ap.num_cols = level.coarse_nodes;
@@ -297,36 +369,17 @@ void product_pattern(MultigridLevel& level, const BinBcsrPatternView& p) {
     level.product_offsets.assign(1, 0);
     level.product_entry.clear();
     level.product_p.clear();
-    struct Pair {
-        Index col, entry, pblock;
-    };
-    std::vector<Pair> pairs;
-    auto add_row = [&](Index i, Index j, Index c) {
-        for (Index k = pro.offsets[c]; k < pro.offsets[c + 1]; ++k)
-            pairs.push_back({pro.columns[k], entry_of(i, j), k});
-    };
-    for (Index i = 0; i < n; ++i) {
-        pairs.clear();
-        if (pro.offsets[i + 1] > pro.offsets[i]) {
-            add_row(i, -1, i);
-            for_each_neighbour(p, i, [&](Index j, Index c) { add_row(i, j, c); });
+    Index row = 0;
+    for (const Part& part : parts) {
+        for (Index blocks : part.row_blocks) {
+            ap.offsets[row + 1] = ap.offsets[row] + blocks;
+            ++row;
         }
-        std::sort(pairs.begin(), pairs.end(), [](const Pair& x, const Pair& y) {
-            return x.col != y.col ? x.col < y.col : x.entry < y.entry;
-        });
-        for (std::size_t k = 0; k < pairs.size(); ++k) {
-            if (k > 0 && pairs[k].col != pairs[k - 1].col) {
-                level.product_offsets.push_back(static_cast<Index>(level.product_entry.size()));
-                ap.columns.push_back(pairs[k - 1].col);
-            }
-            level.product_entry.push_back(pairs[k].entry);
-            level.product_p.push_back(pairs[k].pblock);
-        }
-        if (!pairs.empty()) {
-            level.product_offsets.push_back(static_cast<Index>(level.product_entry.size()));
-            ap.columns.push_back(pairs.back().col);
-        }
-        ap.offsets[i + 1] = static_cast<Index>(ap.columns.size());
+        ap.columns.insert(ap.columns.end(), part.columns.begin(), part.columns.end());
+        for (Index pairs : part.block_pairs)
+            level.product_offsets.push_back(level.product_offsets.back() + pairs);
+        level.product_entry.insert(level.product_entry.end(), part.entry.begin(), part.entry.end());
+        level.product_p.insert(level.product_p.end(), part.pblock.begin(), part.pblock.end());
     }
     ap.values.assign(ap.columns.size() * ap.row_block * ap.col_block, 0.0);
 }
@@ -355,45 +408,54 @@ void coarse_pattern(MultigridLevel& level, BlockMatrix& coarse, int modes) {
                 t_rows[at] = i;
             }
     }
-    // Exact off-diagonal counts with a marker, then bins and columns.
+    // Exact off-diagonal counts with a marker, then bins and columns (rows in parallel chunks,
+    // each with its own marker; every row writes its own counts and slots).
     BinBcsrPattern& pat = coarse.pattern;
     pat.num_rows = nc;
     pat.row_counts.assign(static_cast<std::size_t>(nc), 0);
-    std::vector<Index> marker(static_cast<std::size_t>(nc), -1), cols;
-    auto row_columns = [&](Index I) {
-        cols.clear();
-        for (Index t = t_offsets[I]; t < t_offsets[I + 1]; ++t) {
-            const Index i = t_rows[t];
-            for (Index q = ap.offsets[i]; q < ap.offsets[i + 1]; ++q) {
-                const Index J = ap.columns[q];
-                if (J != I && marker[J] != I) {
-                    marker[J] = I;
-                    cols.push_back(J);
+    auto for_row_chunks = [&](auto&& row) {
+        const Index chunks = (nc + kChunkRows - 1) / kChunkRows;
+        parallel_for(
+            0, chunks,
+            [&](std::int64_t c) {
+                std::vector<Index> marker(static_cast<std::size_t>(nc), -1), cols;
+                const Index first = static_cast<Index>(c) * kChunkRows;
+                for (Index I = first; I < std::min(nc, first + kChunkRows); ++I) {
+                    cols.clear();
+                    for (Index t = t_offsets[I]; t < t_offsets[I + 1]; ++t) {
+                        const Index i = t_rows[t];
+                        for (Index q = ap.offsets[i]; q < ap.offsets[i + 1]; ++q) {
+                            const Index J = ap.columns[q];
+                            if (J != I && marker[J] != I) {
+                                marker[J] = I;
+                                cols.push_back(J);
+                            }
+                        }
+                    }
+                    row(I, cols);
                 }
-            }
-        }
+            },
+            kHeavyItems);
     };
-    for (Index I = 0; I < nc; ++I) {
-        row_columns(I);
+    for_row_chunks([&](Index I, std::vector<Index>& cols) {
         pat.row_counts[I] = static_cast<Index>(cols.size());
-    }
+    });
     pat.bin_offsets = bin_bcsr_bin_offsets(pat.row_counts);
     pat.columns.assign(static_cast<std::size_t>(pat.num_slots()), 0);
-    std::fill(marker.begin(), marker.end(), -1);
     const BinBcsrPatternView v = pat.view();
-    for (Index I = 0; I < nc; ++I) {
-        row_columns(I);
+    for_row_chunks([&](Index I, std::vector<Index>& cols) {
         std::sort(cols.begin(), cols.end());
         const Index w = v.width(I / kBinRows);
         for (Index j = 0; j < w; ++j)
             pat.columns[v.slot(I, j)] = j < static_cast<Index>(cols.size()) ? cols[j] : I;
-    }
+    });
     coarse.block = modes;
     const std::size_t bb = static_cast<std::size_t>(modes) * modes;
     coarse.values.assign(bb * pat.num_slots(), 0.0);
     coarse.diag.assign(bb * nc, 0.0);
 
-    // Galerkin pairs per coarse entry (slots, then diagonal), by count + scan + fill.
+    // Galerkin pairs per coarse entry (slots, then diagonal), by count + scan + fill. Every entry
+    // of row I is written by row I only, so rows run in parallel.
     const Index slots = pat.num_slots();
     auto position = [&](Index I, Index J) { // of column J in row I: its j, or the row count
         Index lo = 0, hi = pat.row_counts[I];
@@ -414,28 +476,33 @@ void coarse_pattern(MultigridLevel& level, BlockMatrix& coarse, int modes) {
     // pattern that is not structurally symmetric (never from a symmetric A) keeps every entry.
     std::vector<Index>& mirror = level.galerkin_mirror;
     mirror.assign(static_cast<std::size_t>(slots), -1);
-    for (Index I = 0; I < nc; ++I)
+    std::atomic<bool> unsymmetric{false};
+    parallel_for(0, nc, [&](std::int64_t row) {
+        const Index I = static_cast<Index>(row);
         for (Index j = 0; j < pat.row_counts[I]; ++j) {
             const Index s = v.slot(I, j), J = pat.columns[s];
             if (J < I) continue;
             const Index at = position(J, I);
             if (at == pat.row_counts[J]) { // structurally unsymmetric: every entry summed
-                mirror.clear();
-                I = nc;
-                break;
+                unsymmetric = true;
+                return;
             }
             mirror[s] = v.slot(J, at);
         }
+    });
+    if (unsymmetric) mirror.clear();
     std::vector<Index>& off = level.galerkin_offsets;
     off.assign(static_cast<std::size_t>(slots) + nc + 1, 0);
     auto for_pairs = [&](auto&& f) {
-        for (Index I = 0; I < nc; ++I)
+        parallel_for(0, nc, [&](std::int64_t row) {
+            const Index I = static_cast<Index>(row);
             for (Index t = t_offsets[I]; t < t_offsets[I + 1]; ++t) {
                 const Index i = t_rows[t];
                 for (Index q = ap.offsets[i]; q < ap.offsets[i + 1]; ++q)
                     if (mirror.empty() || ap.columns[q] >= I)
                         f(entry_of(I, ap.columns[q]), t_blocks[t], q);
             }
+        });
     };
     for_pairs([&](Index e, Index, Index) { ++off[e + 1]; });
     std::partial_sum(off.begin(), off.end(), off.begin());

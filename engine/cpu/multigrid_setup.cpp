@@ -249,6 +249,14 @@ template <class Part, class Build> std::vector<Part> build_in_chunks(Index n, Bu
         kHeavyItems);
     return parts;
 }
+// offsets[row + 1] = offsets[row] + length for each length, from `row` on (which moves past).
+void append_row_offsets(std::vector<Index>& offsets, Index& row,
+                        const std::vector<Index>& lengths) {
+    for (Index length : lengths) {
+        offsets[row + 1] = offsets[row] + length;
+        ++row;
+    }
+}
 
 void product_pattern(MultigridLevel& level, const BinBcsrPatternView& p);
 
@@ -288,10 +296,7 @@ void transfer_patterns(MultigridLevel& level, const BinBcsrPatternView& p, bool 
     pro.columns.clear();
     Index at = 0;
     for (const Part& part : parts) {
-        for (Index length : part.row_lengths) {
-            pro.offsets[at + 1] = pro.offsets[at] + length;
-            ++at;
-        }
+        append_row_offsets(pro.offsets, at, part.row_lengths);
         pro.columns.insert(pro.columns.end(), part.columns.begin(), part.columns.end());
     }
     pro.values.assign(pro.columns.size() * pro.row_block * pro.col_block, 0.0);
@@ -371,10 +376,7 @@ void product_pattern(MultigridLevel& level, const BinBcsrPatternView& p) {
     level.product_p.clear();
     Index row = 0;
     for (const Part& part : parts) {
-        for (Index blocks : part.row_blocks) {
-            ap.offsets[row + 1] = ap.offsets[row] + blocks;
-            ++row;
-        }
+        append_row_offsets(ap.offsets, row, part.row_blocks);
         ap.columns.insert(ap.columns.end(), part.columns.begin(), part.columns.end());
         for (Index pairs : part.block_pairs)
             level.product_offsets.push_back(level.product_offsets.back() + pairs);

@@ -196,14 +196,21 @@ void expect_brute_force_galerkin(System& sys, const MultigridSettings& settings)
     }
 }
 
-TEST_P(MultigridModes, ProlongatorAndCoarseOperatorsEqualBruteForceGalerkin) {
-    System sys(test::make_random_perturbed_box(6, 5, 5, 1.0, 0.8, 0.7, 0.15, 7), 0.02);
+// f(settings) for small_coarsest(modes) with each aggregation (traced).
+template <class F> void for_each_aggregation(int modes, F&& f) {
     for (const Aggregation aggregation : {Aggregation::Greedy, Aggregation::Parallel}) {
         SCOPED_TRACE(aggregation == Aggregation::Greedy ? "greedy" : "parallel");
-        MultigridSettings settings = small_coarsest(GetParam());
+        MultigridSettings settings = small_coarsest(modes);
         settings.aggregation = aggregation;
-        expect_brute_force_galerkin(sys, settings);
+        f(settings);
     }
+}
+
+TEST_P(MultigridModes, ProlongatorAndCoarseOperatorsEqualBruteForceGalerkin) {
+    System sys(test::make_random_perturbed_box(6, 5, 5, 1.0, 0.8, 0.7, 0.15, 7), 0.02);
+    for_each_aggregation(GetParam(), [&](const MultigridSettings& settings) {
+        expect_brute_force_galerkin(sys, settings);
+    });
 }
 
 TEST_P(MultigridModes, RevaluedHierarchyEqualsAFreshOne) {
@@ -231,15 +238,12 @@ TEST_P(MultigridModes, RevaluedHierarchyEqualsAFreshOne) {
 
 TEST_P(MultigridModes, CycleIsSymmetricPositiveDefiniteOnFreeDofs) {
     System sys(test::make_random_perturbed_box(6, 5, 4, 1.0, 0.8, 0.7, 0.15, 9), 0.01);
-    for (const Aggregation aggregation : {Aggregation::Greedy, Aggregation::Parallel}) {
-        SCOPED_TRACE(aggregation == Aggregation::Greedy ? "greedy" : "parallel");
-        MultigridSettings settings = small_coarsest(GetParam());
-        settings.aggregation = aggregation;
+    for_each_aggregation(GetParam(), [&](const MultigridSettings& settings) {
         MultigridHierarchy h = cpu::build_multigrid(sys.s.f->pattern, sys.positions.data(),
                                                     sys.fixed.data(), settings);
         cpu::revalue_multigrid(h, sys.s.a.view());
         test::expect_cycle_symmetric_positive(h, sys.s.a.view(), sys.fixed);
-    }
+    });
 }
 
 // The cycle smooths the matrix it was re-valued with (MultigridHierarchy::fine_values): applied

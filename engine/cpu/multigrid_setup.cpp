@@ -325,45 +325,55 @@ void product_pattern(MultigridLevel& level, const BinBcsrPatternView& p) {
     auto entry_of = [&](Index row, Index j) {
         return j < 0 ? p.bin_offsets[p.num_bins] + row : p.slot(row, j);
     };
-    struct Pair {
-        Index col, entry, pblock;
-    };
     struct Part {
         std::vector<Index> row_blocks, columns, block_pairs, entry, pblock;
     };
+    // A row's pairs by column, each column's in ascending entry order: the neighbours' entries
+    // ascend with j and the diagonal's (after the slots) comes last, so visiting the sources in
+    // that order and bucketing by column gives the pairs sorted by (column, entry) without a
+    // sort of the pairs (only the row's distinct columns are sorted).
+    const Index nc = level.coarse_nodes;
     const std::vector<Part> parts = build_in_chunks<Part>(n, [&](Part& out, Index b, Index e) {
-        std::vector<Pair> pairs;
-        auto add_row = [&](Index i, Index j, Index c) {
-            for (Index k = pro.offsets[c]; k < pro.offsets[c + 1]; ++k)
-                pairs.push_back({pro.columns[k], entry_of(i, j), k});
+        std::vector<Index> seen(static_cast<std::size_t>(nc), -1), count(seen.size()), cols;
+        auto for_sources = [&](Index i, auto&& f) { // (entry, P row) in ascending entry order
+            for_each_neighbour(p, i, [&](Index j, Index c) { f(entry_of(i, j), c); });
+            f(entry_of(i, -1), i);
         };
         for (Index i = b; i < e; ++i) {
-            pairs.clear();
-            if (pro.offsets[i + 1] > pro.offsets[i]) {
-                add_row(i, -1, i);
-                for_each_neighbour(p, i, [&](Index j, Index c) { add_row(i, j, c); });
+            cols.clear();
+            if (pro.offsets[i + 1] > pro.offsets[i])
+                for_sources(i, [&](Index, Index c) {
+                    for (Index k = pro.offsets[c]; k < pro.offsets[c + 1]; ++k) {
+                        const Index J = pro.columns[k];
+                        if (seen[J] != i) {
+                            seen[J] = i;
+                            count[J] = 0;
+                            cols.push_back(J);
+                        }
+                        ++count[J];
+                    }
+                });
+            std::sort(cols.begin(), cols.end());
+            const std::size_t first = out.entry.size();
+            std::size_t at = first;
+            for (Index J : cols) { // count[J] becomes the next position of column J's pairs
+                const Index pairs = count[J];
+                count[J] = static_cast<Index>(at - first);
+                at += static_cast<std::size_t>(pairs);
+                out.block_pairs.push_back(pairs);
+                out.columns.push_back(J);
             }
-            std::sort(pairs.begin(), pairs.end(), [](const Pair& x, const Pair& y) {
-                return x.col != y.col ? x.col < y.col : x.entry < y.entry;
-            });
-            Index blocks = 0, run = 0;
-            for (std::size_t k = 0; k < pairs.size(); ++k) {
-                if (k > 0 && pairs[k].col != pairs[k - 1].col) {
-                    out.block_pairs.push_back(run);
-                    out.columns.push_back(pairs[k - 1].col);
-                    ++blocks;
-                    run = 0;
-                }
-                out.entry.push_back(pairs[k].entry);
-                out.pblock.push_back(pairs[k].pblock);
-                ++run;
-            }
-            if (!pairs.empty()) {
-                out.block_pairs.push_back(run);
-                out.columns.push_back(pairs.back().col);
-                ++blocks;
-            }
-            out.row_blocks.push_back(blocks);
+            out.entry.resize(at);
+            out.pblock.resize(at);
+            if (!cols.empty())
+                for_sources(i, [&](Index entry, Index c) {
+                    for (Index k = pro.offsets[c]; k < pro.offsets[c + 1]; ++k) {
+                        const std::size_t to = first + count[pro.columns[k]]++;
+                        out.entry[to] = entry;
+                        out.pblock[to] = k;
+                    }
+                });
+            out.row_blocks.push_back(static_cast<Index>(cols.size()));
         }
     });
     BlockCsr& ap = level.product;

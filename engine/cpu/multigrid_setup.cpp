@@ -480,9 +480,6 @@ void coarse_pattern(MultigridLevel& level, BlockMatrix& coarse, int modes) {
         }
         return lo < pat.row_counts[I] && pat.columns[v.slot(I, lo)] == J ? lo : pat.row_counts[I];
     };
-    auto entry_of = [&](Index I, Index J) -> Index {
-        return I == J ? slots + I : v.slot(I, position(I, J));
-    };
     // A_c is symmetric (A is, and P is on both sides): pairs only for the diagonal and the upper
     // slots (J > I); each upper block is written, transposed, to its mirror slot (J, I) too. A
     // pattern that is not structurally symmetric (never from a symmetric A) keeps every entry.
@@ -505,16 +502,28 @@ void coarse_pattern(MultigridLevel& level, BlockMatrix& coarse, int modes) {
     if (unsymmetric) mirror.clear();
     std::vector<Index>& off = level.galerkin_offsets;
     off.assign(static_cast<std::size_t>(slots) + nc + 1, 0);
+    // (rows in chunks, each with a column -> entry table of its current row instead of a
+    // binary search per pair)
     auto for_pairs = [&](auto&& f) {
-        parallel_for(0, nc, [&](std::int64_t row) {
-            const Index I = static_cast<Index>(row);
-            for (Index t = t_offsets[I]; t < t_offsets[I + 1]; ++t) {
-                const Index i = t_rows[t];
-                for (Index q = ap.offsets[i]; q < ap.offsets[i + 1]; ++q)
-                    if (mirror.empty() || ap.columns[q] >= I)
-                        f(entry_of(I, ap.columns[q]), t_blocks[t], q);
-            }
-        });
+        const Index chunks = (nc + kChunkRows - 1) / kChunkRows;
+        parallel_for(
+            0, chunks,
+            [&](std::int64_t c) {
+                std::vector<Index> entry(static_cast<std::size_t>(nc), -1);
+                const Index first = static_cast<Index>(c) * kChunkRows;
+                for (Index I = first; I < std::min(nc, first + kChunkRows); ++I) {
+                    for (Index j = 0; j < pat.row_counts[I]; ++j)
+                        entry[pat.columns[v.slot(I, j)]] = v.slot(I, j);
+                    entry[I] = slots + I;
+                    for (Index t = t_offsets[I]; t < t_offsets[I + 1]; ++t) {
+                        const Index i = t_rows[t];
+                        for (Index q = ap.offsets[i]; q < ap.offsets[i + 1]; ++q)
+                            if (mirror.empty() || ap.columns[q] >= I)
+                                f(entry[ap.columns[q]], t_blocks[t], q);
+                    }
+                }
+            },
+            kHeavyItems);
     };
     for_pairs([&](Index e, Index, Index) { ++off[e + 1]; });
     std::partial_sum(off.begin(), off.end(), off.begin());

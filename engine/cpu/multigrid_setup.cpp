@@ -152,11 +152,13 @@ Index parallel_aggregates(const BinBcsrPatternView& p, const std::vector<std::ui
     // node leaves. Every round decides at least the undecided node of the largest key.
     enum : std::uint8_t { kOut = 0, kUndecided = 1, kIn = 2 };
     std::vector<std::uint8_t> state(static_cast<std::size_t>(n));
-    for (Index i = 0; i < n; ++i) state[i] = active[i] ? kUndecided : kOut;
-    auto key = [&](Index i) {
-        return (std::uint64_t(state[i]) << 62) | (std::uint64_t(node_priority(i)) << 30) |
-               std::uint64_t(i & ((Index(1) << 30) - 1));
-    };
+    std::vector<std::uint64_t> rank(state.size()); // (priority, index): hashed once
+    parallel_for(0, n, [&](std::int64_t i) {
+        state[i] = active[i] ? kUndecided : kOut;
+        rank[i] = (std::uint64_t(node_priority(Index(i))) << 30) |
+                  std::uint64_t(i & ((std::int64_t(1) << 30) - 1));
+    });
+    auto key = [&](Index i) { return (std::uint64_t(state[i]) << 62) | rank[i]; };
     // (the rings of the active nodes' graph: inactive nodes are no path)
     std::vector<std::uint64_t> ring1(static_cast<std::size_t>(n)), ring2(ring1.size());
     for (bool undecided = true; undecided;) {
@@ -174,15 +176,13 @@ Index parallel_aggregates(const BinBcsrPatternView& p, const std::vector<std::ui
             });
             ring2[i] = m;
         });
-        std::vector<std::uint8_t> next(state);
-        parallel_for(0, n, [&](std::int64_t i) {
+        parallel_for(0, n, [&](std::int64_t i) { // (each node reads its own state only)
             if (state[i] != kUndecided) return;
             if (ring2[i] == key(Index(i)))
-                next[i] = kIn;
+                state[i] = kIn;
             else if ((ring2[i] >> 62) == kIn)
-                next[i] = kOut;
+                state[i] = kOut;
         });
-        state.swap(next);
         undecided = std::find(state.begin(), state.end(), std::uint8_t(kUndecided)) != state.end();
     }
     // The roots, numbered in index order; their active neighbours join them (two roots are at

@@ -285,11 +285,18 @@ struct Multigrid::Impl {
             }
             if (s) EDN_CUDA_CHECK(cudaStreamSynchronize(nullptr)); // allocations: default stream
         }
-        EDN_CUDA_CHECK(cudaMemsetAsync(fine_half_scale.data(), 0, fine_half_scale.bytes(), s));
-        k_max_diag<3><<<grid_for(fine_rows), kThreads, 0, s>>>(diag, fine_rows, fixed.data(),
-                                                               fine_half_scale.data());
-        k_to_half<<<grid_for((n + 3) / 4), kThreads, 0, s>>>(
-            fine_upper->view().values, n, fine_half_scale.data(), fine_half.data());
+        to_half<3>(diag, fine_rows, fixed.data(), fine_upper->view().values, n,
+                   fine_half_scale.data(), fine_half.data());
+    }
+    /// The half copy `out` of the n floats `values` of an operator with block size B, `rows`
+    /// diagonal blocks `diag` (rows with `fixed` set skipped; nullptr: none), scaled by the
+    /// power of two that `scale` receives (k_max_diag, k_to_half).
+    template <int B>
+    void to_half(const float* diag, Index rows, const std::uint8_t* fixed_rows,
+                 const float* values, std::int64_t n, float* scale, __half* out) {
+        EDN_CUDA_CHECK(cudaMemsetAsync(scale, 0, 2 * sizeof(float), s));
+        k_max_diag<B><<<grid_for(rows), kThreads, 0, s>>>(diag, rows, fixed_rows, scale);
+        k_to_half<<<grid_for((n + 3) / 4), kThreads, 0, s>>>(values, n, scale, out);
         EDN_CUDA_CHECK(cudaGetLastError());
     }
     template <int B> void lanczos(const DeviceOp& o, Level& level, int l);
@@ -369,14 +376,10 @@ template <int B, int K> void Multigrid::Impl::revalue_level(const DeviceOp& o, i
             level.g_mirror.size() == 0 ? nullptr : level.g_mirror.data(), level.p_values.data(),
             level.ap_values.data(), level.c_values.data(), level.c_diag.data());
     });
-    if (level.c_half.size() > 0) { // the coarse operator's half copy for the cycle
-        const std::int64_t n = static_cast<std::int64_t>(level.c_values.size());
-        EDN_CUDA_CHECK(cudaMemsetAsync(level.c_scale.data(), 0, level.c_scale.bytes(), s));
-        k_max_diag<K><<<grid_for(level.nc), kThreads, 0, s>>>(level.c_diag.data(), level.nc,
-                                                              nullptr, level.c_scale.data());
-        k_to_half<<<grid_for((n + 3) / 4), kThreads, 0, s>>>(
-            level.c_values.data(), n, level.c_scale.data(), level.c_half.data());
-    }
+    if (level.c_half.size() > 0) // the coarse operator's half copy for the cycle
+        to_half<K>(level.c_diag.data(), level.nc, nullptr, level.c_values.data(),
+                   static_cast<std::int64_t>(level.c_values.size()), level.c_scale.data(),
+                   level.c_half.data());
     EDN_CUDA_CHECK(cudaGetLastError());
 }
 

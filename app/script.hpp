@@ -15,7 +15,7 @@
 /// ground_friction F [1/s], drag {from: [px, py] screen pixels | vertex: i, to: [x, y, z] world
 /// | [px, py] screen at the picked depth, stiffness?, radius? (world, rest space: the region
 /// that follows; 0: one point; default the GUI's)}, release, order 1..3, summation
-/// per_entry|per_simplex|inline, preconditioner two_level|block_jacobi, material
+/// auto|per_entry|per_simplex|inline, preconditioner two_level|block_jacobi, material
 /// linear|corotational|neohookean, backend cpu|cuda, integrator, preset NAME (sim/presets.hpp;
 /// sets young, poisson, density, which win when also given), young, poisson, density, dt,
 /// damping, newton_iterations, gravity [x, y, z], pause, step, reset, color

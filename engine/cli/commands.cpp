@@ -17,13 +17,14 @@ const std::vector<Command>& commands() {
          "MESH --order p --material linear|corotational|neohookean [--E e] [--nu v] "
          "[--displacement U.txt] --matrix K.mtx [--force f.txt] [--nodes nodes.txt]",
          &run_export},
-        {"cut", "MESH --plane \"px py pz nx ny nz\" [--radius R --center \"x y z\"] "
-                "[--mode split|faces] OUT.node|OUT.vtu",
+        {"cut",
+         "MESH --plane \"px py pz nx ny nz\" [--radius R --center \"x y z\"] "
+         "[--mode split|faces] OUT.node|OUT.vtu",
          &run_cut},
         {"simulate",
          "MESH|--scene FILE --order p --material M [--E e --nu v --rho r] --frames N --dt h "
          "[--static] "
-         "[--backend cpu|cuda] [--summation per_entry|per_simplex|inline] "
+         "[--backend cpu|cuda] [--summation auto|per_entry|per_simplex|inline] "
          "[--preconditioner block_jacobi|two_level|multigrid] [--pin-below Z] "
          "[--gravity g] [--out run.json] [--vtu out.vtu] [--series DIR [--every K]]",
          &run_simulate},

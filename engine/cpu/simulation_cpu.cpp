@@ -30,7 +30,8 @@ constexpr int kSvdBatch = 4;
 class CpuBackend final : public SimulationBackend {
 public:
     CpuBackend(TetMesh m, const SimulationSettings& s)
-        : SimulationBackend(std::move(m), s), matrix_(pattern) {
+        : SimulationBackend(std::move(m), s), matrix_(pattern),
+          summation_(summation_in_use(settings, layout.order, mesh.num_cells(), 0)) {
         const int npc = nodes_per_cell(layout.order);
         rest_elements_.resize(mesh.num_cells());
         parallel_for(
@@ -56,7 +57,7 @@ public:
         cell_energy_.resize(mesh.num_cells());
         cell_damping_energy_.resize(mesh.num_cells());
         const CellNodesView cells_view{cell_nodes.data(), npc, mesh.num_cells()};
-        if (settings.summation == SummationMethod::PerEntry) {
+        if (summation_ == SummationMethod::PerEntry) {
             map_ = cpu::build_per_entry_map(pattern, cells_view);
             element_sum_.emplace(pattern, cells_view);
         }
@@ -239,6 +240,7 @@ private:
     std::optional<cpu::ElementSum> element_sum_;
     bool element_sum_fresh_ = false;
     BinBcsrMatrix<double> matrix_;
+    SummationMethod summation_; ///< settings.summation resolved (summation_in_use)
     PcgWorkspace<double> pcg_workspace_;
     std::optional<CoarseSpace> coarse_; ///< the two-level preconditioner's P1 space (p >= 2)
     /// The multigrid hierarchy, built on the first assemble() and again when the pins change.
@@ -482,7 +484,8 @@ double CpuBackend::potential(const std::vector<double>& y, double strain_energy,
 void CpuBackend::assemble_hessian(const std::vector<double>& y) {
     const int m = nodes_per_cell(layout.order);
     const CellNodesView cells_view{cell_nodes.data(), m, mesh.num_cells()};
-    switch (settings.summation) {
+    switch (summation_) {
+    case SummationMethod::Auto: // resolved in the constructor: never here
     case SummationMethod::PerEntry:
         if (element_sum_fresh_)
             element_sum_->copy_to(matrix_.view());

@@ -19,6 +19,19 @@ NodeCellsView node_cells_view(const Topology& topology, const NodeLayout& layout
             {topology.face_cells.offsets.data(), topology.face_cells.indices.data()}};
 }
 
+BinWidths bin_widths(const std::vector<Index>& bin_offsets) {
+    std::vector<Index> w;
+    for (std::size_t b = 0; b + 1 < bin_offsets.size(); ++b)
+        w.push_back(bin_offsets[b + 1] - bin_offsets[b]);
+    if (w.empty()) return {};
+    BinWidths out;
+    out.widest = *std::max_element(w.begin(), w.end());
+    const auto at = w.begin() + static_cast<std::ptrdiff_t>((w.size() - 1) * 95 / 100);
+    std::nth_element(w.begin(), at, w.end());
+    out.common = *at;
+    return out;
+}
+
 namespace cpu {
 
 template <class T>

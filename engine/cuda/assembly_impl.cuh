@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <vector>
 
 namespace edn::cuda {
 namespace detail {
@@ -178,6 +179,8 @@ struct Assembly::Impl {
     DeviceBuffer<float> values, diag;
     Index num_slots = 0;
     Index bins = 0;
+    BinWidths widths;                    // of the bins (bin_widths())
+    std::uint64_t widths_generation = 0; // pattern_generation they were found for
     mutable std::int64_t nnz_cache = -1; // nnz_blocks(), once computed
     // maps and element blocks
     DeviceBuffer<Index> map_offsets, map_sources;
@@ -222,6 +225,18 @@ struct Assembly::Impl {
     void materialize_linear_blocks();
     void reset_counter() {
         EDN_CUDA_CHECK(cudaMemsetAsync(counter.data(), 0, sizeof(unsigned int)));
+    }
+    /// The bins' widths (read back once per pattern).
+    BinWidths bin_widths() {
+        if (widths_generation != pattern_generation || pattern_generation == 0) {
+            std::vector<Index> offsets(static_cast<std::size_t>(bins) + 1, 0);
+            if (bins)
+                EDN_CUDA_CHECK(cudaMemcpy(offsets.data(), bin_offsets.data(),
+                                          offsets.size() * sizeof(Index), cudaMemcpyDeviceToHost));
+            widths = edn::bin_widths(offsets);
+            widths_generation = pattern_generation;
+        }
+        return widths;
     }
     /// The per-entry map as a view (device pointers).
     PerEntryMapView map_view() const {

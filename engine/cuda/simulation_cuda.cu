@@ -244,7 +244,8 @@ private:
     /// beta / h (0 for static solves or beta = 0).
     double damping_coefficient() const;
     /// Inline summation (inline_summation.cuh) for every material and order.
-    bool inline_rows() const { return settings.summation == SummationMethod::Inline; }
+    bool inline_rows() const { return summation_ == SummationMethod::Inline; }
+    SummationMethod summation_ = SummationMethod::PerEntry; ///< settings.summation resolved
     DeviceBuffer<float> frame_records_; ///< p = 1 inline summation's tangent frames (per cell)
     bool element_blocks_needed() const { return keeps_element_blocks(settings, layout.order); }
     ElementDamping element_damping();
@@ -281,9 +282,15 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     if (!assembly_) assembly_ = std::make_unique<cuda::Assembly>(mesh, topology, layout.order);
     assembly_->build_pattern();
     assembly_->set_reproducible_maps(settings.deterministic);
+    {
+        int device = 0, l2 = 0;
+        EDN_CUDA_CHECK(cudaGetDevice(&device));
+        EDN_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+        summation_ = summation_in_use(settings, layout.order, mesh.num_cells(), l2);
+    }
     // Per-entry and p = 1 inline sum over the per-entry map (inline computes the blocks it sums).
-    const bool maps = settings.summation == SummationMethod::PerEntry ||
-                      (settings.summation == SummationMethod::Inline && layout.order == 1);
+    const bool maps = summation_ == SummationMethod::PerEntry ||
+                      (summation_ == SummationMethod::Inline && layout.order == 1);
     if (maps) assembly_->build_per_entry_map();
     {
         const cuda::AssemblyTimes& t = assembly_->times();
@@ -438,7 +445,7 @@ void CudaBackend::assemble(const double* y) {
             });
         });
     } else {
-        assembly_->sum(settings.summation, lame_);
+        assembly_->sum(summation_, lame_);
     }
     const BinBcsrMatrixView<float> a = assembly_->device_matrix();
     const float mass_scale = static_cast<float>(inertia_coefficient() + node_terms().damping);

@@ -120,6 +120,195 @@ __global__ void sum_per_simplex_kernel(NodeCellsDevice nc, const Index* cell_nod
     });
 }
 
+/// Threads of sum_per_simplex_bins_kernel's blocks.
+constexpr int kBinThreads = 256;
+
+/// Per-simplex summation with each bin's sums in shared memory: a thread block per bin (static
+/// grid stride) among the bins of min_width..max_width slots (the launch's class). Lane r of every
+/// warp takes row r of the bin; the warps of the block split the row's incident cells (warp w:
+/// incidences w, w + 8, ...). An incidence reads the cell's row segment, the blocks (a, 0..M-1),
+/// which lie contiguous (36 M bytes, read as float2 pairs of blocks), and adds each block into the
+/// bin's sums in shared memory at its slot, found by binary search in the row's columns (the
+/// bin's columns are staged in shared memory). The lanes of a warp hold different rows, so their
+/// shared atomics never meet and never share a bank. The block then writes the sums in storage
+/// order (coalesced), every slot (padding gets zeros), so the matrix needs no reset. The sums
+/// hold `chunk` slots per row: a wider bin is summed in passes over its slots j0 <= j < j0 +
+/// chunk, each walking the incidences again. Shared memory: 4 (9 * 32 (chunk + 1) + max_width)
+/// bytes. Why: the per-entry kernel gathers each 36-byte block on its own, and its DRAM reads were
+/// 2.6 times the element blocks and the map (ncu, 1.15M bunny: 1.93 GB for 0.75 GB, 1.07 ms a
+/// pass); here each cell row is one run (0.96 GB, 0.67 ms).
+template <int M>
+__global__ void __launch_bounds__(kBinThreads, 5)
+    sum_per_simplex_bins_kernel(NodeCellsDevice nc, const Index* __restrict__ cell_nodes,
+                                const float* __restrict__ blocks,
+                                const Index* __restrict__ bin_offsets,
+                                const Index* __restrict__ columns,
+                                const Index* __restrict__ row_counts, Index rows, Index bins,
+                                Index min_width, Index max_width, Index chunk,
+                                float* __restrict__ values, float* __restrict__ diag) {
+    static_assert(M % 2 == 0, "blocks are read in pairs");
+    extern __shared__ float sums[]; // 9 planes of 32 chunk slots, 9 of 32 diagonals, columns
+    __shared__ Index incidences[kWarp], list_begin[kWarp];
+    __shared__ const Index* list_of[kWarp];
+    __shared__ Index most;
+    const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+    constexpr int kWarps = kBinThreads / kWarp;
+    const Index plane = kWarp * chunk;
+    float* const diag_sums = sums + 9 * plane;
+    Index* const cols = reinterpret_cast<Index*>(diag_sums + 9 * kWarp);
+    for (Index bin = blockIdx.x; bin < bins; bin += gridDim.x) {
+        const Index begin = __ldg(bin_offsets + bin);
+        const Index slots = __ldg(bin_offsets + bin + 1) - begin; // 32 * the bin's width
+        if (slots < min_width || slots > max_width) continue;     // the other launch's bin
+        for (Index i = threadIdx.x; i < slots; i += kBinThreads)
+            cols[i] = __ldg(columns + begin + i);
+        if (warp == 0) {
+            const Index row = bin * kWarp + lane;
+            Index cb = 0, ce = 0;
+            const Index* list = nullptr;
+            if (row < rows) nc.range(row, cb, ce, list);
+            incidences[lane] = ce - cb, list_begin[lane] = cb, list_of[lane] = list;
+            Index n = ce - cb;
+            for (int o = 16; o > 0; o >>= 1) n = max(n, __shfl_xor_sync(0xffffffffu, n, o));
+            if (lane == 0) most = n;
+        }
+        const Index row = bin * kWarp + lane;
+        const Index count = row < rows ? __ldg(row_counts + row) : 0;
+        for (Index j0 = 0; j0 == 0 || kWarp * j0 < slots; j0 += chunk) {
+            const Index width = min(plane, slots - kWarp * j0); // this pass's slots per plane
+            for (Index i = threadIdx.x; i < 9 * (plane + kWarp); i += kBinThreads) sums[i] = 0.f;
+            __syncthreads();
+            const Index n = incidences[lane];
+            for (Index e = warp; e < most; e += kWarps) {
+                if (e >= n) continue;
+                const Index t = __ldg(list_of[lane] + list_begin[lane] + e);
+                Index node[M];
+                int a = 0;
+#pragma unroll
+                for (int b = 0; b < M; ++b) {
+                    node[b] = __ldg(cell_nodes + static_cast<std::int64_t>(t) * M + b);
+                    if (node[b] == row) a = b;
+                }
+                // the segment starts 36 M (t M + a) bytes in: 8-byte aligned for even M
+                const float2* seg = reinterpret_cast<const float2*>(
+                    blocks + (static_cast<std::int64_t>(t) * M + a) * M * 9);
+#pragma unroll 1
+                for (int b = 0; b < M; b += 2) {
+                    float v[18];
+#pragma unroll
+                    for (int k = 0; k < 9; ++k) {
+                        const float2 p = __ldg(seg + 9 * (b / 2) + k);
+                        v[2 * k] = p.x, v[2 * k + 1] = p.y;
+                    }
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const Index col = node[b + h];
+                        float* dst;
+                        Index stride;
+                        if (col == row) {
+                            if (j0 > 0) continue; // the first pass sums the diagonal
+                            dst = diag_sums + lane, stride = kWarp;
+                        } else {
+                            Index lo = 0, hi = count;
+                            while (lo < hi) {
+                                const Index mid = (lo + hi) >> 1;
+                                if (cols[mid * kWarp + lane] < col)
+                                    lo = mid + 1;
+                                else
+                                    hi = mid;
+                            }
+                            if (lo < j0 || lo >= j0 + chunk) continue; // another pass's slot
+                            dst = sums + (lo - j0) * kWarp + lane, stride = plane;
+                        }
+#pragma unroll
+                        for (int k = 0; k < 9; ++k) atomicAdd(dst + k * stride, v[9 * h + k]);
+                    }
+                }
+            }
+            __syncthreads();
+            // plane k of the bin holds its slots j * 32 + r; this pass's are one contiguous run
+            float* const out = values + 9 * static_cast<std::int64_t>(begin) + kWarp * j0;
+            if (width == plane) {
+                for (Index i = threadIdx.x; i < 9 * plane; i += kBinThreads)
+                    out[(i / plane) * slots + i % plane] = sums[i];
+            } else {
+                for (Index i = threadIdx.x; i < 9 * width; i += kBinThreads) {
+                    const Index k = i / width, s = i - k * width;
+                    out[k * slots + s] = sums[k * plane + s];
+                }
+            }
+            if (j0 == 0)
+                for (int i = threadIdx.x; i < 9 * kWarp; i += kBinThreads) {
+                    const Index r = bin * kWarp + i % kWarp;
+                    if (r < rows)
+                        diag[static_cast<std::int64_t>(i / kWarp) * rows + r] = diag_sums[i];
+                }
+            __syncthreads(); // the sums are read before the next pass clears them
+        }
+    }
+}
+
+/// Launches sum_per_simplex_bins_kernel for two classes of bins: those of `widths.common` slots
+/// or fewer (shared memory for that width), then the wider ones (for the widest), each class in
+/// one pass where its shared memory fits 96 KB, else in passes. One launch sized for the widest bin
+/// kept the 1.15M bunny's blocks to 43% of the resident warps, p = 2 to 12% (ncu); one pass size
+/// for all bins (the common width) made the wide bins' passes reread their cells (p = 2: 1.46
+/// -> 1.89 ms). False (nothing launched) for a cell with an odd node count.
+bool launch_sum_per_simplex_bins(NodeCellsDevice nc, const CellNodesView& cell_nodes,
+                                 const float* blocks, BinBcsrMatrixView<float> out,
+                                 const BinWidths& widths) {
+    const auto rows_of = [](Index slots) {
+        return std::max<Index>(1, (slots + kWarp - 1) / kWarp);
+    };
+    const auto smem_for = [](Index chunk, Index width) {
+        return sizeof(float) * (9 * kWarp * static_cast<std::size_t>(chunk + 1) + width);
+    };
+    constexpr std::size_t kBudget = 96 * 1024;
+    const auto chunk_for = [&](Index width) { // one pass, unless over the budget
+        Index chunk = rows_of(width);
+        while (chunk > 1 && smem_for(chunk, width) > kBudget) chunk = (chunk + 1) / 2;
+        return chunk;
+    };
+    const Index common = std::min(std::max<Index>(widths.common, 0), widths.widest);
+    bool launched = false;
+    const auto launch = [&]<int M>() {
+        const struct {
+            Index lo, hi, chunk;
+        } classes[2] = {{0, common, chunk_for(common)},
+                        {common + 1, widths.widest, chunk_for(widths.widest)}};
+        for (const auto& c : classes) {
+            if (c.lo > c.hi) continue;
+            const std::size_t smem = smem_for(c.chunk, c.hi);
+            EDN_CUDA_CHECK(cudaFuncSetAttribute(sum_per_simplex_bins_kernel<M>,
+                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                static_cast<int>(smem)));
+            int per_sm = 0;
+            EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &per_sm, sum_per_simplex_bins_kernel<M>, kBinThreads, smem));
+            const BinBcsrPatternView& p = out.pattern;
+            const Index grid = std::min<Index>(p.num_bins, std::max(per_sm, 1) * multiprocessors());
+            sum_per_simplex_bins_kernel<M><<<grid, kBinThreads, smem>>>(
+                nc, cell_nodes.nodes, blocks, p.bin_offsets, p.columns, p.row_counts, p.num_rows,
+                p.num_bins, c.lo, c.hi, c.chunk, out.values, out.diag);
+        }
+        launched = true;
+    };
+    switch (cell_nodes.per_cell) {
+    case 4:
+        launch.template operator()<4>();
+        break;
+    case 10:
+        launch.template operator()<10>();
+        break;
+    case 20:
+        launch.template operator()<20>();
+        break;
+    default:
+        break;
+    }
+    return launched;
+}
+
 /// p = 1: like per-simplex, but the row's element blocks are computed in the kernel.
 __global__ void sum_inline_p1_kernel(NodeCellsDevice nc, const int4* cells, const float* positions,
                                      LameParameters<float> lame, const Index* bin_offsets,
@@ -215,14 +404,20 @@ void sum_per_entry_linear(const PerEntryMapView& map, const Cell* cells, const f
 
 void sum_per_simplex(const NodeCellsView& node_cells, const CellNodesView& cell_nodes,
                      const float* element_blocks, BinBcsrMatrixView<float> out, Index num_slots,
-                     unsigned int* bin_counter) {
-    zero_for_row_summation(out, num_slots, bin_counter);
+                     unsigned int* bin_counter, const BinWidths& bin_widths) {
     const BinBcsrPatternView& p = out.pattern;
-    if (p.num_bins)
-        sum_per_simplex_kernel<<<persistent_grid(p.num_bins, 128), 128>>>(
-            detail::node_cells_device(node_cells), cell_nodes.nodes, cell_nodes.per_cell,
-            element_blocks, p.bin_offsets, p.columns, p.row_counts, p.num_rows, p.num_bins,
-            bin_counter, out.values, out.diag);
+    if (p.num_bins == 0) return;
+    if (bin_widths.widest > 0 &&
+        launch_sum_per_simplex_bins(detail::node_cells_device(node_cells), cell_nodes,
+                                    element_blocks, out, bin_widths)) {
+        EDN_CUDA_CHECK_LAUNCH();
+        return;
+    }
+    zero_for_row_summation(out, num_slots, bin_counter);
+    sum_per_simplex_kernel<<<persistent_grid(p.num_bins, 128), 128>>>(
+        detail::node_cells_device(node_cells), cell_nodes.nodes, cell_nodes.per_cell,
+        element_blocks, p.bin_offsets, p.columns, p.row_counts, p.num_rows, p.num_bins, bin_counter,
+        out.values, out.diag);
     EDN_CUDA_CHECK_LAUNCH();
 }
 
@@ -289,9 +484,14 @@ void Assembly::sum(SummationMethod method, const LameParameters<float>& lame) {
     case SummationMethod::PerSimplex:
         if (d.source == Impl::BlockSource::Linear && !d.blocks_hold_linear)
             d.materialize_linear_blocks();
+        // reproducible: the row walk's fixed order (the bin sums' shared atomics vary)
         sum_per_simplex(device_node_cells(), device_cell_nodes(), d.blocks.data(), device_matrix(),
-                        d.num_slots, d.counter.data());
+                        d.num_slots, d.counter.data(),
+                        d.reproducible_maps ? BinWidths{} : d.bin_widths());
         break;
+    case SummationMethod::Auto:
+        EDN_VERIFY(false, ErrorCode::Usage,
+                   "Assembly::sum takes a resolved summation method (summation_in_use)");
     case SummationMethod::Inline:
         EDN_VERIFY(d.layout.order == 1, ErrorCode::Unsupported,
                    "Assembly::sum inline computes linear p = 1 blocks only (other materials and "

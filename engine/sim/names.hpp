@@ -62,7 +62,8 @@ template <> struct Names<Preconditioner> {
 
 /// Summation methods.
 template <> struct Names<SummationMethod> {
-    static constexpr std::array<NamedValue<SummationMethod>, 3> values = {{
+    static constexpr std::array<NamedValue<SummationMethod>, 4> values = {{
+        {SummationMethod::Auto, "auto", "auto"},
         {SummationMethod::PerEntry, "per_entry", "per-entry"},
         {SummationMethod::PerSimplex, "per_simplex", "per-simplex"},
         {SummationMethod::Inline, "inline", "inline"},

@@ -29,7 +29,9 @@ constexpr std::array<SettingsOption, 29> kOptions = {{
     {"integrator", "I", "backward_euler | midpoint (default backward_euler)"},
     {"static", "", "solve for equilibrium instead of stepping in time"},
     {"backend", "B", "cpu | cuda (default cpu)"},
-    {"summation", "S", "per_entry | per_simplex | inline (default per_entry)"},
+    {"summation", "S",
+     "auto | per_entry | per_simplex | inline (default auto: per-simplex on CUDA for p = 1 meshes "
+     "whose element blocks exceed 4x the L2 cache, per-entry otherwise)"},
     {"preconditioner", "P",
      "two_level (p >= 2) | block_jacobi | multigrid (default two_level; block_jacobi at p = 1)"},
     {"gravity", "G", "g along -z, or gx,gy,gz (default 9.81)"},

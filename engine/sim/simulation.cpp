@@ -18,6 +18,16 @@ Preconditioner preconditioner_in_use(const SimulationSettings& s, int order) {
                                                                       : s.preconditioner;
 }
 
+SummationMethod summation_in_use(const SimulationSettings& s, int order, Index cells,
+                                 std::int64_t l2_bytes) {
+    if (s.summation != SummationMethod::Auto) return s.summation;
+    const std::int64_t m = nodes_per_cell(order);
+    const std::int64_t block_bytes = static_cast<std::int64_t>(cells) * m * m * 9 * 4;
+    return order == 1 && l2_bytes > 0 && !s.deterministic && block_bytes > 4 * l2_bytes
+               ? SummationMethod::PerSimplex
+               : SummationMethod::PerEntry;
+}
+
 namespace {
 
 void validate(const SimulationSettings& s) {

@@ -67,9 +67,9 @@ struct SimulationSettings {
     double dt = 1.0 / 60.0; ///< time step [s], > 0
     Integrator integrator = Integrator::BackwardEuler;
     Backend backend = Backend::Cpu;
-    SummationMethod summation = SummationMethod::PerEntry;
-    std::array<double, 3> gravity = {0, 0, -9.81}; ///< [m/s^2]
-    double mass_damping = 0;                       ///< Rayleigh alpha [1/s] (mass-proportional)
+    SummationMethod summation = SummationMethod::Auto; ///< summation_in_use() resolves Auto
+    std::array<double, 3> gravity = {0, 0, -9.81};     ///< [m/s^2]
+    double mass_damping = 0;                           ///< Rayleigh alpha [1/s] (mass-proportional)
     /// Rayleigh beta [s] (stiffness-proportional): per element (beta/h) Psi_lin(y - x_start), the
     /// linear elastic energy of the step's displacement (zero for static solves).
     double stiffness_damping = 0;
@@ -123,6 +123,15 @@ struct SimulationSettings {
 /// The preconditioner the backends run for `s` at element order `order`: two-level is block
 /// Jacobi at p = 1 (no coarser P1 space).
 Preconditioner preconditioner_in_use(const SimulationSettings& s, int order);
+
+/// The summation a backend runs for `s` (Auto resolved) at element order `order` on `cells`
+/// cells; `l2_bytes`: the GPU's L2 cache on the CUDA backend, 0 on the CPU. Auto is per-entry,
+/// except on CUDA at p = 1 without `deterministic` where the element blocks exceed 4x the L2
+/// cache: there per-simplex, whose bin sums in shared memory read each cell's row of blocks as
+/// one run (H100, bunny, frame median: 1.15M tets 17.27 -> 16.54 ms; at 187K tets, 108 MB of
+/// blocks, per-entry's gathers still meet in the L2 and it stays ahead, 5.09 against 5.20).
+SummationMethod summation_in_use(const SimulationSettings& s, int order, Index cells,
+                                 std::int64_t l2_bytes);
 
 /// The preconditioner's set-up that depends on the pattern and the pins (the multigrid
 /// hierarchy: aggregates, prolongator and coarse patterns, maps; on CUDA its upload), on the

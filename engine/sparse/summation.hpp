@@ -23,6 +23,8 @@ enum class SummationMethod : std::uint8_t {
     PerEntry,   ///< per stored block, the packed list of contributing element blocks (registers)
     PerSimplex, ///< per row, the incident cells via vertexCells/edgeCells/faceCells (in memory)
     Inline,     ///< per row, element matrices recomputed inside the kernel (no element matrices)
+    /// The backend's choice for the mesh and order (summation_in_use, sim/simulation.hpp).
+    Auto,
 };
 
 /// "per_entry", "per_simplex", "inline".
@@ -75,6 +77,14 @@ struct PerEntryMap {
     /// Kernel view.
     PerEntryMapView view() const { return {num_slots, num_rows, offsets.data(), sources.data()}; }
 };
+
+/// The slot counts of a pattern's bins that size the device per-simplex summation's shared
+/// memory: the widest bin's, and a common width that most bins stay within (bin_widths()).
+struct BinWidths {
+    Index common = 0, widest = 0;
+};
+/// BinWidths of bins with `bin_offsets` (#bins + 1, host): common = the 95th percentile.
+BinWidths bin_widths(const std::vector<Index>& bin_offsets);
 
 /// Host views of a topology's node->cells maps.
 NodeCellsView node_cells_view(const Topology& topology, const NodeLayout& layout);
@@ -142,10 +152,13 @@ EDN_CUDA_FN void sum_per_entry_linear(const PerEntryMapView& map, const Cell* ce
                                       int order, const LameParameters<float>& lame,
                                       BinBcsrMatrixView<float> out) EDN_CUDA_ONLY;
 
-/// cpu::sum_per_simplex on the device; `num_slots` slots of `out` are zeroed first.
+/// cpu::sum_per_simplex on the device. Given the pattern's `bin_widths`, each bin is summed in
+/// shared memory and written once (every slot); otherwise (none given, or a bin too wide for
+/// shared memory) by Listing 1's row walk, which zeroes the `num_slots` slots of `out` first.
 EDN_CUDA_FN void sum_per_simplex(const NodeCellsView& node_cells, const CellNodesView& cell_nodes,
                                  const float* element_blocks, BinBcsrMatrixView<float> out,
-                                 Index num_slots, unsigned int* bin_counter) EDN_CUDA_ONLY;
+                                 Index num_slots, unsigned int* bin_counter,
+                                 const BinWidths& bin_widths = {}) EDN_CUDA_ONLY;
 
 /// cpu::sum_inline_linear_p1 on the device (reads the p = 1 reference integrals from constant
 /// memory, uploaded by a p = 1 cuda::Assembly); `num_slots` slots of `out` are zeroed first.

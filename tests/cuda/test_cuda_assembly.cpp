@@ -15,6 +15,7 @@
 #include <cmath>
 #include <gtest/gtest.h>
 #include <random>
+#include <string>
 
 namespace edn {
 namespace {
@@ -68,16 +69,31 @@ TEST_P(CudaAssemblyTest, PatternMapsSummationAndSpmvEqualCpu) {
         std::vector<SummationMethod> methods = {SummationMethod::PerEntry,
                                                 SummationMethod::PerSimplex};
         if (order == 1) methods.push_back(SummationMethod::Inline);
-        for (SummationMethod method : methods) {
-            gpu.sum(method, lame_f);
+        const auto expect_reference = [&](const std::string& what) {
             const BinBcsrMatrix<float> k = gpu.download_matrix(p);
             double err = 0;
             for (std::size_t i = 0; i < k.values.size(); ++i)
                 err = std::max(err, std::abs(k.values[i] - ref.values[i]));
             for (std::size_t i = 0; i < k.diag.size(); ++i)
                 err = std::max(err, std::abs(k.diag[i] - ref.diag[i]));
-            EXPECT_LT(err, 1e-5 * scale) << summation_method_name(method) << " order " << order;
+            EXPECT_LT(err, 1e-5 * scale) << what << " order " << order;
+        };
+        for (SummationMethod method : methods) {
+            // From a zeroed matrix (a slot left unwritten fails) and again over the sums (a
+            // kernel that adds instead of writing fails).
+            gpu.prepare_row_summation();
+            for (int pass = 0; pass < 2; ++pass) {
+                gpu.sum(method, lame_f);
+                expect_reference(std::string(summation_method_name(method)) + " pass " +
+                                 std::to_string(pass));
+            }
         }
+        // Per-simplex by Listing 1's row walk: the fallback for bins too wide for shared memory.
+        unsigned int* counter = gpu.prepare_row_summation();
+        cuda::sum_per_simplex(gpu.device_node_cells(), gpu.device_cell_nodes(),
+                              gpu.device_element_blocks(), gpu.device_matrix(), p.num_slots(),
+                              counter, /*bin_widths=*/{});
+        expect_reference("per_simplex (row walk)");
 
         // SpMV on the last assembled matrix against the CPU product of the reference.
         const Index n = f.layout.num_nodes();

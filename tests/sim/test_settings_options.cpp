@@ -102,6 +102,30 @@ TEST(SettingsOptions, PreconditionerInUseFollowsTheOrder) {
     }
 }
 
+// Auto is per-entry, except on CUDA (an L2 size given) at p = 1 without `deterministic` where
+// the element blocks exceed 4x the L2 cache; explicit choices stay.
+TEST(SettingsOptions, SummationInUseResolvesAuto) {
+    SimulationSettings s;
+    EXPECT_EQ(s.summation, SummationMethod::Auto);
+    const std::int64_t l2 = 50 << 20;             // the H100's
+    const Index big = 1'149'238, small = 187'436; // 662 and 108 MB of p = 1 blocks
+    EXPECT_EQ(summation_in_use(s, 1, big, l2), SummationMethod::PerSimplex);
+    EXPECT_EQ(summation_in_use(s, 1, small, l2), SummationMethod::PerEntry);
+    EXPECT_EQ(summation_in_use(s, 1, big, 0), SummationMethod::PerEntry); // the CPU
+    EXPECT_EQ(summation_in_use(s, 2, big, l2), SummationMethod::PerEntry);
+    s.deterministic = true;
+    EXPECT_EQ(summation_in_use(s, 1, big, l2), SummationMethod::PerEntry);
+    s.deterministic = false;
+    for (SummationMethod m :
+         {SummationMethod::PerEntry, SummationMethod::PerSimplex, SummationMethod::Inline}) {
+        s.summation = m;
+        for (int order : {1, 2, 3}) {
+            EXPECT_EQ(summation_in_use(s, order, big, l2), m);
+            EXPECT_EQ(summation_in_use(s, order, small, 0), m);
+        }
+    }
+}
+
 TEST(SettingsOptions, ParsesToTheExpectedValues) {
     const SimulationSettings s = parsed({{"order", "3"},
                                          {"gravity", "4"},

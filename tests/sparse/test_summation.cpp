@@ -1,6 +1,7 @@
 #include "sparse/spmv.hpp"
 #include "support/assembly_fixture.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>
 #include <random>
@@ -172,6 +173,22 @@ INSTANTIATE_TEST_SUITE_P(Methods, SummationTest, ::testing::ValuesIn(cases()),
                              return std::string(summation_method_name(info.param.method)) + "_p" +
                                     std::to_string(info.param.order);
                          });
+
+// The widths that size the device per-simplex summation's shared memory: the widest bin, and
+// the 95th percentile of the bins' slot counts.
+TEST(BinWidths, WidestAndThe95thPercentile) {
+    std::vector<Index> offsets = {0}, widths;
+    for (int b = 0; b < 100; ++b) widths.push_back(32 * (b % 20 == 7 ? 50 + b : 4 + b % 3));
+    for (Index w : widths) offsets.push_back(offsets.back() + w);
+    const BinWidths bw = bin_widths(offsets);
+    EXPECT_EQ(bw.widest, 32 * (50 + 87));
+    std::vector<Index> sorted = widths;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(bw.common, sorted[94]);
+    EXPECT_LT(bw.common, 32 * 50); // five wide bins of 100: the common width is a narrow one's
+    EXPECT_EQ(bin_widths({0}).widest, 0);
+    EXPECT_EQ(bin_widths({}).common, 0);
+}
 
 TEST(Spmv, EqualsReferenceProductInDoubleAndFloat) {
     for (int order = 1; order <= 3; ++order) {

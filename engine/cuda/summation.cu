@@ -120,9 +120,6 @@ __global__ void sum_per_simplex_kernel(NodeCellsDevice nc, const Index* cell_nod
     });
 }
 
-/// Threads of sum_per_simplex_bins_kernel's blocks.
-constexpr int kBinThreads = 256;
-
 /// Per-simplex summation with each bin's sums in shared memory: a thread block per bin (static
 /// grid stride) among the bins of min_width..max_width slots (the launch's class). Lane r of every
 /// warp takes row r of the bin; the warps of the block split the row's incident cells (warp w:
@@ -137,8 +134,8 @@ constexpr int kBinThreads = 256;
 /// bytes. Why: the per-entry kernel gathers each 36-byte block on its own, and its DRAM reads were
 /// 2.6 times the element blocks and the map (ncu, 1.15M bunny: 1.93 GB for 0.75 GB, 1.07 ms a
 /// pass); here each cell row is one run (0.96 GB, 0.67 ms).
-template <int M>
-__global__ void __launch_bounds__(kBinThreads, 5)
+template <int M, int kBinThreads, int kMinBlocks>
+__global__ void __launch_bounds__(kBinThreads, kMinBlocks)
     sum_per_simplex_bins_kernel(NodeCellsDevice nc, const Index* __restrict__ cell_nodes,
                                 const float* __restrict__ blocks,
                                 const Index* __restrict__ bin_offsets,
@@ -248,12 +245,27 @@ __global__ void __launch_bounds__(kBinThreads, 5)
     }
 }
 
+/// A second stream and its fork and join events, per host thread (the app steps on its own
+/// thread): the wide bins' launch of launch_sum_per_simplex_bins runs beside the common one.
+struct SideStream {
+    cudaStream_t stream = nullptr;
+    cudaEvent_t fork = nullptr, join = nullptr;
+    SideStream() {
+        EDN_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        EDN_CUDA_CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+        EDN_CUDA_CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+    }
+    ~SideStream() { cudaEventDestroy(join), cudaEventDestroy(fork), cudaStreamDestroy(stream); }
+};
+
 /// Launches sum_per_simplex_bins_kernel for two classes of bins: those of `widths.common` slots
-/// or fewer (shared memory for that width), then the wider ones (for the widest), each class in
-/// one pass where its shared memory fits 96 KB, else in passes. One launch sized for the widest bin
-/// kept the 1.15M bunny's blocks to 43% of the resident warps, p = 2 to 12% (ncu); one pass size
-/// for all bins (the common width) made the wide bins' passes reread their cells (p = 2: 1.46
-/// -> 1.89 ms). False (nothing launched) for a cell with an odd node count.
+/// or fewer (shared memory for that width), and the wider ones (shared memory for the widest) on
+/// a second stream at the same time; each class in one pass where its shared memory fits 96 KB,
+/// else in passes. 1.15M bunny (ncu, which runs kernels one at a time): one launch sized for the
+/// widest bin kept the blocks to 43% of the resident warps (0.67 ms; p = 2: 12%); one pass size
+/// for all bins (the common width) made the wide bins' passes reread their cells (p = 2: 1.46 ->
+/// 1.89 ms); the two classes take 0.54 and 0.18 ms (1024 threads for the wide class: 0.26).
+/// False (nothing launched) for a cell with an odd node count.
 bool launch_sum_per_simplex_bins(NodeCellsDevice nc, const CellNodesView& cell_nodes,
                                  const float* blocks, BinBcsrMatrixView<float> out,
                                  const BinWidths& widths) {
@@ -270,28 +282,35 @@ bool launch_sum_per_simplex_bins(NodeCellsDevice nc, const CellNodesView& cell_n
         return chunk;
     };
     const Index common = std::min(std::max<Index>(widths.common, 0), widths.widest);
+    const BinBcsrPatternView& p = out.pattern;
+    // One class: `kernel` over the bins of lo..hi slots with `threads` threads, on `stream`.
+    const auto run = [&](auto kernel, int threads, Index lo, Index hi, cudaStream_t stream) {
+        const Index chunk = chunk_for(hi);
+        const std::size_t smem = smem_for(chunk, hi);
+        EDN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(smem)));
+        int per_sm = 0;
+        EDN_CUDA_CHECK(
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+        const Index grid = std::min<Index>(p.num_bins, std::max(per_sm, 1) * multiprocessors());
+        kernel<<<grid, threads, smem, stream>>>(nc, cell_nodes.nodes, blocks, p.bin_offsets,
+                                                p.columns, p.row_counts, p.num_rows, p.num_bins, lo,
+                                                hi, chunk, out.values, out.diag);
+    };
     bool launched = false;
     const auto launch = [&]<int M>() {
-        const struct {
-            Index lo, hi, chunk;
-        } classes[2] = {{0, common, chunk_for(common)},
-                        {common + 1, widths.widest, chunk_for(widths.widest)}};
-        for (const auto& c : classes) {
-            if (c.lo > c.hi) continue;
-            const std::size_t smem = smem_for(c.chunk, c.hi);
-            EDN_CUDA_CHECK(cudaFuncSetAttribute(sum_per_simplex_bins_kernel<M>,
-                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                static_cast<int>(smem)));
-            int per_sm = 0;
-            EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &per_sm, sum_per_simplex_bins_kernel<M>, kBinThreads, smem));
-            const BinBcsrPatternView& p = out.pattern;
-            const Index grid = std::min<Index>(p.num_bins, std::max(per_sm, 1) * multiprocessors());
-            sum_per_simplex_bins_kernel<M><<<grid, kBinThreads, smem>>>(
-                nc, cell_nodes.nodes, blocks, p.bin_offsets, p.columns, p.row_counts, p.num_rows,
-                p.num_bins, c.lo, c.hi, c.chunk, out.values, out.diag);
-        }
         launched = true;
+        if (widths.widest <= common) {
+            run(sum_per_simplex_bins_kernel<M, 256, 5>, 256, 0, common, cudaStreamPerThread);
+            return;
+        }
+        thread_local SideStream side;
+        EDN_CUDA_CHECK(cudaEventRecord(side.fork, cudaStreamPerThread));
+        EDN_CUDA_CHECK(cudaStreamWaitEvent(side.stream, side.fork));
+        run(sum_per_simplex_bins_kernel<M, 256, 5>, 256, common + 1, widths.widest, side.stream);
+        run(sum_per_simplex_bins_kernel<M, 256, 5>, 256, 0, common, cudaStreamPerThread);
+        EDN_CUDA_CHECK(cudaEventRecord(side.join, side.stream));
+        EDN_CUDA_CHECK(cudaStreamWaitEvent(cudaStreamPerThread, side.join));
     };
     switch (cell_nodes.per_cell) {
     case 4:

@@ -144,6 +144,9 @@ __global__ void __launch_bounds__(kBinThreads, kMinBlocks)
                                 Index min_width, Index max_width, Index chunk,
                                 float* __restrict__ values, float* __restrict__ diag) {
     static_assert(M % 2 == 0, "blocks are read in pairs");
+    // p = 1: both pairs of a cell row unrolled, their loads issued together (ncu, 1.15M bunny:
+    // 533 -> 510 us); longer rows keep one pair at a time within the register cap
+    constexpr int kPairsUnrolled = M == 4 ? 2 : 1;
     extern __shared__ float sums[]; // 9 planes of 32 chunk slots, 9 of 32 diagonals, columns
     __shared__ Index incidences[kWarp], list_begin[kWarp];
     __shared__ const Index* list_of[kWarp];
@@ -189,7 +192,7 @@ __global__ void __launch_bounds__(kBinThreads, kMinBlocks)
                 // the segment starts 36 M (t M + a) bytes in: 8-byte aligned for even M
                 const float2* seg = reinterpret_cast<const float2*>(
                     blocks + (static_cast<std::int64_t>(t) * M + a) * M * 9);
-#pragma unroll 1
+#pragma unroll kPairsUnrolled
                 for (int b = 0; b < M; b += 2) {
                     float v[18];
 #pragma unroll

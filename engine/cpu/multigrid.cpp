@@ -484,11 +484,7 @@ void revalue_multigrid(MultigridHierarchy& h, const BinBcsrMatrixView<double>& a
 }
 
 double lanczos_start(std::int64_t i) {
-    std::uint64_t x = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
-    x ^= x >> 29;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 32;
-    return static_cast<double>(x >> 11) * 0x1.0p-53 - 0.5;
+    return lanczos_start_value(i);
 }
 
 double lanczos_lambda_max(const std::vector<double>& alphas, const std::vector<double>& betas) {

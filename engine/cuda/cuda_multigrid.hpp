@@ -12,10 +12,23 @@
 #include "cuda/cuda_only.hpp"
 #include "solver/multigrid.hpp"
 
+#include <functional>
 #include <memory>
 #include <vector>
 
 namespace edn::cuda {
+
+struct DeviceLevelBuild; // cuda/multigrid_build.cuh
+
+/// One level's symbolic arrays as the device keeps them (Multigrid::download_symbolic, for
+/// tests): MultigridLevel's, with the smoothing map inverted (per P block its operator entries,
+/// ascending) and the coarse entries with Galerkin pairs listed.
+struct SymbolicLevel {
+    std::vector<Index> aggregate, p_offsets, p_columns, smooth_offsets, smooth_entries,
+        pair_offsets, pair_entry, pair_p, g_offsets, g_p, g_ap, g_mirror, g_entries, r_offsets,
+        r_blocks, r_rows;
+    BinBcsrPattern coarse;
+};
 
 class Multigrid {
 public:
@@ -27,6 +40,18 @@ public:
     /// lane forming all of them (0: both chosen).
     explicit Multigrid(const MultigridHierarchy& h, int forced_lanes = 0,
                        int forced_warps = 0) EDN_CUDA_ONLY;
+    /// The hierarchy of a p = 1 fine pattern built on the device (issue 14: the build after a
+    /// cut): every level by cuda/multigrid_build.cuh (Aggregation::Greedy, whatever
+    /// `settings.aggregation` says; a smoothed prolongator), bit for bit cpu::build_multigrid's,
+    /// the tentative prolongators from the rigid-body modes at `rest` (device, 3 per node).
+    /// `pattern` (device pointers), `fixed` (host) and `fixed_device`: the pins. Null where the
+    /// device build does not apply (a prolongator without smoothing, no level to build, an
+    /// unsymmetric coarse pattern, a node order that needs too many rounds of aggregation): the
+    /// caller builds on the host then.
+    static std::unique_ptr<Multigrid> build(const BinBcsrPatternView& pattern,
+                                            const std::vector<std::uint8_t>& fixed,
+                                            const std::uint8_t* fixed_device, const double* rest,
+                                            const MultigridSettings& settings) EDN_CUDA_ONLY;
     ~Multigrid() EDN_CUDA_ONLY;
     Multigrid(const Multigrid&) = delete;
     Multigrid& operator=(const Multigrid&) = delete;
@@ -80,9 +105,14 @@ public:
     /// For tests: the tentative prolongator of level l (MultigridLevel::tentative's layout).
     std::vector<float> download_tentative(int l) const EDN_CUDA_ONLY;
     double lambda_max(int l) const EDN_CUDA_ONLY;
+    /// For tests: level l's symbolic arrays on the device.
+    SymbolicLevel download_symbolic(int l) const EDN_CUDA_ONLY;
 
 private:
     struct Impl;
+    /// `h` (sizes, aggregates and coarse patterns) with its levels' maps in `built` (build()).
+    Multigrid(const MultigridHierarchy& h, std::vector<DeviceLevelBuild>& built,
+              const std::function<void(const char*)>& lap) EDN_CUDA_ONLY;
     std::unique_ptr<Impl> impl_;
 };
 EDN_CUDA_ONLY_IMPL(Multigrid);

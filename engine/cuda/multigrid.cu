@@ -3,15 +3,20 @@
 // state, the launch sequences and the flexible CG. Kernels: cuda/multigrid_kernels.cuh.
 #include "cuda/assembly_impl.cuh"
 #include "cuda/cuda_pcg.hpp"
+#include "cuda/multigrid_build.cuh"
 #include "cuda/multigrid_kernels.cuh"
 #include "cuda/multigrid_nullspace.cuh"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <initializer_list>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -292,12 +297,24 @@ struct Multigrid::Impl {
     /// diagonal blocks `diag` (rows with `fixed` set skipped; nullptr: none), scaled by the
     /// power of two that `scale` receives (k_max_diag, k_to_half).
     template <int B>
-    void to_half(const float* diag, Index rows, const std::uint8_t* fixed_rows,
-                 const float* values, std::int64_t n, float* scale, __half* out) {
+    void to_half(const float* diag, Index rows, const std::uint8_t* fixed_rows, const float* values,
+                 std::int64_t n, float* scale, __half* out) {
         EDN_CUDA_CHECK(cudaMemsetAsync(scale, 0, 2 * sizeof(float), s));
         k_max_diag<B><<<grid_for(rows), kThreads, 0, s>>>(diag, rows, fixed_rows, scale);
         k_to_half<<<grid_for((n + 3) / 4), kThreads, 0, s>>>(values, n, scale, out);
         EDN_CUDA_CHECK(cudaGetLastError());
+    }
+    /// Multigrid::Multigrid: uploads h's symbolic levels (or moves them from `built` where
+    /// given: built on the device; h then holds their sizes, aggregates and coarse patterns).
+    /// `lap` (optional) marks the end of each phase (Multigrid::build's report).
+    void init(const MultigridHierarchy& h, int forced_lanes, int forced_warps,
+              std::vector<DeviceLevelBuild>* built,
+              const std::function<void(const char*)>& lap = nullptr);
+    /// Dofs of level l's operator.
+    static std::size_t level_dofs(const MultigridHierarchy& h, int l) {
+        return l == 0 ? 3 * h.fixed.size()
+                      : static_cast<std::size_t>(h.coarse[l - 1].pattern.num_rows) *
+                            h.coarse[l - 1].block;
     }
     template <int B> void lanczos(const DeviceOp& o, Level& level, int l);
     template <int B, int K> void revalue_level(const DeviceOp& o, int l);
@@ -433,9 +450,27 @@ void Multigrid::Impl::cycle(const BinBcsrMatrixView<float>& a, int l, const floa
     });
 }
 
-Multigrid::Multigrid(const MultigridHierarchy& h, int forced_lanes, int forced_warps)
-    : impl_(std::make_unique<Impl>()) {
-    Impl& m = *impl_;
+namespace {
+
+// Device zeros of `count` values.
+template <class T> DeviceBuffer<T> zeros(std::size_t count) {
+    DeviceBuffer<T> d(count);
+    if (count) EDN_CUDA_CHECK(cudaMemsetAsync(d.data(), 0, d.bytes()));
+    return d;
+}
+
+// The sizes the kernels' widths are chosen by (Multigrid::Multigrid).
+struct LevelSizes {
+    std::int64_t galerkin_pairs, galerkin_entries, restriction_blocks, smooth_entries, p_blocks,
+        product_pairs, ap_blocks, nodes, coarse_nodes;
+};
+
+} // namespace
+
+void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int forced_warps,
+                           std::vector<DeviceLevelBuild>* built,
+                           const std::function<void(const char*)>& lap) {
+    Impl& m = *this;
     m.settings = h.settings;
     m.host_fixed = h.fixed;
     m.fixed = upload(h.fixed);
@@ -452,51 +487,94 @@ Multigrid::Multigrid(const MultigridHierarchy& h, int forced_lanes, int forced_w
         d.nc = s.coarse_nodes;
         d.fixed_prolongator = s.fixed_prolongator;
         d.damping = h.settings.prolongator_damping;
-        d.aggregate = upload(s.aggregate);
-        d.tentative = upload_float(s.tentative);
-        d.p_offsets = upload(s.prolongator.offsets);
-        d.p_columns = upload(s.prolongator.columns);
-        d.p_values =
-            upload_padded(s.prolongator.values, s.block * c.block); // a given P keeps these
-        d.p_blocks = static_cast<Index>(s.prolongator.columns.size());
-        d.p_rows = upload(rows_of(s.prolongator.offsets));
-        {
-            std::vector<Index> offsets, entries;
-            invert_map(s.smooth_target, d.p_blocks, offsets, entries);
-            d.smooth_offsets = upload(offsets);
-            d.smooth_entries = upload(entries);
+        const std::size_t t_values = static_cast<std::size_t>(s.num_nodes) * s.block * c.block;
+        d.tentative = !s.tentative.empty()  ? upload_float(s.tentative)
+                      : s.fixed_prolongator ? DeviceBuffer<float>()
+                                            : zeros<float>(t_values); // (made by retentative)
+        LevelSizes z;
+        if (built && l < built->size()) { // built on the device: moved in
+            DeviceLevelBuild& b = (*built)[l];
+            d.aggregate = std::move(b.aggregate);
+            d.p_offsets = std::move(b.p_offsets);
+            d.p_columns = std::move(b.p_columns);
+            d.p_blocks = b.p_blocks;
+            d.p_values = zeros<float>(std::size_t(b.p_blocks) * padded_block(s.block * c.block));
+            d.p_rows = std::move(b.p_rows);
+            d.smooth_offsets = std::move(b.smooth_offsets);
+            d.smooth_entries = std::move(b.smooth_entries);
+            d.ap_blocks = b.ap_blocks;
+            d.pair_offsets = std::move(b.pair_offsets);
+            d.pair_entry = std::move(b.pair_entry);
+            d.pair_p = std::move(b.pair_p);
+            d.g_offsets = std::move(b.g_offsets);
+            d.g_p = std::move(b.g_p);
+            d.g_ap = std::move(b.g_ap);
+            d.g_mirror = std::move(b.g_mirror);
+            d.g_entries = std::move(b.g_entries);
+            d.r_offsets = std::move(b.r_offsets);
+            d.r_blocks = std::move(b.r_blocks);
+            d.r_rows = std::move(b.r_rows);
+            d.c_bin_offsets = std::move(b.c_bin_offsets);
+            d.c_columns = std::move(b.c_columns);
+            d.c_row_counts = std::move(b.c_row_counts);
+            z = {b.galerkin_pairs, b.galerkin_entries, b.p_blocks, b.entries, b.p_blocks,
+                 b.product_pairs,  b.ap_blocks,        b.n,        b.nc};
+        } else {
+            d.aggregate = upload(s.aggregate);
+            d.p_offsets = upload(s.prolongator.offsets);
+            d.p_columns = upload(s.prolongator.columns);
+            d.p_values =
+                upload_padded(s.prolongator.values, s.block * c.block); // a given P keeps these
+            d.p_blocks = static_cast<Index>(s.prolongator.columns.size());
+            d.p_rows = upload(rows_of(s.prolongator.offsets));
+            {
+                std::vector<Index> offsets, entries;
+                invert_map(s.smooth_target, d.p_blocks, offsets, entries);
+                d.smooth_offsets = upload(offsets);
+                d.smooth_entries = upload(entries);
+            }
+            d.ap_blocks = static_cast<Index>(s.product.columns.size());
+            d.pair_offsets = upload(s.product_offsets);
+            d.pair_entry = upload(s.product_entry);
+            d.pair_p = upload(s.product_p);
+            d.g_offsets = upload(s.galerkin_offsets);
+            d.g_p = upload(s.galerkin_p);
+            d.g_ap = upload(s.galerkin_ap);
+            d.g_mirror = upload(s.galerkin_mirror);
+            // the entries k_galerkin sums: slots with pairs (padding and mirrored lower slots
+            // have none) and every diagonal block
+            std::vector<Index> g_entries;
+            const Index c_slots = c.pattern.num_slots();
+            for (Index e = 0; e + 1 < static_cast<Index>(s.galerkin_offsets.size()); ++e)
+                if (e >= c_slots || s.galerkin_offsets[e + 1] > s.galerkin_offsets[e])
+                    g_entries.push_back(e);
+            d.g_entries = upload(g_entries);
+            d.r_offsets = upload(s.restriction_offsets);
+            d.r_blocks = upload(s.restriction_blocks);
+            d.r_rows = upload(s.restriction_rows);
+            d.c_bin_offsets = upload(c.pattern.bin_offsets);
+            d.c_columns = upload(c.pattern.columns);
+            d.c_row_counts = upload(c.pattern.row_counts);
+            z = {std::int64_t(s.galerkin_p.size()),
+                 std::int64_t(g_entries.size()),
+                 std::int64_t(s.restriction_blocks.size()),
+                 std::int64_t(s.smooth_target.size()),
+                 d.p_blocks,
+                 std::int64_t(s.product_p.size()),
+                 d.ap_blocks,
+                 s.num_nodes,
+                 s.coarse_nodes};
         }
-        d.ap_blocks = static_cast<Index>(s.product.columns.size());
-        d.pair_offsets = upload(s.product_offsets);
-        d.pair_entry = upload(s.product_entry);
-        d.pair_p = upload(s.product_p);
-        d.ap_values =
-            DeviceBuffer<float>(s.product.columns.size() * padded_block(s.block * c.block));
-        d.g_offsets = upload(s.galerkin_offsets);
-        d.g_p = upload(s.galerkin_p);
-        d.g_ap = upload(s.galerkin_ap);
-        d.g_mirror = upload(s.galerkin_mirror);
-        // the entries k_galerkin sums: slots with pairs (padding and mirrored lower slots have
-        // none) and every diagonal block
-        std::vector<Index> g_entries;
-        const Index c_slots = c.pattern.num_slots();
-        for (Index e = 0; e + 1 < static_cast<Index>(s.galerkin_offsets.size()); ++e)
-            if (e >= c_slots || s.galerkin_offsets[e + 1] > s.galerkin_offsets[e])
-                g_entries.push_back(e);
-        d.g_entries = upload(g_entries);
-        d.r_offsets = upload(s.restriction_offsets);
-        d.r_blocks = upload(s.restriction_blocks);
-        d.r_rows = upload(s.restriction_rows);
+        d.ap_values = DeviceBuffer<float>(static_cast<std::size_t>(d.ap_blocks) *
+                                          padded_block(s.block * c.block));
         d.inverse_diag =
             DeviceBuffer<float>(static_cast<std::size_t>(s.num_nodes) * s.block * s.block);
-        d.c_bin_offsets = upload(c.pattern.bin_offsets);
-        d.c_columns = upload(c.pattern.columns);
-        d.c_row_counts = upload(c.pattern.row_counts);
         d.c_bins = c.pattern.num_bins();
-        d.c_values = DeviceBuffer<float>(c.values.size());
-        d.c_diag = DeviceBuffer<float>(c.diag.size());
+        const std::size_t bb = static_cast<std::size_t>(c.block) * c.block;
+        d.c_values = DeviceBuffer<float>(bb * c.pattern.num_slots()); // (host values: unused)
+        d.c_diag = DeviceBuffer<float>(bb * c.pattern.num_rows);
         // lanes per sum from the mean sum length (operator rows: their blocks, the diagonal too)
-        auto mean = [](std::size_t total, std::size_t count) {
+        auto mean = [](std::int64_t total, std::int64_t count) {
             return count == 0 ? 0.0 : double(total) / double(count);
         };
         if (l > 0) {
@@ -514,46 +592,146 @@ Multigrid::Multigrid(const MultigridHierarchy& h, int forced_lanes, int forced_w
                 bin_warps_for(mean(blocks, own.num_rows), true, std::abs(forced_warps));
             d.spmv_kernel = choose_spmv_kernel(own.num_rows, own.num_slots());
         }
-        d.galerkin_lanes = lanes_for(mean(s.galerkin_p.size(), g_entries.size()),
-                                     std::int64_t(g_entries.size()), forced_lanes);
-        d.restrict_lanes = lanes_for(mean(s.restriction_blocks.size(), s.coarse_nodes),
-                                     s.coarse_nodes, forced_lanes);
-        d.smooth_lanes = lanes_for(mean(s.smooth_target.size(), s.prolongator.columns.size()),
-                                   std::int64_t(s.prolongator.columns.size()), forced_lanes);
-        d.product_lanes = lanes_for(mean(s.product_p.size(), s.product.columns.size()),
-                                    std::int64_t(s.product.columns.size()), forced_lanes);
-        d.prolong_lanes =
-            lanes_for(mean(s.prolongator.columns.size(), s.num_nodes), s.num_nodes, forced_lanes);
-        EDN_CUDA_CHECK(cudaMemset(d.c_values.data(), 0, c.values.size() * sizeof(float)));
+        d.galerkin_lanes =
+            lanes_for(mean(z.galerkin_pairs, z.galerkin_entries), z.galerkin_entries, forced_lanes);
+        d.restrict_lanes =
+            lanes_for(mean(z.restriction_blocks, z.coarse_nodes), z.coarse_nodes, forced_lanes);
+        d.smooth_lanes = lanes_for(mean(z.smooth_entries, z.p_blocks), z.p_blocks, forced_lanes);
+        d.product_lanes = lanes_for(mean(z.product_pairs, z.ap_blocks), z.ap_blocks, forced_lanes);
+        d.prolong_lanes = lanes_for(mean(z.p_blocks, z.nodes), z.nodes, forced_lanes);
+        EDN_CUDA_CHECK(cudaMemsetAsync(d.c_values.data(), 0, d.c_values.bytes()));
     }
+    if (lap) lap("upload: levels");
     m.coarsest_block = h.coarse.empty() ? 3 : h.coarse.back().block;
     m.coarsest_rows = h.coarse.empty() ? m.fine_rows : h.coarse.back().pattern.num_rows;
     for (auto* v : {&m.b, &m.x, &m.r, &m.d, &m.q}) v->resize(levels);
     for (int l = 0; l < levels; ++l) {
-        const std::size_t dofs = h.b[l].size();
+        const std::size_t dofs = level_dofs(h, l);
         for (auto* v : {&m.b, &m.x, &m.r, &m.d, &m.q}) (*v)[l] = DeviceBuffer<float>(dofs);
     }
     for (std::size_t l = 0; l < m.levels.size(); ++l) {
         Impl::Level& d = m.levels[l];
-        const std::size_t dofs = h.b[l].size();
-        std::vector<float> start(dofs);
-        for (std::size_t i = 0; i < dofs; ++i) {
-            const bool free = l > 0 || h.fixed[i / 3] == 0;
-            start[i] = free ? static_cast<float>(cpu::lanczos_start(std::int64_t(i))) : 0.0f;
-        }
-        d.lanczos_start = upload(start);
-        d.scalars = DeviceBuffer<double>(kLanczosSlots);
-        EDN_CUDA_CHECK(cudaMemset(d.scalars.data(), 0, d.scalars.bytes()));
-        d.coef = DeviceBuffer<float>(1 + 2 * static_cast<std::size_t>(h.settings.smoother_degree));
-        EDN_CUDA_CHECK(cudaMemset(d.coef.data(), 0, d.coef.bytes()));
+        const std::size_t dofs = level_dofs(h, l);
+        d.lanczos_start = DeviceBuffer<float>(dofs); // (cpu::lanczos_start's, in float)
+        if (dofs)
+            k_lanczos_start<<<grid_for(std::int64_t(dofs)), kThreads>>>(
+                std::int64_t(dofs), l == 0 ? m.fixed.data() : nullptr, d.lanczos_start.data());
+        EDN_CUDA_CHECK(cudaGetLastError());
+        d.scalars = zeros<double>(kLanczosSlots);
+        d.coef = zeros<float>(1 + 2 * static_cast<std::size_t>(h.settings.smoother_degree));
     }
-    m.nullspace = std::make_unique<MultigridNullspace>(h);
+    if (lap) lap("upload: vectors, Lanczos starts");
+    if (built && !built->empty()) { // member lists made on the device
+        std::vector<MultigridNullspace::Level> lists;
+        for (std::size_t l = 0; l < built->size(); ++l) {
+            DeviceLevelBuild& b = (*built)[l];
+            MultigridNullspace::Level d;
+            d.coarse_nodes = b.nc;
+            d.members = b.members;
+            d.block = h.levels[l].block;
+            d.max_rows = b.max_members * d.block;
+            d.offsets = std::move(b.member_offsets);
+            d.nodes = std::move(b.member_nodes);
+            lists.push_back(std::move(d));
+        }
+        DeviceLevelBuild& first = built->front();
+        m.nullspace = std::make_unique<MultigridNullspace>(h.settings.modes, std::move(lists),
+                                                           std::move(first.active), first.members);
+    } else {
+        m.nullspace = std::make_unique<MultigridNullspace>(h);
+    }
+    if (lap) lap("upload: member lists");
     // EDN_CUDA_GRAPHS=0: direct launches (for profilers, which see no kernel of a conditional node)
     if (const char* env = std::getenv("EDN_CUDA_GRAPHS"); env && std::string_view(env) == "0")
         m.graphs = false;
     m.unit_coef = upload(std::vector<float>{0.f, 1.f});
     EDN_CUDA_CHECK(cudaMemset(m.lanczos_done.data(), 0, m.lanczos_done.bytes()));
     m.partials = DeviceBuffer<double>(2048);
+}
+
+Multigrid::Multigrid(const MultigridHierarchy& h, int forced_lanes, int forced_warps)
+    : impl_(std::make_unique<Impl>()) {
+    impl_->init(h, forced_lanes, forced_warps, nullptr);
+}
+
+Multigrid::Multigrid(const MultigridHierarchy& h, std::vector<DeviceLevelBuild>& built,
+                     const std::function<void(const char*)>& lap)
+    : impl_(std::make_unique<Impl>()) {
+    impl_->init(h, 0, 0, &built, lap);
+}
+
+std::unique_ptr<Multigrid> Multigrid::build(const BinBcsrPatternView& pattern,
+                                            const std::vector<std::uint8_t>& fixed,
+                                            const std::uint8_t* fixed_device, const double* rest,
+                                            const MultigridSettings& settings) {
+    const auto start = std::chrono::steady_clock::now();
+    const Index n = pattern.num_rows;
+    EDN_VERIFY(static_cast<Index>(fixed.size()) == n, ErrorCode::Usage,
+               "multigrid: " << fixed.size() << " pins for " << n << " rows");
+    if (settings.prolongator_damping <= 0) return nullptr;
+    // The levels as build_multigrid's loop makes them; the host keeps the sizes, aggregates and
+    // coarse patterns (MultigridNullspace, the kernels' widths), not the maps.
+    MultigridHierarchy h;
+    h.settings = settings;
+    h.settings.aggregation = Aggregation::Greedy;
+    h.fixed = fixed;
+    std::vector<DeviceLevelBuild> built;
+    std::vector<std::pair<std::string, double>> phases;
+    Index free_nodes = static_cast<Index>(std::count(fixed.begin(), fixed.end(), 0));
+    Index level_dofs = 3 * free_nodes;
+    BinBcsrPatternView op = pattern;
+    const std::uint8_t* pins = fixed_device;
+    int block = 3;
+    while (static_cast<int>(h.levels.size()) + 1 < settings.max_levels &&
+           level_dofs > settings.coarsest_dofs) {
+        DeviceLevelBuild b;
+        const LevelBuild result = build_level(op, pins, free_nodes, level_dofs, settings.modes, b);
+        if (result == LevelBuild::Host) return nullptr;
+        if (result == LevelBuild::Stop) break;
+        for (const auto& [phase, ms] : b.phases)
+            phases.emplace_back("level " + std::to_string(built.size()) + " " + phase, ms);
+        MultigridLevel level;
+        level.num_nodes = b.n;
+        level.block = block;
+        level.coarse_nodes = b.nc;
+        BlockMatrix coarse;
+        coarse.block = settings.modes;
+        coarse.pattern = std::move(b.coarse);
+        h.levels.push_back(std::move(level));
+        h.coarse.push_back(std::move(coarse));
+        built.push_back(std::move(b));
+        op = {built.back().nc, (built.back().nc + kBinRows - 1) / kBinRows,
+              built.back().c_bin_offsets.data(), built.back().c_columns.data(),
+              built.back().c_row_counts.data()};
+        pins = nullptr;
+        block = settings.modes;
+        free_nodes = built.back().nc;
+        level_dofs = free_nodes * settings.modes;
+    }
+    if (built.empty()) return nullptr; // no level: the host's (trivial) hierarchy
+    h.coarsest_dofs = h.coarse.back().pattern.num_rows * h.coarse.back().block;
+    auto last = std::chrono::steady_clock::now();
+    const auto lap = [&](const char* phase) {
+        const auto now = std::chrono::steady_clock::now();
+        phases.emplace_back(phase, std::chrono::duration<double, std::milli>(now - last).count());
+        last = now;
+    };
+    std::unique_ptr<Multigrid> m(new Multigrid(h, built, [&](const char* phase) {
+        EDN_CUDA_CHECK(cudaStreamSynchronize(0));
+        lap(phase);
+    }));
+    m->retentative(rest, nullptr); // the build's T: the rigid-body modes at rest
+    EDN_CUDA_CHECK(cudaStreamSynchronize(0));
+    lap("tentative prolongators");
+    // EDN_MULTIGRID_BUILD=times: the phases on stderr (for profiling the build)
+    if (const char* env = std::getenv("EDN_MULTIGRID_BUILD");
+        env && std::string_view(env) == "times") {
+        for (const auto& [phase, ms] : phases)
+            std::fprintf(stderr, "multigrid build: %-32s %8.3f ms\n", phase.c_str(), ms);
+        std::fprintf(stderr, "multigrid build: %-32s %8.3f ms\n", "total",
+                     std::chrono::duration<double, std::milli>(last - start).count());
+    }
+    return m;
 }
 
 Multigrid::~Multigrid() = default;
@@ -957,6 +1135,38 @@ std::vector<float> Multigrid::download_prolongator(int l) const {
     for (std::size_t t = 0; t < padded.size() / pk; ++t)
         std::copy_n(padded.begin() + t * pk, bk, out.begin() + t * bk);
     return out;
+}
+
+SymbolicLevel Multigrid::download_symbolic(int l) const {
+    const Impl::Level& d = impl_->levels.at(static_cast<std::size_t>(l));
+    auto get = [](const DeviceBuffer<Index>& b) {
+        std::vector<Index> v(b.size());
+        if (!v.empty())
+            EDN_CUDA_CHECK(cudaMemcpy(v.data(), b.data(), b.bytes(), cudaMemcpyDeviceToHost));
+        return v;
+    };
+    SymbolicLevel s;
+    s.aggregate = get(d.aggregate);
+    s.p_offsets = get(d.p_offsets);
+    s.p_columns = get(d.p_columns);
+    s.smooth_offsets = get(d.smooth_offsets);
+    s.smooth_entries = get(d.smooth_entries);
+    s.pair_offsets = get(d.pair_offsets);
+    s.pair_entry = get(d.pair_entry);
+    s.pair_p = get(d.pair_p);
+    s.g_offsets = get(d.g_offsets);
+    s.g_p = get(d.g_p);
+    s.g_ap = get(d.g_ap);
+    s.g_mirror = get(d.g_mirror);
+    s.g_entries = get(d.g_entries);
+    s.r_offsets = get(d.r_offsets);
+    s.r_blocks = get(d.r_blocks);
+    s.r_rows = get(d.r_rows);
+    s.coarse.num_rows = d.nc;
+    s.coarse.bin_offsets = get(d.c_bin_offsets);
+    s.coarse.columns = get(d.c_columns);
+    s.coarse.row_counts = get(d.c_row_counts);
+    return s;
 }
 
 double Multigrid::lambda_max(int l) const {

@@ -1011,6 +1011,14 @@ __global__ void k_cg_direction(std::int64_t n, const double* s, const float* z, 
     p[i] = z[i] + float(s[cBeta]) * p[i];
 }
 
+// The Lanczos start vector of a level's dofs (zero on pinned nodes; fixed: per node, or null).
+__global__ void k_lanczos_start(std::int64_t dofs, const std::uint8_t* fixed, float* out) {
+    const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= dofs) return;
+    const bool free = fixed == nullptr || fixed[i / 3] == 0;
+    out[i] = free ? static_cast<float>(lanczos_start_value(i)) : 0.0f;
+}
+
 __global__ void k_zero_pinned(Index n, const std::uint8_t* fixed, float* z) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n && fixed[i]) z[3 * i] = z[3 * i + 1] = z[3 * i + 2] = 0;

@@ -144,7 +144,6 @@ template <class T> DeviceBuffer<T> to_device(const std::vector<T>& v) {
 
 MultigridNullspace::MultigridNullspace(const MultigridHierarchy& h) : modes_(h.settings.modes) {
     first_ = !h.levels.empty() && h.levels[0].fixed_prolongator ? 1 : 0;
-    std::size_t scratch = 0, coarse = 0;
     for (std::size_t l = first_; l < h.levels.size(); ++l) {
         const MultigridLevel& s = h.levels[l];
         Level d;
@@ -161,17 +160,33 @@ MultigridNullspace::MultigridNullspace(const MultigridHierarchy& h) : modes_(h.s
         d.members = offsets.back();
         for (Index a = 0; a < s.coarse_nodes; ++a)
             d.max_rows = std::max<Index>(d.max_rows, (offsets[a + 1] - offsets[a]) * s.block);
-        if (l == first_) {
-            std::vector<Index> active(nodes);
-            std::sort(active.begin(), active.end());
+        if (l == first_) { // the aggregated nodes in index order
+            std::vector<Index> active;
+            active.reserve(nodes.size());
+            for (Index i = 0; i < s.num_nodes; ++i)
+                if (s.aggregate[i] >= 0) active.push_back(i);
             active_count_ = static_cast<Index>(active.size());
             active_ = to_device(active);
         }
         d.offsets = to_device(offsets);
         d.nodes = to_device(nodes);
+        levels_.push_back(std::move(d));
+    }
+    allocate();
+}
+
+MultigridNullspace::MultigridNullspace(int modes, std::vector<Level> levels,
+                                       DeviceBuffer<Index> active, Index active_count)
+    : modes_(modes), levels_(std::move(levels)), active_(std::move(active)),
+      active_count_(active_count) {
+    allocate();
+}
+
+void MultigridNullspace::allocate() {
+    std::size_t scratch = 0, coarse = 0;
+    for (const Level& d : levels_) {
         scratch = std::max(scratch, static_cast<std::size_t>(d.members) * d.block * modes_);
         coarse = std::max(coarse, static_cast<std::size_t>(d.coarse_nodes) * modes_ * modes_);
-        levels_.push_back(std::move(d));
     }
     // Columns of up to the device's opt-in shared memory per block (H100: 227 KB, 4,800 rows of
     // 6 modes) stay in shared memory; the global scratch serves larger aggregates (a coarse

@@ -16,8 +16,19 @@ namespace edn::cuda {
 
 class MultigridNullspace {
 public:
+    /// One aggregated level's member lists.
+    struct Level {
+        Index coarse_nodes = 0, members = 0;
+        Index max_rows = 0; ///< rows (members x block) of the largest aggregate
+        int block = 3;
+        DeviceBuffer<Index> offsets, nodes; ///< per aggregate, its nodes in node order
+    };
     /// The member lists of the aggregated levels of `h` (the symbolic hierarchy).
     explicit MultigridNullspace(const MultigridHierarchy& h);
+    /// Member lists made on the device (cuda/multigrid_build.cuh), level 0 aggregated: `active`
+    /// the aggregated nodes of level 0 in index order.
+    MultigridNullspace(int modes, std::vector<Level> levels, DeviceBuffer<Index> active,
+                       Index active_count);
     /// T of level l into tentative[l] (device, float, the host layout of
     /// MultigridLevel::tentative; ignored for a given level) from the rigid-body modes at
     /// rest + displacement (device, 3 per node of the first aggregated level; displacement may
@@ -26,12 +37,7 @@ public:
                    const std::vector<float*>& tentative, cudaStream_t stream);
 
 private:
-    struct Level {
-        Index coarse_nodes = 0, members = 0;
-        Index max_rows = 0; ///< rows (members x block) of the largest aggregate
-        int block = 3;
-        DeviceBuffer<Index> offsets, nodes; ///< per aggregate, its nodes in node order
-    };
+    void allocate(); ///< scratch, near-null blocks and the shared-memory limit, for levels_
     int modes_ = 6;
     std::size_t first_ = 0;      ///< the first aggregated level (1 after a given transfer)
     std::vector<Level> levels_;  ///< levels first_, first_ + 1, ...

@@ -25,6 +25,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 
 namespace edn {
 namespace {
@@ -201,8 +203,9 @@ private:
     std::unique_ptr<cuda::Assembly> assembly_;
     std::unique_ptr<cuda::Pcg> pcg_;
     std::unique_ptr<cuda::CoarseLevel> coarse_; ///< two-level preconditioner (p >= 2)
-    /// Multigrid preconditioner: built on the host from the downloaded pattern on the first
-    /// assemble() and when the pins change (multigrid_fixed_: the pins it was built for).
+    /// Multigrid preconditioner: built on the first assemble() and when the pins change
+    /// (multigrid_fixed_: the pins it was built for); at p = 1 on the device, else on the host
+    /// from the downloaded pattern.
     std::unique_ptr<cuda::Multigrid> multigrid_;
     std::vector<std::uint8_t> multigrid_fixed_;
     MultigridRefresh multigrid_refresh_;
@@ -475,9 +478,18 @@ void CudaBackend::build_multigrid(bool in_step) {
     const auto start = std::chrono::steady_clock::now();
     MultigridSettings mg;
     mg.coarsest_dofs = 64; // inverted on the host at every re-value: keep it tiny
-    const MultigridHierarchy h = cpu::build_mesh_multigrid(assembly_->download_pattern(), mesh,
-                                                           topology, layout, fixed.data(), mg);
-    multigrid_ = std::make_unique<cuda::Multigrid>(h);
+    multigrid_.reset();    // (its memory first)
+    // p = 1: built on the device (the host's hierarchy, bit for bit); EDN_MULTIGRID_BUILD=host
+    // builds it on the host, as p >= 2 does
+    const char* env = std::getenv("EDN_MULTIGRID_BUILD");
+    if (layout.order == 1 && !(env && std::string_view(env) == "host"))
+        multigrid_ = cuda::Multigrid::build(assembly_->device_matrix().pattern, fixed,
+                                            fixed_.data(), rest_x_.data(), mg);
+    if (!multigrid_) {
+        const MultigridHierarchy h = cpu::build_mesh_multigrid(assembly_->download_pattern(), mesh,
+                                                               topology, layout, fixed.data(), mg);
+        multigrid_ = std::make_unique<cuda::Multigrid>(h);
+    }
     multigrid_->set_upper_products(!settings.deterministic); // as the PCG's (PcgOptions)
     multigrid_fixed_ = fixed;
     multigrid_refresh_.invalidate();

@@ -261,14 +261,60 @@ struct SideStream {
     ~SideStream() { cudaEventDestroy(join), cudaEventDestroy(fork), cudaStreamDestroy(stream); }
 };
 
+/// The dynamic shared memory a bin block may use: 96 KB, or the device's per-block opt-in limit
+/// less 1 KB where that is lower (per device, queried once).
+std::size_t shared_budget() {
+    thread_local int device = -1;
+    thread_local std::size_t budget = 0;
+    int current = 0;
+    EDN_CUDA_CHECK(cudaGetDevice(&current));
+    if (current != device) {
+        int optin = 0;
+        EDN_CUDA_CHECK(
+            cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, current));
+        budget = std::min<std::size_t>(96 * 1024,
+                                       static_cast<std::size_t>(std::max(optin, 2048)) - 1024);
+        device = current;
+    }
+    return budget;
+}
+
+/// Blocks of `kernel` resident per multiprocessor with `threads` threads and `smem` bytes of
+/// dynamic shared memory, its shared-memory attribute raised to `budget` on first use: both
+/// remembered per (kernel, smem) (host calls of a few microseconds, once per Newton iteration
+/// otherwise).
+int resident_blocks(const void* kernel, int threads, std::size_t smem, std::size_t budget) {
+    struct Entry {
+        const void* kernel;
+        int threads;
+        std::size_t smem;
+        int device, per_sm;
+    };
+    thread_local std::vector<Entry> known;
+    int device = 0;
+    EDN_CUDA_CHECK(cudaGetDevice(&device));
+    for (const Entry& e : known)
+        if (e.kernel == kernel && e.threads == threads && e.smem == smem && e.device == device)
+            return e.per_sm;
+    EDN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(budget)));
+    int per_sm = 0;
+    EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+    if (known.size() > 64) known.clear();
+    known.push_back({kernel, threads, smem, device, per_sm});
+    return per_sm;
+}
+
 /// Launches sum_per_simplex_bins_kernel for two classes of bins: those of `widths.common` slots
 /// or fewer (shared memory for that width), and the wider ones (shared memory for the widest) on
-/// a second stream at the same time; each class in one pass where its shared memory fits 96 KB,
-/// else in passes. 1.15M bunny (ncu, which runs kernels one at a time): one launch sized for the
-/// widest bin kept the blocks to 43% of the resident warps (0.67 ms; p = 2: 12%); one pass size
-/// for all bins (the common width) made the wide bins' passes reread their cells (p = 2: 1.46 ->
-/// 1.89 ms); the two classes take 0.54 and 0.18 ms (1024 threads for the wide class: 0.26).
-/// False (nothing launched) for a cell with an odd node count.
+/// a second stream at the same time; each class in one pass where its shared memory fits the
+/// budget (shared_budget), else in passes. 1.15M bunny (ncu, which runs kernels one at a time):
+/// one launch sized for the widest bin kept the blocks to 43% of the resident warps (0.67 ms;
+/// p = 2: 12%); one pass size for all bins (the common width) made the wide bins' passes reread
+/// their cells (p = 2: 1.46 -> 1.89 ms); the two classes take 0.54 and 0.18 ms (1024 threads for
+/// the wide class: 0.26).
+/// False (nothing launched) for a cell with an odd node count, or when the widest bin's columns
+/// alone exceed the budget (the row walk sums those).
 bool launch_sum_per_simplex_bins(NodeCellsDevice nc, const CellNodesView& cell_nodes,
                                  const float* blocks, BinBcsrMatrixView<float> out,
                                  const BinWidths& widths) {
@@ -278,23 +324,22 @@ bool launch_sum_per_simplex_bins(NodeCellsDevice nc, const CellNodesView& cell_n
     const auto smem_for = [](Index chunk, Index width) {
         return sizeof(float) * (9 * kWarp * static_cast<std::size_t>(chunk + 1) + width);
     };
-    constexpr std::size_t kBudget = 96 * 1024;
+    // 96 KB, or less where the device's per-block opt-in limit is lower (sm_75: 64 KB)
+    const std::size_t budget = shared_budget();
     const auto chunk_for = [&](Index width) { // one pass, unless over the budget
         Index chunk = rows_of(width);
-        while (chunk > 1 && smem_for(chunk, width) > kBudget) chunk = (chunk + 1) / 2;
+        while (chunk > 1 && smem_for(chunk, width) > budget) chunk = (chunk + 1) / 2;
         return chunk;
     };
+    if (smem_for(1, widths.widest) > budget) return false; // the widest bin's columns: row walk
     const Index common = std::min(std::max<Index>(widths.common, 0), widths.widest);
     const BinBcsrPatternView& p = out.pattern;
     // One class: `kernel` over the bins of lo..hi slots with `threads` threads, on `stream`.
     const auto run = [&](auto kernel, int threads, Index lo, Index hi, cudaStream_t stream) {
         const Index chunk = chunk_for(hi);
         const std::size_t smem = smem_for(chunk, hi);
-        EDN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(smem)));
-        int per_sm = 0;
-        EDN_CUDA_CHECK(
-            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+        const int per_sm =
+            resident_blocks(reinterpret_cast<const void*>(kernel), threads, smem, budget);
         const Index grid = std::min<Index>(p.num_bins, std::max(per_sm, 1) * multiprocessors());
         kernel<<<grid, threads, smem, stream>>>(nc, cell_nodes.nodes, blocks, p.bin_offsets,
                                                 p.columns, p.row_counts, p.num_rows, p.num_bins, lo,

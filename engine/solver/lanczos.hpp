@@ -6,11 +6,22 @@
 #include "core/types.hpp"
 
 #include <cmath>
+#include <cstdint>
 
 namespace edn {
 
-inline constexpr int kMaxLanczosSteps = 64;  ///< MultigridSettings::power_iterations at most
+inline constexpr int kMaxLanczosSteps = 64;   ///< MultigridSettings::power_iterations at most
 inline constexpr int kMaxChebyshevDegree = 8; ///< MultigridSettings::smoother_degree at most
+
+/// Entry i of the fixed pseudo-random start vector of the multigrid's Lanczos runs (a 64-bit
+/// mix of i, uniform in [-0.5, 0.5)): the same on the host and the device.
+EDN_HOST_DEVICE inline double lanczos_start_value(std::int64_t i) {
+    std::uint64_t x = static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 32;
+    return static_cast<double>(x >> 11) * 0x1.0p-53 - 0.5;
+}
 
 /// The Gershgorin interval [lo, hi] of the symmetric tridiagonal (d, e) of size m (lo <= 0 <= hi).
 EDN_HOST_DEVICE inline void tridiagonal_bounds(const double* d, const double* e, int m, double& lo,

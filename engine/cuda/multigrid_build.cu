@@ -1,0 +1,818 @@
+// The multigrid's levels built on the device (cuda/multigrid_build.cuh); each pass mirrors a
+// step of cpu/multigrid_setup.cpp, named there.
+#include "cuda/multigrid_build.cuh"
+
+#include <algorithm>
+#include <chrono>
+#include <cub/cub.cuh>
+
+namespace edn::cuda {
+namespace {
+
+using Key = unsigned long long;
+constexpr int kThreads = 256;
+constexpr int kRows = 32; // rows per bin (kBinRows)
+
+unsigned int grid(std::int64_t n) {
+    return static_cast<unsigned int>(std::max<std::int64_t>(1, (n + kThreads - 1) / kThreads));
+}
+
+struct Pattern { // the device pattern, as BinBcsrPatternView without its host helpers
+    Index rows;
+    const Index *bin_offsets, *columns, *row_counts;
+    __device__ Index slot(Index row, Index j) const {
+        return bin_offsets[row / kRows] + j * kRows + row % kRows;
+    }
+    __device__ Index neighbour(Index row, Index j) const { return columns[slot(row, j)]; }
+};
+
+// ---- aggregation (greedy_aggregates, by parallel_aggregates' rounds)
+// --------------------------------------------------------
+
+enum : std::uint8_t { kOut = 0, kUndecided = 1, kIn = 2 };
+
+__device__ bool pinned(const std::uint8_t* fixed, Index i) {
+    return fixed != nullptr && fixed[i] != 0;
+}
+
+// A node's priority: the lower index first. The rounds then find the lexicographically first
+// distance-2 independent set, the roots of cpu::build_multigrid's greedy aggregation (a node
+// roots an aggregate there when no earlier root lies within 2 edges: its neighbours are all
+// unaggregated), and the joins that follow are the greedy ones too, so the aggregates are
+// Aggregation::Greedy's. (Hashed priorities, Aggregation::Parallel's, settle in fewer rounds,
+// 12 against 58 on the 187K bunny, but root 18% fewer aggregates: 21% more CG iterations and
+// 4% more frame time there, H100, bench/README.md.)
+__device__ Key rank_of(Index i) {
+    return Key(0x7fffffff) - Key(i);
+}
+__device__ Key key_of(const std::uint8_t* state, Index i) {
+    return (Key(state[i]) << 62) | rank_of(i);
+}
+
+__global__ void k_agg_init(Index n, const std::uint8_t* fixed, std::uint8_t* state) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) state[i] = pinned(fixed, i) ? kOut : kUndecided;
+}
+
+// The kernels over a node's neighbours give each row a group of G lanes (the row's neighbours
+// split among them, the result combined by shuffles): a coarse level's rows hold 40 and more,
+// and one lane per row walked them one dependent load after another (with the aggregation's
+// tens of rounds, the build's largest part there). Every lane reaches the shuffles.
+template <int G> __device__ Key group_max(Key m) {
+    for (int o = G / 2; o > 0; o >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, o, G));
+    return m;
+}
+
+// ring1[i]: the largest key of i and its active neighbours.
+template <int G>
+__global__ void k_ring1(Pattern p, const std::uint8_t* fixed, const std::uint8_t* state,
+                        Key* ring1) {
+    const std::int64_t t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const Index i = static_cast<Index>(t / G);
+    const int lane = static_cast<int>(t % G);
+    Key m = 0;
+    if (i < p.rows) {
+        if (lane == 0) m = key_of(state, i);
+        for (Index j = lane; j < p.row_counts[i]; j += G) {
+            const Index c = p.neighbour(i, j);
+            if (!pinned(fixed, c)) m = max(m, key_of(state, c));
+        }
+    }
+    m = group_max<G>(m);
+    if (i < p.rows && lane == 0) ring1[i] = m;
+}
+
+// ring2[i]: the largest ring1 of i and its active neighbours; then i's decision: an undecided
+// node whose 2-ring's largest key is its own joins the set, one whose 2-ring holds a set node
+// leaves it. `undecided` (optional) counts those still undecided. (ring1 is complete before:
+// each node's state changes after every ring1 is read.)
+template <int G>
+__global__ void k_ring2_decide(Pattern p, const std::uint8_t* fixed, const Key* ring1,
+                               std::uint8_t* state, Index* undecided) {
+    const std::int64_t t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const Index i = static_cast<Index>(t / G);
+    const int lane = static_cast<int>(t % G);
+    const bool open = i < p.rows && state[i] == kUndecided;
+    Key m = 0;
+    if (open) {
+        if (lane == 0) m = ring1[i];
+        for (Index j = lane; j < p.row_counts[i]; j += G) {
+            const Index c = p.neighbour(i, j);
+            if (!pinned(fixed, c)) m = max(m, ring1[c]);
+        }
+    }
+    m = group_max<G>(m);
+    if (!open || lane != 0) return;
+    if (m == key_of(state, i))
+        state[i] = kIn;
+    else if ((m >> 62) == kIn)
+        state[i] = kOut;
+    else if (undecided)
+        atomicAdd(undecided, 1);
+}
+
+// flags[i] = 1 for the nodes `which` selects (0: the set's roots, 1: active nodes left without
+// an aggregate, 2: aggregated nodes); flags[n] = 0.
+__global__ void k_flags(Index n, const std::uint8_t* fixed, const std::uint8_t* state,
+                        const Index* aggregate, int which, Index* flags) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > n) return;
+    if (i == n) {
+        flags[n] = 0;
+        return;
+    }
+    flags[i] = which == 2 ? aggregate[i] >= 0
+                          : !pinned(fixed, i) && (which == 0 ? state[i] == kIn : aggregate[i] < 0);
+}
+
+// The roots numbered in index order (ids: the flags' exclusive sum); the others -1.
+__global__ void k_number_roots(Index n, const Index* flags, const Index* ids, Index* aggregate) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) aggregate[i] = flags[i] ? ids[i] : -1;
+}
+
+// An active non-root node next to a root joins its aggregate (at most one root is that near).
+__global__ void k_join_roots(Pattern p, const std::uint8_t* fixed, const std::uint8_t* state,
+                             const Index* aggregate, Index* joined) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= p.rows) return;
+    Index a = aggregate[i];
+    if (!pinned(fixed, i) && a < 0)
+        for (Index j = 0; j < p.row_counts[i]; ++j) {
+            const Index c = p.neighbour(i, j);
+            if (!pinned(fixed, c) && state[c] == kIn) a = aggregate[c];
+        }
+    joined[i] = a;
+}
+
+// The rest join the aggregate they have most neighbours in, the smallest of equals (the lanes
+// of a row's group count the votes of its neighbours' aggregates, j = lane, lane + G, ...).
+template <int G>
+__global__ void k_join_votes(Pattern p, const std::uint8_t* fixed, const Index* aggregate,
+                             Index* joined) {
+    const std::int64_t t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const Index i = static_cast<Index>(t / G);
+    const int lane = static_cast<int>(t % G);
+    const bool open = i < p.rows && !pinned(fixed, i) && aggregate[i] < 0;
+    // (votes, -aggregate) packed: the largest is the most votes, then the smallest aggregate
+    Key best = 0;
+    if (open) {
+        const Index count = p.row_counts[i];
+        for (Index j = lane; j < count; j += G) {
+            const Index c = p.neighbour(i, j);
+            const Index a = aggregate[c];
+            if (a < 0 || pinned(fixed, c)) continue;
+            Index votes = 0;
+            for (Index k = 0; k < count; ++k) {
+                const Index d = p.neighbour(i, k);
+                if (!pinned(fixed, d) && aggregate[d] == a) ++votes;
+            }
+            best = max(best, (Key(votes) << 32) | Key(0x7fffffff - a));
+        }
+    }
+    best = group_max<G>(best);
+    if (i >= p.rows || lane != 0) return;
+    joined[i] = !open       ? aggregate[i]
+                : best == 0 ? -1
+                            : Index(0x7fffffff - Index(best & 0xffffffffu));
+}
+
+// Active nodes still without one get aggregates of their own, numbered from `base` in index order.
+__global__ void k_number_rest(Index n, const Index* flags, const Index* ids, const Index* base,
+                              Index* aggregate) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && flags[i]) aggregate[i] = *base + ids[i];
+}
+
+// Sort keys of the aggregated nodes (their aggregates) and the members counted per aggregate.
+template <class K>
+__global__ void k_member_keys(const Index* active, Index n, const Index* aggregate, K* keys,
+                              Index* count) {
+    const Index k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const Index a = aggregate[active[k]];
+    keys[k] = K(a);
+    atomicAdd(&count[a], 1);
+}
+
+// ---- P (transfer_patterns) ---------------------------------------------------------------------
+
+// count[i]: row i's entries whose column is free (its free neighbours', its diagonal), none
+// for a pinned row: each smooths into the P block (i, its column's aggregate); every free node
+// is aggregated.
+__global__ void k_p_count(Pattern p, const std::uint8_t* fixed, Index* count) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > p.rows) return;
+    Index c = 0;
+    if (i < p.rows && !pinned(fixed, i)) {
+        c = 1;
+        for (Index j = 0; j < p.row_counts[i]; ++j) c += !pinned(fixed, p.neighbour(i, j));
+    }
+    count[i] = c;
+}
+
+// Those entries in ascending order (the neighbours' slots by j, then the diagonal entry,
+// numbered after every slot), keyed (i, aggregate) for a stable sort: a run is a P block and its
+// smoothing entries.
+template <class K>
+__global__ void k_p_fill(Pattern p, const Index* slots, const Index* aggregate,
+                         const Index* offsets, int column_bits, K* keys, Index* entries) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= p.rows || aggregate[i] < 0) return;
+    Index at = offsets[i];
+    for (Index j = 0; j < p.row_counts[i]; ++j) {
+        const Index a = aggregate[p.neighbour(i, j)];
+        if (a < 0) continue;
+        keys[at] = (K(i) << column_bits) | K(a);
+        entries[at++] = p.slot(i, j);
+    }
+    keys[at] = (K(i) << column_bits) | K(aggregate[i]);
+    entries[at] = *slots + i;
+}
+
+// ---- A P (product_pattern) ---------------------------------------------------------------------
+
+// count[i]: row i's (entry, P block) triples: the P rows of its neighbours and its own (none
+// without a P row of its own).
+__global__ void k_ap_count(Pattern p, const Index* p_offsets, Index* count) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > p.rows) return;
+    Index c = 0;
+    if (i < p.rows && p_offsets[i + 1] > p_offsets[i]) {
+        c = p_offsets[i + 1] - p_offsets[i];
+        for (Index j = 0; j < p.row_counts[i]; ++j) {
+            const Index k = p.neighbour(i, j);
+            c += p_offsets[k + 1] - p_offsets[k];
+        }
+    }
+    count[i] = c;
+}
+
+// The triples of row i in ascending entry order, keyed (i, J) for a stable sort.
+template <class K>
+__global__ void k_ap_fill(Pattern p, const Index* slots, const Index* p_offsets,
+                          const Index* p_columns, const Index* offsets, int column_bits, K* keys,
+                          Index* order, Index* entry, Index* pblock) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= p.rows || p_offsets[i + 1] == p_offsets[i]) return;
+    Index at = offsets[i];
+    auto source = [&](Index e, Index c) {
+        for (Index k = p_offsets[c]; k < p_offsets[c + 1]; ++k, ++at) {
+            keys[at] = (K(i) << column_bits) | K(p_columns[k]);
+            order[at] = at;
+            entry[at] = e;
+            pblock[at] = k;
+        }
+    };
+    for (Index j = 0; j < p.row_counts[i]; ++j) source(p.slot(i, j), p.neighbour(i, j));
+    source(*slots + i, i);
+}
+
+// heads[s] = 1 where sorted key s starts a run; heads[n] = 0.
+template <class K> __global__ void k_heads(const K* keys, std::int64_t n, Index* heads) {
+    const std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (s > n) return;
+    heads[s] = s < n && (s == 0 || keys[s] != keys[s - 1]);
+}
+
+// The runs of sorted keys (row << column_bits | column) as blocks: each block's column, row
+// (optional) and first item; the blocks per row counted.
+template <class K>
+__global__ void k_runs(const K* keys, std::int64_t n, const Index* heads, const Index* ids,
+                       int column_bits, Index* columns, Index* rows, Index* first,
+                       Index* row_count) {
+    const std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (s >= n || !heads[s]) return;
+    const Index b = ids[s];
+    const Index row = static_cast<Index>(keys[s] >> column_bits);
+    columns[b] = static_cast<Index>(keys[s] & ((K(1) << column_bits) - 1));
+    if (rows) rows[b] = row;
+    first[b] = static_cast<Index>(s);
+    atomicAdd(&row_count[row], 1);
+}
+
+// The A P pairs in sorted order.
+__global__ void k_gather_pairs(const Index* order, const Index* entry, const Index* pblock,
+                               std::int64_t n, Index* pair_entry, Index* pair_p) {
+    const std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (s >= n) return;
+    pair_entry[s] = entry[order[s]];
+    pair_p[s] = pblock[order[s]];
+}
+
+// ---- restriction and coarse operator (coarse_pattern) -------------------------------------------
+
+template <class K>
+__global__ void k_iota_keys(const Index* p_columns, Index n, K* keys, Index* values, Index* count) {
+    const Index k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    keys[k] = K(p_columns[k]);
+    values[k] = k;
+    atomicAdd(&count[p_columns[k]], 1);
+}
+
+__global__ void k_restriction_rows(const Index* blocks, const Index* p_rows, Index n, Index* rows) {
+    const Index t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < n) rows[t] = p_rows[blocks[t]];
+}
+
+// count[t]: the A P blocks of restriction entry t's row.
+__global__ void k_c_count(const Index* r_rows, Index n, const Index* ap_offsets, Index* count) {
+    const Index t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t > n) return;
+    count[t] = t < n ? ap_offsets[r_rows[t] + 1] - ap_offsets[r_rows[t]] : 0;
+}
+
+// The (P block, A P block) pairs of every coarse entry (I, J), keyed for a stable sort, in the
+// host's order: restriction entries of I ascending, then A P blocks ascending.
+template <class K>
+__global__ void k_c_fill(const Index* r_blocks, const Index* r_rows, Index n,
+                         const Index* p_columns, const Index* ap_offsets, const Index* ap_columns,
+                         const Index* offsets, int column_bits, K* keys, Index* order,
+                         Index* pair_p, Index* pair_ap) {
+    const Index t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) return;
+    const Index I = p_columns[r_blocks[t]], i = r_rows[t];
+    Index at = offsets[t];
+    for (Index q = ap_offsets[i]; q < ap_offsets[i + 1]; ++q, ++at) {
+        keys[at] = (K(I) << column_bits) | K(ap_columns[q]);
+        order[at] = at;
+        pair_p[at] = r_blocks[t];
+        pair_ap[at] = q;
+    }
+}
+
+// Per distinct coarse entry u (a run of sorted pairs): its row, column and first pair; the
+// off-diagonal count and the entries per row.
+template <class K>
+__global__ void k_c_entries(const K* keys, std::int64_t n, const Index* heads, const Index* ids,
+                            int column_bits, Index* u_row, Index* u_col, Index* u_first,
+                            Index* row_counts, Index* row_entries) {
+    const std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (s >= n || !heads[s]) return;
+    const Index u = ids[s];
+    const Index I = static_cast<Index>(keys[s] >> column_bits);
+    const Index J = static_cast<Index>(keys[s] & ((K(1) << column_bits) - 1));
+    u_row[u] = I;
+    u_col[u] = J;
+    u_first[u] = static_cast<Index>(s);
+    atomicAdd(&row_entries[I], 1);
+    if (J != I) atomicAdd(&row_counts[I], 1);
+}
+
+// The entry (slot, or #slots + row for the diagonal) of distinct entry u; row_first: the
+// row's first distinct entry (the diagonal sits among the sorted columns, not in the slots).
+__device__ Index entry_of(Pattern c, Index slots, const Index* u_row, const Index* u_col,
+                          const Index* row_first, Index u) {
+    const Index I = u_row[u], J = u_col[u];
+    if (J == I) return slots + I;
+    return c.slot(I, u - row_first[I] - (J > I ? 1 : 0));
+}
+
+// Columns of every slot (padding: the row), the pair counts of the diagonal and upper entries,
+// and each upper slot's mirror (J, I) (`unsymmetric` set where the pattern has none).
+__global__ void k_c_columns(Pattern c, Index slots, Index unique, const Index* u_row,
+                            const Index* u_col, const Index* u_first, std::int64_t pairs,
+                            const Index* row_first, Index* columns, Index* g_count) {
+    const Index u = blockIdx.x * blockDim.x + threadIdx.x;
+    if (u >= unique) return;
+    const Index I = u_row[u], J = u_col[u];
+    const Index e = entry_of(c, slots, u_row, u_col, row_first, u);
+    if (J != I) columns[e] = J;
+    const Index next = u + 1 < unique ? u_first[u + 1] : static_cast<Index>(pairs);
+    g_count[e] = J >= I ? next - u_first[u] : 0;
+}
+
+// Padding slots hold the row (the last bin's lanes past the rows: 0, as the host's pattern).
+__global__ void k_c_padding(Pattern c, Index bins, Index* columns) {
+    const Index I = blockIdx.x * blockDim.x + threadIdx.x;
+    if (I >= bins * kRows) return;
+    const Index bin = I / kRows;
+    const Index width = (c.bin_offsets[bin + 1] - c.bin_offsets[bin]) / kRows;
+    const bool row = I < c.rows;
+    for (Index j = row ? c.row_counts[I] : 0; j < width; ++j) columns[c.slot(I, j)] = row ? I : 0;
+}
+
+__global__ void k_c_mirror(Pattern c, Index* mirror, Index* unsymmetric) {
+    const Index I = blockIdx.x * blockDim.x + threadIdx.x;
+    if (I >= c.rows) return;
+    for (Index j = 0; j < c.row_counts[I]; ++j) {
+        const Index s = c.slot(I, j), J = c.columns[s];
+        if (J < I) continue;
+        Index lo = 0, hi = c.row_counts[J];
+        while (lo < hi) {
+            const Index mid = (lo + hi) / 2;
+            if (c.neighbour(J, mid) < I)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < c.row_counts[J] && c.neighbour(J, lo) == I)
+            mirror[s] = c.slot(J, lo);
+        else
+            atomicAdd(unsymmetric, 1);
+    }
+}
+
+// The pairs of the diagonal and upper entries into their places.
+__global__ void k_g_fill(const Index* order, const Index* pair_p, const Index* pair_ap,
+                         std::int64_t n, const Index* heads, const Index* ids, Pattern c,
+                         Index slots, const Index* u_row, const Index* u_col, const Index* u_first,
+                         const Index* row_first, const Index* g_offsets, Index* g_p, Index* g_ap) {
+    const std::int64_t s = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (s >= n) return;
+    const Index u = ids[s] + heads[s] - 1; // (ids: the heads before s)
+    if (u_col[u] < u_row[u]) return;
+    const Index e = entry_of(c, slots, u_row, u_col, row_first, u);
+    const Index at = g_offsets[e] + static_cast<Index>(s) - u_first[u];
+    g_p[at] = pair_p[order[s]];
+    g_ap[at] = pair_ap[order[s]];
+}
+
+// flags[e] = 1 for the entries k_galerkin sums: slots with pairs and every diagonal.
+__global__ void k_g_entry_flags(const Index* g_offsets, Index slots, Index entries, Index* flags) {
+    const Index e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e > entries) return;
+    flags[e] = e < entries && (e >= slots || g_offsets[e + 1] > g_offsets[e]);
+}
+
+__global__ void k_compact(const Index* flags, const Index* ids, Index n, Index* out) {
+    const Index e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e < n && flags[e]) out[ids[e]] = e;
+}
+
+__global__ void k_fill(Index* v, std::int64_t n, Index value) {
+    const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) v[i] = value;
+}
+
+// ---- host helpers
+// --------------------------------------------------------------------------------
+
+// out[0..n] = exclusive sums of in[0..n] (n + 1 values; in[n] is expected 0, so out[n] is the
+// total; read it where needed).
+void exclusive_sum(const Index* in, Index* out, std::int64_t n) {
+    std::size_t bytes = 0;
+    EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n + 1));
+    DeviceBuffer<unsigned char> temp(std::max<std::size_t>(bytes, 1));
+    EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, in, out, n + 1));
+}
+
+Index read(const Index* p) {
+    Index v = 0;
+    EDN_CUDA_CHECK(cudaMemcpy(&v, p, sizeof(Index), cudaMemcpyDeviceToHost));
+    return v;
+}
+
+// exclusive_sum, then its total read back (a wait).
+Index exclusive_total(const Index* in, Index* out, std::int64_t n) {
+    exclusive_sum(in, out, n);
+    return read(out + n);
+}
+
+// Stable sort of `values` by the low `bits` of `keys` (both replaced by the sorted arrays).
+template <class K>
+void sort_pairs(DeviceBuffer<K>& keys, DeviceBuffer<Index>& values, std::int64_t n, int bits) {
+    EDN_VERIFY(n < (std::int64_t(1) << 31), ErrorCode::OutOfMemory,
+               "multigrid: " << n << " pairs are too many for the device build");
+    DeviceBuffer<K> keys_out(n);
+    DeviceBuffer<Index> values_out(n);
+    std::size_t bytes = 0;
+    EDN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), keys_out.data(),
+                                                   values.data(), values_out.data(),
+                                                   static_cast<int>(n), 0, bits));
+    DeviceBuffer<unsigned char> temp(std::max<std::size_t>(bytes, 1));
+    EDN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys.data(), keys_out.data(),
+                                                   values.data(), values_out.data(),
+                                                   static_cast<int>(n), 0, bits));
+    keys = std::move(keys_out);
+    values = std::move(values_out);
+}
+
+// f.template operator()<K>() with the narrowest key type of `bits` bits: 32-bit keys halve the
+// bytes each radix pass moves.
+template <class F> void with_key(int bits, F&& f) {
+    if (bits <= 32)
+        f.template operator()<std::uint32_t>();
+    else
+        f.template operator()<Key>();
+}
+
+// f.template operator()<G>() with G lanes per row for rows of slots / rows blocks on average
+// (padding included): about one neighbour per lane.
+template <class F> void with_group(Index slots, Index rows, F&& f) {
+    const double mean = rows > 0 ? double(slots) / rows : 0.0;
+    if (mean <= 6)
+        f.template operator()<4>();
+    else if (mean <= 12)
+        f.template operator()<8>();
+    else if (mean <= 24)
+        f.template operator()<16>();
+    else
+        f.template operator()<32>();
+}
+
+int bits_for(Index n) { // bits of the largest index below n
+    int b = 1;
+    while (b < 31 && (Index(1) << b) < n) ++b;
+    return b;
+}
+
+template <class T> std::vector<T> download(const DeviceBuffer<T>& d) {
+    std::vector<T> h(d.size());
+    if (!h.empty())
+        EDN_CUDA_CHECK(cudaMemcpy(h.data(), d.data(), d.bytes(), cudaMemcpyDeviceToHost));
+    return h;
+}
+
+} // namespace
+
+LevelBuild build_level(const BinBcsrPatternView& fine, const std::uint8_t* fixed, Index free_nodes,
+                       Index level_dofs, int modes, DeviceLevelBuild& out) {
+    const Index n = fine.num_rows;
+    const Pattern p{n, fine.bin_offsets, fine.columns, fine.row_counts};
+    out.n = n;
+    const Index* slots = fine.bin_offsets + fine.num_bins;
+    const Index slots_host = read(slots); // (the rows' mean length: the groups' width)
+    auto last = std::chrono::steady_clock::now();
+    const auto lap = [&](const char* phase) { // (the phases end with a read-back: waited for)
+        const auto now = std::chrono::steady_clock::now();
+        out.phases.emplace_back(phase,
+                                std::chrono::duration<double, std::milli>(now - last).count());
+        last = now;
+    };
+    // Values read back together: after the aggregation P's entries, the roots and the rest; at the
+    // end the fine slots, the unsymmetric count and the most members of an aggregate.
+    DeviceBuffer<Index> tail(5);
+    EDN_CUDA_CHECK(cudaMemsetAsync(tail.data(), 0, tail.bytes()));
+    Index* unsymmetric = tail.data() + 1;
+
+    // Aggregation: the distance-2 independent set in rounds (checked every 8 rounds: rounds
+    // after the last decision change nothing), the roots numbered, the two joins. A node
+    // ordering whose chains of decisions are too long for rounds (meshes as meshed and
+    // reordered take tens) is left to the host's sequential pass.
+    DeviceBuffer<std::uint8_t> state(n);
+    DeviceBuffer<Key> ring1(n);
+    DeviceBuffer<Index> counter(1);
+    k_agg_init<<<grid(n), kThreads>>>(n, fixed, state.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    constexpr int kBatch = 8, kMaxRounds = 1024;
+    bool settled = false;
+    with_group(slots_host, n, [&]<int G>() {
+        const unsigned int groups = grid(std::int64_t(n) * G);
+        for (int round = 0; round < kMaxRounds && !settled; round += kBatch) {
+            EDN_CUDA_CHECK(cudaMemsetAsync(counter.data(), 0, sizeof(Index)));
+            for (int r = 0; r < kBatch; ++r) {
+                k_ring1<G><<<groups, kThreads>>>(p, fixed, state.data(), ring1.data());
+                k_ring2_decide<G><<<groups, kThreads>>>(p, fixed, ring1.data(), state.data(),
+                                                        r + 1 == kBatch ? counter.data() : nullptr);
+            }
+            EDN_CUDA_CHECK_LAUNCH();
+            settled = read(counter.data()) == 0;
+        }
+    });
+    if (!settled) return LevelBuild::Host;
+    ring1 = DeviceBuffer<Key>();
+    DeviceBuffer<Index> flags(std::int64_t(n) + 1), ids(std::int64_t(n) + 1),
+        rest_ids(std::int64_t(n) + 1), joined(n);
+    out.aggregate = DeviceBuffer<Index>(n);
+    k_flags<<<grid(n + 1), kThreads>>>(n, fixed, state.data(), nullptr, 0, flags.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    exclusive_sum(flags.data(), ids.data(), n); // ids[n]: the roots
+    k_number_roots<<<grid(n), kThreads>>>(n, flags.data(), ids.data(), out.aggregate.data());
+    k_join_roots<<<grid(n), kThreads>>>(p, fixed, state.data(), out.aggregate.data(),
+                                        joined.data());
+    with_group(slots_host, n, [&]<int G>() {
+        k_join_votes<G><<<grid(std::int64_t(n) * G), kThreads>>>(p, fixed, joined.data(),
+                                                                 out.aggregate.data());
+    });
+    k_flags<<<grid(n + 1), kThreads>>>(n, fixed, state.data(), out.aggregate.data(), 1,
+                                       flags.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    exclusive_sum(flags.data(), rest_ids.data(), n); // (none, unless the set was not maximal)
+    k_number_rest<<<grid(n), kThreads>>>(n, flags.data(), rest_ids.data(), ids.data() + n,
+                                         out.aggregate.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    EDN_CUDA_CHECK(
+        cudaMemcpyAsync(tail.data() + 3, ids.data() + n, sizeof(Index), cudaMemcpyDeviceToDevice));
+    EDN_CUDA_CHECK(cudaMemcpyAsync(tail.data() + 4, rest_ids.data() + n, sizeof(Index),
+                                   cudaMemcpyDeviceToDevice));
+    // (P's entries: those of free rows and columns, known before the aggregates)
+    DeviceBuffer<Index> entry_offsets(std::int64_t(n) + 1);
+    k_p_count<<<grid(n + 1), kThreads>>>(p, fixed, rest_ids.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    exclusive_sum(rest_ids.data(), entry_offsets.data(), n);
+    EDN_CUDA_CHECK(cudaMemcpyAsync(tail.data() + 1, entry_offsets.data() + n, sizeof(Index),
+                                   cudaMemcpyDeviceToDevice));
+    Index counts[5] = {0, 0, 0, 0, 0}; // -, P entries, -, roots, rest
+    EDN_CUDA_CHECK(cudaMemcpy(counts, tail.data(), sizeof(counts), cudaMemcpyDeviceToHost));
+    EDN_CUDA_CHECK(cudaMemsetAsync(tail.data(), 0, 2 * sizeof(Index)));
+    const Index items = counts[1];
+    out.nc = counts[3] + counts[4];
+    const Index nc = out.nc;
+    if (nc == 0 || static_cast<double>(nc) * modes > 0.85 * level_dofs) return LevelBuild::Stop;
+    state = DeviceBuffer<std::uint8_t>(), joined = DeviceBuffer<Index>(),
+    rest_ids = DeviceBuffer<Index>();
+    const int cbits = bits_for(nc), rbits = bits_for(n);
+    lap("aggregation");
+
+    // The member lists: the aggregated nodes (index order: every free node), sorted stably by
+    // aggregate.
+    out.members = free_nodes;
+    k_flags<<<grid(n + 1), kThreads>>>(n, nullptr, nullptr, out.aggregate.data(), 2, flags.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    exclusive_sum(flags.data(), ids.data(), n);
+    out.active = DeviceBuffer<Index>(out.members);
+    k_compact<<<grid(n), kThreads>>>(flags.data(), ids.data(), n, out.active.data());
+    with_key(cbits, [&]<class K>() {
+        DeviceBuffer<K> keys(out.members);
+        DeviceBuffer<Index> count(std::int64_t(nc) + 1);
+        EDN_CUDA_CHECK(cudaMemsetAsync(count.data(), 0, count.bytes()));
+        k_member_keys<K><<<grid(out.members), kThreads>>>(
+            out.active.data(), out.members, out.aggregate.data(), keys.data(), count.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        out.member_nodes = DeviceBuffer<Index>(out.members);
+        EDN_CUDA_CHECK(cudaMemcpyAsync(out.member_nodes.data(), out.active.data(),
+                                       out.active.bytes(), cudaMemcpyDeviceToDevice));
+        sort_pairs(keys, out.member_nodes, out.members, cbits);
+        out.member_offsets = DeviceBuffer<Index>(std::int64_t(nc) + 1);
+        std::size_t bytes = 0;
+        EDN_CUDA_CHECK(cub::DeviceReduce::Max(nullptr, bytes, count.data(), tail.data() + 2, nc));
+        DeviceBuffer<unsigned char> temp(std::max<std::size_t>(bytes, 1));
+        EDN_CUDA_CHECK(
+            cub::DeviceReduce::Max(temp.data(), bytes, count.data(), tail.data() + 2, nc));
+        exclusive_sum(count.data(), out.member_offsets.data(), nc);
+    });
+
+    // P: its pattern, rows and the smoothing map (inverted: per P block, its entries), from the
+    // entries sorted by (row, aggregate of their column).
+    with_key(cbits + rbits, [&]<class K>() {
+        DeviceBuffer<K> keys(items);
+        out.smooth_entries = DeviceBuffer<Index>(items);
+        k_p_fill<K><<<grid(n), kThreads>>>(p, slots, out.aggregate.data(), entry_offsets.data(),
+                                           cbits, keys.data(), out.smooth_entries.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        sort_pairs(keys, out.smooth_entries, items, cbits + rbits);
+        DeviceBuffer<Index> heads(std::int64_t(items) + 1), run_ids(std::int64_t(items) + 1);
+        k_heads<K><<<grid(std::int64_t(items) + 1), kThreads>>>(keys.data(), items, heads.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        out.p_blocks = exclusive_total(heads.data(), run_ids.data(), items);
+        const Index pb = out.p_blocks;
+        out.p_columns = DeviceBuffer<Index>(pb);
+        out.p_rows = DeviceBuffer<Index>(pb);
+        out.smooth_offsets = DeviceBuffer<Index>(std::int64_t(pb) + 1);
+        EDN_CUDA_CHECK(cudaMemcpyAsync(out.smooth_offsets.data() + pb, entry_offsets.data() + n,
+                                       sizeof(Index), cudaMemcpyDeviceToDevice));
+        EDN_CUDA_CHECK(cudaMemsetAsync(flags.data(), 0, sizeof(Index) * (n + 1)));
+        k_runs<K><<<grid(items), kThreads>>>(keys.data(), items, heads.data(), run_ids.data(),
+                                             cbits, out.p_columns.data(), out.p_rows.data(),
+                                             out.smooth_offsets.data(), flags.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        out.p_offsets = DeviceBuffer<Index>(std::int64_t(n) + 1);
+        exclusive_sum(flags.data(), out.p_offsets.data(), n);
+    });
+    const Index pb = out.p_blocks;
+    lap("P");
+
+    // A P: triples (entry, P block) keyed (row, column), sorted stably; a run is one block.
+    DeviceBuffer<Index> ap_offsets(std::int64_t(n) + 1), ap_columns;
+    with_key(cbits + rbits, [&]<class K>() {
+        DeviceBuffer<Index> triple_offsets(std::int64_t(n) + 1);
+        k_ap_count<<<grid(n + 1), kThreads>>>(p, out.p_offsets.data(), flags.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        const Index triples = exclusive_total(flags.data(), triple_offsets.data(), n);
+        out.product_pairs = triples;
+        DeviceBuffer<K> keys(triples);
+        DeviceBuffer<Index> order(triples), entry(triples), pblock(triples);
+        k_ap_fill<K><<<grid(n), kThreads>>>(p, slots, out.p_offsets.data(), out.p_columns.data(),
+                                            triple_offsets.data(), cbits, keys.data(), order.data(),
+                                            entry.data(), pblock.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        sort_pairs(keys, order, triples, cbits + rbits);
+        DeviceBuffer<Index> heads(std::int64_t(triples) + 1), block_ids(std::int64_t(triples) + 1);
+        k_heads<K>
+            <<<grid(std::int64_t(triples) + 1), kThreads>>>(keys.data(), triples, heads.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        out.ap_blocks = exclusive_total(heads.data(), block_ids.data(), triples);
+        out.pair_offsets = DeviceBuffer<Index>(std::int64_t(out.ap_blocks) + 1);
+        out.pair_entry = DeviceBuffer<Index>(triples);
+        out.pair_p = DeviceBuffer<Index>(triples);
+        EDN_CUDA_CHECK(cudaMemcpyAsync(out.pair_offsets.data() + out.ap_blocks,
+                                       triple_offsets.data() + n, sizeof(Index),
+                                       cudaMemcpyDeviceToDevice));
+        EDN_CUDA_CHECK(cudaMemsetAsync(flags.data(), 0, sizeof(Index) * (n + 1)));
+        ap_columns = DeviceBuffer<Index>(out.ap_blocks);
+        k_runs<K><<<grid(triples), kThreads>>>(keys.data(), triples, heads.data(), block_ids.data(),
+                                               cbits, ap_columns.data(), nullptr,
+                                               out.pair_offsets.data(), flags.data());
+        k_gather_pairs<<<grid(triples), kThreads>>>(order.data(), entry.data(), pblock.data(),
+                                                    triples, out.pair_entry.data(),
+                                                    out.pair_p.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        exclusive_sum(flags.data(), ap_offsets.data(), n);
+    });
+    if (nc > n) flags = DeviceBuffer<Index>(std::int64_t(nc) + 1);
+    lap("A P");
+
+    // P^T: the P blocks sorted stably by column.
+    with_key(cbits, [&]<class K>() {
+        DeviceBuffer<K> keys(pb);
+        DeviceBuffer<Index> values(pb);
+        EDN_CUDA_CHECK(cudaMemsetAsync(flags.data(), 0, sizeof(Index) * (nc + 1)));
+        k_iota_keys<K><<<grid(pb), kThreads>>>(out.p_columns.data(), pb, keys.data(), values.data(),
+                                               flags.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        sort_pairs(keys, values, pb, cbits);
+        out.r_offsets = DeviceBuffer<Index>(std::int64_t(nc) + 1);
+        exclusive_sum(flags.data(), out.r_offsets.data(), nc);
+        out.r_blocks = std::move(values);
+        out.r_rows = DeviceBuffer<Index>(pb);
+        k_restriction_rows<<<grid(pb), kThreads>>>(out.r_blocks.data(), out.p_rows.data(), pb,
+                                                   out.r_rows.data());
+        EDN_CUDA_CHECK_LAUNCH();
+    });
+
+    // A_c: the pairs (P block, A P block) keyed (I, J), sorted stably; a run is one entry.
+    with_key(2 * cbits, [&]<class K>() {
+        DeviceBuffer<Index> quad_offsets(std::int64_t(pb) + 1), count(std::int64_t(pb) + 1);
+        k_c_count<<<grid(pb + 1), kThreads>>>(out.r_rows.data(), pb, ap_offsets.data(),
+                                              count.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        const Index pairs = exclusive_total(count.data(), quad_offsets.data(), pb);
+        count = DeviceBuffer<Index>();
+        DeviceBuffer<K> keys(pairs);
+        DeviceBuffer<Index> order(pairs), pair_p(pairs), pair_ap(pairs);
+        k_c_fill<K><<<grid(pb), kThreads>>>(
+            out.r_blocks.data(), out.r_rows.data(), pb, out.p_columns.data(), ap_offsets.data(),
+            ap_columns.data(), quad_offsets.data(), cbits, keys.data(), order.data(), pair_p.data(),
+            pair_ap.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        sort_pairs(keys, order, pairs, 2 * cbits);
+        DeviceBuffer<Index> heads(std::int64_t(pairs) + 1), u_ids(std::int64_t(pairs) + 1);
+        k_heads<K><<<grid(std::int64_t(pairs) + 1), kThreads>>>(keys.data(), pairs, heads.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        const Index unique = exclusive_total(heads.data(), u_ids.data(), pairs);
+        DeviceBuffer<Index> u_row(unique), u_col(unique), u_first(unique),
+            row_entries(std::int64_t(nc) + 1), row_first(std::int64_t(nc) + 1);
+        out.c_row_counts = DeviceBuffer<Index>(nc);
+        EDN_CUDA_CHECK(cudaMemsetAsync(out.c_row_counts.data(), 0, out.c_row_counts.bytes()));
+        EDN_CUDA_CHECK(cudaMemsetAsync(row_entries.data(), 0, row_entries.bytes()));
+        k_c_entries<K><<<grid(pairs), kThreads>>>(keys.data(), pairs, heads.data(), u_ids.data(),
+                                                  cbits, u_row.data(), u_col.data(), u_first.data(),
+                                                  out.c_row_counts.data(), row_entries.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        exclusive_sum(row_entries.data(), row_first.data(), nc);
+        const Index bins = (nc + kRows - 1) / kRows;
+        out.c_bin_offsets = DeviceBuffer<Index>(std::int64_t(bins) + 1);
+        const Index c_slots =
+            bin_bcsr_bin_offsets(out.c_row_counts.data(), nc, out.c_bin_offsets.data());
+        out.c_columns = DeviceBuffer<Index>(c_slots);
+        const Pattern c{nc, out.c_bin_offsets.data(), out.c_columns.data(),
+                        out.c_row_counts.data()};
+        const Index c_entries = c_slots + nc;
+        DeviceBuffer<Index> g_count(std::int64_t(c_entries) + 1);
+        EDN_CUDA_CHECK(cudaMemsetAsync(g_count.data(), 0, g_count.bytes()));
+        k_c_columns<<<grid(unique), kThreads>>>(c, c_slots, unique, u_row.data(), u_col.data(),
+                                                u_first.data(), pairs, row_first.data(),
+                                                out.c_columns.data(), g_count.data());
+        k_c_padding<<<grid(std::int64_t(bins) * kRows), kThreads>>>(c, bins, out.c_columns.data());
+        out.g_mirror = DeviceBuffer<Index>(c_slots);
+        k_fill<<<grid(c_slots), kThreads>>>(out.g_mirror.data(), c_slots, -1);
+        k_c_mirror<<<grid(nc), kThreads>>>(c, out.g_mirror.data(), unsymmetric);
+        EDN_CUDA_CHECK_LAUNCH();
+        out.g_offsets = DeviceBuffer<Index>(std::int64_t(c_entries) + 1);
+        out.galerkin_pairs = exclusive_total(g_count.data(), out.g_offsets.data(), c_entries);
+        out.g_p = DeviceBuffer<Index>(out.galerkin_pairs);
+        out.g_ap = DeviceBuffer<Index>(out.galerkin_pairs);
+        k_g_fill<<<grid(pairs), kThreads>>>(order.data(), pair_p.data(), pair_ap.data(), pairs,
+                                            heads.data(), u_ids.data(), c, c_slots, u_row.data(),
+                                            u_col.data(), u_first.data(), row_first.data(),
+                                            out.g_offsets.data(), out.g_p.data(), out.g_ap.data());
+        k_g_entry_flags<<<grid(std::int64_t(c_entries) + 1), kThreads>>>(
+            out.g_offsets.data(), c_slots, c_entries, g_count.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        DeviceBuffer<Index> entry_ids(std::int64_t(c_entries) + 1);
+        out.galerkin_entries = exclusive_total(g_count.data(), entry_ids.data(), c_entries);
+        out.g_entries = DeviceBuffer<Index>(out.galerkin_entries);
+        k_compact<<<grid(c_entries), kThreads>>>(g_count.data(), entry_ids.data(), c_entries,
+                                                 out.g_entries.data());
+        EDN_CUDA_CHECK_LAUNCH();
+    });
+    lap("P^T and coarse operator");
+
+    // The values read at the end, and the host's copies of the coarse pattern's bin offsets and
+    // row counts.
+    Index last_values[3] = {0, 0, 0};
+    EDN_CUDA_CHECK(
+        cudaMemcpy(last_values, tail.data(), sizeof(last_values), cudaMemcpyDeviceToHost));
+    out.entries = slots_host + n;
+    out.max_members = last_values[2];
+    if (last_values[1] != 0) return LevelBuild::Host;
+    out.coarse.num_rows = nc;
+    out.coarse.bin_offsets = download(out.c_bin_offsets);
+    out.coarse.row_counts = download(out.c_row_counts);
+    lap("downloads");
+    return LevelBuild::Built;
+}
+
+} // namespace edn::cuda

@@ -1,0 +1,59 @@
+#pragma once
+// The symbolic phase of the multigrid on the device (issue 14: the hierarchy built after a cut
+// on the GPU): one level of cpu::build_multigrid for Aggregation::Greedy (its sequential pass as
+// rounds of a distance-2 independent set, lower indices first) and a smoothed prolongator at a
+// time, the same aggregates, patterns and maps bit for bit
+// (cpu/multigrid_setup.cpp is the reference), in the layout cuda::Multigrid keeps. Every pass
+// is a map over nodes, P blocks or their products, with CUB scans and stable radix sorts in
+// place of the host's per-row sorts and markers; the host receives only what it keeps (the
+// aggregates, for the near-null space's member lists, and the coarse patterns, for the kernels'
+// widths). Used by cuda/multigrid.cu only.
+#include "cuda/cuda_check.cuh"
+#include "sparse/bin_bcsr_pattern.hpp"
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace edn::cuda {
+
+/// One level of a hierarchy, built on the device (build_level).
+struct DeviceLevelBuild {
+    Index n = 0;       ///< rows of the level's operator
+    Index nc = 0;      ///< aggregates (coarse nodes)
+    Index entries = 0; ///< fine slots + rows (the operator's entries)
+    Index p_blocks = 0, ap_blocks = 0, product_pairs = 0, galerkin_pairs = 0, galerkin_entries = 0;
+    /// MultigridLevel's arrays (the smoothing map inverted: per P block its operator entries,
+    /// ascending; g_entries: the coarse entries with pairs, every diagonal included).
+    DeviceBuffer<Index> aggregate, p_offsets, p_rows, p_columns, smooth_offsets, smooth_entries,
+        pair_offsets, pair_entry, pair_p, g_offsets, g_p, g_ap, g_mirror, g_entries, r_offsets,
+        r_blocks, r_rows;
+    /// The coarse operator's pattern, on the device, and on the host its bin offsets and row
+    /// counts (the kernels' widths; no columns).
+    DeviceBuffer<Index> c_bin_offsets, c_columns, c_row_counts;
+    BinBcsrPattern coarse;
+    /// The aggregates' member lists (MultigridNullspace): per aggregate its nodes in node order
+    /// (member_offsets: #aggregates + 1), the most members of one, and the aggregated nodes in
+    /// index order (`members` of them).
+    DeviceBuffer<Index> member_offsets, member_nodes, active;
+    Index members = 0, max_members = 0;
+    /// Host wall time of each phase [ms], for reports.
+    std::vector<std::pair<const char*, double>> phases;
+};
+
+enum class LevelBuild {
+    Built, ///< `out` holds the level
+    Stop,  ///< no useful coarsening left: the hierarchy ends above (as on the host)
+    /// Build on the host instead: the coarse pattern is not symmetric (the host then keeps
+    /// every Galerkin entry), or the node order needs over 1024 rounds of aggregation.
+    Host,
+};
+
+/// Builds the level of the operator pattern `op` (device; structurally symmetric, as
+/// assembled) with the per-node pins `fixed` (device, nonzero = pinned; nullptr = none) of which
+/// `free_nodes` are not, `level_dofs` the operator's dofs of free nodes, `modes` near-null
+/// vectors per aggregate, on the calling thread's default stream.
+LevelBuild build_level(const BinBcsrPatternView& op, const std::uint8_t* fixed, Index free_nodes,
+                       Index level_dofs, int modes, DeviceLevelBuild& out);
+
+} // namespace edn::cuda

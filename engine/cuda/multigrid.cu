@@ -680,16 +680,24 @@ std::unique_ptr<Multigrid> Multigrid::build(const BinBcsrPatternView& pattern,
     Index free_nodes = static_cast<Index>(std::count(fixed.begin(), fixed.end(), 0));
     Index level_dofs = 3 * free_nodes;
     BinBcsrPatternView op = pattern;
+    Index slots = 0; // of op
+    EDN_CUDA_CHECK(cudaMemcpy(&slots, pattern.bin_offsets + pattern.num_bins, sizeof(Index),
+                              cudaMemcpyDeviceToHost));
     const std::uint8_t* pins = fixed_device;
     int block = 3;
     while (static_cast<int>(h.levels.size()) + 1 < settings.max_levels &&
            level_dofs > settings.coarsest_dofs) {
         DeviceLevelBuild b;
-        const LevelBuild result = build_level(op, pins, free_nodes, level_dofs, settings.modes, b);
+        const LevelBuild result =
+            build_level(op, slots, pins, free_nodes, level_dofs, settings.modes, b);
         if (result == LevelBuild::Host) return nullptr;
         if (result == LevelBuild::Stop) break;
         for (const auto& [phase, ms] : b.phases)
-            phases.emplace_back("level " + std::to_string(built.size()) + " " + phase, ms);
+            phases.emplace_back("level " + std::to_string(built.size()) + " " + phase +
+                                    (phase == "aggregation"
+                                         ? " (" + std::to_string(b.rounds) + " rounds)"
+                                         : std::string()),
+                                ms);
         MultigridLevel level;
         level.num_nodes = b.n;
         level.block = block;
@@ -704,6 +712,7 @@ std::unique_ptr<Multigrid> Multigrid::build(const BinBcsrPatternView& pattern,
               built.back().c_bin_offsets.data(), built.back().c_columns.data(),
               built.back().c_row_counts.data()};
         pins = nullptr;
+        slots = h.coarse.back().pattern.bin_offsets.back();
         block = settings.modes;
         free_nodes = built.back().nc;
         level_dofs = free_nodes * settings.modes;

@@ -12,6 +12,7 @@
 #include "sparse/bin_bcsr_pattern.hpp"
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -38,7 +39,8 @@ struct DeviceLevelBuild {
     DeviceBuffer<Index> member_offsets, member_nodes, active;
     Index members = 0, max_members = 0;
     /// Host wall time of each phase [ms], for reports.
-    std::vector<std::pair<const char*, double>> phases;
+    std::vector<std::pair<std::string, double>> phases;
+    int rounds = 0; ///< of the aggregation's independent set
 };
 
 enum class LevelBuild {
@@ -50,10 +52,10 @@ enum class LevelBuild {
 };
 
 /// Builds the level of the operator pattern `op` (device; structurally symmetric, as
-/// assembled) with the per-node pins `fixed` (device, nonzero = pinned; nullptr = none) of which
-/// `free_nodes` are not, `level_dofs` the operator's dofs of free nodes, `modes` near-null
-/// vectors per aggregate, on the calling thread's default stream.
-LevelBuild build_level(const BinBcsrPatternView& op, const std::uint8_t* fixed, Index free_nodes,
-                       Index level_dofs, int modes, DeviceLevelBuild& out);
+/// assembled; `slots` its slot count) with the per-node pins `fixed` (device, nonzero = pinned;
+/// nullptr = none) of which `free_nodes` are not, `level_dofs` the operator's dofs of free nodes,
+/// `modes` near-null vectors per aggregate, on the calling thread's default stream.
+LevelBuild build_level(const BinBcsrPatternView& op, Index slots, const std::uint8_t* fixed,
+                       Index free_nodes, Index level_dofs, int modes, DeviceLevelBuild& out);
 
 } // namespace edn::cuda

@@ -122,11 +122,11 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"static", "", "solve for equilibrium instead of stepping in time"},
         {"integrator", "I", "backward_euler | midpoint (default backward_euler)"},
         {"backend", "B", names_list<Backend>() + " (default cpu)"},
-        {"summation", "S", names_list<SummationMethod>() + " (default per_entry)"},
+        {"summation", "S", names_list<SummationMethod>() + " (default auto)"},
         {"preconditioner", "P",
          "two_level (p >= 2: block Jacobi + P1 coarse correction) | block_jacobi | multigrid "
          "(smoothed aggregation, p-multigrid for p >= 2) (default two_level; "
-         "two_level at p = 1 is block_jacobi)"},
+         "two_level at p = 1 is multigrid)"},
         {"pin-below", "Z", "pin every node whose rest z is below Z (default none: nothing pinned)"},
         {"gravity", "G", "g along -z, or gx,gy,gz (default 9.81)"},
         {"damping", "A", "mass-proportional damping [1/s] (default 0)"},

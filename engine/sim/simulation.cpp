@@ -14,7 +14,7 @@
 namespace edn {
 
 Preconditioner preconditioner_in_use(const SimulationSettings& s, int order) {
-    return s.preconditioner == Preconditioner::TwoLevel && order == 1 ? Preconditioner::BlockJacobi
+    return s.preconditioner == Preconditioner::TwoLevel && order == 1 ? Preconditioner::Multigrid
                                                                       : s.preconditioner;
 }
 
@@ -197,6 +197,10 @@ const std::optional<DragSpring>& Simulation::drag() const {
 }
 
 SolverMemory Simulation::solver_memory() const {
+    // A lagged multigrid's values (re-valued every second step from that step's matrix) are not
+    // part of the memory, so a run resumed from it re-values at its first assembly; this run
+    // does the same from here on, and the two continue alike (bit for bit on the CPU).
+    backend_->restart_preconditioner();
     const NewtonMemory& memory = backend_->newton_memory;
     SolverMemory result{memory.strain_at_x,
                         memory.kinetic_at_x,

@@ -102,6 +102,9 @@ public:
     virtual void prepare_solver() {}
     /// Called after pins changed.
     virtual void pins_changed() {}
+    /// Drops the preconditioner's lagged values: the next assembly re-values them (a state
+    /// taken for saving resumes with none, Simulation::solver_memory).
+    virtual void restart_preconditioner() {}
     /// Called after `drag` changed (the CUDA backend uploads a new region).
     virtual void drag_changed() {}
     /// Non-zero blocks and bytes of the system matrix.

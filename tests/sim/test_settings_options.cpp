@@ -89,11 +89,11 @@ TEST(SettingsOptions, EveryOptionChangesItsSetting) {
         EXPECT_TRUE(covered.count(option.name)) << option.name << " has no sample here";
 }
 
-// Two-level is block Jacobi at p = 1; explicit choices stay.
+// Two-level (the default) is the multigrid at p = 1; explicit choices stay.
 TEST(SettingsOptions, PreconditionerInUseFollowsTheOrder) {
     SimulationSettings s;
     EXPECT_EQ(s.preconditioner, Preconditioner::TwoLevel);
-    EXPECT_EQ(preconditioner_in_use(s, 1), Preconditioner::BlockJacobi);
+    EXPECT_EQ(preconditioner_in_use(s, 1), Preconditioner::Multigrid);
     EXPECT_EQ(preconditioner_in_use(s, 2), Preconditioner::TwoLevel);
     EXPECT_EQ(preconditioner_in_use(s, 3), Preconditioner::TwoLevel);
     for (Preconditioner p : {Preconditioner::BlockJacobi, Preconditioner::Multigrid}) {

@@ -483,9 +483,16 @@ void CudaBackend::build_multigrid(bool in_step) {
     // p = 1: built on the device (the host's hierarchy, bit for bit); EDN_MULTIGRID_BUILD=host
     // builds it on the host, as p >= 2 does
     const char* env = std::getenv("EDN_MULTIGRID_BUILD");
-    if (layout.order == 1 && !(env && std::string_view(env) == "host"))
-        multigrid_ = cuda::Multigrid::build(assembly_->device_matrix().pattern, fixed,
-                                            fixed_.data(), rest_x_.data(), mg);
+    if (layout.order == 1 && !(env && std::string_view(env) == "host")) {
+        try {
+            multigrid_ = cuda::Multigrid::build(assembly_->device_matrix().pattern, fixed,
+                                                fixed_.data(), rest_x_.data(), mg);
+        } catch (const Error& error) { // the build's sorts need more than the hierarchy keeps
+            if (error.code() != ErrorCode::OutOfMemory) throw;
+            cudaGetLastError(); // (the failed allocation's error, not sticky: cleared)
+            multigrid_.reset();
+        }
+    }
     if (!multigrid_) {
         const MultigridHierarchy h = cpu::build_mesh_multigrid(assembly_->download_pattern(), mesh,
                                                                topology, layout, fixed.data(), mg);

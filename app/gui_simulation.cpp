@@ -140,9 +140,9 @@ bool solver_section(SimulationSettings& s) {
                           "per-entry otherwise");
     changed |= choice_combo("preconditioner", s.preconditioner);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("two-level: block Jacobi + a P1 coarse correction at p >= 2, the "
-                          "multigrid at p = 1; multigrid: smoothed aggregation (p-multigrid to P1 "
-                          "first at p >= 2)");
+        ImGui::SetTooltip("multigrid (default): smoothed aggregation (p-multigrid to P1 first "
+                          "at p >= 2); two-level: block Jacobi + a P1 coarse correction at "
+                          "p >= 2, the multigrid at p = 1");
     changed |= choice_combo("PSD projection", s.projection);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("on demand: exact Hessians (Newton converges fast), projected for a "

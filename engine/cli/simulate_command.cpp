@@ -124,9 +124,9 @@ int run_simulate(const std::vector<std::string>& arguments) {
         {"backend", "B", names_list<Backend>() + " (default cpu)"},
         {"summation", "S", names_list<SummationMethod>() + " (default auto)"},
         {"preconditioner", "P",
-         "two_level (p >= 2: block Jacobi + P1 coarse correction) | block_jacobi | multigrid "
-         "(smoothed aggregation, p-multigrid for p >= 2) (default two_level; "
-         "two_level at p = 1 is multigrid)"},
+         "multigrid (smoothed aggregation, p-multigrid for p >= 2) | two_level (p >= 2: "
+         "block Jacobi + P1 coarse correction; at p = 1 multigrid) | block_jacobi "
+         "(default multigrid)"},
         {"pin-below", "Z", "pin every node whose rest z is below Z (default none: nothing pinned)"},
         {"gravity", "G", "g along -z, or gx,gy,gz (default 9.81)"},
         {"damping", "A", "mass-proportional damping [1/s] (default 0)"},

@@ -151,7 +151,6 @@ public:
 protected:
     /// The multigrid levels were re-valued from the other kind of Hessian: again at the next
     /// assembly.
-    void projection_changed() override { multigrid_refresh_.invalidate(); }
     void restart_preconditioner() override { multigrid_refresh_.invalidate(); }
     void load_state(const std::vector<double>& x, const std::vector<double>& v) override {
         x_ = x;

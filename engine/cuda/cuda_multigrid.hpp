@@ -1,7 +1,8 @@
 #pragma once
 /// CUDA twin of the multigrid numeric phase and cycle (solver/multigrid.hpp; CPU reference in
 /// cpu/multigrid.cpp): the symbolic hierarchy (aggregates, patterns, maps) is built once per
-/// pattern on the host by cpu::build_multigrid and uploaded; every re-value walks the same maps on
+/// pattern, on the device (Multigrid::build) or on the host by cpu::build_multigrid and
+/// uploaded; every re-value walks the same maps on
 /// the device in float (inverse diagonals, lambda_max by Lanczos with its scalars on the device,
 /// P, A P, A_c), and the V-cycle (Chebyshev smoothing, restriction, prolongation) runs on the
 /// device in float. The coarsest operator (<= 64 dofs) is inverted on the host in double (the
@@ -11,6 +12,7 @@
 
 #include "cuda/cuda_only.hpp"
 #include "solver/multigrid.hpp"
+#include "sparse/summation.hpp"
 
 #include <functional>
 #include <memory>
@@ -30,6 +32,23 @@ struct SymbolicLevel {
     BinBcsrPattern coarse;
 };
 
+/// p-multigrid's fixed first transfer on the device (CoarseSpace's prolongation, 3 slots per
+/// fine node; GivenTransfer's on the host): fine node i = sum over k < 3 of weight[3i + k] *
+/// coarse node vertex[3i + k] (-1 ends a row); coarse node v is fine node v, pinned as it.
+struct DeviceTransfer {
+    Index coarse_nodes = 0;
+    const Index* vertex = nullptr;
+    const double* weight = nullptr;
+};
+
+/// DeviceTransfer's arrays (3 per node of `num_nodes`, device) of an order-p layout from its
+/// cell node table (device, canonical local order: the vertices first) and `local`, each local
+/// node's barycentric weights (m x 4, local_node_barycentric): make_coarse_space's prolongation,
+/// each node's vertices ascending (the host lists them in a cell's order).
+EDN_CUDA_FN void make_p1_transfer(const CellNodesView& cells, Index num_nodes,
+                                  const std::vector<double>& local, Index* vertex,
+                                  double* weight) EDN_CUDA_ONLY;
+
 class Multigrid {
 public:
     /// Uploads the symbolic part of `h` (built for the fine pattern the matrices will have).
@@ -40,10 +59,12 @@ public:
     /// lane forming all of them (0: both chosen).
     explicit Multigrid(const MultigridHierarchy& h, int forced_lanes = 0,
                        int forced_warps = 0) EDN_CUDA_ONLY;
-    /// The hierarchy of a p = 1 fine pattern built on the device (issue 14: the build after a
-    /// cut): every level by cuda/multigrid_build.cuh (Aggregation::Greedy, whatever
+    /// The hierarchy of a fine pattern built on the device (issue 14: the build after a cut):
+    /// every level by cuda/multigrid_build.cuh (Aggregation::Greedy, whatever
     /// `settings.aggregation` says; a smoothed prolongator), bit for bit cpu::build_multigrid's,
-    /// the tentative prolongators from the rigid-body modes at `rest` (device, 3 per node).
+    /// the tentative prolongators from the rigid-body modes at `rest` (device, 3 per node of the
+    /// first aggregated level). With `first` (p >= 2) level 0 is that transfer and the
+    /// aggregation starts on its coarse nodes, as cpu::build_multigrid's with a GivenTransfer.
     /// `pattern` (device pointers), `fixed` (host) and `fixed_device`: the pins. Null where the
     /// device build does not apply (a prolongator without smoothing, no level to build, an
     /// unsymmetric coarse pattern, a node order that needs too many rounds of aggregation): the
@@ -51,7 +72,8 @@ public:
     static std::unique_ptr<Multigrid> build(const BinBcsrPatternView& pattern,
                                             const std::vector<std::uint8_t>& fixed,
                                             const std::uint8_t* fixed_device, const double* rest,
-                                            const MultigridSettings& settings) EDN_CUDA_ONLY;
+                                            const MultigridSettings& settings,
+                                            const DeviceTransfer* first = nullptr) EDN_CUDA_ONLY;
     ~Multigrid() EDN_CUDA_ONLY;
     Multigrid(const Multigrid&) = delete;
     Multigrid& operator=(const Multigrid&) = delete;

@@ -498,7 +498,10 @@ void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int fo
             d.p_offsets = std::move(b.p_offsets);
             d.p_columns = std::move(b.p_columns);
             d.p_blocks = b.p_blocks;
-            d.p_values = zeros<float>(std::size_t(b.p_blocks) * padded_block(s.block * c.block));
+            d.p_values =
+                b.p_values.size() > 0 // a given P's; a smoothed P is re-valued
+                    ? std::move(b.p_values)
+                    : zeros<float>(std::size_t(b.p_blocks) * padded_block(s.block * c.block));
             d.p_rows = std::move(b.p_rows);
             d.smooth_offsets = std::move(b.smooth_offsets);
             d.smooth_entries = std::move(b.smooth_entries);
@@ -623,7 +626,8 @@ void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int fo
     if (lap) lap("upload: vectors, Lanczos starts");
     if (built && !built->empty()) { // member lists made on the device
         std::vector<MultigridNullspace::Level> lists;
-        for (std::size_t l = 0; l < built->size(); ++l) {
+        const std::size_t first = h.levels[0].fixed_prolongator ? 1 : 0; // (aggregated levels)
+        for (std::size_t l = first; l < built->size(); ++l) {
             DeviceLevelBuild& b = (*built)[l];
             MultigridNullspace::Level d;
             d.coarse_nodes = b.nc;
@@ -634,9 +638,14 @@ void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int fo
             d.nodes = std::move(b.member_nodes);
             lists.push_back(std::move(d));
         }
-        DeviceLevelBuild& first = built->front();
+        DeviceBuffer<Index> active;
+        Index members = 0;
+        if (first < built->size()) {
+            active = std::move((*built)[first].active);
+            members = (*built)[first].members;
+        }
         m.nullspace = std::make_unique<MultigridNullspace>(h.settings.modes, std::move(lists),
-                                                           std::move(first.active), first.members);
+                                                           std::move(active), members, first);
     } else {
         m.nullspace = std::make_unique<MultigridNullspace>(h);
     }
@@ -663,7 +672,8 @@ Multigrid::Multigrid(const MultigridHierarchy& h, std::vector<DeviceLevelBuild>&
 std::unique_ptr<Multigrid> Multigrid::build(const BinBcsrPatternView& pattern,
                                             const std::vector<std::uint8_t>& fixed,
                                             const std::uint8_t* fixed_device, const double* rest,
-                                            const MultigridSettings& settings) {
+                                            const MultigridSettings& settings,
+                                            const DeviceTransfer* first) {
     const auto start = std::chrono::steady_clock::now();
     const Index n = pattern.num_rows;
     EDN_VERIFY(static_cast<Index>(fixed.size()) == n, ErrorCode::Usage,
@@ -685,13 +695,9 @@ std::unique_ptr<Multigrid> Multigrid::build(const BinBcsrPatternView& pattern,
                               cudaMemcpyDeviceToHost));
     const std::uint8_t* pins = fixed_device;
     int block = 3;
-    while (static_cast<int>(h.levels.size()) + 1 < settings.max_levels &&
-           level_dofs > settings.coarsest_dofs) {
-        DeviceLevelBuild b;
-        const LevelBuild result =
-            build_level(op, slots, pins, free_nodes, level_dofs, settings.modes, b);
-        if (result == LevelBuild::Host) return nullptr;
-        if (result == LevelBuild::Stop) break;
+    // Adds the level in b (its coarse operator's block: coarse_block) and makes its coarse
+    // operator the next level's.
+    auto add_level = [&](DeviceLevelBuild& b, int coarse_block, bool given) {
         for (const auto& [phase, ms] : b.phases)
             phases.emplace_back("level " + std::to_string(built.size()) + " " + phase +
                                     (phase == "aggregation"
@@ -702,8 +708,9 @@ std::unique_ptr<Multigrid> Multigrid::build(const BinBcsrPatternView& pattern,
         level.num_nodes = b.n;
         level.block = block;
         level.coarse_nodes = b.nc;
+        level.fixed_prolongator = given;
         BlockMatrix coarse;
-        coarse.block = settings.modes;
+        coarse.block = coarse_block;
         coarse.pattern = std::move(b.coarse);
         h.levels.push_back(std::move(level));
         h.coarse.push_back(std::move(coarse));
@@ -711,8 +718,35 @@ std::unique_ptr<Multigrid> Multigrid::build(const BinBcsrPatternView& pattern,
         op = {built.back().nc, (built.back().nc + kBinRows - 1) / kBinRows,
               built.back().c_bin_offsets.data(), built.back().c_columns.data(),
               built.back().c_row_counts.data()};
-        pins = nullptr;
         slots = h.coarse.back().pattern.bin_offsets.back();
+    };
+    if (first) { // p-multigrid: the given transfer, then the aggregation on its coarse nodes
+        if (free_nodes == 0) return nullptr; // (as at p = 1: nothing to build)
+        EDN_VERIFY(first->coarse_nodes <= n, ErrorCode::Usage,
+                   "multigrid: " << first->coarse_nodes << " coarse nodes for " << n << " rows");
+        DeviceLevelBuild b;
+        if (build_given_level(op, slots, fixed_device, first->coarse_nodes, first->vertex,
+                              first->weight, b) != LevelBuild::Built)
+            return nullptr;
+        add_level(b, 3, true);
+        // (pins: the coarse nodes' are their fine nodes', the first ones)
+        free_nodes = static_cast<Index>(
+            std::count(fixed.begin(), fixed.begin() + first->coarse_nodes, std::uint8_t(0)));
+        level_dofs = 3 * free_nodes;
+    }
+    while (static_cast<int>(h.levels.size()) + 1 < settings.max_levels &&
+           level_dofs > settings.coarsest_dofs) {
+        DeviceLevelBuild b;
+        const BinBcsrPattern* host = // (a small coarse level: its columns came down too)
+            !h.coarse.empty() && !h.coarse.back().pattern.columns.empty() ? &h.coarse.back().pattern
+                                                                          : nullptr;
+        const LevelBuild result =
+            build_level(op, slots, pins, free_nodes, level_dofs, settings.modes, b, host,
+                        pins ? fixed.data() : nullptr);
+        if (result == LevelBuild::Host) return nullptr;
+        if (result == LevelBuild::Stop) break;
+        add_level(b, settings.modes, false);
+        pins = nullptr;
         block = settings.modes;
         free_nodes = built.back().nc;
         level_dofs = free_nodes * settings.modes;

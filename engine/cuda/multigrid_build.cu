@@ -1,6 +1,8 @@
 // The multigrid's levels built on the device (cuda/multigrid_build.cuh); each pass mirrors a
 // step of cpu/multigrid_setup.cpp, named there.
+#include "cuda/cuda_multigrid.hpp"
 #include "cuda/multigrid_build.cuh"
+#include "cuda/read_back.cuh"
 
 #include <algorithm>
 #include <chrono>
@@ -247,6 +249,100 @@ __global__ void k_p_fill(Pattern p, const Index* slots, const Index* aggregate,
     entries[at] = *slots + i;
 }
 
+// ---- p-multigrid's first level (given_level): P is the given interpolation ---------------------
+
+// The coarse nodes of fine node i's interpolation that receive a P block: free, with a nonzero
+// weight (3 slots per node, -1 ends them; coarse node v is fine node v, pinned as it); none
+// for a pinned row. Up to 3, ascending (the host sorts the row).
+struct GivenRow {
+    Index column[3];
+    double weight[3];
+    int count = 0;
+};
+__device__ GivenRow given_row(Index i, const std::uint8_t* fixed, const Index* vertex,
+                              const double* weight) {
+    GivenRow r;
+    if (pinned(fixed, i)) return r;
+    for (int k = 0; k < 3; ++k) {
+        const Index v = vertex[3 * std::int64_t(i) + k];
+        if (v < 0) break;
+        const double w = weight[3 * std::int64_t(i) + k];
+        if (pinned(fixed, v) || w == 0) continue;
+        int at = r.count++;
+        for (; at > 0 && r.column[at - 1] > v; --at) {
+            r.column[at] = r.column[at - 1];
+            r.weight[at] = r.weight[at - 1];
+        }
+        r.column[at] = v;
+        r.weight[at] = w;
+    }
+    return r;
+}
+
+__global__ void k_given_count(Index n, const std::uint8_t* fixed, const Index* vertex,
+                              const double* weight, Index* count) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i <= n) count[i] = i < n ? given_row(i, fixed, vertex, weight).count : 0;
+}
+
+// P's blocks of row i: columns, rows and values (weight * I, padded to 12 floats: load_padded).
+__global__ void k_given_fill(Index n, const std::uint8_t* fixed, const Index* vertex,
+                             const double* weight, const Index* offsets, Index* columns,
+                             Index* rows, float* values) {
+    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const GivenRow r = given_row(i, fixed, vertex, weight);
+    for (int k = 0; k < r.count; ++k) {
+        const Index at = offsets[i] + k;
+        columns[at] = r.column[k];
+        rows[at] = i;
+        float* v = values + 12 * std::int64_t(at);
+        for (int e = 0; e < 12; ++e) v[e] = e < 9 && e % 4 == 0 ? float(r.weight[k]) : 0.f;
+    }
+}
+
+// make_coarse_space's prolongation from the cell node table: local node a of cell t takes the
+// cell's vertices (its local nodes 0..3; vertex node v is node v) with weights local[4a + v],
+// ascending by vertex. Every cell holding a node gives the same vertices and weights but for
+// their last bits (a p = 3 edge node's 1/3 is 1 - 2/3 from one end), so the node's first cell
+// (the lowest index, k_first_cell) writes them, as on the host.
+struct LocalWeights {
+    double w[4 * 20];
+};
+__global__ void k_first_cell(CellNodesView cells, Index* first) {
+    const std::int64_t t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (t < std::int64_t(cells.num_cells) * cells.per_cell)
+        atomicMin(first + cells.nodes[t], static_cast<Index>(t / cells.per_cell));
+}
+__global__ void k_p1_transfer(CellNodesView cells, LocalWeights local, const Index* first,
+                              Index* vertex, double* weight) {
+    const std::int64_t t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const int m = cells.per_cell;
+    if (t >= std::int64_t(cells.num_cells) * m) return;
+    const Index* nodes = cells.nodes + t / m * m;
+    const int a = static_cast<int>(t % m);
+    if (first[nodes[a]] != static_cast<Index>(t / m)) return;
+    Index v[3] = {-1, -1, -1};
+    double w[3] = {0, 0, 0};
+    int count = 0;
+    for (int c = 0; c < 4; ++c) {
+        const double x = local.w[4 * a + c];
+        if (x == 0) continue;
+        int at = count++;
+        for (; at > 0 && v[at - 1] > nodes[c]; --at) {
+            v[at] = v[at - 1];
+            w[at] = w[at - 1];
+        }
+        v[at] = nodes[c];
+        w[at] = x;
+    }
+    const std::int64_t node = nodes[a];
+    for (int k = 0; k < 3; ++k) {
+        vertex[3 * node + k] = v[k];
+        weight[3 * node + k] = w[k];
+    }
+}
+
 // ---- A P (product_pattern) ---------------------------------------------------------------------
 
 // count[i]: row i's (entry, P block) triples: the P rows of its neighbours and its own (none
@@ -483,7 +579,7 @@ void exclusive_sum(const Index* in, Index* out, std::int64_t n) {
 
 Index read(const Index* p) {
     Index v = 0;
-    EDN_CUDA_CHECK(cudaMemcpy(&v, p, sizeof(Index), cudaMemcpyDeviceToHost));
+    read_back(p, &v);
     return v;
 }
 
@@ -547,154 +643,27 @@ template <class T> std::vector<T> download(const DeviceBuffer<T>& d) {
     return h;
 }
 
-} // namespace
-
-LevelBuild build_level(const BinBcsrPatternView& fine, Index slots_host, const std::uint8_t* fixed,
-                       Index free_nodes, Index level_dofs, int modes, DeviceLevelBuild& out) {
-    const Index n = fine.num_rows;
-    const Pattern p{n, fine.bin_offsets, fine.columns, fine.row_counts};
-    out.n = n;
-    const Index* slots = fine.bin_offsets + fine.num_bins;
-    auto last = std::chrono::steady_clock::now();
-    const auto lap = [&](const char* phase) { // (the phases end with a read-back: waited for)
+// Each phase's host wall time into out.phases (the phases end with a read-back: waited for).
+struct PhaseClock {
+    DeviceLevelBuild& out;
+    std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+    void operator()(const char* phase) {
         const auto now = std::chrono::steady_clock::now();
         out.phases.emplace_back(phase,
                                 std::chrono::duration<double, std::milli>(now - last).count());
         last = now;
-    };
-    // Values read back together: after the aggregation P's entries, the roots and the rest; at the
-    // end the fine slots, the unsymmetric count and the most members of an aggregate.
-    DeviceBuffer<Index> tail(5);
-    EDN_CUDA_CHECK(cudaMemsetAsync(tail.data(), 0, tail.bytes()));
+    }
+};
+
+// The level's A P, P^T and coarse operator with their maps (product_pattern, coarse_pattern),
+// from its P (out's p_offsets, p_columns, p_rows, p_blocks) and out.nc coarse nodes of `cbits`
+// bits (rows: `rbits`); `flags` scratch of n + 1, `tail` the values read back at the end ([1]:
+// unsymmetric coarse rows, [2]: the most members of an aggregate).
+LevelBuild products_and_coarse(const Pattern& p, const Index* slots, Index slots_host, int cbits,
+                               int rbits, DeviceBuffer<Index>& flags, DeviceBuffer<Index>& tail,
+                               DeviceLevelBuild& out, PhaseClock& lap) {
+    const Index n = p.rows, nc = out.nc, pb = out.p_blocks;
     Index* unsymmetric = tail.data() + 1;
-
-    // Aggregation: the distance-2 independent set in rounds (checked every 8 rounds: rounds
-    // after the last decision change nothing), the roots numbered, the two joins. A node
-    // ordering whose chains of decisions are too long for rounds (meshes as meshed and
-    // reordered take tens) is left to the host's sequential pass.
-    DeviceBuffer<std::uint8_t> state(n);
-    DeviceBuffer<Key> ring1(n);
-    DeviceBuffer<Index> counter(1);
-    k_agg_init<<<grid(n), kThreads>>>(n, fixed, state.data());
-    EDN_CUDA_CHECK_LAUNCH();
-    constexpr int kBatch = 8, kMaxRounds = 1024;
-    bool settled = false;
-    with_group(slots_host, n, [&]<int G>() {
-        const unsigned int groups = grid(std::int64_t(n) * G);
-        for (int round = 0; round < kMaxRounds && !settled; round += kBatch) {
-            EDN_CUDA_CHECK(cudaMemsetAsync(counter.data(), 0, sizeof(Index)));
-            for (int r = 0; r < kBatch; ++r) {
-                k_ring1<G><<<groups, kThreads>>>(p, fixed, state.data(), ring1.data());
-                k_ring2_decide<G><<<groups, kThreads>>>(p, fixed, ring1.data(), state.data(),
-                                                        r + 1 == kBatch ? counter.data() : nullptr);
-            }
-            EDN_CUDA_CHECK_LAUNCH();
-            settled = read(counter.data()) == 0;
-            out.rounds = round + kBatch;
-        }
-    });
-    if (!settled) return LevelBuild::Host;
-    ring1 = DeviceBuffer<Key>();
-    DeviceBuffer<Index> flags(std::int64_t(n) + 1), ids(std::int64_t(n) + 1),
-        rest_ids(std::int64_t(n) + 1), joined(n);
-    out.aggregate = DeviceBuffer<Index>(n);
-    k_flags<<<grid(n + 1), kThreads>>>(n, fixed, state.data(), nullptr, 0, flags.data());
-    EDN_CUDA_CHECK_LAUNCH();
-    exclusive_sum(flags.data(), ids.data(), n); // ids[n]: the roots
-    k_number_roots<<<grid(n), kThreads>>>(n, flags.data(), ids.data(), out.aggregate.data());
-    k_join_roots<<<grid(n), kThreads>>>(p, fixed, state.data(), out.aggregate.data(),
-                                        joined.data());
-    with_group(slots_host, n, [&]<int G>() {
-        k_join_votes<G><<<grid(std::int64_t(n) * G), kThreads>>>(p, fixed, joined.data(),
-                                                                 out.aggregate.data());
-    });
-    k_flags<<<grid(n + 1), kThreads>>>(n, fixed, state.data(), out.aggregate.data(), 1,
-                                       flags.data());
-    EDN_CUDA_CHECK_LAUNCH();
-    exclusive_sum(flags.data(), rest_ids.data(), n); // (none, unless the set was not maximal)
-    k_number_rest<<<grid(n), kThreads>>>(n, flags.data(), rest_ids.data(), ids.data() + n,
-                                         out.aggregate.data());
-    EDN_CUDA_CHECK_LAUNCH();
-    EDN_CUDA_CHECK(
-        cudaMemcpyAsync(tail.data() + 3, ids.data() + n, sizeof(Index), cudaMemcpyDeviceToDevice));
-    EDN_CUDA_CHECK(cudaMemcpyAsync(tail.data() + 4, rest_ids.data() + n, sizeof(Index),
-                                   cudaMemcpyDeviceToDevice));
-    // (P's entries: those of free rows and columns, known before the aggregates)
-    DeviceBuffer<Index> entry_offsets(std::int64_t(n) + 1);
-    k_p_count<<<grid(n + 1), kThreads>>>(p, fixed, rest_ids.data());
-    EDN_CUDA_CHECK_LAUNCH();
-    exclusive_sum(rest_ids.data(), entry_offsets.data(), n);
-    EDN_CUDA_CHECK(cudaMemcpyAsync(tail.data() + 1, entry_offsets.data() + n, sizeof(Index),
-                                   cudaMemcpyDeviceToDevice));
-    Index counts[5] = {0, 0, 0, 0, 0}; // -, P entries, -, roots, rest
-    EDN_CUDA_CHECK(cudaMemcpy(counts, tail.data(), sizeof(counts), cudaMemcpyDeviceToHost));
-    EDN_CUDA_CHECK(cudaMemsetAsync(tail.data(), 0, 2 * sizeof(Index)));
-    const Index items = counts[1];
-    out.nc = counts[3] + counts[4];
-    const Index nc = out.nc;
-    if (nc == 0 || static_cast<double>(nc) * modes > 0.85 * level_dofs) return LevelBuild::Stop;
-    state = DeviceBuffer<std::uint8_t>(), joined = DeviceBuffer<Index>(),
-    rest_ids = DeviceBuffer<Index>();
-    const int cbits = bits_for(nc), rbits = bits_for(n);
-    lap("aggregation");
-
-    // The member lists: the aggregated nodes (index order: every free node), sorted stably by
-    // aggregate.
-    out.members = free_nodes;
-    k_flags<<<grid(n + 1), kThreads>>>(n, nullptr, nullptr, out.aggregate.data(), 2, flags.data());
-    EDN_CUDA_CHECK_LAUNCH();
-    exclusive_sum(flags.data(), ids.data(), n);
-    out.active = DeviceBuffer<Index>(out.members);
-    k_compact<<<grid(n), kThreads>>>(flags.data(), ids.data(), n, out.active.data());
-    with_key(cbits, [&]<class K>() {
-        DeviceBuffer<K> keys(out.members);
-        DeviceBuffer<Index> count(std::int64_t(nc) + 1);
-        EDN_CUDA_CHECK(cudaMemsetAsync(count.data(), 0, count.bytes()));
-        k_member_keys<K><<<grid(out.members), kThreads>>>(
-            out.active.data(), out.members, out.aggregate.data(), keys.data(), count.data());
-        EDN_CUDA_CHECK_LAUNCH();
-        out.member_nodes = DeviceBuffer<Index>(out.members);
-        EDN_CUDA_CHECK(cudaMemcpyAsync(out.member_nodes.data(), out.active.data(),
-                                       out.active.bytes(), cudaMemcpyDeviceToDevice));
-        sort_pairs(keys, out.member_nodes, out.members, cbits);
-        out.member_offsets = DeviceBuffer<Index>(std::int64_t(nc) + 1);
-        std::size_t bytes = 0;
-        EDN_CUDA_CHECK(cub::DeviceReduce::Max(nullptr, bytes, count.data(), tail.data() + 2, nc));
-        EDN_CUDA_CHECK(
-            cub::DeviceReduce::Max(cub_temp(bytes), bytes, count.data(), tail.data() + 2, nc));
-        exclusive_sum(count.data(), out.member_offsets.data(), nc);
-    });
-
-    // P: its pattern, rows and the smoothing map (inverted: per P block, its entries), from the
-    // entries sorted by (row, aggregate of their column).
-    with_key(cbits + rbits, [&]<class K>() {
-        DeviceBuffer<K> keys(items);
-        out.smooth_entries = DeviceBuffer<Index>(items);
-        k_p_fill<K><<<grid(n), kThreads>>>(p, slots, out.aggregate.data(), entry_offsets.data(),
-                                           cbits, keys.data(), out.smooth_entries.data());
-        EDN_CUDA_CHECK_LAUNCH();
-        sort_pairs(keys, out.smooth_entries, items, cbits + rbits);
-        DeviceBuffer<Index> heads(std::int64_t(items) + 1), run_ids(std::int64_t(items) + 1);
-        k_heads<K><<<grid(std::int64_t(items) + 1), kThreads>>>(keys.data(), items, heads.data());
-        EDN_CUDA_CHECK_LAUNCH();
-        out.p_blocks = exclusive_total(heads.data(), run_ids.data(), items);
-        const Index pb = out.p_blocks;
-        out.p_columns = DeviceBuffer<Index>(pb);
-        out.p_rows = DeviceBuffer<Index>(pb);
-        out.smooth_offsets = DeviceBuffer<Index>(std::int64_t(pb) + 1);
-        EDN_CUDA_CHECK(cudaMemcpyAsync(out.smooth_offsets.data() + pb, entry_offsets.data() + n,
-                                       sizeof(Index), cudaMemcpyDeviceToDevice));
-        EDN_CUDA_CHECK(cudaMemsetAsync(flags.data(), 0, sizeof(Index) * (n + 1)));
-        k_runs<K><<<grid(items), kThreads>>>(keys.data(), items, heads.data(), run_ids.data(),
-                                             cbits, out.p_columns.data(), out.p_rows.data(),
-                                             out.smooth_offsets.data(), flags.data());
-        EDN_CUDA_CHECK_LAUNCH();
-        out.p_offsets = DeviceBuffer<Index>(std::int64_t(n) + 1);
-        exclusive_sum(flags.data(), out.p_offsets.data(), n);
-    });
-    const Index pb = out.p_blocks;
-    lap("P");
-
     // A P: triples (entry, P block) keyed (row, column), sorted stably; a run is one block.
     DeviceBuffer<Index> ap_offsets(std::int64_t(n) + 1), ap_columns;
     with_key(cbits + rbits, [&]<class K>() {
@@ -824,16 +793,233 @@ LevelBuild build_level(const BinBcsrPatternView& fine, Index slots_host, const s
     // The values read at the end, and the host's copies of the coarse pattern's bin offsets and
     // row counts.
     Index last_values[3] = {0, 0, 0};
-    EDN_CUDA_CHECK(
-        cudaMemcpy(last_values, tail.data(), sizeof(last_values), cudaMemcpyDeviceToHost));
+    read_back(tail.data(), last_values, 3);
     out.entries = slots_host + n;
     out.max_members = last_values[2];
     if (last_values[1] != 0) return LevelBuild::Host;
     out.coarse.num_rows = nc;
     out.coarse.bin_offsets = download(out.c_bin_offsets);
     out.coarse.row_counts = download(out.c_row_counts);
+    if (host_aggregation(nc, out.coarse.bin_offsets.back())) // (its pattern whole: the next
+        out.coarse.columns = download(out.c_columns);        // level aggregates on the host)
     lap("downloads");
     return LevelBuild::Built;
+}
+
+} // namespace
+
+LevelBuild build_level(const BinBcsrPatternView& fine, Index slots_host, const std::uint8_t* fixed,
+                       Index free_nodes, Index level_dofs, int modes, DeviceLevelBuild& out,
+                       const BinBcsrPattern* host, const std::uint8_t* fixed_host) {
+    const Index n = fine.num_rows;
+    const Pattern p{n, fine.bin_offsets, fine.columns, fine.row_counts};
+    out.n = n;
+    const Index* slots = fine.bin_offsets + fine.num_bins;
+    PhaseClock lap{out};
+    // Values read back together: after the aggregation P's entries, the roots and the rest; at the
+    // end the fine slots, the unsymmetric count and the most members of an aggregate.
+    DeviceBuffer<Index> tail(5);
+    EDN_CUDA_CHECK(cudaMemsetAsync(tail.data(), 0, tail.bytes()));
+    DeviceBuffer<Index> flags(std::int64_t(n) + 1), ids(std::int64_t(n) + 1),
+        entry_offsets(std::int64_t(n) + 1);
+    Index counts[5] = {0, 0, 0, 0, 0}; // -, P entries, -, roots, rest
+    out.aggregate = DeviceBuffer<Index>(n);
+    if (host) {
+        // A small level with its pattern on the host: the host's greedy pass itself (the rounds
+        // are launches and read-backs there, 16 rounds of 2,202 nodes took 0.6 ms on the H100).
+        const BinBcsrPatternView v = host->view();
+        std::vector<std::uint8_t> active(static_cast<std::size_t>(n), 1);
+        if (fixed_host)
+            for (Index i = 0; i < n; ++i) active[i] = fixed_host[i] ? 0 : 1;
+        std::vector<Index> aggregate;
+        counts[3] = cpu::aggregate_nodes(v, active, Aggregation::Greedy, aggregate);
+        EDN_CUDA_CHECK(cudaMemcpy(out.aggregate.data(), aggregate.data(), out.aggregate.bytes(),
+                                  cudaMemcpyHostToDevice));
+        for (Index i = 0; i < n; ++i) // (P's entries: of free rows and columns, as k_p_count)
+            if (active[i]) {
+                ++counts[1];
+                for (Index j = 0; j < v.row_counts[i]; ++j)
+                    counts[1] += active[v.columns[v.slot(i, j)]];
+            }
+        k_p_count<<<grid(n + 1), kThreads>>>(p, fixed, flags.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        exclusive_sum(flags.data(), entry_offsets.data(), n);
+        out.rounds = 0;
+    } else {
+        // Aggregation: the distance-2 independent set in rounds (checked every 8 rounds: rounds
+        // after the last decision change nothing), the roots numbered, the two joins. A node
+        // ordering whose chains of decisions are too long for rounds (meshes as meshed and
+        // reordered take tens) is left to the host's sequential pass.
+        DeviceBuffer<std::uint8_t> state(n);
+        DeviceBuffer<Key> ring1(n);
+        DeviceBuffer<Index> counter(1);
+        k_agg_init<<<grid(n), kThreads>>>(n, fixed, state.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        constexpr int kBatch = 8, kMaxRounds = 1024;
+        bool settled = false;
+        with_group(slots_host, n, [&]<int G>() {
+            const unsigned int groups = grid(std::int64_t(n) * G);
+            for (int round = 0; round < kMaxRounds && !settled; round += kBatch) {
+                EDN_CUDA_CHECK(cudaMemsetAsync(counter.data(), 0, sizeof(Index)));
+                for (int r = 0; r < kBatch; ++r) {
+                    k_ring1<G><<<groups, kThreads>>>(p, fixed, state.data(), ring1.data());
+                    k_ring2_decide<G>
+                        <<<groups, kThreads>>>(p, fixed, ring1.data(), state.data(),
+                                               r + 1 == kBatch ? counter.data() : nullptr);
+                }
+                EDN_CUDA_CHECK_LAUNCH();
+                settled = read(counter.data()) == 0;
+                out.rounds = round + kBatch;
+            }
+        });
+        if (!settled) return LevelBuild::Host;
+        ring1 = DeviceBuffer<Key>();
+        DeviceBuffer<Index> rest_ids(std::int64_t(n) + 1), joined(n);
+        k_flags<<<grid(n + 1), kThreads>>>(n, fixed, state.data(), nullptr, 0, flags.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        exclusive_sum(flags.data(), ids.data(), n); // ids[n]: the roots
+        k_number_roots<<<grid(n), kThreads>>>(n, flags.data(), ids.data(), out.aggregate.data());
+        k_join_roots<<<grid(n), kThreads>>>(p, fixed, state.data(), out.aggregate.data(),
+                                            joined.data());
+        with_group(slots_host, n, [&]<int G>() {
+            k_join_votes<G><<<grid(std::int64_t(n) * G), kThreads>>>(p, fixed, joined.data(),
+                                                                     out.aggregate.data());
+        });
+        k_flags<<<grid(n + 1), kThreads>>>(n, fixed, state.data(), out.aggregate.data(), 1,
+                                           flags.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        exclusive_sum(flags.data(), rest_ids.data(), n); // (none, unless the set was not maximal)
+        k_number_rest<<<grid(n), kThreads>>>(n, flags.data(), rest_ids.data(), ids.data() + n,
+                                             out.aggregate.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        EDN_CUDA_CHECK(cudaMemcpyAsync(tail.data() + 3, ids.data() + n, sizeof(Index),
+                                       cudaMemcpyDeviceToDevice));
+        EDN_CUDA_CHECK(cudaMemcpyAsync(tail.data() + 4, rest_ids.data() + n, sizeof(Index),
+                                       cudaMemcpyDeviceToDevice));
+        // (P's entries: those of free rows and columns, known before the aggregates)
+        k_p_count<<<grid(n + 1), kThreads>>>(p, fixed, rest_ids.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        exclusive_sum(rest_ids.data(), entry_offsets.data(), n);
+        EDN_CUDA_CHECK(cudaMemcpyAsync(tail.data() + 1, entry_offsets.data() + n, sizeof(Index),
+                                       cudaMemcpyDeviceToDevice));
+        read_back(tail.data(), counts, 5);
+        EDN_CUDA_CHECK(cudaMemsetAsync(tail.data(), 0, 2 * sizeof(Index)));
+    }
+    const Index items = counts[1];
+    out.nc = counts[3] + counts[4];
+    const Index nc = out.nc;
+    if (nc == 0 || static_cast<double>(nc) * modes > 0.85 * level_dofs) return LevelBuild::Stop;
+    const int cbits = bits_for(nc), rbits = bits_for(n);
+    lap("aggregation");
+
+    // The member lists: the aggregated nodes (index order: every free node), sorted stably by
+    // aggregate.
+    out.members = free_nodes;
+    k_flags<<<grid(n + 1), kThreads>>>(n, nullptr, nullptr, out.aggregate.data(), 2, flags.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    exclusive_sum(flags.data(), ids.data(), n);
+    out.active = DeviceBuffer<Index>(out.members);
+    k_compact<<<grid(n), kThreads>>>(flags.data(), ids.data(), n, out.active.data());
+    with_key(cbits, [&]<class K>() {
+        DeviceBuffer<K> keys(out.members);
+        DeviceBuffer<Index> count(std::int64_t(nc) + 1);
+        EDN_CUDA_CHECK(cudaMemsetAsync(count.data(), 0, count.bytes()));
+        k_member_keys<K><<<grid(out.members), kThreads>>>(
+            out.active.data(), out.members, out.aggregate.data(), keys.data(), count.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        out.member_nodes = DeviceBuffer<Index>(out.members);
+        EDN_CUDA_CHECK(cudaMemcpyAsync(out.member_nodes.data(), out.active.data(),
+                                       out.active.bytes(), cudaMemcpyDeviceToDevice));
+        sort_pairs(keys, out.member_nodes, out.members, cbits);
+        out.member_offsets = DeviceBuffer<Index>(std::int64_t(nc) + 1);
+        std::size_t bytes = 0;
+        EDN_CUDA_CHECK(cub::DeviceReduce::Max(nullptr, bytes, count.data(), tail.data() + 2, nc));
+        EDN_CUDA_CHECK(
+            cub::DeviceReduce::Max(cub_temp(bytes), bytes, count.data(), tail.data() + 2, nc));
+        exclusive_sum(count.data(), out.member_offsets.data(), nc);
+    });
+
+    // P: its pattern, rows and the smoothing map (inverted: per P block, its entries), from the
+    // entries sorted by (row, aggregate of their column).
+    with_key(cbits + rbits, [&]<class K>() {
+        DeviceBuffer<K> keys(items);
+        out.smooth_entries = DeviceBuffer<Index>(items);
+        k_p_fill<K><<<grid(n), kThreads>>>(p, slots, out.aggregate.data(), entry_offsets.data(),
+                                           cbits, keys.data(), out.smooth_entries.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        sort_pairs(keys, out.smooth_entries, items, cbits + rbits);
+        DeviceBuffer<Index> heads(std::int64_t(items) + 1), run_ids(std::int64_t(items) + 1);
+        k_heads<K><<<grid(std::int64_t(items) + 1), kThreads>>>(keys.data(), items, heads.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        out.p_blocks = exclusive_total(heads.data(), run_ids.data(), items);
+        const Index pb = out.p_blocks;
+        out.p_columns = DeviceBuffer<Index>(pb);
+        out.p_rows = DeviceBuffer<Index>(pb);
+        out.smooth_offsets = DeviceBuffer<Index>(std::int64_t(pb) + 1);
+        EDN_CUDA_CHECK(cudaMemcpyAsync(out.smooth_offsets.data() + pb, entry_offsets.data() + n,
+                                       sizeof(Index), cudaMemcpyDeviceToDevice));
+        EDN_CUDA_CHECK(cudaMemsetAsync(flags.data(), 0, sizeof(Index) * (n + 1)));
+        k_runs<K><<<grid(items), kThreads>>>(keys.data(), items, heads.data(), run_ids.data(),
+                                             cbits, out.p_columns.data(), out.p_rows.data(),
+                                             out.smooth_offsets.data(), flags.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        out.p_offsets = DeviceBuffer<Index>(std::int64_t(n) + 1);
+        exclusive_sum(flags.data(), out.p_offsets.data(), n);
+    });
+    lap("P");
+    return products_and_coarse(p, slots, slots_host, cbits, rbits, flags, tail, out, lap);
+}
+
+LevelBuild build_given_level(const BinBcsrPatternView& fine, Index slots_host,
+                             const std::uint8_t* fixed, Index coarse_nodes, const Index* vertex,
+                             const double* weight, DeviceLevelBuild& out) {
+    const Index n = fine.num_rows;
+    const Pattern p{n, fine.bin_offsets, fine.columns, fine.row_counts};
+    out.n = n;
+    out.nc = coarse_nodes;
+    const Index* slots = fine.bin_offsets + fine.num_bins;
+    PhaseClock lap{out};
+    DeviceBuffer<Index> tail(5);
+    EDN_CUDA_CHECK(cudaMemsetAsync(tail.data(), 0, tail.bytes()));
+    DeviceBuffer<Index> flags(std::int64_t(n) + 1);
+    k_given_count<<<grid(n + 1), kThreads>>>(n, fixed, vertex, weight, flags.data());
+    EDN_CUDA_CHECK_LAUNCH();
+    out.p_offsets = DeviceBuffer<Index>(std::int64_t(n) + 1);
+    out.p_blocks = exclusive_total(flags.data(), out.p_offsets.data(), n);
+    const Index pb = out.p_blocks;
+    out.p_columns = DeviceBuffer<Index>(pb);
+    out.p_rows = DeviceBuffer<Index>(pb);
+    out.p_values = DeviceBuffer<float>(12 * std::int64_t(pb));
+    k_given_fill<<<grid(n), kThreads>>>(n, fixed, vertex, weight, out.p_offsets.data(),
+                                        out.p_columns.data(), out.p_rows.data(),
+                                        out.p_values.data());
+    // no aggregates and no smoothing: the maps of a fixed P
+    out.aggregate = DeviceBuffer<Index>(n);
+    k_fill<<<grid(n), kThreads>>>(out.aggregate.data(), n, -1);
+    out.smooth_offsets = DeviceBuffer<Index>(std::int64_t(pb) + 1);
+    EDN_CUDA_CHECK(cudaMemsetAsync(out.smooth_offsets.data(), 0, out.smooth_offsets.bytes()));
+    EDN_CUDA_CHECK_LAUNCH();
+    lap("P");
+    return products_and_coarse(p, slots, slots_host, bits_for(coarse_nodes), bits_for(n), flags,
+                               tail, out, lap);
+}
+
+void make_p1_transfer(const CellNodesView& cells, Index num_nodes, const std::vector<double>& local,
+                      Index* vertex, double* weight) {
+    EDN_VERIFY(
+        local.size() == 4 * std::size_t(cells.per_cell) && cells.per_cell <= 20, ErrorCode::Usage,
+        "p1 transfer: " << local.size() << " weights for " << cells.per_cell << " nodes per cell");
+    LocalWeights w{};
+    std::copy(local.begin(), local.end(), w.w);
+    k_fill<<<grid(3 * std::int64_t(num_nodes)), kThreads>>>(vertex, 3 * std::int64_t(num_nodes),
+                                                            -1);
+    EDN_CUDA_CHECK(cudaMemsetAsync(weight, 0, 3 * std::size_t(num_nodes) * sizeof(double)));
+    DeviceBuffer<Index> first(num_nodes);
+    k_fill<<<grid(num_nodes), kThreads>>>(first.data(), num_nodes, 0x7fffffff);
+    const unsigned int blocks = grid(std::int64_t(cells.num_cells) * cells.per_cell);
+    k_first_cell<<<blocks, kThreads>>>(cells, first.data());
+    k_p1_transfer<<<blocks, kThreads>>>(cells, w, first.data(), vertex, weight);
+    EDN_CUDA_CHECK_LAUNCH();
 }
 
 } // namespace edn::cuda

@@ -176,8 +176,9 @@ MultigridNullspace::MultigridNullspace(const MultigridHierarchy& h) : modes_(h.s
 }
 
 MultigridNullspace::MultigridNullspace(int modes, std::vector<Level> levels,
-                                       DeviceBuffer<Index> active, Index active_count)
-    : modes_(modes), levels_(std::move(levels)), active_(std::move(active)),
+                                       DeviceBuffer<Index> active, Index active_count,
+                                       std::size_t first)
+    : modes_(modes), first_(first), levels_(std::move(levels)), active_(std::move(active)),
       active_count_(active_count) {
     allocate();
 }

@@ -25,10 +25,11 @@ public:
     };
     /// The member lists of the aggregated levels of `h` (the symbolic hierarchy).
     explicit MultigridNullspace(const MultigridHierarchy& h);
-    /// Member lists made on the device (cuda/multigrid_build.cuh), level 0 aggregated: `active`
-    /// the aggregated nodes of level 0 in index order.
+    /// Member lists made on the device (cuda/multigrid_build.cuh) of the aggregated levels
+    /// `first`, `first` + 1, ... (first: 1 after a given transfer, else 0): `active` the
+    /// aggregated nodes of level `first` in index order.
     MultigridNullspace(int modes, std::vector<Level> levels, DeviceBuffer<Index> active,
-                       Index active_count);
+                       Index active_count, std::size_t first);
     /// T of level l into tentative[l] (device, float, the host layout of
     /// MultigridLevel::tentative; ignored for a given level) from the rigid-body modes at
     /// rest + displacement (device, 3 per node of the first aggregated level; displacement may

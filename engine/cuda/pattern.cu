@@ -2,6 +2,7 @@
 // sparse/bin_bcsr_pattern.hpp): exact row counts per simplex (Eq. 6), bin widths and an exclusive
 // scan, columns. cuda::Assembly::build_pattern (assembly.cu) allocates exactly between them.
 #include "cuda/assembly_impl.cuh"
+#include "cuda/read_back.cuh"
 
 #include <cub/device/device_scan.cuh>
 
@@ -193,7 +194,7 @@ Index bin_bcsr_bin_offsets(const Index* row_counts, Index num_rows, Index* bin_o
                                                      bin_offsets, bins + 1));
     }
     Index total = 0;
-    EDN_CUDA_CHECK(cudaMemcpy(&total, bin_offsets + bins, sizeof(Index), cudaMemcpyDeviceToHost));
+    read_back(bin_offsets + bins, &total);
     return total;
 }
 

@@ -25,8 +25,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <string_view>
+#include <utility>
 
 namespace edn {
 namespace {
@@ -140,7 +142,6 @@ public:
 protected:
     /// The multigrid levels were re-valued from the other kind of Hessian: again at the next
     /// assembly.
-    void projection_changed() override { multigrid_refresh_.invalidate(); }
     void restart_preconditioner() override { multigrid_refresh_.invalidate(); }
     void load_state(const std::vector<double>& x, const std::vector<double>& v) override {
         upload(x_, minus_rest(x));
@@ -210,6 +211,7 @@ private:
     std::unique_ptr<cuda::Multigrid> multigrid_;
     std::vector<std::uint8_t> multigrid_fixed_;
     MultigridRefresh multigrid_refresh_;
+    bool time_next_revalue_ = false; ///< EDN_MULTIGRID_BUILD=times: report the next re-value
     /// Builds the hierarchy for the present pins (`in_step`: by an assembly) and uploads it.
     void build_multigrid(bool in_step);
     LameParameters<float> lame_{};    ///< of the float Hessian (the Inline summation's K)
@@ -468,9 +470,20 @@ void CudaBackend::assemble(const double* y) {
     if (preconditioner_in_use(settings, layout.order) == Preconditioner::Multigrid) {
         if (!multigrid_ || multigrid_fixed_ != fixed) build_multigrid(true);
         if (multigrid_refresh_.revalue_at_assembly(settings.multigrid_every_iteration)) {
+            // (EDN_MULTIGRID_BUILD=times: the first re-value after a build timed too)
+            const bool timed = std::exchange(time_next_revalue_, false);
+            if (timed) EDN_CUDA_CHECK(cudaDeviceSynchronize());
+            const auto start = std::chrono::steady_clock::now();
             // the tentative prolongators follow the rigid-body modes of y (multigrid_modes)
             if (!settings.multigrid_rest_modes) multigrid_->retentative(rest_x_.data(), y);
             multigrid_->revalue(a);
+            if (timed) {
+                EDN_CUDA_CHECK(cudaDeviceSynchronize());
+                std::fprintf(stderr, "multigrid build: %-32s %8.3f ms\n", "first re-value",
+                             std::chrono::duration<double, std::milli>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count());
+            }
         }
     }
 }
@@ -480,13 +493,28 @@ void CudaBackend::build_multigrid(bool in_step) {
     MultigridSettings mg;
     mg.coarsest_dofs = 64; // inverted on the host at every re-value: keep it tiny
     multigrid_.reset();    // (its memory first)
-    // p = 1: built on the device (the host's hierarchy, bit for bit); EDN_MULTIGRID_BUILD=host
-    // builds it on the host, as p >= 2 does
+    // Built on the device (the host's hierarchy, bit for bit; p >= 2 with the P1 transfer of the
+    // order-p space first); EDN_MULTIGRID_BUILD=host builds it on the host.
     const char* env = std::getenv("EDN_MULTIGRID_BUILD");
-    if (layout.order == 1 && !(env && std::string_view(env) == "host")) {
+    if (!(env && std::string_view(env) == "host")) {
         try {
-            multigrid_ = cuda::Multigrid::build(assembly_->device_matrix().pattern, fixed,
-                                                fixed_.data(), rest_x_.data(), mg);
+            DeviceBuffer<Index> vertex;
+            DeviceBuffer<double> weight;
+            cuda::DeviceTransfer p1;
+            if (layout.order > 1) { // (make_coarse_space's prolongation, on the device)
+                const Index n = layout.num_nodes();
+                std::vector<double> local;
+                for (int a = 0; a < nodes_per_cell(layout.order); ++a)
+                    for (double w : local_node_barycentric(layout.order, a)) local.push_back(w);
+                vertex = DeviceBuffer<Index>(3 * std::size_t(n));
+                weight = DeviceBuffer<double>(3 * std::size_t(n));
+                cuda::make_p1_transfer(assembly_->device_cell_nodes(), n, local, vertex.data(),
+                                       weight.data());
+                p1 = {layout.num_vertices, vertex.data(), weight.data()};
+            }
+            multigrid_ =
+                cuda::Multigrid::build(assembly_->device_matrix().pattern, fixed, fixed_.data(),
+                                       rest_x_.data(), mg, layout.order > 1 ? &p1 : nullptr);
         } catch (const Error& error) { // the build's sorts need more than the hierarchy keeps
             if (error.code() != ErrorCode::OutOfMemory) throw;
             cudaGetLastError(); // (the failed allocation's error, not sticky: cleared)
@@ -502,6 +530,14 @@ void CudaBackend::build_multigrid(bool in_step) {
     multigrid_fixed_ = fixed;
     multigrid_refresh_.invalidate();
     count_solver_setup(start, in_step);
+    if (env && std::string_view(env) == "times") {
+        EDN_CUDA_CHECK(cudaDeviceSynchronize());
+        std::fprintf(
+            stderr, "multigrid build: %-32s %8.3f ms\n", "in the backend (all)",
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count());
+        time_next_revalue_ = true;
+    }
 }
 
 double CudaBackend::device_sum(const double* values, std::int64_t count) {

@@ -33,8 +33,9 @@ constexpr std::array<SettingsOption, 29> kOptions = {{
      "auto | per_entry | per_simplex | inline (default auto: per-simplex on CUDA for p = 1 meshes "
      "whose element blocks exceed 4x the L2 cache, per-entry otherwise)"},
     {"preconditioner", "P",
-     "two_level | block_jacobi | multigrid (default two_level: block Jacobi + P1 coarse "
-     "correction at p >= 2, multigrid at p = 1)"},
+     "multigrid | two_level | block_jacobi (default multigrid: smoothed aggregation, "
+     "p-multigrid to P1 first at p >= 2; two_level: block Jacobi + P1 coarse correction at "
+     "p >= 2, multigrid at p = 1)"},
     {"gravity", "G", "g along -z, or gx,gy,gz (default 9.81)"},
     {"damping", "A", "mass-proportional damping [1/s] (default 0)"},
     {"stiffness-damping", "B", "stiffness-proportional (Rayleigh beta) damping [s] (default 0)"},

@@ -91,11 +91,13 @@ struct SimulationSettings {
     /// Coarse PCG iterations per application of the two-level preconditioner; 0: the backend's
     /// measured default (solver/two_level.hpp: 6 on the GPU, 16 on the CPU).
     int coarse_iterations = 0;
-    /// Preconditioner of the Newton solves. TwoLevel (solver/two_level.hpp): block Jacobi + a P1
-    /// coarse correction, flexible CG, both backends, for order >= 2 (469 -> 55 CG iterations per
-    /// frame on a 127K-tet p = 2 box, bench/README.md); at p = 1, which has no coarser P1 space,
-    /// the default runs the multigrid (preconditioner_in_use).
-    Preconditioner preconditioner = Preconditioner::TwoLevel;
+    /// Preconditioner of the Newton solves. Multigrid (solver/multigrid.hpp, the default since
+    /// session 20: smoothed aggregation, p-multigrid to P1 first at p >= 2; its hierarchy is built
+    /// on the GPU at every order there), TwoLevel (solver/two_level.hpp: block Jacobi + a P1
+    /// coarse correction, for order >= 2; at p = 1, which has no coarser P1 space, it runs the
+    /// multigrid: preconditioner_in_use) or BlockJacobi. H100, 187K bunny, median frames:
+    /// multigrid 19.6 against two-level's 31.0 ms at p = 2, 108 against 109 at p = 3.
+    Preconditioner preconditioner = Preconditioner::Multigrid;
     /// Multigrid: re-value the hierarchy at every Newton iteration's assembly instead of once per
     /// step (solver/multigrid.hpp, MultigridRefresh).
     bool multigrid_every_iteration = false;
@@ -121,10 +123,10 @@ struct SimulationSettings {
     double ground_friction = 0;
 };
 
-/// The preconditioner the backends run for `s` at element order `order`: two-level (the default)
-/// is the multigrid at p = 1, where no coarser P1 space exists (H100 bunny, median frames:
-/// 187K 5.0 against block Jacobi's 7.8 ms, 1.15M 15.6 against 34.7; its hierarchy is built on
-/// the GPU in about 5 ms at 187K: bench/README.md, session 19).
+/// The preconditioner the backends run for `s` at element order `order`: two-level is the
+/// multigrid at p = 1, where no coarser P1 space exists (H100 bunny, median frames: 187K 5.0
+/// against block Jacobi's 7.8 ms, 1.15M 15.6 against 34.7; its hierarchy is built on the GPU in
+/// about 5 ms at 187K: bench/README.md, sessions 19 and 20).
 Preconditioner preconditioner_in_use(const SimulationSettings& s, int order);
 
 /// The summation a backend runs for `s` (Auto resolved) at element order `order` on `cells`

@@ -59,11 +59,11 @@ public:
         settings.pcg.relative_tolerance = relative_tolerance;
     }
     /// Newton's choice for the next evaluations (HessianProjection::OnDemand); a change makes
-    /// the next assembly re-value the preconditioner's levels (projection_changed()).
+    /// the next assembly re-value the preconditioner's levels (restart_preconditioner()).
     void set_projection(bool project) override {
         if (project == projecting_) return;
         projecting_ = project;
-        projection_changed();
+        restart_preconditioner();
     }
     /// Whether element Hessians are projected now: always, never, or as Newton last set it.
     bool project_hessians() const {
@@ -103,7 +103,8 @@ public:
     /// Called after pins changed.
     virtual void pins_changed() {}
     /// Drops the preconditioner's lagged values: the next assembly re-values them (a state
-    /// taken for saving resumes with none, Simulation::solver_memory).
+    /// taken for saving resumes with none, Simulation::solver_memory; the element Hessians
+    /// change kind, set_projection).
     virtual void restart_preconditioner() {}
     /// Called after `drag` changed (the CUDA backend uploads a new region).
     virtual void drag_changed() {}
@@ -156,8 +157,6 @@ public:
 protected:
     /// Positions and velocities (3 per node each) into the backend's state.
     virtual void load_state(const std::vector<double>& x, const std::vector<double>& v) = 0;
-    /// The element Hessians change kind from the next evaluation (set_projection).
-    virtual void projection_changed() {}
 
 private:
     bool projecting_ = false; ///< set_projection's last value (on demand: starts exact)

@@ -4,9 +4,11 @@
 // first). Skipped without a device.
 #include "cuda/cuda_multigrid.hpp"
 #include "cuda/cuda_pcg.hpp"
+#include "mesh/node_layout.hpp"
 #include "sim/simulation.hpp"
 #include "solver/multigrid.hpp"
 #include "solver/two_level.hpp"
+#include "sparse/bin_bcsr_pattern.hpp"
 #include "support/backend.hpp"
 #include "support/compare.hpp"
 #include "support/device_arrays.hpp"
@@ -16,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>
+#include <utility>
 
 namespace edn {
 namespace {
@@ -190,98 +193,115 @@ void expect_same(const std::vector<Index>& a, const std::vector<Index>& b, const
 // cpu::build_multigrid's aggregates, patterns and maps (the default, greedy aggregation) bit for
 // bit on every level; its tentative prolongators (from the rest positions, on the device) and
 // its re-valued operators and cycle equal the CPU's to float rounding; pinned and unpinned, on
-// boxes whose coarse levels have long and short rows. With every node pinned there is no level
-// to build: null (the caller builds on the host).
+// boxes whose coarse levels have long and short rows. At p = 2 and 3 (instance p2) level 0 is
+// p-multigrid's given P1 transfer (its P values too) and the aggregation starts below it. With
+// every node pinned there is no level to build: null (the caller builds on the host).
 TEST_P(CudaMultigrid, DeviceBuildEqualsCpu) {
 #if defined(EDN_WITH_CUDA) && EDN_WITH_CUDA
-    if (GetParam() != 1) GTEST_SKIP() << "the device build is p = 1's";
-    for (const int k : {4, 7, 11})
-        for (const bool pinned : {true, false}) {
-            SCOPED_TRACE("k " + std::to_string(k) + (pinned ? " pinned" : " free"));
-            test::LinearSystem s(
-                test::make_random_perturbed_box(k, k + 1, 2 * k, 0.5, 0.5, 1.0, 0.1, 3 + k), 1,
-                1e-3);
-            const std::vector<std::uint8_t> fixed =
-                pinned ? s.bottom_nodes() : std::vector<std::uint8_t>(s.rows(), 0);
-            MultigridSettings settings;
-            settings.coarsest_dofs = 60;
-            std::vector<double> positions;
-            for (const Vec3& x : s.f->mesh.positions)
-                for (int a = 0; a < 3; ++a) positions.push_back(x[a]);
-            MultigridHierarchy h =
-                cpu::build_multigrid(s.f->pattern, positions.data(), fixed.data(), settings);
-            ASSERT_GE(h.num_levels(), 3);
-            const cuda::DeviceMatrix a(s.af);
-            const cuda::DeviceBuffer<std::uint8_t> fixed_d = test::to_device(fixed);
-            const cuda::DeviceBuffer<double> rest_d = test::to_device(positions);
-            std::unique_ptr<cuda::Multigrid> gpu = cuda::Multigrid::build(
-                a.view().pattern, fixed, fixed_d.data(), rest_d.data(), settings);
-            ASSERT_TRUE(gpu);
-            ASSERT_EQ(gpu->num_levels(), h.num_levels());
-            for (std::size_t l = 0; l < h.levels.size(); ++l) {
-                SCOPED_TRACE("level " + std::to_string(l));
-                const MultigridLevel& c = h.levels[l];
-                const cuda::SymbolicLevel d = gpu->download_symbolic(int(l));
-                expect_same(d.aggregate, c.aggregate, "d.aggregate");
-                expect_same(d.p_offsets, c.prolongator.offsets, "d.p_offsets");
-                expect_same(d.p_columns, c.prolongator.columns, "d.p_columns");
-                // the smoothing map, inverted: per P block its entries, ascending
-                std::vector<Index> smooth_offsets(c.prolongator.columns.size() + 1, 0),
-                    smooth_entries;
-                for (Index t : c.smooth_target)
-                    if (t >= 0) ++smooth_offsets[t + 1];
-                for (std::size_t t = 1; t < smooth_offsets.size(); ++t)
-                    smooth_offsets[t] += smooth_offsets[t - 1];
-                smooth_entries.resize(smooth_offsets.back());
-                std::vector<Index> next(smooth_offsets.begin(), smooth_offsets.end() - 1);
-                for (std::size_t e = 0; e < c.smooth_target.size(); ++e)
-                    if (c.smooth_target[e] >= 0)
-                        smooth_entries[next[c.smooth_target[e]]++] = Index(e);
-                expect_same(d.smooth_offsets, smooth_offsets, "d.smooth_offsets");
-                expect_same(d.smooth_entries, smooth_entries, "d.smooth_entries");
-                expect_same(d.pair_offsets, c.product_offsets, "d.pair_offsets");
-                expect_same(d.pair_entry, c.product_entry, "d.pair_entry");
-                expect_same(d.pair_p, c.product_p, "d.pair_p");
-                expect_same(d.r_offsets, c.restriction_offsets, "d.r_offsets");
-                expect_same(d.r_blocks, c.restriction_blocks, "d.r_blocks");
-                expect_same(d.r_rows, c.restriction_rows, "d.r_rows");
-                expect_same(d.g_offsets, c.galerkin_offsets, "d.g_offsets");
-                expect_same(d.g_p, c.galerkin_p, "d.g_p");
-                expect_same(d.g_ap, c.galerkin_ap, "d.g_ap");
-                expect_same(d.g_mirror, c.galerkin_mirror, "d.g_mirror");
-                const Index c_slots = h.coarse[l].pattern.num_slots();
-                std::vector<Index> g_entries;
-                for (Index e = 0; e + 1 < Index(c.galerkin_offsets.size()); ++e)
-                    if (e >= c_slots || c.galerkin_offsets[e + 1] > c.galerkin_offsets[e])
-                        g_entries.push_back(e);
-                expect_same(d.g_entries, g_entries, "d.g_entries");
-                const BinBcsrPattern& cp = h.coarse[l].pattern;
-                expect_same(d.coarse.bin_offsets, cp.bin_offsets, "coarse bin offsets");
-                expect_same(d.coarse.row_counts, cp.row_counts, "coarse row counts");
-                expect_same(d.coarse.columns, cp.columns, "coarse columns");
-                double scale = 0;
-                const double t_err =
-                    max_abs_diff(gpu->download_tentative(int(l)), c.tentative, scale);
-                EXPECT_LT(t_err, 1e-5 * scale);
+    const std::vector<int> orders = GetParam() == 1 ? std::vector<int>{1} : std::vector<int>{2, 3};
+    for (const int order : orders)
+        for (const int k : order == 3 ? std::vector<int>{3, 5} : std::vector<int>{4, 7, 11})
+            for (const bool pinned : {true, false}) {
+                SCOPED_TRACE("p " + std::to_string(order) + " k " + std::to_string(k) +
+                             (pinned ? " pinned" : " free"));
+                test::LinearSystem s(
+                    test::make_random_perturbed_box(k, k + 1, 2 * k, 0.5, 0.5, 1.0, 0.1, 3 + k),
+                    order, 1e-3);
+                const std::vector<std::uint8_t> fixed =
+                    pinned ? s.bottom_nodes() : std::vector<std::uint8_t>(s.rows(), 0);
+                MultigridSettings settings;
+                settings.coarsest_dofs = 60;
+                std::vector<double> positions;
+                for (const Vec3& x : s.f->mesh.positions)
+                    for (int a = 0; a < 3; ++a) positions.push_back(x[a]);
+                MultigridHierarchy h = make_hierarchy(s, order, fixed);
+                ASSERT_GE(h.num_levels(), 3);
+                const cuda::DeviceMatrix a(s.af);
+                const cuda::DeviceBuffer<std::uint8_t> fixed_d = test::to_device(fixed);
+                const cuda::DeviceBuffer<double> rest_d = test::to_device(positions);
+                const CoarseSpace space =
+                    order > 1 ? make_coarse_space(s.f->mesh, s.f->topology, s.f->layout, false)
+                              : CoarseSpace{};
+                const cuda::DeviceBuffer<Index> vertex_d = test::to_device(space.pro_vertex);
+                const cuda::DeviceBuffer<double> weight_d = test::to_device(space.pro_weight);
+                const cuda::DeviceTransfer p1{space.num_vertices, vertex_d.data(), weight_d.data()};
+                std::unique_ptr<cuda::Multigrid> gpu =
+                    cuda::Multigrid::build(a.view().pattern, fixed, fixed_d.data(), rest_d.data(),
+                                           settings, order > 1 ? &p1 : nullptr);
+                ASSERT_TRUE(gpu);
+                if (order > 1) { // the given P's values
+                    double scale = 0;
+                    const double p_err = max_abs_diff(gpu->download_prolongator(0),
+                                                      h.levels[0].prolongator.values, scale);
+                    EXPECT_LE(p_err, 1e-7 * scale); // (float weights)
+                    EXPECT_EQ(h.levels[0].prolongator.values.size(),
+                              gpu->download_prolongator(0).size());
+                }
+                ASSERT_EQ(gpu->num_levels(), h.num_levels());
+                for (std::size_t l = 0; l < h.levels.size(); ++l) {
+                    SCOPED_TRACE("level " + std::to_string(l));
+                    const MultigridLevel& c = h.levels[l];
+                    const cuda::SymbolicLevel d = gpu->download_symbolic(int(l));
+                    expect_same(d.aggregate, c.aggregate, "d.aggregate");
+                    expect_same(d.p_offsets, c.prolongator.offsets, "d.p_offsets");
+                    expect_same(d.p_columns, c.prolongator.columns, "d.p_columns");
+                    // the smoothing map, inverted: per P block its entries, ascending
+                    std::vector<Index> smooth_offsets(c.prolongator.columns.size() + 1, 0),
+                        smooth_entries;
+                    for (Index t : c.smooth_target)
+                        if (t >= 0) ++smooth_offsets[t + 1];
+                    for (std::size_t t = 1; t < smooth_offsets.size(); ++t)
+                        smooth_offsets[t] += smooth_offsets[t - 1];
+                    smooth_entries.resize(smooth_offsets.back());
+                    std::vector<Index> next(smooth_offsets.begin(), smooth_offsets.end() - 1);
+                    for (std::size_t e = 0; e < c.smooth_target.size(); ++e)
+                        if (c.smooth_target[e] >= 0)
+                            smooth_entries[next[c.smooth_target[e]]++] = Index(e);
+                    expect_same(d.smooth_offsets, smooth_offsets, "d.smooth_offsets");
+                    expect_same(d.smooth_entries, smooth_entries, "d.smooth_entries");
+                    expect_same(d.pair_offsets, c.product_offsets, "d.pair_offsets");
+                    expect_same(d.pair_entry, c.product_entry, "d.pair_entry");
+                    expect_same(d.pair_p, c.product_p, "d.pair_p");
+                    expect_same(d.r_offsets, c.restriction_offsets, "d.r_offsets");
+                    expect_same(d.r_blocks, c.restriction_blocks, "d.r_blocks");
+                    expect_same(d.r_rows, c.restriction_rows, "d.r_rows");
+                    expect_same(d.g_offsets, c.galerkin_offsets, "d.g_offsets");
+                    expect_same(d.g_p, c.galerkin_p, "d.g_p");
+                    expect_same(d.g_ap, c.galerkin_ap, "d.g_ap");
+                    expect_same(d.g_mirror, c.galerkin_mirror, "d.g_mirror");
+                    const Index c_slots = h.coarse[l].pattern.num_slots();
+                    std::vector<Index> g_entries;
+                    for (Index e = 0; e + 1 < Index(c.galerkin_offsets.size()); ++e)
+                        if (e >= c_slots || c.galerkin_offsets[e + 1] > c.galerkin_offsets[e])
+                            g_entries.push_back(e);
+                    expect_same(d.g_entries, g_entries, "d.g_entries");
+                    const BinBcsrPattern& cp = h.coarse[l].pattern;
+                    expect_same(d.coarse.bin_offsets, cp.bin_offsets, "coarse bin offsets");
+                    expect_same(d.coarse.row_counts, cp.row_counts, "coarse row counts");
+                    expect_same(d.coarse.columns, cp.columns, "coarse columns");
+                    double scale = 0;
+                    const double t_err =
+                        max_abs_diff(gpu->download_tentative(int(l)), c.tentative, scale);
+                    EXPECT_LE(t_err, 1e-5 * scale); // (0 = 0 for a given level: no T)
+                }
+                cpu::revalue_multigrid(h, s.a.view());
+                gpu->revalue(a.view());
+                for (std::size_t l = 0; l < h.levels.size(); ++l) {
+                    double scale = 0;
+                    std::vector<double> cv = h.coarse[l].values;
+                    cv.insert(cv.end(), h.coarse[l].diag.begin(), h.coarse[l].diag.end());
+                    const double err = max_abs_diff(gpu->download_coarse(int(l)), cv, scale);
+                    EXPECT_LT(err, 1e-4 * scale) << "level " << l; // (scale: set by max_abs_diff)
+                }
+                std::vector<double> r = test::random_vector(s.dofs(), 17);
+                for (Index i = 0; i < s.rows(); ++i)
+                    if (fixed[i]) r[3 * i] = r[3 * i + 1] = r[3 * i + 2] = 0;
+                std::vector<double> z(r.size());
+                cpu::apply_multigrid(h, s.a.view(), r.data(), z.data());
+                const std::vector<float> zf =
+                    gpu->apply(a.view(), std::vector<float>(r.begin(), r.end()));
+                EXPECT_LT(test::relative_error(zf, z), 2e-3);
             }
-            cpu::revalue_multigrid(h, s.a.view());
-            gpu->revalue(a.view());
-            for (std::size_t l = 0; l < h.levels.size(); ++l) {
-                double scale = 0;
-                std::vector<double> cv = h.coarse[l].values;
-                cv.insert(cv.end(), h.coarse[l].diag.begin(), h.coarse[l].diag.end());
-                const double err = max_abs_diff(gpu->download_coarse(int(l)), cv, scale);
-                EXPECT_LT(err, 1e-4 * scale) << "level " << l; // (scale: set by max_abs_diff)
-            }
-            std::vector<double> r = test::random_vector(s.dofs(), 17);
-            for (Index i = 0; i < s.rows(); ++i)
-                if (fixed[i]) r[3 * i] = r[3 * i + 1] = r[3 * i + 2] = 0;
-            std::vector<double> z(r.size());
-            cpu::apply_multigrid(h, s.a.view(), r.data(), z.data());
-            const std::vector<float> zf =
-                gpu->apply(a.view(), std::vector<float>(r.begin(), r.end()));
-            EXPECT_LT(test::relative_error(zf, z), 2e-3);
-        }
     test::LinearSystem s(test::make_random_perturbed_box(4, 4, 4, 0.5, 0.5, 1.0, 0.1, 3), 1, 1e-3);
     const std::vector<std::uint8_t> all(s.rows(), 1);
     const cuda::DeviceMatrix a(s.af);
@@ -289,6 +309,49 @@ TEST_P(CudaMultigrid, DeviceBuildEqualsCpu) {
     std::vector<double> positions(3 * static_cast<std::size_t>(s.rows()), 0.0);
     const cuda::DeviceBuffer<double> rest_d = test::to_device(positions);
     EXPECT_FALSE(cuda::Multigrid::build(a.view().pattern, all, all_d.data(), rest_d.data(), {}));
+#endif
+}
+
+// The P1 transfer made on the device from the cell node table (cuda::make_p1_transfer) is
+// make_coarse_space's bit for bit: per node the same (vertex, weight) entries (the first cell's:
+// the last bits of a weight differ from cell to cell at p = 3), ascending by vertex (the host
+// lists them in that cell's order), at p = 2 and 3.
+TEST_P(CudaMultigrid, P1TransferOnTheDeviceEqualsTheHosts) {
+#if defined(EDN_WITH_CUDA) && EDN_WITH_CUDA
+    if (GetParam() == 1) GTEST_SKIP() << "p = 1 has no P1 transfer";
+    for (const int order : {2, 3}) {
+        SCOPED_TRACE("p " + std::to_string(order));
+        test::LinearSystem s(test::make_random_perturbed_box(3, 4, 5, 0.5, 0.5, 1.0, 0.1, 7), order,
+                             1e-3);
+        const NodeLayout& layout = s.f->layout;
+        const CoarseSpace space = make_coarse_space(s.f->mesh, s.f->topology, layout, false);
+        const int m = nodes_per_cell(order);
+        std::vector<double> local;
+        for (int a = 0; a < m; ++a)
+            for (double w : local_node_barycentric(order, a)) local.push_back(w);
+        const cuda::DeviceBuffer<Index> cells_d =
+            test::to_device(cell_node_table(s.f->topology, s.f->mesh.cells, layout));
+        const Index n = layout.num_nodes();
+        cuda::DeviceBuffer<Index> vertex_d(3 * std::size_t(n));
+        cuda::DeviceBuffer<double> weight_d(3 * std::size_t(n));
+        cuda::make_p1_transfer({cells_d.data(), m, s.f->mesh.num_cells()}, n, local,
+                               vertex_d.data(), weight_d.data());
+        const std::vector<Index> vertex = test::to_host(vertex_d);
+        const std::vector<double> weight = test::to_host(weight_d);
+        Index mismatches = 0;
+        for (Index i = 0; i < n; ++i) {
+            std::vector<std::pair<Index, double>> host, device;
+            for (int k = 0; k < 3; ++k) {
+                if (space.pro_vertex[3 * i + k] >= 0)
+                    host.emplace_back(space.pro_vertex[3 * i + k], space.pro_weight[3 * i + k]);
+                if (vertex[3 * i + k] >= 0)
+                    device.emplace_back(vertex[3 * i + k], weight[3 * i + k]);
+            }
+            std::sort(host.begin(), host.end());
+            mismatches += host != device; // (the device's: sorted already)
+        }
+        EXPECT_EQ(mismatches, 0);
+    }
 #endif
 }
 

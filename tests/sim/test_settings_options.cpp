@@ -57,7 +57,7 @@ TEST(SettingsOptions, EveryOptionChangesItsSetting) {
         {"static", ""},
         {"backend", "cuda"},
         {"summation", "per_simplex"},
-        {"preconditioner", "multigrid"},
+        {"preconditioner", "two_level"},
         {"gravity", "1,2,3"},
         {"damping", "0.5"},
         {"stiffness-damping", "0.01"},
@@ -89,10 +89,14 @@ TEST(SettingsOptions, EveryOptionChangesItsSetting) {
         EXPECT_TRUE(covered.count(option.name)) << option.name << " has no sample here";
 }
 
-// Two-level (the default) is the multigrid at p = 1; explicit choices stay.
+// The multigrid is the default at every order; two-level is the multigrid at p = 1 (no coarser
+// P1 space); the other choices stay.
 TEST(SettingsOptions, PreconditionerInUseFollowsTheOrder) {
     SimulationSettings s;
-    EXPECT_EQ(s.preconditioner, Preconditioner::TwoLevel);
+    EXPECT_EQ(s.preconditioner, Preconditioner::Multigrid);
+    for (int order : {1, 2, 3})
+        EXPECT_EQ(preconditioner_in_use(s, order), Preconditioner::Multigrid);
+    s.preconditioner = Preconditioner::TwoLevel;
     EXPECT_EQ(preconditioner_in_use(s, 1), Preconditioner::Multigrid);
     EXPECT_EQ(preconditioner_in_use(s, 2), Preconditioner::TwoLevel);
     EXPECT_EQ(preconditioner_in_use(s, 3), Preconditioner::TwoLevel);

@@ -1,6 +1,7 @@
 // Two-level preconditioner (solver/two_level.hpp): the coarse space against brute force, the
 // flexible PCG against block-Jacobi PCG, and the CPU simulation with it.
 #include "core/error.hpp"
+#include "mesh/node_layout.hpp"
 #include "sim/simulation.hpp"
 #include "solver/two_level.hpp"
 #include "sparse/spmv.hpp"
@@ -8,6 +9,8 @@
 #include "support/linear_system.hpp"
 #include "support/random.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <gtest/gtest.h>
 #include <map>
@@ -26,6 +29,37 @@ BinBcsrMatrix<double> fine_matrix(const AssemblyFixture& f, double shift) {
 }
 
 class TwoLevelTest : public ::testing::TestWithParam<int> {};
+
+// Every cell that holds a node gives it the same interpolation (its vertices, with the local
+// barycentric weights of the node's local index there) up to the last bit of a weight: a p = 3
+// edge node's 1/3 is 1 - 2/3 from one end; make_coarse_space takes the first cell's, and so does
+// the GPU's make_p1_transfer (bit for bit the host's).
+TEST_P(TwoLevelTest, EveryCellGivesANodeTheSameInterpolation) {
+    const int order = GetParam();
+    AssemblyFixture f(test::make_random_perturbed_box(3, 4, 5, 0.5, 0.5, 1.0, 0.1, 7), order);
+    const int m = nodes_per_cell(order);
+    std::vector<Index> nodes(static_cast<std::size_t>(m));
+    std::map<Index, std::vector<std::pair<Index, double>>> first;
+    Index mismatches = 0;
+    for (Index t = 0; t < f.mesh.num_cells(); ++t) {
+        cell_nodes(f.topology, f.mesh.cells, f.layout, t, nodes.data());
+        for (int a = 0; a < m; ++a) {
+            const std::array<double, 4> w = local_node_barycentric(order, a);
+            std::vector<std::pair<Index, double>> entries;
+            for (int v = 0; v < 4; ++v)
+                if (w[v] != 0) entries.emplace_back(f.mesh.cells[t][v], w[v]);
+            std::sort(entries.begin(), entries.end());
+            const auto [it, inserted] = first.emplace(nodes[a], entries);
+            if (inserted) continue;
+            bool same = it->second.size() == entries.size();
+            for (std::size_t k = 0; same && k < entries.size(); ++k)
+                same = it->second[k].first == entries[k].first &&
+                       std::abs(it->second[k].second - entries[k].second) <= 1e-15;
+            mismatches += !same;
+        }
+    }
+    EXPECT_EQ(mismatches, 0);
+}
 
 TEST_P(TwoLevelTest, ProlongationInterpolatesLinearFieldsAndRestrictionIsItsTranspose) {
     const int order = GetParam();

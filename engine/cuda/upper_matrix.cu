@@ -174,9 +174,12 @@ int UpperMatrix::chosen_warps_per_bin() const {
     // Warps per bin, measured on the H100 (us, 1 / 8 warps): p = 1 403K 11.2 / 10.2, 720K
     // 16.4 / 18.6, 1.1M 25.6 / 27.0; p = 2 127K 82.3 / 58.0, 403K 180 / 192, 720K 332 / 340,
     // 1.1M 536 / 522; p = 3 127K 363 / 331, 403K 1052 / 1059. Eight warps where the bins are
-    // few or their rows long and the matrix moderate, one where many short rows fill the GPU.
+    // few or their rows long, one where many short rows fill the GPU. (Long rows had one warp
+    // above 2^24 slots until session 20: in the multigrid cycle's half products of the 187K
+    // bunny at p = 3, which has more, one thread per row left the loads latency bound (DRAM at
+    // 38% and L2 at 66% of peak, 584 us); eight warps took its frames 108.6 -> 96.6 ms, H100.)
     const double width = d.rows ? double(d.slots) / double(d.rows) : 0.0;
-    return (width <= 10.0 ? d.rows <= 100'000 : d.slots <= (Index{1} << 24)) ? 8 : 1;
+    return width > 10.0 || d.rows <= 100'000 ? 8 : 1;
 }
 
 std::vector<float> UpperMatrix::multiply(const std::vector<float>& x, int warps_per_bin) const {

@@ -468,6 +468,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
         .add("integrator", integrator_name(s.integrator))
         .add("backend", backend_name(s.backend))
         .add("summation", summation_method_name(s.summation))
+        .add("summation_in_use", summation_method_name(sim.summation()))
         .add("preconditioner", preconditioner_name(preconditioner_in_use(s, s.order)))
         .add("newton", s.max_newton_iterations)
         .add("newton_tol", s.newton_tolerance)

@@ -94,6 +94,7 @@ public:
         return out;
     }
 
+    SummationMethod summation() const override { return summation_; }
     std::size_t element_block_bytes() const override { return blocks_.size() * sizeof(double); }
 
     // Newton operations (solver/newton.hpp).

@@ -79,6 +79,7 @@ public:
     }
     std::int64_t nnz_blocks() const override { return assembly_->nnz_blocks(); }
     std::size_t matrix_bytes() const override { return assembly_->matrix_bytes(); }
+    SummationMethod summation() const override { return summation_; }
     std::size_t element_block_bytes() const override { // blocks, or p = 1 inline's frames
         return assembly_->element_bytes() + frame_records_.bytes();
     }

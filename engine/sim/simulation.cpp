@@ -324,6 +324,9 @@ const SimulationSettings& Simulation::settings() const {
 Index Simulation::num_nodes() const {
     return backend_->layout.num_nodes();
 }
+SummationMethod Simulation::summation() const {
+    return backend_->summation();
+}
 std::int64_t Simulation::nnz_blocks() const {
     return backend_->nnz_blocks();
 }

@@ -313,6 +313,8 @@ public:
     /// slot order may differ from a host-built topology's, so ask here rather than rebuild it).
     const std::vector<Index>& cell_nodes() const;
     const SimulationSettings& settings() const;
+    /// The summation the backend runs (settings().summation resolved: summation_in_use).
+    SummationMethod summation() const;
     Index num_nodes() const;
     /// Non-zero 3x3 blocks of the system matrix (diagonal included).
     std::int64_t nnz_blocks() const;

@@ -108,6 +108,8 @@ public:
     virtual void restart_preconditioner() {}
     /// Called after `drag` changed (the CUDA backend uploads a new region).
     virtual void drag_changed() {}
+    /// The summation it runs (settings.summation resolved: summation_in_use).
+    virtual SummationMethod summation() const = 0;
     /// Non-zero blocks and bytes of the system matrix.
     virtual std::int64_t nnz_blocks() const { return pattern.nnz_blocks(); }
     virtual std::size_t matrix_bytes() const { return pattern.matrix_bytes(sizeof(double)); }

@@ -592,6 +592,7 @@ TEST_F(App, SwitchingOrderSummationMaterialMidRunStaysFinite) {
     EXPECT_NE(stats.find("\"finite\": true"), std::string::npos) << stats;
     EXPECT_NE(stats.find("\"order\": 1"), std::string::npos) << stats;
     EXPECT_NE(stats.find("\"summation\": \"inline\""), std::string::npos) << stats;
+    EXPECT_NE(stats.find("\"summation_in_use\": \"inline\""), std::string::npos) << stats;
     EXPECT_NE(stats.find("\"material\": \"linear\""), std::string::npos) << stats;
     EXPECT_NE(stats.find("\"preconditioner\": \"block_jacobi\""), std::string::npos) << stats;
     EXPECT_EQ(json_number(stats, "nodes"), 27.0) << stats;

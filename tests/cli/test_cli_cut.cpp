@@ -141,6 +141,9 @@ TEST_F(CliCut, TwoLevelPreconditionerOptionAtOrderTwo) {
     const std::string json = read_text(out);
     EXPECT_NE(json.find("\"preconditioner\":\"two_level\""), std::string::npos)
         << json.substr(0, 1500);
+    // the summation setting (auto) and the method it resolved to (per-entry on the CPU)
+    EXPECT_NE(json.find("\"summation\":\"auto\""), std::string::npos);
+    EXPECT_NE(json.find("\"summation_in_use\":\"per_entry\""), std::string::npos);
     const std::vector<FrameRecord> frames = read_frames(json);
     ASSERT_EQ(frames.size(), 4u);
     EXPECT_EQ(frames[3].components, 2);

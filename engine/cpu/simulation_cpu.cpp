@@ -150,9 +150,6 @@ public:
     double energy_rounding() const override { return kDoubleEnergyRounding; } // double sums
 
 protected:
-    /// The multigrid levels were re-valued from the other kind of Hessian: again at the next
-    /// assembly.
-    void restart_preconditioner() override { multigrid_refresh_.invalidate(); }
     void load_state(const std::vector<double>& x, const std::vector<double>& v) override {
         x_ = x;
         v_ = v;
@@ -246,7 +243,6 @@ private:
     std::optional<CoarseSpace> coarse_; ///< the two-level preconditioner's P1 space (p >= 2)
     /// The multigrid hierarchy, built on the first assemble() and again when the pins change.
     std::optional<MultigridHierarchy> multigrid_;
-    MultigridRefresh multigrid_refresh_;
     BinBcsrMatrix<double> coarse_matrix_;
     TwoLevelWorkspace two_level_ws_;
     std::vector<double> coarse_blocks_, node_diagonal_; ///< scratch of the coarse assembly

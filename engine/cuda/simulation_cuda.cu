@@ -141,9 +141,6 @@ public:
     double energy_rounding() const override { return kDoubleEnergyRounding; }
 
 protected:
-    /// The multigrid levels were re-valued from the other kind of Hessian: again at the next
-    /// assembly.
-    void restart_preconditioner() override { multigrid_refresh_.invalidate(); }
     void load_state(const std::vector<double>& x, const std::vector<double>& v) override {
         upload(x_, minus_rest(x));
         upload(v_, v);
@@ -207,11 +204,10 @@ private:
     std::unique_ptr<cuda::Pcg> pcg_;
     std::unique_ptr<cuda::CoarseLevel> coarse_; ///< two-level preconditioner (p >= 2)
     /// Multigrid preconditioner: built on the first assemble() and when the pins change
-    /// (multigrid_fixed_: the pins it was built for); at p = 1 on the device, else on the host
-    /// from the downloaded pattern.
+    /// (multigrid_fixed_: the pins it was built for), on the device (on the host from the
+    /// downloaded pattern where the device build does not apply or runs out of memory).
     std::unique_ptr<cuda::Multigrid> multigrid_;
     std::vector<std::uint8_t> multigrid_fixed_;
-    MultigridRefresh multigrid_refresh_;
     bool time_next_revalue_ = false; ///< EDN_MULTIGRID_BUILD=times: report the next re-value
     /// Builds the hierarchy for the present pins (`in_step`: by an assembly) and uploads it.
     void build_multigrid(bool in_step);
@@ -473,8 +469,11 @@ void CudaBackend::assemble(const double* y) {
         if (multigrid_refresh_.revalue_at_assembly(settings.multigrid_every_iteration)) {
             // (EDN_MULTIGRID_BUILD=times: the first re-value after a build timed too)
             const bool timed = std::exchange(time_next_revalue_, false);
-            if (timed) EDN_CUDA_CHECK(cudaDeviceSynchronize());
-            const auto start = std::chrono::steady_clock::now();
+            std::chrono::steady_clock::time_point start;
+            if (timed) {
+                EDN_CUDA_CHECK(cudaDeviceSynchronize());
+                start = std::chrono::steady_clock::now();
+            }
             // the tentative prolongators follow the rigid-body modes of y (multigrid_modes)
             if (!settings.multigrid_rest_modes) multigrid_->retentative(rest_x_.data(), y);
             multigrid_->revalue(a);

@@ -96,7 +96,7 @@ struct SimulationSettings {
     /// on the GPU at every order there), TwoLevel (solver/two_level.hpp: block Jacobi + a P1
     /// coarse correction, for order >= 2; at p = 1, which has no coarser P1 space, it runs the
     /// multigrid: preconditioner_in_use) or BlockJacobi. H100, 187K bunny, median frames:
-    /// multigrid 19.6 against two-level's 31.0 ms at p = 2, 108 against 109 at p = 3.
+    /// multigrid 19.9 against two-level's 31.2 ms at p = 2, 102.5 against 110.9 at p = 3.
     Preconditioner preconditioner = Preconditioner::Multigrid;
     /// Multigrid: re-value the hierarchy at every Newton iteration's assembly instead of once per
     /// step (solver/multigrid.hpp, MultigridRefresh).

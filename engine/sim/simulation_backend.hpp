@@ -4,6 +4,7 @@
 #include "mesh/node_layout.hpp"
 #include "mesh/topology.hpp"
 #include "sim/simulation.hpp"
+#include "solver/multigrid.hpp"
 #include "solver/newton.hpp"
 #include "sparse/bin_bcsr_pattern.hpp"
 
@@ -102,10 +103,10 @@ public:
     virtual void prepare_solver() {}
     /// Called after pins changed.
     virtual void pins_changed() {}
-    /// Drops the preconditioner's lagged values: the next assembly re-values them (a state
-    /// taken for saving resumes with none, Simulation::solver_memory; the element Hessians
-    /// change kind, set_projection).
-    virtual void restart_preconditioner() {}
+    /// Drops the multigrid's lagged values: the next assembly re-values them (a state taken for
+    /// saving resumes with none, Simulation::solver_memory; the element Hessians change kind,
+    /// set_projection).
+    void restart_preconditioner() { multigrid_refresh_.invalidate(); }
     /// Called after `drag` changed (the CUDA backend uploads a new region).
     virtual void drag_changed() {}
     /// The summation it runs (settings.summation resolved: summation_in_use).
@@ -157,6 +158,8 @@ public:
     }
 
 protected:
+    /// When the backend's multigrid hierarchy is re-valued (the same rule on both backends).
+    MultigridRefresh multigrid_refresh_;
     /// Positions and velocities (3 per node each) into the backend's state.
     virtual void load_state(const std::vector<double>& x, const std::vector<double>& v) = 0;
 

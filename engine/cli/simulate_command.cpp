@@ -444,6 +444,7 @@ int run_simulate(const std::vector<std::string>& arguments) {
                                .add("cg_iterations", r.solve_iterations)
                                .add("step_lengths", r.step_lengths)
                                .add("projection_fallbacks", r.projection_fallbacks)
+                               .add("truncated_solves", r.truncated_solves)
                                .add("projected", r.projected));
         frame_records.push_back(j.json());
     }

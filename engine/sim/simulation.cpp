@@ -202,11 +202,7 @@ SolverMemory Simulation::solver_memory() const {
     // does the same from here on, and the two continue alike (bit for bit on the CPU).
     backend_->restart_preconditioner();
     const NewtonMemory& memory = backend_->newton_memory;
-    SolverMemory result{memory.strain_at_x,
-                        memory.kinetic_at_x,
-                        {},
-                        memory.projected_steps,
-                        memory.projection_hold};
+    SolverMemory result{memory.strain_at_x, memory.kinetic_at_x, {}};
     if (memory.have_first_direction) result.warm_start = backend_->warm_start();
     return result;
 }
@@ -221,8 +217,6 @@ void Simulation::set_solver_memory(const SolverMemory& memory) {
     next.kinetic_at_x = memory.kinetic_at_x;
     next.have_first_direction =
         !memory.warm_start.empty() && backend_->set_warm_start(memory.warm_start);
-    next.projected_steps = std::clamp(memory.projected_steps, 0, kMaxProjectionHold);
-    next.projection_hold = std::clamp(memory.projection_hold, 0, kMaxProjectionHold);
     backend_->newton_memory = next;
 }
 

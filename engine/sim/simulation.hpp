@@ -39,7 +39,7 @@ enum class Backend : std::uint8_t { Cpu, Cuda };
 /// 4.6 Newton iterations per frame projected, 2.9 exact). OnDemand takes the exact Hessian and
 /// projects only when a solve shows it is not positive definite (solver/newton.hpp).
 enum class HessianProjection : std::uint8_t {
-    OnDemand, ///< exact, projected for the rest of a step (and a few more) once it fails
+    OnDemand, ///< exact; an iteration whose exact solve gives no direction is redone projected
     Always,   ///< projected at every iteration
     Never,    ///< exact at every iteration (--exact-hessian)
 };
@@ -186,10 +186,13 @@ struct StepResult {
     std::vector<double> relative_decrements;
     std::vector<int> solve_iterations;
     std::vector<double> step_lengths;
-    /// Iterations whose exact Hessian was not positive definite (HessianProjection::OnDemand):
-    /// each was redone with projected Hessians, which the rest of the step keeps.
+    /// Iterations whose exact Hessian gave no usable direction (HessianProjection::OnDemand): each
+    /// was redone with projected Hessians; the iterations after it start exact again.
     int projection_fallbacks = 0;
-    bool projected = false; ///< the step ended with projected Hessians
+    /// Iterations whose solve met negative curvature after some CG progress and took the CG
+    /// iterate before it as the direction (Newton-CG truncation; on demand and never).
+    int truncated_solves = 0;
+    bool projected = false; ///< some iteration of the step solved with projected Hessians
     StageTimes times;
 };
 
@@ -228,9 +231,6 @@ struct SolverMemory {
     double strain_at_x = 0;         ///< W(x) at the end of the last step (NaN: none yet)
     double kinetic_at_x = 0;        ///< its kinetic energy (NaN: none yet)
     std::vector<double> warm_start; ///< 3 per node; empty: none (or a backend that keeps none)
-    /// On-demand projection (HessianProjection::OnDemand): steps left that start projected and
-    /// the last fallback's hold (NewtonMemory).
-    int projected_steps = 0, projection_hold = 0;
 };
 
 class SimulationBackend;

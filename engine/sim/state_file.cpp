@@ -170,10 +170,6 @@ void write_state_file(const std::filesystem::path& path, const SimulationState& 
     header["nodes"] = static_cast<std::int64_t>(state.pinned.size());
     header["frame"] = state.frame;
     header["warm_start"] = !state.memory.warm_start.empty();
-    // On-demand projection's hold after a fallback (absent when none: older files read alike).
-    if (state.memory.projected_steps > 0 || state.memory.projection_hold > 0)
-        header["projection_hold"] =
-            Json::array({state.memory.projected_steps, state.memory.projection_hold});
     header["drag"] = state.drag ? drag_json(*state.drag) : Json(nullptr);
     Json settings = Json::object();
     write_settings_json(state.settings, nullptr, settings);
@@ -268,13 +264,12 @@ SimulationState read_state_file(const std::filesystem::path& path) {
         reader.integer(reader.member(root, "frame"), 0, std::numeric_limits<std::int64_t>::max());
     const bool warm = reader.boolean(reader.member(root, "warm_start"));
     if (header.contains("projection_hold")) {
+        // Files of sessions 15-21 kept the on-demand projection's hold after a fallback
+        // [steps left, hold]; Newton no longer holds projections, so it is checked and dropped.
         const JsonField hold = reader.member(root, "projection_hold");
         if (!hold->is_array() || hold->size() != 2)
             reader.fail(hold, "expected [steps left, hold]");
-        state.memory.projected_steps =
-            static_cast<int>(reader.integer(reader.element(hold, 0), 0, kMaxProjectionHold));
-        state.memory.projection_hold =
-            static_cast<int>(reader.integer(reader.element(hold, 1), 0, kMaxProjectionHold));
+        for (int i = 0; i < 2; ++i) reader.integer(reader.element(hold, i), 0, 64);
     }
     const JsonField settings = reader.member(root, "settings");
     reader.expect_object(settings, {"order", "material", "time", "solver", "ground"});

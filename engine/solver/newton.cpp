@@ -62,13 +62,13 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
     const double budget_start = settings.budget_ms > 0 ? budget_now() : 0.0;
     StepResult result;
     ops.begin_step();
-    // Projection (NewtonSettings::projection): on demand, a step starts exact unless a recent
-    // fallback holds it projected.
+    // Projection (NewtonSettings::projection): on demand, every evaluation is exact; only an
+    // iteration whose exact Hessian gives no usable direction is redone projected.
     const bool on_demand = settings.projection == HessianProjection::OnDemand;
-    bool projecting = settings.projection == HessianProjection::Always ||
-                      (on_demand && memory.projected_steps > 0);
-    if (on_demand && memory.projected_steps > 0) --memory.projected_steps;
-    ops.set_projection(projecting);
+    const bool always = settings.projection == HessianProjection::Always;
+    ops.set_projection(always);
+    result.projected = always;
+    bool projected_at_y = always; // the element Hessians kept at y are projected ones
     // Energies at the iterate (NaN until known), so reporting needs no extra element pass;
     // strain_* is W alone (the element passes also return the stiffness-damping potential).
     double e_at_y = std::nan(""), strain_at_y = std::nan("");
@@ -79,10 +79,10 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
     // the same numbers) instead of repeating the element pass.
     bool evaluated_at_y = false;
     result.stop = NewtonStop::IterationCap; // unless the loop ends otherwise
-    // On demand: from now on projected, and the element Hessians at y evaluated again so.
-    bool fell_back = false;
+    // On demand: the element Hessians at y evaluated again, projected (for this iteration's
+    // solve; the evaluations after it are exact again).
     const auto fall_back = [&] {
-        projecting = fell_back = true;
+        projected_at_y = result.projected = true;
         ++result.projection_fallbacks;
         ops.set_projection(true);
         const auto te = Clock::now();
@@ -120,6 +120,7 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
                 strain_at_y = ops.last_strain_energy();
             }
             e_at_y = e0;
+            projected_at_y = always;
         }
         evaluated_at_y = false;
         const double gnorm = std::sqrt(ops.dot(V::Gradient, V::Gradient));
@@ -166,11 +167,21 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
         };
         int solve_iterations = 0;
         double slope = assemble_and_solve(solve_iterations);
-        if (on_demand && !projecting && (breakdown || !(slope < 0) || !std::isfinite(slope))) {
-            // The exact Hessian is not positive definite here: project, and solve again.
+        const bool descends = slope < 0 && std::isfinite(slope);
+        // Negative curvature met after CG made progress: the last CG iterate minimises the
+        // quadratic model on the Krylov space explored so far and descends (Newton-CG truncation,
+        // Nocedal and Wright, Algorithm 7.1). On demand keeps it: the exact curvature it holds
+        // is worth more than a projected solve, which converges only linearly where crushed
+        // elements make the Hessian indefinite.
+        const bool truncated = breakdown && solve_iterations > 0 && descends;
+        result.truncated_solves += truncated;
+        if (on_demand && !projected_at_y && !truncated && (breakdown || !descends)) {
+            // No usable exact direction: redo this iteration projected.
             fall_back();
             slope = assemble_and_solve(solve_iterations);
         }
+        // The next evaluations (line search, next iterate) are exact again.
+        if (on_demand) ops.set_projection(false);
         result.solve_iterations.push_back(solve_iterations);
         if (it == 0) {
             ops.keep_first_direction();
@@ -231,9 +242,9 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
                 result.converged = true;
                 break;
             }
-            if (on_demand && !projecting) {
-                // The exact Newton direction found no decrease: go on from y projected (the
-                // next iteration solves with the Hessians fall_back evaluated there).
+            if (on_demand && !projected_at_y) {
+                // The exact Newton direction found no decrease: the next iteration solves at y
+                // with the projected Hessians fall_back evaluates there.
                 fall_back();
                 evaluated_at_y = true;
                 continue;
@@ -244,24 +255,12 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
         }
         ops.accept_trial(evaluated_at_y);
         e_at_y = et, strain_at_y = strain_t;
+        projected_at_y = always; // the trial was evaluated exact unless always projecting
         result.newton_iterations = it + 1;
         if (converging) {
             result.converged = true;
             result.stop = NewtonStop::Converged;
             break;
-        }
-    }
-
-    result.projected = projecting;
-    if (on_demand) {
-        if (fell_back) {
-            // Steps right after a hold that fail again hold twice as long.
-            memory.projection_hold = memory.projection_hold > 0
-                                         ? std::min(2 * memory.projection_hold, kMaxProjectionHold)
-                                         : kProjectionHold;
-            memory.projected_steps = memory.projection_hold;
-        } else if (!projecting) {
-            memory.projection_hold = 0; // exact Hessians worked
         }
     }
 

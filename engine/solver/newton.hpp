@@ -15,6 +15,9 @@
 ///     restart at x_start when the prediction's potential is far above the start's
 ///     assemble H; solve H dx = -g (PCG, warm-started from the last frame's first correction;
 ///     with the forcing term its relative tolerance follows the gradient's decrease)
+///     a solve that meets negative curvature (PCG breakdown) after some CG iterations keeps
+///     its last iterate when that descends (Newton-CG truncation); on demand, an exact solve
+///     with no descent direction is redone with projected Hessians (that iteration only)
 ///     dx not a descent direction -> the mass-scaled gradient instead
 ///     backtracking line search from alpha = 1 (Armijo constant 1e-4, plus the backend's energy
 ///     round-off), the full step evaluated with gradient and Hessian when another iteration
@@ -122,26 +125,21 @@ struct NewtonSettings {
     double dt = 0;                  ///< the effective step h of the prediction
     int max_line_search = 20;       ///< halvings of alpha before the line search gives up
     bool state_is_iterate = true;   ///< x = y after the update (not for the midpoint rule)
-    /// PSD projection of the element Hessians. OnDemand: exact Hessians until an iteration's
-    /// solve shows the Hessian is not positive definite (a PCG breakdown, a direction that does
-    /// not descend, or no line-search step), then that iteration is redone projected and the
-    /// step keeps projecting; the next steps start projected too, for a hold that doubles while
-    /// failures recur (kProjectionHold).
+    /// PSD projection of the element Hessians. OnDemand: every evaluation is exact. A solve
+    /// that meets negative curvature (a PCG breakdown) after some CG iterations takes the CG
+    /// iterate before it when that descends (Newton-CG truncation); an iteration whose exact
+    /// solve gives no descent direction at all (breakdown at once, an ascent direction, or a
+    /// line search that finds no decrease) is redone with projected Hessians, and the next
+    /// iteration is exact again. (Projecting for the rest of a step and a few more, as before
+    /// session 22, left a crushed p = 2 bunny converging linearly: results/h100_s22_*.)
     HessianProjection projection = HessianProjection::Always;
 };
-
-/// Steps that start projected after an on-demand fallback: the first hold, and its cap as it
-/// doubles with each step that falls back again right after one (a body held compressed).
-inline constexpr int kProjectionHold = 4;
-inline constexpr int kMaxProjectionHold = 64;
 
 /// What newton_step carries from one step to the next. Reset it when the state is overwritten.
 struct NewtonMemory {
     double strain_at_x = std::nan("");  ///< W(x) at the end of the last step
     double kinetic_at_x = std::nan(""); ///< its kinetic energy
     bool have_first_direction = false;  ///< keep_first_direction() holds a correction
-    int projected_steps = 0; ///< steps left that start projected (HessianProjection::OnDemand)
-    int projection_hold = 0; ///< the last fallback's hold (0: the last step needed none)
 };
 
 /// Newton starts a dynamic step at the prediction y~ = x + h v. When the incremental potential

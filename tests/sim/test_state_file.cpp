@@ -88,41 +88,6 @@ TEST_P(StateFile, ResumedRunStepsBitForBitAsTheOriginal) {
 
 INSTANTIATE_TEST_SUITE_P(Orders, StateFile, ::testing::Values(1, 2));
 
-/// A worked p = 1 simulation inside an on-demand projection's hold: `steps` projected steps
-/// left of a hold of `hold`.
-std::unique_ptr<Simulation> held_simulation(int steps, int hold) {
-    std::unique_ptr<Simulation> sim = worked_simulation(1);
-    SolverMemory memory = sim->solver_memory();
-    memory.projected_steps = steps;
-    memory.projection_hold = hold;
-    sim->set_solver_memory(memory);
-    return sim;
-}
-
-TEST(StateFileProjection, AFallbacksHoldIsSavedAndResumed) {
-    // On-demand projection after a fallback: the next steps start projected. A state saved
-    // during the hold resumes it (the header's "projection_hold"), so the resumed steps project
-    // as the original's do.
-    test::TempDir dir{"edn_state_hold"};
-    std::unique_ptr<Simulation> original = held_simulation(3, 8);
-    const fs::path file = dir.path / "held.edns";
-    write_state_file(file, capture_state(*original));
-    std::unique_ptr<Simulation> resumed = restore_simulation(read_state_file(file), file.string());
-    EXPECT_EQ(resumed->solver_memory().projected_steps, 3);
-    EXPECT_EQ(resumed->solver_memory().projection_hold, 8);
-    for (int i = 0; i < 4; ++i) {
-        const StepResult a = original->step();
-        const StepResult b = resumed->step();
-        EXPECT_EQ(a.projected, i < 3) << "step " << i;
-        EXPECT_EQ(a.projected, b.projected) << "step " << i;
-        ASSERT_EQ(original->positions(), resumed->positions()) << "step " << i;
-    }
-    // Without a hold the header has no such member (files read as before).
-    EXPECT_EQ(test::read_text(file).find("projection_hold") != std::string::npos, true);
-    write_state_file(file, capture_state(*original));
-    EXPECT_EQ(test::read_text(file).find("projection_hold"), std::string::npos);
-}
-
 /// The message read_state_file throws for a file holding `bytes`.
 std::string state_error(const fs::path& file, const std::string& bytes) {
     test::write_text(file, bytes);
@@ -137,38 +102,40 @@ std::string state_error(const fs::path& file, const std::string& bytes) {
     return {};
 }
 
-TEST(StateFileErrors, AMalformedProjectionHoldIsOneLine) {
-    // A well-formed file (valid checksum) whose header holds a bad "projection_hold".
+TEST(StateFileErrors, AnOlderFilesProjectionHoldIsReadAndDroppedAndAMalformedOneIsOneLine) {
+    // Files of sessions 15-21 kept the on-demand projection's hold ("projection_hold": [steps
+    // left, hold]); Newton holds none now. Such a file still reads (the member checked and
+    // dropped), a malformed one is one line, and new files do not write it.
     const test::TempDir dir("edn_state_hold_errors");
-    std::unique_ptr<Simulation> sim = held_simulation(3, 10);
+    std::unique_ptr<Simulation> sim = worked_simulation(1);
     const fs::path good = dir.path / "good.edns";
     write_state_file(good, capture_state(*sim));
     const std::string bytes = test::read_text(good);
-    const std::size_t at = bytes.find('[', bytes.find("\"projection_hold\""));
-    ASSERT_NE(at, std::string::npos);
-    const std::size_t length = bytes.find(']', at) + 1 - at; // the array as written
-    const fs::path bad = dir.path / "bad.edns";
-    // The original array re-encoded this way reads back (the edit itself is sound).
-    for (const std::string& value :
-         {bytes.substr(at, length), std::string("[3,99]"), std::string("[3,-1]"),
-          std::string("[3,\"x\"]"), std::string("[3,10,1]")}) {
+    EXPECT_EQ(bytes.find("projection_hold"), std::string::npos);
+    const std::size_t at = bytes.find('{') + 1; // the header's first member
+    const fs::path old = dir.path / "old.edns";
+    for (const std::string& value : {std::string("[3,10]"), std::string("[3,99]"),
+                                     std::string("[3,-1]"), std::string("[3,\"x\"]"),
+                                     std::string("[3,10,1]")}) {
+        const std::string member = "\"projection_hold\":" + value + ", ";
         std::string edited = bytes.substr(0, bytes.size() - 8);
-        edited.replace(at, length, value);
+        edited.insert(at, member);
         // the header's length (u64 after the magic, version and byte-order mark) and checksum
         std::uint64_t header = 0;
         std::memcpy(&header, edited.data() + 16, sizeof header);
-        header = header + value.size() - length;
+        header += member.size();
         std::memcpy(edited.data() + 16, &header, sizeof header);
         std::uint64_t hash = 14695981039346656037ull; // FNV-1a, as the writer's
         for (const char c : edited)
             hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
         edited.append(reinterpret_cast<const char*>(&hash), sizeof hash);
-        if (value == bytes.substr(at, length)) {
-            test::write_text(bad, edited);
-            EXPECT_EQ(read_state_file(bad).memory.projection_hold, 10);
+        if (value == "[3,10]") {
+            test::write_text(old, edited);
+            const SimulationState state = read_state_file(old);
+            EXPECT_EQ(state.positions, read_state_file(good).positions);
             continue;
         }
-        const std::string message = state_error(bad, edited);
+        const std::string message = state_error(old, edited);
         EXPECT_NE(message.find("projection_hold"), std::string::npos) << value << ": " << message;
     }
 }

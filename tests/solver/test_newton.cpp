@@ -60,12 +60,19 @@ public:
         const std::vector<double>& g = vector(NewtonVector::Gradient);
         // An "exact Hessian" that is indefinite: the solve breaks down and returns an ascent
         // direction unless the Hessians it sums were projected.
+        // Variants: negative curvature met after `broken_iterations` CG iterations whose iterate
+        // is half the Newton step (`truncated_when_broken`: a descent direction), or at once
+        // (broken_iterations = 0: x stays 0).
         const bool broken = exact_indefinite && !assembled_projected;
+        const double scale = !broken                ? solve_sign
+                             : broken_iterations == 0 ? 0.0
+                             : truncated_when_broken  ? 0.5
+                                                      : -1.0;
         for (std::size_t k = 0; k < dx.size(); ++k)
-            dx[k] = -g[k] / (a[k] + 3 * assembled_at[k] * assembled_at[k]) *
-                    (broken ? -1.0 : solve_sign);
+            dx[k] = -g[k] / (a[k] + 3 * assembled_at[k] * assembled_at[k]) * scale;
+        solved_projected.push_back(assembled_projected);
         PcgResult r;
-        r.iterations = 1;
+        r.iterations = broken ? broken_iterations : 1;
         r.converged = !broken;
         r.breakdown = broken && breakdown_when_broken;
         return r;
@@ -133,7 +140,9 @@ public:
     bool poison_state = false;
     /// The exact Hessian is indefinite (see solve()); breakdown: the solve says so, else it only
     /// returns an ascent direction.
-    bool exact_indefinite = false, breakdown_when_broken = true;
+    bool exact_indefinite = false, breakdown_when_broken = true, truncated_when_broken = false;
+    int broken_iterations = 1;
+    std::vector<bool> solved_projected; ///< per solve: whether its Hessians were projected
     bool projecting = true, hessian_projected = true, assembled_projected = true;
     std::vector<bool> projections;         ///< set_projection calls, in order
     std::vector<double> linear_tolerances; ///< set_linear_tolerance calls, in order
@@ -217,8 +226,8 @@ TEST(Newton, OnDemandProjectionStaysExactWhileTheExactHessianWorks) {
         EXPECT_EQ(r.projection_fallbacks, 0);
         EXPECT_FALSE(r.projected);
     }
-    EXPECT_EQ(ops.projections, std::vector<bool>(3, false)); // once per step: exact
-    EXPECT_EQ(memory.projected_steps, 0);
+    for (const bool projected : ops.projections) EXPECT_FALSE(projected);
+    for (const bool projected : ops.solved_projected) EXPECT_FALSE(projected);
 
     // Always projects, whatever happens.
     QuarticOperations always(4);
@@ -229,51 +238,76 @@ TEST(Newton, OnDemandProjectionStaysExactWhileTheExactHessianWorks) {
     EXPECT_EQ(always.projections, std::vector<bool>{true});
 }
 
-TEST(Newton, OnDemandProjectionFallsBackWhenTheExactHessianFailsAndHoldsForAFewSteps) {
-    for (const bool breakdown : {true, false}) { // a PCG breakdown, or only an ascent direction
-        SCOPED_TRACE(breakdown);
+TEST(Newton, OnDemandProjectionRedoesOnlyTheIterationsWhoseExactSolveGivesNoDirection) {
+    // A PCG breakdown whose iterate ascends, one at once (no CG progress: x = 0), or only an
+    // ascent direction without a breakdown.
+    struct Case {
+        bool breakdown;
+        int iterations;
+    };
+    for (const Case c : {Case{true, 1}, Case{true, 0}, Case{false, 1}}) {
+        SCOPED_TRACE(std::to_string(c.breakdown) + " " + std::to_string(c.iterations));
         QuarticOperations ops(4);
         ops.exact_indefinite = true;
-        ops.breakdown_when_broken = breakdown;
+        ops.breakdown_when_broken = c.breakdown;
+        ops.broken_iterations = c.iterations;
         NewtonSettings s = rules(20, 1e-6);
         s.projection = HessianProjection::OnDemand;
         NewtonMemory memory;
-        const StepResult r = newton_step(ops, s, memory);
-        // The first solve failed; the iteration was redone projected (Hessians evaluated again
-        // at the same iterate), and Newton converged as the projected Newton does.
-        EXPECT_TRUE(r.converged);
-        EXPECT_EQ(r.projection_fallbacks, 1);
-        EXPECT_TRUE(r.projected);
-        EXPECT_EQ(r.line_search_failures, 0); // no scaled-gradient step was taken
-        EXPECT_EQ(ops.fallbacks, 0);
-        EXPECT_EQ(ops.projections, (std::vector<bool>{false, true}));
-        EXPECT_EQ(ops.hessian_evaluations, r.newton_iterations + 1);
-        for (std::size_t k = 0; k < ops.x.size(); ++k)
-            EXPECT_NEAR(ops.a[k] * ops.x[k] + std::pow(ops.x[k], 3), ops.b[k], 1e-8);
-        EXPECT_EQ(memory.projected_steps, kProjectionHold);
-
-        // The next kProjectionHold steps start projected (no failed exact solves); the one after
-        // tries exact again, fails again, and holds twice as long.
-        ops.projections.clear();
-        const auto step_from_zero = [&] {
+        for (int step = 0; step < 2; ++step) {
             ops.x.assign(4, 0.0); // away from the minimiser: every step solves
-            return newton_step(ops, s, memory);
-        };
-        for (int step = 0; step < kProjectionHold; ++step) {
-            const StepResult held = step_from_zero();
-            EXPECT_EQ(held.projection_fallbacks, 0);
-            EXPECT_TRUE(held.projected);
+            ops.solved_projected.clear();
+            const StepResult r = newton_step(ops, s, memory);
+            // Every iteration tried the exact Hessian first, and was redone projected (its
+            // Hessians evaluated again at the same iterate); Newton converged as the projected
+            // Newton does, without scaled-gradient steps or truncations.
+            EXPECT_TRUE(r.converged);
+            EXPECT_TRUE(r.projected);
+            const int solves = static_cast<int>(r.solve_iterations.size());
+            EXPECT_EQ(r.projection_fallbacks, solves);
+            EXPECT_EQ(r.truncated_solves, 0);
+            EXPECT_EQ(r.line_search_failures, 0);
+            EXPECT_EQ(ops.fallbacks, 0);
+            ASSERT_EQ(ops.solved_projected.size(), 2u * solves);
+            for (int i = 0; i < 2 * solves; ++i) EXPECT_EQ(ops.solved_projected[i], i % 2 == 1);
+            for (std::size_t k = 0; k < ops.x.size(); ++k)
+                EXPECT_NEAR(ops.a[k] * ops.x[k] + std::pow(ops.x[k], 3), ops.b[k], 1e-8);
         }
-        EXPECT_EQ(ops.projections, std::vector<bool>(kProjectionHold, true));
-        EXPECT_EQ(step_from_zero().projection_fallbacks, 1);
-        EXPECT_EQ(memory.projected_steps, 2 * kProjectionHold);
-
-        // Once the exact Hessian works again, a step stays exact and the hold starts over.
+        // Once the exact Hessian works, the very next step is exact throughout (no hold).
         ops.exact_indefinite = false;
-        for (int step = 0; step < 2 * kProjectionHold; ++step) step_from_zero();
-        const StepResult exact = step_from_zero();
+        ops.x.assign(4, 0.0);
+        ops.solved_projected.clear();
+        const StepResult exact = newton_step(ops, s, memory);
+        EXPECT_TRUE(exact.converged);
         EXPECT_FALSE(exact.projected);
-        EXPECT_EQ(memory.projection_hold, 0);
+        EXPECT_EQ(exact.projection_fallbacks, 0);
+        for (const bool projected : ops.solved_projected) EXPECT_FALSE(projected);
+    }
+}
+
+TEST(Newton, NegativeCurvatureAfterCgProgressKeepsTheTruncatedExactDirection) {
+    // The exact solve breaks down after some CG iterations with a descent direction (half the
+    // Newton step here): on demand and never take it (Newton-CG truncation), no projected
+    // solve; Newton still converges (linearly, at rate 1/2, on this model).
+    for (const HessianProjection projection :
+         {HessianProjection::OnDemand, HessianProjection::Never}) {
+        QuarticOperations ops(4);
+        ops.exact_indefinite = true;
+        ops.truncated_when_broken = true;
+        ops.broken_iterations = 3;
+        NewtonSettings s = rules(40, 1e-3);
+        s.projection = projection;
+        NewtonMemory memory;
+        const StepResult r = newton_step(ops, s, memory);
+        EXPECT_TRUE(r.converged);
+        EXPECT_FALSE(r.projected);
+        EXPECT_EQ(r.projection_fallbacks, 0);
+        EXPECT_EQ(r.line_search_failures, 0);
+        EXPECT_EQ(r.pcg_breakdowns, static_cast<int>(r.solve_iterations.size()));
+        EXPECT_EQ(r.truncated_solves, r.pcg_breakdowns);
+        for (const bool projected : ops.solved_projected) EXPECT_FALSE(projected);
+        for (std::size_t k = 0; k < ops.x.size(); ++k)
+            EXPECT_NEAR(ops.a[k] * ops.x[k] + std::pow(ops.x[k], 3), ops.b[k], 1e-2);
     }
 }
 

@@ -48,6 +48,9 @@ NewtonSettings newton_settings(const SimulationSettings& settings, double inerti
     s.dt = dt;
     s.state_is_iterate = settings.integrator != Integrator::Midpoint;
     s.projection = settings.projection;
+    // Block Jacobi's CG meets negative curvature many iterations in, its residual grown on the
+    // indefinite matrix: its iterate is a poor step (NewtonSettings::truncated_residual).
+    if (settings.preconditioner == Preconditioner::BlockJacobi) s.truncated_residual = 1.0;
     return s;
 }
 
@@ -151,6 +154,7 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
         const bool warm = it == 0 && memory.have_first_direction;
         // Assembles H at y, solves, returns g.dx (negative for a descent direction).
         bool breakdown = false;
+        double relative_residual = 1; // ||H dx + g|| / ||g|| of the last solve
         const auto assemble_and_solve = [&](int& solve_iterations) {
             auto ts = Clock::now();
             ops.assemble();
@@ -163,6 +167,9 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
             result.pcg_unconverged += !solve.converged && !solve.breakdown;
             result.times.pcg += ms_since(ts);
             breakdown = solve.breakdown;
+            relative_residual = solve.reference_norm > 0
+                                    ? solve.final_residual / solve.reference_norm
+                                    : (solve.converged ? 0.0 : 1.0);
             return ops.dot(V::Gradient, V::Direction);
         };
         int solve_iterations = 0;
@@ -170,10 +177,12 @@ StepResult newton_step(NewtonOperations& ops, const NewtonSettings& settings,
         const bool descends = slope < 0 && std::isfinite(slope);
         // Negative curvature met after CG made progress: the last CG iterate minimises the
         // quadratic model on the Krylov space explored so far and descends (Newton-CG truncation,
-        // Nocedal and Wright, Algorithm 7.1). On demand keeps it: the exact curvature it holds
-        // is worth more than a projected solve, which converges only linearly where crushed
+        // Nocedal and Wright, Algorithm 7.1). On demand keeps it (below the preconditioner's
+        // residual bound, NewtonSettings::truncated_residual): the exact curvature it holds is
+        // worth more than a projected solve, which converges only linearly where crushed
         // elements make the Hessian indefinite.
-        const bool truncated = breakdown && solve_iterations > 0 && descends;
+        const bool truncated = breakdown && solve_iterations > 0 && descends &&
+                               relative_residual <= settings.truncated_residual;
         result.truncated_solves += truncated;
         if (on_demand && !projected_at_y && !truncated && (breakdown || !descends)) {
             // No usable exact direction: redo this iteration projected.

@@ -30,6 +30,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
 namespace edn {
 
@@ -127,12 +128,21 @@ struct NewtonSettings {
     bool state_is_iterate = true;   ///< x = y after the update (not for the midpoint rule)
     /// PSD projection of the element Hessians. OnDemand: every evaluation is exact. A solve
     /// that meets negative curvature (a PCG breakdown) after some CG iterations takes the CG
-    /// iterate before it when that descends (Newton-CG truncation); an iteration whose exact
-    /// solve gives no descent direction at all (breakdown at once, an ascent direction, or a
-    /// line search that finds no decrease) is redone with projected Hessians, and the next
-    /// iteration is exact again. (Projecting for the rest of a step and a few more, as before
-    /// session 22, left a crushed p = 2 bunny converging linearly: results/h100_s22_*.)
+    /// iterate before it when that descends and its relative residual is at most
+    /// truncated_residual (Newton-CG truncation); any other exact solve without a descent
+    /// direction (breakdown at once, an ascent direction, or a line search that finds no
+    /// decrease) has its iteration redone with projected Hessians, and the next iteration is
+    /// exact again. (Projecting for the rest of a step and a few more, as before session 22,
+    /// left a crushed p = 2 bunny converging linearly: bench/README.md, session 22.)
     HessianProjection projection = HessianProjection::Always;
+    /// Largest relative residual ||H dx + g|| / ||g|| at which on demand keeps a truncated
+    /// direction. Measured on the 187K bunny (H100, session 22): with the multigrid, truncating
+    /// at any residual converged the most frames (co-rotational p = 2: 24 of 24 frames, against
+    /// 14 with a bound of 1); with block Jacobi, whose CG residual grows on the indefinite
+    /// matrix before it breaks down (CPU: 1.3-572 times the first), a bound of 1 (bench step's
+    /// drag case: 18 of 20 frames converged in its 3 Newton iterations, against 8 without).
+    /// newton_settings() sets 1 for block Jacobi.
+    double truncated_residual = std::numeric_limits<double>::infinity();
 };
 
 /// What newton_step carries from one step to the next. Reset it when the state is overwritten.

@@ -73,6 +73,8 @@ public:
         solved_projected.push_back(assembled_projected);
         PcgResult r;
         r.iterations = broken ? broken_iterations : 1;
+        r.reference_norm = 1.0;
+        r.final_residual = broken ? broken_residual : 0.0;
         r.converged = !broken;
         r.breakdown = broken && breakdown_when_broken;
         return r;
@@ -142,6 +144,7 @@ public:
     /// returns an ascent direction.
     bool exact_indefinite = false, breakdown_when_broken = true, truncated_when_broken = false;
     int broken_iterations = 1;
+    double broken_residual = 0.25; ///< relative residual of a broken solve's iterate
     std::vector<bool> solved_projected; ///< per solve: whether its Hessians were projected
     bool projecting = true, hessian_projected = true, assembled_projected = true;
     std::vector<bool> projections;         ///< set_projection calls, in order
@@ -287,8 +290,9 @@ TEST(Newton, OnDemandProjectionRedoesOnlyTheIterationsWhoseExactSolveGivesNoDire
 
 TEST(Newton, NegativeCurvatureAfterCgProgressKeepsTheTruncatedExactDirection) {
     // The exact solve breaks down after some CG iterations with a descent direction (half the
-    // Newton step here): on demand and never take it (Newton-CG truncation), no projected
-    // solve; Newton still converges (linearly, at rate 1/2, on this model).
+    // Newton step here) whose relative residual is within the bound: on demand and
+    // never take it (Newton-CG truncation), no projected solve; Newton still converges
+    // (linearly, at rate 1/2, on this model).
     for (const HessianProjection projection :
          {HessianProjection::OnDemand, HessianProjection::Never}) {
         QuarticOperations ops(4);
@@ -308,6 +312,35 @@ TEST(Newton, NegativeCurvatureAfterCgProgressKeepsTheTruncatedExactDirection) {
         for (const bool projected : ops.solved_projected) EXPECT_FALSE(projected);
         for (std::size_t k = 0; k < ops.x.size(); ++k)
             EXPECT_NEAR(ops.a[k] * ops.x[k] + std::pow(ops.x[k], 3), ops.b[k], 1e-2);
+    }
+
+    // The same direction with a residual above the bound (block Jacobi's, 1: CG's residual grew
+    // before the breakdown): on demand redoes the iteration projected instead.
+    QuarticOperations ops(4);
+    ops.exact_indefinite = true;
+    ops.truncated_when_broken = true;
+    ops.broken_iterations = 3;
+    ops.broken_residual = 2;
+    NewtonSettings s = rules(40, 1e-3);
+    s.projection = HessianProjection::OnDemand;
+    s.truncated_residual = 1;
+    NewtonMemory memory;
+    const StepResult r = newton_step(ops, s, memory);
+    EXPECT_TRUE(r.converged);
+    EXPECT_EQ(r.truncated_solves, 0);
+    EXPECT_EQ(r.projection_fallbacks, static_cast<int>(r.solve_iterations.size()));
+}
+
+TEST(Newton, OnlyBlockJacobiBoundsTheTruncatedResidual) {
+    SimulationSettings settings;
+    for (const Preconditioner p :
+         {Preconditioner::BlockJacobi, Preconditioner::TwoLevel, Preconditioner::Multigrid}) {
+        settings.preconditioner = p;
+        const double bound = newton_settings(settings, 1.0, 0.01).truncated_residual;
+        if (p == Preconditioner::BlockJacobi)
+            EXPECT_EQ(bound, 1.0);
+        else
+            EXPECT_TRUE(std::isinf(bound));
     }
 }
 

@@ -145,8 +145,9 @@ bool solver_section(SimulationSettings& s) {
                           "p >= 2, the multigrid at p = 1");
     changed |= choice_combo("PSD projection", s.projection);
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("on demand: exact Hessians (Newton converges fast), projected for a "
-                          "few frames once a solve finds one indefinite; always: projected");
+        ImGui::SetTooltip("on demand: exact Hessians (Newton converges fast); an iteration whose "
+                          "exact solve gives no descent direction is redone projected; always: "
+                          "projected");
     changed |= edit_double("Newton tol", &s.newton_tolerance, "%.2g");
     changed |= edit_int("Newton cap", &s.max_newton_iterations);
     changed |= edit_double("budget [ms]", &s.frame_budget_ms, "%.3g");

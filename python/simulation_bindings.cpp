@@ -272,6 +272,12 @@ void bind_simulation(py::module_& m) {
         .def_readonly("line_search_failures", &StepResult::line_search_failures)
         .def_readonly("pcg_breakdowns", &StepResult::pcg_breakdowns)
         .def_readonly("pcg_unconverged", &StepResult::pcg_unconverged)
+        .def_readonly("projection_fallbacks", &StepResult::projection_fallbacks,
+                      "iterations redone with PSD-projected Hessians (projection on demand)")
+        .def_readonly("truncated_solves", &StepResult::truncated_solves,
+                      "solves that met negative curvature and kept the CG iterate before it")
+        .def_readonly("projected", &StepResult::projected,
+                      "some iteration solved with projected Hessians")
         .def_readonly("recovered", &StepResult::recovered)
         .def_readonly("residuals", &StepResult::residuals, "|g| at each Newton iterate")
         .def_property_readonly(

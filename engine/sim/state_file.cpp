@@ -269,7 +269,8 @@ SimulationState read_state_file(const std::filesystem::path& path) {
         const JsonField hold = reader.member(root, "projection_hold");
         if (!hold->is_array() || hold->size() != 2)
             reader.fail(hold, "expected [steps left, hold]");
-        for (int i = 0; i < 2; ++i) reader.integer(reader.element(hold, i), 0, 64);
+        constexpr std::int64_t kOldMaxHold = 64; // the cap those sessions held for
+        for (int i = 0; i < 2; ++i) reader.integer(reader.element(hold, i), 0, kOldMaxHold);
     }
     const JsonField settings = reader.member(root, "settings");
     reader.expect_object(settings, {"order", "material", "time", "solver", "ground"});

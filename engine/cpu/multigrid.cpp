@@ -472,8 +472,10 @@ void revalue_multigrid(MultigridHierarchy& h, const BinBcsrMatrixView<double>& a
         with_block(op.block, [&]<int B>() {
             with_block(h.coarse[l].block, [&]<int KK>() {
                 std::vector<double>* scratch[4] = {&h.x[l], &h.r[l], &h.d[l], &h.q[l]};
+                const bool given = h.levels[0].fixed_prolongator;
                 revalue_level<B, KK>(op, h.levels[l], h.settings.prolongator_damping,
-                                     h.settings.power_iterations, h.coarse[l], scratch);
+                                     lanczos_steps(h.settings, static_cast<int>(l), given),
+                                     h.coarse[l], scratch);
             });
         });
     }

@@ -582,7 +582,10 @@ MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* pos
                "multigrid: modes must be 3 or 6, not " << settings.modes);
     EDN_VERIFY(settings.smoother_degree >= 1 && settings.smoother_degree <= kMaxChebyshevDegree &&
                    settings.max_levels >= 1 && settings.power_iterations >= 1 &&
-                   settings.power_iterations <= kMaxLanczosSteps && settings.coarsest_dofs >= 1,
+                   settings.power_iterations <= kMaxLanczosSteps &&
+                   settings.coarse_power_iterations >= 1 &&
+                   settings.coarse_power_iterations <= kMaxLanczosSteps &&
+                   settings.coarsest_dofs >= 1,
                ErrorCode::Usage, "multigrid: invalid settings");
     MultigridHierarchy h;
     h.settings = settings;

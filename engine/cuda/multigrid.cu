@@ -335,7 +335,7 @@ struct Multigrid::Impl {
     bool solve_graph_failed = false; // no conditional graph nodes here: direct launches
 };
 
-// lambda_max(D^-1 A) of level l by `power_iterations` steps of block-Jacobi PCG from the CPU
+// lambda_max(D^-1 A) of level l by lanczos_steps() steps of block-Jacobi PCG from the CPU
 // twin's start vector (cpu/multigrid.cpp), scalars on the device: w and the Chebyshev
 // coefficients land in level.coef without a read-back.
 template <int B> void Multigrid::Impl::lanczos(const DeviceOp& o, Level& level, int l) {
@@ -351,7 +351,8 @@ template <int B> void Multigrid::Impl::lanczos(const DeviceOp& o, Level& level, 
     dot_to(rv, zv, dofs, sc + kRz);
     k_lanczos_init<<<1, 1, 0, s>>>(sc);
     const int row_blocks = static_cast<int>(std::min<std::int64_t>(grid_for(n), 1024));
-    for (int it = 0; it < settings.power_iterations; ++it) {
+    const int steps = lanczos_steps(settings, l, levels[0].fixed_prolongator);
+    for (int it = 0; it < steps; ++it) {
         const RowVector qr = product<B>(o, pv, qv, l); // the cycle's own products
         k_lanczos_pq<B>
             <<<row_blocks, kThreads, 0, s>>>(n, pv, qr, partials.data(), lanczos_done.data(), sc);

@@ -64,7 +64,13 @@ struct MultigridSettings {
     /// Chebyshev interval [lambda_max / ratio, 1.1 lambda_max]: [0.1, 1.1] lambda_max (30 took
     /// 19% more CG iterations and frame time on the 187K bunny, H100)
     double smoother_ratio = 11;
-    int power_iterations = 10; ///< for lambda_max(D^-1 A) of every level, every re-value
+    /// Lanczos steps for lambda_max(D^-1 A) at every re-value of the fine level, and of every
+    /// level of p-multigrid (6 at the 1.15M bunny's fine level: 20 of 30 frames converged)
+    int power_iterations = 10;
+    /// Lanczos steps on the aggregated levels at p = 1 (no given first level): 4 took fewer CG
+    /// iterations than 10 on the bunny, 1.15M frames 0.7 ms faster. Under p-multigrid they saved
+    /// nothing and slowed the projected solves of a hard frame (bench/README.md, session 23).
+    int coarse_power_iterations = 4;
     double prolongator_damping = 4.0 / 3.0; ///< w = damping / lambda_max; 0 = tentative P only
     Index coarsest_dofs = 400;              ///< a level this small (or smaller) is solved densely
     int max_levels = 8;                     ///< fine level included
@@ -153,6 +159,13 @@ struct MultigridHierarchy {
     /// Operator complexity: stored blocks' scalars of all levels over the fine level's.
     double operator_complexity(std::int64_t fine_nnz_blocks) const;
 };
+
+/// Lanczos steps for level l's lambda_max: power_iterations on the fine level (l = 0) and on
+/// every level of a hierarchy with a given first prolongator (`given`: p-multigrid), else
+/// coarse_power_iterations.
+inline int lanczos_steps(const MultigridSettings& s, int l, bool given) {
+    return l == 0 || given ? s.power_iterations : s.coarse_power_iterations;
+}
 
 /// Timings of the last build and re-value [ms] and per-level sizes, for reports.
 struct MultigridStats {

@@ -6,6 +6,7 @@
 #include "mesh/node_layout.hpp"
 #include "mesh/topology.hpp"
 #include "sim/simulation.hpp"
+#include "solver/lanczos.hpp"
 #include "solver/multigrid.hpp"
 #include "solver/two_level.hpp"
 #include "sparse/bin_bcsr_pattern.hpp"
@@ -591,6 +592,60 @@ TEST(PMultigrid, FirstCoarseOperatorIsTheGalerkinProductOfTheP1Interpolation) {
     test::AssemblyFixture p1(sys.s.f->mesh, 1);
     EXPECT_EQ(unpinned.coarse[0].pattern.row_counts, p1.pattern.row_counts);
     EXPECT_EQ(unpinned.coarse[0].pattern.columns, p1.pattern.columns);
+}
+
+// lambda_max takes power_iterations Lanczos steps on the fine level and, at p = 1,
+// coarse_power_iterations on the aggregated levels: fewer steps from the same start give a Ritz
+// value no larger (Cauchy interlacing), and a different one. p-multigrid takes power_iterations
+// on every level.
+TEST(PMultigrid, AggregatedLevelsOfP1TakeTheirOwnLanczosSteps) {
+    MultigridSettings many;
+    many.coarsest_dofs = 20;
+    many.coarse_power_iterations = many.power_iterations;
+    MultigridSettings few = many;
+    few.coarse_power_iterations = 3;
+    const TetMesh mesh = test::make_random_perturbed_box(6, 5, 4, 1.0, 0.8, 0.7, 0.15, 5);
+    for (const int order : {1, 2}) {
+        SCOPED_TRACE("p = " + std::to_string(order));
+        test::LinearSystem s(mesh, order, 0.02);
+        const std::vector<std::uint8_t> fixed = s.bottom_nodes();
+        std::vector<double> positions;
+        for (const Vec3& x : mesh.positions)
+            for (int k = 0; k < 3; ++k) positions.push_back(x[k]);
+        auto build = [&](const MultigridSettings& settings) {
+            MultigridHierarchy h;
+            if (order == 1) {
+                h = cpu::build_multigrid(s.f->pattern, positions.data(), fixed.data(), settings);
+            } else {
+                const CoarseSpace space = make_coarse_space(s.f->mesh, s.f->topology, s.f->layout);
+                const GivenTransfer t = p1_transfer(space, s.f->mesh, fixed.data());
+                h = cpu::build_multigrid(s.f->pattern, nullptr, fixed.data(), settings, &t);
+            }
+            cpu::revalue_multigrid(h, s.a.view());
+            return h;
+        };
+        const MultigridHierarchy a = build(many), b = build(few);
+        ASSERT_GE(a.levels.size(), 2u); // a level below the fine one
+        ASSERT_EQ(a.levels.size(), b.levels.size());
+        EXPECT_EQ(a.levels[0].lambda_max, b.levels[0].lambda_max); // the fine level
+        for (std::size_t l = 1; l < a.levels.size(); ++l) {
+            SCOPED_TRACE("level " + std::to_string(l));
+            if (order > 1) {
+                EXPECT_EQ(a.levels[l].lambda_max, b.levels[l].lambda_max);
+                continue;
+            }
+            EXPECT_LE(b.levels[l].lambda_max, a.levels[l].lambda_max * (1 + 1e-12));
+            EXPECT_NE(b.levels[l].lambda_max, a.levels[l].lambda_max);
+            EXPECT_GT(b.levels[l].lambda_max, 0.5 * a.levels[l].lambda_max);
+        }
+    }
+    test::LinearSystem s(mesh, 1, 0.02);
+    const std::vector<std::uint8_t> fixed = s.bottom_nodes();
+    for (const int steps : {0, kMaxLanczosSteps + 1}) {
+        MultigridSettings bad = many;
+        bad.coarse_power_iterations = steps;
+        EXPECT_THROW(cpu::build_multigrid(s.f->pattern, nullptr, fixed.data(), bad), Error);
+    }
 }
 
 TEST(PMultigrid, IterationsDoNotGrowWithTheMesh) {

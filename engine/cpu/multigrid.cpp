@@ -467,12 +467,12 @@ void revalue_multigrid(MultigridHierarchy& h, const BinBcsrMatrixView<double>& a
     EDN_VERIFY(a.pattern.num_rows == static_cast<Index>(h.fixed.size()), ErrorCode::Usage,
                "multigrid: the matrix has " << a.pattern.num_rows << " rows, the hierarchy "
                                             << h.fixed.size());
+    const bool given = !h.levels.empty() && h.levels[0].fixed_prolongator; // p-multigrid
     for (std::size_t l = 0; l < h.levels.size(); ++l) {
         const Op op = level_op(h, a, static_cast<int>(l));
         with_block(op.block, [&]<int B>() {
             with_block(h.coarse[l].block, [&]<int KK>() {
                 std::vector<double>* scratch[4] = {&h.x[l], &h.r[l], &h.d[l], &h.q[l]};
-                const bool given = h.levels[0].fixed_prolongator;
                 revalue_level<B, KK>(op, h.levels[l], h.settings.prolongator_damping,
                                      lanczos_steps(h.settings, static_cast<int>(l), given),
                                      h.coarse[l], scratch);

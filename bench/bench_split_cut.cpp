@@ -122,9 +122,9 @@ JsonObject overlapped_cut(const Options& o, const std::string& name, Simulation&
 
 /// The first steps after a cut prepared off the frame: what the frame pays for the new backend's
 /// preconditioner set-up (multigrid: the hierarchy). The simulation is set to rest, pinned at its
-/// base (lowest 2% of the height, as bench step --mesh) and stepped once first. Peer in the same run: the same
-/// cut mesh, state and pins on a fresh backend, whose first step builds the set-up inside the step
-/// (the lazy path); its first step must equal the committed one bit for bit.
+/// base (lowest 2% of the height, as bench step --mesh) and stepped once first. Peer in the same
+/// run: the same cut mesh, state and pins on a fresh backend, whose first step builds the set-up
+/// inside the step (the lazy path); its first step must equal the committed one bit for bit.
 JsonObject first_steps_after_cut(const Options& o, const std::string& name, Simulation& sim,
                                  const CutPlane& plane, int order) {
     progress("first steps after a prepared cut " + name + " p" + std::to_string(order) + " " +
@@ -146,7 +146,8 @@ JsonObject first_steps_after_cut(const Options& o, const std::string& name, Simu
         if (result) *result = r;
         return now_ms() - t0;
     };
-    std::vector<double> prepare, hierarchy, commit, first, second, lazy_first, lazy_second;
+    std::vector<double> prepare, hierarchy, pattern, both, commit, first, second, lazy_first,
+        lazy_second; // both: the pattern and the hierarchy of one preparation
     std::vector<double> first_assembly, lazy_first_assembly; // StageTimes::summation
     bool equal = true;
     StepResult first_result, second_result;
@@ -160,6 +161,8 @@ JsonObject first_steps_after_cut(const Options& o, const std::string& name, Simu
         commit.push_back(now_ms() - t0);
         prepare.push_back(record.prepare_ms);
         hierarchy.push_back(record.hierarchy_ms);
+        pattern.push_back(record.pattern_build_ms);
+        both.push_back(record.pattern_build_ms + record.hierarchy_ms);
         const TetMesh cut_mesh = sim.mesh();
         const std::vector<double> x = sim.positions(), v = sim.velocities();
         const std::vector<std::uint8_t> pins = sim.pinned();
@@ -189,6 +192,8 @@ JsonObject first_steps_after_cut(const Options& o, const std::string& name, Simu
         .add("pinned_nodes_before", static_cast<std::int64_t>(pinned))
         .add("prepare_ms_wall", median(prepare))
         .add("hierarchy_ms_in_prepare", median(hierarchy))
+        .add("pattern_ms_in_prepare", median(pattern))
+        .add("pattern_and_hierarchy_ms", median(both))
         .add("commit_ms_wall", median(commit))
         .add("first_step_ms_wall", median(first))
         .add("second_step_ms_wall", median(second))

@@ -84,9 +84,10 @@ Index greedy_aggregates(const BinBcsrPatternView& p, const std::vector<std::uint
     for (Index i = 0; i < n; ++i) {
         if (!active[i] || aggregate[i] >= 0) continue;
         bool all_free = true;
-        for_each_neighbour(p, i, [&](Index, Index c) {
-            if (active[c] && aggregate[c] >= 0) all_free = false;
-        });
+        for (Index j = 0; j < p.row_counts[i] && all_free; ++j) {
+            const Index c = p.columns[p.slot(i, j)];
+            all_free = !(active[c] && aggregate[c] >= 0);
+        }
         if (!all_free) continue;
         aggregate[i] = count;
         for_each_neighbour(p, i, [&](Index, Index c) {
@@ -95,25 +96,30 @@ Index greedy_aggregates(const BinBcsrPatternView& p, const std::vector<std::uint
         ++count;
     }
     std::vector<Index> joined(aggregate); // phase 2 reads the phase-1 result only
+    // (aggregate, votes) of a node's neighbours: a handful of distinct aggregates, counted in
+    // place (sorting every node's votes took most of a coarse level's aggregation)
     std::vector<std::pair<Index, Index>> votes;
     for (Index i = 0; i < n; ++i) {
         if (!active[i] || aggregate[i] >= 0) continue;
         votes.clear();
         for_each_neighbour(p, i, [&](Index, Index c) {
-            if (aggregate[c] >= 0) votes.emplace_back(aggregate[c], 1);
+            const Index a = aggregate[c];
+            if (a < 0) return;
+            auto v = std::find_if(votes.begin(), votes.end(),
+                                  [a](const std::pair<Index, Index>& x) { return x.first == a; });
+            if (v == votes.end())
+                votes.emplace_back(a, 1);
+            else
+                ++v->second;
         });
         if (votes.empty()) continue;
-        std::sort(votes.begin(), votes.end());
-        Index best = votes[0].first, best_n = 0;
-        for (std::size_t k = 0; k < votes.size();) {
-            std::size_t e = k;
-            while (e < votes.size() && votes[e].first == votes[k].first) ++e;
-            if (static_cast<Index>(e - k) > best_n) {
-                best_n = static_cast<Index>(e - k);
-                best = votes[k].first;
+        // the most votes, the smallest aggregate of equals
+        Index best = votes[0].first, best_n = votes[0].second;
+        for (const auto& [a, count] : votes)
+            if (count > best_n || (count == best_n && a < best)) {
+                best = a;
+                best_n = count;
             }
-            k = e;
-        }
         joined[i] = best;
     }
     aggregate.swap(joined);

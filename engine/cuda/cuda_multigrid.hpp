@@ -132,8 +132,10 @@ public:
 
 private:
     struct Impl;
-    /// `h` (sizes, aggregates and coarse patterns) with its levels' maps in `built` (build()).
+    /// `h` (sizes, aggregates and coarse patterns) with its levels' maps in `built` and its pins
+    /// on the device, `fixed_device` (build()).
     Multigrid(const MultigridHierarchy& h, std::vector<DeviceLevelBuild>& built,
+              const std::uint8_t* fixed_device,
               const std::function<void(const char*)>& lap) EDN_CUDA_ONLY;
     std::unique_ptr<Impl> impl_;
 };

@@ -308,7 +308,7 @@ struct Multigrid::Impl {
     /// given: built on the device; h then holds their sizes, aggregates and coarse patterns).
     /// `lap` (optional) marks the end of each phase (Multigrid::build's report).
     void init(const MultigridHierarchy& h, int forced_lanes, int forced_warps,
-              std::vector<DeviceLevelBuild>* built,
+              std::vector<DeviceLevelBuild>* built, const std::uint8_t* fixed_device = nullptr,
               const std::function<void(const char*)>& lap = nullptr);
     /// Dofs of level l's operator.
     static std::size_t level_dofs(const MultigridHierarchy& h, int l) {
@@ -469,12 +469,19 @@ struct LevelSizes {
 } // namespace
 
 void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int forced_warps,
-                           std::vector<DeviceLevelBuild>* built,
+                           std::vector<DeviceLevelBuild>* built, const std::uint8_t* fixed_device,
                            const std::function<void(const char*)>& lap) {
     Impl& m = *this;
     m.settings = h.settings;
     m.host_fixed = h.fixed;
-    m.fixed = upload(h.fixed);
+    if (fixed_device) { // (a device copy: no wait for a pageable upload)
+        m.fixed = DeviceBuffer<std::uint8_t>(h.fixed.size());
+        if (!h.fixed.empty())
+            EDN_CUDA_CHECK(cudaMemcpyAsync(m.fixed.data(), fixed_device, m.fixed.bytes(),
+                                           cudaMemcpyDeviceToDevice));
+    } else {
+        m.fixed = upload(h.fixed);
+    }
     m.fine_rows = static_cast<Index>(h.fixed.size());
     m.levels.resize(h.levels.size());
     const int levels = h.num_levels();
@@ -665,9 +672,9 @@ Multigrid::Multigrid(const MultigridHierarchy& h, int forced_lanes, int forced_w
 }
 
 Multigrid::Multigrid(const MultigridHierarchy& h, std::vector<DeviceLevelBuild>& built,
-                     const std::function<void(const char*)>& lap)
+                     const std::uint8_t* fixed_device, const std::function<void(const char*)>& lap)
     : impl_(std::make_unique<Impl>()) {
-    impl_->init(h, 0, 0, &built, lap);
+    impl_->init(h, 0, 0, &built, fixed_device, lap);
 }
 
 std::unique_ptr<Multigrid> Multigrid::build(const BinBcsrPatternView& pattern,
@@ -760,7 +767,7 @@ std::unique_ptr<Multigrid> Multigrid::build(const BinBcsrPatternView& pattern,
         phases.emplace_back(phase, std::chrono::duration<double, std::milli>(now - last).count());
         last = now;
     };
-    std::unique_ptr<Multigrid> m(new Multigrid(h, built, [&](const char* phase) {
+    std::unique_ptr<Multigrid> m(new Multigrid(h, built, fixed_device, [&](const char* phase) {
         EDN_CUDA_CHECK(cudaStreamSynchronize(0));
         lap(phase);
     }));

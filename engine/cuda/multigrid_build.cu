@@ -6,10 +6,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cooperative_groups.h>
 #include <cub/cub.cuh>
 
 namespace edn::cuda {
 namespace {
+
+namespace cg = cooperative_groups;
 
 using Key = unsigned long long;
 constexpr int kThreads = 256;
@@ -63,12 +66,23 @@ template <int G> __device__ Key group_max(Key m) {
     for (int o = G / 2; o > 0; o >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, o, G));
     return m;
 }
+template <int G> __device__ Index group_sum(Index v) {
+    for (int o = G / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o, G);
+    return v;
+}
+// Inclusive sum of v over the lanes 0..lane of the group.
+template <int G> __device__ Index group_inclusive_sum(Index v, int lane) {
+    for (int o = 1; o < G; o <<= 1) {
+        const Index u = __shfl_up_sync(0xffffffffu, v, o, G);
+        if (lane >= o) v += u;
+    }
+    return v;
+}
 
 // ring1[i]: the largest key of i and its active neighbours.
 template <int G>
-__global__ void k_ring1(Pattern p, const std::uint8_t* fixed, const std::uint8_t* state,
-                        Key* ring1) {
-    const std::int64_t t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+__device__ void ring1_at(std::int64_t t, Pattern p, const std::uint8_t* fixed,
+                         const std::uint8_t* state, Key* ring1) {
     const Index i = static_cast<Index>(t / G);
     const int lane = static_cast<int>(t % G);
     Key m = 0;
@@ -82,6 +96,11 @@ __global__ void k_ring1(Pattern p, const std::uint8_t* fixed, const std::uint8_t
     m = group_max<G>(m);
     if (i < p.rows && lane == 0) ring1[i] = m;
 }
+template <int G>
+__global__ void k_ring1(Pattern p, const std::uint8_t* fixed, const std::uint8_t* state,
+                        Key* ring1) {
+    ring1_at<G>(std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x, p, fixed, state, ring1);
+}
 
 // ring2[i]: the largest ring1 of i and its active neighbours; then i's decision: an undecided
 // node whose 2-ring's largest key is its own joins the set, one whose 2-ring holds a set node
@@ -90,10 +109,10 @@ __global__ void k_ring1(Pattern p, const std::uint8_t* fixed, const std::uint8_t
 // out at once (its group's lanes over its neighbours): no node there can join in the same
 // round (the joining node's key is larger than theirs), and the next round sees them decided
 // instead of a round later: within 32 rounds instead of 58 on the 187K bunny, the same set.
+// Returns whether lane 0 of the group left its node undecided.
 template <int G>
-__global__ void k_ring2_decide(Pattern p, const std::uint8_t* fixed, const Key* ring1,
-                               std::uint8_t* state, Index* undecided) {
-    const std::int64_t t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+__device__ bool ring2_decide_at(std::int64_t t, Pattern p, const std::uint8_t* fixed,
+                                const Key* ring1, std::uint8_t* state) {
     const Index i = static_cast<Index>(t / G);
     const int lane = static_cast<int>(t % G);
     const bool open = i < p.rows && state[i] == kUndecided;
@@ -107,27 +126,78 @@ __global__ void k_ring2_decide(Pattern p, const std::uint8_t* fixed, const Key* 
     }
     m = group_max<G>(m);
     int joins = 0;
+    bool left_open = false;
     if (open && lane == 0) {
         if (m == key_of(state, i)) {
             state[i] = kIn;
             joins = 1;
         } else if ((m >> 62) == kIn) {
             state[i] = kOut;
-        } else if (undecided) {
-            atomicAdd(undecided, 1);
+        } else {
+            left_open = true;
         }
     }
     joins = __shfl_sync(0xffffffffu, joins, 0, G);
-    if (!joins) return;
+    if (!joins) return left_open;
     for (Index j = lane; j < p.row_counts[i]; j += G) {
         const Index c = p.neighbour(i, j);
         if (pinned(fixed, c)) continue; // (out already; distances are the free nodes' graph's)
         state[c] = kOut;
-        for (Index k = 0; k < p.row_counts[c]; ++k) {
-            const Index d = p.neighbour(c, k);
-            if (d != i) state[d] = kOut;
+        // c's neighbours 8 at a time, loaded before they are stored: a byte store may alias the
+        // columns, so one at a time each load waited for the store before it (a coarse level's
+        // rows of 90 made each round's joins take 30-90 us, the 187K bunny's level 1, H100)
+        const Index count = p.row_counts[c];
+        const Index* columns = p.columns + p.slot(c, 0);
+        for (Index k0 = 0; k0 < count; k0 += 8) {
+            Index d[8];
+#pragma unroll
+            for (int u = 0; u < 8; ++u) d[u] = k0 + u < count ? columns[(k0 + u) * kRows] : i;
+#pragma unroll
+            for (int u = 0; u < 8; ++u)
+                if (d[u] != i) state[d[u]] = kOut;
         }
     }
+    return false;
+}
+template <int G>
+__global__ void k_ring2_decide(Pattern p, const std::uint8_t* fixed, const Key* ring1,
+                               std::uint8_t* state, Index* undecided) {
+    if (ring2_decide_at<G>(std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x, p, fixed, ring1,
+                           state) &&
+        undecided)
+        atomicAdd(undecided, 1);
+}
+
+// Every round in one cooperative launch, a grid-wide barrier after each pass (the two kernels a
+// round and a read-back every 8 rounds took 0.6 ms of launches and waits for the 32 rounds of
+// the 187K bunny's level 0, H100): the threads stride over the groups of lanes (whole warps), a
+// block that left a node undecided raises the round's flag (three flags in turn: the one of
+// round r + 1 is cleared in round r, two barriers after its last read), and all stop after the
+// first round that leaves none. rounds[0]: the rounds taken, or -1 when max_rounds were not
+// enough (flags[0] is zero at the launch).
+template <int G>
+__global__ void __launch_bounds__(kThreads)
+    k_rounds(Pattern p, const std::uint8_t* fixed, std::uint8_t* state, Key* ring1, Index* flags,
+             int max_rounds, Index* rounds) {
+    cg::grid_group grid = cg::this_grid();
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    const std::int64_t end = (std::int64_t(p.rows) * G + 31) / 32 * 32; // whole warps
+    const std::int64_t first = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    for (int round = 0; round < max_rounds; ++round) {
+        if (first == 0) flags[(round + 1) % 3] = 0;
+        for (std::int64_t t = first; t < end; t += stride) ring1_at<G>(t, p, fixed, state, ring1);
+        grid.sync();
+        bool open = false;
+        for (std::int64_t t = first; t < end; t += stride)
+            open |= ring2_decide_at<G>(t, p, fixed, ring1, state);
+        if (__syncthreads_or(open) && threadIdx.x == 0) flags[round % 3] = 1;
+        grid.sync();
+        if (__ldcg(flags + round % 3) == 0) {
+            if (first == 0) *rounds = round + 1;
+            return;
+        }
+    }
+    if (first == 0) *rounds = -1;
 }
 
 // flags[i] = 1 for the nodes `which` selects (0: the set's roots, 1: active nodes left without
@@ -150,18 +220,24 @@ __global__ void k_number_roots(Index n, const Index* flags, const Index* ids, In
     if (i < n) aggregate[i] = flags[i] ? ids[i] : -1;
 }
 
-// An active non-root node next to a root joins its aggregate (at most one root is that near).
+// An active non-root node next to a root joins its aggregate (at most one root is that near:
+// the roots are 3 edges apart); a group of G lanes per row.
+template <int G>
 __global__ void k_join_roots(Pattern p, const std::uint8_t* fixed, const std::uint8_t* state,
                              const Index* aggregate, Index* joined) {
-    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= p.rows) return;
-    Index a = aggregate[i];
-    if (!pinned(fixed, i) && a < 0)
-        for (Index j = 0; j < p.row_counts[i]; ++j) {
+    const std::int64_t t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const Index i = static_cast<Index>(t / G);
+    const int lane = static_cast<int>(t % G);
+    const bool live = i < p.rows;
+    const Index a = live ? aggregate[i] : 0;
+    Key root = 0; // its aggregate + 1
+    if (live && !pinned(fixed, i) && a < 0)
+        for (Index j = lane; j < p.row_counts[i]; j += G) {
             const Index c = p.neighbour(i, j);
-            if (!pinned(fixed, c) && state[c] == kIn) a = aggregate[c];
+            if (!pinned(fixed, c) && state[c] == kIn) root = Key(aggregate[c]) + 1;
         }
-    joined[i] = a;
+    root = group_max<G>(root);
+    if (live && lane == 0) joined[i] = a < 0 && root != 0 ? static_cast<Index>(root - 1) : a;
 }
 
 // The rest join the aggregate they have most neighbours in, the smallest of equals (the lanes
@@ -233,20 +309,34 @@ __global__ void k_p_count(Pattern p, const std::uint8_t* fixed, Index* count) {
 // Those entries in ascending order (the neighbours' slots by j, then the diagonal entry,
 // numbered after every slot), keyed (i, aggregate) for a stable sort: a run is a P block and its
 // smoothing entries.
-template <class K>
+// (a group of G lanes per row: the entries' places by a scan over the lanes)
+template <class K, int G>
 __global__ void k_p_fill(Pattern p, const Index* slots, const Index* aggregate,
                          const Index* offsets, int column_bits, K* keys, Index* entries) {
-    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= p.rows || aggregate[i] < 0) return;
-    Index at = offsets[i];
-    for (Index j = 0; j < p.row_counts[i]; ++j) {
-        const Index a = aggregate[p.neighbour(i, j)];
-        if (a < 0) continue;
-        keys[at] = (K(i) << column_bits) | K(a);
-        entries[at++] = p.slot(i, j);
+    const std::int64_t t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const Index i = static_cast<Index>(t / G);
+    const int lane = static_cast<int>(t % G);
+    const bool live = i < p.rows && aggregate[i] >= 0;
+    const Index count = live ? p.row_counts[i] : 0;
+    Index at = live ? offsets[i] : 0;
+    for (Index j0 = 0; __any_sync(0xffffffffu, j0 < count); j0 += G) {
+        const Index j = j0 + lane;
+        Index a = -1, s = 0;
+        if (j < count) {
+            s = p.slot(i, j);
+            a = aggregate[p.columns[s]];
+        }
+        const Index end = group_inclusive_sum<G>(a >= 0 ? 1 : 0, lane);
+        if (a >= 0) {
+            keys[at + end - 1] = (K(i) << column_bits) | K(a);
+            entries[at + end - 1] = s;
+        }
+        at += __shfl_sync(0xffffffffu, end, G - 1, G);
     }
-    keys[at] = (K(i) << column_bits) | K(aggregate[i]);
-    entries[at] = *slots + i;
+    if (live && lane == 0) {
+        keys[at] = (K(i) << column_bits) | K(aggregate[i]);
+        entries[at] = *slots + i;
+    }
 }
 
 // ---- p-multigrid's first level (given_level): P is the given interpolation ---------------------
@@ -346,39 +436,57 @@ __global__ void k_p1_transfer(CellNodesView cells, LocalWeights local, const Ind
 // ---- A P (product_pattern) ---------------------------------------------------------------------
 
 // count[i]: row i's (entry, P block) triples: the P rows of its neighbours and its own (none
-// without a P row of its own).
-__global__ void k_ap_count(Pattern p, const Index* p_offsets, Index* count) {
-    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i > p.rows) return;
+// without a P row of its own); a group of G lanes per row.
+template <int G> __global__ void k_ap_count(Pattern p, const Index* p_offsets, Index* count) {
+    const std::int64_t t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const Index i = static_cast<Index>(t / G);
+    const int lane = static_cast<int>(t % G);
     Index c = 0;
-    if (i < p.rows && p_offsets[i + 1] > p_offsets[i]) {
-        c = p_offsets[i + 1] - p_offsets[i];
-        for (Index j = 0; j < p.row_counts[i]; ++j) {
+    const bool live = i < p.rows && p_offsets[i + 1] > p_offsets[i];
+    if (live) {
+        if (lane == 0) c = p_offsets[i + 1] - p_offsets[i];
+        for (Index j = lane; j < p.row_counts[i]; j += G) {
             const Index k = p.neighbour(i, j);
             c += p_offsets[k + 1] - p_offsets[k];
         }
     }
-    count[i] = c;
+    c = group_sum<G>(c);
+    if (i <= p.rows && lane == 0) count[i] = live ? c : 0;
 }
 
-// The triples of row i in ascending entry order, keyed (i, J) for a stable sort.
-template <class K>
+// The triples of row i in ascending entry order, keyed (i, J) for a stable sort. A group of G
+// lanes per row: lane j0 + lane writes the P row of source j0 + lane (the neighbours, then the
+// diagonal) at its place from a scan over the lanes (one thread per row wrote them all: 2,202
+// rows of 90 neighbours on the 187K bunny's level 1 took 0.29 ms, H100).
+template <class K, int G>
 __global__ void k_ap_fill(Pattern p, const Index* slots, const Index* p_offsets,
                           const Index* p_columns, const Index* offsets, int column_bits, K* keys,
                           Index* order, Index* entry, Index* pblock) {
-    const Index i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= p.rows || p_offsets[i + 1] == p_offsets[i]) return;
-    Index at = offsets[i];
-    auto source = [&](Index e, Index c) {
-        for (Index k = p_offsets[c]; k < p_offsets[c + 1]; ++k, ++at) {
-            keys[at] = (K(i) << column_bits) | K(p_columns[k]);
-            order[at] = at;
-            entry[at] = e;
-            pblock[at] = k;
+    const std::int64_t t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const Index i = static_cast<Index>(t / G);
+    const int lane = static_cast<int>(t % G);
+    const bool live = i < p.rows && p_offsets[i + 1] > p_offsets[i];
+    const Index sources = live ? p.row_counts[i] + 1 : 0;
+    Index at = live ? offsets[i] : 0;
+    for (Index j0 = 0; __any_sync(0xffffffffu, j0 < sources); j0 += G) {
+        const Index j = j0 + lane;
+        Index e = 0, first = 0, len = 0;
+        if (j < sources) {
+            const Index c = j + 1 < sources ? p.neighbour(i, j) : i;
+            e = j + 1 < sources ? p.slot(i, j) : *slots + i;
+            first = p_offsets[c];
+            len = p_offsets[c + 1] - first;
         }
-    };
-    for (Index j = 0; j < p.row_counts[i]; ++j) source(p.slot(i, j), p.neighbour(i, j));
-    source(*slots + i, i);
+        const Index end = group_inclusive_sum<G>(len, lane);
+        Index to = at + end - len;
+        for (Index k = first; k < first + len; ++k, ++to) {
+            keys[to] = (K(i) << column_bits) | K(p_columns[k]);
+            order[to] = to;
+            entry[to] = e;
+            pblock[to] = k;
+        }
+        at += __shfl_sync(0xffffffffu, end, G - 1, G);
+    }
 }
 
 // heads[s] = 1 where sorted key s starts a run; heads[n] = 0.
@@ -437,17 +545,21 @@ __global__ void k_c_count(const Index* r_rows, Index n, const Index* ap_offsets,
 }
 
 // The (P block, A P block) pairs of every coarse entry (I, J), keyed for a stable sort, in the
-// host's order: restriction entries of I ascending, then A P blocks ascending.
-template <class K>
+// host's order: restriction entries of I ascending, then A P blocks ascending (G lanes per
+// restriction entry, over its A P row).
+template <class K, int G>
 __global__ void k_c_fill(const Index* r_blocks, const Index* r_rows, Index n,
                          const Index* p_columns, const Index* ap_offsets, const Index* ap_columns,
                          const Index* offsets, int column_bits, K* keys, Index* order,
                          Index* pair_p, Index* pair_ap) {
-    const Index t = blockIdx.x * blockDim.x + threadIdx.x;
+    const std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const Index t = static_cast<Index>(g / G);
+    const int lane = static_cast<int>(g % G);
     if (t >= n) return;
     const Index I = p_columns[r_blocks[t]], i = r_rows[t];
-    Index at = offsets[t];
-    for (Index q = ap_offsets[i]; q < ap_offsets[i + 1]; ++q, ++at) {
+    const Index base = offsets[t] - ap_offsets[i];
+    for (Index q = ap_offsets[i] + lane; q < ap_offsets[i + 1]; q += G) {
+        const Index at = base + q;
         keys[at] = (K(I) << column_bits) | K(ap_columns[q]);
         order[at] = at;
         pair_p[at] = r_blocks[t];
@@ -506,10 +618,13 @@ __global__ void k_c_padding(Pattern c, Index bins, Index* columns) {
     for (Index j = row ? c.row_counts[I] : 0; j < width; ++j) columns[c.slot(I, j)] = row ? I : 0;
 }
 
-__global__ void k_c_mirror(Pattern c, Index* mirror, Index* unsymmetric) {
-    const Index I = blockIdx.x * blockDim.x + threadIdx.x;
+// (G lanes per row, a binary search each: one thread per row took 0.16 ms on the 187K bunny's
+// level 0, H100)
+template <int G> __global__ void k_c_mirror(Pattern c, Index* mirror, Index* unsymmetric) {
+    const std::int64_t t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const Index I = static_cast<Index>(t / G);
     if (I >= c.rows) return;
-    for (Index j = 0; j < c.row_counts[I]; ++j) {
+    for (Index j = static_cast<Index>(t % G); j < c.row_counts[I]; j += G) {
         const Index s = c.slot(I, j), J = c.columns[s];
         if (J < I) continue;
         Index lo = 0, hi = c.row_counts[J];
@@ -559,6 +674,22 @@ __global__ void k_fill(Index* v, std::int64_t n, Index value) {
     if (i < n) v[i] = value;
 }
 
+// Exclusive sums of `count` <= kSmallScan values in one block (exclusive_sum).
+constexpr int kScanThreads = 1024, kScanItems = 8, kSmallScan = kScanThreads * kScanItems;
+__global__ void __launch_bounds__(kScanThreads)
+    k_small_scan(const Index* in, Index* out, int count) {
+    using BlockScan = cub::BlockScan<Index, kScanThreads>;
+    __shared__ typename BlockScan::TempStorage temp;
+    const int base = threadIdx.x * kScanItems;
+    Index v[kScanItems];
+#pragma unroll
+    for (int k = 0; k < kScanItems; ++k) v[k] = base + k < count ? in[base + k] : 0;
+    BlockScan(temp).ExclusiveSum(v, v);
+#pragma unroll
+    for (int k = 0; k < kScanItems; ++k)
+        if (base + k < count) out[base + k] = v[k];
+}
+
 // ---- host helpers ----------------------------------------------------------------------------
 
 // CUB's temporary storage of at least `bytes`, kept for the calling thread's later calls (its
@@ -570,11 +701,31 @@ void* cub_temp(std::size_t bytes) {
 }
 
 // out[0..n] = exclusive sums of in[0..n] (n + 1 values; in[n] is expected 0, so out[n] is the
-// total; read it where needed).
+// total; read it where needed). Up to kSmallScan values by one block (one launch, where CUB's
+// scan takes two: a launch costs the host about 5 us on the H100 machine, more than these
+// scans' work, and the coarse levels' builds are mostly launches).
 void exclusive_sum(const Index* in, Index* out, std::int64_t n) {
+    if (n + 1 <= kSmallScan) {
+        k_small_scan<<<1, kScanThreads>>>(in, out, static_cast<int>(n + 1));
+        EDN_CUDA_CHECK_LAUNCH();
+        return;
+    }
     std::size_t bytes = 0;
     EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n + 1));
     EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cub_temp(bytes), bytes, in, out, n + 1));
+}
+
+// Blocks of kThreads of `kernel` that fit on the device at once (a cooperative launch's most),
+// 0 where cooperative launches are not supported.
+template <class Kernel> unsigned int cooperative_blocks(Kernel* kernel) {
+    int device = 0, cooperative = 0, sms = 0, per_sm = 0;
+    EDN_CUDA_CHECK(cudaGetDevice(&device));
+    EDN_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+    if (!cooperative) return 0;
+    EDN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, reinterpret_cast<const void*>(kernel), kThreads, 0));
+    return static_cast<unsigned int>(std::max(0, per_sm * sms));
 }
 
 Index read(const Index* p) {
@@ -665,36 +816,42 @@ LevelBuild products_and_coarse(const Pattern& p, const Index* slots, Index slots
     const Index n = p.rows, nc = out.nc, pb = out.p_blocks;
     Index* unsymmetric = tail.data() + 1;
     // A P: triples (entry, P block) keyed (row, column), sorted stably; a run is one block.
-    DeviceBuffer<Index> ap_offsets(std::int64_t(n) + 1), ap_columns;
+    DeviceBuffer<Index> ap_offsets(std::int64_t(n) + 1), ap_columns, ap_first;
     with_key(cbits + rbits, [&]<class K>() {
         DeviceBuffer<Index> triple_offsets(std::int64_t(n) + 1);
-        k_ap_count<<<grid(n + 1), kThreads>>>(p, out.p_offsets.data(), flags.data());
+        with_group(slots_host, n, [&]<int G>() {
+            k_ap_count<G><<<grid((std::int64_t(n) + 1) * G), kThreads>>>(p, out.p_offsets.data(),
+                                                                         flags.data());
+        });
         EDN_CUDA_CHECK_LAUNCH();
         const Index triples = exclusive_total(flags.data(), triple_offsets.data(), n);
         out.product_pairs = triples;
         DeviceBuffer<K> keys(triples);
         DeviceBuffer<Index> order(triples), entry(triples), pblock(triples);
-        k_ap_fill<K><<<grid(n), kThreads>>>(p, slots, out.p_offsets.data(), out.p_columns.data(),
-                                            triple_offsets.data(), cbits, keys.data(), order.data(),
-                                            entry.data(), pblock.data());
+        with_group(slots_host, n, [&]<int G>() {
+            k_ap_fill<K, G><<<grid(std::int64_t(n) * G), kThreads>>>(
+                p, slots, out.p_offsets.data(), out.p_columns.data(), triple_offsets.data(), cbits,
+                keys.data(), order.data(), entry.data(), pblock.data());
+        });
         EDN_CUDA_CHECK_LAUNCH();
         sort_pairs(keys, order, triples, cbits + rbits);
         DeviceBuffer<Index> heads(std::int64_t(triples) + 1), block_ids(std::int64_t(triples) + 1);
         k_heads<K>
             <<<grid(std::int64_t(triples) + 1), kThreads>>>(keys.data(), triples, heads.data());
         EDN_CUDA_CHECK_LAUNCH();
-        out.ap_blocks = exclusive_total(heads.data(), block_ids.data(), triples);
-        out.pair_offsets = DeviceBuffer<Index>(std::int64_t(out.ap_blocks) + 1);
+        // The blocks' first pairs into a scratch of `triples`: their count is read back with
+        // the restriction's pairs below (one wait fewer), then they move to pair_offsets.
+        exclusive_sum(heads.data(), block_ids.data(), triples);
+        EDN_CUDA_CHECK(cudaMemcpyAsync(tail.data(), block_ids.data() + triples, sizeof(Index),
+                                       cudaMemcpyDeviceToDevice));
         out.pair_entry = DeviceBuffer<Index>(triples);
         out.pair_p = DeviceBuffer<Index>(triples);
-        EDN_CUDA_CHECK(cudaMemcpyAsync(out.pair_offsets.data() + out.ap_blocks,
-                                       triple_offsets.data() + n, sizeof(Index),
-                                       cudaMemcpyDeviceToDevice));
         EDN_CUDA_CHECK(cudaMemsetAsync(flags.data(), 0, sizeof(Index) * (n + 1)));
-        ap_columns = DeviceBuffer<Index>(out.ap_blocks);
+        ap_columns = DeviceBuffer<Index>(triples);
+        ap_first = DeviceBuffer<Index>(triples);
         k_runs<K><<<grid(triples), kThreads>>>(keys.data(), triples, heads.data(), block_ids.data(),
-                                               cbits, ap_columns.data(), nullptr,
-                                               out.pair_offsets.data(), flags.data());
+                                               cbits, ap_columns.data(), nullptr, ap_first.data(),
+                                               flags.data());
         k_gather_pairs<<<grid(triples), kThreads>>>(order.data(), entry.data(), pblock.data(),
                                                     triples, out.pair_entry.data(),
                                                     out.pair_p.data());
@@ -723,26 +880,43 @@ LevelBuild products_and_coarse(const Pattern& p, const Index* slots, Index slots
     });
 
     // A_c: the pairs (P block, A P block) keyed (I, J), sorted stably; a run is one entry.
+    bool unsymmetric_rows = false;
     with_key(2 * cbits, [&]<class K>() {
         DeviceBuffer<Index> quad_offsets(std::int64_t(pb) + 1), count(std::int64_t(pb) + 1);
         k_c_count<<<grid(pb + 1), kThreads>>>(out.r_rows.data(), pb, ap_offsets.data(),
                                               count.data());
         EDN_CUDA_CHECK_LAUNCH();
-        const Index pairs = exclusive_total(count.data(), quad_offsets.data(), pb);
+        exclusive_sum(count.data(), quad_offsets.data(), pb);
+        EDN_CUDA_CHECK(cudaMemcpyAsync(tail.data() + 3, quad_offsets.data() + pb, sizeof(Index),
+                                       cudaMemcpyDeviceToDevice));
+        Index totals[4] = {0, 0, 0, 0}; // A P blocks, -, -, pairs
+        read_back(tail.data(), totals, 4);
+        out.ap_blocks = totals[0];
+        const Index pairs = totals[3];
+        out.pair_offsets = DeviceBuffer<Index>(std::int64_t(out.ap_blocks) + 1);
+        EDN_CUDA_CHECK(cudaMemcpyAsync(out.pair_offsets.data(), ap_first.data(),
+                                       sizeof(Index) * out.ap_blocks, cudaMemcpyDeviceToDevice));
+        k_fill<<<1, 1>>>(out.pair_offsets.data() + out.ap_blocks, 1, out.product_pairs);
+        EDN_CUDA_CHECK_LAUNCH();
+        ap_first = DeviceBuffer<Index>();
         count = DeviceBuffer<Index>();
         DeviceBuffer<K> keys(pairs);
         DeviceBuffer<Index> order(pairs), pair_p(pairs), pair_ap(pairs);
-        k_c_fill<K><<<grid(pb), kThreads>>>(
-            out.r_blocks.data(), out.r_rows.data(), pb, out.p_columns.data(), ap_offsets.data(),
-            ap_columns.data(), quad_offsets.data(), cbits, keys.data(), order.data(), pair_p.data(),
-            pair_ap.data());
+        with_group(out.ap_blocks, n, [&]<int G>() { // (lanes by the A P rows' mean length)
+            k_c_fill<K, G><<<grid(std::int64_t(pb) * G), kThreads>>>(
+                out.r_blocks.data(), out.r_rows.data(), pb, out.p_columns.data(), ap_offsets.data(),
+                ap_columns.data(), quad_offsets.data(), cbits, keys.data(), order.data(),
+                pair_p.data(), pair_ap.data());
+        });
         EDN_CUDA_CHECK_LAUNCH();
         sort_pairs(keys, order, pairs, 2 * cbits);
         DeviceBuffer<Index> heads(std::int64_t(pairs) + 1), u_ids(std::int64_t(pairs) + 1);
         k_heads<K><<<grid(std::int64_t(pairs) + 1), kThreads>>>(keys.data(), pairs, heads.data());
         EDN_CUDA_CHECK_LAUNCH();
-        const Index unique = exclusive_total(heads.data(), u_ids.data(), pairs);
-        DeviceBuffer<Index> u_row(unique), u_col(unique), u_first(unique),
+        // The distinct entries (u) into scratch of `pairs` (at most that many): their count is
+        // read back with the coarse pattern's slots (one wait fewer).
+        exclusive_sum(heads.data(), u_ids.data(), pairs);
+        DeviceBuffer<Index> u_row(pairs), u_col(pairs), u_first(pairs),
             row_entries(std::int64_t(nc) + 1), row_first(std::int64_t(nc) + 1);
         out.c_row_counts = DeviceBuffer<Index>(nc);
         EDN_CUDA_CHECK(cudaMemsetAsync(out.c_row_counts.data(), 0, out.c_row_counts.bytes()));
@@ -754,8 +928,15 @@ LevelBuild products_and_coarse(const Pattern& p, const Index* slots, Index slots
         exclusive_sum(row_entries.data(), row_first.data(), nc);
         const Index bins = (nc + kRows - 1) / kRows;
         out.c_bin_offsets = DeviceBuffer<Index>(std::int64_t(bins) + 1);
-        const Index c_slots =
-            bin_bcsr_bin_offsets(out.c_row_counts.data(), nc, out.c_bin_offsets.data());
+        bin_bcsr_bin_offsets(out.c_row_counts.data(), nc, out.c_bin_offsets.data(), nullptr,
+                             /*read_total=*/false);
+        EDN_CUDA_CHECK(cudaMemcpyAsync(tail.data(), u_ids.data() + pairs, sizeof(Index),
+                                       cudaMemcpyDeviceToDevice));
+        EDN_CUDA_CHECK(cudaMemcpyAsync(tail.data() + 3, out.c_bin_offsets.data() + bins,
+                                       sizeof(Index), cudaMemcpyDeviceToDevice));
+        Index sizes[4] = {0, 0, 0, 0}; // distinct entries, -, -, coarse slots
+        read_back(tail.data(), sizes, 4);
+        const Index unique = sizes[0], c_slots = sizes[3];
         out.c_columns = DeviceBuffer<Index>(c_slots);
         const Pattern c{nc, out.c_bin_offsets.data(), out.c_columns.data(),
                         out.c_row_counts.data()};
@@ -768,35 +949,50 @@ LevelBuild products_and_coarse(const Pattern& p, const Index* slots, Index slots
         k_c_padding<<<grid(std::int64_t(bins) * kRows), kThreads>>>(c, bins, out.c_columns.data());
         out.g_mirror = DeviceBuffer<Index>(c_slots);
         k_fill<<<grid(c_slots), kThreads>>>(out.g_mirror.data(), c_slots, -1);
-        k_c_mirror<<<grid(nc), kThreads>>>(c, out.g_mirror.data(), unsymmetric);
+        with_group(c_slots, nc, [&]<int G>() {
+            k_c_mirror<G>
+                <<<grid(std::int64_t(nc) * G), kThreads>>>(c, out.g_mirror.data(), unsymmetric);
+        });
         EDN_CUDA_CHECK_LAUNCH();
+        // The Galerkin pairs' offsets and the entries with pairs, their totals read back with
+        // the unsymmetric count and the most members of an aggregate (one wait).
         out.g_offsets = DeviceBuffer<Index>(std::int64_t(c_entries) + 1);
-        out.galerkin_pairs = exclusive_total(g_count.data(), out.g_offsets.data(), c_entries);
+        exclusive_sum(g_count.data(), out.g_offsets.data(), c_entries);
+        DeviceBuffer<Index> entry_flags(std::int64_t(c_entries) + 1),
+            entry_ids(std::int64_t(c_entries) + 1);
+        k_g_entry_flags<<<grid(std::int64_t(c_entries) + 1), kThreads>>>(
+            out.g_offsets.data(), c_slots, c_entries, entry_flags.data());
+        EDN_CUDA_CHECK_LAUNCH();
+        exclusive_sum(entry_flags.data(), entry_ids.data(), c_entries);
+        EDN_CUDA_CHECK(cudaMemcpyAsync(tail.data() + 3, out.g_offsets.data() + c_entries,
+                                       sizeof(Index), cudaMemcpyDeviceToDevice));
+        EDN_CUDA_CHECK(cudaMemcpyAsync(tail.data() + 4, entry_ids.data() + c_entries, sizeof(Index),
+                                       cudaMemcpyDeviceToDevice));
+        Index values[5] = {0, 0, 0, 0, 0}; // -, unsymmetric, most members, pairs, entries
+        read_back(tail.data(), values, 5);
+        out.max_members = values[2];
+        out.galerkin_pairs = values[3];
+        out.galerkin_entries = values[4];
+        if (values[1] != 0) {
+            unsymmetric_rows = true;
+            return;
+        }
         out.g_p = DeviceBuffer<Index>(out.galerkin_pairs);
         out.g_ap = DeviceBuffer<Index>(out.galerkin_pairs);
         k_g_fill<<<grid(pairs), kThreads>>>(order.data(), pair_p.data(), pair_ap.data(), pairs,
                                             heads.data(), u_ids.data(), c, c_slots, u_row.data(),
                                             u_col.data(), u_first.data(), row_first.data(),
                                             out.g_offsets.data(), out.g_p.data(), out.g_ap.data());
-        k_g_entry_flags<<<grid(std::int64_t(c_entries) + 1), kThreads>>>(
-            out.g_offsets.data(), c_slots, c_entries, g_count.data());
-        EDN_CUDA_CHECK_LAUNCH();
-        DeviceBuffer<Index> entry_ids(std::int64_t(c_entries) + 1);
-        out.galerkin_entries = exclusive_total(g_count.data(), entry_ids.data(), c_entries);
         out.g_entries = DeviceBuffer<Index>(out.galerkin_entries);
-        k_compact<<<grid(c_entries), kThreads>>>(g_count.data(), entry_ids.data(), c_entries,
+        k_compact<<<grid(c_entries), kThreads>>>(entry_flags.data(), entry_ids.data(), c_entries,
                                                  out.g_entries.data());
         EDN_CUDA_CHECK_LAUNCH();
     });
     lap("P^T and coarse operator");
+    if (unsymmetric_rows) return LevelBuild::Host;
 
-    // The values read at the end, and the host's copies of the coarse pattern's bin offsets and
-    // row counts.
-    Index last_values[3] = {0, 0, 0};
-    read_back(tail.data(), last_values, 3);
+    // The host's copies of the coarse pattern's bin offsets and row counts.
     out.entries = slots_host + n;
-    out.max_members = last_values[2];
-    if (last_values[1] != 0) return LevelBuild::Host;
     out.coarse.num_rows = nc;
     out.coarse.bin_offsets = download(out.c_bin_offsets);
     out.coarse.row_counts = download(out.c_row_counts);
@@ -822,7 +1018,7 @@ LevelBuild build_level(const BinBcsrPatternView& fine, Index slots_host, const s
     EDN_CUDA_CHECK(cudaMemsetAsync(tail.data(), 0, tail.bytes()));
     DeviceBuffer<Index> flags(std::int64_t(n) + 1), ids(std::int64_t(n) + 1),
         entry_offsets(std::int64_t(n) + 1);
-    Index counts[5] = {0, 0, 0, 0, 0}; // -, P entries, -, roots, rest
+    Index counts[5] = {0, 0, 0, 0, 0}; // rounds (cooperative), P entries, -, roots, rest
     out.aggregate = DeviceBuffer<Index>(n);
     if (host) {
         // A small level with its pattern on the host: the host's greedy pass itself (the rounds
@@ -856,9 +1052,28 @@ LevelBuild build_level(const BinBcsrPatternView& fine, Index slots_host, const s
         k_agg_init<<<grid(n), kThreads>>>(n, fixed, state.data());
         EDN_CUDA_CHECK_LAUNCH();
         constexpr int kBatch = 8, kMaxRounds = 1024;
-        bool settled = false;
+        bool settled = false, cooperative = false;
         with_group(slots_host, n, [&]<int G>() {
             const unsigned int groups = grid(std::int64_t(n) * G);
+            // One cooperative launch of every round; its count is read back with the
+            // aggregation's counts (tail[0]; -1: not settled).
+            if (const unsigned int resident = cooperative_blocks(k_rounds<G>); resident > 0) {
+                DeviceBuffer<Index> round_flags(3);
+                EDN_CUDA_CHECK(cudaMemsetAsync(round_flags.data(), 0, round_flags.bytes()));
+                Index* flags_ptr = round_flags.data();
+                std::uint8_t* state_ptr = state.data();
+                Key* ring1_ptr = ring1.data();
+                Index* rounds_ptr = tail.data();
+                int max_rounds = kMaxRounds;
+                void* args[] = {(void*)&p,         (void*)&fixed,     (void*)&state_ptr,
+                                (void*)&ring1_ptr, (void*)&flags_ptr, (void*)&max_rounds,
+                                (void*)&rounds_ptr};
+                EDN_CUDA_CHECK(cudaLaunchCooperativeKernel(
+                    reinterpret_cast<const void*>(k_rounds<G>), std::min(groups, resident),
+                    kThreads, args, 0, nullptr));
+                cooperative = settled = true;
+                return;
+            }
             for (int round = 0; round < kMaxRounds && !settled; round += kBatch) {
                 EDN_CUDA_CHECK(cudaMemsetAsync(counter.data(), 0, sizeof(Index)));
                 for (int r = 0; r < kBatch; ++r) {
@@ -879,9 +1094,9 @@ LevelBuild build_level(const BinBcsrPatternView& fine, Index slots_host, const s
         EDN_CUDA_CHECK_LAUNCH();
         exclusive_sum(flags.data(), ids.data(), n); // ids[n]: the roots
         k_number_roots<<<grid(n), kThreads>>>(n, flags.data(), ids.data(), out.aggregate.data());
-        k_join_roots<<<grid(n), kThreads>>>(p, fixed, state.data(), out.aggregate.data(),
-                                            joined.data());
         with_group(slots_host, n, [&]<int G>() {
+            k_join_roots<G><<<grid(std::int64_t(n) * G), kThreads>>>(
+                p, fixed, state.data(), out.aggregate.data(), joined.data());
             k_join_votes<G><<<grid(std::int64_t(n) * G), kThreads>>>(p, fixed, joined.data(),
                                                                      out.aggregate.data());
         });
@@ -904,6 +1119,10 @@ LevelBuild build_level(const BinBcsrPatternView& fine, Index slots_host, const s
                                        cudaMemcpyDeviceToDevice));
         read_back(tail.data(), counts, 5);
         EDN_CUDA_CHECK(cudaMemsetAsync(tail.data(), 0, 2 * sizeof(Index)));
+        if (cooperative) {
+            if (counts[0] < 0) return LevelBuild::Host;
+            out.rounds = counts[0];
+        }
     }
     const Index items = counts[1];
     out.nc = counts[3] + counts[4];
@@ -944,8 +1163,11 @@ LevelBuild build_level(const BinBcsrPatternView& fine, Index slots_host, const s
     with_key(cbits + rbits, [&]<class K>() {
         DeviceBuffer<K> keys(items);
         out.smooth_entries = DeviceBuffer<Index>(items);
-        k_p_fill<K><<<grid(n), kThreads>>>(p, slots, out.aggregate.data(), entry_offsets.data(),
-                                           cbits, keys.data(), out.smooth_entries.data());
+        with_group(slots_host, n, [&]<int G>() {
+            k_p_fill<K, G><<<grid(std::int64_t(n) * G), kThreads>>>(
+                p, slots, out.aggregate.data(), entry_offsets.data(), cbits, keys.data(),
+                out.smooth_entries.data());
+        });
         EDN_CUDA_CHECK_LAUNCH();
         sort_pairs(keys, out.smooth_entries, items, cbits + rbits);
         DeviceBuffer<Index> heads(std::int64_t(items) + 1), run_ids(std::int64_t(items) + 1);

@@ -176,7 +176,7 @@ void bin_bcsr_row_counts(const TopologyView& topology, const NodeLayout& layout,
 }
 
 Index bin_bcsr_bin_offsets(const Index* row_counts, Index num_rows, Index* bin_offsets,
-                           std::size_t* scratch_bytes) {
+                           std::size_t* scratch_bytes, bool read_total) {
     const Index bins = (num_rows + kWarp - 1) / kWarp;
     EDN_CUDA_CHECK(
         cudaMemsetAsync(bin_offsets, 0, sizeof(Index) * (static_cast<std::size_t>(bins) + 1)));
@@ -193,6 +193,7 @@ Index bin_bcsr_bin_offsets(const Index* row_counts, Index num_rows, Index* bin_o
         EDN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp.data(), temp_bytes, bin_offsets,
                                                      bin_offsets, bins + 1));
     }
+    if (!read_total) return -1;
     Index total = 0;
     read_back(bin_offsets + bins, &total);
     return total;

@@ -67,10 +67,12 @@ EDN_CUDA_FN void bin_bcsr_row_counts(const TopologyView& topology, const NodeLay
                                      std::size_t* scratch_bytes = nullptr) EDN_CUDA_ONLY;
 
 /// cpu::bin_bcsr_bin_offsets on the device: #bins + 1 offsets into `bin_offsets` from the
-/// `num_rows` row counts; returns the total slot count (read back: synchronises).
+/// `num_rows` row counts; returns the total slot count (read back: synchronises), or -1 with
+/// `read_total` false (no wait: the total is bin_offsets[#bins] on the device).
 /// `scratch_bytes` (optional) receives the temporary device bytes it held.
 EDN_CUDA_FN Index bin_bcsr_bin_offsets(const Index* row_counts, Index num_rows, Index* bin_offsets,
-                                       std::size_t* scratch_bytes = nullptr) EDN_CUDA_ONLY;
+                                       std::size_t* scratch_bytes = nullptr,
+                                       bool read_total = true) EDN_CUDA_ONLY;
 
 /// cpu::fill_bin_bcsr_columns on the device: `cell_nodes` the #T x nodes_per_cell(order) cell
 /// node table, `pattern` the counts and bin offsets, `columns` its #slots; one lane per row,

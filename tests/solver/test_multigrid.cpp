@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <functional>
 #include <gtest/gtest.h>
+#include <map>
 
 namespace edn {
 namespace {
@@ -385,6 +386,77 @@ TEST(MultigridAggregation, ParallelAggregatesCoverConnectAndDoNotDependOnThreads
             }
         }
         EXPECT_TRUE(rooted) << "aggregate " << a << " of " << members[a].size();
+    }
+}
+
+// Aggregation::Greedy by its definition, written out plainly (votes counted in a map): (1) in
+// index order a node whose active neighbours are all unaggregated roots an aggregate with them;
+// (2) every other active node joins the aggregate most of its neighbours are in, the smallest of
+// equals, as the first pass left them; (3) the rest root aggregates with their unaggregated
+// neighbours. On a pinned box's pattern and on its first coarse level's (rows of tens of
+// neighbours: many ties of votes).
+std::vector<Index> greedy_by_definition(const BinBcsrPatternView& p,
+                                        const std::vector<std::uint8_t>& active, Index& count) {
+    const Index n = p.num_rows;
+    std::vector<Index> agg(static_cast<std::size_t>(n), -1);
+    count = 0;
+    auto neighbours = [&](Index i) {
+        std::vector<Index> c;
+        for (Index j = 0; j < p.row_counts[i]; ++j) c.push_back(p.columns[p.slot(i, j)]);
+        return c;
+    };
+    for (Index i = 0; i < n; ++i) {
+        if (!active[i] || agg[i] >= 0) continue;
+        bool free = true;
+        for (Index c : neighbours(i)) free = free && !(active[c] && agg[c] >= 0);
+        if (!free) continue;
+        agg[i] = count;
+        for (Index c : neighbours(i))
+            if (active[c]) agg[c] = count;
+        ++count;
+    }
+    std::vector<Index> joined = agg;
+    for (Index i = 0; i < n; ++i) {
+        if (!active[i] || agg[i] >= 0) continue;
+        std::map<Index, Index> votes;
+        for (Index c : neighbours(i))
+            if (agg[c] >= 0) ++votes[agg[c]];
+        Index best = -1, most = 0;
+        for (const auto& [a, v] : votes) // ascending aggregates: the first of the most wins
+            if (v > most) best = a, most = v;
+        joined[i] = best;
+    }
+    agg = joined;
+    for (Index i = 0; i < n; ++i) {
+        if (!active[i] || agg[i] >= 0) continue;
+        agg[i] = count;
+        for (Index c : neighbours(i))
+            if (active[c] && agg[c] < 0) agg[c] = count;
+        ++count;
+    }
+    return agg;
+}
+
+TEST(MultigridAggregation, GreedyAggregatesFollowTheirDefinition) {
+    System sys(test::make_random_perturbed_box(12, 10, 16, 1.0, 0.8, 1.4, 0.15, 5), 0.05);
+    std::vector<std::uint8_t> active(sys.fixed.size());
+    for (std::size_t i = 0; i < active.size(); ++i) active[i] = sys.fixed[i] ? 0 : 1;
+    const MultigridHierarchy h = cpu::build_multigrid(sys.s.f->pattern, sys.positions.data(),
+                                                      sys.fixed.data(), small_coarsest(6));
+    ASSERT_FALSE(h.coarse.empty());
+    const BinBcsrPatternView coarse = h.coarse[0].pattern.view();
+    const std::vector<std::uint8_t> all(static_cast<std::size_t>(coarse.num_rows), 1);
+    Index longest = 0;
+    for (Index i = 0; i < coarse.num_rows; ++i) longest = std::max(longest, coarse.row_counts[i]);
+    EXPECT_GE(longest, 20) << "the coarse rows are long";
+    for (const auto& [p, on] :
+         {std::pair(sys.s.f->pattern.view(), active), std::pair(coarse, all)}) {
+        Index expected_count = 0, count = 0;
+        const std::vector<Index> expected = greedy_by_definition(p, on, expected_count);
+        std::vector<Index> got;
+        count = cpu::aggregate_nodes(p, on, Aggregation::Greedy, got);
+        EXPECT_EQ(count, expected_count);
+        EXPECT_EQ(got, expected);
     }
 }
 

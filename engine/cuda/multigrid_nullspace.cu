@@ -73,21 +73,43 @@ __device__ inline double rigid_mode(const double x[3], const double* center, int
 // One warp per aggregate: the near-null rows of its members (the rigid modes at the positions
 // when `rest` is given, else the previous level's R blocks), orthonormalised column by column;
 // each lane owns rows lane, lane + 32, ... of the aggregate's block of `q`.
-// kShared: a block of one warp per aggregate with its columns in (dynamic) shared memory
-// instead of the global scratch `q`: the Gram-Schmidt's ~K^2 dependent passes over the rows then
-// wait on shared loads, not L2 (coarse levels: ~40 aggregates of ~300 rows took 112 us).
-template <int B, int K, bool kShared>
+// kShared: a block of W warps per aggregate with its columns in (dynamic) shared memory instead
+// of the global scratch `q`: the Gram-Schmidt's ~K^2 dependent passes over the rows then wait on
+// shared loads, not L2 (coarse levels: ~40 aggregates of ~300 rows took 112 us). W > 1 for
+// levels of large aggregates (the block's threads own rows tid, tid + 32 W, ...; each sum is
+// the warps' totals added in warp order): one warp per aggregate walked the rows of the largest
+// aggregate, some 1,000, 48 times (119 us for the 38 aggregates of the 187K bunny's level 1,
+// H100, in every re-value).
+template <int B, int K, bool kShared, int W>
 __global__ void k_tentative(Index coarse_nodes, const Index* offsets, const Index* nodes,
                             const double* rest, const double* displacement, const double* center,
                             const double* near_null, double* q, float* tentative, double* r_out) {
+    static_assert(W == 1 || kShared, "several warps per aggregate need the shared columns");
     extern __shared__ double shared_columns[];
-    const Index agg = (static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-    const int lane = threadIdx.x & 31;
-    if (agg >= coarse_nodes) return; // whole warps leave together
+    __shared__ double warp_sums[W];
+    constexpr int T = 32 * W; // threads of one aggregate
+    const Index agg = kShared ? static_cast<Index>(blockIdx.x)
+                              : (static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+    const int tid = kShared ? static_cast<int>(threadIdx.x) : static_cast<int>(threadIdx.x & 31);
+    if (agg >= coarse_nodes) return; // whole warps (blocks, when shared) leave together
+    // the sum of v over the aggregate's threads, in every thread
+    auto total = [&](double v) {
+        v = warp_total(v);
+        if constexpr (W == 1) {
+            return v;
+        } else {
+            __syncthreads(); // (the last sum's readers are done)
+            if ((tid & 31) == 0) warp_sums[tid / 32] = v;
+            __syncthreads();
+            double sum = 0;
+            for (int w = 0; w < W; ++w) sum += warp_sums[w];
+            return sum;
+        }
+    };
     const Index first = offsets[agg];
     const Index rows = (offsets[agg + 1] - first) * B;
     double* qa = kShared ? shared_columns : q + static_cast<std::int64_t>(first) * B * K;
-    for (Index row = lane; row < rows; row += 32) {
+    for (Index row = tid; row < rows; row += T) {
         const std::int64_t node = nodes[first + row / B];
         const int comp = row % B;
         if (rest) {
@@ -100,36 +122,44 @@ __global__ void k_tentative(Index coarse_nodes, const Index* offsets, const Inde
         }
     }
     double* r = r_out + static_cast<std::int64_t>(agg) * K * K;
-    if (lane == 0)
+    if (tid == 0)
         for (int k = 0; k < K * K; ++k) r[k] = 0;
     for (int c = 0; c < K; ++c) {
         double t = 0;
-        for (Index row = lane; row < rows; row += 32) t += qa[row * K + c] * qa[row * K + c];
-        const double norm0 = warp_total(t);
+        for (Index row = tid; row < rows; row += T) t += qa[row * K + c] * qa[row * K + c];
+        const double norm0 = total(t);
         for (int c2 = 0; c2 < c; ++c2) {
             t = 0;
-            for (Index row = lane; row < rows; row += 32) t += qa[row * K + c2] * qa[row * K + c];
-            const double dot = warp_total(t);
-            if (lane == 0) r[c2 * K + c] = dot;
-            for (Index row = lane; row < rows; row += 32) qa[row * K + c] -= dot * qa[row * K + c2];
+            for (Index row = tid; row < rows; row += T) t += qa[row * K + c2] * qa[row * K + c];
+            const double dot = total(t);
+            if (tid == 0) r[c2 * K + c] = dot;
+            for (Index row = tid; row < rows; row += T) qa[row * K + c] -= dot * qa[row * K + c2];
         }
         t = 0;
-        for (Index row = lane; row < rows; row += 32) t += qa[row * K + c] * qa[row * K + c];
-        double norm = warp_total(t);
+        for (Index row = tid; row < rows; row += T) t += qa[row * K + c] * qa[row * K + c];
+        double norm = total(t);
         if (!(norm > 1e-20 * norm0) || norm0 == 0) { // dependent: drop the column
-            for (Index row = lane; row < rows; row += 32) qa[row * K + c] = 0;
+            for (Index row = tid; row < rows; row += T) qa[row * K + c] = 0;
             continue; // r[c][c] stays 0
         }
         norm = sqrt(norm);
-        if (lane == 0) r[c * K + c] = norm;
-        for (Index row = lane; row < rows; row += 32) qa[row * K + c] /= norm;
+        if (tid == 0) r[c * K + c] = norm;
+        for (Index row = tid; row < rows; row += T) qa[row * K + c] /= norm;
     }
-    for (Index row = lane; row < rows; row += 32) {
+    for (Index row = tid; row < rows; row += T) {
         const std::int64_t node = nodes[first + row / B];
         const int comp = row % B;
         for (int c = 0; c < K; ++c)
             tentative[(node * B + comp) * K + c] = static_cast<float>(qa[row * K + c]);
     }
+}
+
+/// Warps per aggregate of a level of `aggregates` whose largest has `max_rows` rows (k_tentative):
+/// 8 for a few large ones (the 187K bunny's levels 1 and 2: 38 and 2 aggregates, 124 -> 33 and
+/// 26 -> 14 us, H100), one where there are enough aggregates to fill the device (its level 0,
+/// 2,202 of up to ~150 rows: 30 us with one warp, 57 with 8).
+inline int tentative_warps(Index aggregates, Index max_rows) {
+    return aggregates <= 512 && max_rows > 128 ? 8 : 1;
 }
 
 template <class T> DeviceBuffer<T> to_device(const std::vector<T>& v) {
@@ -202,12 +232,24 @@ void MultigridNullspace::allocate() {
         EDN_CUDA_CHECK(
             cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
         if (static_cast<std::size_t>(optin) > kDefaultShared) {
-            shared_limit_ = static_cast<std::size_t>(optin);
-            for (const void* kernel : {reinterpret_cast<const void*>(k_tentative<3, 3, true>),
-                                       reinterpret_cast<const void*>(k_tentative<3, 6, true>),
-                                       reinterpret_cast<const void*>(k_tentative<6, 6, true>)})
-                EDN_CUDA_CHECK(cudaFuncSetAttribute(
-                    kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+            // (the dynamic part: the opt-in less each kernel's static sums, the largest of them)
+            const void* kernels[] = {reinterpret_cast<const void*>(k_tentative<3, 3, true, 1>),
+                                     reinterpret_cast<const void*>(k_tentative<3, 6, true, 1>),
+                                     reinterpret_cast<const void*>(k_tentative<6, 6, true, 1>),
+                                     reinterpret_cast<const void*>(k_tentative<3, 3, true, 8>),
+                                     reinterpret_cast<const void*>(k_tentative<3, 6, true, 8>),
+                                     reinterpret_cast<const void*>(k_tentative<6, 6, true, 8>)};
+            std::size_t static_bytes = 0;
+            for (const void* kernel : kernels) {
+                cudaFuncAttributes attributes{};
+                EDN_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+                static_bytes = std::max(static_bytes, attributes.sharedSizeBytes);
+            }
+            shared_limit_ = static_cast<std::size_t>(optin) - static_bytes;
+            for (const void* kernel : kernels)
+                EDN_CUDA_CHECK(cudaFuncSetAttribute(kernel,
+                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                    static_cast<int>(shared_limit_)));
         }
     }
     scratch_ = DeviceBuffer<double>(scratch);
@@ -230,14 +272,19 @@ void MultigridNullspace::recompute(const double* rest, const double* displacemen
         double* out = near_null_[j % 2].data();
         const std::size_t shared = static_cast<std::size_t>(d.max_rows) * modes_ * sizeof(double);
         auto launch = [&]<int B, int K>() {
-            if (shared <= shared_limit_)
-                k_tentative<B, K, true>
-                    <<<static_cast<unsigned>(d.coarse_nodes), 32, shared, stream>>>(
+            auto shared_launch = [&]<int W>() {
+                k_tentative<B, K, true, W>
+                    <<<static_cast<unsigned>(d.coarse_nodes), 32 * W, shared, stream>>>(
                         d.coarse_nodes, d.offsets.data(), d.nodes.data(), j == 0 ? rest : nullptr,
                         displacement, center_.data(), in, scratch_.data(), tentative[first_ + j],
                         out);
+            };
+            if (shared <= shared_limit_ && tentative_warps(d.coarse_nodes, d.max_rows) > 1)
+                shared_launch.template operator()<8>();
+            else if (shared <= shared_limit_)
+                shared_launch.template operator()<1>();
             else
-                k_tentative<B, K, false>
+                k_tentative<B, K, false, 1>
                     <<<static_cast<unsigned>((d.coarse_nodes + kWarpsPerBlock - 1) /
                                              kWarpsPerBlock),
                        kNullThreads, 0, stream>>>(d.coarse_nodes, d.offsets.data(), d.nodes.data(),

@@ -12,6 +12,9 @@
 #include "support/backend.hpp"
 #include "support/compare.hpp"
 #include "support/device_arrays.hpp"
+#if defined(EDN_WITH_CUDA) && EDN_WITH_CUDA
+#include "cuda/multigrid_nullspace.cuh"
+#endif
 #include "support/linear_system.hpp"
 #include "support/random.hpp"
 
@@ -173,6 +176,56 @@ TEST_P(CudaMultigrid, TentativeAtCurrentPositionsEqualsCpu) {
         const double c_err = max_abs_diff(gpu.download_coarse(int(l)), cv, scale);
         EXPECT_LT(c_err, 1e-4 * scale) << "level " << l;
     }
+#endif
+}
+
+// Aggregates too large for the default 48 KB of shared memory (1,350 and 600 rows of 6 modes:
+// the opt-in limit, several warps per aggregate) and tiny ones (one warp): the device's T and
+// the coarse level's T built on its R equal cpu::retentative_multigrid's to float rounding.
+TEST(CudaMultigridNullspace, LargeAndSmallAggregatesEqualCpu) {
+#if defined(EDN_WITH_CUDA) && EDN_WITH_CUDA
+    if (!test::has_cuda_device()) GTEST_SKIP() << "no CUDA device";
+    MultigridHierarchy h;
+    h.settings.modes = 6;
+    const Index n = 700;
+    MultigridLevel fine; // aggregates 0 (450 nodes), 1 (200 nodes), then 2..11 of 5 nodes each
+    fine.num_nodes = n;
+    fine.block = 3;
+    fine.coarse_nodes = 12;
+    for (Index i = 0; i < n; ++i)
+        fine.aggregate.push_back(i < 450 ? 0 : i < 650 ? 1 : 2 + (i - 650) / 5);
+    MultigridLevel coarse; // one aggregate of the 12 coarse nodes
+    coarse.num_nodes = 12;
+    coarse.block = 6;
+    coarse.coarse_nodes = 1;
+    coarse.aggregate.assign(12, 0);
+    h.levels = {fine, coarse};
+    const std::vector<double> rest = test::random_vector(3 * std::size_t(n), 41, -1.0, 1.0);
+    const std::vector<double> moved = test::random_vector(rest.size(), 43, -0.1, 0.1);
+    std::vector<double> current(rest.size());
+    for (std::size_t k = 0; k < rest.size(); ++k) current[k] = rest[k] + moved[k];
+    cpu::retentative_multigrid(h, current.data());
+    cuda::MultigridNullspace nullspace(h);
+    const cuda::DeviceBuffer<double> rest_d = test::to_device(rest),
+                                     moved_d = test::to_device(moved);
+    std::vector<cuda::DeviceBuffer<float>> t;
+    std::vector<float*> out;
+    for (const MultigridLevel& level : h.levels) {
+        t.emplace_back(level.tentative.size());
+        out.push_back(t.back().data());
+    }
+    nullspace.recompute(rest_d.data(), moved_d.data(), out, nullptr);
+    for (std::size_t l = 0; l < h.levels.size(); ++l) {
+        std::vector<float> got(h.levels[l].tentative.size());
+        EDN_CUDA_CHECK(cudaMemcpy(got.data(), t[l].data(), got.size() * sizeof(float),
+                                  cudaMemcpyDeviceToHost));
+        double scale = 0;
+        const double err = max_abs_diff(got, h.levels[l].tentative, scale);
+        EXPECT_LT(err, 1e-5 * scale) << "level " << l;
+        EXPECT_GT(scale, 0.1) << "level " << l;
+    }
+#else
+    GTEST_SKIP() << "no CUDA";
 #endif
 }
 

@@ -100,17 +100,24 @@ __global__ void bin_sizes_kernel(const Index* row_counts, Index rows, Index bins
 
 // ---- columns ------------------------------------------------------------------------------------
 
-/// One lane per row; the row's sorted columns are built by insertion directly in its strided
-/// slots (the row owns them), then padded with the row index.
-__global__ void fill_columns_kernel(NodeCellsDevice nc, const Index* cell_nodes, int m,
-                                    const Index* bin_offsets, const Index* row_counts, Index rows,
-                                    Index bins, unsigned int* counter, Index* columns) {
+/// One lane per row; the row's sorted columns are built by insertion (a binary search, then a
+/// shift) in its warp's shared stage when the bin is at most kStageWidth slots wide, else
+/// directly in its strided slots (the row owns them; its lane's column of the stage too); then
+/// padded with the row index (the 187K bunny's p = 1 pattern: 152 us in global memory, 130 in
+/// the stage, H100; the rest is the gathers of the incident cells' nodes).
+constexpr int kStageWidth = 48, kColumnsBlock = 128;
+__global__ void __launch_bounds__(kColumnsBlock)
+    fill_columns_kernel(NodeCellsDevice nc, const Index* cell_nodes, int m,
+                        const Index* bin_offsets, const Index* row_counts, Index rows, Index bins,
+                        unsigned int* counter, Index* columns) {
+    __shared__ Index stage[kColumnsBlock / kWarp][kStageWidth * kWarp];
     const int lane = threadIdx.x & 31;
     for (Index bin = next_bin(counter, lane); bin < bins; bin = next_bin(counter, lane)) {
         const Index row = bin * kWarp + lane;
         const Index begin = bin_offsets[bin];
         const Index width = (bin_offsets[bin + 1] - begin) / kWarp;
-        Index* out = columns + begin + lane;
+        const bool staged = width <= kStageWidth; // (the same for the whole warp)
+        Index* out = staged ? stage[threadIdx.x / kWarp] + lane : columns + begin + lane;
         Index filled = 0;
         if (row < rows) {
             Index cb, ce;
@@ -137,7 +144,11 @@ __global__ void fill_columns_kernel(NodeCellsDevice nc, const Index* cell_nodes,
             }
         }
         const Index pad = row < rows ? row : 0;
-        for (Index j = filled; j < width; ++j) out[j * kWarp] = pad;
+        Index* to = columns + begin + lane;
+        if (staged)
+            for (Index j = 0; j < width; ++j) to[j * kWarp] = j < filled ? out[j * kWarp] : pad;
+        else
+            for (Index j = filled; j < width; ++j) to[j * kWarp] = pad;
     }
 }
 } // namespace
@@ -211,7 +222,7 @@ void fill_bin_bcsr_columns(const TopologyView& topology, const Index* cell_nodes
                                      topology.face_cells.indices};
     EDN_CUDA_CHECK(cudaMemsetAsync(bin_counter, 0, sizeof(unsigned int)));
     if (pattern.num_bins)
-        fill_columns_kernel<<<persistent_grid(pattern.num_bins, 128), 128>>>(
+        fill_columns_kernel<<<persistent_grid(pattern.num_bins, kColumnsBlock), kColumnsBlock>>>(
             node_cells, cell_nodes, nodes_per_cell(layout.order), pattern.bin_offsets,
             pattern.row_counts, pattern.num_rows, pattern.num_bins, bin_counter, columns);
     EDN_CUDA_CHECK_LAUNCH();

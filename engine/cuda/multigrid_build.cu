@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cooperative_groups.h>
+#include <cstdlib>
 #include <cub/cub.cuh>
+#include <string_view>
 
 namespace edn::cuda {
 namespace {
@@ -1057,7 +1059,12 @@ LevelBuild build_level(const BinBcsrPatternView& fine, Index slots_host, const s
             const unsigned int groups = grid(std::int64_t(n) * G);
             // One cooperative launch of every round; its count is read back with the
             // aggregation's counts (tail[0]; -1: not settled).
-            if (const unsigned int resident = cooperative_blocks(k_rounds<G>); resident > 0) {
+            // EDN_MULTIGRID_ROUNDS=kernels: the rounds' kernels even where a cooperative launch
+            // would do (the tests run both)
+            const char* env = std::getenv("EDN_MULTIGRID_ROUNDS");
+            const bool kernels = env && std::string_view(env) == "kernels";
+            if (const unsigned int resident = kernels ? 0 : cooperative_blocks(k_rounds<G>);
+                resident > 0) {
                 DeviceBuffer<Index> round_flags(3);
                 EDN_CUDA_CHECK(cudaMemsetAsync(round_flags.data(), 0, round_flags.bytes()));
                 Index* flags_ptr = round_flags.data();
@@ -1068,11 +1075,15 @@ LevelBuild build_level(const BinBcsrPatternView& fine, Index slots_host, const s
                 void* args[] = {(void*)&p,         (void*)&fixed,     (void*)&state_ptr,
                                 (void*)&ring1_ptr, (void*)&flags_ptr, (void*)&max_rounds,
                                 (void*)&rounds_ptr};
-                EDN_CUDA_CHECK(cudaLaunchCooperativeKernel(
-                    reinterpret_cast<const void*>(k_rounds<G>), std::min(groups, resident),
-                    kThreads, args, 0, nullptr));
-                cooperative = settled = true;
-                return;
+                // (refused, as where a partition of the device holds fewer blocks than the
+                // occupancy says: the rounds' kernels below instead)
+                if (cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(k_rounds<G>),
+                                                std::min(groups, resident), kThreads, args, 0,
+                                                nullptr) == cudaSuccess) {
+                    cooperative = settled = true;
+                    return;
+                }
+                cudaGetLastError(); // (a launch error: not sticky)
             }
             for (int round = 0; round < kMaxRounds && !settled; round += kBatch) {
                 EDN_CUDA_CHECK(cudaMemsetAsync(counter.data(), 0, sizeof(Index)));

@@ -278,82 +278,91 @@ TEST_P(CudaMultigrid, DeviceBuildEqualsCpu) {
                 const cuda::DeviceBuffer<Index> vertex_d = test::to_device(space.pro_vertex);
                 const cuda::DeviceBuffer<double> weight_d = test::to_device(space.pro_weight);
                 const cuda::DeviceTransfer p1{space.num_vertices, vertex_d.data(), weight_d.data()};
-                std::unique_ptr<cuda::Multigrid> gpu =
-                    cuda::Multigrid::build(a.view().pattern, fixed, fixed_d.data(), rest_d.data(),
-                                           settings, order > 1 ? &p1 : nullptr);
-                ASSERT_TRUE(gpu);
-                if (order > 1) { // the given P's values
-                    double scale = 0;
-                    const double p_err = max_abs_diff(gpu->download_prolongator(0),
-                                                      h.levels[0].prolongator.values, scale);
-                    EXPECT_LE(p_err, 1e-7 * scale); // (float weights)
-                    EXPECT_EQ(h.levels[0].prolongator.values.size(),
-                              gpu->download_prolongator(0).size());
+                // k = 7: the aggregation's rounds as separate kernels too (the path of devices
+                // without cooperative launches), the same hierarchy
+                for (const bool kernels :
+                     k == 7 ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+                    if (kernels) setenv("EDN_MULTIGRID_ROUNDS", "kernels", 1);
+                    std::unique_ptr<cuda::Multigrid> gpu =
+                        cuda::Multigrid::build(a.view().pattern, fixed, fixed_d.data(),
+                                               rest_d.data(), settings, order > 1 ? &p1 : nullptr);
+                    unsetenv("EDN_MULTIGRID_ROUNDS");
+                    SCOPED_TRACE(kernels ? "rounds as kernels" : "cooperative rounds");
+                    ASSERT_TRUE(gpu);
+                    if (order > 1) { // the given P's values
+                        double scale = 0;
+                        const double p_err = max_abs_diff(gpu->download_prolongator(0),
+                                                          h.levels[0].prolongator.values, scale);
+                        EXPECT_LE(p_err, 1e-7 * scale); // (float weights)
+                        EXPECT_EQ(h.levels[0].prolongator.values.size(),
+                                  gpu->download_prolongator(0).size());
+                    }
+                    ASSERT_EQ(gpu->num_levels(), h.num_levels());
+                    for (std::size_t l = 0; l < h.levels.size(); ++l) {
+                        SCOPED_TRACE("level " + std::to_string(l));
+                        const MultigridLevel& c = h.levels[l];
+                        const cuda::SymbolicLevel d = gpu->download_symbolic(int(l));
+                        expect_same(d.aggregate, c.aggregate, "d.aggregate");
+                        expect_same(d.p_offsets, c.prolongator.offsets, "d.p_offsets");
+                        expect_same(d.p_columns, c.prolongator.columns, "d.p_columns");
+                        // the smoothing map, inverted: per P block its entries, ascending
+                        std::vector<Index> smooth_offsets(c.prolongator.columns.size() + 1, 0),
+                            smooth_entries;
+                        for (Index t : c.smooth_target)
+                            if (t >= 0) ++smooth_offsets[t + 1];
+                        for (std::size_t t = 1; t < smooth_offsets.size(); ++t)
+                            smooth_offsets[t] += smooth_offsets[t - 1];
+                        smooth_entries.resize(smooth_offsets.back());
+                        std::vector<Index> next(smooth_offsets.begin(), smooth_offsets.end() - 1);
+                        for (std::size_t e = 0; e < c.smooth_target.size(); ++e)
+                            if (c.smooth_target[e] >= 0)
+                                smooth_entries[next[c.smooth_target[e]]++] = Index(e);
+                        expect_same(d.smooth_offsets, smooth_offsets, "d.smooth_offsets");
+                        expect_same(d.smooth_entries, smooth_entries, "d.smooth_entries");
+                        expect_same(d.pair_offsets, c.product_offsets, "d.pair_offsets");
+                        expect_same(d.pair_entry, c.product_entry, "d.pair_entry");
+                        expect_same(d.pair_p, c.product_p, "d.pair_p");
+                        expect_same(d.r_offsets, c.restriction_offsets, "d.r_offsets");
+                        expect_same(d.r_blocks, c.restriction_blocks, "d.r_blocks");
+                        expect_same(d.r_rows, c.restriction_rows, "d.r_rows");
+                        expect_same(d.g_offsets, c.galerkin_offsets, "d.g_offsets");
+                        expect_same(d.g_p, c.galerkin_p, "d.g_p");
+                        expect_same(d.g_ap, c.galerkin_ap, "d.g_ap");
+                        expect_same(d.g_mirror, c.galerkin_mirror, "d.g_mirror");
+                        const Index c_slots = h.coarse[l].pattern.num_slots();
+                        std::vector<Index> g_entries;
+                        for (Index e = 0; e + 1 < Index(c.galerkin_offsets.size()); ++e)
+                            if (e >= c_slots || c.galerkin_offsets[e + 1] > c.galerkin_offsets[e])
+                                g_entries.push_back(e);
+                        expect_same(d.g_entries, g_entries, "d.g_entries");
+                        const BinBcsrPattern& cp = h.coarse[l].pattern;
+                        expect_same(d.coarse.bin_offsets, cp.bin_offsets, "coarse bin offsets");
+                        expect_same(d.coarse.row_counts, cp.row_counts, "coarse row counts");
+                        expect_same(d.coarse.columns, cp.columns, "coarse columns");
+                        double scale = 0;
+                        const double t_err =
+                            max_abs_diff(gpu->download_tentative(int(l)), c.tentative, scale);
+                        EXPECT_LE(t_err, 1e-5 * scale); // (0 = 0 for a given level: no T)
+                    }
+                    cpu::revalue_multigrid(h, s.a.view());
+                    gpu->revalue(a.view());
+                    for (std::size_t l = 0; l < h.levels.size(); ++l) {
+                        double scale = 0;
+                        std::vector<double> cv = h.coarse[l].values;
+                        cv.insert(cv.end(), h.coarse[l].diag.begin(), h.coarse[l].diag.end());
+                        const double err = max_abs_diff(gpu->download_coarse(int(l)), cv, scale);
+                        EXPECT_LT(err, 1e-4 * scale)
+                            << "level " << l; // (scale: set by max_abs_diff)
+                    }
+                    std::vector<double> r = test::random_vector(s.dofs(), 17);
+                    for (Index i = 0; i < s.rows(); ++i)
+                        if (fixed[i]) r[3 * i] = r[3 * i + 1] = r[3 * i + 2] = 0;
+                    std::vector<double> z(r.size());
+                    cpu::apply_multigrid(h, s.a.view(), r.data(), z.data());
+                    const std::vector<float> zf =
+                        gpu->apply(a.view(), std::vector<float>(r.begin(), r.end()));
+                    EXPECT_LT(test::relative_error(zf, z), 2e-3);
                 }
-                ASSERT_EQ(gpu->num_levels(), h.num_levels());
-                for (std::size_t l = 0; l < h.levels.size(); ++l) {
-                    SCOPED_TRACE("level " + std::to_string(l));
-                    const MultigridLevel& c = h.levels[l];
-                    const cuda::SymbolicLevel d = gpu->download_symbolic(int(l));
-                    expect_same(d.aggregate, c.aggregate, "d.aggregate");
-                    expect_same(d.p_offsets, c.prolongator.offsets, "d.p_offsets");
-                    expect_same(d.p_columns, c.prolongator.columns, "d.p_columns");
-                    // the smoothing map, inverted: per P block its entries, ascending
-                    std::vector<Index> smooth_offsets(c.prolongator.columns.size() + 1, 0),
-                        smooth_entries;
-                    for (Index t : c.smooth_target)
-                        if (t >= 0) ++smooth_offsets[t + 1];
-                    for (std::size_t t = 1; t < smooth_offsets.size(); ++t)
-                        smooth_offsets[t] += smooth_offsets[t - 1];
-                    smooth_entries.resize(smooth_offsets.back());
-                    std::vector<Index> next(smooth_offsets.begin(), smooth_offsets.end() - 1);
-                    for (std::size_t e = 0; e < c.smooth_target.size(); ++e)
-                        if (c.smooth_target[e] >= 0)
-                            smooth_entries[next[c.smooth_target[e]]++] = Index(e);
-                    expect_same(d.smooth_offsets, smooth_offsets, "d.smooth_offsets");
-                    expect_same(d.smooth_entries, smooth_entries, "d.smooth_entries");
-                    expect_same(d.pair_offsets, c.product_offsets, "d.pair_offsets");
-                    expect_same(d.pair_entry, c.product_entry, "d.pair_entry");
-                    expect_same(d.pair_p, c.product_p, "d.pair_p");
-                    expect_same(d.r_offsets, c.restriction_offsets, "d.r_offsets");
-                    expect_same(d.r_blocks, c.restriction_blocks, "d.r_blocks");
-                    expect_same(d.r_rows, c.restriction_rows, "d.r_rows");
-                    expect_same(d.g_offsets, c.galerkin_offsets, "d.g_offsets");
-                    expect_same(d.g_p, c.galerkin_p, "d.g_p");
-                    expect_same(d.g_ap, c.galerkin_ap, "d.g_ap");
-                    expect_same(d.g_mirror, c.galerkin_mirror, "d.g_mirror");
-                    const Index c_slots = h.coarse[l].pattern.num_slots();
-                    std::vector<Index> g_entries;
-                    for (Index e = 0; e + 1 < Index(c.galerkin_offsets.size()); ++e)
-                        if (e >= c_slots || c.galerkin_offsets[e + 1] > c.galerkin_offsets[e])
-                            g_entries.push_back(e);
-                    expect_same(d.g_entries, g_entries, "d.g_entries");
-                    const BinBcsrPattern& cp = h.coarse[l].pattern;
-                    expect_same(d.coarse.bin_offsets, cp.bin_offsets, "coarse bin offsets");
-                    expect_same(d.coarse.row_counts, cp.row_counts, "coarse row counts");
-                    expect_same(d.coarse.columns, cp.columns, "coarse columns");
-                    double scale = 0;
-                    const double t_err =
-                        max_abs_diff(gpu->download_tentative(int(l)), c.tentative, scale);
-                    EXPECT_LE(t_err, 1e-5 * scale); // (0 = 0 for a given level: no T)
-                }
-                cpu::revalue_multigrid(h, s.a.view());
-                gpu->revalue(a.view());
-                for (std::size_t l = 0; l < h.levels.size(); ++l) {
-                    double scale = 0;
-                    std::vector<double> cv = h.coarse[l].values;
-                    cv.insert(cv.end(), h.coarse[l].diag.begin(), h.coarse[l].diag.end());
-                    const double err = max_abs_diff(gpu->download_coarse(int(l)), cv, scale);
-                    EXPECT_LT(err, 1e-4 * scale) << "level " << l; // (scale: set by max_abs_diff)
-                }
-                std::vector<double> r = test::random_vector(s.dofs(), 17);
-                for (Index i = 0; i < s.rows(); ++i)
-                    if (fixed[i]) r[3 * i] = r[3 * i + 1] = r[3 * i + 2] = 0;
-                std::vector<double> z(r.size());
-                cpu::apply_multigrid(h, s.a.view(), r.data(), z.data());
-                const std::vector<float> zf =
-                    gpu->apply(a.view(), std::vector<float>(r.begin(), r.end()));
-                EXPECT_LT(test::relative_error(zf, z), 2e-3);
             }
     test::LinearSystem s(test::make_random_perturbed_box(4, 4, 4, 0.5, 0.5, 1.0, 0.1, 3), 1, 1e-3);
     const std::vector<std::uint8_t> all(s.rows(), 1);

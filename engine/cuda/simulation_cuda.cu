@@ -164,6 +164,11 @@ private:
     }
     /// Sum of `count` values on the device, in double.
     double device_sum(const double* values, std::int64_t count);
+    /// The same sum queued into reduce_out_[slot] (slot < kSumSlots), not read back: evaluate()
+    /// reads its sums in one copy (a read-back costs the H100 machine's host about 9 us after
+    /// the kernel; the four sums of an evaluation waited four times).
+    void queue_sum(const double* values, std::int64_t count, int slot);
+    static constexpr int kSumSlots = 4;
     /// a.b on the device, in double.
     double device_dot(const double* a, const double* b, std::int64_t count);
     /// One float PCG solve of the matrix for rhs_ into pcg_dx_ (block Jacobi or two-level).
@@ -175,9 +180,9 @@ private:
     /// The potential's node terms (inertia, gravity, ground) and the drag spring at y: all of it
     /// but the element energies (no gradient).
     double node_potential(const double* y);
-    /// The drag spring's energy at y (0 without one), its gradient added to `gradient` when that
-    /// is not null.
-    double drag_energy(const double* y, double* gradient);
+    /// The drag spring's energy at y queued into reduce_out_[slot], its gradient added to
+    /// `gradient` when that is not null; returns the slots used (0 without a drag, else 1).
+    int queue_drag_energy(const double* y, double* gradient, int slot);
     template <int P, class Material>
     void launch_elements(const Material& material, const double* y, int outputs);
     /// The element pass of the settings' material and order at y.
@@ -233,7 +238,7 @@ private:
     DeviceBuffer<float> first_dx_;  ///< the last step's first Newton correction (PCG warm start)
     DeviceBuffer<float> mass_;      ///< lumped masses for the float matrix's diagonal
     DeviceBuffer<double> mass_d_;   ///< the same in double for the node terms
-    DeviceBuffer<double> cell_energy_, node_energy_, forces_, extra_;
+    DeviceBuffer<double> cell_energy_, node_energy_, forces_;
     /// node -> force slots t * m + a of its incident cells (force_slots_kernel): vertex, edge and
     /// face nodes' index arrays (per incidence, one entry per node of the simplex), and their
     /// view over node->cells' offsets.
@@ -355,10 +360,9 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
                                                       n, force_slots_view_);
         EDN_CUDA_CHECK_LAUNCH();
     }
-    extra_.resize(1);
     fixed_.resize(n);
     bad_.resize(1);
-    reduce_out_.resize(1);
+    reduce_out_.resize(kSumSlots);
     reduce_partials_.resize(kReduceBlocks);
     reduce_done_.resize(1);
     EDN_CUDA_CHECK(cudaMemset(reduce_done_.data(), 0, reduce_done_.bytes()));
@@ -562,6 +566,17 @@ double CudaBackend::device_dot(const double* a, const double* b, std::int64_t co
     return out;
 }
 
+void CudaBackend::queue_sum(const double* values, std::int64_t count, int slot) {
+    if (count == 0) {
+        EDN_CUDA_CHECK(cudaMemsetAsync(reduce_out_.data() + slot, 0, sizeof(double)));
+        return;
+    }
+    const unsigned int grid = std::min<unsigned int>(blocks_for(count), kReduceBlocks);
+    reduce_kernel<false, double><<<grid, kBlock>>>(values, nullptr, count, reduce_partials_.data(),
+                                                   reduce_done_.data(), reduce_out_.data() + slot);
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
 double CudaBackend::evaluate(const double* y, int outputs, double* gradient) {
     launch_elements(y, outputs);
     const Index n = layout.num_nodes();
@@ -571,29 +586,38 @@ double CudaBackend::evaluate(const double* y, int outputs, double* gradient) {
                                            x_start_.data(), forces_.data(), n, with_gradient,
                                            node_energy_.data(), gradient);
     EDN_CUDA_CHECK_LAUNCH();
-    last_strain_energy_ = device_sum(cell_energy_.data(), mesh.num_cells());
-    double total = last_strain_energy_ + device_sum(node_energy_.data(), n);
     // Rayleigh stiffness damping: part of the potential, not of the strain energy.
-    if (damping_coefficient() > 0.0) total += device_sum(damping_energy_.data(), mesh.num_cells());
-    return total + drag_energy(y, with_gradient ? gradient : nullptr);
+    const bool damped = damping_coefficient() > 0.0;
+    queue_sum(cell_energy_.data(), mesh.num_cells(), 0);
+    queue_sum(node_energy_.data(), n, 1);
+    if (damped) queue_sum(damping_energy_.data(), mesh.num_cells(), 2);
+    const int drag_slot = damped ? 3 : 2;
+    const int slots =
+        drag_slot + queue_drag_energy(y, with_gradient ? gradient : nullptr, drag_slot);
+    double sums[kSumSlots] = {0, 0, 0, 0};
+    EDN_CUDA_CHECK(
+        cudaMemcpy(sums, reduce_out_.data(), slots * sizeof(double), cudaMemcpyDeviceToHost));
+    last_strain_energy_ = sums[0];
+    double total = last_strain_energy_ + sums[1];
+    if (damped) total += sums[2];
+    return total + (slots > drag_slot ? sums[drag_slot] : 0.0);
 }
 
-double CudaBackend::drag_energy(const double* y, double* gradient) {
-    if (!drag) return 0.0;
+int CudaBackend::queue_drag_energy(const double* y, double* gradient, int slot) {
+    if (!drag) return 0;
     if (!drag->region.empty()) {
         const RegionDrag r = region_.view(*drag);
         drag_region_kernel<<<blocks_for(r.count), kBlock>>>(r, rest_x_.data(), y, fixed_.data(),
                                                             gradient != nullptr,
                                                             region_.energy.data(), gradient);
         EDN_CUDA_CHECK_LAUNCH();
-        return device_sum(region_.energy.data(), r.count);
+        queue_sum(region_.energy.data(), r.count, slot);
+        return 1;
     }
     drag_kernel<<<1, 1>>>(point_drag(*drag), rest_x_.data(), y, fixed_.data(), gradient != nullptr,
-                          extra_.data(), gradient);
+                          reduce_out_.data() + slot, gradient);
     EDN_CUDA_CHECK_LAUNCH();
-    double e = 0;
-    EDN_CUDA_CHECK(cudaMemcpy(&e, extra_.data(), sizeof(double), cudaMemcpyDeviceToHost));
-    return e;
+    return 1;
 }
 
 double CudaBackend::node_potential(const double* y) {
@@ -602,7 +626,12 @@ double CudaBackend::node_potential(const double* y) {
         node_terms(), force_slots_view_, mass_d_.data(), fixed_.data(), rest_x_.data(), y,
         y_tilde_.data(), x_start_.data(), forces_.data(), n, false, node_energy_.data(), g_.data());
     EDN_CUDA_CHECK_LAUNCH();
-    return device_sum(node_energy_.data(), n) + drag_energy(y, nullptr);
+    queue_sum(node_energy_.data(), n, 0);
+    const int slots = 1 + queue_drag_energy(y, nullptr, 1);
+    double sums[2] = {0, 0};
+    EDN_CUDA_CHECK(
+        cudaMemcpy(sums, reduce_out_.data(), slots * sizeof(double), cudaMemcpyDeviceToHost));
+    return sums[0] + (slots > 1 ? sums[1] : 0.0);
 }
 
 void CudaBackend::begin_step() {

@@ -97,7 +97,7 @@ Index greedy_aggregates(const BinBcsrPatternView& p, const std::vector<std::uint
     }
     std::vector<Index> joined(aggregate); // phase 2 reads the phase-1 result only
     // (aggregate, votes) of a node's neighbours: a handful of distinct aggregates, counted in
-    // place (sorting every node's votes took most of a coarse level's aggregation)
+    // place
     std::vector<std::pair<Index, Index>> votes;
     for (Index i = 0; i < n; ++i) {
         if (!active[i] || aggregate[i] >= 0) continue;

@@ -1014,8 +1014,10 @@ LevelBuild build_level(const BinBcsrPatternView& fine, Index slots_host, const s
     out.n = n;
     const Index* slots = fine.bin_offsets + fine.num_bins;
     PhaseClock lap{out};
-    // Values read back together: after the aggregation P's entries, the roots and the rest; at the
-    // end the fine slots, the unsymmetric count and the most members of an aggregate.
+    // Values read back together: after the aggregation its rounds (cooperative), P's entries, the
+    // roots and the rest; then the A P blocks with the restriction's pairs, the distinct coarse
+    // entries with the coarse slots, and the unsymmetric count and the most members of an
+    // aggregate with the Galerkin pairs and entries.
     DeviceBuffer<Index> tail(5);
     EDN_CUDA_CHECK(cudaMemsetAsync(tail.data(), 0, tail.bytes()));
     DeviceBuffer<Index> flags(std::int64_t(n) + 1), ids(std::int64_t(n) + 1),

@@ -581,6 +581,24 @@ MultigridLevel given_level(const BinBcsrPatternView& p, const GivenTransfer& giv
 
 } // namespace
 
+bool build_aggregated_level(const BinBcsrPatternView& pattern,
+                            const std::vector<std::uint8_t>& active, int block, Index level_dofs,
+                            const MultigridSettings& settings, MultigridLevel& level,
+                            BlockMatrix& coarse) {
+    level.num_nodes = pattern.num_rows;
+    level.block = block;
+    level.coarse_nodes = aggregate_nodes(pattern, active, settings.aggregation, level.aggregate);
+    const int modes = settings.modes;
+    if (level.coarse_nodes == 0 ||
+        static_cast<double>(level.coarse_nodes) * modes > 0.85 * level_dofs)
+        return false; // no useful coarsening left
+    level.prolongator.row_block = level.product.row_block = block;
+    level.prolongator.col_block = level.product.col_block = modes;
+    transfer_patterns(level, pattern, settings.prolongator_damping > 0);
+    coarse_pattern(level, coarse, modes);
+    return true;
+}
+
 MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* positions,
                                    const std::uint8_t* fixed, const MultigridSettings& settings,
                                    const GivenTransfer* first) {
@@ -627,20 +645,11 @@ MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* pos
            level_dofs > settings.coarsest_dofs) {
         const BinBcsrPattern& pat = h.levels.empty() ? fine : h.coarse.back().pattern;
         MultigridLevel level;
-        level.num_nodes = pat.num_rows;
-        level.block = block;
-        level.coarse_nodes =
-            aggregate_nodes(pat.view(), active, settings.aggregation, level.aggregate);
-        if (level.coarse_nodes == 0 ||
-            static_cast<double>(level.coarse_nodes) * modes > 0.85 * level_dofs)
-            break; // no useful coarsening left
+        BlockMatrix coarse;
+        if (!build_aggregated_level(pat.view(), active, block, level_dofs, settings, level, coarse))
+            break;
         std::vector<double> coarse_null;
         detail::tentative_prolongator(level, near_null, modes, coarse_null);
-        level.prolongator.row_block = level.product.row_block = block;
-        level.prolongator.col_block = level.product.col_block = modes;
-        transfer_patterns(level, pat.view(), settings.prolongator_damping > 0);
-        BlockMatrix coarse;
-        coarse_pattern(level, coarse, modes);
         h.levels.push_back(std::move(level));
         h.coarse.push_back(std::move(coarse));
         near_null.swap(coarse_null);

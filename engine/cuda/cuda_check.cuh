@@ -3,8 +3,10 @@
 
 #include "core/error.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cuda_runtime.h>
 #include <utility>
 
@@ -26,15 +28,22 @@
 
 namespace edn::cuda {
 
-/// Lets the default memory pool keep up to 512 MiB of freed memory for re-use (instead of
-/// returning it at every synchronisation), once per process.
+/// Lets the default memory pool keep freed memory for re-use instead of returning it at every
+/// synchronisation, once per process: up to a quarter of the device's memory, at least 512 MiB
+/// (EDN_CUDA_POOL_KEEP_MIB sets it). A simulation's buffers alone can pass 512 MiB (the 187K
+/// bunny's element blocks), and every wait then returned the pool's excess, so that the next large
+/// allocation mapped new memory.
 inline void keep_pool_memory() {
     static const bool once = [] {
         int device = 0;
         cudaMemPool_t pool{};
         if (cudaGetDevice(&device) == cudaSuccess &&
             cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess) {
-            std::uint64_t threshold = 512ull << 20;
+            std::size_t free_bytes = 0, total_bytes = 0;
+            if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) total_bytes = 0;
+            std::uint64_t threshold = std::max<std::uint64_t>(512ull << 20, total_bytes / 4);
+            if (const char* env = std::getenv("EDN_CUDA_POOL_KEEP_MIB"))
+                threshold = std::strtoull(env, nullptr, 10) << 20;
             cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
         }
         cudaGetLastError(); // a device without pools still works, just slower

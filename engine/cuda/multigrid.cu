@@ -485,6 +485,7 @@ void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int fo
     m.fine_rows = static_cast<Index>(h.fixed.size());
     m.levels.resize(h.levels.size());
     const int levels = h.num_levels();
+    UploadBatch batch; // (the levels taken from the host)
     for (std::size_t l = 0; l < h.levels.size(); ++l) {
         const MultigridLevel& s = h.levels[l];
         const BlockMatrix& c = h.coarse[l];
@@ -496,7 +497,8 @@ void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int fo
         d.fixed_prolongator = s.fixed_prolongator;
         d.damping = h.settings.prolongator_damping;
         const std::size_t t_values = static_cast<std::size_t>(s.num_nodes) * s.block * c.block;
-        d.tentative = !s.tentative.empty()  ? upload_float(s.tentative)
+        d.tentative = !s.tentative.empty()
+                          ? batch.add(std::vector<float>(s.tentative.begin(), s.tentative.end()))
                       : s.fixed_prolongator ? DeviceBuffer<float>()
                                             : zeros<float>(t_values); // (made by retentative)
         LevelSizes z;
@@ -531,27 +533,27 @@ void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int fo
             z = {b.galerkin_pairs, b.galerkin_entries, b.p_blocks, b.entries, b.p_blocks,
                  b.product_pairs,  b.ap_blocks,        b.n,        b.nc};
         } else {
-            d.aggregate = upload(s.aggregate);
-            d.p_offsets = upload(s.prolongator.offsets);
-            d.p_columns = upload(s.prolongator.columns);
-            d.p_values =
-                upload_padded(s.prolongator.values, s.block * c.block); // a given P keeps these
+            d.aggregate = batch.add(s.aggregate);
+            d.p_offsets = batch.add(s.prolongator.offsets);
+            d.p_columns = batch.add(s.prolongator.columns);
+            d.p_values = batch.add(
+                padded_floats(s.prolongator.values, s.block * c.block)); // a given P keeps these
             d.p_blocks = static_cast<Index>(s.prolongator.columns.size());
-            d.p_rows = upload(rows_of(s.prolongator.offsets));
+            d.p_rows = batch.add(rows_of(s.prolongator.offsets));
             {
                 std::vector<Index> offsets, entries;
                 invert_map(s.smooth_target, d.p_blocks, offsets, entries);
-                d.smooth_offsets = upload(offsets);
-                d.smooth_entries = upload(entries);
+                d.smooth_offsets = batch.add(offsets);
+                d.smooth_entries = batch.add(entries);
             }
             d.ap_blocks = static_cast<Index>(s.product.columns.size());
-            d.pair_offsets = upload(s.product_offsets);
-            d.pair_entry = upload(s.product_entry);
-            d.pair_p = upload(s.product_p);
-            d.g_offsets = upload(s.galerkin_offsets);
-            d.g_p = upload(s.galerkin_p);
-            d.g_ap = upload(s.galerkin_ap);
-            d.g_mirror = upload(s.galerkin_mirror);
+            d.pair_offsets = batch.add(s.product_offsets);
+            d.pair_entry = batch.add(s.product_entry);
+            d.pair_p = batch.add(s.product_p);
+            d.g_offsets = batch.add(s.galerkin_offsets);
+            d.g_p = batch.add(s.galerkin_p);
+            d.g_ap = batch.add(s.galerkin_ap);
+            d.g_mirror = batch.add(s.galerkin_mirror);
             // the entries k_galerkin sums: slots with pairs (padding and mirrored lower slots
             // have none) and every diagonal block
             std::vector<Index> g_entries;
@@ -559,13 +561,13 @@ void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int fo
             for (Index e = 0; e + 1 < static_cast<Index>(s.galerkin_offsets.size()); ++e)
                 if (e >= c_slots || s.galerkin_offsets[e + 1] > s.galerkin_offsets[e])
                     g_entries.push_back(e);
-            d.g_entries = upload(g_entries);
-            d.r_offsets = upload(s.restriction_offsets);
-            d.r_blocks = upload(s.restriction_blocks);
-            d.r_rows = upload(s.restriction_rows);
-            d.c_bin_offsets = upload(c.pattern.bin_offsets);
-            d.c_columns = upload(c.pattern.columns);
-            d.c_row_counts = upload(c.pattern.row_counts);
+            d.g_entries = batch.add(g_entries);
+            d.r_offsets = batch.add(s.restriction_offsets);
+            d.r_blocks = batch.add(s.restriction_blocks);
+            d.r_rows = batch.add(s.restriction_rows);
+            d.c_bin_offsets = batch.add(c.pattern.bin_offsets);
+            d.c_columns = batch.add(c.pattern.columns);
+            d.c_row_counts = batch.add(c.pattern.row_counts);
             z = {std::int64_t(s.galerkin_p.size()),
                  std::int64_t(g_entries.size()),
                  std::int64_t(s.restriction_blocks.size()),
@@ -612,6 +614,7 @@ void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int fo
         d.prolong_lanes = lanes_for(mean(z.p_blocks, z.nodes), z.nodes, forced_lanes);
         EDN_CUDA_CHECK(cudaMemsetAsync(d.c_values.data(), 0, d.c_values.bytes()));
     }
+    batch.flush();
     if (lap) lap("upload: levels");
     m.coarsest_block = h.coarse.empty() ? 3 : h.coarse.back().block;
     m.coarsest_rows = h.coarse.empty() ? m.fine_rows : h.coarse.back().pattern.num_rows;
@@ -635,7 +638,19 @@ void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int fo
     if (built && !built->empty()) { // member lists made on the device
         std::vector<MultigridNullspace::Level> lists;
         const std::size_t first = h.levels[0].fixed_prolongator ? 1 : 0; // (aggregated levels)
-        for (std::size_t l = first; l < built->size(); ++l) {
+        DeviceBuffer<Index> active;
+        Index members = 0;
+        for (std::size_t l = first; l < h.levels.size(); ++l) {
+            if (l >= built->size()) { // (a small level built on the host)
+                std::vector<Index> host_active;
+                lists.push_back(MultigridNullspace::host_level(
+                    h.levels[l], l == first ? &host_active : nullptr));
+                if (l == first) {
+                    members = static_cast<Index>(host_active.size());
+                    active = upload(host_active);
+                }
+                continue;
+            }
             DeviceLevelBuild& b = (*built)[l];
             MultigridNullspace::Level d;
             d.coarse_nodes = b.nc;
@@ -646,8 +661,6 @@ void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int fo
             d.nodes = std::move(b.member_nodes);
             lists.push_back(std::move(d));
         }
-        DeviceBuffer<Index> active;
-        Index members = 0;
         if (first < built->size()) {
             active = std::move((*built)[first].active);
             members = (*built)[first].members;
@@ -742,12 +755,43 @@ std::unique_ptr<Multigrid> Multigrid::build(const BinBcsrPatternView& pattern,
             std::count(fixed.begin(), fixed.begin() + first->coarse_nodes, std::uint8_t(0)));
         level_dofs = 3 * free_nodes;
     }
+    // EDN_MULTIGRID_SMALL_LEVELS=device: small levels built on the device too, but for their
+    // aggregation (the tests run both)
+    const char* small_env = std::getenv("EDN_MULTIGRID_SMALL_LEVELS");
+    const bool small_on_host = !(small_env && std::string_view(small_env) == "device");
     while (static_cast<int>(h.levels.size()) + 1 < settings.max_levels &&
            level_dofs > settings.coarsest_dofs) {
         DeviceLevelBuild b;
         const BinBcsrPattern* host = // (a small coarse level: its columns came down too)
             !h.coarse.empty() && !h.coarse.back().pattern.columns.empty() ? &h.coarse.back().pattern
                                                                           : nullptr;
+        if (host && small_on_host) {
+            // This level and those below on the host (cpu::build_aggregated_level, the same
+            // hierarchy), uploaded with the levels: on the device each of their passes is a
+            // launch or a read-back (the 38 nodes of the 187K bunny's level 2 took 0.6 ms, H100).
+            const auto host_start = std::chrono::steady_clock::now();
+            std::vector<std::uint8_t> active(static_cast<std::size_t>(host->num_rows), 1);
+            if (pins)
+                for (Index i = 0; i < host->num_rows; ++i) active[i] = fixed[i] ? 0 : 1;
+            while (static_cast<int>(h.levels.size()) + 1 < settings.max_levels &&
+                   level_dofs > settings.coarsest_dofs) {
+                MultigridLevel level;
+                BlockMatrix coarse;
+                if (!cpu::build_aggregated_level(h.coarse.back().pattern.view(), active, block,
+                                                 level_dofs, h.settings, level, coarse))
+                    break;
+                h.levels.push_back(std::move(level));
+                h.coarse.push_back(std::move(coarse));
+                block = settings.modes;
+                active.assign(static_cast<std::size_t>(h.coarse.back().pattern.num_rows), 1);
+                level_dofs = h.coarse.back().pattern.num_rows * settings.modes;
+            }
+            phases.emplace_back("small levels on the host",
+                                std::chrono::duration<double, std::milli>(
+                                    std::chrono::steady_clock::now() - host_start)
+                                    .count());
+            break;
+        }
         const LevelBuild result =
             build_level(op, slots, pins, free_nodes, level_dofs, settings.modes, b, host,
                         pins ? fixed.data() : nullptr);
@@ -767,16 +811,18 @@ std::unique_ptr<Multigrid> Multigrid::build(const BinBcsrPatternView& pattern,
         phases.emplace_back(phase, std::chrono::duration<double, std::milli>(now - last).count());
         last = now;
     };
+    // EDN_MULTIGRID_BUILD=times: the phases on stderr (for profiling the build; the upload's
+    // phases wait for the device only then)
+    const char* times_env = std::getenv("EDN_MULTIGRID_BUILD");
+    const bool times = times_env && std::string_view(times_env) == "times";
     std::unique_ptr<Multigrid> m(new Multigrid(h, built, fixed_device, [&](const char* phase) {
-        EDN_CUDA_CHECK(cudaStreamSynchronize(0));
+        if (times) EDN_CUDA_CHECK(cudaStreamSynchronize(0));
         lap(phase);
     }));
-    m->retentative(rest, nullptr); // the build's T: the rigid-body modes at rest
-    EDN_CUDA_CHECK(cudaStreamSynchronize(0));
+    m->retentative(rest, nullptr);            // the build's T: the rigid-body modes at rest
+    EDN_CUDA_CHECK(cudaStreamSynchronize(0)); // (the build ends when the device's part does)
     lap("tentative prolongators");
-    // EDN_MULTIGRID_BUILD=times: the phases on stderr (for profiling the build)
-    if (const char* env = std::getenv("EDN_MULTIGRID_BUILD");
-        env && std::string_view(env) == "times") {
+    if (times) {
         for (const auto& [phase, ms] : phases)
             std::fprintf(stderr, "multigrid build: %-32s %8.3f ms\n", phase.c_str(), ms);
         std::fprintf(stderr, "multigrid build: %-32s %8.3f ms\n", "total",

@@ -66,11 +66,13 @@ LevelBuild build_level(const BinBcsrPatternView& op, Index slots, const std::uin
                        const BinBcsrPattern* host = nullptr,
                        const std::uint8_t* fixed_host = nullptr);
 
-/// Whether a level of `rows` rows and `slots` slots (padding included) is aggregated on the host
-/// (build_level's `host`; its coarse pattern's columns are then downloaded with the level
-/// above). H100, 187K bunny: level 2 (8 rounds) 0.16 -> 0.04 ms; level 1 (2,202 rows, about
-/// 200K slots) 0.26 ms of rounds (one cooperative launch) against 1.17 ms on the host and 0.38 ms
-/// to download its columns, so only small levels.
+/// Whether a level of `rows` rows and `slots` slots (padding included) is built on the host
+/// (its coarse pattern's columns are then downloaded with the level above): cuda::Multigrid::build
+/// makes it and the levels below with cpu::build_aggregated_level, or, with
+/// EDN_MULTIGRID_SMALL_LEVELS=device, only its aggregates (build_level's `host`). H100, 187K bunny:
+/// level 2 (8 rounds) 0.16 -> 0.04 ms; level 1 (2,202 rows, about 200K slots) 0.26 ms of rounds
+/// (one cooperative launch) against 1.17 ms on the host and 0.38 ms to download its columns, so
+/// only small levels.
 inline bool host_aggregation(Index rows, Index slots) {
     return rows <= 1024 && slots <= 65536;
 }

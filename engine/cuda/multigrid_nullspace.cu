@@ -172,35 +172,42 @@ template <class T> DeviceBuffer<T> to_device(const std::vector<T>& v) {
 
 } // namespace
 
+MultigridNullspace::Level MultigridNullspace::host_level(const MultigridLevel& s,
+                                                         std::vector<Index>* active) {
+    Level d;
+    d.coarse_nodes = s.coarse_nodes;
+    d.block = s.block;
+    std::vector<Index> offsets(static_cast<std::size_t>(s.coarse_nodes) + 1, 0), nodes;
+    for (Index i = 0; i < s.num_nodes; ++i)
+        if (s.aggregate[i] >= 0) ++offsets[s.aggregate[i] + 1];
+    for (Index a = 0; a < s.coarse_nodes; ++a) offsets[a + 1] += offsets[a];
+    nodes.resize(static_cast<std::size_t>(offsets.back()));
+    std::vector<Index> fill(offsets.begin(), offsets.end() - 1);
+    for (Index i = 0; i < s.num_nodes; ++i)
+        if (s.aggregate[i] >= 0) nodes[fill[s.aggregate[i]]++] = i;
+    d.members = offsets.back();
+    for (Index a = 0; a < s.coarse_nodes; ++a)
+        d.max_rows = std::max<Index>(d.max_rows, (offsets[a + 1] - offsets[a]) * s.block);
+    if (active) { // the aggregated nodes in index order
+        active->clear();
+        active->reserve(nodes.size());
+        for (Index i = 0; i < s.num_nodes; ++i)
+            if (s.aggregate[i] >= 0) active->push_back(i);
+    }
+    d.offsets = to_device(offsets);
+    d.nodes = to_device(nodes);
+    return d;
+}
+
 MultigridNullspace::MultigridNullspace(const MultigridHierarchy& h) : modes_(h.settings.modes) {
     first_ = !h.levels.empty() && h.levels[0].fixed_prolongator ? 1 : 0;
     for (std::size_t l = first_; l < h.levels.size(); ++l) {
-        const MultigridLevel& s = h.levels[l];
-        Level d;
-        d.coarse_nodes = s.coarse_nodes;
-        d.block = s.block;
-        std::vector<Index> offsets(static_cast<std::size_t>(s.coarse_nodes) + 1, 0), nodes;
-        for (Index i = 0; i < s.num_nodes; ++i)
-            if (s.aggregate[i] >= 0) ++offsets[s.aggregate[i] + 1];
-        for (Index a = 0; a < s.coarse_nodes; ++a) offsets[a + 1] += offsets[a];
-        nodes.resize(static_cast<std::size_t>(offsets.back()));
-        std::vector<Index> fill(offsets.begin(), offsets.end() - 1);
-        for (Index i = 0; i < s.num_nodes; ++i)
-            if (s.aggregate[i] >= 0) nodes[fill[s.aggregate[i]]++] = i;
-        d.members = offsets.back();
-        for (Index a = 0; a < s.coarse_nodes; ++a)
-            d.max_rows = std::max<Index>(d.max_rows, (offsets[a + 1] - offsets[a]) * s.block);
-        if (l == first_) { // the aggregated nodes in index order
-            std::vector<Index> active;
-            active.reserve(nodes.size());
-            for (Index i = 0; i < s.num_nodes; ++i)
-                if (s.aggregate[i] >= 0) active.push_back(i);
+        std::vector<Index> active;
+        levels_.push_back(host_level(h.levels[l], l == first_ ? &active : nullptr));
+        if (l == first_) {
             active_count_ = static_cast<Index>(active.size());
             active_ = to_device(active);
         }
-        d.offsets = to_device(offsets);
-        d.nodes = to_device(nodes);
-        levels_.push_back(std::move(d));
     }
     allocate();
 }

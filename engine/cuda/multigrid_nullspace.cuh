@@ -23,6 +23,9 @@ public:
         int block = 3;
         DeviceBuffer<Index> offsets, nodes; ///< per aggregate, its nodes in node order
     };
+    /// The member lists of an aggregated level made on the host, and (`active`, optional) its
+    /// aggregated nodes in index order.
+    static Level host_level(const MultigridLevel& s, std::vector<Index>* active);
     /// The member lists of the aggregated levels of `h` (the symbolic hierarchy).
     explicit MultigridNullspace(const MultigridHierarchy& h);
     /// Member lists made on the device (cuda/multigrid_build.cuh) of the aggregated levels

@@ -289,6 +289,17 @@ std::vector<double> dense_semidefinite_inverse(int block, const BinBcsrPatternVi
 Index aggregate_nodes(const BinBcsrPatternView& p, const std::vector<std::uint8_t>& active,
                       Aggregation method, std::vector<Index>& aggregate);
 
+/// One aggregated level of build_multigrid: the aggregates of the nodes with active[i] on the
+/// graph of `pattern` (the operator of that level, `block` x `block` blocks, `level_dofs` dofs of
+/// active nodes), the patterns of P, A P and the coarse operator and the maps that re-value them;
+/// no values and no tentative prolongator (MultigridLevel::tentative stays empty). False when no
+/// useful coarsening is left (the hierarchy ends above). The CUDA build makes its small levels
+/// with it.
+bool build_aggregated_level(const BinBcsrPatternView& pattern,
+                            const std::vector<std::uint8_t>& active, int block, Index level_dofs,
+                            const MultigridSettings& settings, MultigridLevel& level,
+                            BlockMatrix& coarse);
+
 /// Sizes of the levels (for reports and tests).
 MultigridStats multigrid_stats(const MultigridHierarchy& h, const BinBcsrPattern& fine);
 

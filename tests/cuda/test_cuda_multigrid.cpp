@@ -242,7 +242,8 @@ void expect_same(const std::vector<Index>& a, const std::vector<Index>& b, const
 }
 #endif
 
-// The hierarchy built on the device (cuda::Multigrid::build, every level there) has
+// The hierarchy built on the device (cuda::Multigrid::build: its small levels on the host, or
+// with EDN_MULTIGRID_SMALL_LEVELS=device every level but their aggregation on the device) has
 // cpu::build_multigrid's aggregates, patterns and maps (the default, greedy aggregation) bit for
 // bit on every level; its tentative prolongators (from the rest positions, on the device) and
 // its re-valued operators and cycle equal the CPU's to float rounding; pinned and unpinned, on
@@ -278,16 +279,21 @@ TEST_P(CudaMultigrid, DeviceBuildEqualsCpu) {
                 const cuda::DeviceBuffer<Index> vertex_d = test::to_device(space.pro_vertex);
                 const cuda::DeviceBuffer<double> weight_d = test::to_device(space.pro_weight);
                 const cuda::DeviceTransfer p1{space.num_vertices, vertex_d.data(), weight_d.data()};
-                // k = 7: the aggregation's rounds as separate kernels too (the path of devices
-                // without cooperative launches), the same hierarchy
-                for (const bool kernels :
-                     k == 7 ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
-                    if (kernels) setenv("EDN_MULTIGRID_ROUNDS", "kernels", 1);
+                // The small levels built on the host (the default) and on the device; k = 7:
+                // the aggregation's rounds as separate kernels too (the path of devices without
+                // cooperative launches), the same hierarchy
+                for (const int variant :
+                     k == 7 ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 1}) {
+                    if (variant == 1) setenv("EDN_MULTIGRID_SMALL_LEVELS", "device", 1);
+                    if (variant == 2) setenv("EDN_MULTIGRID_ROUNDS", "kernels", 1);
                     std::unique_ptr<cuda::Multigrid> gpu =
                         cuda::Multigrid::build(a.view().pattern, fixed, fixed_d.data(),
                                                rest_d.data(), settings, order > 1 ? &p1 : nullptr);
+                    unsetenv("EDN_MULTIGRID_SMALL_LEVELS");
                     unsetenv("EDN_MULTIGRID_ROUNDS");
-                    SCOPED_TRACE(kernels ? "rounds as kernels" : "cooperative rounds");
+                    SCOPED_TRACE(variant == 0   ? "small levels on the host"
+                                 : variant == 1 ? "small levels on the device"
+                                                : "rounds as kernels");
                     ASSERT_TRUE(gpu);
                     if (order > 1) { // the given P's values
                         double scale = 0;

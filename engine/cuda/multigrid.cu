@@ -76,7 +76,14 @@ struct Multigrid::Impl {
     std::vector<float> coarsest_values, coarsest_diag;
     DeviceBuffer<float> unit_coef; // {0, 1}: d = D^-1 r
     bool fine_kernel_chosen = false;
-    std::vector<DeviceBuffer<float>> b, x, r, d, q; // per level
+    // Per level the cycle's right-hand side, solution, residual, Chebyshev direction and its
+    // product, carved from one allocation (`vectors`).
+    struct Vector {
+        float* p = nullptr;
+        float* data() const { return p; }
+    };
+    std::vector<Vector> b, x, r, d, q;
+    DeviceBuffer<float> vectors;
     DeviceBuffer<double> partials;      // 2 x 1024 per-block partial sums of the dot products
     DeviceBuffer<double> dot_result{1}; // dot()'s device scalar
     DeviceBuffer<unsigned int> lanczos_done{1}; // last_block_done's counter (zero between launches)
@@ -618,10 +625,18 @@ void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int fo
     if (lap) lap("upload: levels");
     m.coarsest_block = h.coarse.empty() ? 3 : h.coarse.back().block;
     m.coarsest_rows = h.coarse.empty() ? m.fine_rows : h.coarse.back().pattern.num_rows;
-    for (auto* v : {&m.b, &m.x, &m.r, &m.d, &m.q}) v->resize(levels);
-    for (int l = 0; l < levels; ++l) {
-        const std::size_t dofs = level_dofs(h, l);
-        for (auto* v : {&m.b, &m.x, &m.r, &m.d, &m.q}) (*v)[l] = DeviceBuffer<float>(dofs);
+    {
+        const auto padded = [](std::size_t dofs) { return (dofs + 63) & ~std::size_t(63); };
+        std::size_t total = 0;
+        for (int l = 0; l < levels; ++l) total += 5 * padded(level_dofs(h, l));
+        m.vectors = DeviceBuffer<float>(total);
+        float* at = m.vectors.data();
+        for (auto* v : {&m.b, &m.x, &m.r, &m.d, &m.q}) v->resize(levels);
+        for (int l = 0; l < levels; ++l)
+            for (auto* v : {&m.b, &m.x, &m.r, &m.d, &m.q}) {
+                (*v)[l].p = at;
+                at += padded(level_dofs(h, l));
+            }
     }
     for (std::size_t l = 0; l < m.levels.size(); ++l) {
         Impl::Level& d = m.levels[l];

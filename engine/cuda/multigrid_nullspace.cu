@@ -170,6 +170,37 @@ template <class T> DeviceBuffer<T> to_device(const std::vector<T>& v) {
     return d;
 }
 
+// The dynamic shared memory k_tentative may use past the default 48 KB: the device's opt-in
+// limit less the kernels' largest static sums (0 without an opt-in above the default), set on
+// the kernels once per process (each build asked the driver again, 12 calls).
+std::size_t opt_in_shared() {
+    static const std::size_t limit = [] {
+        int device = 0, optin = 0;
+        EDN_CUDA_CHECK(cudaGetDevice(&device));
+        EDN_CUDA_CHECK(
+            cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+        if (static_cast<std::size_t>(optin) <= kDefaultShared) return std::size_t(0);
+        const void* kernels[] = {reinterpret_cast<const void*>(k_tentative<3, 3, true, 1>),
+                                 reinterpret_cast<const void*>(k_tentative<3, 6, true, 1>),
+                                 reinterpret_cast<const void*>(k_tentative<6, 6, true, 1>),
+                                 reinterpret_cast<const void*>(k_tentative<3, 3, true, 8>),
+                                 reinterpret_cast<const void*>(k_tentative<3, 6, true, 8>),
+                                 reinterpret_cast<const void*>(k_tentative<6, 6, true, 8>)};
+        std::size_t static_bytes = 0;
+        for (const void* kernel : kernels) {
+            cudaFuncAttributes attributes{};
+            EDN_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+            static_bytes = std::max(static_bytes, attributes.sharedSizeBytes);
+        }
+        const std::size_t dynamic = static_cast<std::size_t>(optin) - static_bytes;
+        for (const void* kernel : kernels)
+            EDN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                static_cast<int>(dynamic)));
+        return dynamic;
+    }();
+    return limit;
+}
+
 } // namespace
 
 MultigridNullspace::Level MultigridNullspace::host_level(const MultigridLevel& s,
@@ -232,33 +263,8 @@ void MultigridNullspace::allocate() {
     std::size_t widest = 0;
     for (const Level& d : levels_)
         widest = std::max(widest, static_cast<std::size_t>(d.max_rows) * modes_ * sizeof(double));
-    shared_limit_ = kDefaultShared;
-    if (widest > kDefaultShared) {
-        int device = 0, optin = 0;
-        EDN_CUDA_CHECK(cudaGetDevice(&device));
-        EDN_CUDA_CHECK(
-            cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-        if (static_cast<std::size_t>(optin) > kDefaultShared) {
-            // (the dynamic part: the opt-in less each kernel's static sums, the largest of them)
-            const void* kernels[] = {reinterpret_cast<const void*>(k_tentative<3, 3, true, 1>),
-                                     reinterpret_cast<const void*>(k_tentative<3, 6, true, 1>),
-                                     reinterpret_cast<const void*>(k_tentative<6, 6, true, 1>),
-                                     reinterpret_cast<const void*>(k_tentative<3, 3, true, 8>),
-                                     reinterpret_cast<const void*>(k_tentative<3, 6, true, 8>),
-                                     reinterpret_cast<const void*>(k_tentative<6, 6, true, 8>)};
-            std::size_t static_bytes = 0;
-            for (const void* kernel : kernels) {
-                cudaFuncAttributes attributes{};
-                EDN_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
-                static_bytes = std::max(static_bytes, attributes.sharedSizeBytes);
-            }
-            shared_limit_ = static_cast<std::size_t>(optin) - static_bytes;
-            for (const void* kernel : kernels)
-                EDN_CUDA_CHECK(cudaFuncSetAttribute(kernel,
-                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                    static_cast<int>(shared_limit_)));
-        }
-    }
+    shared_limit_ =
+        widest > kDefaultShared ? std::max(kDefaultShared, opt_in_shared()) : kDefaultShared;
     scratch_ = DeviceBuffer<double>(scratch);
     for (DeviceBuffer<double>& b : near_null_) b = DeviceBuffer<double>(coarse);
 }

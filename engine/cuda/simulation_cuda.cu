@@ -545,11 +545,7 @@ void CudaBackend::build_multigrid(bool in_step) {
 }
 
 double CudaBackend::device_sum(const double* values, std::int64_t count) {
-    if (count == 0) return 0.0;
-    const unsigned int grid = std::min<unsigned int>(blocks_for(count), kReduceBlocks);
-    reduce_kernel<false, double><<<grid, kBlock>>>(values, nullptr, count, reduce_partials_.data(),
-                                                   reduce_done_.data(), reduce_out_.data());
-    EDN_CUDA_CHECK_LAUNCH();
+    queue_sum(values, count, 0);
     double out = 0;
     EDN_CUDA_CHECK(cudaMemcpy(&out, reduce_out_.data(), sizeof(double), cudaMemcpyDeviceToHost));
     return out;

@@ -42,8 +42,9 @@ __device__ __forceinline__ void sort3(Index& a, Index& b, Index& c) {
     }
 }
 
-/// 6 edge keys per cell (min << 32 | max), value = 6 * cell + local edge.
-__global__ void edge_keys_kernel(const int4* cells, Index nt, unsigned long long* keys,
+/// 6 edge keys per cell (min << B | max, B = `bits` per vertex: the radix sort then takes 2B bits,
+/// 4 passes of 8 where 32 + B took 6 on the 187K bunny), value = 6 * cell + local edge.
+__global__ void edge_keys_kernel(const int4* cells, Index nt, int bits, unsigned long long* keys,
                                  Index* values) {
     const Index t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= nt) return;
@@ -52,13 +53,15 @@ __global__ void edge_keys_kernel(const int4* cells, Index nt, unsigned long long
     const int ev[6][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}};
     for (int e = 0; e < 6; ++e) {
         const Index a = min(v[ev[e][0]], v[ev[e][1]]), b = max(v[ev[e][0]], v[ev[e][1]]);
-        keys[6 * t + e] = (static_cast<unsigned long long>(a) << 32) | static_cast<unsigned int>(b);
+        keys[6 * t + e] =
+            (static_cast<unsigned long long>(a) << bits) | static_cast<unsigned int>(b);
         values[6 * t + e] = 6 * t + e;
     }
 }
 
-/// 4 face keys per cell; 21 bits per sorted vertex (meshes below 2^21 vertices), value = 4t + i.
-__global__ void face_keys_kernel(const int4* cells, Index nt, unsigned long long* keys,
+/// 4 face keys per cell; B = `bits` <= 21 per sorted vertex (meshes below 2^21 vertices; the
+/// sort takes 3B bits, 6 passes where 63 took 8 on the 187K bunny), value = 4t + i.
+__global__ void face_keys_kernel(const int4* cells, Index nt, int bits, unsigned long long* keys,
                                  Index* values) {
     const Index t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= nt) return;
@@ -67,8 +70,8 @@ __global__ void face_keys_kernel(const int4* cells, Index nt, unsigned long long
     for (int i = 0; i < 4; ++i) {
         Index a = v[(i + 1) & 3], b = v[(i + 2) & 3], d = v[(i + 3) & 3];
         sort3(a, b, d);
-        keys[4 * t + i] = (static_cast<unsigned long long>(a) << 42) |
-                          (static_cast<unsigned long long>(b) << 21) |
+        keys[4 * t + i] = (static_cast<unsigned long long>(a) << (2 * bits)) |
+                          (static_cast<unsigned long long>(b) << bits) |
                           static_cast<unsigned long long>(d);
         values[4 * t + i] = 4 * t + i;
     }
@@ -99,22 +102,23 @@ __global__ void scatter_simplices_kernel(const unsigned long long* keys, const I
     }
 }
 
-__global__ void unpack_edges_kernel(const unsigned long long* keys, Index ne, int2* edges) {
+__global__ void unpack_edges_kernel(const unsigned long long* keys, Index ne, int bits,
+                                    int2* edges) {
     const Index e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= ne) return;
-    edges[e] =
-        make_int2(static_cast<Index>(keys[e] >> 32), static_cast<Index>(keys[e] & 0xffffffffu));
+    const unsigned long long mask = (1ull << bits) - 1;
+    edges[e] = make_int2(static_cast<Index>(keys[e] >> bits), static_cast<Index>(keys[e] & mask));
 }
 
 __global__ void unpack_faces_kernel(const unsigned long long* keys, const Index* face_offsets,
                                     const Index* face_cells_sorted_values, const Index* cell_edges,
-                                    Index nf, Index* faces, Index* face_edges) {
+                                    Index nf, int bits, Index* faces, Index* face_edges) {
     const Index f = blockIdx.x * blockDim.x + threadIdx.x;
     if (f >= nf) return;
     const unsigned long long k = keys[f];
-    const unsigned long long mask = (1ull << 21) - 1;
-    faces[3 * f] = static_cast<Index>(k >> 42);
-    faces[3 * f + 1] = static_cast<Index>((k >> 21) & mask);
+    const unsigned long long mask = (1ull << bits) - 1;
+    faces[3 * f] = static_cast<Index>(k >> (2 * bits));
+    faces[3 * f + 1] = static_cast<Index>((k >> bits) & mask);
     faces[3 * f + 2] = static_cast<Index>(k & mask);
     // Edges of the face from its first (cell, local face): ascending ids = (a,b),(a,c),(b,c).
     const Index v = face_cells_sorted_values[face_offsets[f]];
@@ -266,6 +270,7 @@ void build_topology_into(DeviceTopology& topo, std::size_t& peak_extra, int orde
     EDN_VERIFY(nv < (1 << 21), ErrorCode::Unsupported,
                "GPU topology supports meshes below 2^21 vertices (" << nv << " given)");
     std::size_t base = topo.cells.bytes();
+    const int vertex_bits = bits_for(nv); // (<= 21: the face keys' 3 vertices fit 64 bits)
     if (nt == 0) {
         topo.num_edges = topo.num_faces = 0;
         topo.vertex_offsets.resize(static_cast<std::size_t>(nv) + 1);
@@ -309,15 +314,15 @@ void build_topology_into(DeviceTopology& topo, std::size_t& peak_extra, int orde
         const std::int64_t n = 6 * std::int64_t(nt);
         DeviceBuffer<unsigned long long> keys(n), unique_keys;
         DeviceBuffer<Index> values(n);
-        edge_keys_kernel<<<blocks_for(nt), kBlock>>>(topo.cells.data(), nt, keys.data(),
-                                                     values.data());
+        edge_keys_kernel<<<blocks_for(nt), kBlock>>>(topo.cells.data(), nt, vertex_bits,
+                                                     keys.data(), values.data());
         EDN_CUDA_CHECK_LAUNCH();
         topo.num_edges =
-            unique_simplices(keys, values, n, 6, 32 + bits_for(nv), topo.cell_edges,
-                             topo.edge_cells, topo.edge_offsets, unique_keys, peak_extra, base);
+            unique_simplices(keys, values, n, 6, 2 * vertex_bits, topo.cell_edges, topo.edge_cells,
+                             topo.edge_offsets, unique_keys, peak_extra, base);
         topo.edges.resize(topo.num_edges);
         unpack_edges_kernel<<<blocks_for(topo.num_edges), kBlock>>>(
-            unique_keys.data(), topo.num_edges, topo.edges.data());
+            unique_keys.data(), topo.num_edges, vertex_bits, topo.edges.data());
         EDN_CUDA_CHECK_LAUNCH();
     }
     base += topo.cell_edges.bytes() + topo.edge_cells.bytes() + topo.edge_offsets.bytes() +
@@ -327,16 +332,17 @@ void build_topology_into(DeviceTopology& topo, std::size_t& peak_extra, int orde
         const std::int64_t n = 4 * std::int64_t(nt);
         DeviceBuffer<unsigned long long> keys(n), unique_keys;
         DeviceBuffer<Index> values(n);
-        face_keys_kernel<<<blocks_for(nt), kBlock>>>(topo.cells.data(), nt, keys.data(),
-                                                     values.data());
+        face_keys_kernel<<<blocks_for(nt), kBlock>>>(topo.cells.data(), nt, vertex_bits,
+                                                     keys.data(), values.data());
         EDN_CUDA_CHECK_LAUNCH();
-        topo.num_faces = unique_simplices(keys, values, n, 4, 63, topo.cell_faces, topo.face_cells,
-                                          topo.face_offsets, unique_keys, peak_extra, base);
+        topo.num_faces =
+            unique_simplices(keys, values, n, 4, 3 * vertex_bits, topo.cell_faces, topo.face_cells,
+                             topo.face_offsets, unique_keys, peak_extra, base);
         topo.faces.resize(3 * static_cast<std::size_t>(topo.num_faces));
         topo.face_edges.resize(3 * static_cast<std::size_t>(topo.num_faces));
         unpack_faces_kernel<<<blocks_for(topo.num_faces), kBlock>>>(
             unique_keys.data(), topo.face_offsets.data(), values.data(), topo.cell_edges.data(),
-            topo.num_faces, topo.faces.data(), topo.face_edges.data());
+            topo.num_faces, vertex_bits, topo.faces.data(), topo.face_edges.data());
         EDN_CUDA_CHECK_LAUNCH();
     }
     base += topo.face_offsets.bytes() + topo.face_cells.bytes() + topo.faces.bytes() +

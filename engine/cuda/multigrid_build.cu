@@ -783,35 +783,6 @@ __global__ void k_sort_rows(Index rows, const Index* offsets, const K* keys, con
     }
 }
 
-// sort_pairs for items row by row (k_sort_rows): n items of `rows` rows at `offsets` (device),
-// G lanes per row by the mean row length. A row's sort is quadratic in its length: P rows and
-// A P rows hold tens to a few hundred items (the 187K bunny: about 13 and 50 at level 0, 155 A P
-// items a row at level 1). With the pool's larger cache (cuda_check.cuh) the 187K bunny's
-// level-0 A P phase went from 0.37 to 0.14 ms (H100).
-template <class K>
-void sort_rows(DeviceBuffer<K>& keys, DeviceBuffer<Index>& values, std::int64_t n,
-               const Index* offsets, Index rows) {
-    if (n == 0 || rows == 0) return;
-    DeviceBuffer<K> keys_out(n);
-    DeviceBuffer<Index> values_out(n);
-    const double mean = rows > 0 ? double(n) / rows : 0.0;
-    const auto launch = [&]<int G>() {
-        k_sort_rows<K, G><<<grid(std::int64_t(rows) * G), kThreads>>>(
-            rows, offsets, keys.data(), values.data(), keys_out.data(), values_out.data());
-    };
-    if (mean <= 6)
-        launch.template operator()<4>();
-    else if (mean <= 12)
-        launch.template operator()<8>();
-    else if (mean <= 24)
-        launch.template operator()<16>();
-    else
-        launch.template operator()<32>();
-    EDN_CUDA_CHECK_LAUNCH();
-    keys = std::move(keys_out);
-    values = std::move(values_out);
-}
-
 // f.template operator()<K>() with the narrowest key type of `bits` bits: 32-bit keys halve the
 // bytes each radix pass moves.
 template <class F> void with_key(int bits, F&& f) {
@@ -833,6 +804,26 @@ template <class F> void with_group(Index slots, Index rows, F&& f) {
         f.template operator()<16>();
     else
         f.template operator()<32>();
+}
+
+// sort_pairs for items row by row (k_sort_rows): n items of `rows` rows at `offsets` (device),
+// G lanes per row by the mean row length (with_group). A row's sort is quadratic in its length: P
+// rows and A P rows hold tens to a few hundred items (the 187K bunny: about 13 and 50 at level 0,
+// 155 A P items a row at level 1). With the pool's larger cache (cuda_check.cuh) the 187K bunny's
+// level-0 A P phase went from 0.37 to 0.14 ms (H100).
+template <class K>
+void sort_rows(DeviceBuffer<K>& keys, DeviceBuffer<Index>& values, std::int64_t n,
+               const Index* offsets, Index rows) {
+    if (n == 0 || rows == 0) return;
+    DeviceBuffer<K> keys_out(n);
+    DeviceBuffer<Index> values_out(n);
+    with_group(static_cast<Index>(n), rows, [&]<int G>() {
+        k_sort_rows<K, G><<<grid(std::int64_t(rows) * G), kThreads>>>(
+            rows, offsets, keys.data(), values.data(), keys_out.data(), values_out.data());
+    });
+    EDN_CUDA_CHECK_LAUNCH();
+    keys = std::move(keys_out);
+    values = std::move(values_out);
 }
 
 int bits_for(Index n) { // bits of the largest index below n

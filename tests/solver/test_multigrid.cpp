@@ -583,6 +583,78 @@ TEST(MultigridAggregation, SymbolicPhaseDoesNotDependOnTheThreadCount) {
     }
 }
 
+// cpu::build_aggregated_level (the step of build_multigrid's loop that the CUDA build runs alone
+// for its small levels) on each level's operator pattern, with the pins, block and dofs the CUDA
+// build passes, gives that level of build_multigrid: aggregates, patterns, block sizes and maps
+// equal, no tentative prolongator (it fails when part of a level is left to build_multigrid's
+// loop); on the last coarse operator, where the hierarchy ended for want of coarsening
+// (coarsest_dofs 1, levels unlimited), it declines.
+TEST(MultigridAggregation, AggregatedLevelIsTheHierarchysLevel) {
+    const TetMesh mesh = test::make_random_perturbed_box(9, 8, 11, 1.0, 0.8, 1.1, 0.1, 7);
+    const Topology topology = build_topology(mesh);
+    const NodeLayout layout = make_node_layout(topology, 1);
+    const BinBcsrPattern pattern = build_bin_bcsr_pattern(topology, mesh.cells, layout);
+    std::vector<double> positions;
+    std::vector<std::uint8_t> fixed;
+    for (const Vec3& x : mesh.positions) {
+        for (int a = 0; a < 3; ++a) positions.push_back(x[a]);
+        fixed.push_back(x[2] < 1e-12 ? 1 : 0);
+    }
+    MultigridSettings settings;
+    settings.coarsest_dofs = 1;
+    settings.max_levels = 64;
+    const MultigridHierarchy h =
+        cpu::build_multigrid(pattern, positions.data(), fixed.data(), settings);
+    ASSERT_GE(h.levels.size(), 2u);
+    std::vector<std::uint8_t> active(fixed.size());
+    for (std::size_t i = 0; i < fixed.size(); ++i) active[i] = fixed[i] ? 0 : 1;
+    Index level_dofs = 3 * static_cast<Index>(std::count(active.begin(), active.end(), 1));
+    int block = 3;
+    for (std::size_t l = 0; l <= h.levels.size(); ++l) {
+        SCOPED_TRACE("level " + std::to_string(l));
+        const BinBcsrPattern& op = l == 0 ? pattern : h.coarse[l - 1].pattern;
+        MultigridLevel level;
+        BlockMatrix coarse;
+        const bool built = cpu::build_aggregated_level(op.view(), active, block, level_dofs,
+                                                       settings, level, coarse);
+        if (l == h.levels.size()) { // (the hierarchy ended here: no useful coarsening)
+            EXPECT_FALSE(built);
+            break;
+        }
+        ASSERT_TRUE(built);
+        const MultigridLevel& a = h.levels[l];
+        EXPECT_TRUE(level.tentative.empty());
+        EXPECT_EQ(level.num_nodes, a.num_nodes);
+        EXPECT_EQ(level.block, a.block);
+        EXPECT_EQ(level.coarse_nodes, a.coarse_nodes);
+        EXPECT_EQ(level.aggregate, a.aggregate);
+        EXPECT_EQ(level.prolongator.offsets, a.prolongator.offsets);
+        EXPECT_EQ(level.prolongator.columns, a.prolongator.columns);
+        EXPECT_EQ(level.prolongator.row_block, a.prolongator.row_block);
+        EXPECT_EQ(level.prolongator.col_block, a.prolongator.col_block);
+        EXPECT_EQ(level.smooth_target, a.smooth_target);
+        EXPECT_EQ(level.product.offsets, a.product.offsets);
+        EXPECT_EQ(level.product.columns, a.product.columns);
+        EXPECT_EQ(level.product_offsets, a.product_offsets);
+        EXPECT_EQ(level.product_entry, a.product_entry);
+        EXPECT_EQ(level.product_p, a.product_p);
+        EXPECT_EQ(level.restriction_offsets, a.restriction_offsets);
+        EXPECT_EQ(level.restriction_blocks, a.restriction_blocks);
+        EXPECT_EQ(level.restriction_rows, a.restriction_rows);
+        EXPECT_EQ(level.galerkin_offsets, a.galerkin_offsets);
+        EXPECT_EQ(level.galerkin_p, a.galerkin_p);
+        EXPECT_EQ(level.galerkin_ap, a.galerkin_ap);
+        EXPECT_EQ(level.galerkin_mirror, a.galerkin_mirror);
+        EXPECT_EQ(coarse.block, h.coarse[l].block);
+        EXPECT_EQ(coarse.pattern.bin_offsets, h.coarse[l].pattern.bin_offsets);
+        EXPECT_EQ(coarse.pattern.row_counts, h.coarse[l].pattern.row_counts);
+        EXPECT_EQ(coarse.pattern.columns, h.coarse[l].pattern.columns);
+        block = settings.modes;
+        active.assign(static_cast<std::size_t>(coarse.pattern.num_rows), 1);
+        level_dofs = coarse.pattern.num_rows * settings.modes;
+    }
+}
+
 TEST(Multigrid, SmallSystemsAreSolvedDirectly) {
     System sys(test::make_box_mesh(2, 2, 2, 1, 1, 1), 1e-3);
     MultigridHierarchy h = cpu::build_multigrid(sys.s.f->pattern, sys.positions.data(),

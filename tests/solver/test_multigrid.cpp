@@ -483,20 +483,64 @@ TEST(MultigridAggregation, ParallelIterationsDoNotGrowWithTheMesh) {
     EXPECT_LE(its.back(), 1.5 * its[1]) << its[0] << " " << its[1] << " " << its[2];
 }
 
+// A perturbed box's P1 pattern with its vertex positions (3 per node) and its base pinned.
+struct PinnedBox {
+    TetMesh mesh;
+    BinBcsrPattern pattern;
+    std::vector<double> positions;
+    std::vector<std::uint8_t> fixed;
+};
+PinnedBox pinned_box(int nx, int ny, int nz, std::uint64_t seed) {
+    PinnedBox b;
+    b.mesh = test::make_random_perturbed_box(nx, ny, nz, 1.0, 0.8, 1.1, 0.1, seed);
+    const Topology topology = build_topology(b.mesh);
+    b.pattern = build_bin_bcsr_pattern(topology, b.mesh.cells, make_node_layout(topology, 1));
+    for (const Vec3& x : b.mesh.positions) {
+        for (int a = 0; a < 3; ++a) b.positions.push_back(x[a]);
+        b.fixed.push_back(x[2] < 1e-12 ? 1 : 0);
+    }
+    return b;
+}
+
+// The symbolic arrays of two levels (aggregates, patterns, maps; not the tentative prolongator)
+// and of their coarse operators' patterns are equal.
+void expect_same_symbolic_level(const MultigridLevel& a, const BlockMatrix& ca,
+                                const MultigridLevel& b, const BlockMatrix& cb) {
+    EXPECT_EQ(a.num_nodes, b.num_nodes);
+    EXPECT_EQ(a.block, b.block);
+    EXPECT_EQ(a.coarse_nodes, b.coarse_nodes);
+    EXPECT_EQ(a.aggregate, b.aggregate);
+    EXPECT_EQ(a.prolongator.offsets, b.prolongator.offsets);
+    EXPECT_EQ(a.prolongator.columns, b.prolongator.columns);
+    EXPECT_EQ(a.prolongator.row_block, b.prolongator.row_block);
+    EXPECT_EQ(a.prolongator.col_block, b.prolongator.col_block);
+    EXPECT_EQ(a.smooth_target, b.smooth_target);
+    EXPECT_EQ(a.product.offsets, b.product.offsets);
+    EXPECT_EQ(a.product.columns, b.product.columns);
+    EXPECT_EQ(a.product_offsets, b.product_offsets);
+    EXPECT_EQ(a.product_entry, b.product_entry);
+    EXPECT_EQ(a.product_p, b.product_p);
+    EXPECT_EQ(a.restriction_offsets, b.restriction_offsets);
+    EXPECT_EQ(a.restriction_blocks, b.restriction_blocks);
+    EXPECT_EQ(a.restriction_rows, b.restriction_rows);
+    EXPECT_EQ(a.galerkin_offsets, b.galerkin_offsets);
+    EXPECT_EQ(a.galerkin_p, b.galerkin_p);
+    EXPECT_EQ(a.galerkin_ap, b.galerkin_ap);
+    EXPECT_EQ(a.galerkin_mirror, b.galerkin_mirror);
+    EXPECT_EQ(ca.block, cb.block);
+    EXPECT_EQ(ca.pattern.bin_offsets, cb.pattern.bin_offsets);
+    EXPECT_EQ(ca.pattern.row_counts, cb.pattern.row_counts);
+    EXPECT_EQ(ca.pattern.columns, cb.pattern.columns);
+}
+
 // The symbolic phase runs its rows in parallel chunks (and the parallel aggregation's passes in
 // parallel): built with one thread and with all of them, on a box large enough for several
 // chunks on every pass (67K nodes, 2K+ coarse nodes), the hierarchies are the same, map by map.
 TEST(MultigridAggregation, SymbolicPhaseDoesNotDependOnTheThreadCount) {
-    const TetMesh mesh = test::make_random_perturbed_box(40, 34, 46, 1.0, 0.8, 1.1, 0.1, 5);
-    const Topology topology = build_topology(mesh);
-    const NodeLayout layout = make_node_layout(topology, 1);
-    const BinBcsrPattern pattern = build_bin_bcsr_pattern(topology, mesh.cells, layout);
-    std::vector<double> positions;
-    std::vector<std::uint8_t> fixed;
-    for (const Vec3& x : mesh.positions) {
-        for (int a = 0; a < 3; ++a) positions.push_back(x[a]);
-        fixed.push_back(x[2] < 1e-12 ? 1 : 0);
-    }
+    const PinnedBox box = pinned_box(40, 34, 46, 5);
+    const BinBcsrPattern& pattern = box.pattern;
+    const std::vector<double>& positions = box.positions;
+    const std::vector<std::uint8_t>& fixed = box.fixed;
     for (const Aggregation aggregation : {Aggregation::Greedy, Aggregation::Parallel}) {
         SCOPED_TRACE(aggregation == Aggregation::Greedy ? "greedy" : "parallel");
         MultigridSettings settings;
@@ -512,27 +556,8 @@ TEST(MultigridAggregation, SymbolicPhaseDoesNotDependOnTheThreadCount) {
         EXPECT_GT(all.levels[0].coarse_nodes, kParallelThreshold);
         for (std::size_t l = 0; l < all.levels.size(); ++l) {
             SCOPED_TRACE("level " + std::to_string(l));
-            const MultigridLevel &a = all.levels[l], &b = one.levels[l];
-            EXPECT_EQ(a.aggregate, b.aggregate);
-            EXPECT_EQ(a.tentative, b.tentative);
-            EXPECT_EQ(a.prolongator.offsets, b.prolongator.offsets);
-            EXPECT_EQ(a.prolongator.columns, b.prolongator.columns);
-            EXPECT_EQ(a.smooth_target, b.smooth_target);
-            EXPECT_EQ(a.product.offsets, b.product.offsets);
-            EXPECT_EQ(a.product.columns, b.product.columns);
-            EXPECT_EQ(a.product_offsets, b.product_offsets);
-            EXPECT_EQ(a.product_entry, b.product_entry);
-            EXPECT_EQ(a.product_p, b.product_p);
-            EXPECT_EQ(a.restriction_offsets, b.restriction_offsets);
-            EXPECT_EQ(a.restriction_blocks, b.restriction_blocks);
-            EXPECT_EQ(a.restriction_rows, b.restriction_rows);
-            EXPECT_EQ(a.galerkin_offsets, b.galerkin_offsets);
-            EXPECT_EQ(a.galerkin_p, b.galerkin_p);
-            EXPECT_EQ(a.galerkin_ap, b.galerkin_ap);
-            EXPECT_EQ(a.galerkin_mirror, b.galerkin_mirror);
-            EXPECT_EQ(all.coarse[l].pattern.bin_offsets, one.coarse[l].pattern.bin_offsets);
-            EXPECT_EQ(all.coarse[l].pattern.row_counts, one.coarse[l].pattern.row_counts);
-            EXPECT_EQ(all.coarse[l].pattern.columns, one.coarse[l].pattern.columns);
+            EXPECT_EQ(all.levels[l].tentative, one.levels[l].tentative);
+            expect_same_symbolic_level(all.levels[l], all.coarse[l], one.levels[l], one.coarse[l]);
         }
         // The maps relate what they say (the small meshes' brute-force tests build one chunk):
         // every A P pair of block (i, J) is an entry of row i with a P block of column J, and
@@ -590,29 +615,20 @@ TEST(MultigridAggregation, SymbolicPhaseDoesNotDependOnTheThreadCount) {
 // loop); on the last coarse operator, where the hierarchy ended for want of coarsening
 // (coarsest_dofs 1, levels unlimited), it declines.
 TEST(MultigridAggregation, AggregatedLevelIsTheHierarchysLevel) {
-    const TetMesh mesh = test::make_random_perturbed_box(9, 8, 11, 1.0, 0.8, 1.1, 0.1, 7);
-    const Topology topology = build_topology(mesh);
-    const NodeLayout layout = make_node_layout(topology, 1);
-    const BinBcsrPattern pattern = build_bin_bcsr_pattern(topology, mesh.cells, layout);
-    std::vector<double> positions;
-    std::vector<std::uint8_t> fixed;
-    for (const Vec3& x : mesh.positions) {
-        for (int a = 0; a < 3; ++a) positions.push_back(x[a]);
-        fixed.push_back(x[2] < 1e-12 ? 1 : 0);
-    }
+    const PinnedBox box = pinned_box(9, 8, 11, 7);
     MultigridSettings settings;
     settings.coarsest_dofs = 1;
     settings.max_levels = 64;
     const MultigridHierarchy h =
-        cpu::build_multigrid(pattern, positions.data(), fixed.data(), settings);
+        cpu::build_multigrid(box.pattern, box.positions.data(), box.fixed.data(), settings);
     ASSERT_GE(h.levels.size(), 2u);
-    std::vector<std::uint8_t> active(fixed.size());
-    for (std::size_t i = 0; i < fixed.size(); ++i) active[i] = fixed[i] ? 0 : 1;
+    std::vector<std::uint8_t> active(box.fixed.size());
+    for (std::size_t i = 0; i < box.fixed.size(); ++i) active[i] = box.fixed[i] ? 0 : 1;
     Index level_dofs = 3 * static_cast<Index>(std::count(active.begin(), active.end(), 1));
     int block = 3;
     for (std::size_t l = 0; l <= h.levels.size(); ++l) {
         SCOPED_TRACE("level " + std::to_string(l));
-        const BinBcsrPattern& op = l == 0 ? pattern : h.coarse[l - 1].pattern;
+        const BinBcsrPattern& op = l == 0 ? box.pattern : h.coarse[l - 1].pattern;
         MultigridLevel level;
         BlockMatrix coarse;
         const bool built = cpu::build_aggregated_level(op.view(), active, block, level_dofs,
@@ -622,33 +638,8 @@ TEST(MultigridAggregation, AggregatedLevelIsTheHierarchysLevel) {
             break;
         }
         ASSERT_TRUE(built);
-        const MultigridLevel& a = h.levels[l];
         EXPECT_TRUE(level.tentative.empty());
-        EXPECT_EQ(level.num_nodes, a.num_nodes);
-        EXPECT_EQ(level.block, a.block);
-        EXPECT_EQ(level.coarse_nodes, a.coarse_nodes);
-        EXPECT_EQ(level.aggregate, a.aggregate);
-        EXPECT_EQ(level.prolongator.offsets, a.prolongator.offsets);
-        EXPECT_EQ(level.prolongator.columns, a.prolongator.columns);
-        EXPECT_EQ(level.prolongator.row_block, a.prolongator.row_block);
-        EXPECT_EQ(level.prolongator.col_block, a.prolongator.col_block);
-        EXPECT_EQ(level.smooth_target, a.smooth_target);
-        EXPECT_EQ(level.product.offsets, a.product.offsets);
-        EXPECT_EQ(level.product.columns, a.product.columns);
-        EXPECT_EQ(level.product_offsets, a.product_offsets);
-        EXPECT_EQ(level.product_entry, a.product_entry);
-        EXPECT_EQ(level.product_p, a.product_p);
-        EXPECT_EQ(level.restriction_offsets, a.restriction_offsets);
-        EXPECT_EQ(level.restriction_blocks, a.restriction_blocks);
-        EXPECT_EQ(level.restriction_rows, a.restriction_rows);
-        EXPECT_EQ(level.galerkin_offsets, a.galerkin_offsets);
-        EXPECT_EQ(level.galerkin_p, a.galerkin_p);
-        EXPECT_EQ(level.galerkin_ap, a.galerkin_ap);
-        EXPECT_EQ(level.galerkin_mirror, a.galerkin_mirror);
-        EXPECT_EQ(coarse.block, h.coarse[l].block);
-        EXPECT_EQ(coarse.pattern.bin_offsets, h.coarse[l].pattern.bin_offsets);
-        EXPECT_EQ(coarse.pattern.row_counts, h.coarse[l].pattern.row_counts);
-        EXPECT_EQ(coarse.pattern.columns, h.coarse[l].pattern.columns);
+        expect_same_symbolic_level(level, coarse, h.levels[l], h.coarse[l]);
         block = settings.modes;
         active.assign(static_cast<std::size_t>(coarse.pattern.num_rows), 1);
         level_dofs = coarse.pattern.num_rows * settings.modes;

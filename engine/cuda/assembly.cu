@@ -3,6 +3,7 @@
 // allocations, timing and peak bytes around the stage functions of pattern.cu and maps.cu),
 // buffer access and downloads. Summation and products: summation.cu, spmv.cu.
 #include "cuda/assembly_impl.cuh"
+#include "sparse/upper_blocks.hpp"
 
 #include <limits>
 
@@ -191,12 +192,24 @@ void Assembly::build_per_entry_map() {
     cuda::build_per_entry_map(device_matrix().pattern, device_cell_nodes(), d.num_slots,
                               d.map_offsets.data(), d.map_sources.data(), d.reproducible_maps,
                               &scratch);
+    if (d.block_layout == BlockLayout::Upper) // (built in the full numbering)
+        recode_per_entry_map(d.map_sources.data(), sources, d.m, /*to_upper=*/true);
     d.peak = std::max(d.peak, d.held + scratch);
     d.times.maps = timer.stop();
 }
 
+void Assembly::Impl::set_block_layout(BlockLayout to) {
+    if (to == block_layout) return;
+    if (map_sources.size())
+        recode_per_entry_map(map_sources.data(), static_cast<std::int64_t>(map_sources.size()), m,
+                             to == BlockLayout::Upper);
+    block_layout = to;
+}
+
 void Assembly::Impl::ensure_blocks_allocated() {
-    const std::size_t count = 9 * static_cast<std::size_t>(num_cells) * m * m;
+    const std::size_t per_cell =
+        block_layout == BlockLayout::Upper ? upper_block_count(m) : static_cast<std::size_t>(m) * m;
+    const std::size_t count = 9 * static_cast<std::size_t>(num_cells) * per_cell;
     if (blocks.size() != count) {
         if (blocks.size()) release(blocks);
         blocks.resize(count);
@@ -204,8 +217,9 @@ void Assembly::Impl::ensure_blocks_allocated() {
     }
 }
 
-float* Assembly::device_element_blocks() {
+float* Assembly::device_element_blocks(BlockLayout layout) {
     Impl& d = *impl_;
+    d.set_block_layout(layout);
     d.ensure_blocks_allocated();
     // The caller writes the blocks: sum() reads them from now on.
     d.source = Impl::BlockSource::Stored;
@@ -277,6 +291,8 @@ BinBcsrMatrix<float> Assembly::download_matrix(const BinBcsrPattern& pattern) co
 PerEntryMapView Assembly::device_per_entry_map() const {
     EDN_VERIFY(impl_->map_sources.size() || impl_->num_cells == 0, ErrorCode::Usage,
                "the per-entry map is not built (build_per_entry_map)");
+    EDN_VERIFY(impl_->block_layout == BlockLayout::Full, ErrorCode::Usage,
+               "the per-entry map names upper-layout blocks (device_element_blocks(Upper))");
     return impl_->map_view();
 }
 
@@ -293,6 +309,8 @@ PerEntryMap Assembly::download_per_entry_map() const {
     if (map.sources.size())
         EDN_CUDA_CHECK(cudaMemcpy(map.sources.data(), d.map_sources.data(), d.map_sources.bytes(),
                                   cudaMemcpyDeviceToHost));
+    if (d.block_layout == BlockLayout::Upper)
+        for (Index& s : map.sources) s = full_source(s, d.m);
     return map;
 }
 

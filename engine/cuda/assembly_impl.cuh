@@ -185,6 +185,8 @@ struct Assembly::Impl {
     // maps and element blocks
     DeviceBuffer<Index> map_offsets, map_sources;
     DeviceBuffer<float> blocks;
+    /// Of `blocks`, and the numbering of map_sources (recoded when it changes).
+    BlockLayout block_layout = BlockLayout::Full;
     DeviceBuffer<unsigned int> counter;
     DeviceBuffer<float> integrals; // reference integrals S_ab (m*m*9) for the fused kernels
     /// Where sum() takes element blocks from: `blocks` as written (device_element_blocks()), or
@@ -222,6 +224,8 @@ struct Assembly::Impl {
     void use_device_slots() { layout = with_device_slots(layout, topo); }
     void finish_setup(const TetMesh& mesh, int order);
     void ensure_blocks_allocated();
+    /// Blocks and map in `to` (the map recoded in place when it is built and differs).
+    void set_block_layout(BlockLayout to);
     void materialize_linear_blocks();
     void reset_counter() {
         EDN_CUDA_CHECK(cudaMemsetAsync(counter.data(), 0, sizeof(unsigned int)));

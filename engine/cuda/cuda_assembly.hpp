@@ -31,6 +31,15 @@ struct AssemblyTimes {
     double summation = 0;   ///< summation into the matrix
 };
 
+/// How Assembly::device_element_blocks() holds each element's m x m Hessian blocks.
+enum class BlockLayout {
+    Full, ///< block (t, a, b) at (t * m + a) * m + b (every summation reads this)
+    /// the upper triangle (a <= b) only, (b, a) being the transpose of (a, b)
+    /// (sparse/upper_blocks.hpp): 55 of 100 blocks at p = 2, 210 of 400 at p = 3. The per-entry
+    /// summation only, through its map recoded to name upper blocks.
+    Upper,
+};
+
 /// Device-resident assembly of one mesh at one order.
 class Assembly {
 public:
@@ -77,9 +86,10 @@ public:
 
     // ---- device access for other CUDA code (the simulation backend); pointers are device
     // memory
-    /// Element block storage (#T * m * m * 9 floats), allocated on first use. Writers fill it,
-    /// then call sum() with PerEntry or PerSimplex.
-    float* device_element_blocks() EDN_CUDA_ONLY;
+    /// Element block storage (#T * m * m * 9 floats; #T * m (m + 1) / 2 * 9 in the upper
+    /// layout), allocated (or resized) on first use in `layout`. Writers fill it, then call sum()
+    /// with PerEntry (either layout; the per-entry map follows the layout) or PerSimplex (full).
+    float* device_element_blocks(BlockLayout layout = BlockLayout::Full) EDN_CUDA_ONLY;
     /// The matrix with device pointers (pattern arrays, values, diagonal).
     BinBcsrMatrixView<float> device_matrix() const EDN_CUDA_ONLY;
     /// node -> incident cells (device pointers) and the #T x m cell node table.
@@ -95,7 +105,8 @@ public:
     BinBcsrMatrix<float> download_matrix(const BinBcsrPattern& pattern) const EDN_CUDA_ONLY;
     /// The per-entry map on the device (build_per_entry_map first).
     PerEntryMapView device_per_entry_map() const EDN_CUDA_ONLY;
-    /// The per-entry map, copied back (sources in device order within each target).
+    /// The per-entry map, copied back (sources in device order within each target; always in
+    /// the full layout's numbering).
     PerEntryMap download_per_entry_map() const EDN_CUDA_ONLY;
     /// Stage timings of the last calls.
     const AssemblyTimes& times() const EDN_CUDA_ONLY;

@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(128)
     element_hessian_cooperative_kernel(Material material, const RestElement<double>* rest,
                                        QuadratureTet<float> rule, const Index* cell_nodes,
                                        Index num_cells, const double* y, bool project,
-                                       float* blocks) {
+                                       float* blocks, bool upper) {
     using H = CooperativeHessian<P, kMaxQ>;
     constexpr int m = H::m, kHalf = H::kHalf, kChunk = H::kChunk;
     __shared__ float4 pool4[H::kElements * H::kElementFloats / 4];
@@ -122,11 +122,48 @@ __global__ void __launch_bounds__(128)
         }
     }
     __syncthreads(); // the points are read; their memory becomes the stage
+    const Index elements = num_cells - first < H::kElements ? num_cells - first : H::kElements;
+    if (upper) {
+        // The upper layout: each pair's block once, K_ab at (a, b) when a < b, else K_ab^T at
+        // (b, a), staged in equal chunks of whole blocks; an element's chunk is one range of the
+        // output (p = 2: one chunk of 55 blocks; p = 3: two of 105).
+        constexpr int nu = upper_block_count(m);
+        constexpr int kCap = H::kElementFloats / 9, kChunks = (nu + kCap - 1) / kCap;
+        constexpr int kUpperChunk = (nu + kChunks - 1) / kChunks;
+#pragma unroll 1
+        for (int u0 = 0; u0 < nu; u0 += kUpperChunk) {
+            const int len = nu - u0 < kUpperChunk ? nu - u0 : kUpperChunk;
+            if (active) {
+                for (int k = 0; k <= kHalf; ++k) {
+                    if (k == count) break;
+                    const int b = a + k < m ? a + k : a + k - m;
+                    const bool lower = b < a;
+                    const int u = lower ? upper_block_index(m, b, a) : upper_block_index(m, a, b);
+                    if (u < u0 || u >= u0 + len) continue;
+                    float* to = element_pool + 9 * (u - u0);
+                    if (lower) {
+                        for (int r = 0; r < 3; ++r)
+                            for (int c = 0; c < 3; ++c) to[3 * c + r] = acc[k][3 * r + c];
+                    } else {
+                        for (int i = 0; i < 9; ++i) to[i] = acc[k][i];
+                    }
+                }
+            }
+            __syncthreads();
+            const int width = len * 9;
+            for (int i = threadIdx.x; i < static_cast<int>(elements) * width; i += blockDim.x) {
+                const int e = i / width, c = i - e * width;
+                blocks[((static_cast<std::int64_t>(first) + e) * nu + u0) * 9 + c] =
+                    pool[e * H::kElementFloats + c];
+            }
+            __syncthreads(); // the next chunk reuses the stage
+        }
+        return;
+    }
     // Row chunks of kChunk blocks: K_ab into row a, K_ab^T into row b, then the whole thread
     // block writes the chunk (at p = 2 the block's rows are one contiguous range). Written
     // straight from each thread, a warp's store touched 32 sectors 360 bytes apart (ncu, 187K
     // p = 2: 1.7e8 sectors for 5.6e6 requests, 87% of the memory pipes busy).
-    const Index elements = num_cells - first < H::kElements ? num_cells - first : H::kElements;
     const int rows = static_cast<int>(elements) * m;
 #pragma unroll 1
     for (int b0 = 0; b0 < m; b0 += kChunk) {
@@ -264,26 +301,34 @@ __global__ void __launch_bounds__(128)
 }
 
 /// Launches the cooperative kernels of order P >= 2 elements (no stiffness damping): the float
-/// Hessian blocks into `blocks` when outputs has kHessian, the double energies and (kGradient)
-/// forces. The rules: 4 points at p = 2 (degree 2), 14 at p = 3 (degree 4: the positive degree-5
+/// Hessian blocks into `blocks` when outputs has kHessian (in the upper layout with `upper`), the
+/// double energies and (kGradient) forces. The rules: 4 points at p = 2 (degree 2), 14 at p = 3 (degree 4: the positive degree-5
 /// rule). False (nothing launched) for p = 1 or a larger rule.
+/// Whether launch_cooperative_elements takes order P with `rule` (p >= 2, at most 4 points at
+/// p = 2 and 14 at p = 3).
+template <int P> constexpr int kCooperativeMaxPoints = P == 2 ? 4 : 14;
+template <int P> bool cooperative_elements(const QuadratureTet<double>& rule) {
+    return P >= 2 && rule.num_points <= kCooperativeMaxPoints<P>;
+}
+
 template <int P, class Material>
 bool launch_cooperative_elements(const Material& material, const RestElement<double>* rest,
                                  const QuadratureTet<double>& rule,
                                  const QuadratureTet<float>& rule_f, const double* dN,
                                  const Index* cell_nodes, Index nt, const double* y, int outputs,
-                                 bool project, float* blocks, double* energy, double* forces) {
+                                 bool project, float* blocks, double* energy, double* forces,
+                                 bool upper = false) {
     if constexpr (P == 1) {
         return false;
     } else {
-        constexpr int kMaxQ = P == 2 ? 4 : 14;
-        if (rule.num_points > kMaxQ) return false;
+        constexpr int kMaxQ = kCooperativeMaxPoints<P>;
+        if (!cooperative_elements<P>(rule)) return false;
         if (outputs & kHessian) {
             using H = CooperativeHessian<P, kMaxQ>;
             element_hessian_cooperative_kernel<P, kMaxQ>
                 <<<static_cast<unsigned int>((nt + H::kElements - 1) / H::kElements),
                    H::kElements * H::m>>>(float_material(material), rest, rule_f, cell_nodes, nt, y,
-                                          project, blocks);
+                                          project, blocks, upper);
             EDN_CUDA_CHECK_LAUNCH();
         }
         using V = CooperativeValues<P, kMaxQ>;

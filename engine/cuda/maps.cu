@@ -2,6 +2,7 @@
 // in sparse/summation.hpp): per stored block, the element blocks that sum into it (count, scan,
 // fill; optionally sorted for reproducible sums).
 #include "cuda/assembly_impl.cuh"
+#include "sparse/upper_blocks.hpp"
 
 #include <cub/device/device_scan.cuh>
 
@@ -60,7 +61,20 @@ __global__ void map_sort_kernel(const Index* offsets, Index targets, Index* sour
     }
 }
 
+/// The sources of a map from the full element layout to the upper one, or back.
+__global__ void map_recode_kernel(Index* sources, std::int64_t count, int m, bool to_upper) {
+    const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (e < count)
+        sources[e] = to_upper ? upper_source(sources[e], m) : full_source(sources[e], m);
+}
+
 } // namespace
+
+void recode_per_entry_map(Index* sources, std::int64_t count, int m, bool to_upper) {
+    if (count)
+        map_recode_kernel<<<grid_for(count, 256), 256>>>(sources, count, m, to_upper);
+    EDN_CUDA_CHECK_LAUNCH();
+}
 
 void build_per_entry_map(const BinBcsrPatternView& pattern, const CellNodesView& cell_nodes,
                          Index num_slots, Index* offsets, Index* sources, bool sorted,

@@ -254,6 +254,17 @@ private:
     /// Inline summation (inline_summation.cuh) for every material and order.
     bool inline_rows() const { return summation_ == SummationMethod::Inline; }
     SummationMethod summation_ = SummationMethod::PerEntry; ///< settings.summation resolved
+    bool upper_blocks_ = false; ///< per-entry sums of element blocks in the upper layout
+    /// The layout the element passes write: upper where the kernel stages its blocks (p = 1, the
+    /// cooperative p >= 2 kernels without stiffness damping), else full (the map follows).
+    cuda::BlockLayout block_layout() const {
+        bool staged = layout.order == 1;
+        with_order(layout.order, [&]<int P>() {
+            if constexpr (P >= 2)
+                staged = damping_coefficient() == 0.0 && cooperative_elements<P>(rule_);
+        });
+        return upper_blocks_ && staged ? cuda::BlockLayout::Upper : cuda::BlockLayout::Full;
+    }
     DeviceBuffer<float> frame_records_; ///< p = 1 inline summation's tangent frames (per cell)
     bool element_blocks_needed() const { return keeps_element_blocks(settings, layout.order); }
     ElementDamping element_damping();
@@ -299,7 +310,20 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     // Per-entry and p = 1 inline sum over the per-entry map (inline computes the blocks it sums).
     const bool maps = summation_ == SummationMethod::PerEntry ||
                       (summation_ == SummationMethod::Inline && layout.order == 1);
-    if (maps) assembly_->build_per_entry_map();
+    // Per-entry sums of stored blocks take them in the upper layout (the element passes write
+    // 55-63% of the blocks), unless the two-level coarse level reads them in the full one or
+    // EDN_ELEMENT_BLOCKS=full.
+    {
+        const char* env = std::getenv("EDN_ELEMENT_BLOCKS");
+        upper_blocks_ = summation_ == SummationMethod::PerEntry && element_blocks_needed() &&
+                        preconditioner_in_use(settings, layout.order) != Preconditioner::TwoLevel &&
+                        !(env && std::string_view(env) == "full");
+    }
+    if (maps) {
+        // (the map built in the layout of the passes: no recode at the first one)
+        if (element_blocks_needed()) assembly_->device_element_blocks(block_layout());
+        assembly_->build_per_entry_map();
+    }
     {
         const cuda::AssemblyTimes& t = assembly_->times();
         pattern_ms =
@@ -374,7 +398,7 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     EDN_CUDA_CHECK(cudaMemset(x_.data(), 0, x_.bytes())); // at rest: u = 0
     update_positions();
     EDN_CUDA_CHECK(cudaMemset(v_.data(), 0, v_.bytes()));
-    if (element_blocks_needed()) assembly_->device_element_blocks(); // allocate once
+    if (element_blocks_needed()) assembly_->device_element_blocks(block_layout()); // allocate once
 }
 
 template <class F> void CudaBackend::with_material(F&& f) const {
@@ -393,19 +417,23 @@ void CudaBackend::launch_elements(const Material& material, const double* y, int
     const Index nt = mesh.num_cells();
     const CellNodesView cn = assembly_->device_cell_nodes();
     if (!element_blocks_needed()) outputs &= ~kHessian; // assemble() computes them inline
-    float* blocks = (outputs & kHessian) ? assembly_->device_element_blocks() : nullptr;
+    const cuda::BlockLayout blocks_layout = block_layout();
+    const bool upper = blocks_layout == cuda::BlockLayout::Upper;
+    float* blocks = (outputs & kHessian) ? assembly_->device_element_blocks(blocks_layout) : nullptr;
     // p >= 2 without stiffness damping: m threads per element (element_cooperative.cuh).
     if (damping_coefficient() == 0.0 &&
-        launch_cooperative_elements<P>(
-            material, rest_elements_.data(), rule_, rule_f_, reference_gradients_.data(), cn.nodes,
-            nt, y, outputs, project_hessians(), blocks, cell_energy_.data(), forces_.data()))
+        launch_cooperative_elements<P>(material, rest_elements_.data(), rule_, rule_f_,
+                                       reference_gradients_.data(), cn.nodes, nt, y, outputs,
+                                       project_hessians(), blocks, cell_energy_.data(),
+                                       forces_.data(), upper))
         return;
     // 128 threads per block: the element kernels are register-heavy (p = 1: its stage's size).
     constexpr int kElementBlock = P == 1 ? kElementStage : 128;
     element_kernel<P>
         <<<static_cast<unsigned int>((nt + kElementBlock - 1) / kElementBlock), kElementBlock>>>(
             material, rest_elements_.data(), rule_, rule_f_, cn.nodes, nt, y, outputs,
-            project_hessians(), cell_energy_.data(), forces_.data(), blocks, element_damping());
+            project_hessians(), cell_energy_.data(), forces_.data(), blocks, element_damping(),
+            upper);
     EDN_CUDA_CHECK_LAUNCH();
 }
 

@@ -7,6 +7,7 @@
 #include "cuda/cuda_check.cuh"
 #include "sim/element_kernels.hpp"
 #include "sim/simulation_backend.hpp"
+#include "sparse/upper_blocks.hpp"
 
 namespace edn::cuda_simulation {
 
@@ -210,7 +211,8 @@ __device__ inline void element_thread(const Material& material, const RestElemen
 /// its elements' blocks (one contiguous range) with coalesced stores: written straight from each
 /// thread, every store instruction of a warp touched 32 sectors 576 bytes apart (ncu, 187K tets:
 /// 2.9e7 store sectors for 0.9e6 requests, 82% of the memory pipes busy for 108 MB of output).
-/// Launch it with kElementStage threads per block at p = 1.
+/// Launch it with kElementStage threads per block at p = 1. With `upper` (p = 1 only: the staged
+/// path) only the upper blocks (a <= b) go out, in the upper layout (sparse/upper_blocks.hpp).
 inline constexpr int kElementStage = 64;
 
 template <int P, class Material>
@@ -218,12 +220,21 @@ __global__ void element_kernel(Material material, const RestElement<double>* res
                                QuadratureTet<double> rule, QuadratureTet<float> rule_f,
                                const Index* cell_nodes, Index num_cells, const double* y,
                                int outputs, bool project, double* energy, double* forces,
-                               float* blocks, ElementDamping damping) {
+                               float* blocks, ElementDamping damping, bool upper = false) {
     constexpr int m = lagrange_tet_num_nodes(P);
     // The stage of the p = 1 blocks: a row per thread, padded to 145 floats (no bank conflicts).
     constexpr int kRow = m * m * 9 + 1;
     constexpr bool kStaged = P == 1;
     __shared__ float stage[kStaged ? kElementStage * kRow : 1];
+    // The upper layout's floats of an element: k -> its place in the element's staged row.
+    constexpr int kUpperFloats = upper_block_count(m) * 9;
+    __shared__ int upper_from[kStaged ? kUpperFloats : 1];
+    if (kStaged && upper)
+        for (int k = threadIdx.x; k < kUpperFloats; k += blockDim.x) {
+            int a = 0, b = 0;
+            upper_block_pair(m, k / 9, a, b);
+            upper_from[k] = (a * m + b) * 9 + k % 9;
+        }
     const Index t = blockIdx.x * blockDim.x + threadIdx.x;
     const bool staged = kStaged && (outputs & kHessian) != 0;
     if (t < num_cells)
@@ -236,6 +247,21 @@ __global__ void element_kernel(Material material, const RestElement<double>* res
     const Index count = num_cells - first < static_cast<Index>(blockDim.x)
                             ? num_cells - first
                             : static_cast<Index>(blockDim.x);
+    if (upper) { // 10 of the 16 blocks, 90 floats per element: one range, float4 stores
+        constexpr int kFloats = kUpperFloats;
+        static_assert(kElementStage * kFloats % 4 == 0, "whole float4 of full thread blocks");
+        float* out = blocks + static_cast<std::int64_t>(first) * kFloats; // (16-byte aligned)
+        const auto at = [&](int i) {
+            const int e = i / kFloats;
+            return stage[e * kRow + upper_from[i - e * kFloats]];
+        };
+        const int total = count * kFloats, quads = total / 4;
+        float4* out4 = reinterpret_cast<float4*>(out);
+        for (int i = threadIdx.x; i < quads; i += blockDim.x)
+            out4[i] = make_float4(at(4 * i), at(4 * i + 1), at(4 * i + 2), at(4 * i + 3));
+        for (int i = 4 * quads + threadIdx.x; i < total; i += blockDim.x) out[i] = at(i);
+        return;
+    }
     constexpr int kQuads = m * m * 9 / 4; // 144 floats = 36 float4 per element
     float4* out = reinterpret_cast<float4*>(blocks + static_cast<std::int64_t>(first) * m * m * 9);
     for (int i = threadIdx.x; i < count * kQuads; i += blockDim.x) {

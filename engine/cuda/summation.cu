@@ -70,6 +70,29 @@ struct StoredBlocks {
     }
 };
 
+/// Element blocks in the upper layout (BlockLayout::Upper): a source names an upper block, or
+/// (complemented) the block whose transpose the target takes.
+struct UpperBlocks {
+    const float* __restrict__ blocks;
+    __device__ void prepare(float*, int) const {}
+    __device__ __forceinline__ void add(Index s, float acc[9]) const {
+        const bool transposed = s < 0;
+        const float* b = blocks + 9 * static_cast<std::int64_t>(transposed ? ~s : s);
+        float v[9];
+#pragma unroll
+        for (int k = 0; k < 9; ++k) v[k] = __ldg(b + k);
+        if (transposed) {
+#pragma unroll
+            for (int r = 0; r < 3; ++r)
+#pragma unroll
+                for (int c = 0; c < 3; ++c) acc[3 * r + c] += v[3 * c + r];
+        } else {
+#pragma unroll
+            for (int k = 0; k < 9; ++k) acc[k] += v[k];
+        }
+    }
+};
+
 /// Linear-elastic element blocks evaluated where they are summed: block (t, a, b) from the
 /// cell's inverse Jacobian (recomputed from its 4 vertices, which stay in L2) and the constant
 /// reference integral S_ab, staged in shared memory (lanes index different ab, which the
@@ -449,6 +472,12 @@ void sum_per_entry(const PerEntryMapView& map, const float* element_blocks,
     EDN_CUDA_CHECK_LAUNCH();
 }
 
+void sum_per_entry_upper(const PerEntryMapView& map, const float* element_blocks,
+                         BinBcsrMatrixView<float> out) {
+    launch_sum_per_entry(map, UpperBlocks{element_blocks}, 0, out);
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
 void sum_per_entry_linear(const PerEntryMapView& map, const Cell* cells, const float* positions,
                           const float* reference_integrals, int order,
                           const LameParameters<float>& lame, BinBcsrMatrixView<float> out) {
@@ -505,6 +534,7 @@ void sum_inline_linear_p1(const NodeCellsView& node_cells, const Cell* cells,
 // ---- Assembly: element blocks and summation on its own buffers ---------------------------------
 
 void Assembly::Impl::materialize_linear_blocks() {
+    set_block_layout(BlockLayout::Full);
     ensure_blocks_allocated();
     linear_elastic_element_blocks(reinterpret_cast<const Cell*>(topo.cells.data()),
                                   positions.data(), num_cells, layout.order, linear_lame,
@@ -517,6 +547,7 @@ void Assembly::compute_element_blocks(const LameParameters<float>& lame) {
     // the cell geometry where it is summed (so the element array, 5.6x the matrix at p = 1, is
     // never allocated). Per-simplex summation materialises them on first use.
     Impl& d = *impl_;
+    d.set_block_layout(BlockLayout::Full); // (the linear blocks read the full numbering)
     d.source = Impl::BlockSource::Linear;
     d.linear_lame = lame;
     d.blocks_hold_linear = false;
@@ -545,10 +576,15 @@ void Assembly::sum(SummationMethod method, const LameParameters<float>& lame) {
             EDN_VERIFY(d.blocks.size() || d.num_cells == 0 || d.bins == 0, ErrorCode::Usage,
                        "per-entry summation needs element blocks (compute_element_blocks() "
                        "or device_element_blocks())");
-            sum_per_entry(d.map_view(), d.blocks.data(), device_matrix());
+            if (d.block_layout == BlockLayout::Upper)
+                sum_per_entry_upper(d.map_view(), d.blocks.data(), device_matrix());
+            else
+                sum_per_entry(d.map_view(), d.blocks.data(), device_matrix());
         }
         break;
     case SummationMethod::PerSimplex:
+        EDN_VERIFY(d.source == Impl::BlockSource::Linear || d.block_layout == BlockLayout::Full,
+                   ErrorCode::Usage, "per-simplex summation reads element blocks in the full layout");
         if (d.source == Impl::BlockSource::Linear && !d.blocks_hold_linear)
             d.materialize_linear_blocks();
         // reproducible: the row walk's fixed order (the bin sums' shared atomics vary)

@@ -133,6 +133,12 @@ EDN_CUDA_FN void build_per_entry_map(const BinBcsrPatternView& pattern,
                                      Index* offsets, Index* sources, bool sorted = false,
                                      std::size_t* scratch_bytes = nullptr) EDN_CUDA_ONLY;
 
+/// Rewrites the `count` sources of a per-entry map (device) of elements of m nodes from the full
+/// layout to the upper one (sparse/upper_blocks.hpp) when `to_upper`, else back; in place, so
+/// each target keeps its order of sources.
+EDN_CUDA_FN void recode_per_entry_map(Index* sources, std::int64_t count, int m,
+                                      bool to_upper) EDN_CUDA_ONLY;
+
 /// cpu::linear_elastic_element_blocks on the device: `cells` #T, `positions` 3 floats per
 /// vertex, `element_blocks` #T * m * m * 9. Reads the reference integrals of `order` from
 /// constant memory, which cuda::Assembly uploads for its order.
@@ -144,6 +150,11 @@ EDN_CUDA_FN void linear_elastic_element_blocks(const Cell* cells, const float* p
 /// cpu::sum_per_entry on the device (every target written once: no reset needed).
 EDN_CUDA_FN void sum_per_entry(const PerEntryMapView& map, const float* element_blocks,
                                BinBcsrMatrixView<float> out) EDN_CUDA_ONLY;
+
+/// sum_per_entry of element blocks in the upper layout (sparse/upper_blocks.hpp), through a map
+/// recoded to it: the same blocks summed in the same order.
+EDN_CUDA_FN void sum_per_entry_upper(const PerEntryMapView& map, const float* element_blocks,
+                                     BinBcsrMatrixView<float> out) EDN_CUDA_ONLY;
 
 /// sum_per_entry with linear-elastic element blocks evaluated where they are summed (no element
 /// block array): `reference_integrals` m * m * 9 floats of `order` (device).

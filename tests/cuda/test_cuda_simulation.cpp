@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <gtest/gtest.h>
 #include <iostream>
 #include <memory>
@@ -453,6 +454,54 @@ TEST(CudaSimulation, HessianProductMatchesCpu) {
                 << diff << " scale " << scale << " first " << hc[0] << " vs " << hg[0];
         }
     }
+}
+
+// Element blocks in the upper layout (the default with per-entry summation: the element passes
+// write only a <= b) sum to the matrix of the full layout (EDN_ELEMENT_BLOCKS=full) with
+// reproducible maps: bit for bit at p = 2 and 3 (the cooperative kernel writes K_ba as the
+// transpose of K_ab in both layouts), to float rounding at p = 1 (the full layout sums the
+// element kernel's own K_ba); with stiffness damping p >= 2 runs the one-thread kernel, full in
+// both. A block written to a wrong place, or read without its transpose, fails.
+TEST(CudaSimulation, UpperLayoutElementBlocksSumAsFullLayout) {
+    EDN_SKIP_WITHOUT_CUDA();
+    const TetMesh mesh = make_box_tet_mesh(4, 5, 6, {0, 0, 0}, {0.2, 0.25, 0.3});
+    for (Material material : {Material::NeoHookean, Material::Corotational})
+        for (int order = 1; order <= 3; ++order)
+            for (double damping : {0.0, 0.02}) {
+                SimulationSettings s = on_cuda(SimulationSettings{});
+                s.material = material;
+                s.order = order;
+                s.summation = SummationMethod::PerEntry;
+                s.preconditioner = Preconditioner::Multigrid;
+                s.integrator = Integrator::BackwardEuler;
+                s.stiffness_damping = damping;
+                s.deterministic = true;
+                Simulation upper(mesh, s);
+                setenv("EDN_ELEMENT_BLOCKS", "full", 1);
+                Simulation full(mesh, s);
+                unsetenv("EDN_ELEMENT_BLOCKS");
+                if (order == 1 || damping == 0.0) // (p = 1 stages its blocks either way)
+                    EXPECT_LT(upper.element_block_bytes(), full.element_block_bytes() * 2 / 3)
+                        << "p" << order << ": the upper layout in use";
+                else
+                    EXPECT_EQ(upper.element_block_bytes(), full.element_block_bytes());
+                std::vector<double> y = upper.rest_positions(), v(y.size());
+                for (std::size_t k = 0; k < y.size(); ++k)
+                    y[k] += 0.01 * std::sin(0.7 * k + 0.3), v[k] = std::cos(1.3 * k);
+                const std::vector<double> a = upper.hessian_product(y, v);
+                const std::vector<double> b = full.hessian_product(y, v);
+                double scale = 0, diff = 0;
+                std::size_t differ = 0;
+                for (std::size_t k = 0; k < a.size(); ++k)
+                    scale = std::max(scale, std::abs(b[k])),
+                    diff = std::max(diff, std::abs(a[k] - b[k])), differ += a[k] != b[k];
+                EXPECT_GT(scale, 0.0);
+                if (order >= 2)
+                    EXPECT_EQ(differ, 0u) << material_name(material) << " p" << order
+                                          << " stiffness damping " << damping;
+                else
+                    EXPECT_LT(diff, 1e-5 * scale) << material_name(material) << " p1";
+            }
 }
 
 } // namespace

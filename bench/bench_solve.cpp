@@ -220,7 +220,8 @@ MethodRun run_multigrid_with(const SolveSystem& s, const SolveSettings& settings
                              const MultigridSettings& mg, std::vector<double>& x) {
     MethodRun run;
     Stopwatch clock;
-    // As the CPU backend builds it (cpu/simulation_cpu.cpp): p = 1 aggregates the nodes with the
+    // As the CPU backend builds it (cpu/simulation_cpu.cpp, with simulation_multigrid_settings
+    // from the callers): p = 1 aggregates the nodes with the
     // rigid-body modes of their rest positions; p >= 2 first restricts to the P1 space.
     MultigridHierarchy h;
     std::vector<double> positions(3 * s.rest.size());
@@ -264,12 +265,12 @@ MethodRun run_multigrid_with(const SolveSystem& s, const SolveSettings& settings
 
 MethodRun run_multigrid(const SolveSystem& s, const SolveSettings& settings,
                         std::vector<double>& x) {
-    return run_multigrid_with(s, settings, MultigridSettings{}, x);
+    return run_multigrid_with(s, settings, simulation_multigrid_settings(s.order), x);
 }
 
 MethodRun run_multigrid_parallel(const SolveSystem& s, const SolveSettings& settings,
                                  std::vector<double>& x) {
-    MultigridSettings mg;
+    MultigridSettings mg = simulation_multigrid_settings(s.order);
     mg.aggregation = Aggregation::Parallel;
     return run_multigrid_with(s, settings, mg, x);
 }

@@ -375,17 +375,20 @@ void solve_coarsest(const MultigridHierarchy& h, const double* b, double* x) {
     solve_dense(h.coarsest_factor, h.coarsest_inert, h.coarsest_dofs, b, x);
 }
 
-// Chebyshev smoothing of A x = b on D^-1 A (x = 0 on entry when zero_start).
+// Chebyshev smoothing of A x = b on D^-1 A: x = 0 on entry when zero_start; r = b - A x on
+// entry when residual_given (not computed again).
 template <int B>
 void chebyshev(const Op& op, const MultigridLevel& level, const MultigridSettings& s,
-               const double* b, double* x, double* r, double* d, double* ad, bool zero_start) {
+               const double* b, double* x, double* r, double* d, double* ad, bool zero_start,
+               bool residual_given = false) {
     const std::int64_t n = op.p.num_rows, dofs = B * n;
     double c[2 * kMaxChebyshevDegree];
-    chebyshev_coefficients(level.lambda_max, s.smoother_ratio, s.smoother_degree, c);
+    const int degree = smoother_degree(s, level.fixed_prolongator);
+    chebyshev_coefficients(level.lambda_max, s.smoother_ratio, degree, c);
     if (c[1] == 0) return; // lambda_max <= 0: no smoothing
     if (zero_start)
         std::copy_n(b, dofs, r);
-    else {
+    else if (!residual_given) {
         apply_op<B>(op, x, r);
         parallel_for(0, dofs, [&](std::int64_t i) { r[i] = b[i] - r[i]; });
     }
@@ -395,7 +398,7 @@ void chebyshev(const Op& op, const MultigridLevel& level, const MultigridSetting
     });
     for (int k = 1;; ++k) {
         parallel_for(0, dofs, [&](std::int64_t i) { x[i] += d[i]; });
-        if (k == s.smoother_degree) break;
+        if (k == degree) break;
         // r -= A d; d = c1 d + c2 D^-1 r
         const double c1 = c[2 * k], c2 = c[2 * k + 1];
         apply_op<B>(op, d, ad);
@@ -446,6 +449,11 @@ void cycle(const MultigridHierarchy& h, const BinBcsrMatrixView<double>& a, int 
             for (int c = 0; c < K; ++c) bc[K * I + c] = s[c];
         });
         cycle(h, a, l + 1, bc, xc);
+        // x += P x_c; on a level with a given P also r -= (A P) x_c, the post-smoother's
+        // residual b - A (x + P x_c) without a product with A (A P has about a third of A's
+        // blocks there; the aggregated levels' A P rows are longer than A's)
+        const bool ap_residual = level.fixed_prolongator;
+        const BlockCsr& ap = level.product;
         parallel_for(0, n, [&](std::int64_t i) {
             for (Index k = pro.offsets[i]; k < pro.offsets[i + 1]; ++k) {
                 const double* pv = pro.values.data() + k * pb;
@@ -456,8 +464,18 @@ void cycle(const MultigridHierarchy& h, const BinBcsrMatrixView<double>& a, int 
                     x[B * i + m] += s;
                 }
             }
+            if (!ap_residual) return;
+            for (Index k = ap.offsets[i]; k < ap.offsets[i + 1]; ++k) {
+                const double* v = ap.values.data() + k * pb;
+                const double* xj = xc + static_cast<std::size_t>(K) * ap.columns[k];
+                for (int m = 0; m < B; ++m) {
+                    double s = 0;
+                    for (int c = 0; c < K; ++c) s += v[m * K + c] * xj[c];
+                    r[B * i + m] -= s;
+                }
+            }
         });
-        chebyshev<B>(op, level, h.settings, b, x, r, d, q, false);
+        chebyshev<B>(op, level, h.settings, b, x, r, d, q, false, ap_residual);
     });
 }
 

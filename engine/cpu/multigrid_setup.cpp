@@ -605,6 +605,8 @@ MultigridHierarchy build_multigrid(const BinBcsrPattern& fine, const double* pos
     EDN_VERIFY(settings.modes == 3 || settings.modes == 6, ErrorCode::Usage,
                "multigrid: modes must be 3 or 6, not " << settings.modes);
     EDN_VERIFY(settings.smoother_degree >= 1 && settings.smoother_degree <= kMaxChebyshevDegree &&
+                   settings.given_smoother_degree >= 0 &&
+                   settings.given_smoother_degree <= kMaxChebyshevDegree &&
                    settings.max_levels >= 1 && settings.power_iterations >= 1 &&
                    settings.power_iterations <= kMaxLanczosSteps &&
                    settings.coarse_power_iterations >= 1 &&

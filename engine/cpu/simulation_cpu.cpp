@@ -187,7 +187,8 @@ private:
     void ensure_multigrid(bool in_step) {
         if (multigrid_ && multigrid_->fixed == fixed) return;
         const auto start = std::chrono::steady_clock::now();
-        multigrid_ = cpu::build_mesh_multigrid(pattern, mesh, topology, layout, fixed.data(), {});
+        multigrid_ = cpu::build_mesh_multigrid(pattern, mesh, topology, layout, fixed.data(),
+                                               simulation_multigrid_settings(layout.order));
         multigrid_refresh_.invalidate();
         count_solver_setup(start, in_step);
     }

@@ -36,6 +36,10 @@ struct Multigrid::Impl {
         int spmv_warps = 1;     // bin_warps_for
         int galerkin_lanes = 1, restrict_lanes = 1, prolong_lanes = 1; // lanes_for each sum
         int smooth_lanes = 1, product_lanes = 1;
+        /// A P's pattern where P is given (CSR over the level's rows; ap_values its blocks): the
+        /// post-smoother's residual r - (A P) x_c instead of a product with A (ap_lanes a row).
+        DeviceBuffer<Index> ap_offsets, ap_columns;
+        int ap_lanes = 1;
         SpmvKernel spmv_kernel; // 3 x 3 blocks: choose_spmv_kernel of this level's operator
         DeviceBuffer<float> tentative, p_values, ap_values, inverse_diag;
         /// The operator's blocks, contiguous (k_gather_blocks): #slots + #rows entries; for the
@@ -327,7 +331,7 @@ struct Multigrid::Impl {
     template <int B, int K> void revalue_level(const DeviceOp& o, int l);
     template <int B>
     void chebyshev(const DeviceOp& o, const Level& level, int l, const float* bv, float* xv,
-                   bool zero_start);
+                   bool zero_start, const RowVector* given_ax = nullptr);
     void cycle(const BinBcsrMatrixView<float>& a, int l, const float* bv, float* xv);
     // solve(): its start and one iteration (launches on s), and the whole solve as one graph
     void enqueue_start(const BinBcsrMatrixView<float>& a, const float* bv, float* xv,
@@ -368,7 +372,8 @@ template <int B> void Multigrid::Impl::lanczos(const DeviceOp& o, Level& level, 
         k_lanczos_p<<<grid_for(dofs), kThreads, 0, s>>>(dofs, sc, zv, pv);
     }
     k_lanczos_finish<<<1, 32, 0, s>>>(sc, level.damping, settings.smoother_ratio,
-                                      settings.smoother_degree, level.coef.data());
+                                      smoother_degree(settings, level.fixed_prolongator),
+                                      level.coef.data());
 }
 
 template <int B, int K> void Multigrid::Impl::revalue_level(const DeviceOp& o, int l) {
@@ -413,15 +418,18 @@ template <int B, int K> void Multigrid::Impl::revalue_level(const DeviceOp& o, i
 // kernel (r -= A d, d = c1 d + c2 D^-1 r, x += d).
 template <int B>
 void Multigrid::Impl::chebyshev(const DeviceOp& o, const Level& level, int l, const float* bv,
-                                float* xv, bool zero_start) {
+                                float* xv, bool zero_start, const RowVector* given_ax) {
     const Index n = o.p.num_rows;
     const float* c = level.coef.data() + 1;
     const float* inv = level.inverse_diag.data();
     float *rv = r[l].data(), *dv = d[l].data(), *qv = q[l].data();
-    const RowVector ax = zero_start ? RowVector{rv, B} : product<B>(o, xv, rv, l);
+    const RowVector ax = zero_start ? RowVector{rv, B}
+                         : given_ax ? *given_ax
+                                    : product<B>(o, xv, rv, l);
     k_chebyshev_first<B>
         <<<grid_for(n), kThreads, 0, s>>>(n, inv, bv, ax, rv, dv, xv, c, zero_start);
-    for (int k = 1; k < settings.smoother_degree; ++k) {
+    const int degree = smoother_degree(settings, level.fixed_prolongator);
+    for (int k = 1; k < degree; ++k) {
         const RowVector q = product<B>(o, dv, qv, l);
         k_chebyshev_step<B><<<grid_for(n), kThreads, 0, s>>>(n, inv, q, rv, dv, xv, c + 2 * k);
     }
@@ -452,9 +460,19 @@ void Multigrid::Impl::cycle(const BinBcsrMatrixView<float>& a, int l, const floa
         cycle(a, l + 1, bc, xc);
         with_lanes(level.prolong_lanes, [&]<int G>() {
             k_prolong<B, K, G><<<grid_for_groups(n, G), kThreads, 0, s>>>(
-                n, level.p_offsets.data(), level.p_columns.data(), level.p_values.data(), xc, xv);
+                n, level.p_offsets.data(), level.p_columns.data(), level.p_values.data(), xc, xv,
+                B);
         });
-        chebyshev<B>(o, level, l, bv, xv, false);
+        if (level.ap_offsets.size() > 0) { // a given P: A (x + P x_c) = A x + (A P) x_c
+            with_lanes(level.ap_lanes, [&]<int G>() {
+                k_prolong<B, K, G><<<grid_for_groups(n, G), kThreads, 0, s>>>(
+                    n, level.ap_offsets.data(), level.ap_columns.data(), level.ap_values.data(),
+                    xc, const_cast<float*>(ax.v), ax.stride);
+            });
+            chebyshev<B>(o, level, l, bv, xv, false, &ax);
+        } else {
+            chebyshev<B>(o, level, l, bv, xv, false);
+        }
     });
 }
 
@@ -537,6 +555,8 @@ void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int fo
             d.c_bin_offsets = std::move(b.c_bin_offsets);
             d.c_columns = std::move(b.c_columns);
             d.c_row_counts = std::move(b.c_row_counts);
+            d.ap_offsets = std::move(b.ap_offsets);
+            d.ap_columns = std::move(b.ap_columns);
             z = {b.galerkin_pairs, b.galerkin_entries, b.p_blocks, b.entries, b.p_blocks,
                  b.product_pairs,  b.ap_blocks,        b.n,        b.nc};
         } else {
@@ -554,6 +574,10 @@ void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int fo
                 d.smooth_entries = batch.add(entries);
             }
             d.ap_blocks = static_cast<Index>(s.product.columns.size());
+            if (s.fixed_prolongator) {
+                d.ap_offsets = batch.add(s.product.offsets);
+                d.ap_columns = batch.add(s.product.columns);
+            }
             d.pair_offsets = batch.add(s.product_offsets);
             d.pair_entry = batch.add(s.product_entry);
             d.pair_p = batch.add(s.product_p);
@@ -619,6 +643,7 @@ void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int fo
         d.smooth_lanes = lanes_for(mean(z.smooth_entries, z.p_blocks), z.p_blocks, forced_lanes);
         d.product_lanes = lanes_for(mean(z.product_pairs, z.ap_blocks), z.ap_blocks, forced_lanes);
         d.prolong_lanes = lanes_for(mean(z.p_blocks, z.nodes), z.nodes, forced_lanes);
+        d.ap_lanes = lanes_for(mean(z.ap_blocks, z.nodes), z.nodes, forced_lanes);
         EDN_CUDA_CHECK(cudaMemsetAsync(d.c_values.data(), 0, d.c_values.bytes()));
     }
     batch.flush();
@@ -647,7 +672,7 @@ void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int fo
                 std::int64_t(dofs), l == 0 ? m.fixed.data() : nullptr, d.lanczos_start.data());
         EDN_CUDA_CHECK(cudaGetLastError());
         d.scalars = zeros<double>(kLanczosSlots);
-        d.coef = zeros<float>(1 + 2 * static_cast<std::size_t>(h.settings.smoother_degree));
+        d.coef = zeros<float>(1 + 2 * static_cast<std::size_t>(max_smoother_degree(h.settings)));
     }
     if (lap) lap("upload: vectors, Lanczos starts");
     if (built && !built->empty()) { // member lists made on the device

@@ -905,6 +905,7 @@ LevelBuild products_and_coarse(const Pattern& p, const Index* slots, Index slots
     });
     if (nc > n) flags = DeviceBuffer<Index>(std::int64_t(nc) + 1);
     lap("A P");
+    const bool keep_ap = out.p_values.size() > 0; // a given P (build_given_level)
 
     // P^T: the P blocks sorted stably by column.
     with_key(cbits, [&]<class K>() {
@@ -1034,6 +1035,10 @@ LevelBuild products_and_coarse(const Pattern& p, const Index* slots, Index slots
         EDN_CUDA_CHECK_LAUNCH();
     });
     lap("P^T and coarse operator");
+    if (keep_ap) {
+        out.ap_offsets = std::move(ap_offsets);
+        out.ap_columns = std::move(ap_columns);
+    }
     if (unsymmetric_rows) return LevelBuild::Host;
 
     // The host's copies of the coarse pattern's bin offsets and row counts.

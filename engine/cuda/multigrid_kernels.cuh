@@ -841,10 +841,11 @@ __global__ void k_restrict(Index nc, const Index* offsets, const Index* blocks, 
         for (int c = 0; c < K; ++c) bc[K * I + c] = s[c];
 }
 
-// x += P xc: G lanes per fine row, splitting its P blocks.
+// x += P xc: G lanes per fine row, splitting its P blocks; row i's B values at x[stride * i]
+// (also ax += (A P) xc, ax possibly the fine upper product's float4 rows).
 template <int B, int K, int G>
 __global__ void k_prolong(Index n, const Index* offsets, const Index* columns,
-                          const float* p_values, const float* xc, float* x) {
+                          const float* p_values, const float* xc, float* x, int stride) {
     const Lane<G> t;
     const bool valid = t.item < n;
     const Index i = valid ? static_cast<Index>(t.item) : 0;
@@ -859,7 +860,7 @@ __global__ void k_prolong(Index n, const Index* offsets, const Index* columns,
         }
     group_sums<G>(s);
     if (valid && t.lane == 0)
-        for (int m = 0; m < B; ++m) x[B * std::int64_t(i) + m] += s[m];
+        for (int m = 0; m < B; ++m) x[stride * std::int64_t(i) + m] += s[m];
 }
 
 // x = M b with a dense n x n row-major M: one warp per row.

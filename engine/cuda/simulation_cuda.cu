@@ -20,6 +20,7 @@
 #include "cuda/cuda_two_level.hpp"
 #include "cuda/element_cooperative.cuh"
 #include "cuda/inline_summation.cuh"
+#include "solver/lanczos.hpp"
 #include "sim/material_dispatch.hpp"
 #include "sim/simulation_backend.hpp"
 
@@ -522,8 +523,13 @@ void CudaBackend::assemble(const double* y) {
 
 void CudaBackend::build_multigrid(bool in_step) {
     const auto start = std::chrono::steady_clock::now();
-    MultigridSettings mg;
+    MultigridSettings mg = simulation_multigrid_settings(layout.order);
     mg.coarsest_dofs = 64; // inverted on the host at every re-value: keep it tiny
+    // EDN_MULTIGRID_GIVEN_DEGREE=N: Chebyshev degree N (1..8) on the order-p level (measurements)
+    if (const char* g = std::getenv("EDN_MULTIGRID_GIVEN_DEGREE")) {
+        const int degree = std::atoi(g);
+        if (degree >= 1 && degree <= kMaxChebyshevDegree) mg.given_smoother_degree = degree;
+    }
     multigrid_.reset();    // (its memory first)
     // Built on the device (the host's hierarchy, bit for bit; p >= 2 with the P1 transfer of the
     // order-p space first); EDN_MULTIGRID_BUILD=host builds it on the host.

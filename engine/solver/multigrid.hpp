@@ -61,6 +61,8 @@ struct MultigridSettings {
     Aggregation aggregation = Aggregation::Greedy;
     int modes = 6;           ///< near-null vectors per aggregate: 6 rigid-body, 3 translations
     int smoother_degree = 2; ///< Chebyshev degree of each pre- and post-smoothing
+    /// The degree on p-multigrid's order-p level (a given first transfer); 0: smoother_degree
+    int given_smoother_degree = 0;
     /// Chebyshev interval [lambda_max / ratio, 1.1 lambda_max]: [0.1, 1.1] lambda_max (30 took
     /// 19% more CG iterations and frame time on the 187K bunny, H100)
     double smoother_ratio = 11;
@@ -165,6 +167,29 @@ struct MultigridHierarchy {
 /// coarse_power_iterations.
 inline int lanczos_steps(const MultigridSettings& s, int l, bool given) {
     return l == 0 || given ? s.power_iterations : s.coarse_power_iterations;
+}
+
+/// The Chebyshev degree of a level's smoothing: given_smoother_degree (when set) on the level
+/// whose prolongator is given (p-multigrid's order-p level), smoother_degree elsewhere.
+inline int smoother_degree(const MultigridSettings& s, bool fixed_prolongator) {
+    return fixed_prolongator && s.given_smoother_degree > 0 ? s.given_smoother_degree
+                                                            : s.smoother_degree;
+}
+/// The highest degree of any level (the coefficient arrays' size).
+inline int max_smoother_degree(const MultigridSettings& s) {
+    return s.given_smoother_degree > s.smoother_degree ? s.given_smoother_degree
+                                                       : s.smoother_degree;
+}
+
+/// The settings both simulation backends build their hierarchy with at `order`: the defaults,
+/// and degree 1 on the order-2 level of p-multigrid. H100, 187K bunny, converged frames with the
+/// post-smoother's residual from A P: p = 2 17.8-17.9 ms against 18.5-18.8 with degree 2 (16.3
+/// CG iterations a frame against 13.1); at p = 3 degree 1 took 30.8 iterations a frame against
+/// 18.8 and 88.8 ms against 83.8, degree 3 94.5 ms (bench/README.md, session 26).
+inline MultigridSettings simulation_multigrid_settings(int order) {
+    MultigridSettings s;
+    if (order == 2) s.given_smoother_degree = 1;
+    return s;
 }
 
 /// Timings of the last build and re-value [ms] and per-level sizes, for reports.

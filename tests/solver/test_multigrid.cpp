@@ -729,6 +729,29 @@ TEST(PMultigrid, FirstCoarseOperatorIsTheGalerkinProductOfTheP1Interpolation) {
     EXPECT_EQ(unpinned.coarse[0].pattern.columns, p1.pattern.columns);
 }
 
+// The p-multigrid cycle is symmetric positive definite at p = 2 and 3 with either degree on the
+// order-p level. Its post-smoother starts from r - (A P) x_c instead of b - A x (cycle in
+// cpu/multigrid.cpp): a residual that missed the correction, or took it with a wrong A P,
+// leaves the post-smoother unmatched to the pre-smoother and the cycle unsymmetric.
+TEST(PMultigrid, CycleIsSymmetricPositiveDefiniteWithTheProductResidual) {
+    for (int order : {2, 3}) {
+        HighOrderSystem sys(test::make_random_perturbed_box(3, 3, 2, 1.0, 0.8, 0.7, 0.15, 5),
+                            order, 0.02);
+        for (int given_degree : {1, 2}) {
+            MultigridSettings settings;
+            settings.coarsest_dofs = 20;
+            settings.given_smoother_degree = given_degree;
+            MultigridHierarchy h = cpu::build_multigrid(sys.s.f->pattern, nullptr,
+                                                        sys.fixed.data(), settings, &sys.transfer);
+            ASSERT_GE(h.num_levels(), 3);
+            ASSERT_TRUE(h.levels[0].fixed_prolongator);
+            cpu::revalue_multigrid(h, sys.s.a.view());
+            SCOPED_TRACE("p" + std::to_string(order) + " degree " + std::to_string(given_degree));
+            test::expect_cycle_symmetric_positive(h, sys.s.a.view(), sys.fixed);
+        }
+    }
+}
+
 // lambda_max takes power_iterations Lanczos steps on the fine level and, at p = 1,
 // coarse_power_iterations on the aggregated levels: fewer steps from the same start give a Ritz
 // value no larger (Cauchy interlacing), and a different one. p-multigrid takes power_iterations

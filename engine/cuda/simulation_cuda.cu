@@ -700,8 +700,9 @@ PcgResult CudaBackend::float_solve(const PcgSettings& pcg) {
 
 double CudaBackend::true_residual() {
     const BinBcsrMatrixView<float> a = assembly_->device_matrix();
-    true_residual_kernel<<<blocks_for(a.pattern.num_rows), kBlock>>>(
-        a, g_.data(), dx_.data(), fixed_.data(), residual_.data());
+    if (a.pattern.num_bins > 0)
+        true_residual_kernel<<<a.pattern.num_bins, kTrueResidualWarps * 32>>>(
+            a, g_.data(), dx_.data(), fixed_.data(), residual_.data());
     EDN_CUDA_CHECK_LAUNCH();
     return std::sqrt(device_dot(residual_.data(), residual_.data(),
                                 static_cast<std::int64_t>(residual_.size())));

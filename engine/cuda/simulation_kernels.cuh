@@ -226,15 +226,8 @@ __global__ void element_kernel(Material material, const RestElement<double>* res
     constexpr int kRow = m * m * 9 + 1;
     constexpr bool kStaged = P == 1;
     __shared__ float stage[kStaged ? kElementStage * kRow : 1];
-    // The upper layout's floats of an element: k -> its place in the element's staged row.
-    constexpr int kUpperFloats = upper_block_count(m) * 9;
-    __shared__ int upper_from[kStaged ? kUpperFloats : 1];
-    if (kStaged && upper)
-        for (int k = threadIdx.x; k < kUpperFloats; k += blockDim.x) {
-            int a = 0, b = 0;
-            upper_block_pair(m, k / 9, a, b);
-            upper_from[k] = (a * m + b) * 9 + k % 9;
-        }
+    // (No table of the upper layout's places in shared memory: its 360 bytes cost a resident
+    // block per SM, 6 -> 5, and 2% of a 1.15M frame.)
     const Index t = blockIdx.x * blockDim.x + threadIdx.x;
     const bool staged = kStaged && (outputs & kHessian) != 0;
     if (t < num_cells)
@@ -248,12 +241,14 @@ __global__ void element_kernel(Material material, const RestElement<double>* res
                             ? num_cells - first
                             : static_cast<Index>(blockDim.x);
     if (upper) { // 10 of the 16 blocks, 90 floats per element: one range, float4 stores
-        constexpr int kFloats = kUpperFloats;
+        constexpr int kFloats = upper_block_count(m) * 9;
         static_assert(kElementStage * kFloats % 4 == 0, "whole float4 of full thread blocks");
         float* out = blocks + static_cast<std::int64_t>(first) * kFloats; // (16-byte aligned)
         const auto at = [&](int i) {
-            const int e = i / kFloats;
-            return stage[e * kRow + upper_from[i - e * kFloats]];
+            const int e = i / kFloats, k = i - e * kFloats, u = k / 9;
+            int a = 0, b = 0;
+            upper_block_pair(m, u, a, b);
+            return stage[e * kRow + (a * m + b) * 9 + (k - 9 * u)];
         };
         const int total = count * kFloats, quads = total / 4;
         float4* out4 = reinterpret_cast<float4*>(out);
@@ -516,39 +511,53 @@ __global__ void to_double_kernel(const float* in, std::int64_t n, double* out) {
 }
 
 /// r = b - A x on free rows, 0 on pinned ones, accumulated in double: the float matrix's entries
-/// times the double x, with b = -gradient. One thread per row (a warp is one bin: its 32 lanes
-/// read consecutive slots of each value plane). Once per Newton solve, not per CG iteration.
-__global__ void true_residual_kernel(BinBcsrMatrixView<float> a, const double* gradient,
-                                     const double* x, const std::uint8_t* fixed, double* r) {
+/// times the double x, with b = -gradient. A thread block of kTrueResidualWarps warps per bin
+/// (lane = row; warp w takes the row's slots w, w + K, ..., up to its count, so padding is not
+/// read), the warps' sums meeting in shared memory. Once per Newton solve, not per CG iteration.
+/// (A thread per row, each walking its whole row, took 172 us at 187K p = 2 on the H100, more
+/// than the float product's 135 us.)
+inline constexpr int kTrueResidualWarps = 4;
+__global__ void __launch_bounds__(kTrueResidualWarps * 32)
+    true_residual_kernel(BinBcsrMatrixView<float> a, const double* __restrict__ gradient,
+                         const double* __restrict__ x, const std::uint8_t* __restrict__ fixed,
+                         double* __restrict__ r) {
+    constexpr int K = kTrueResidualWarps;
+    __shared__ double part[K][3][kBinRows];
     const BinBcsrPatternView& p = a.pattern;
-    const Index row = blockIdx.x * blockDim.x + threadIdx.x;
-    if (row >= p.num_rows) return;
-    const std::int64_t n = p.num_rows, k3 = 3 * static_cast<std::int64_t>(row);
-    if (fixed[row]) {
-        r[k3] = r[k3 + 1] = r[k3 + 2] = 0.0;
-        return;
-    }
-    double s[3];
-    for (int rr = 0; rr < 3; ++rr) {
-        s[rr] = -gradient[k3 + rr];
-        for (int c = 0; c < 3; ++c)
-            s[rr] -= static_cast<double>(a.diag[(3 * rr + c) * n + row]) * x[k3 + c];
-    }
+    const int lane = threadIdx.x % kBinRows, w = threadIdx.x / kBinRows;
+    const Index bin = blockIdx.x, row = bin * kBinRows + lane;
+    const bool live = row < p.num_rows && !fixed[row];
     // Slot (row, j) and value plane k of the bin layout (sparse/bin_bcsr_view.hpp).
-    const Index bin = row / kBinRows, lane = row % kBinRows;
     const Index begin = p.bin_offsets[bin], width = p.width(bin);
     const std::int64_t plane = static_cast<std::int64_t>(width) * kBinRows;
     const float* values = a.values + 9 * static_cast<std::int64_t>(begin) + lane;
     // Padding slots (column = row, value 0) add nothing: without counts the whole width.
-    const Index count = p.row_counts ? p.row_counts[row] : width;
-    for (Index j = 0; j < count; ++j) {
+    const Index count = !live ? 0 : p.row_counts ? p.row_counts[row] : width;
+    double s[3] = {0, 0, 0};
+    for (Index j = w; j < count; j += K) {
         const std::int64_t slot = static_cast<std::int64_t>(j) * kBinRows;
         const std::int64_t col3 = 3 * static_cast<std::int64_t>(p.columns[begin + slot + lane]);
+        const double x0 = x[col3], x1 = x[col3 + 1], x2 = x[col3 + 2];
         for (int rr = 0; rr < 3; ++rr)
-            for (int c = 0; c < 3; ++c)
-                s[rr] -= static_cast<double>(values[(3 * rr + c) * plane + slot]) * x[col3 + c];
+            s[rr] += static_cast<double>(values[(3 * rr) * plane + slot]) * x0 +
+                     static_cast<double>(values[(3 * rr + 1) * plane + slot]) * x1 +
+                     static_cast<double>(values[(3 * rr + 2) * plane + slot]) * x2;
     }
-    r[k3] = s[0], r[k3 + 1] = s[1], r[k3 + 2] = s[2];
+    for (int rr = 0; rr < 3; ++rr) part[w][rr][lane] = s[rr];
+    __syncthreads();
+    if (w != 0 || row >= p.num_rows) return;
+    const std::int64_t n = p.num_rows, k3 = 3 * static_cast<std::int64_t>(row);
+    if (!live) {
+        r[k3] = r[k3 + 1] = r[k3 + 2] = 0.0;
+        return;
+    }
+    for (int rr = 0; rr < 3; ++rr) {
+        double t = -gradient[k3 + rr];
+        for (int c = 0; c < 3; ++c)
+            t -= static_cast<double>(a.diag[(3 * rr + c) * n + row]) * x[k3 + c];
+        for (int k = 0; k < K; ++k) t -= part[k][rr][lane];
+        r[k3 + rr] = t;
+    }
 }
 
 __global__ void fallback_direction_kernel(const double* g, const double* mass,

@@ -91,10 +91,14 @@ TEST_P(CudaTopologyChange, CudaEqualsCpuAfterEachCutAndRefinement) {
     s.material = Material::NeoHookean;
     s.young = 2e5;
     s.max_newton_iterations = 8;
-    s.newton_tolerance = 1e-4;
-    s.pcg.relative_tolerance = 1e-5;
+    // Steps to 1e-5 (solves to 1e-6): the twins' trajectories then differ by rounding, not by
+    // where each stopped. At 1e-4 (solves 1e-5) p = 2 drifted to 2.03% of the displacement
+    // after the eighth change in one run (H100, session 26: a different multigrid cycle,
+    // the same tolerances), against the 2% checked below.
+    s.newton_tolerance = 1e-5;
+    s.pcg.relative_tolerance = 1e-6;
     s.pcg.max_iterations = 2000;
-    s.cg_forcing = false; // every solve to 1e-5: the twins compared, not the forcing term
+    s.cg_forcing = false; // every solve to 1e-6: the twins compared, not the forcing term
     s.gravity = {-9.81, 0, 0};
     SimulationSettings g = s;
     g.backend = Backend::Cuda;

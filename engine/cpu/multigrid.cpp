@@ -453,27 +453,21 @@ void cycle(const MultigridHierarchy& h, const BinBcsrMatrixView<double>& a, int 
         // residual b - A (x + P x_c) without a product with A (A P has about a third of A's
         // blocks there; the aggregated levels' A P rows are longer than A's)
         const bool ap_residual = level.fixed_prolongator;
-        const BlockCsr& ap = level.product;
-        parallel_for(0, n, [&](std::int64_t i) {
-            for (Index k = pro.offsets[i]; k < pro.offsets[i + 1]; ++k) {
-                const double* pv = pro.values.data() + k * pb;
-                const double* xj = xc + static_cast<std::size_t>(K) * pro.columns[k];
-                for (int m = 0; m < B; ++m) {
-                    double s = 0;
-                    for (int c = 0; c < K; ++c) s += pv[m * K + c] * xj[c];
-                    x[B * i + m] += s;
-                }
-            }
-            if (!ap_residual) return;
-            for (Index k = ap.offsets[i]; k < ap.offsets[i + 1]; ++k) {
-                const double* v = ap.values.data() + k * pb;
-                const double* xj = xc + static_cast<std::size_t>(K) * ap.columns[k];
+        // y_i += sign (M x_c)_i over row i of M (P or A P, B x K blocks)
+        const auto add_row = [&](const BlockCsr& mat, std::int64_t i, double sign, double* y) {
+            for (Index k = mat.offsets[i]; k < mat.offsets[i + 1]; ++k) {
+                const double* v = mat.values.data() + k * pb;
+                const double* xj = xc + static_cast<std::size_t>(K) * mat.columns[k];
                 for (int m = 0; m < B; ++m) {
                     double s = 0;
                     for (int c = 0; c < K; ++c) s += v[m * K + c] * xj[c];
-                    r[B * i + m] -= s;
+                    y[B * i + m] += sign * s;
                 }
             }
+        };
+        parallel_for(0, n, [&](std::int64_t i) {
+            add_row(pro, i, 1.0, x);
+            if (ap_residual) add_row(level.product, i, -1.0, r);
         });
         chebyshev<B>(op, level, h.settings, b, x, r, d, q, false, ap_residual);
     });

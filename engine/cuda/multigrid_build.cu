@@ -1035,9 +1035,13 @@ LevelBuild products_and_coarse(const Pattern& p, const Index* slots, Index slots
         EDN_CUDA_CHECK_LAUNCH();
     });
     lap("P^T and coarse operator");
-    if (keep_ap) {
+    if (keep_ap) { // (the columns' buffer was sized for the pairs: keep the blocks' only)
         out.ap_offsets = std::move(ap_offsets);
-        out.ap_columns = std::move(ap_columns);
+        out.ap_columns = DeviceBuffer<Index>(out.ap_blocks);
+        if (out.ap_blocks)
+            EDN_CUDA_CHECK(cudaMemcpyAsync(out.ap_columns.data(), ap_columns.data(),
+                                           sizeof(Index) * out.ap_blocks,
+                                           cudaMemcpyDeviceToDevice));
     }
     if (unsymmetric_rows) return LevelBuild::Host;
 

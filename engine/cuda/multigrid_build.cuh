@@ -30,7 +30,7 @@ struct DeviceLevelBuild {
         pair_offsets, pair_entry, pair_p, g_offsets, g_p, g_ap, g_mirror, g_entries, r_offsets,
         r_blocks, r_rows;
     /// A P's pattern (per row its blocks, #n + 1; their columns): the cycle's post-smoothing
-    /// residual on a level with a given P (ap_columns holds product_pairs, ap_blocks used).
+    /// residual on a level with a given P (kept for that level only).
     DeviceBuffer<Index> ap_offsets, ap_columns;
     /// A given P's values (build_given_level: 3 x 3 blocks padded to 12 floats); empty for a
     /// smoothed P (re-valued).

@@ -20,7 +20,8 @@
 
 namespace edn::cuda {
 
-struct DeviceLevelBuild; // cuda/multigrid_build.cuh
+struct DeviceLevelBuild;   // cuda/multigrid_build.cuh
+class MatrixFreeOperator; // cuda/matrix_free.cuh
 
 /// One level's symbolic arrays as the device keeps them (Multigrid::download_symbolic, for
 /// tests): MultigridLevel's, with the smoothing map inverted (per P block its operator entries,
@@ -101,6 +102,12 @@ public:
     /// Whether revalue() and solve() replay captured CUDA graphs (the default) or
     /// launch their kernels one by one (the same kernels; tests compare the two).
     void set_graphs(bool on) EDN_CUDA_ONLY;
+    /// The fine level's products without the matrix's blocks (p >= 2, cuda/matrix_free.cuh;
+    /// null: the matrix's): the CG's own products read `op`'s present values, the cycle's the
+    /// snapshot every revalue() takes (it must follow a change before the next solve). Not
+    /// owned.
+    void set_fine_operator(MatrixFreeOperator* op) EDN_CUDA_ONLY;
+    MatrixFreeOperator* fine_operator() const EDN_CUDA_ONLY;
     /// Whether the cycle's fine-level products read the fine snapshot's upper part (each
     /// off-diagonal block once, A_ij^T x_i added by float atomics: faster, but the atomics' order
     /// varies the last bits from run to run; off for deterministic runs). Used for p = 1 widths

@@ -4,6 +4,7 @@
 /// (element_values_cooperative_kernel). One thread per element held every node and point of an
 /// element in registers (255 registers, spills at p = 3, about 11% occupancy).
 #include "cuda/simulation_kernels.cuh"
+#include "sim/reference_tangent.hpp"
 
 #include <vector>
 
@@ -25,6 +26,10 @@ namespace edn::cuda_simulation {
 /// the tangent in shared memory took 2.5 ms at 187K p = 2 (H200); computing every block of the
 /// row (both halves), with the stage beside the points, took 5.4 ms at 187K p = 3 (H100). The
 /// energy and the forces of the same pass come from element_values_cooperative_kernel.
+/// Float4 planes of the matrix-free product's values per point (MatrixFreeOperator::kPlanes).
+constexpr int kTangentPlanes = 12;
+static_assert(4 * kTangentPlanes >= kReferenceTangentValues);
+
 template <int P, int kMaxQ> struct CooperativeHessian {
     static constexpr int m = lagrange_tet_num_nodes(P);
     static_assert(m % 2 == 0, "the pair schedule needs an even node count (p = 2, 3)");
@@ -60,7 +65,7 @@ __global__ void __launch_bounds__(128)
     element_hessian_cooperative_kernel(Material material, const RestElement<double>* rest,
                                        QuadratureTet<float> rule, const Index* cell_nodes,
                                        Index num_cells, const double* y, bool project,
-                                       float* blocks, bool upper) {
+                                       float* blocks, bool upper, float4* tangents) {
     using H = CooperativeHessian<P, kMaxQ>;
     constexpr int m = H::m, kHalf = H::kHalf, kChunk = H::kChunk;
     __shared__ float4 pool4[H::kElements * H::kElementFloats / 4];
@@ -94,8 +99,17 @@ __global__ void __launch_bounds__(128)
         for (int k = 0; k < m; ++k) pt.h[k] = make_float4(h[k][0], h[k][1], h[k][2], 0.0f);
         pt.frame = frame;
         pt.w = rule.weight[a] * r.abs_det;
+        if (tangents) { // the matrix-free product's values (cuda/matrix_free.cuh)
+            float d[4 * kTangentPlanes] = {};
+            reference_tangent(frame, r.inverse_jacobian, pt.w, d);
+            float4* out = tangents + static_cast<std::int64_t>(t) * nq + a;
+            const std::int64_t stride = static_cast<std::int64_t>(num_cells) * nq;
+            for (int k = 0; k < kTangentPlanes; ++k)
+                out[k * stride] = make_float4(d[4 * k], d[4 * k + 1], d[4 * k + 2], d[4 * k + 3]);
+        }
     }
     __syncthreads();
+    if (!blocks) return; // (the tangents only)
     // Thread a: K_ab for b = a + k (mod m), k < m/2, and k = m/2 when a < m/2 (the pair
     // {a, a + m/2} once): m/2 or m/2 + 1 blocks, balanced, each unordered pair once.
     const int count = a < kHalf ? kHalf + 1 : kHalf;
@@ -207,22 +221,6 @@ __global__ void __launch_bounds__(128)
     }
 }
 
-/// Reference shape gradients dN_a/dxi of order P at every point of `rule`, as
-/// table[(q * m + a) * 3 + d]: what the cooperative value kernel maps by each element's inverse
-/// Jacobian (host side, uploaded once per order).
-template <int P> std::vector<double> reference_gradient_table(const QuadratureTet<double>& rule) {
-    constexpr int m = lagrange_tet_num_nodes(P);
-    std::vector<double> table(static_cast<std::size_t>(rule.num_points) * m * 3);
-    for (int q = 0; q < rule.num_points; ++q) {
-        double dN[m][3];
-        LagrangeTet<P, double>::grad(rule.bary[q], dN);
-        for (int a = 0; a < m; ++a)
-            for (int d = 0; d < 3; ++d)
-                table[(static_cast<std::size_t>(q) * m + a) * 3 + d] = dN[a][d];
-    }
-    return table;
-}
-
 /// Shared memory layout of element_values_cooperative_kernel.
 template <int P, int kMaxQ> struct CooperativeValues {
     static constexpr int m = lagrange_tet_num_nodes(P);
@@ -311,26 +309,37 @@ template <int P> bool cooperative_elements(const QuadratureTet<double>& rule) {
     return P >= 2 && rule.num_points <= kCooperativeMaxPoints<P>;
 }
 
+/// The Hessian kernel alone (blocks and/or the matrix-free values, float material).
+template <int P, class FloatMaterial>
+void launch_cooperative_hessian(const FloatMaterial& material, const RestElement<double>* rest,
+                                const QuadratureTet<float>& rule_f, const Index* cell_nodes,
+                                Index nt, const double* y, bool project, float* blocks, bool upper,
+                                float4* tangents) {
+    constexpr int kMaxQ = kCooperativeMaxPoints<P>;
+    using H = CooperativeHessian<P, kMaxQ>;
+    element_hessian_cooperative_kernel<P, kMaxQ>
+        <<<static_cast<unsigned int>((nt + H::kElements - 1) / H::kElements),
+           H::kElements * H::m>>>(material, rest, rule_f, cell_nodes, nt, y, project, blocks,
+                                  upper, tangents);
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
 template <int P, class Material>
 bool launch_cooperative_elements(const Material& material, const RestElement<double>* rest,
                                  const QuadratureTet<double>& rule,
                                  const QuadratureTet<float>& rule_f, const double* dN,
                                  const Index* cell_nodes, Index nt, const double* y, int outputs,
                                  bool project, float* blocks, double* energy, double* forces,
-                                 bool upper = false) {
+                                 bool upper = false, float4* tangents = nullptr) {
     if constexpr (P == 1) {
         return false;
     } else {
         constexpr int kMaxQ = kCooperativeMaxPoints<P>;
         if (!cooperative_elements<P>(rule)) return false;
-        if (outputs & kHessian) {
-            using H = CooperativeHessian<P, kMaxQ>;
-            element_hessian_cooperative_kernel<P, kMaxQ>
-                <<<static_cast<unsigned int>((nt + H::kElements - 1) / H::kElements),
-                   H::kElements * H::m>>>(float_material(material), rest, rule_f, cell_nodes, nt, y,
-                                          project, blocks, upper);
-            EDN_CUDA_CHECK_LAUNCH();
-        }
+        if (!(outputs & kHessian)) blocks = nullptr;
+        if (blocks || tangents)
+            launch_cooperative_hessian<P>(float_material(material), rest, rule_f, cell_nodes, nt, y,
+                                          project, blocks, upper, tangents);
         using V = CooperativeValues<P, kMaxQ>;
         element_values_cooperative_kernel<P, kMaxQ>
             <<<static_cast<unsigned int>((nt + V::kElements - 1) / V::kElements),

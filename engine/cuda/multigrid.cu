@@ -3,6 +3,7 @@
 // state, the launch sequences and the flexible CG. Kernels: cuda/multigrid_kernels.cuh.
 #include "cuda/assembly_impl.cuh"
 #include "cuda/cuda_pcg.hpp"
+#include "cuda/matrix_free.cuh"
 #include "cuda/multigrid_build.cuh"
 #include "cuda/multigrid_kernels.cuh"
 #include "cuda/multigrid_nullspace.cuh"
@@ -104,6 +105,22 @@ struct Multigrid::Impl {
     // Its upper part (set_upper_products), refreshed at every re-value, and the product's
     // output (4 floats per row).
     bool upper_products = false, upper_any_size = false;
+    /// The fine level's products without its blocks (set_fine_operator; its snapshot is taken
+    /// at every re-value): then neither the upper part nor the values are kept.
+    MatrixFreeOperator* fine_op = nullptr;
+    /// The CG's own product A u (the fine matrix `a`, or the operator's present values).
+    void fine_product(const BinBcsrMatrixView<float>& a, const float* u, float* v) {
+        if (fine_op)
+            fine_op->apply(u, v, false, s);
+        else
+            spmv<3>(op(a, 0), u, v, 0);
+    }
+    /// The fine operator's pointers for a graph's key.
+    void add_fine_op_key(std::vector<std::uintptr_t>& key) const {
+        key.push_back(reinterpret_cast<std::uintptr_t>(fine_op));
+        if (fine_op)
+            for (std::uintptr_t p : fine_op->key()) key.push_back(p);
+    }
     bool upper_out_of_memory = false; // its allocation failed once: full products from then on
     bool half_products = true, half_any_size = false, half_out_of_memory = false;
     long long l2_bytes = -1; // the device's L2 cache (queried at the first re-value)
@@ -230,6 +247,10 @@ struct Multigrid::Impl {
     /// The cycle's A_l u: in v, or, for the fine snapshot with an upper part, in fine_y4 (the
     /// returned view says which).
     template <int B> RowVector product(const DeviceOp& o, const float* u, float* v, int l) {
+        if (l == 0 && fine_op) { // the snapshot's values, without the matrix's blocks
+            fine_op->apply(u, v, true, s);
+            return {v, 3};
+        }
         if (l == 0 && fine_upper) { // (level 0 here is always the snapshot)
             const int warps = fine_upper->chosen_warps_per_bin();
             if (fine_half.size() > 0)
@@ -877,6 +898,10 @@ void Multigrid::set_graphs(bool on) {
     impl_->graphs = on;
 }
 
+void Multigrid::set_fine_operator(MatrixFreeOperator* op) { impl_->fine_op = op; }
+
+MatrixFreeOperator* Multigrid::fine_operator() const { return impl_->fine_op; }
+
 void Multigrid::set_upper_products(bool on, bool any_size) {
     impl_->upper_products = on;
     impl_->upper_any_size = any_size;
@@ -931,7 +956,12 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
     // the atomics cost more) 2.93 -> 3.15 ms, so not there. No room for it: full products.
     const PcgTuning tuning;
     const Index fine = a.pattern.num_rows;
-    if (m.upper_products && !m.upper_out_of_memory && !m.levels.empty() &&
+    if (m.fine_op && m.fine_upper) {
+        m.fine_upper.reset();
+        m.fine_y4 = DeviceBuffer<float>();
+        m.fine_half = DeviceBuffer<__half>();
+    }
+    if (!m.fine_op && m.upper_products && !m.upper_out_of_memory && !m.levels.empty() &&
         fine >= tuning.upper_min_rows &&
         (m.upper_any_size || m.fine_bytes() > static_cast<std::size_t>(m.l2_bytes))) {
         try {
@@ -950,7 +980,7 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
             m.upper_out_of_memory = true;
         }
     }
-    if (m.fine_upper || m.levels.empty())
+    if (m.fine_upper || m.fine_op || m.levels.empty())
         m.fine_values = DeviceBuffer<float>();
     else if (m.fine_values.bytes() != m.fine_bytes())
         m.fine_values = DeviceBuffer<float>(9 * static_cast<std::size_t>(m.fine_slots));
@@ -958,7 +988,9 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
     std::vector<std::uintptr_t> key = m.half_key(Impl::key_of(a, {m.fine_values.data()}));
     key.push_back(
         reinterpret_cast<std::uintptr_t>(m.fine_upper ? m.fine_upper->view().values : nullptr));
+    m.add_fine_op_key(key);
     m.run(m.revalue_graph, key, [&] {
+        if (m.fine_op) m.fine_op->take_snapshot(m.s);
         if (!m.levels.empty()) {
             if (m.fine_values.size() > 0)
                 EDN_CUDA_CHECK(cudaMemcpyAsync(m.fine_values.data(), a.values,
@@ -1042,7 +1074,7 @@ void Multigrid::Impl::enqueue_start(const BinBcsrMatrixView<float>& a, const flo
     k_mask<<<grid, kThreads, 0, s>>>(n, fixed_rows, bv, rv);
     dot_to(rv, rv, dofs, sc + cBb);
     k_zero_free_cold<<<grid, kThreads, 0, s>>>(n, fixed_rows, sc, xv);
-    spmv<3>(op(a, 0), xv, rv, 0);
+    fine_product(a, xv, rv);
     k_residual<<<grid, kThreads, 0, s>>>(n, fixed_rows, bv, rv);
     dot_to(rv, rv, dofs, sc + cRr);
     cycle(a, 0, rv, zv);
@@ -1064,7 +1096,7 @@ void Multigrid::Impl::enqueue_iteration_head(const BinBcsrMatrixView<float>& a, 
     float *rv = cg.data(), *zv = rv + dofs, *pv = zv + dofs, *qv = pv + dofs;
     double* sc = cg_scalars.data();
     const int blocks = static_cast<int>(std::min<std::int64_t>(grid_for(n), 1024));
-    spmv<3>(op(a, 0), pv, qv, 0);
+    fine_product(a, pv, qv);
     k_dots<1><<<blocks, kThreads, 0, s>>>(pv, qv, nullptr, dofs, partials.data());
     k_cg_alpha<<<1, 32, 0, s>>>(partials.data(), blocks, sc);
     k_cg_update<<<blocks, kThreads, 0, s>>>(n, fixed_rows, sc, pv, qv, xv, rv, partials.data());
@@ -1187,9 +1219,10 @@ PcgResult Multigrid::solve(const BinBcsrMatrixView<float>& a, const float* b, fl
     EDN_CUDA_CHECK(
         cudaMemcpyAsync(sc, host, kCgSlots * sizeof(double), cudaMemcpyHostToDevice, nullptr));
     // (the upper part's values: the cycle's fine products change with set_upper_products)
-    const std::vector<std::uintptr_t> key = m.half_key(
+    std::vector<std::uintptr_t> key = m.half_key(
         Impl::key_of(a, {b, x, fixed, m.cg.data(), m.coarsest_inverse.data(), m.fine_values.data(),
                          m.fine_upper ? m.fine_upper->view().values : nullptr}));
+    m.add_fine_op_key(key);
     const bool graph =
         m.graphs && !m.graphs_failed && !m.solve_graph_failed &&
         ((m.solve_graph.exec && m.solve_graph.key == key) || m.capture_solve(key, a, b, x, fixed));

@@ -20,6 +20,7 @@
 #include "cuda/cuda_two_level.hpp"
 #include "cuda/element_cooperative.cuh"
 #include "cuda/inline_summation.cuh"
+#include "cuda/matrix_free.cuh"
 #include "solver/lanczos.hpp"
 #include "sim/material_dispatch.hpp"
 #include "sim/simulation_backend.hpp"
@@ -75,7 +76,10 @@ public:
         evaluate(trial_.data(), kEnergy | kGradient | kHessian, g_.data());
         assemble(trial_.data());
         upload(rhs_, v); // the float matrix times v rounded to float, as the PCG applies it
-        cuda::spmv(assembly_->device_matrix(), rhs_.data(), pcg_dx_.data());
+        if (matrix_free_in_use())
+            matrix_free_->apply(rhs_.data(), pcg_dx_.data(), false, cudaStreamPerThread);
+        else
+            cuda::spmv(assembly_->device_matrix(), rhs_.data(), pcg_dx_.data());
         return download(pcg_dx_);
     }
     std::int64_t nnz_blocks() const override { return assembly_->nnz_blocks(); }
@@ -83,6 +87,9 @@ public:
     SummationMethod summation() const override { return summation_; }
     std::size_t element_block_bytes() const override { // blocks, or p = 1 inline's frames
         return assembly_->element_bytes() + frame_records_.bytes();
+    }
+    std::size_t matrix_free_bytes() const override {
+        return matrix_free_ ? matrix_free_->bytes() : 0;
     }
     void pins_changed() override {
         EDN_CUDA_CHECK(
@@ -205,6 +212,26 @@ private:
     }
     /// Sums the element Hessians at y and adds the mass, ground and drag terms.
     void assemble(const double* y);
+    /// The node terms' Hessian (mass, ground, friction, a drag region) at y added to `target`.
+    void add_diagonal_terms(const double* y, float mass_scale,
+                            cuda_simulation::DiagonalTarget target);
+    /// p >= 2 with the multigrid: the CG's and the cycle's order-p products without the matrix's
+    /// blocks (cuda/matrix_free.cuh), where its values came with the last Hessian (the
+    /// cooperative element kernels: no stiffness damping) and runs need not be reproducible
+    /// (its float atomics). EDN_MATRIX_FREE=0 turns it off.
+    std::unique_ptr<cuda::MatrixFreeOperator> matrix_free_;
+    bool tangents_valid_ = false; ///< the last Hessian evaluation wrote matrix_free_'s values
+    bool blocks_deferred_ = false; ///< ... and left its element blocks to assemble_matrix()
+    bool matrix_at_y_ = false;     ///< the matrix is summed at the last assembly's y
+    /// The matrix at y: the deferred element blocks, their sums, the node and drag terms.
+    void assemble_matrix(const double* y);
+    float mass_scale() const {
+        return static_cast<float>(inertia_coefficient() + node_terms().damping);
+    }
+    bool matrix_free_in_use() const {
+        return matrix_free_ && tangents_valid_ &&
+               preconditioner_in_use(settings, layout.order) == Preconditioner::Multigrid;
+    }
 
     std::unique_ptr<cuda::Assembly> assembly_;
     std::unique_ptr<cuda::Pcg> pcg_;
@@ -400,6 +427,34 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     update_positions();
     EDN_CUDA_CHECK(cudaMemset(v_.data(), 0, v_.bytes()));
     if (element_blocks_needed()) assembly_->device_element_blocks(block_layout()); // allocate once
+    {
+        const char* env = std::getenv("EDN_MATRIX_FREE");
+        bool wanted = layout.order >= 2 &&
+                      preconditioner_in_use(settings, layout.order) == Preconditioner::Multigrid &&
+                      !(env && std::string_view(env) == "0");
+        // (EDN_MATRIX_FREE=atomic: the sums in float atomics; reproducible runs gather)
+        const auto scatter = env && std::string_view(env) == "atomic" && !settings.deterministic
+                                 ? cuda::MatrixFreeOperator::Scatter::Atomic
+                                 : cuda::MatrixFreeOperator::Scatter::Gather;
+        with_order(layout.order, [&]<int P>() {
+            if constexpr (P >= 2) wanted = wanted && cooperative_elements<P>(rule_);
+        });
+        if (wanted) {
+            try {
+                with_order(layout.order, [&]<int P>() {
+                    if constexpr (P >= 2)
+                        matrix_free_ = std::make_unique<cuda::MatrixFreeOperator>(
+                            P, rule_.num_points, reference_gradient_table<P>(rule_),
+                            assembly_->device_cell_nodes().nodes, nt, n, force_slots_view_,
+                            scatter);
+                });
+            } catch (const Error& error) { // the assembled products remain
+                if (error.code() != ErrorCode::OutOfMemory) throw;
+                cudaGetLastError();
+                matrix_free_.reset();
+            }
+        }
+    }
 }
 
 template <class F> void CudaBackend::with_material(F&& f) const {
@@ -417,6 +472,10 @@ template <int P, class Material>
 void CudaBackend::launch_elements(const Material& material, const double* y, int outputs) {
     const Index nt = mesh.num_cells();
     const CellNodesView cn = assembly_->device_cell_nodes();
+    // The matrix-free product's values come with the Hessian (cuda/matrix_free.cuh); its blocks
+    // wait for an assembly that needs the matrix (assemble_matrix).
+    float4* tangents = (outputs & kHessian) && matrix_free_ ? matrix_free_->tangents() : nullptr;
+    if (outputs & kHessian) tangents_valid_ = blocks_deferred_ = false;
     if (!element_blocks_needed()) outputs &= ~kHessian; // assemble() computes them inline
     const cuda::BlockLayout blocks_layout = block_layout();
     const bool upper = blocks_layout == cuda::BlockLayout::Upper;
@@ -425,9 +484,12 @@ void CudaBackend::launch_elements(const Material& material, const double* y, int
     if (damping_coefficient() == 0.0 &&
         launch_cooperative_elements<P>(material, rest_elements_.data(), rule_, rule_f_,
                                        reference_gradients_.data(), cn.nodes, nt, y, outputs,
-                                       project_hessians(), blocks, cell_energy_.data(),
-                                       forces_.data(), upper))
+                                       project_hessians(), tangents ? nullptr : blocks,
+                                       cell_energy_.data(), forces_.data(), upper, tangents)) {
+        tangents_valid_ = tangents != nullptr;
+        blocks_deferred_ = tangents && blocks;
         return;
+    }
     // 128 threads per block: the element kernels are register-heavy (p = 1: its stage's size).
     constexpr int kElementBlock = P == 1 ? kElementStage : 128;
     element_kernel<P>
@@ -469,8 +531,35 @@ NodeTerms CudaBackend::node_terms() const {
     return t;
 }
 
-void CudaBackend::assemble(const double* y) {
+void CudaBackend::add_diagonal_terms(const double* y, float mass_scale,
+                                     cuda_simulation::DiagonalTarget target) {
     const Index n = layout.num_nodes();
+    add_diagonal_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), mass_scale, rest_x_.data(), y,
+                                                   x_start_.data(), node_terms(), n, target);
+    if (drag && !drag->region.empty()) {
+        const RegionDrag r = region_.view(*drag);
+        add_drag_region_hessian_kernel<<<blocks_for(r.count), kBlock>>>(r, target);
+    }
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::assemble_matrix(const double* y) {
+    const Index n = layout.num_nodes();
+    if (blocks_deferred_) { // the element blocks the matrix-free evaluation left out, at y
+        const CellNodesView cn = assembly_->device_cell_nodes();
+        const cuda::BlockLayout blocks_layout = block_layout();
+        with_material([&](const auto& material) {
+            with_order(layout.order, [&]<int P>() {
+                if constexpr (P >= 2)
+                    launch_cooperative_hessian<P>(
+                        float_material(material), rest_elements_.data(), rule_f_, cn.nodes,
+                        mesh.num_cells(), y, project_hessians(),
+                        assembly_->device_element_blocks(blocks_layout),
+                        blocks_layout == cuda::BlockLayout::Upper, nullptr);
+            });
+        });
+        blocks_deferred_ = false;
+    }
     if (inline_rows()) {
         const InlineTargets in = inline_targets(*assembly_, mesh.num_cells(), frame_records_);
         with_material([&](const auto& material) {
@@ -484,39 +573,67 @@ void CudaBackend::assemble(const double* y) {
         assembly_->sum(summation_, lame_);
     }
     const BinBcsrMatrixView<float> a = assembly_->device_matrix();
-    const float mass_scale = static_cast<float>(inertia_coefficient() + node_terms().damping);
-    add_diagonal_kernel<<<blocks_for(n), kBlock>>>(mass_.data(), mass_scale, rest_x_.data(), y,
-                                                   x_start_.data(), node_terms(), n, a.diag);
-    if (drag && !drag->region.empty()) {
-        const RegionDrag r = region_.view(*drag);
-        add_drag_region_hessian_kernel<<<blocks_for(r.count), kBlock>>>(r, n, a.diag);
-    } else if (drag) {
-        add_drag_hessian_kernel<<<1, 32>>>(point_drag(*drag), a);
-    }
+    add_diagonal_terms(y, mass_scale(), diagonal_planes(a.diag, n));
+    if (drag && drag->region.empty()) add_drag_hessian_kernel<<<1, 32>>>(point_drag(*drag), a);
     EDN_CUDA_CHECK_LAUNCH();
     // Galerkin coarse matrix of the element Hessians + the restricted mass terms (the drag
     // spring and ground penalty are left to the fine level), as the CPU backend does.
-    if (coarse_) coarse_->assemble(assembly_->device_element_blocks(), mass_.data(), mass_scale);
+    if (coarse_) coarse_->assemble(assembly_->device_element_blocks(), mass_.data(), mass_scale());
+    matrix_at_y_ = true;
+}
+
+void CudaBackend::assemble(const double* y) {
+    const Index n = layout.num_nodes();
+    const bool matrix_free = matrix_free_in_use();
+    bool revalue = false;
     if (preconditioner_in_use(settings, layout.order) == Preconditioner::Multigrid) {
         if (!multigrid_ || multigrid_fixed_ != fixed) build_multigrid(true);
-        if (multigrid_refresh_.revalue_at_assembly(settings.multigrid_every_iteration)) {
-            // (EDN_MULTIGRID_BUILD=times: the first re-value after a build timed too)
-            const bool timed = std::exchange(time_next_revalue_, false);
-            std::chrono::steady_clock::time_point start;
-            if (timed) {
-                EDN_CUDA_CHECK(cudaDeviceSynchronize());
-                start = std::chrono::steady_clock::now();
+        // (a new fine operator is re-valued before a solve: the cycle reads its snapshot)
+        cuda::MatrixFreeOperator* fine = matrix_free ? matrix_free_.get() : nullptr;
+        if (multigrid_->fine_operator() != fine) {
+            multigrid_->set_fine_operator(fine);
+            multigrid_refresh_.invalidate();
+        }
+        revalue = multigrid_refresh_.revalue_at_assembly(settings.multigrid_every_iteration);
+    }
+    // With the matrix-free products the matrix is summed only for a re-value of the hierarchy
+    // (its Galerkin products and snapshot diagonal).
+    matrix_at_y_ = false;
+    if (!matrix_free || revalue) assemble_matrix(y);
+    // The matrix-free product's share of the node terms (3 per node, the point drag's blocks).
+    if (matrix_free) {
+        float* t = matrix_free_->node_terms();
+        EDN_CUDA_CHECK(cudaMemsetAsync(t, 0, 3 * sizeof(float) * static_cast<std::size_t>(n)));
+        add_diagonal_terms(y, mass_scale(), {t, 1, 3});
+        cuda::MatrixFreeDrag d;
+        if (drag && drag->region.empty()) {
+            const PointDrag p = point_drag(*drag);
+            d.active = 1;
+            for (int i = 0; i < 3; ++i) {
+                d.vertices[i] = p.vertices[i];
+                for (int j = 0; j < 3; ++j)
+                    d.weights[i][j] = static_cast<float>(p.stiffness * p.weights[i] * p.weights[j]);
             }
-            // the tentative prolongators follow the rigid-body modes of y (multigrid_modes)
-            if (!settings.multigrid_rest_modes) multigrid_->retentative(rest_x_.data(), y);
-            multigrid_->revalue(a);
-            if (timed) {
-                EDN_CUDA_CHECK(cudaDeviceSynchronize());
-                std::fprintf(stderr, "multigrid build: %-32s %8.3f ms\n", "first re-value",
-                             std::chrono::duration<double, std::milli>(
-                                 std::chrono::steady_clock::now() - start)
-                                 .count());
-            }
+        }
+        matrix_free_->set_drag(d);
+    }
+    if (revalue) {
+        // (EDN_MULTIGRID_BUILD=times: the first re-value after a build timed too)
+        const bool timed = std::exchange(time_next_revalue_, false);
+        std::chrono::steady_clock::time_point start;
+        if (timed) {
+            EDN_CUDA_CHECK(cudaDeviceSynchronize());
+            start = std::chrono::steady_clock::now();
+        }
+        // the tentative prolongators follow the rigid-body modes of y (multigrid_modes)
+        if (!settings.multigrid_rest_modes) multigrid_->retentative(rest_x_.data(), y);
+        multigrid_->revalue(assembly_->device_matrix());
+        if (timed) {
+            EDN_CUDA_CHECK(cudaDeviceSynchronize());
+            std::fprintf(stderr, "multigrid build: %-32s %8.3f ms\n", "first re-value",
+                         std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - start)
+                             .count());
         }
     }
 }
@@ -679,6 +796,7 @@ PcgResult CudaBackend::float_solve(const PcgSettings& pcg) {
     if (multigrid_) {
         PcgResult r = multigrid_->solve(a, rhs_.data(), pcg_dx_.data(), pcg, fixed_.data());
         if (multigrid_refresh_.retry_now(r)) { // a lagged hierarchy broke down: re-value, again
+            if (!matrix_at_y_) assemble_matrix(y_.data()); // (matrix-free: not summed yet)
             if (!settings.multigrid_rest_modes) multigrid_->retentative(rest_x_.data(), y_.data());
             multigrid_->revalue(a);
             multigrid_refresh_.revalued_now();
@@ -699,6 +817,12 @@ PcgResult CudaBackend::float_solve(const PcgSettings& pcg) {
 }
 
 double CudaBackend::true_residual() {
+    if (matrix_free_in_use()) {
+        matrix_free_->residual(g_.data(), dx_.data(), fixed_.data(), residual_.data(),
+                               cudaStreamPerThread);
+        return std::sqrt(device_dot(residual_.data(), residual_.data(),
+                                    static_cast<std::int64_t>(residual_.size())));
+    }
     const BinBcsrMatrixView<float> a = assembly_->device_matrix();
     if (a.pattern.num_bins > 0)
         true_residual_kernel<<<a.pattern.num_bins, kTrueResidualWarps * 32>>>(

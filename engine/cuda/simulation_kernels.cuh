@@ -266,21 +266,6 @@ __global__ void element_kernel(Material material, const RestElement<double>* res
     }
 }
 
-/// Node i's place among the nodes of its simplex (vertex, edge or face) and their number: the
-/// nodes of one simplex share its node->cells row, so a per-node table over that row has `per`
-/// entries per incidence (p = 3: two nodes per edge).
-__device__ inline void node_in_simplex(const NodeLayout& layout, Index i, int& j, int& per) {
-    if (i < layout.num_vertices) {
-        j = 0, per = 1;
-    } else if (i < layout.first_face_node()) {
-        per = static_cast<int>(layout.nodes_per_edge());
-        j = static_cast<int>((i - layout.first_edge_node()) % per);
-    } else {
-        per = static_cast<int>(layout.nodes_per_face());
-        j = static_cast<int>((i - layout.first_face_node()) % per);
-    }
-}
-
 /// The element-force slots t * m + a of every node's incident cells (node i is cell t's local
 /// node a), in node->cells order, into `slots` (node->cells' offsets; its index arrays hold
 /// `per` entries per incidence, node_in_simplex): what node_kernel gathers, found once per
@@ -398,30 +383,43 @@ __global__ void drag_region_kernel(RegionDrag drag, const double* rest_x, const 
 }
 
 /// The region drag's Hessian k w_j I added to its nodes' diagonal blocks.
-__global__ void add_drag_region_hessian_kernel(RegionDrag drag, Index n, float* diag) {
+/// Where the diagonal terms go: dof d of node i at [d * component + i * node] (the float matrix's
+/// diagonal planes 0, 4, 8: {4 n, 1}; 3 per node: {1, 3}).
+struct DiagonalTarget {
+    float* values;
+    std::int64_t component;
+    std::int64_t node;
+    EDN_HOST_DEVICE float& operator()(Index i, int d) const {
+        return values[d * component + i * node];
+    }
+};
+/// The matrix's diagonal planes as a DiagonalTarget.
+inline DiagonalTarget diagonal_planes(float* diag, Index n) {
+    return {diag, 4 * static_cast<std::int64_t>(n), 1};
+}
+
+__global__ void add_drag_region_hessian_kernel(RegionDrag drag, DiagonalTarget diag) {
     const Index j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= drag.count) return;
     const float w = static_cast<float>(drag.stiffness * drag.weights[j]);
-    for (int k : {0, 4, 8}) diag[static_cast<std::int64_t>(k) * n + drag.nodes[j]] += w;
+    for (int d = 0; d < 3; ++d) diag(drag.nodes[j], d) += w;
 }
 
-/// The node terms' Hessian (mass, ground, ground friction) added to the float matrix's diagonal
-/// blocks.
+/// The node terms' Hessian (mass, ground, ground friction) added to the diagonal.
 __global__ void add_diagonal_kernel(const float* mass, float scale, const double* rest_x,
                                     const double* y, const double* x_start, NodeTerms terms,
-                                    Index n, float* diag) {
+                                    Index n, DiagonalTarget diag) {
     const Index i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const float add = mass[i] * scale;
-    diag[i] += add, diag[4 * static_cast<std::int64_t>(n) + i] += add;
-    diag[8 * static_cast<std::int64_t>(n) + i] += add;
+    diag(i, 0) += add, diag(i, 1) += add, diag(i, 2) += add;
     if (!terms.has_ground) return;
     const std::int64_t z = 3 * static_cast<std::int64_t>(i) + 2;
     if (rest_x[z] + y[z] < terms.ground_height)
-        diag[8 * static_cast<std::int64_t>(n) + i] += static_cast<float>(terms.ground_stiffness);
+        diag(i, 2) += static_cast<float>(terms.ground_stiffness);
     if (terms.friction > 0 && rest_x[z] + x_start[z] < terms.ground_height) {
         const float f = static_cast<float>(terms.friction) * mass[i];
-        diag[i] += f, diag[4 * static_cast<std::int64_t>(n) + i] += f;
+        diag(i, 0) += f, diag(i, 1) += f;
     }
 }
 

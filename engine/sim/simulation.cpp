@@ -327,6 +327,8 @@ std::int64_t Simulation::nnz_blocks() const {
 std::size_t Simulation::matrix_bytes() const {
     return backend_->matrix_bytes();
 }
+std::size_t Simulation::matrix_free_bytes() const { return backend_->matrix_free_bytes(); }
+
 std::size_t Simulation::element_block_bytes() const {
     return backend_->element_block_bytes();
 }

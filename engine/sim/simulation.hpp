@@ -324,6 +324,10 @@ public:
     /// blocks, or with CUDA p = 1 inline summation each cell's tangent frame (44 floats); 0 for
     /// inline otherwise, unless the two-level coarse level needs the blocks.
     std::size_t element_block_bytes() const;
+    /// Device bytes of the matrix-free product's values (CUDA, p >= 2 with the multigrid: the
+    /// quadrature points' tangents, present and snapshot; cuda/matrix_free.cuh), 0 when the
+    /// products read the matrix.
+    std::size_t matrix_free_bytes() const;
     /// Connected components of the mesh.
     Index components() const;
     /// The preconditioner set-up's builds on the current backend (SolverSetupStats).

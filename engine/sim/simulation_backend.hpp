@@ -117,6 +117,8 @@ public:
     /// Bytes of the element Hessian blocks kept between evaluate() and assemble() (0 when
     /// keeps_element_blocks() is false: inline summation computes them where it adds them).
     virtual std::size_t element_block_bytes() const { return 0; }
+    /// Simulation::matrix_free_bytes.
+    virtual std::size_t matrix_free_bytes() const { return 0; }
 
     TetMesh mesh;
     SimulationSettings settings;

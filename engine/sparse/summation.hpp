@@ -52,6 +52,21 @@ struct NodeCellsView {
     }
 };
 
+/// Node i's place among the nodes of its simplex (vertex, edge or face) and their number: the
+/// nodes of one simplex share its node->cells row, so a per-node table over that row has `per`
+/// entries per incidence (p = 3: two nodes per edge).
+EDN_HOST_DEVICE inline void node_in_simplex(const NodeLayout& layout, Index i, int& j, int& per) {
+    if (i < layout.num_vertices) {
+        j = 0, per = 1;
+    } else if (i < layout.first_face_node()) {
+        per = static_cast<int>(layout.nodes_per_edge());
+        j = static_cast<int>((i - layout.first_edge_node()) % per);
+    } else {
+        per = static_cast<int>(layout.nodes_per_face());
+        j = static_cast<int>((i - layout.first_face_node()) % per);
+    }
+}
+
 /// #T x m table of cell nodes.
 struct CellNodesView {
     const Index* nodes = nullptr;

@@ -456,6 +456,113 @@ TEST(CudaSimulation, HessianProductMatchesCpu) {
     }
 }
 
+// The matrix-free product of p >= 2 (cuda/matrix_free.cuh: the default with the multigrid)
+// equals the assembled matrix's product (EDN_MATRIX_FREE=0) to float rounding, with every term
+// the assembly adds: mass, ground penalty and friction, the point drag's blocks between three
+// vertices of a cell, a region drag; its sums in atomics (EDN_MATRIX_FREE=atomic) equal the
+// gathered ones to rounding, the gathered ones are reproducible. A missing term, a wrong point
+// value or a wrong gradient fails.
+TEST(CudaSimulation, MatrixFreeProductEqualsAssembledProduct) {
+    EDN_SKIP_WITHOUT_CUDA();
+    const TetMesh mesh = make_box_tet_mesh(3, 3, 4, {0, 0, 0}, {0.2, 0.2, 0.3});
+    for (Material material : {Material::NeoHookean, Material::Corotational, Material::Linear})
+        for (int order = 2; order <= 3; ++order)
+            for (bool region : {false, true}) {
+                SimulationSettings s = on_cuda(SimulationSettings{});
+                s.material = material;
+                s.order = order;
+                s.preconditioner = Preconditioner::Multigrid;
+                s.ground_height = 0.04;
+                s.ground_friction = 5.0;
+                Simulation free(mesh, s);
+                setenv("EDN_MATRIX_FREE", "0", 1);
+                Simulation assembled(mesh, s);
+                setenv("EDN_MATRIX_FREE", "atomic", 1);
+                Simulation atomic(mesh, s);
+                unsetenv("EDN_MATRIX_FREE");
+                EXPECT_GT(free.matrix_free_bytes(), 0u);
+                EXPECT_EQ(assembled.matrix_free_bytes(), 0u);
+                std::vector<double> x = free.rest_positions(), v(x.size());
+                for (std::size_t k = 0; k < x.size(); ++k)
+                    x[k] += 0.01 * std::sin(0.7 * k + 0.3), v[k] = 0.4 * std::cos(0.9 * k);
+                const Cell cell = mesh.cells[mesh.num_cells() - 5];
+                DragSpring drag;
+                if (region) {
+                    drag = make_drag(free, {cell[0], cell[1], cell[2]}, {0.3, 0.3, 0.4}, 0.12,
+                                     500.0);
+                    EXPECT_GT(drag.region.size(), 4u);
+                } else {
+                    drag.vertices = {cell[0], cell[1], cell[2]};
+                    drag.weights = {0.2, 0.3, 0.5};
+                    drag.stiffness = 800.0;
+                }
+                drag.target = {0.3, 0.25, 0.35};
+                for (Simulation* sim : {&free, &assembled, &atomic}) {
+                    sim->set_state(x, v);
+                    sim->set_drag(drag);
+                }
+                std::vector<double> y = x, dir(x.size());
+                for (std::size_t k = 0; k < y.size(); ++k)
+                    y[k] += 0.02 * std::cos(1.1 * k), dir[k] = std::sin(1.7 * k);
+                const auto a = free.hessian_product(y, dir), b = assembled.hessian_product(y, dir);
+                const auto c = atomic.hessian_product(y, dir);
+                double scale = 0, diff = 0, diff_atomic = 0;
+                for (std::size_t k = 0; k < a.size(); ++k)
+                    scale = std::max(scale, std::abs(b[k])),
+                    diff = std::max(diff, std::abs(a[k] - b[k])),
+                    diff_atomic = std::max(diff_atomic, std::abs(a[k] - c[k]));
+                EXPECT_GT(scale, 0.0);
+                EXPECT_LT(diff, 2e-6 * scale)
+                    << material_name(material) << " p" << order << " region " << region
+                    << " diff " << diff << " scale " << scale;
+                EXPECT_LT(diff_atomic, 2e-6 * scale) << material_name(material) << " p" << order;
+                EXPECT_EQ(free.hessian_product(y, dir), a) << "gathered sums are reproducible";
+            }
+}
+
+// Steps with the matrix-free products (the CG's and the cycle's order-p level, from the
+// snapshot of each re-value) converge as the assembled ones and stay within the solves'
+// tolerance of their trajectory, at p = 2 and 3 with pins, gravity and a moving drag.
+TEST(CudaSimulation, MatrixFreeStepsFollowTheAssembledSteps) {
+    EDN_SKIP_WITHOUT_CUDA();
+    const TetMesh mesh = make_box_tet_mesh(3, 3, 8, {0, 0, 0}, {0.3, 0.3, 0.8});
+    for (int order = 2; order <= 3; ++order) {
+        SimulationSettings s = on_cuda(SimulationSettings{});
+        s.material = Material::NeoHookean;
+        s.order = order;
+        s.preconditioner = Preconditioner::Multigrid;
+        s.gravity = {0, -9.81, 0};
+        s.newton_tolerance = 1e-6;
+        Simulation free(mesh, s);
+        setenv("EDN_MATRIX_FREE", "0", 1);
+        Simulation assembled(mesh, s);
+        unsetenv("EDN_MATRIX_FREE");
+        ASSERT_GT(free.matrix_free_bytes(), 0u);
+        double reach = 0, apart = 0;
+        for (Simulation* sim : {&free, &assembled}) {
+            sim->pin_below(1e-9);
+            for (int f = 0; f < 8; ++f) {
+                DragSpring drag;
+                drag.vertices = {137, 138, 141};
+                drag.weights = {0.3, 0.3, 0.4};
+                drag.stiffness = 2e3;
+                drag.target = {0.3 + 0.02 * f, 0.3, 0.9};
+                sim->set_drag(drag);
+                const StepResult r = sim->step();
+                EXPECT_TRUE(r.converged) << "p" << order << " frame " << f
+                                         << (sim == &free ? " matrix-free" : " assembled");
+            }
+        }
+        const std::vector<double> a = free.positions(), b = assembled.positions(),
+                                  rest = free.rest_positions();
+        for (std::size_t k = 0; k < a.size(); ++k)
+            reach = std::max(reach, std::abs(b[k] - rest[k])),
+            apart = std::max(apart, std::abs(a[k] - b[k]));
+        EXPECT_GT(reach, 1e-3);
+        EXPECT_LT(apart, 1e-3 * reach) << "p" << order;
+    }
+}
+
 // Element blocks in the upper layout (the default with per-entry summation: the element passes
 // write only a <= b) sum to the matrix of the full layout (EDN_ELEMENT_BLOCKS=full) with
 // reproducible maps: bit for bit at p = 2 and 3 (the cooperative kernel writes K_ba as the
@@ -476,10 +583,12 @@ TEST(CudaSimulation, UpperLayoutElementBlocksSumAsFullLayout) {
                 s.integrator = Integrator::BackwardEuler;
                 s.stiffness_damping = damping;
                 s.deterministic = true;
+                setenv("EDN_MATRIX_FREE", "0", 1); // (the matrices' products)
                 Simulation upper(mesh, s);
                 setenv("EDN_ELEMENT_BLOCKS", "full", 1);
                 Simulation full(mesh, s);
                 unsetenv("EDN_ELEMENT_BLOCKS");
+                unsetenv("EDN_MATRIX_FREE");
                 if (order == 1 || damping == 0.0) // (p = 1 stages its blocks either way)
                     EXPECT_LT(upper.element_block_bytes(), full.element_block_bytes() * 2 / 3)
                         << "p" << order << ": the upper layout in use";

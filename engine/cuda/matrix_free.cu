@@ -1,0 +1,275 @@
+// The matrix-free product of p >= 2 simulations (cuda/matrix_free.cuh; CPU reference
+// reference_tangent_product in sim/reference_tangent.hpp).
+#include "cuda/matrix_free.cuh"
+#include "sim/reference_tangent.hpp"
+
+#include <algorithm>
+
+namespace edn::cuda {
+namespace {
+
+constexpr int kThreads = 128;
+
+/// Most points per element the kernel holds (the cooperative element kernels' rules: 4 points at
+/// p = 2, 14 at p = 3).
+template <int P> constexpr int kMaxPoints = P == 2 ? 4 : 14;
+
+template <int P> struct ProductShape {
+    static constexpr int m = lagrange_tet_num_nodes(P);
+    static constexpr int kQ = kMaxPoints<P>;           ///< threads per element (one per point)
+    static constexpr int kElements = kThreads / kQ;    ///< elements per block (p = 2: 32, 3: 9)
+    static constexpr int kBlock = kElements * kQ;      ///< threads per block
+};
+
+/// The point drag's blocks of row i times x, added to out.
+template <class T>
+__device__ inline void add_drag(const MatrixFreeDrag& drag, const T* __restrict__ x, Index i,
+                                T out[3]) {
+    for (int a = 0; a < 3; ++a) {
+        if (drag.vertices[a] != i) continue;
+        for (int b = 0; b < 3; ++b) {
+            const std::int64_t j = 3 * static_cast<std::int64_t>(drag.vertices[b]);
+            const T w = drag.weights[a][b];
+            out[0] += w * x[j], out[1] += w * x[j + 1], out[2] += w * x[j + 2];
+        }
+    }
+}
+
+/// Scatter::Atomic's start: y = t .* x + the point drag's blocks times x (every row written: the
+/// element kernel adds into it).
+template <class T>
+__global__ void node_terms_kernel(const float* __restrict__ t, const MatrixFreeDrag* drag,
+                                  const T* __restrict__ x, Index n, T* __restrict__ y) {
+    const Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const std::int64_t k = 3 * static_cast<std::int64_t>(i);
+    T out[3] = {t[k] * x[k], t[k + 1] * x[k + 1], t[k + 2] * x[k + 2]};
+    if (drag->active) add_drag(*drag, x, i, out);
+    y[k] = out[0], y[k + 1] = out[1], y[k + 2] = out[2];
+}
+
+/// Scatter::Gather's end: y = t .* x + the drag's blocks times x + the node's element parts in
+/// node->cells order (as node_kernel gathers the element forces: reproducible). With a gradient
+/// g (residual()): y = -g - A x on free rows, 0 on pinned ones.
+template <class T>
+__global__ void gather_kernel(const float* __restrict__ t, const MatrixFreeDrag* drag,
+                              NodeCellsView slots, const T* __restrict__ parts,
+                              const T* __restrict__ x, Index n, const double* __restrict__ g,
+                              const std::uint8_t* __restrict__ fixed, T* __restrict__ y) {
+    const Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const std::int64_t k = 3 * static_cast<std::int64_t>(i);
+    if (g && fixed[i]) {
+        y[k] = y[k + 1] = y[k + 2] = T(0);
+        return;
+    }
+    T out[3] = {t[k] * x[k], t[k + 1] * x[k + 1], t[k + 2] * x[k + 2]};
+    if (drag->active) add_drag(*drag, x, i, out);
+    Index simplex = 0;
+    const CsrView& csr = slots.csr_of(i, simplex);
+    int j = 0, per = 1;
+    node_in_simplex(slots.layout, i, j, per);
+    for (Index s = csr.offsets[simplex]; s < csr.offsets[simplex + 1]; ++s) {
+        const T* f = parts + 3 * static_cast<std::int64_t>(csr.indices[std::int64_t(s) * per + j]);
+        out[0] += f[0], out[1] += f[1], out[2] += f[2];
+    }
+    if (g)
+        for (int d = 0; d < 3; ++d) out[d] = -g[k + d] - out[d];
+    y[k] = out[0], y[k + 1] = out[1], y[k + 2] = out[2];
+}
+
+/// The element products (K_e x_e): kElements elements per block (grid-stride over groups, the
+/// reference gradients loaded once per block), a thread per element and point. The block gathers
+/// its elements' node values into shared memory (consecutive cells: coalesced), thread (e, q)
+/// forms gh_e = sum_b dN_b,e(q) x_b, reads its point's twelve float4 planes (consecutive points
+/// of consecutive cells: coalesced) and puts s_c = sum_e B_ce gh_e into shared memory; then the
+/// block sums (K_e x_e)_a = sum_q sum_c dN_a,c(q) s_c(q) per (element, node) and adds it into y
+/// (Atomic) or writes it to parts (Gather, coalesced).
+template <int P, bool kAtomic, class T>
+__global__ void __launch_bounds__(kThreads)
+    element_product_kernel(const float4* __restrict__ d, std::int64_t stride,
+                           const float* __restrict__ dN_table, const Index* __restrict__ cell_nodes,
+                           Index num_cells, int nq, const T* __restrict__ x, T* y) {
+    using S = ProductShape<P>;
+    constexpr int m = S::m, E = S::kElements, kQ = S::kQ;
+    __shared__ float dn[kQ * m * 3];
+    __shared__ Index nodes[E * m];
+    __shared__ T xs[E * m][3];
+    __shared__ T ss[E][kQ][9];
+    for (int i = threadIdx.x; i < nq * m * 3; i += blockDim.x) dn[i] = dN_table[i];
+    const int local = threadIdx.x / kQ, q = threadIdx.x % kQ;
+    const Index groups = (num_cells + E - 1) / E;
+    for (Index group = blockIdx.x; group < groups; group += gridDim.x) {
+        const Index t0 = group * E;
+        const int count = num_cells - t0 < E ? static_cast<int>(num_cells - t0) : E;
+        __syncthreads(); // the table is loaded; the last group's shared values are read
+        for (int i = threadIdx.x; i < count * m; i += blockDim.x) {
+            const Index node = cell_nodes[static_cast<std::int64_t>(t0) * m + i];
+            nodes[i] = node;
+            const T* xn = x + 3 * static_cast<std::int64_t>(node);
+            xs[i][0] = xn[0], xs[i][1] = xn[1], xs[i][2] = xn[2];
+        }
+        __syncthreads();
+        if (local < count && q < nq) {
+            const float* dq = dn + q * m * 3;
+            const T(*xe)[3] = xs + local * m;
+            T gh[3][3] = {};
+            for (int b = 0; b < m; ++b) {
+                const T x0 = xe[b][0], x1 = xe[b][1], x2 = xe[b][2];
+                for (int e = 0; e < 3; ++e) {
+                    const T g = dq[3 * b + e];
+                    gh[e][0] += g * x0;
+                    gh[e][1] += g * x1;
+                    gh[e][2] += g * x2;
+                }
+            }
+            T v[4 * MatrixFreeOperator::kPlanes];
+            const float4* src = d + (static_cast<std::int64_t>(t0) + local) * nq + q;
+#pragma unroll
+            for (int k = 0; k < MatrixFreeOperator::kPlanes; ++k) {
+                const float4 w = src[k * stride];
+                v[4 * k] = w.x, v[4 * k + 1] = w.y, v[4 * k + 2] = w.z, v[4 * k + 3] = w.w;
+            }
+            T s[3][3];
+            apply_reference_tangent(v, gh, s);
+            for (int c = 0; c < 3; ++c)
+                for (int i = 0; i < 3; ++i) ss[local][q][3 * c + i] = s[c][i];
+        }
+        __syncthreads();
+        for (int i = threadIdx.x; i < count * m; i += blockDim.x) {
+            const int e = i / m, a = i - e * m;
+            T f[3] = {0, 0, 0};
+            for (int p = 0; p < nq; ++p) {
+                const float* dq = dn + (p * m + a) * 3;
+                const T* sp = ss[e][p];
+                for (int c = 0; c < 3; ++c)
+                    for (int r = 0; r < 3; ++r) f[r] += dq[c] * sp[3 * c + r];
+            }
+            if constexpr (kAtomic) {
+                T* yn = y + 3 * static_cast<std::int64_t>(nodes[i]);
+                atomicAdd(yn, f[0]);
+                atomicAdd(yn + 1, f[1]);
+                atomicAdd(yn + 2, f[2]);
+            } else {
+                T* out = y + 3 * (static_cast<std::int64_t>(t0) * m + i);
+                out[0] = f[0], out[1] = f[1], out[2] = f[2];
+            }
+        }
+    }
+}
+
+int multiprocessors() {
+    int device = 0, count = 0;
+    EDN_CUDA_CHECK(cudaGetDevice(&device));
+    EDN_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+    return count;
+}
+
+} // namespace
+
+MatrixFreeOperator::MatrixFreeOperator(int order, int num_points,
+                                       const std::vector<double>& reference_gradients,
+                                       const Index* cell_nodes, Index num_cells, Index num_nodes,
+                                       const NodeCellsView& slots, Scatter scatter)
+    : slots_(slots), scatter_(scatter), cell_nodes_(cell_nodes), num_cells_(num_cells),
+      num_nodes_(num_nodes), order_(order), num_points_(num_points) {
+    EDN_VERIFY((order == 2 && num_points <= kMaxPoints<2>) ||
+                   (order == 3 && num_points <= kMaxPoints<3>),
+               ErrorCode::Usage,
+               "matrix-free product: order " << order << " with " << num_points << " points");
+    const std::vector<float> table(reference_gradients.begin(), reference_gradients.end());
+    gradients_.resize(table.size());
+    EDN_CUDA_CHECK(cudaMemcpy(gradients_.data(), table.data(), gradients_.bytes(),
+                              cudaMemcpyHostToDevice));
+    const std::size_t values = static_cast<std::size_t>(stride()) * 4 * kPlanes;
+    // (room for double parts: residual())
+    parts_.resize(6 * static_cast<std::size_t>(num_cells) * lagrange_tet_num_nodes(order));
+    for (Values* v : {&current_, &snapshot_}) {
+        v->tangents.resize(values);
+        v->node.resize(3 * static_cast<std::size_t>(num_nodes));
+        v->drag.resize(1);
+        EDN_CUDA_CHECK(cudaMemsetAsync(v->node.data(), 0, v->node.bytes()));
+        EDN_CUDA_CHECK(cudaMemsetAsync(v->drag.data(), 0, v->drag.bytes()));
+    }
+}
+
+void MatrixFreeOperator::set_drag(const MatrixFreeDrag& drag) {
+    EDN_CUDA_CHECK(cudaMemcpy(current_.drag.data(), &drag, sizeof drag, cudaMemcpyHostToDevice));
+}
+
+template <class T>
+void MatrixFreeOperator::launch(const Values& v, const T* x, T* y, bool atomic, const double* g,
+                                const std::uint8_t* fixed, cudaStream_t stream) const {
+    const unsigned int node_grid = static_cast<unsigned int>((num_nodes_ + 255) / 256);
+    if (atomic && num_nodes_ > 0)
+        node_terms_kernel<T><<<node_grid, 256, 0, stream>>>(v.node.data(), v.drag.data(), x,
+                                                         num_nodes_, y);
+    T* parts = reinterpret_cast<T*>(parts_.data());
+    if (num_cells_ > 0) {
+        static const int sms = multiprocessors();
+        const float4* d = reinterpret_cast<const float4*>(v.tangents.data());
+        T* out = atomic ? y : parts;
+        auto run = [&]<int P>() {
+            using S = ProductShape<P>;
+            const std::int64_t groups =
+                (static_cast<std::int64_t>(num_cells_) + S::kElements - 1) / S::kElements;
+            const unsigned int grid =
+                static_cast<unsigned int>(std::min<std::int64_t>(groups, std::int64_t(sms) * 16));
+            if (atomic)
+                element_product_kernel<P, true, T><<<grid, S::kBlock, 0, stream>>>(
+                    d, stride(), gradients_.data(), cell_nodes_, num_cells_, num_points_, x, out);
+            else
+                element_product_kernel<P, false, T><<<grid, S::kBlock, 0, stream>>>(
+                    d, stride(), gradients_.data(), cell_nodes_, num_cells_, num_points_, x, out);
+        };
+        if (order_ == 2)
+            run.template operator()<2>();
+        else
+            run.template operator()<3>();
+    }
+    if (!atomic && num_nodes_ > 0)
+        gather_kernel<T><<<node_grid, 256, 0, stream>>>(v.node.data(), v.drag.data(), slots_,
+                                                        parts, x, num_nodes_, g, fixed, y);
+    EDN_CUDA_CHECK_LAUNCH();
+}
+
+void MatrixFreeOperator::apply(const float* x, float* y, bool snapshot,
+                               cudaStream_t stream) const {
+    launch<float>(snapshot ? snapshot_ : current_, x, y, scatter_ == Scatter::Atomic, nullptr,
+                  nullptr, stream);
+}
+
+void MatrixFreeOperator::residual(const double* gradient, const double* x,
+                                  const std::uint8_t* fixed, double* r,
+                                  cudaStream_t stream) const {
+    launch<double>(current_, x, r, false, gradient, fixed, stream);
+}
+
+void MatrixFreeOperator::take_snapshot(cudaStream_t stream) {
+    EDN_CUDA_CHECK(cudaMemcpyAsync(snapshot_.tangents.data(), current_.tangents.data(),
+                                   current_.tangents.bytes(), cudaMemcpyDeviceToDevice, stream));
+    EDN_CUDA_CHECK(cudaMemcpyAsync(snapshot_.node.data(), current_.node.data(),
+                                   current_.node.bytes(), cudaMemcpyDeviceToDevice, stream));
+    EDN_CUDA_CHECK(cudaMemcpyAsync(snapshot_.drag.data(), current_.drag.data(),
+                                   current_.drag.bytes(), cudaMemcpyDeviceToDevice, stream));
+}
+
+std::size_t MatrixFreeOperator::bytes() const {
+    return 2 * (current_.tangents.bytes() + current_.node.bytes() + current_.drag.bytes()) +
+           gradients_.bytes() + parts_.bytes();
+}
+
+std::vector<std::uintptr_t> MatrixFreeOperator::key() const {
+    std::vector<std::uintptr_t> k;
+    for (const Values* v : {&current_, &snapshot_})
+        for (const void* p : {static_cast<const void*>(v->tangents.data()),
+                              static_cast<const void*>(v->node.data()),
+                              static_cast<const void*>(v->drag.data())})
+            k.push_back(reinterpret_cast<std::uintptr_t>(p));
+    k.push_back(reinterpret_cast<std::uintptr_t>(gradients_.data()));
+    k.push_back(reinterpret_cast<std::uintptr_t>(parts_.data()));
+    k.push_back(reinterpret_cast<std::uintptr_t>(cell_nodes_));
+    return k;
+}
+
+} // namespace edn::cuda

@@ -1,0 +1,104 @@
+#pragma once
+/// The element Hessian of order-p tets as an action, without its blocks (issue 14, p >= 2): at
+/// each quadrature point the material tangent is kept in reference coordinates, 45 floats, and
+///   K_ab = sum_q sum_{c,e} dN_a,c(q) dN_b,e(q) B_ce(q),   B_ce = w U Kf(h_c, h_e) U^T,
+/// the frame block (frame_block) of two virtual nodes whose reference gradients are the unit
+/// vectors: h_c = V^T J^-T e_c (since g_a = J^-T dN_a, h_a = sum_c dN_a,c h_c and frame_block is
+/// bilinear in (h_a, h_b)); B_ec = B_ce^T. The element's product is then
+///   s_c(q) = sum_e B_ce(q) gh_e(q),  gh_e(q) = sum_b dN_b,e(q) x_b,
+///   (K x)_a = sum_q sum_c dN_a,c(q) s_c(q),
+/// 2 x 9m + 81 multiply-adds per point against the 9 m^2 of the blocks (p = 3: 441 against
+/// 3600), and 45 values per point to read against 9 m^2 / 2 per element (p = 3, 14 points: 630
+/// floats against 1890). The 45 values: the diagonal blocks B_00, B_11, B_22 (symmetric, 6 each:
+/// (0,0), (0,1), (0,2), (1,1), (1,2), (2,2)) at 0, 6, 12, then B_01, B_02, B_12 row-major at 18,
+/// 27, 36.
+#include "sim/element_kernels.hpp"
+
+#include <vector>
+
+namespace edn {
+
+inline constexpr int kReferenceTangentValues = 45;
+
+/// The 45 values of one point (layout above) from the tangent's SVD frame, the element's inverse
+/// Jacobian and w = weight |det J|.
+template <class T>
+EDN_HOST_DEVICE inline void reference_tangent(const TangentFrame<T>& fr,
+                                              const T (*inverse_jacobian)[3], T w, T d[45]) {
+    const Mat3<T>& V = fr.svd.V;
+    T h[3][3]; // h[c] = V^T (J^-T e_c): J^-T e_c is row c of J^-1
+    for (int c = 0; c < 3; ++c)
+        for (int k = 0; k < 3; ++k)
+            h[c][k] = V.m[0][k] * inverse_jacobian[c][0] + V.m[1][k] * inverse_jacobian[c][1] +
+                      V.m[2][k] * inverse_jacobian[c][2];
+    for (int c = 0; c < 3; ++c) {
+        T K[9];
+        frame_block(fr, h[c], h[c], w, K);
+        T* out = d + 6 * c;
+        out[0] = K[0], out[1] = K[1], out[2] = K[2], out[3] = K[4], out[4] = K[5], out[5] = K[8];
+    }
+    frame_block(fr, h[0], h[1], w, d + 18);
+    frame_block(fr, h[0], h[2], w, d + 27);
+    frame_block(fr, h[1], h[2], w, d + 36);
+}
+
+/// s_c = sum_e B_ce gh_e for one point's values d (gh[e], s[c]: 3-vectors).
+template <class T>
+EDN_HOST_DEVICE inline void apply_reference_tangent(const T d[45], const T (*gh)[3], T (*s)[3]) {
+    for (int c = 0; c < 3; ++c) {
+        const T* D = d + 6 * c; // B_cc
+        s[c][0] = D[0] * gh[c][0] + D[1] * gh[c][1] + D[2] * gh[c][2];
+        s[c][1] = D[1] * gh[c][0] + D[3] * gh[c][1] + D[4] * gh[c][2];
+        s[c][2] = D[2] * gh[c][0] + D[4] * gh[c][1] + D[5] * gh[c][2];
+    }
+    // Off-diagonal pairs (c, e), c < e: s_c += B_ce gh_e, s_e += B_ce^T gh_c.
+    constexpr int pairs[3][3] = {{0, 1, 18}, {0, 2, 27}, {1, 2, 36}};
+    for (const auto& pr : pairs) {
+        const int c = pr[0], e = pr[1];
+        const T* B = d + pr[2];
+        for (int i = 0; i < 3; ++i) {
+            s[c][i] += B[3 * i] * gh[e][0] + B[3 * i + 1] * gh[e][1] + B[3 * i + 2] * gh[e][2];
+            s[e][i] += B[i] * gh[c][0] + B[3 + i] * gh[c][1] + B[6 + i] * gh[c][2];
+        }
+    }
+}
+
+/// (K x) of one element from its points' values (`d`, 45 per point), the reference shape
+/// gradients dN ((q m + a) 3 + c, reference_gradient_table's layout) and its node values x
+/// (m x 3): the CPU reference of the CUDA product (cuda/matrix_free.cu).
+template <int P, class T>
+inline void reference_tangent_product(const T* d, int num_points, const T* dN, const T (*x)[3],
+                                      T (*y)[3]) {
+    constexpr int m = lagrange_tet_num_nodes(P);
+    for (int a = 0; a < m; ++a) y[a][0] = y[a][1] = y[a][2] = T(0);
+    for (int q = 0; q < num_points; ++q) {
+        const T* dq = dN + static_cast<std::size_t>(q) * m * 3;
+        T gh[3][3] = {};
+        for (int b = 0; b < m; ++b)
+            for (int e = 0; e < 3; ++e)
+                for (int k = 0; k < 3; ++k) gh[e][k] += dq[3 * b + e] * x[b][k];
+        T s[3][3];
+        apply_reference_tangent(d + static_cast<std::size_t>(q) * kReferenceTangentValues, gh, s);
+        for (int a = 0; a < m; ++a)
+            for (int c = 0; c < 3; ++c)
+                for (int i = 0; i < 3; ++i) y[a][i] += dq[3 * a + c] * s[c][i];
+    }
+}
+
+/// Reference shape gradients dN_a/dxi of order P at every point of `rule`, as
+/// table[(q * m + a) * 3 + d]: what the cooperative value kernel maps by each element's inverse
+/// Jacobian (host side, uploaded once per order).
+template <int P> inline std::vector<double> reference_gradient_table(const QuadratureTet<double>& rule) {
+    constexpr int m = lagrange_tet_num_nodes(P);
+    std::vector<double> table(static_cast<std::size_t>(rule.num_points) * m * 3);
+    for (int q = 0; q < rule.num_points; ++q) {
+        double dN[m][3];
+        LagrangeTet<P, double>::grad(rule.bary[q], dN);
+        for (int a = 0; a < m; ++a)
+            for (int d = 0; d < 3; ++d)
+                table[(static_cast<std::size_t>(q) * m + a) * 3 + d] = dN[a][d];
+    }
+    return table;
+}
+
+} // namespace edn

@@ -4,6 +4,7 @@
 #include "sim/reference_tangent.hpp"
 
 #include <algorithm>
+#include <cuda_fp16.h>
 
 namespace edn::cuda {
 namespace {
@@ -85,11 +86,23 @@ __global__ void gather_kernel(const float* __restrict__ t, const MatrixFreeDrag*
 /// of consecutive cells: coalesced) and puts s_c = sum_e B_ce gh_e into shared memory; then the
 /// block sums (K_e x_e)_a = sum_q sum_c dN_a,c(q) s_c(q) per (element, node) and adds it into y
 /// (Atomic) or writes it to parts (Gather, coalesced).
-template <int P, bool kAtomic, class T>
+/// One float4 plane of a point's values: float, or half (HalfPlane, scaled by take_snapshot).
+struct HalfPlane {
+    __half2 a, b;
+};
+__device__ __forceinline__ float4 load_plane(const float4* p) { return *p; }
+__device__ __forceinline__ float4 load_plane(const HalfPlane* p) {
+    const HalfPlane h = *p;
+    const float2 a = __half22float2(h.a), b = __half22float2(h.b);
+    return make_float4(a.x, a.y, b.x, b.y);
+}
+
+template <int P, bool kAtomic, class T, class Plane>
 __global__ void __launch_bounds__(kThreads)
-    element_product_kernel(const float4* __restrict__ d, std::int64_t stride,
-                           const float* __restrict__ dN_table, const Index* __restrict__ cell_nodes,
-                           Index num_cells, int nq, const T* __restrict__ x, T* y) {
+    element_product_kernel(const Plane* __restrict__ d, const float* __restrict__ unscale,
+                           std::int64_t stride, const float* __restrict__ dN_table,
+                           const Index* __restrict__ cell_nodes, Index num_cells, int nq,
+                           const T* __restrict__ x, T* y) {
     using S = ProductShape<P>;
     constexpr int m = S::m, E = S::kElements, kQ = S::kQ;
     __shared__ float dn[kQ * m * 3];
@@ -123,11 +136,15 @@ __global__ void __launch_bounds__(kThreads)
                     gh[e][2] += g * x2;
                 }
             }
+            if (unscale) {
+                const T u = *unscale; // (the half values' scale)
+                for (int e = 0; e < 3; ++e) gh[e][0] *= u, gh[e][1] *= u, gh[e][2] *= u;
+            }
             T v[4 * MatrixFreeOperator::kPlanes];
-            const float4* src = d + (static_cast<std::int64_t>(t0) + local) * nq + q;
+            const Plane* src = d + (static_cast<std::int64_t>(t0) + local) * nq + q;
 #pragma unroll
             for (int k = 0; k < MatrixFreeOperator::kPlanes; ++k) {
-                const float4 w = src[k * stride];
+                const float4 w = load_plane(src + k * stride);
                 v[4 * k] = w.x, v[4 * k + 1] = w.y, v[4 * k + 2] = w.z, v[4 * k + 3] = w.w;
             }
             T s[3][3];
@@ -158,6 +175,42 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+/// The largest |value| (as float bits, which order as unsigned integers for non-negative
+/// values; *max_bits zeroed before).
+__global__ void max_abs_kernel(const float4* __restrict__ v, std::int64_t n,
+                               unsigned int* max_bits) {
+    float m = 0;
+    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+         i += std::int64_t(gridDim.x) * blockDim.x) {
+        const float4 x = v[i];
+        m = fmaxf(m, fmaxf(fmaxf(fabsf(x.x), fabsf(x.y)), fmaxf(fabsf(x.z), fabsf(x.w))));
+    }
+    for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (threadIdx.x % 32 == 0 && m > 0 && isfinite(m)) atomicMax(max_bits, __float_as_uint(m));
+}
+
+__device__ __forceinline__ __half to_half_saturated(float v) {
+    return __float2half_rn(isnan(v) ? v : fminf(fmaxf(v, -65504.f), 65504.f));
+}
+
+/// out = half(v 2^(15 - e)), e the exponent of the largest |value| (in [2^14, 2^15) then: values
+/// down to 2^-24 of it keep half's 11 bits); *unscale = 2^(e - 15).
+__global__ void to_half_kernel(const float4* __restrict__ v, std::int64_t n,
+                               const unsigned int* max_bits, float* unscale,
+                               HalfPlane* __restrict__ out) {
+    const float m = __uint_as_float(*max_bits);
+    int e = 0;
+    if (m > 0) frexpf(m, &e); // m = f 2^e, f in [0.5, 1)
+    const float factor = ldexpf(1.f, 15 - e);
+    const std::int64_t first = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (first == 0) *unscale = ldexpf(1.f, e - 15);
+    for (std::int64_t i = first; i < n; i += std::int64_t(gridDim.x) * blockDim.x) {
+        const float4 x = v[i];
+        out[i] = {__halves2half2(to_half_saturated(x.x * factor), to_half_saturated(x.y * factor)),
+                  __halves2half2(to_half_saturated(x.z * factor), to_half_saturated(x.w * factor))};
+    }
+}
+
 int multiprocessors() {
     int device = 0, count = 0;
     EDN_CUDA_CHECK(cudaGetDevice(&device));
@@ -170,7 +223,8 @@ int multiprocessors() {
 MatrixFreeOperator::MatrixFreeOperator(int order, int num_points,
                                        const std::vector<double>& reference_gradients,
                                        const Index* cell_nodes, Index num_cells, Index num_nodes,
-                                       const NodeCellsView& slots, Scatter scatter)
+                                       const NodeCellsView& slots, Scatter scatter,
+                                       bool half_snapshot)
     : slots_(slots), scatter_(scatter), cell_nodes_(cell_nodes), num_cells_(num_cells),
       num_nodes_(num_nodes), order_(order), num_points_(num_points) {
     EDN_VERIFY((order == 2 && num_points <= kMaxPoints<2>) ||
@@ -184,8 +238,13 @@ MatrixFreeOperator::MatrixFreeOperator(int order, int num_points,
     const std::size_t values = static_cast<std::size_t>(stride()) * 4 * kPlanes;
     // (room for double parts: residual())
     parts_.resize(6 * static_cast<std::size_t>(num_cells) * lagrange_tet_num_nodes(order));
+    if (half_snapshot) {
+        half_.resize(values);
+        half_scale_.resize(2);
+        EDN_CUDA_CHECK(cudaMemsetAsync(half_scale_.data(), 0, half_scale_.bytes()));
+    }
     for (Values* v : {&current_, &snapshot_}) {
-        v->tangents.resize(values);
+        if (v == &current_ || !half_snapshot) v->tangents.resize(values);
         v->node.resize(3 * static_cast<std::size_t>(num_nodes));
         v->drag.resize(1);
         EDN_CUDA_CHECK(cudaMemsetAsync(v->node.data(), 0, v->node.bytes()));
@@ -207,7 +266,10 @@ void MatrixFreeOperator::launch(const Values& v, const T* x, T* y, bool atomic, 
     T* parts = reinterpret_cast<T*>(parts_.data());
     if (num_cells_ > 0) {
         static const int sms = multiprocessors();
+        const bool half = &v == &snapshot_ && half_.size() > 0;
         const float4* d = reinterpret_cast<const float4*>(v.tangents.data());
+        const HalfPlane* h = reinterpret_cast<const HalfPlane*>(half_.data());
+        const float* unscale = half ? half_scale_.data() + 1 : nullptr;
         T* out = atomic ? y : parts;
         auto run = [&]<int P>() {
             using S = ProductShape<P>;
@@ -215,12 +277,19 @@ void MatrixFreeOperator::launch(const Values& v, const T* x, T* y, bool atomic, 
                 (static_cast<std::int64_t>(num_cells_) + S::kElements - 1) / S::kElements;
             const unsigned int grid =
                 static_cast<unsigned int>(std::min<std::int64_t>(groups, std::int64_t(sms) * 16));
-            if (atomic)
-                element_product_kernel<P, true, T><<<grid, S::kBlock, 0, stream>>>(
-                    d, stride(), gradients_.data(), cell_nodes_, num_cells_, num_points_, x, out);
+            const auto go = [&](auto kernel, auto planes) {
+                kernel<<<grid, S::kBlock, 0, stream>>>(planes, unscale, stride(), gradients_.data(),
+                                                       cell_nodes_, num_cells_, num_points_, x,
+                                                       out);
+            };
+            if (half && atomic)
+                go(element_product_kernel<P, true, T, HalfPlane>, h);
+            else if (half)
+                go(element_product_kernel<P, false, T, HalfPlane>, h);
+            else if (atomic)
+                go(element_product_kernel<P, true, T, float4>, d);
             else
-                element_product_kernel<P, false, T><<<grid, S::kBlock, 0, stream>>>(
-                    d, stride(), gradients_.data(), cell_nodes_, num_cells_, num_points_, x, out);
+                go(element_product_kernel<P, false, T, float4>, d);
         };
         if (order_ == 2)
             run.template operator()<2>();
@@ -246,8 +315,25 @@ void MatrixFreeOperator::residual(const double* gradient, const double* x,
 }
 
 void MatrixFreeOperator::take_snapshot(cudaStream_t stream) {
-    EDN_CUDA_CHECK(cudaMemcpyAsync(snapshot_.tangents.data(), current_.tangents.data(),
-                                   current_.tangents.bytes(), cudaMemcpyDeviceToDevice, stream));
+    const std::int64_t planes = stride() * kPlanes;
+    if (half_.size() > 0) {
+        static const int sms = multiprocessors();
+        const unsigned int grid = static_cast<unsigned int>(
+            std::min<std::int64_t>((planes + 255) / 256, std::int64_t(sms) * 8));
+        EDN_CUDA_CHECK(cudaMemsetAsync(half_scale_.data(), 0, sizeof(float), stream));
+        if (planes > 0) {
+            const float4* v = reinterpret_cast<const float4*>(current_.tangents.data());
+            auto* bits = reinterpret_cast<unsigned int*>(half_scale_.data());
+            max_abs_kernel<<<grid, 256, 0, stream>>>(v, planes, bits);
+            to_half_kernel<<<grid, 256, 0, stream>>>(v, planes, bits, half_scale_.data() + 1,
+                                                     reinterpret_cast<HalfPlane*>(half_.data()));
+            EDN_CUDA_CHECK_LAUNCH();
+        }
+    } else {
+        EDN_CUDA_CHECK(cudaMemcpyAsync(snapshot_.tangents.data(), current_.tangents.data(),
+                                       current_.tangents.bytes(), cudaMemcpyDeviceToDevice,
+                                       stream));
+    }
     EDN_CUDA_CHECK(cudaMemcpyAsync(snapshot_.node.data(), current_.node.data(),
                                    current_.node.bytes(), cudaMemcpyDeviceToDevice, stream));
     EDN_CUDA_CHECK(cudaMemcpyAsync(snapshot_.drag.data(), current_.drag.data(),
@@ -255,8 +341,9 @@ void MatrixFreeOperator::take_snapshot(cudaStream_t stream) {
 }
 
 std::size_t MatrixFreeOperator::bytes() const {
-    return 2 * (current_.tangents.bytes() + current_.node.bytes() + current_.drag.bytes()) +
-           gradients_.bytes() + parts_.bytes();
+    return current_.tangents.bytes() + snapshot_.tangents.bytes() + half_.size() * 2 +
+           2 * (current_.node.bytes() + current_.drag.bytes()) + gradients_.bytes() +
+           parts_.bytes();
 }
 
 std::vector<std::uintptr_t> MatrixFreeOperator::key() const {
@@ -268,6 +355,8 @@ std::vector<std::uintptr_t> MatrixFreeOperator::key() const {
             k.push_back(reinterpret_cast<std::uintptr_t>(p));
     k.push_back(reinterpret_cast<std::uintptr_t>(gradients_.data()));
     k.push_back(reinterpret_cast<std::uintptr_t>(parts_.data()));
+    k.push_back(reinterpret_cast<std::uintptr_t>(half_.data()));
+    k.push_back(reinterpret_cast<std::uintptr_t>(half_scale_.data()));
     k.push_back(reinterpret_cast<std::uintptr_t>(cell_nodes_));
     return k;
 }

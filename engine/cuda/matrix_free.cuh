@@ -13,7 +13,10 @@
 /// from run to run).
 ///
 /// The multigrid cycle keeps a snapshot (take_snapshot at each re-value, as it keeps the matrix's
-/// values then): a lagged hierarchy stays one symmetric positive definite preconditioner.
+/// values then): a lagged hierarchy stays one symmetric positive definite preconditioner. With
+/// `half_snapshot` its values are kept in half precision, scaled by the power of two that brings
+/// the largest into [2^14, 2^15) (as the cycle's half copies of the assembled operators): half
+/// the bytes of the cycle's products.
 #include "core/types.hpp"
 #include "cuda/cuda_check.cuh"
 #include "sparse/summation.hpp"
@@ -40,7 +43,7 @@ public:
     /// t m + a in node->cells order (the backend's force slots; Scatter::Gather).
     MatrixFreeOperator(int order, int num_points, const std::vector<double>& reference_gradients,
                        const Index* cell_nodes, Index num_cells, Index num_nodes,
-                       const NodeCellsView& slots, Scatter scatter);
+                       const NodeCellsView& slots, Scatter scatter, bool half_snapshot);
 
     /// The element pass's output: values 4k..4k+3 of point q of cell t at float4
     /// [k * stride() + t * points + q] (k < kPlanes).
@@ -77,6 +80,8 @@ private:
     DeviceBuffer<float> gradients_; ///< reference gradients (float), (q m + a) 3 + c
     /// Gathered sums' parts (K_e x_e)_a at (t m + a) 3, float or double (residual()).
     DeviceBuffer<float> parts_;
+    DeviceBuffer<std::uint16_t> half_; ///< the snapshot's values in half (half_snapshot)
+    DeviceBuffer<float> half_scale_;   ///< [0] the largest |value| (bits), [1] its unscale
     NodeCellsView slots_;
     Scatter scatter_;
     const Index* cell_nodes_;

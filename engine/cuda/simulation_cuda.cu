@@ -436,6 +436,9 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
         const auto scatter = env && std::string_view(env) == "atomic" && !settings.deterministic
                                  ? cuda::MatrixFreeOperator::Scatter::Atomic
                                  : cuda::MatrixFreeOperator::Scatter::Gather;
+        // The cycle's snapshot in half precision (EDN_MATRIX_FREE_SNAPSHOT=float: in float).
+        const char* snap = std::getenv("EDN_MATRIX_FREE_SNAPSHOT");
+        const bool half_snapshot = !(snap && std::string_view(snap) == "float");
         with_order(layout.order, [&]<int P>() {
             if constexpr (P >= 2) wanted = wanted && cooperative_elements<P>(rule_);
         });
@@ -446,7 +449,7 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
                         matrix_free_ = std::make_unique<cuda::MatrixFreeOperator>(
                             P, rule_.num_points, reference_gradient_table<P>(rule_),
                             assembly_->device_cell_nodes().nodes, nt, n, force_slots_view_,
-                            scatter);
+                            scatter, half_snapshot);
                 });
             } catch (const Error& error) { // the assembled products remain
                 if (error.code() != ErrorCode::OutOfMemory) throw;

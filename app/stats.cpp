@@ -124,6 +124,7 @@ void write_stats(const std::filesystem::path& path, const EditSession& session, 
         stats["cg_forcing"] = s.cg_forcing;
         stats["summation"] = summation_method_name(s.summation);
         stats["summation_in_use"] = summation_method_name(simulation.summation());
+        stats["products"] = simulation.matrix_free_bytes() > 0 ? "matrix_free" : "matrix";
         stats["preconditioner"] = preconditioner_name(preconditioner_in_use(s, s.order));
         stats["backend"] = backend_name(s.backend);
         stats["upload"] = upload_method;

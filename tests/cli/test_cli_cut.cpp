@@ -144,6 +144,8 @@ TEST_F(CliCut, TwoLevelPreconditionerOptionAtOrderTwo) {
     // the summation setting (auto) and the method it resolved to (per-entry on the CPU)
     EXPECT_NE(json.find("\"summation\":\"auto\""), std::string::npos);
     EXPECT_NE(json.find("\"summation_in_use\":\"per_entry\""), std::string::npos);
+    // the CPU's products read the matrix
+    EXPECT_NE(json.find("\"products\":\"matrix\""), std::string::npos);
     const std::vector<FrameRecord> frames = read_frames(json);
     ASSERT_EQ(frames.size(), 4u);
     EXPECT_EQ(frames[3].components, 2);

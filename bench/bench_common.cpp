@@ -73,7 +73,9 @@ constexpr const char* kHelp =
     "  --preconditioner P       repattern --mesh: block_jacobi, two_level or multigrid for the\n"
     "                           Simulation::cut cases (default: the simulation's); multigrid\n"
     "                           adds the first steps after a prepared cut and the hierarchy\n"
-    "                           build, with the lazy build (a fresh backend) as the peer\n"
+    "                           build, with the lazy build (a fresh backend) as the peer;\n"
+    "                           step: every case with P instead of block Jacobi (and no\n"
+    "                           two-level extras)\n"
     "  --out FILE, --json FILE  the Bench JSON (rewritten after every case; required)\n"
     "exit codes: 0 success, 2 usage error, 4 no CUDA, out of memory or internal error\n";
 

@@ -56,6 +56,7 @@ struct Options {
     /// step, assembly: materials (linear, corotational, neohookean; empty: the benchmark's
     /// default set).
     std::vector<std::string> materials;
+    /// step: every case's preconditioner (empty: block Jacobi plus the two-level extras);
     /// repattern --mesh: the preconditioner of the Simulation::cut cases (empty: the settings'
     /// default); with multigrid a case times the first steps after a prepared cut.
     std::string preconditioner;

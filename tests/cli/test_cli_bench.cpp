@@ -177,6 +177,22 @@ TEST_F(CliBench, StepMaterialsAndMethodsSelectTheCases) {
     EXPECT_TRUE(bench["inline_summary"][0]["per_simplex_ms"].is_null()); // not run
 }
 
+// --preconditioner P gives every step case P (the app's multigrid; matrix-free products at
+// p >= 2 on CUDA) and drops the two-level extras.
+TEST_F(CliBench, StepPreconditionerOptionSetsEveryCase) {
+    const fs::path json = root_ / "multigrid.json";
+    const BenchRun r =
+        run({"bench", "step", "--max-tets", "500", "--orders", "2", "--frames", "1", "--materials",
+             "neohookean", "--methods", "per_entry", "--preconditioner", "multigrid", "--out",
+             json.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const Json bench = read_json_file(json);
+    ASSERT_EQ(bench["cases"].size(), 1u);
+    EXPECT_EQ(bench["cases"][0]["preconditioner"], "multigrid");
+    EXPECT_EQ(bench["cases"][0]["method"], "per_entry");
+    EXPECT_TRUE(bench["cases"][0]["finite"].get<bool>());
+}
+
 TEST_F(CliBench, AssemblyTimesEveryMaterialAndMethodOnAMesh) {
     const fs::path json = root_ / "assembly.json";
     const BenchRun r =

@@ -17,11 +17,8 @@ void compare_paths(std::uint32_t seed, double distortion, bool project, bool dis
     constexpr int m = lagrange_tet_num_nodes(P);
     std::mt19937 rng(seed);
     std::uniform_real_distribution<double> u(-1, 1);
-    double X[4][3];
-    test::perturbed_unit_tet(rng, 0.15, X);
-    const RestElement<double> rest = test::rest_element(X);
     double nodes[m][3], x[m][3];
-    element_node_positions<P>(X, nodes);
+    const RestElement<double> rest = test::random_order_p_element<P>(rng, nodes);
     // A random rotation of the whole element plus a distortion (large: inverted points).
     const double angle = 3 * u(rng);
     const double c = std::cos(angle), s = std::sin(angle);

@@ -21,11 +21,8 @@ void check_product(const Material& material, double distortion, bool project, bo
     constexpr int m = lagrange_tet_num_nodes(P);
     std::mt19937 rng(seed);
     std::uniform_real_distribution<double> u(-1, 1);
-    double X[4][3];
-    test::perturbed_unit_tet(rng, 0.15, X);
-    const RestElement<double> rest = test::rest_element(X);
     double nodes[m][3], x[m][3], v[m][3];
-    element_node_positions<P>(X, nodes);
+    const RestElement<double> rest = test::random_order_p_element<P>(rng, nodes);
     for (int a = 0; a < m; ++a)
         for (int d = 0; d < 3; ++d) {
             x[a][d] = nodes[a][d] + distortion * u(rng);

@@ -28,4 +28,15 @@ inline RestElement<double> rest_element(const double X[4][3]) {
     return rest;
 }
 
+/// A perturbed unit tetrahedron (amplitude 0.15, perturbed_unit_tet) of order P: its rest data and
+/// the rest positions of its m nodes.
+template <int P>
+RestElement<double> random_order_p_element(std::mt19937& rng,
+                                           double (*nodes)[3] /* m x 3 */) {
+    double X[4][3];
+    perturbed_unit_tet(rng, 0.15, X);
+    element_node_positions<P>(X, nodes);
+    return rest_element(X);
+}
+
 } // namespace edn::test

@@ -645,6 +645,10 @@ void CudaBackend::build_multigrid(bool in_step) {
     const auto start = std::chrono::steady_clock::now();
     MultigridSettings mg = simulation_multigrid_settings(layout.order);
     mg.coarsest_dofs = 64; // inverted on the host at every re-value: keep it tiny
+    // With the matrix-free products the order-p level's products cost less against the levels
+    // below: degree 1 there at p = 3 too (H200, 187K, 8 frames: median 53.85 -> 50.57 ms, mean
+    // 63.74 -> 60.57, CG 23.8 -> 41.6 a frame; degree 3 67.53 ms; session 27).
+    if (matrix_free_) mg.given_smoother_degree = 1;
     // EDN_MULTIGRID_GIVEN_DEGREE=N: Chebyshev degree N (1..8) on the order-p level (measurements)
     if (const char* g = std::getenv("EDN_MULTIGRID_GIVEN_DEGREE")) {
         const int degree = std::atoi(g);

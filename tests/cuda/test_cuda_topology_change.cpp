@@ -99,6 +99,10 @@ TEST_P(CudaTopologyChange, CudaEqualsCpuAfterEachCutAndRefinement) {
     s.pcg.relative_tolerance = 1e-6;
     s.pcg.max_iterations = 2000;
     s.cg_forcing = false; // every solve to 1e-6: the twins compared, not the forcing term
+    // Reproducible GPU runs (the summation's map order, the products without atomics): the
+    // twins' drift is then the same in every run. Without, p = 2 passed 4 of 5 runs of session
+    // 27's engine (matrix-free products), once at 2.76% after the eighth change.
+    s.deterministic = true;
     s.gravity = {-9.81, 0, 0};
     SimulationSettings g = s;
     g.backend = Backend::Cuda;

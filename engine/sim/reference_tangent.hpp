@@ -85,6 +85,46 @@ inline void reference_tangent_product(const T* d, int num_points, const T* dN, c
     }
 }
 
+/// The element's P1 Galerkin operator P_e^T K_e P_e (4 x 4 blocks, row-major 3x3 each, `out`
+/// [(a 4 + b) 9]) from its points' values, P_e the interpolation of the vertex values to its m
+/// nodes: a linear field interpolated into order p is itself, so its gradient at every point is
+/// the P1 one and the operator is the P1 reference gradients G (vertex 0: (-1, -1, -1), vertex k:
+/// e_k) contracted with the points' summed values, sum_ce G_a,c G_b,e sum_q B_ce(q): the
+/// p-multigrid's first coarse operator without the element blocks (affine elements).
+template <class T>
+inline void p1_galerkin_blocks(const T* d, int num_points, T* out) {
+    T sum[kReferenceTangentValues] = {};
+    for (int q = 0; q < num_points; ++q)
+        for (int k = 0; k < kReferenceTangentValues; ++k)
+            sum[k] += d[static_cast<std::size_t>(q) * kReferenceTangentValues + k];
+    const T G[4][3] = {{-1, -1, -1}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    // B_ce as full 3x3 blocks from the 45 values (layout at the top of this file)
+    T B[3][3][9];
+    for (int c = 0; c < 3; ++c) {
+        const T* D = sum + 6 * c;
+        const T full[9] = {D[0], D[1], D[2], D[1], D[3], D[4], D[2], D[4], D[5]};
+        for (int i = 0; i < 9; ++i) B[c][c][i] = full[i];
+    }
+    constexpr int pairs[3][3] = {{0, 1, 18}, {0, 2, 27}, {1, 2, 36}};
+    for (const auto& pr : pairs)
+        for (int r = 0; r < 3; ++r)
+            for (int s = 0; s < 3; ++s) {
+                B[pr[0]][pr[1]][3 * r + s] = sum[pr[2] + 3 * r + s];
+                B[pr[1]][pr[0]][3 * s + r] = sum[pr[2] + 3 * r + s];
+            }
+    for (int a = 0; a < 4; ++a)
+        for (int b = 0; b < 4; ++b) {
+            T* K = out + (a * 4 + b) * 9;
+            for (int i = 0; i < 9; ++i) K[i] = T(0);
+            for (int c = 0; c < 3; ++c)
+                for (int e = 0; e < 3; ++e) {
+                    const T w = G[a][c] * G[b][e];
+                    if (w == T(0)) continue;
+                    for (int i = 0; i < 9; ++i) K[i] += w * B[c][e][i];
+                }
+        }
+}
+
 /// Reference shape gradients dN_a/dxi of order P at every point of `rule`, as
 /// table[(q * m + a) * 3 + d]: what the cooperative value kernel maps by each element's inverse
 /// Jacobian (host side, uploaded once per order).

@@ -2,6 +2,7 @@
 // matrix-free product): the 45 reference values per point times x equal the element Hessian of
 // the generic 9x9 dP/dF path (FD-checked in test_element_kernels.cpp) times x, for every material
 // at p = 2 and 3, projected and not, on distorted and inverted elements.
+#include "mesh/node_layout.hpp"
 #include "sim/reference_tangent.hpp"
 #include "support/element_fixture.hpp"
 
@@ -100,6 +101,61 @@ TEST(ReferenceTangent, EveryValueMatters) {
         for (int a = 0; a < m; ++a)
             for (int r = 0; r < 3; ++r) diff = std::max(diff, std::abs(y[a][r] - base[a][r]));
         EXPECT_GT(diff, 1e-6) << "value " << k;
+    }
+}
+
+
+// The P1 Galerkin operator from the points' values (p1_galerkin_blocks) equals P_e^T K_e P_e of
+// the element Hessian and the vertex-to-node interpolation, for every material at p = 2, 3: what
+// an assembly-free re-value of p-multigrid's first coarse level would sum.
+template <int P, class Material> void check_galerkin(const Material& material, std::uint32_t seed) {
+    constexpr int m = lagrange_tet_num_nodes(P);
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> u(-1, 1);
+    double nodes[m][3], x[m][3];
+    const RestElement<double> rest = test::random_order_p_element<P>(rng, nodes);
+    for (int a = 0; a < m; ++a)
+        for (int d = 0; d < 3; ++d) x[a][d] = nodes[a][d] + 0.2 * u(rng);
+    const QuadratureTet<double> rule = quadrature_for_degree<double>(element_quadrature_degree(P));
+    double energy, grad[m][3];
+    std::vector<double> hess(m * m * 9);
+    evaluate_element_generic<P>(material, rest, rule, x, kHessian, false, energy, grad,
+                                hess.data(), false);
+    std::vector<double> d(static_cast<std::size_t>(rule.num_points) * kReferenceTangentValues);
+    for (int q = 0; q < rule.num_points; ++q) {
+        const auto pt = element_point<P>(rest, rule, q, x, false);
+        TangentFrame<double> frame;
+        material.tangent_frame(pt.F, false, frame);
+        reference_tangent(frame, rest.inverse_jacobian, pt.w, d.data() + q * kReferenceTangentValues);
+    }
+    double got[16 * 9];
+    p1_galerkin_blocks(d.data(), rule.num_points, got);
+    double scale = 0;
+    for (int v = 0; v < 4; ++v)
+        for (int w = 0; w < 4; ++w)
+            for (int r = 0; r < 3; ++r)
+                for (int c = 0; c < 3; ++c) {
+                    double want = 0; // sum_ab P_av K_ab P_bw
+                    for (int a = 0; a < m; ++a) {
+                        const double pa = local_node_barycentric(P, a)[v];
+                        if (pa == 0) continue;
+                        for (int b = 0; b < m; ++b)
+                            want += pa * local_node_barycentric(P, b)[w] *
+                                    hess[(a * m + b) * 9 + 3 * r + c];
+                    }
+                    scale = std::max(scale, std::abs(want));
+                    EXPECT_NEAR(got[(v * 4 + w) * 9 + 3 * r + c], want, 1e-9 * (1 + std::abs(want)))
+                        << "p" << P << " block (" << v << ", " << w << ") entry " << r << c;
+                }
+    EXPECT_GT(scale, 0.0);
+}
+
+TEST(ReferenceTangent, P1GalerkinBlocksEqualTheProjectedElementHessian) {
+    for (std::uint32_t seed : {2u, 9u}) {
+        check_galerkin<2>(NeoHookean<double>{kLame}, seed);
+        check_galerkin<3>(NeoHookean<double>{kLame}, seed);
+        check_galerkin<2>(Corotational<double>{kLame}, seed);
+        check_galerkin<3>(LinearMaterial<double>{kLame}, seed);
     }
 }
 

@@ -16,6 +16,21 @@ namespace {
 
 const LameParameters<double> kLame = lame_from_young_poisson(1000.0, 0.35);
 
+/// The element's points' 45 values (reference_tangent) at positions x.
+template <int P, class Material>
+std::vector<double> point_values(const Material& material, const RestElement<double>& rest,
+                                 const QuadratureTet<double>& rule, const double (*x)[3],
+                                 bool project) {
+    std::vector<double> d(static_cast<std::size_t>(rule.num_points) * kReferenceTangentValues);
+    for (int q = 0; q < rule.num_points; ++q) {
+        const auto pt = element_point<P>(rest, rule, q, x, false);
+        TangentFrame<double> frame;
+        material.tangent_frame(pt.F, project, frame);
+        reference_tangent(frame, rest.inverse_jacobian, pt.w, d.data() + q * kReferenceTangentValues);
+    }
+    return d;
+}
+
 template <int P, class Material>
 void check_product(const Material& material, double distortion, bool project, bool invert,
                    std::uint32_t seed) {
@@ -43,13 +58,7 @@ void check_product(const Material& material, double distortion, bool project, bo
     for (int a = 0; a < m; ++a)
         for (int r = 0; r < 3; ++r) scale = std::max(scale, std::abs(want[a][r]));
 
-    std::vector<double> d(static_cast<std::size_t>(rule.num_points) * kReferenceTangentValues);
-    for (int q = 0; q < rule.num_points; ++q) {
-        const auto pt = element_point<P>(rest, rule, q, x, false);
-        TangentFrame<double> frame;
-        material.tangent_frame(pt.F, project, frame);
-        reference_tangent(frame, rest.inverse_jacobian, pt.w, d.data() + q * kReferenceTangentValues);
-    }
+    const std::vector<double> d = point_values<P>(material, rest, rule, x, project);
     const std::vector<double> dN = reference_gradient_table<P>(rule);
     double got[m][3];
     reference_tangent_product<P>(d.data(), rule.num_points, dN.data(), v, got);
@@ -121,13 +130,7 @@ template <int P, class Material> void check_galerkin(const Material& material, s
     std::vector<double> hess(m * m * 9);
     evaluate_element_generic<P>(material, rest, rule, x, kHessian, false, energy, grad,
                                 hess.data(), false);
-    std::vector<double> d(static_cast<std::size_t>(rule.num_points) * kReferenceTangentValues);
-    for (int q = 0; q < rule.num_points; ++q) {
-        const auto pt = element_point<P>(rest, rule, q, x, false);
-        TangentFrame<double> frame;
-        material.tangent_frame(pt.F, false, frame);
-        reference_tangent(frame, rest.inverse_jacobian, pt.w, d.data() + q * kReferenceTangentValues);
-    }
+    const std::vector<double> d = point_values<P>(material, rest, rule, x, false);
     double got[16 * 9];
     p1_galerkin_blocks(d.data(), rule.num_points, got);
     double scale = 0;

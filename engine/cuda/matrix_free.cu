@@ -4,6 +4,7 @@
 #include "sim/reference_tangent.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <cuda_fp16.h>
 
 namespace edn::cuda {
@@ -253,7 +254,11 @@ MatrixFreeOperator::MatrixFreeOperator(int order, int num_points,
 }
 
 void MatrixFreeOperator::set_drag(const MatrixFreeDrag& drag) {
+    // (a copy, with its wait, only when the drag changed: not at every Newton iteration)
+    if (drag_set_ && std::memcmp(&drag, &drag_, sizeof drag) == 0) return;
     EDN_CUDA_CHECK(cudaMemcpy(current_.drag.data(), &drag, sizeof drag, cudaMemcpyHostToDevice));
+    drag_ = drag;
+    drag_set_ = true;
 }
 
 template <class T>

@@ -83,6 +83,8 @@ private:
     DeviceBuffer<std::uint16_t> half_; ///< the snapshot's values in half (half_snapshot)
     DeviceBuffer<float> half_scale_;   ///< [0] the largest |value| (bits), [1] its unscale
     NodeCellsView slots_;
+    MatrixFreeDrag drag_;   ///< the device's present drag (set_drag)
+    bool drag_set_ = false;
     Scatter scatter_;
     const Index* cell_nodes_;
     Index num_cells_, num_nodes_;

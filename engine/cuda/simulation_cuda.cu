@@ -215,10 +215,10 @@ private:
     /// The node terms' Hessian (mass, ground, friction, a drag region) at y added to `target`.
     void add_diagonal_terms(const double* y, float mass_scale,
                             cuda_simulation::DiagonalTarget target);
-    /// p >= 2 with the multigrid: the CG's and the cycle's order-p products without the matrix's
-    /// blocks (cuda/matrix_free.cuh), where its values came with the last Hessian (the
-    /// cooperative element kernels: no stiffness damping) and runs need not be reproducible
-    /// (its float atomics). EDN_MATRIX_FREE=0 turns it off.
+    /// p >= 2 with the multigrid: the CG's and the cycle's order-p products and the true residual
+    /// without the matrix's blocks (cuda/matrix_free.cuh), where its values came with the last
+    /// Hessian (the cooperative element kernels: no stiffness damping). EDN_MATRIX_FREE=0 turns
+    /// it off.
     std::unique_ptr<cuda::MatrixFreeOperator> matrix_free_;
     bool tangents_valid_ = false; ///< the last Hessian evaluation wrote matrix_free_'s values
     bool blocks_deferred_ = false; ///< ... and left its element blocks to assemble_matrix()
@@ -429,8 +429,8 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     if (element_blocks_needed()) assembly_->device_element_blocks(block_layout()); // allocate once
     {
         const char* env = std::getenv("EDN_MATRIX_FREE");
-        bool wanted = layout.order >= 2 &&
-                      preconditioner_in_use(settings, layout.order) == Preconditioner::Multigrid &&
+        const bool wanted = layout.order >= 2 &&
+                            preconditioner_in_use(settings, layout.order) == Preconditioner::Multigrid &&
                       !(env && std::string_view(env) == "0");
         // (EDN_MATRIX_FREE=atomic: the sums in float atomics; reproducible runs gather)
         const auto scatter = env && std::string_view(env) == "atomic" && !settings.deterministic
@@ -439,23 +439,19 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
         // The cycle's snapshot in half precision (EDN_MATRIX_FREE_SNAPSHOT=float: in float).
         const char* snap = std::getenv("EDN_MATRIX_FREE_SNAPSHOT");
         const bool half_snapshot = !(snap && std::string_view(snap) == "float");
-        with_order(layout.order, [&]<int P>() {
-            if constexpr (P >= 2) wanted = wanted && cooperative_elements<P>(rule_);
-        });
-        if (wanted) {
-            try {
-                with_order(layout.order, [&]<int P>() {
-                    if constexpr (P >= 2)
+        try {
+            with_order(layout.order, [&]<int P>() {
+                if constexpr (P >= 2)
+                    if (wanted && cooperative_elements<P>(rule_))
                         matrix_free_ = std::make_unique<cuda::MatrixFreeOperator>(
                             P, rule_.num_points, reference_gradient_table<P>(rule_),
                             assembly_->device_cell_nodes().nodes, nt, n, force_slots_view_,
                             scatter, half_snapshot);
-                });
-            } catch (const Error& error) { // the assembled products remain
-                if (error.code() != ErrorCode::OutOfMemory) throw;
-                cudaGetLastError();
-                matrix_free_.reset();
-            }
+            });
+        } catch (const Error& error) { // the assembled products remain
+            if (error.code() != ErrorCode::OutOfMemory) throw;
+            cudaGetLastError();
+            matrix_free_.reset();
         }
     }
 }

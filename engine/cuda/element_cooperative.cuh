@@ -1,7 +1,8 @@
 #pragma once
 /// The element kernels of higher-order (p >= 2) elements with several threads per element: the
-/// float Hessian blocks (element_hessian_cooperative_kernel) and the double energies and forces
-/// (element_values_cooperative_kernel). One thread per element held every node and point of an
+/// float Hessian blocks (element_hessian_cooperative_kernel), the double energies and forces
+/// (element_values_cooperative_kernel), and both with the matrix-free product's tangent values
+/// instead of blocks (element_pass_cooperative_kernel). One thread per element held every node and point of an
 /// element in registers (255 registers, spills at p = 3, about 11% occupancy).
 #include "cuda/simulation_kernels.cuh"
 #include "sim/reference_tangent.hpp"
@@ -65,7 +66,7 @@ __global__ void __launch_bounds__(128)
     element_hessian_cooperative_kernel(Material material, const RestElement<double>* rest,
                                        QuadratureTet<float> rule, const Index* cell_nodes,
                                        Index num_cells, const double* y, bool project,
-                                       float* blocks, bool upper, float4* tangents) {
+                                       float* blocks, bool upper) {
     using H = CooperativeHessian<P, kMaxQ>;
     constexpr int m = H::m, kHalf = H::kHalf, kChunk = H::kChunk;
     __shared__ float4 pool4[H::kElements * H::kElementFloats / 4];
@@ -99,17 +100,8 @@ __global__ void __launch_bounds__(128)
         for (int k = 0; k < m; ++k) pt.h[k] = make_float4(h[k][0], h[k][1], h[k][2], 0.0f);
         pt.frame = frame;
         pt.w = rule.weight[a] * r.abs_det;
-        if (tangents) { // the matrix-free product's values (cuda/matrix_free.cuh)
-            float d[4 * kTangentPlanes] = {};
-            reference_tangent(frame, r.inverse_jacobian, pt.w, d);
-            float4* out = tangents + static_cast<std::int64_t>(t) * nq + a;
-            const std::int64_t stride = static_cast<std::int64_t>(num_cells) * nq;
-            for (int k = 0; k < kTangentPlanes; ++k)
-                out[k * stride] = make_float4(d[4 * k], d[4 * k + 1], d[4 * k + 2], d[4 * k + 3]);
-        }
     }
     __syncthreads();
-    if (!blocks) return; // (the tangents only)
     // Thread a: K_ab for b = a + k (mod m), k < m/2, and k = m/2 when a < m/2 (the pair
     // {a, a + m/2} once): m/2 or m/2 + 1 blocks, balanced, each unordered pair once.
     const int count = a < kHalf ? kHalf + 1 : kHalf;
@@ -298,6 +290,123 @@ __global__ void __launch_bounds__(128)
     for (int rr = 0; rr < 3; ++rr) out[rr] = f[rr];
 }
 
+/// Elements per thread block of element_pass_cooperative_kernel: a thread per (element, point).
+template <int P, int kMaxQ> struct CooperativePass {
+    static constexpr int m = lagrange_tet_num_nodes(P);
+    static constexpr int kElements = 128 / kMaxQ; ///< p = 2: 32 (128 threads), p = 3: 9 (126)
+};
+
+/// One Newton iteration's element pass of p >= 2 elements with the matrix-free products (no
+/// stiffness damping): the double energies and forces of element_values_cooperative_kernel and
+/// the matrix-free product's tangent values (cuda/matrix_free.cuh) from one deformation gradient
+/// per point. A thread per (element, point): it forms F = I + (sum_k x_k dN_k^T) J^-1 in double
+/// (the reference gradients dN_k, not the physical ones: 9 multiply-adds per node instead of
+/// 18), evaluates the double material (w psi, and S = w P J^-T into shared memory), then the
+/// float tangent frame of the same F and its 45 reference values, written as kTangentPlanes
+/// float4 planes (consecutive points of consecutive cells: coalesced). Then a thread per
+/// (element, node) sums the node's force f_a = sum_q S_q dN_a(q) over the points (= sum_q w P_q
+/// g_a(q)) and node 0's thread the energy. The block's node values and the reference gradient
+/// table (rows padded: the points' rows fall in distinct banks) are staged in shared memory.
+///
+/// Before (session 27, H200, 187K p = 3, ncu): the tangent values came from the Hessian kernel
+/// (167 registers for its pair sums, 14 of 20 threads busy at the points, a float F from float
+/// shape gradients) and the double values from a second kernel with m threads per element (14 of
+/// 20 busy at the points, physical gradients formed at every point for F and again for the
+/// forces): 431-562 + 394 us; fused with the physical gradients: 450-520 us.
+template <int P, int kMaxQ, class Material, class FloatMaterial>
+__global__ void __launch_bounds__(128)
+    element_pass_cooperative_kernel(Material material, FloatMaterial material_f,
+                                    const RestElement<double>* rest, QuadratureTet<double> rule,
+                                    const double* dN, const Index* cell_nodes, Index num_cells,
+                                    const double* y, bool with_gradient, bool project,
+                                    double* energy, double* forces, float4* tangents) {
+    using C = CooperativePass<P, kMaxQ>;
+    constexpr int m = C::m, kElements = C::kElements;
+    constexpr int kRow = 3 * m + 1; // a point's row of the table, padded
+    __shared__ double xs[kElements][m][3];
+    __shared__ double table[kMaxQ][kRow];          // dN_a,c at each point (reference_gradients)
+    __shared__ double stress[kElements][kMaxQ][9]; // S = w P J^-T at each point
+    __shared__ double point_energy[kElements][kMaxQ];
+    const int nq = rule.num_points;
+    const Index first = static_cast<Index>(blockIdx.x) * kElements;
+    const int elements =
+        static_cast<int>(num_cells - first < kElements ? num_cells - first : kElements);
+    for (int i = threadIdx.x; i < elements * m; i += blockDim.x) {
+        const Index node = cell_nodes[static_cast<std::int64_t>(first) * m + i];
+        const int e = i / m, a = i - e * m;
+        for (int d = 0; d < 3; ++d) xs[e][a][d] = y[3 * static_cast<std::int64_t>(node) + d];
+    }
+    for (int i = threadIdx.x; i < nq * 3 * m; i += blockDim.x) {
+        const int q = i / (3 * m);
+        table[q][i - q * 3 * m] = dN[i];
+    }
+    __syncthreads();
+    const int local = threadIdx.x / kMaxQ, q = threadIdx.x - local * kMaxQ;
+    if (local < elements && q < nq) {
+        const Index t = first + local;
+        const RestElement<double> r = rest[t];
+        double H[3][3] = {}; // sum_k x_k dN_k^T
+        for (int k = 0; k < m; ++k) {
+            const double* d = table[q] + 3 * k;
+            for (int rr = 0; rr < 3; ++rr)
+                for (int c = 0; c < 3; ++c) H[rr][c] += xs[local][k][rr] * d[c];
+        }
+        Mat3<double> F; // I + H J^-1 (displacement form)
+        for (int rr = 0; rr < 3; ++rr)
+            for (int j = 0; j < 3; ++j)
+                F.m[rr][j] = (rr == j ? 1.0 : 0.0) + H[rr][0] * r.inverse_jacobian[0][j] +
+                             H[rr][1] * r.inverse_jacobian[1][j] +
+                             H[rr][2] * r.inverse_jacobian[2][j];
+        const double w = rule.weight[q] * r.abs_det;
+        double psi;
+        Mat3<double> Pk;
+        material.evaluate(F, psi, Pk, nullptr, project);
+        point_energy[local][q] = w * psi;
+        for (int rr = 0; rr < 3; ++rr) // S = w P J^-T
+            for (int c = 0; c < 3; ++c)
+                stress[local][q][3 * rr + c] = w * (Pk.m[rr][0] * r.inverse_jacobian[c][0] +
+                                                    Pk.m[rr][1] * r.inverse_jacobian[c][1] +
+                                                    Pk.m[rr][2] * r.inverse_jacobian[c][2]);
+        if (tangents) {
+            Mat3<float> Ff;
+            float inverse_jacobian[3][3];
+            for (int i = 0; i < 3; ++i)
+                for (int j = 0; j < 3; ++j) {
+                    Ff.m[i][j] = static_cast<float>(F.m[i][j]);
+                    inverse_jacobian[i][j] = static_cast<float>(r.inverse_jacobian[i][j]);
+                }
+            TangentFrame<float> frame;
+            material_f.tangent_frame(Ff, project, frame);
+            float v[4 * kTangentPlanes] = {};
+            reference_tangent(frame, inverse_jacobian, static_cast<float>(w), v);
+            float4* out = tangents + static_cast<std::int64_t>(t) * nq + q;
+            const std::int64_t stride = static_cast<std::int64_t>(num_cells) * nq;
+            for (int k = 0; k < kTangentPlanes; ++k)
+                out[k * stride] = make_float4(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]);
+        }
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < elements * m; i += blockDim.x) {
+        const int e = i / m, a = i - e * m;
+        const Index t = first + e;
+        if (a == 0) {
+            double sum = 0;
+            for (int k = 0; k < nq; ++k) sum += point_energy[e][k];
+            energy[t] = sum;
+        }
+        if (!with_gradient) continue;
+        double f[3] = {0, 0, 0};
+        for (int k = 0; k < nq; ++k) {
+            const double* d = table[k] + 3 * a;
+            const double* s = stress[e][k];
+            for (int rr = 0; rr < 3; ++rr)
+                f[rr] += s[3 * rr] * d[0] + s[3 * rr + 1] * d[1] + s[3 * rr + 2] * d[2];
+        }
+        double* out = forces + (static_cast<std::int64_t>(t) * m + a) * 3;
+        for (int rr = 0; rr < 3; ++rr) out[rr] = f[rr];
+    }
+}
+
 /// Launches the cooperative kernels of order P >= 2 elements (no stiffness damping): the float
 /// Hessian blocks into `blocks` when outputs has kHessian (in the upper layout with `upper`), the
 /// double energies and (kGradient) forces. The rules: 4 points at p = 2 (degree 2), 14 at p = 3 (degree 4: the positive degree-5
@@ -309,18 +418,18 @@ template <int P> bool cooperative_elements(const QuadratureTet<double>& rule) {
     return P >= 2 && rule.num_points <= kCooperativeMaxPoints<P>;
 }
 
-/// The Hessian kernel alone (blocks and/or the matrix-free values, float material).
+/// The Hessian kernel alone (the element blocks, float material).
 template <int P, class FloatMaterial>
 void launch_cooperative_hessian(const FloatMaterial& material, const RestElement<double>* rest,
                                 const QuadratureTet<float>& rule_f, const Index* cell_nodes,
-                                Index nt, const double* y, bool project, float* blocks, bool upper,
-                                float4* tangents) {
+                                Index nt, const double* y, bool project, float* blocks,
+                                bool upper) {
     constexpr int kMaxQ = kCooperativeMaxPoints<P>;
     using H = CooperativeHessian<P, kMaxQ>;
     element_hessian_cooperative_kernel<P, kMaxQ>
         <<<static_cast<unsigned int>((nt + H::kElements - 1) / H::kElements),
            H::kElements * H::m>>>(material, rest, rule_f, cell_nodes, nt, y, project, blocks,
-                                  upper, tangents);
+                                  upper);
     EDN_CUDA_CHECK_LAUNCH();
 }
 
@@ -337,14 +446,23 @@ bool launch_cooperative_elements(const Material& material, const RestElement<dou
         constexpr int kMaxQ = kCooperativeMaxPoints<P>;
         if (!cooperative_elements<P>(rule)) return false;
         if (!(outputs & kHessian)) blocks = nullptr;
-        if (blocks || tangents)
+        if (blocks)
             launch_cooperative_hessian<P>(float_material(material), rest, rule_f, cell_nodes, nt, y,
-                                          project, blocks, upper, tangents);
-        using V = CooperativeValues<P, kMaxQ>;
-        element_values_cooperative_kernel<P, kMaxQ>
-            <<<static_cast<unsigned int>((nt + V::kElements - 1) / V::kElements),
-               V::kElements * V::m>>>(material, rest, rule, dN, cell_nodes, nt, y,
-                                      (outputs & kGradient) != 0, project, energy, forces);
+                                          project, blocks, upper);
+        if (tangents && (outputs & kHessian)) {
+            using C = CooperativePass<P, kMaxQ>;
+            element_pass_cooperative_kernel<P, kMaxQ>
+                <<<static_cast<unsigned int>((nt + C::kElements - 1) / C::kElements),
+                   C::kElements * kMaxQ>>>(material, float_material(material), rest, rule, dN,
+                                           cell_nodes, nt, y, (outputs & kGradient) != 0,
+                                           project, energy, forces, tangents);
+        } else {
+            using V = CooperativeValues<P, kMaxQ>;
+            element_values_cooperative_kernel<P, kMaxQ>
+                <<<static_cast<unsigned int>((nt + V::kElements - 1) / V::kElements),
+                   V::kElements * V::m>>>(material, rest, rule, dN, cell_nodes, nt, y,
+                                          (outputs & kGradient) != 0, project, energy, forces);
+        }
         EDN_CUDA_CHECK_LAUNCH();
         return true;
     }

@@ -554,7 +554,7 @@ void CudaBackend::assemble_matrix(const double* y) {
                         float_material(material), rest_elements_.data(), rule_f_, cn.nodes,
                         mesh.num_cells(), y, project_hessians(),
                         assembly_->device_element_blocks(blocks_layout),
-                        blocks_layout == cuda::BlockLayout::Upper, nullptr);
+                        blocks_layout == cuda::BlockLayout::Upper);
             });
         });
         blocks_deferred_ = false;

@@ -2,8 +2,8 @@
 /// The element kernels of higher-order (p >= 2) elements with several threads per element: the
 /// float Hessian blocks (element_hessian_cooperative_kernel), the double energies and forces
 /// (element_values_cooperative_kernel), and both with the matrix-free product's tangent values
-/// instead of blocks (element_pass_cooperative_kernel). One thread per element held every node and point of an
-/// element in registers (255 registers, spills at p = 3, about 11% occupancy).
+/// instead of blocks (element_pass_cooperative_kernel). One thread per element held every node and
+/// point of an element in registers (255 registers, spills at p = 3, about 11% occupancy).
 #include "cuda/simulation_kernels.cuh"
 #include "sim/reference_tangent.hpp"
 
@@ -407,12 +407,8 @@ __global__ void __launch_bounds__(128)
     }
 }
 
-/// Launches the cooperative kernels of order P >= 2 elements (no stiffness damping): the float
-/// Hessian blocks into `blocks` when outputs has kHessian (in the upper layout with `upper`), the
-/// double energies and (kGradient) forces. The rules: 4 points at p = 2 (degree 2), 14 at p = 3 (degree 4: the positive degree-5
-/// rule). False (nothing launched) for p = 1 or a larger rule.
 /// Whether launch_cooperative_elements takes order P with `rule` (p >= 2, at most 4 points at
-/// p = 2 and 14 at p = 3).
+/// p = 2 and 14 at p = 3: the degree-2 rule at p = 2, the positive degree-5 rule at p = 3).
 template <int P> constexpr int kCooperativeMaxPoints = P == 2 ? 4 : 14;
 template <int P> bool cooperative_elements(const QuadratureTet<double>& rule) {
     return P >= 2 && rule.num_points <= kCooperativeMaxPoints<P>;
@@ -433,6 +429,11 @@ void launch_cooperative_hessian(const FloatMaterial& material, const RestElement
     EDN_CUDA_CHECK_LAUNCH();
 }
 
+/// Launches the cooperative kernels of order P >= 2 elements (no stiffness damping): the float
+/// Hessian blocks into `blocks` when outputs has kHessian (in the upper layout with `upper`), the
+/// double energies and (kGradient) forces; with `tangents` and kHessian the one-pass kernel that
+/// writes the matrix-free product's values with the energies and forces. False (nothing
+/// launched) for p = 1 or a larger rule.
 template <int P, class Material>
 bool launch_cooperative_elements(const Material& material, const RestElement<double>* rest,
                                  const QuadratureTet<double>& rule,
@@ -454,8 +455,8 @@ bool launch_cooperative_elements(const Material& material, const RestElement<dou
             element_pass_cooperative_kernel<P, kMaxQ>
                 <<<static_cast<unsigned int>((nt + C::kElements - 1) / C::kElements),
                    C::kElements * kMaxQ>>>(material, float_material(material), rest, rule, dN,
-                                           cell_nodes, nt, y, (outputs & kGradient) != 0,
-                                           project, energy, forces, tangents);
+                                           cell_nodes, nt, y, (outputs & kGradient) != 0, project,
+                                           energy, forces, tangents);
         } else {
             using V = CooperativeValues<P, kMaxQ>;
             element_values_cooperative_kernel<P, kMaxQ>

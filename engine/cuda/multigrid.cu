@@ -41,6 +41,10 @@ struct Multigrid::Impl {
         /// post-smoother's residual r - (A P) x_c instead of a product with A (ap_lanes a row).
         DeviceBuffer<Index> ap_offsets, ap_columns;
         int ap_lanes = 1;
+        /// A P's half copy for the cycle (set_half_products, where A P does not fit the L2
+        /// cache) and its scale slots (k_max_abs: its largest entry)
+        DeviceBuffer<__half> ap_half;
+        DeviceBuffer<float> ap_scale;
         SpmvKernel spmv_kernel; // 3 x 3 blocks: choose_spmv_kernel of this level's operator
         DeviceBuffer<float> tentative, p_values, ap_values, inverse_diag;
         /// The operator's blocks, contiguous (k_gather_blocks): #slots + #rows entries; for the
@@ -123,6 +127,11 @@ struct Multigrid::Impl {
     }
     bool upper_out_of_memory = false; // its allocation failed once: full products from then on
     bool half_products = true, half_any_size = false, half_out_of_memory = false;
+    /// EDN_MULTIGRID_AP=float: the cycle's A P products in float (measurements)
+    const bool ap_float = [] {
+        const char* e = std::getenv("EDN_MULTIGRID_AP");
+        return e && std::string_view(e) == "float";
+    }();
     long long l2_bytes = -1; // the device's L2 cache (queried at the first re-value)
     std::unique_ptr<UpperMatrix> fine_upper;
     DeviceBuffer<float> fine_y4;
@@ -274,6 +283,23 @@ struct Multigrid::Impl {
     /// a re-value's capture: its pointers are part of the graphs' keys).
     void update_half_copies() {
         for (Level& level : levels) {
+            const bool want_ap =
+                half_products && !half_out_of_memory && !ap_float && level.ap_offsets.size() > 0 &&
+                (half_any_size || level.ap_values.bytes() > static_cast<std::size_t>(l2_bytes));
+            if (!want_ap) {
+                level.ap_half = DeviceBuffer<__half>();
+                level.ap_scale = DeviceBuffer<float>();
+            } else if (level.ap_half.size() != level.ap_values.size()) {
+                try {
+                    level.ap_half = DeviceBuffer<__half>(level.ap_values.size());
+                    level.ap_scale = DeviceBuffer<float>(2);
+                } catch (const Error& e) { // no room: float products from now on
+                    if (e.code() != ErrorCode::OutOfMemory) throw;
+                    half_out_of_memory = true;
+                    update_half_copies();
+                    return;
+                }
+            }
             const bool want =
                 half_products && !half_out_of_memory && level.coarse_block > 3 &&
                 (half_any_size || level.c_values.bytes() > static_cast<std::size_t>(l2_bytes));
@@ -295,8 +321,10 @@ struct Multigrid::Impl {
     }
     /// `key` with the half copies' pointers (the graphs launch k_to_half and read them).
     std::vector<std::uintptr_t> half_key(std::vector<std::uintptr_t> key) const {
-        for (const Level& level : levels)
+        for (const Level& level : levels) {
             key.push_back(reinterpret_cast<std::uintptr_t>(level.c_half.data()));
+            key.push_back(reinterpret_cast<std::uintptr_t>(level.ap_half.data()));
+        }
         key.push_back(reinterpret_cast<std::uintptr_t>(fine_half.data()));
         return key;
     }
@@ -419,6 +447,15 @@ template <int B, int K> void Multigrid::Impl::revalue_level(const DeviceOp& o, i
             level.pair_entry.data(), level.pair_p.data(), level.p_values.data(),
             level.ap_values.data());
     });
+    if (level.ap_half.size() > 0) { // the cycle's half copy of A P, scaled by its largest entry
+        const std::int64_t count = static_cast<std::int64_t>(level.ap_values.size());
+        float* scale = level.ap_scale.data();
+        EDN_CUDA_CHECK(cudaMemsetAsync(scale, 0, 2 * sizeof(float), s));
+        k_max_abs<<<std::min<std::int64_t>(grid_for(count), 1024), kThreads, 0, s>>>(
+            level.ap_values.data(), count, scale);
+        k_to_half<<<grid_for((count + 3) / 4), kThreads, 0, s>>>(level.ap_values.data(), count,
+                                                                 scale, level.ap_half.data());
+    }
     const Index entries = static_cast<Index>(level.g_entries.size());
     with_lanes(level.galerkin_lanes, [&]<int G>() {
         k_galerkin<B, K, G><<<grid_for_groups(entries, G), kThreads, 0, s>>>(
@@ -486,9 +523,15 @@ void Multigrid::Impl::cycle(const BinBcsrMatrixView<float>& a, int l, const floa
         });
         if (level.ap_offsets.size() > 0) { // a given P: A (x + P x_c) = A x + (A P) x_c
             with_lanes(level.ap_lanes, [&]<int G>() {
-                k_prolong<B, K, G><<<grid_for_groups(n, G), kThreads, 0, s>>>(
-                    n, level.ap_offsets.data(), level.ap_columns.data(), level.ap_values.data(),
-                    xc, const_cast<float*>(ax.v), ax.stride);
+                if (level.ap_half.size() > 0)
+                    k_prolong_half<B, K, G><<<grid_for_groups(n, G), kThreads, 0, s>>>(
+                        n, level.ap_offsets.data(), level.ap_columns.data(),
+                        HalfOperator{level.ap_half.data(), level.ap_scale.data()}, xc,
+                        const_cast<float*>(ax.v), ax.stride);
+                else
+                    k_prolong<B, K, G><<<grid_for_groups(n, G), kThreads, 0, s>>>(
+                        n, level.ap_offsets.data(), level.ap_columns.data(), level.ap_values.data(),
+                        xc, const_cast<float*>(ax.v), ax.stride);
             });
             chebyshev<B>(o, level, l, bv, xv, false, &ax);
         } else {
@@ -898,9 +941,13 @@ void Multigrid::set_graphs(bool on) {
     impl_->graphs = on;
 }
 
-void Multigrid::set_fine_operator(MatrixFreeOperator* op) { impl_->fine_op = op; }
+void Multigrid::set_fine_operator(MatrixFreeOperator* op) {
+    impl_->fine_op = op;
+}
 
-MatrixFreeOperator* Multigrid::fine_operator() const { return impl_->fine_op; }
+MatrixFreeOperator* Multigrid::fine_operator() const {
+    return impl_->fine_op;
+}
 
 void Multigrid::set_upper_products(bool on, bool any_size) {
     impl_->upper_products = on;

@@ -176,7 +176,8 @@ struct RowVector {
 enum HalfScaleSlot { kHalfMax = 0, kHalfUnscale = 1 };
 struct HalfOperator {
     const __half* values;
-    const float* scale; // [kHalfMax] the largest diagonal entry, [kHalfUnscale] 1 / the scale
+    const float*
+        scale; // [kHalfMax] the largest diagonal entry (A P: entry), [kHalfUnscale] 1 / the scale
 };
 
 // P and A P blocks (B x K) are stored padded to a multiple of 4 floats (3 x 6: 20), 16-byte
@@ -412,6 +413,17 @@ __global__ void k_max_diag(const float* diag, Index rows, const std::uint8_t* fi
     float m = 0;
     if (row < rows && (fixed == nullptr || fixed[row] == 0))
         for (int r = 0; r < B; ++r) m = fmaxf(m, fabsf(diag[std::int64_t(r * B + r) * rows + row]));
+    for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (threadIdx.x % 32 == 0 && m > 0)
+        atomicMax(reinterpret_cast<unsigned int*>(scale + kHalfMax), __float_as_uint(m));
+}
+// scale[kHalfMax] = max(scale[kHalfMax], max |v|) over n floats (non-negative float bits:
+// unsigned atomicMax; *scale zeroed before): the scale of a copy without a diagonal (A P).
+__global__ void k_max_abs(const float* v, std::int64_t n, float* scale) {
+    float m = 0;
+    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+         i += std::int64_t(gridDim.x) * blockDim.x)
+        m = fmaxf(m, fabsf(v[i]));
     for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
     if (threadIdx.x % 32 == 0 && m > 0)
         atomicMax(reinterpret_cast<unsigned int*>(scale + kHalfMax), __float_as_uint(m));
@@ -861,6 +873,38 @@ __global__ void k_prolong(Index n, const Index* offsets, const Index* columns,
     group_sums<G>(s);
     if (valid && t.lane == 0)
         for (int m = 0; m < B; ++m) x[stride * std::int64_t(i) + m] += s[m];
+}
+
+// k_prolong with the blocks in half precision, scaled (k_max_abs, k_to_half): the cycle's
+// ax += (A P) xc of a given P where A P does not fit the L2 cache; the sums in float, unscaled
+// once. Blocks padded as the float ones (padded_block halves: 8-byte loads).
+template <int B, int K, int G>
+__global__ void k_prolong_half(Index n, const Index* offsets, const Index* columns,
+                               HalfOperator values, const float* xc, float* x, int stride) {
+    const Lane<G> t;
+    const bool valid = t.item < n;
+    const Index i = valid ? static_cast<Index>(t.item) : 0;
+    float s[B] = {};
+    if (valid)
+        for (Index k = offsets[i] + t.lane; k < offsets[i + 1]; k += G) {
+            const uint2* q = reinterpret_cast<const uint2*>(values.values +
+                                                            std::int64_t(k) * padded_block(B * K));
+            float pv[padded_block(B * K)];
+            for (int c = 0; c < padded_block(B * K) / 4; ++c) {
+                const uint2 u = q[c];
+                const float2 lo = __half22float2(*reinterpret_cast<const __half2*>(&u.x));
+                const float2 hi = __half22float2(*reinterpret_cast<const __half2*>(&u.y));
+                pv[4 * c] = lo.x, pv[4 * c + 1] = lo.y, pv[4 * c + 2] = hi.x, pv[4 * c + 3] = hi.y;
+            }
+            const float* xj = xc + std::int64_t(K) * columns[k];
+            for (int m = 0; m < B; ++m)
+                for (int c = 0; c < K; ++c) s[m] += pv[m * K + c] * xj[c];
+        }
+    group_sums<G>(s);
+    if (valid && t.lane == 0) {
+        const float unscale = values.scale[kHalfUnscale];
+        for (int m = 0; m < B; ++m) x[stride * std::int64_t(i) + m] += s[m] * unscale;
+    }
 }
 
 // x = M b with a dense n x n row-major M: one warp per row.

@@ -493,8 +493,8 @@ TEST(CudaSimulation, MatrixFreeProductEqualsAssembledProduct) {
                 const Cell cell = mesh.cells[mesh.num_cells() - 5];
                 DragSpring drag;
                 if (region) {
-                    drag = make_drag(free, {cell[0], cell[1], cell[2]}, {0.3, 0.3, 0.4}, 0.12,
-                                     500.0);
+                    drag =
+                        make_drag(free, {cell[0], cell[1], cell[2]}, {0.3, 0.3, 0.4}, 0.12, 500.0);
                     EXPECT_GT(drag.region.size(), 4u);
                 } else {
                     drag.vertices = {cell[0], cell[1], cell[2]};
@@ -518,8 +518,8 @@ TEST(CudaSimulation, MatrixFreeProductEqualsAssembledProduct) {
                     diff_atomic = std::max(diff_atomic, std::abs(a[k] - c[k]));
                 EXPECT_GT(scale, 0.0);
                 EXPECT_LT(diff, 2e-6 * scale)
-                    << material_name(material) << " p" << order << " region " << region
-                    << " diff " << diff << " scale " << scale;
+                    << material_name(material) << " p" << order << " region " << region << " diff "
+                    << diff << " scale " << scale;
                 EXPECT_LT(diff_atomic, 2e-6 * scale) << material_name(material) << " p" << order;
                 EXPECT_EQ(free.hessian_product(y, dir), a) << "gathered sums are reproducible";
             }

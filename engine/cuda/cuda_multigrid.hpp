@@ -20,7 +20,7 @@
 
 namespace edn::cuda {
 
-struct DeviceLevelBuild;   // cuda/multigrid_build.cuh
+struct DeviceLevelBuild;  // cuda/multigrid_build.cuh
 class MatrixFreeOperator; // cuda/matrix_free.cuh
 
 /// One level's symbolic arrays as the device keeps them (Multigrid::download_symbolic, for
@@ -108,6 +108,13 @@ public:
     /// owned.
     void set_fine_operator(MatrixFreeOperator* op) EDN_CUDA_ONLY;
     MatrixFreeOperator* fine_operator() const EDN_CUDA_ONLY;
+    /// Whether revalue() forms the order-p level's A P and diagonal from the fine operator's
+    /// values (MatrixFreeOperator::galerkin) instead of the matrix's blocks: with a fine operator
+    /// that can (its scratch lent), a given P and levels below it, unless switched off
+    /// (set_matrix_free_revalue, EDN_MATRIX_FREE_REVALUE=0). Then revalue() reads only the
+    /// pattern of `a`, whose values need not be assembled.
+    bool revalues_matrix_free() const EDN_CUDA_ONLY;
+    void set_matrix_free_revalue(bool on) EDN_CUDA_ONLY;
     /// Whether the cycle's fine-level products read the fine snapshot's upper part (each
     /// off-diagonal block once, A_ij^T x_i added by float atomics: faster, but the atomics' order
     /// varies the last bits from run to run; off for deterministic runs). Used for p = 1 widths

@@ -33,6 +33,25 @@ struct MatrixFreeDrag {
     float weights[3][3] = {};
 };
 
+/// p-multigrid's re-value targets on the order-p level (cuda/multigrid.cu): the given P (CSR
+/// over the fine nodes, blocks padded to 12 floats, isotropic: the weight w of w I at [0]), A P
+/// in its pattern (CSR over the fine nodes, padded blocks) and the diagonal blocks (9 planes of
+/// #nodes, row-major entries).
+struct GalerkinTargets {
+    const Index* p_offsets = nullptr;
+    const Index* p_columns = nullptr;
+    const float* p_values = nullptr;
+    const Index* ap_offsets = nullptr;
+    const Index* ap_columns = nullptr;
+    float* ap_values = nullptr;
+    float* diag = nullptr;
+    /// galerkin_transfer()'s output, fixed with P: each cell's nodes' P weights on its vertices'
+    /// columns ((t m + b) 4 + c) and the vertices' columns (4 t + c; -1: pinned)
+    float* cell_weights = nullptr;
+    Index* cell_columns = nullptr;
+    Index* ap_rows = nullptr; ///< each A P entry's row
+};
+
 class MatrixFreeOperator {
 public:
     enum class Scatter { Gather, Atomic };
@@ -62,6 +81,30 @@ public:
                   cudaStream_t stream) const;
     /// Copies the present values into the snapshot (on `stream`: capturable).
     void take_snapshot(cudaStream_t stream);
+    /// Scratch for galerkin() (device floats, not owned; nullptr: none): the backend lends its
+    /// element blocks' buffer, whose blocks the matrix-free evaluation leaves unwritten.
+    void set_scratch(float* scratch, std::size_t floats) {
+        scratch_ = floats >= galerkin_scratch_floats() ? scratch : nullptr;
+    }
+    std::size_t galerkin_scratch_floats() const;
+    bool can_galerkin() const { return scratch_ != nullptr; }
+    /// A P and the diagonal blocks of the present values without the assembled matrix (on
+    /// `stream`: capturable; needs can_galerkin()). An element's share of A P is K_e P_e, with
+    /// P_e its nodes' P weights on its corners' coarse columns (pinned nodes and columns: none):
+    /// at each point S_c = sum_e B_ce G_e, G_e = sum_b P_b dN_b,e, and (K_e P_e)_a =
+    /// sum_q sum_c dN_a,c S_c; K_aa = sum_q sum_ce dN_a,c dN_a,e B_ce. The parts go to the
+    /// scratch; a thread per entry (i, j) of A P (`ap_entries` of them) sums node i's parts of
+    /// column j in node->cells order (reproducible) with the node terms t .* P and the point
+    /// drag's blocks times P, and a thread per diagonal entry likewise. Equals A P of the
+    /// assembled matrix (cuda/multigrid.cu, k_product) to float rounding.
+    void galerkin(const GalerkinTargets& targets, Index ap_entries, cudaStream_t stream) const;
+    /// Fills targets.cell_weights (transfer_floats()), cell_columns (4 per cell) and ap_rows
+    /// (ap_entries) from P and A P's pattern: once per P (galerkin() reads them).
+    void galerkin_transfer(const GalerkinTargets& targets, cudaStream_t stream) const;
+    std::size_t transfer_floats() const {
+        return static_cast<std::size_t>(num_cells_) * lagrange_tet_num_nodes(order_) * 4;
+    }
+    Index num_cells() const { return num_cells_; }
     /// Device bytes held.
     std::size_t bytes() const;
     /// The pointers a captured graph over apply() depends on.
@@ -83,7 +126,8 @@ private:
     DeviceBuffer<std::uint16_t> half_; ///< the snapshot's values in half (half_snapshot)
     DeviceBuffer<float> half_scale_;   ///< [0] the largest |value| (bits), [1] its unscale
     NodeCellsView slots_;
-    MatrixFreeDrag drag_;   ///< the device's present drag (set_drag)
+    float* scratch_ = nullptr; ///< galerkin()'s parts (set_scratch)
+    MatrixFreeDrag drag_;      ///< the device's present drag (set_drag)
     bool drag_set_ = false;
     Scatter scatter_;
     const Index* cell_nodes_;

@@ -127,6 +127,35 @@ struct Multigrid::Impl {
     }
     bool upper_out_of_memory = false; // its allocation failed once: full products from then on
     bool half_products = true, half_any_size = false, half_out_of_memory = false;
+    /// revalues_matrix_free()'s switch (EDN_MATRIX_FREE_REVALUE=0: off)
+    bool matrix_free_revalue = [] {
+        const char* e = std::getenv("EDN_MATRIX_FREE_REVALUE");
+        return !(e && std::string_view(e) == "0");
+    }();
+    bool revalues_matrix_free() const {
+        return matrix_free_revalue && fine_op && fine_op->can_galerkin() && !levels.empty() &&
+               levels[0].ap_offsets.size() > 0;
+    }
+    /// The order-p level's transfer per cell for MatrixFreeOperator::galerkin (of fine op
+    /// `transfer_of`; P is fixed for the hierarchy's life).
+    DeviceBuffer<float> transfer_weights;
+    DeviceBuffer<Index> transfer_columns, transfer_rows;
+    const MatrixFreeOperator* transfer_of = nullptr;
+    GalerkinTargets galerkin_targets() {
+        Level& l0 = levels[0];
+        GalerkinTargets t;
+        t.p_offsets = l0.p_offsets.data();
+        t.p_columns = l0.p_columns.data();
+        t.p_values = l0.p_values.data();
+        t.ap_offsets = l0.ap_offsets.data();
+        t.ap_columns = l0.ap_columns.data();
+        t.ap_values = l0.ap_values.data();
+        t.diag = fine_diag.data();
+        t.cell_weights = transfer_weights.data();
+        t.cell_columns = transfer_columns.data();
+        t.ap_rows = transfer_rows.data();
+        return t;
+    }
     /// EDN_MULTIGRID_AP=float: the cycle's A P products in float (measurements)
     const bool ap_float = [] {
         const char* e = std::getenv("EDN_MULTIGRID_AP");
@@ -377,7 +406,7 @@ struct Multigrid::Impl {
                             h.coarse[l - 1].block;
     }
     template <int B> void lanczos(const DeviceOp& o, Level& level, int l);
-    template <int B, int K> void revalue_level(const DeviceOp& o, int l);
+    template <int B, int K> void revalue_level(const DeviceOp& o, int l, bool given_ap = false);
     template <int B>
     void chebyshev(const DeviceOp& o, const Level& level, int l, const float* bv, float* xv,
                    bool zero_start, const RowVector* given_ax = nullptr);
@@ -425,14 +454,17 @@ template <int B> void Multigrid::Impl::lanczos(const DeviceOp& o, Level& level, 
                                       level.coef.data());
 }
 
-template <int B, int K> void Multigrid::Impl::revalue_level(const DeviceOp& o, int l) {
+// given_ap: A P and the diagonal are formed already (the order-p level's matrix-free re-value).
+template <int B, int K>
+void Multigrid::Impl::revalue_level(const DeviceOp& o, int l, bool given_ap) {
     Level& level = levels[l];
     const Index n = o.p.num_rows;
     k_inverse_diag<B><<<grid_for(n), kThreads, 0, s>>>(o, level.inverse_diag.data());
     lanczos<B>(o, level, l);
     const float* omega = level.coef.data();
-    k_gather_blocks<B>
-        <<<grid_for(level.entries), kThreads, 0, s>>>(o, level.entries, level.blocks.data());
+    if (!given_ap)
+        k_gather_blocks<B>
+            <<<grid_for(level.entries), kThreads, 0, s>>>(o, level.entries, level.blocks.data());
     if (!level.fixed_prolongator)
         with_lanes(level.smooth_lanes, [&]<int G>() {
             k_smooth_prolongator<B, K, G><<<grid_for_groups(level.p_blocks, G), kThreads, 0, s>>>(
@@ -441,12 +473,13 @@ template <int B, int K> void Multigrid::Impl::revalue_level(const DeviceOp& o, i
                 level.smooth_offsets.data(), level.smooth_entries.data(), omega,
                 level.p_values.data());
         });
-    with_lanes(level.product_lanes, [&]<int G>() {
-        k_product<B, K, G><<<grid_for_groups(level.ap_blocks, G), kThreads, 0, s>>>(
-            level.blocks.data(), level.ap_blocks, level.pair_offsets.data(),
-            level.pair_entry.data(), level.pair_p.data(), level.p_values.data(),
-            level.ap_values.data());
-    });
+    if (!given_ap)
+        with_lanes(level.product_lanes, [&]<int G>() {
+            k_product<B, K, G><<<grid_for_groups(level.ap_blocks, G), kThreads, 0, s>>>(
+                level.blocks.data(), level.ap_blocks, level.pair_offsets.data(),
+                level.pair_entry.data(), level.pair_p.data(), level.p_values.data(),
+                level.ap_values.data());
+        });
     if (level.ap_half.size() > 0) { // the cycle's half copy of A P, scaled by its largest entry
         const std::int64_t count = static_cast<std::int64_t>(level.ap_values.size());
         float* scale = level.ap_scale.data();
@@ -949,6 +982,14 @@ MatrixFreeOperator* Multigrid::fine_operator() const {
     return impl_->fine_op;
 }
 
+bool Multigrid::revalues_matrix_free() const {
+    return impl_->revalues_matrix_free();
+}
+
+void Multigrid::set_matrix_free_revalue(bool on) {
+    impl_->matrix_free_revalue = on;
+}
+
 void Multigrid::set_upper_products(bool on, bool any_size) {
     impl_->upper_products = on;
     impl_->upper_any_size = any_size;
@@ -985,9 +1026,19 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
         m.fine_kernel_chosen = true;
         m.fine_diag = DeviceBuffer<float>(9 * static_cast<std::size_t>(a.pattern.num_rows));
         m.levels[0].entries = fine_slots + a.pattern.num_rows;
+    }
+    const bool given_ap = m.revalues_matrix_free();
+    if (given_ap &&
+        (m.transfer_of != m.fine_op || m.transfer_weights.size() != m.fine_op->transfer_floats())) {
+        m.transfer_weights = DeviceBuffer<float>(m.fine_op->transfer_floats());
+        m.transfer_columns = DeviceBuffer<Index>(4 * std::size_t(m.fine_op->num_cells()));
+        m.transfer_rows = DeviceBuffer<Index>(std::size_t(m.levels[0].ap_blocks));
+        m.fine_op->galerkin_transfer(m.galerkin_targets(), m.s);
+        m.transfer_of = m.fine_op;
+    }
+    if (!given_ap && !m.levels.empty() && m.levels[0].blocks.size() == 0) // (k_gather_blocks')
         m.levels[0].blocks =
             DeviceBuffer<float>(static_cast<std::size_t>(padded_block(9)) * m.levels[0].entries);
-    }
     if (m.l2_bytes < 0) {
         int device = 0, l2 = 0;
         EDN_CUDA_CHECK(cudaGetDevice(&device));
@@ -1036,6 +1087,10 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
     key.push_back(
         reinterpret_cast<std::uintptr_t>(m.fine_upper ? m.fine_upper->view().values : nullptr));
     m.add_fine_op_key(key);
+    key.push_back(given_ap);
+    key.push_back(reinterpret_cast<std::uintptr_t>(m.transfer_weights.data()));
+    key.push_back(reinterpret_cast<std::uintptr_t>(m.transfer_columns.data()));
+    key.push_back(reinterpret_cast<std::uintptr_t>(m.transfer_rows.data()));
     m.run(m.revalue_graph, key, [&] {
         if (m.fine_op) m.fine_op->take_snapshot(m.s);
         if (!m.levels.empty()) {
@@ -1043,8 +1098,12 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
                 EDN_CUDA_CHECK(cudaMemcpyAsync(m.fine_values.data(), a.values,
                                                m.fine_values.bytes(), cudaMemcpyDeviceToDevice,
                                                m.s));
-            EDN_CUDA_CHECK(cudaMemcpyAsync(m.fine_diag.data(), a.diag, m.fine_diag.bytes(),
-                                           cudaMemcpyDeviceToDevice, m.s));
+            if (given_ap) { // A P and the diagonal from the fine operator's values
+                m.fine_op->galerkin(m.galerkin_targets(), m.levels[0].ap_blocks, m.s);
+            } else {
+                EDN_CUDA_CHECK(cudaMemcpyAsync(m.fine_diag.data(), a.diag, m.fine_diag.bytes(),
+                                               cudaMemcpyDeviceToDevice, m.s));
+            }
         }
         for (std::size_t l = 0; l < m.levels.size(); ++l) {
             // the fine level as the snapshot (now equal to a; its values are a's when not kept):
@@ -1053,8 +1112,9 @@ void Multigrid::revalue(const BinBcsrMatrixView<float>& a) {
             const DeviceOp o =
                 l == 0 ? DeviceOp{3, a.pattern, values, m.fine_diag.data(), m.fixed.data()}
                        : m.op(a, static_cast<int>(l));
-            with_blocks(m.levels[l].block, m.levels[l].coarse_block,
-                        [&]<int B, int K>() { m.revalue_level<B, K>(o, static_cast<int>(l)); });
+            with_blocks(m.levels[l].block, m.levels[l].coarse_block, [&]<int B, int K>() {
+                m.revalue_level<B, K>(o, static_cast<int>(l), given_ap && l == 0);
+            });
         }
     });
     // the coarsest operator (<= coarsest_dofs), inverted on the host in double: one wait

@@ -21,9 +21,9 @@
 #include "cuda/element_cooperative.cuh"
 #include "cuda/inline_summation.cuh"
 #include "cuda/matrix_free.cuh"
-#include "solver/lanczos.hpp"
 #include "sim/material_dispatch.hpp"
 #include "sim/simulation_backend.hpp"
+#include "solver/lanczos.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -81,6 +81,19 @@ public:
         else
             cuda::spmv(assembly_->device_matrix(), rhs_.data(), pcg_dx_.data());
         return download(pcg_dx_);
+    }
+    std::vector<std::vector<double>> multigrid_levels(const std::vector<double>& y) override {
+        incremental_potential(y, nullptr);
+        evaluate(trial_.data(), kEnergy | kGradient | kHessian, g_.data());
+        restart_preconditioner();
+        assemble(trial_.data());
+        std::vector<std::vector<double>> levels;
+        for (int l = 0; multigrid_ && l + 1 < multigrid_->num_levels(); ++l) {
+            const std::vector<float> c = multigrid_->download_coarse(l);
+            levels.emplace_back(c.begin(), c.end());
+            levels.back().push_back(multigrid_->lambda_max(l));
+        }
+        return levels;
     }
     std::int64_t nnz_blocks() const override { return assembly_->nnz_blocks(); }
     std::size_t matrix_bytes() const override { return assembly_->matrix_bytes(); }
@@ -220,7 +233,7 @@ private:
     /// Hessian (the cooperative element kernels: no stiffness damping). EDN_MATRIX_FREE=0 turns
     /// it off.
     std::unique_ptr<cuda::MatrixFreeOperator> matrix_free_;
-    bool tangents_valid_ = false; ///< the last Hessian evaluation wrote matrix_free_'s values
+    bool tangents_valid_ = false;  ///< the last Hessian evaluation wrote matrix_free_'s values
     bool blocks_deferred_ = false; ///< ... and left its element blocks to assemble_matrix()
     bool matrix_at_y_ = false;     ///< the matrix is summed at the last assembly's y
     /// The matrix at y: the deferred element blocks, their sums, the node and drag terms.
@@ -429,9 +442,10 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     if (element_blocks_needed()) assembly_->device_element_blocks(block_layout()); // allocate once
     {
         const char* env = std::getenv("EDN_MATRIX_FREE");
-        const bool wanted = layout.order >= 2 &&
-                            preconditioner_in_use(settings, layout.order) == Preconditioner::Multigrid &&
-                      !(env && std::string_view(env) == "0");
+        const bool wanted =
+            layout.order >= 2 &&
+            preconditioner_in_use(settings, layout.order) == Preconditioner::Multigrid &&
+            !(env && std::string_view(env) == "0");
         // (EDN_MATRIX_FREE=atomic: the sums in float atomics; reproducible runs gather)
         const auto scatter = env && std::string_view(env) == "atomic" && !settings.deterministic
                                  ? cuda::MatrixFreeOperator::Scatter::Atomic
@@ -445,8 +459,8 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
                     if (wanted && cooperative_elements<P>(rule_))
                         matrix_free_ = std::make_unique<cuda::MatrixFreeOperator>(
                             P, rule_.num_points, reference_gradient_table<P>(rule_),
-                            assembly_->device_cell_nodes().nodes, nt, n, force_slots_view_,
-                            scatter, half_snapshot);
+                            assembly_->device_cell_nodes().nodes, nt, n, force_slots_view_, scatter,
+                            half_snapshot);
             });
         } catch (const Error& error) { // the assembled products remain
             if (error.code() != ErrorCode::OutOfMemory) throw;
@@ -478,7 +492,8 @@ void CudaBackend::launch_elements(const Material& material, const double* y, int
     if (!element_blocks_needed()) outputs &= ~kHessian; // assemble() computes them inline
     const cuda::BlockLayout blocks_layout = block_layout();
     const bool upper = blocks_layout == cuda::BlockLayout::Upper;
-    float* blocks = (outputs & kHessian) ? assembly_->device_element_blocks(blocks_layout) : nullptr;
+    float* blocks =
+        (outputs & kHessian) ? assembly_->device_element_blocks(blocks_layout) : nullptr;
     // p >= 2 without stiffness damping: m threads per element (element_cooperative.cuh).
     if (damping_coefficient() == 0.0 &&
         launch_cooperative_elements<P>(material, rest_elements_.data(), rule_, rule_f_,
@@ -550,11 +565,11 @@ void CudaBackend::assemble_matrix(const double* y) {
         with_material([&](const auto& material) {
             with_order(layout.order, [&]<int P>() {
                 if constexpr (P >= 2)
-                    launch_cooperative_hessian<P>(
-                        float_material(material), rest_elements_.data(), rule_f_, cn.nodes,
-                        mesh.num_cells(), y, project_hessians(),
-                        assembly_->device_element_blocks(blocks_layout),
-                        blocks_layout == cuda::BlockLayout::Upper);
+                    launch_cooperative_hessian<P>(float_material(material), rest_elements_.data(),
+                                                  rule_f_, cn.nodes, mesh.num_cells(), y,
+                                                  project_hessians(),
+                                                  assembly_->device_element_blocks(blocks_layout),
+                                                  blocks_layout == cuda::BlockLayout::Upper);
             });
         });
         blocks_deferred_ = false;
@@ -596,9 +611,17 @@ void CudaBackend::assemble(const double* y) {
         revalue = multigrid_refresh_.revalue_at_assembly(settings.multigrid_every_iteration);
     }
     // With the matrix-free products the matrix is summed only for a re-value of the hierarchy
-    // (its Galerkin products and snapshot diagonal).
+    // (its Galerkin products and snapshot diagonal), and not even then where the multigrid forms
+    // the order-p level's A P and diagonal from the values (MatrixFreeOperator::galerkin, in the
+    // element blocks' buffer, which the matrix-free evaluation leaves unwritten).
+    bool matrix_free_revalue = false;
+    if (matrix_free && revalue && element_blocks_needed()) {
+        float* scratch = assembly_->device_element_blocks(block_layout());
+        matrix_free_->set_scratch(scratch, assembly_->element_bytes() / sizeof(float));
+        matrix_free_revalue = multigrid_->revalues_matrix_free();
+    }
     matrix_at_y_ = false;
-    if (!matrix_free || revalue) assemble_matrix(y);
+    if (!matrix_free || (revalue && !matrix_free_revalue)) assemble_matrix(y);
     // The matrix-free product's share of the node terms (3 per node, the point drag's blocks).
     if (matrix_free) {
         float* t = matrix_free_->node_terms();
@@ -627,12 +650,17 @@ void CudaBackend::assemble(const double* y) {
         // the tentative prolongators follow the rigid-body modes of y (multigrid_modes)
         if (!settings.multigrid_rest_modes) multigrid_->retentative(rest_x_.data(), y);
         multigrid_->revalue(assembly_->device_matrix());
+        ++solver_setup.revalues;
+        if (matrix_free_revalue) {
+            ++solver_setup.matrix_free_revalues;
+            blocks_deferred_ = true; // (the scratch overwrote them)
+        }
         if (timed) {
             EDN_CUDA_CHECK(cudaDeviceSynchronize());
-            std::fprintf(stderr, "multigrid build: %-32s %8.3f ms\n", "first re-value",
-                         std::chrono::duration<double, std::milli>(
-                             std::chrono::steady_clock::now() - start)
-                             .count());
+            std::fprintf(
+                stderr, "multigrid build: %-32s %8.3f ms\n", "first re-value",
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count());
         }
     }
 }
@@ -650,7 +678,7 @@ void CudaBackend::build_multigrid(bool in_step) {
         const int degree = std::atoi(g);
         if (degree >= 1 && degree <= kMaxChebyshevDegree) mg.given_smoother_degree = degree;
     }
-    multigrid_.reset();    // (its memory first)
+    multigrid_.reset(); // (its memory first)
     // Built on the device (the host's hierarchy, bit for bit; p >= 2 with the P1 transfer of the
     // order-p space first); EDN_MULTIGRID_BUILD=host builds it on the host.
     const char* env = std::getenv("EDN_MULTIGRID_BUILD");

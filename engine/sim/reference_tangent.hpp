@@ -85,50 +85,109 @@ inline void reference_tangent_product(const T* d, int num_points, const T* dN, c
     }
 }
 
+/// The full 3 x 3 block B_ce (row-major) of one point's values d (B_ec = B_ce^T).
+template <class T>
+EDN_HOST_DEVICE inline void reference_tangent_block(const T* d, int c, int e, T B[9]) {
+    if (c == e) {
+        const T* D = d + 6 * c;
+        const T full[9] = {D[0], D[1], D[2], D[1], D[3], D[4], D[2], D[4], D[5]};
+        for (int i = 0; i < 9; ++i) B[i] = full[i];
+        return;
+    }
+    const int lo = c < e ? c : e, hi = c < e ? e : c;
+    const T* S = d + (lo == 0 ? (hi == 1 ? 18 : 27) : 36);
+    for (int r = 0; r < 3; ++r)
+        for (int k = 0; k < 3; ++k) B[3 * r + k] = c < e ? S[3 * r + k] : S[3 * k + r];
+}
+
+/// M_c = sum_e g_e B_ce (three row-major 3 x 3 blocks) of one point's values d: with g the
+/// reference gradient of a scalar field w, the element's tangent applied to w I before the test
+/// gradients, (K_e (w I))_a = sum_q sum_c dN_a,c M_c.
+template <class T>
+EDN_HOST_DEVICE inline void reference_tangent_columns(const T* d, const T g[3], T (*M)[9]) {
+    for (int c = 0; c < 3; ++c) {
+        for (int i = 0; i < 9; ++i) M[c][i] = T(0);
+        for (int e = 0; e < 3; ++e) {
+            T B[9];
+            reference_tangent_block(d, c, e, B);
+            for (int i = 0; i < 9; ++i) M[c][i] += g[e] * B[i];
+        }
+    }
+}
+
+/// sum_ce a_c a_e B_ce (row-major 3 x 3) of one point's values d: with a = dN_a a node's
+/// reference gradient, the point's share of the diagonal block K_aa.
+template <class T>
+EDN_HOST_DEVICE inline void reference_tangent_diagonal(const T* d, const T a[3], T k[9]) {
+    T M[3][9];
+    reference_tangent_columns(d, a, M);
+    for (int i = 0; i < 9; ++i) k[i] = a[0] * M[0][i] + a[1] * M[1][i] + a[2] * M[2][i];
+}
+
+/// An element's shares of p-multigrid's re-value without its blocks (the CPU reference of
+/// cuda::MatrixFreeOperator::galerkin): parts[(a 4 + c) 9] = (K_e P_e)_ac (row-major 3 x 3),
+/// P_e the element's transfer from its 4 vertices, node b taking w[4 b + c] I from vertex c
+/// (zero rows and columns where pinned), and diag[9 a] = K_aa, from its points' values `d` and
+/// the reference gradients dN (reference_tangent_product's layouts).
+template <int P, class T>
+inline void reference_galerkin_parts(const T* d, int num_points, const T* dN, const T* w, T* parts,
+                                     T* diag) {
+    constexpr int m = lagrange_tet_num_nodes(P);
+    for (int i = 0; i < m * 36; ++i) parts[i] = T(0);
+    for (int i = 0; i < m * 9; ++i) diag[i] = T(0);
+    for (int q = 0; q < num_points; ++q) {
+        const T* dq = dN + static_cast<std::size_t>(q) * m * 3;
+        const T* v = d + static_cast<std::size_t>(q) * kReferenceTangentValues;
+        for (int c = 0; c < 4; ++c) {
+            T g[3] = {};
+            for (int b = 0; b < m; ++b)
+                for (int e = 0; e < 3; ++e) g[e] += w[4 * b + c] * dq[3 * b + e];
+            T M[3][9];
+            reference_tangent_columns(v, g, M);
+            for (int a = 0; a < m; ++a)
+                for (int k = 0; k < 3; ++k)
+                    for (int i = 0; i < 9; ++i)
+                        parts[(a * 4 + c) * 9 + i] += dq[3 * a + k] * M[k][i];
+        }
+        for (int a = 0; a < m; ++a) {
+            T k[9];
+            reference_tangent_diagonal(v, dq + 3 * a, k);
+            for (int i = 0; i < 9; ++i) diag[9 * a + i] += k[i];
+        }
+    }
+}
+
 /// The element's P1 Galerkin operator P_e^T K_e P_e (4 x 4 blocks, row-major 3x3 each, `out`
 /// [(a 4 + b) 9]) from its points' values, P_e the interpolation of the vertex values to its m
 /// nodes: a linear field interpolated into order p is itself, so its gradient at every point is
 /// the P1 one and the operator is the P1 reference gradients G (vertex 0: (-1, -1, -1), vertex k:
 /// e_k) contracted with the points' summed values, sum_ce G_a,c G_b,e sum_q B_ce(q): the
 /// p-multigrid's first coarse operator without the element blocks (affine elements).
-template <class T>
-inline void p1_galerkin_blocks(const T* d, int num_points, T* out) {
+template <class T> inline void p1_galerkin_blocks(const T* d, int num_points, T* out) {
     T sum[kReferenceTangentValues] = {};
     for (int q = 0; q < num_points; ++q)
         for (int k = 0; k < kReferenceTangentValues; ++k)
             sum[k] += d[static_cast<std::size_t>(q) * kReferenceTangentValues + k];
     const T G[4][3] = {{-1, -1, -1}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
-    // B_ce as full 3x3 blocks from the 45 values (layout at the top of this file)
-    T B[3][3][9];
-    for (int c = 0; c < 3; ++c) {
-        const T* D = sum + 6 * c;
-        const T full[9] = {D[0], D[1], D[2], D[1], D[3], D[4], D[2], D[4], D[5]};
-        for (int i = 0; i < 9; ++i) B[c][c][i] = full[i];
-    }
-    constexpr int pairs[3][3] = {{0, 1, 18}, {0, 2, 27}, {1, 2, 36}};
-    for (const auto& pr : pairs)
-        for (int r = 0; r < 3; ++r)
-            for (int s = 0; s < 3; ++s) {
-                B[pr[0]][pr[1]][3 * r + s] = sum[pr[2] + 3 * r + s];
-                B[pr[1]][pr[0]][3 * s + r] = sum[pr[2] + 3 * r + s];
-            }
-    for (int a = 0; a < 4; ++a)
+    for (int a = 0; a < 4; ++a) {
+        T M[3][9];
+        reference_tangent_columns(sum, G[a], M); // M_c = sum_e G_a,e B_ce ...
         for (int b = 0; b < 4; ++b) {
             T* K = out + (a * 4 + b) * 9;
             for (int i = 0; i < 9; ++i) K[i] = T(0);
+            // ... and K_ab = sum_c G_b,c (sum_e G_a,e B_ce)^T's blocks: B_ce^T = B_ec
             for (int c = 0; c < 3; ++c)
-                for (int e = 0; e < 3; ++e) {
-                    const T w = G[a][c] * G[b][e];
-                    if (w == T(0)) continue;
-                    for (int i = 0; i < 9; ++i) K[i] += w * B[c][e][i];
-                }
+                for (int r = 0; r < 3; ++r)
+                    for (int k = 0; k < 3; ++k) K[3 * r + k] += G[b][c] * M[c][3 * k + r];
         }
+    }
 }
 
 /// Reference shape gradients dN_a/dxi of order P at every point of `rule`, as
 /// table[(q * m + a) * 3 + d]: what the cooperative value kernel maps by each element's inverse
 /// Jacobian (host side, uploaded once per order).
-template <int P> inline std::vector<double> reference_gradient_table(const QuadratureTet<double>& rule) {
+template <int P>
+inline std::vector<double> reference_gradient_table(const QuadratureTet<double>& rule) {
     constexpr int m = lagrange_tet_num_nodes(P);
     std::vector<double> table(static_cast<std::size_t>(rule.num_points) * m * 3);
     for (int q = 0; q < rule.num_points; ++q) {

@@ -291,6 +291,12 @@ std::vector<double> Simulation::hessian_product(const std::vector<double>& y,
     return backend_->hessian_product(y, v);
 }
 
+std::vector<std::vector<double>> Simulation::multigrid_levels(const std::vector<double>& y) {
+    const std::size_t n = 3 * static_cast<std::size_t>(backend_->layout.num_nodes());
+    EDN_VERIFY(y.size() == n, ErrorCode::Usage, "multigrid_levels: expected " << n << " values");
+    return backend_->multigrid_levels(y);
+}
+
 const std::vector<double>& Simulation::rest_positions() const {
     return backend_->rest;
 }
@@ -327,7 +333,9 @@ std::int64_t Simulation::nnz_blocks() const {
 std::size_t Simulation::matrix_bytes() const {
     return backend_->matrix_bytes();
 }
-std::size_t Simulation::matrix_free_bytes() const { return backend_->matrix_free_bytes(); }
+std::size_t Simulation::matrix_free_bytes() const {
+    return backend_->matrix_free_bytes();
+}
 
 std::size_t Simulation::element_block_bytes() const {
     return backend_->element_block_bytes();

@@ -143,9 +143,11 @@ SummationMethod summation_in_use(const SimulationSettings& s, int order, Index c
 /// current backend. A topology change's preparation builds it off the frame (pins as prepared);
 /// a step builds it when missing or built for other pins.
 struct SolverSetupStats {
-    int builds = 0;           ///< set-ups built on this backend (by a preparation or a step)
-    int builds_in_step = 0;   ///< of them, inside a step's assembly (the lazy path)
-    double last_build_ms = 0; ///< wall time of the newest build [ms]
+    int builds = 0;               ///< set-ups built on this backend (by a preparation or a step)
+    int builds_in_step = 0;       ///< of them, inside a step's assembly (the lazy path)
+    double last_build_ms = 0;     ///< wall time of the newest build [ms]
+    int revalues = 0;             ///< re-values of its levels (CUDA multigrid)
+    int matrix_free_revalues = 0; ///< of them, without the assembled matrix (p >= 2)
 };
 
 /// Milliseconds per stage of one step.
@@ -295,6 +297,10 @@ public:
                                  std::vector<double>* gradient = nullptr);
     /// H v with H the Hessian the Newton step assembles at y (pins not applied): for tests.
     std::vector<double> hessian_product(const std::vector<double>& y, const std::vector<double>& v);
+    /// The preconditioner's coarse levels as a solve after an assembly at y (3 per node) would
+    /// use them, freshly re-valued: per level, its coarse operator's values (then its diagonal)
+    /// and, last, its lambda_max; empty where the backend keeps no device multigrid: for tests.
+    std::vector<std::vector<double>> multigrid_levels(const std::vector<double>& y);
     /// Rest positions of the nodes.
     const std::vector<double>& rest_positions() const;
     /// Per-node lumped mass (HRZ for p >= 2).

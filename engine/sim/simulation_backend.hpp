@@ -91,6 +91,10 @@ public:
     /// H v for the Hessian of incremental_potential at y (as the Newton step assembles it).
     virtual std::vector<double> hessian_product(const std::vector<double>& y,
                                                 const std::vector<double>& v) = 0;
+    /// Simulation::multigrid_levels.
+    virtual std::vector<std::vector<double>> multigrid_levels(const std::vector<double>& /*y*/) {
+        return {};
+    }
     /// The PCG warm start the next step's first solve uses (3 per node, host copy); empty when
     /// none is kept or the backend does not hand it out (then a restored state starts cold).
     virtual std::vector<double> warm_start() const { return {}; }

@@ -528,6 +528,73 @@ TEST(CudaSimulation, MatrixFreeProductEqualsAssembledProduct) {
 // Steps with the matrix-free products (the CG's and the cycle's order-p level, from the
 // snapshot of each re-value) converge as the assembled ones and stay within the solves'
 // tolerance of their trajectory, at p = 2 and 3 with pins, gravity and a moving drag.
+// The order-p level's re-value from the matrix-free values (MatrixFreeOperator::galerkin: A P and
+// the diagonal without the assembled matrix) gives the hierarchy of the assembled re-value
+// (EDN_MATRIX_FREE_REVALUE=0): every coarse operator to float rounding and each level's
+// lambda_max, at p = 2, 3, with pinned nodes (p = 2 and 3 edge nodes pinned where a vertex of
+// their edge is not), mass, ground penalty and friction, and a point or a region drag, at a mild
+// deformation (with 0.004 as in MatrixFreeProductEqualsAssembledProduct, nearly inverted p = 3
+// neo-Hookean cells put float values near 1e19 into the levels, where either path's Lanczos
+// loses its digits). A missing node term, drag block or pin rule, or a wrong part, fails.
+TEST(CudaSimulation, MatrixFreeRevalueEqualsAssembledRevalue) {
+    EDN_SKIP_WITHOUT_CUDA();
+    const TetMesh mesh = make_box_tet_mesh(3, 3, 4, {0, 0, 0}, {0.2, 0.2, 0.3});
+    for (Material material : {Material::NeoHookean, Material::Corotational})
+        for (int order = 2; order <= 3; ++order)
+            for (bool region : {false, true}) {
+                SCOPED_TRACE(std::string(material_name(material)) + " p" + std::to_string(order) +
+                             (region ? " region drag" : " point drag"));
+                SimulationSettings s = on_cuda(SimulationSettings{});
+                s.material = material;
+                s.order = order;
+                s.preconditioner = Preconditioner::Multigrid;
+                s.ground_height = 0.04;
+                s.ground_friction = 5.0;
+                Simulation free(mesh, s), assembled(mesh, s);
+                std::vector<double> x = free.rest_positions(), v(x.size());
+                for (std::size_t k = 0; k < x.size(); ++k)
+                    x[k] += 0.0015 * std::sin(0.7 * k + 0.3), v[k] = 0.4 * std::cos(0.9 * k);
+                const Cell cell = mesh.cells[mesh.num_cells() - 5];
+                DragSpring drag;
+                if (region) {
+                    drag =
+                        make_drag(free, {cell[0], cell[1], cell[2]}, {0.3, 0.3, 0.4}, 0.12, 500.0);
+                } else {
+                    drag.vertices = {cell[0], cell[1], cell[2]};
+                    drag.weights = {0.2, 0.3, 0.5};
+                    drag.stiffness = 800.0;
+                }
+                drag.target = {0.3, 0.25, 0.35};
+                for (Simulation* sim : {&free, &assembled}) {
+                    sim->pin_below(0.04);
+                    sim->set_state(x, v);
+                    sim->set_drag(drag);
+                }
+                std::vector<double> y = x;
+                for (std::size_t k = 0; k < y.size(); ++k) y[k] += 0.0015 * std::cos(1.1 * k);
+                const auto a = free.multigrid_levels(y);
+                setenv("EDN_MATRIX_FREE_REVALUE", "0", 1); // (read where the hierarchy is built)
+                const auto b = assembled.multigrid_levels(y);
+                unsetenv("EDN_MATRIX_FREE_REVALUE");
+                EXPECT_GT(free.solver_setup().matrix_free_revalues, 0);
+                EXPECT_EQ(assembled.solver_setup().matrix_free_revalues, 0);
+                EXPECT_GT(assembled.solver_setup().revalues, 0);
+                ASSERT_EQ(a.size(), b.size());
+                ASSERT_GE(a.size(), 1u);
+                for (std::size_t l = 0; l < a.size(); ++l) {
+                    ASSERT_EQ(a[l].size(), b[l].size()) << "level " << l;
+                    double scale = 0, diff = 0;
+                    for (std::size_t k = 0; k + 1 < a[l].size(); ++k)
+                        scale = std::max(scale, std::abs(b[l][k])),
+                        diff = std::max(diff, std::abs(a[l][k] - b[l][k]));
+                    EXPECT_GT(scale, 0.0) << "level " << l;
+                    EXPECT_LT(diff, 1e-5 * scale) << "level " << l;
+                    EXPECT_NEAR(a[l].back(), b[l].back(), 1e-3 * b[l].back())
+                        << "lambda_max of level " << l;
+                }
+            }
+}
+
 TEST(CudaSimulation, MatrixFreeStepsFollowTheAssembledSteps) {
     EDN_SKIP_WITHOUT_CUDA();
     const TetMesh mesh = make_box_tet_mesh(3, 3, 8, {0, 0, 0}, {0.3, 0.3, 0.8});

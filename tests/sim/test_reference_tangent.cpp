@@ -26,7 +26,8 @@ std::vector<double> point_values(const Material& material, const RestElement<dou
         const auto pt = element_point<P>(rest, rule, q, x, false);
         TangentFrame<double> frame;
         material.tangent_frame(pt.F, project, frame);
-        reference_tangent(frame, rest.inverse_jacobian, pt.w, d.data() + q * kReferenceTangentValues);
+        reference_tangent(frame, rest.inverse_jacobian, pt.w,
+                          d.data() + q * kReferenceTangentValues);
     }
     return d;
 }
@@ -54,7 +55,8 @@ void check_product(const Material& material, double distortion, bool project, bo
     for (int a = 0; a < m; ++a)
         for (int b = 0; b < m; ++b)
             for (int r = 0; r < 3; ++r)
-                for (int c = 0; c < 3; ++c) want[a][r] += hess[(a * m + b) * 9 + 3 * r + c] * v[b][c];
+                for (int c = 0; c < 3; ++c)
+                    want[a][r] += hess[(a * m + b) * 9 + 3 * r + c] * v[b][c];
     for (int a = 0; a < m; ++a)
         for (int r = 0; r < 3; ++r) scale = std::max(scale, std::abs(want[a][r]));
 
@@ -70,8 +72,8 @@ void check_product(const Material& material, double distortion, bool project, bo
                 << " invert " << invert;
 }
 
-template <int P> void check_materials(double distortion, bool project, bool invert,
-                                      std::uint32_t seed) {
+template <int P>
+void check_materials(double distortion, bool project, bool invert, std::uint32_t seed) {
     check_product<P>(LinearMaterial<double>{kLame}, distortion, project, invert, seed);
     check_product<P>(NeoHookean<double>{kLame}, distortion, project, invert, seed);
     check_product<P>(Corotational<double>{kLame}, distortion, project, invert, seed);
@@ -113,7 +115,6 @@ TEST(ReferenceTangent, EveryValueMatters) {
     }
 }
 
-
 // The P1 Galerkin operator from the points' values (p1_galerkin_blocks) equals P_e^T K_e P_e of
 // the element Hessian and the vertex-to-node interpolation, for every material at p = 2, 3: what
 // an assembly-free re-value of p-multigrid's first coarse level would sum.
@@ -128,8 +129,8 @@ template <int P, class Material> void check_galerkin(const Material& material, s
     const QuadratureTet<double> rule = quadrature_for_degree<double>(element_quadrature_degree(P));
     double energy, grad[m][3];
     std::vector<double> hess(m * m * 9);
-    evaluate_element_generic<P>(material, rest, rule, x, kHessian, false, energy, grad,
-                                hess.data(), false);
+    evaluate_element_generic<P>(material, rest, rule, x, kHessian, false, energy, grad, hess.data(),
+                                false);
     const std::vector<double> d = point_values<P>(material, rest, rule, x, false);
     double got[16 * 9];
     p1_galerkin_blocks(d.data(), rule.num_points, got);
@@ -151,6 +152,64 @@ template <int P, class Material> void check_galerkin(const Material& material, s
                         << "p" << P << " block (" << v << ", " << w << ") entry " << r << c;
                 }
     EXPECT_GT(scale, 0.0);
+}
+
+// The order-p level's re-value shares from the points' values (reference_galerkin_parts: the
+// CPU reference of the CUDA matrix-free re-value) equal the element Hessian times the element's
+// transfer, K_e P_e, and its diagonal blocks K_aa, with a pinned node (its transfer row zero)
+// and a pinned vertex (its column zero), for every material at p = 2, 3.
+template <int P, class Material>
+void check_galerkin_parts(const Material& material, std::uint32_t seed) {
+    constexpr int m = lagrange_tet_num_nodes(P);
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> u(-1, 1);
+    double nodes[m][3], x[m][3];
+    const RestElement<double> rest = test::random_order_p_element<P>(rng, nodes);
+    for (int a = 0; a < m; ++a)
+        for (int d = 0; d < 3; ++d) x[a][d] = nodes[a][d] + 0.2 * u(rng);
+    const QuadratureTet<double> rule = quadrature_for_degree<double>(element_quadrature_degree(P));
+    double energy, grad[m][3];
+    std::vector<double> hess(m * m * 9);
+    evaluate_element_generic<P>(material, rest, rule, x, kHessian, true, energy, grad, hess.data(),
+                                false);
+    const std::vector<double> d = point_values<P>(material, rest, rule, x, true);
+    const std::vector<double> dN = reference_gradient_table<P>(rule);
+    std::vector<double> w(4 * m);
+    for (int b = 0; b < m; ++b)
+        for (int c = 0; c < 4; ++c)
+            w[4 * b + c] = (b == m - 1 || c == 2) ? 0.0 : local_node_barycentric(P, b)[c];
+    std::vector<double> parts(m * 36), diag(m * 9);
+    reference_galerkin_parts<P>(d.data(), rule.num_points, dN.data(), w.data(), parts.data(),
+                                diag.data());
+    double scale = 0;
+    for (int a = 0; a < m; ++a)
+        for (int c = 0; c < 4; ++c)
+            for (int r = 0; r < 3; ++r)
+                for (int k = 0; k < 3; ++k) {
+                    double want = 0; // sum_b K_ab w_bc
+                    for (int b = 0; b < m; ++b)
+                        want += hess[(a * m + b) * 9 + 3 * r + k] * w[4 * b + c];
+                    scale = std::max(scale, std::abs(want));
+                    EXPECT_NEAR(parts[(a * 4 + c) * 9 + 3 * r + k], want,
+                                1e-9 * (1 + std::abs(want)))
+                        << "p" << P << " node " << a << " vertex " << c;
+                }
+    for (int a = 0; a < m; ++a)
+        for (int i = 0; i < 9; ++i)
+            EXPECT_NEAR(diag[9 * a + i], hess[(a * m + a) * 9 + i],
+                        1e-9 * (1 + std::abs(hess[(a * m + a) * 9 + i])))
+                << "p" << P << " node " << a;
+    EXPECT_GT(scale, 0.0);
+}
+
+TEST(ReferenceTangent, GalerkinPartsEqualTheElementHessianTimesItsTransfer) {
+    for (std::uint32_t seed : {3u, 11u}) {
+        check_galerkin_parts<2>(NeoHookean<double>{kLame}, seed);
+        check_galerkin_parts<3>(NeoHookean<double>{kLame}, seed);
+        check_galerkin_parts<2>(Corotational<double>{kLame}, seed);
+        check_galerkin_parts<3>(Corotational<double>{kLame}, seed);
+        check_galerkin_parts<3>(LinearMaterial<double>{kLame}, seed);
+    }
 }
 
 TEST(ReferenceTangent, P1GalerkinBlocksEqualTheProjectedElementHessian) {

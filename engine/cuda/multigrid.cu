@@ -311,40 +311,37 @@ struct Multigrid::Impl {
     /// Allocates or frees each coarse operator's half copy as set_half_products asks (before
     /// a re-value's capture: its pointers are part of the graphs' keys).
     void update_half_copies() {
-        for (Level& level : levels) {
-            const bool want_ap =
-                half_products && !half_out_of_memory && !ap_float && level.ap_offsets.size() > 0 &&
-                (half_any_size || level.ap_values.bytes() > static_cast<std::size_t>(l2_bytes));
-            if (!want_ap) {
-                level.ap_half = DeviceBuffer<__half>();
-                level.ap_scale = DeviceBuffer<float>();
-            } else if (level.ap_half.size() != level.ap_values.size()) {
+        // a copy of `values` in `half` (and its scale slots) when `want`, else none; false when
+        // there is no room (then float products from now on)
+        const auto keep = [&](bool want, const DeviceBuffer<float>& values,
+                              DeviceBuffer<__half>& half, DeviceBuffer<float>& scale) {
+            if (!want) {
+                half = DeviceBuffer<__half>();
+                scale = DeviceBuffer<float>();
+            } else if (half.size() != values.size()) {
                 try {
-                    level.ap_half = DeviceBuffer<__half>(level.ap_values.size());
-                    level.ap_scale = DeviceBuffer<float>(2);
-                } catch (const Error& e) { // no room: float products from now on
+                    half = DeviceBuffer<__half>(values.size());
+                    scale = DeviceBuffer<float>(2);
+                } catch (const Error& e) {
                     if (e.code() != ErrorCode::OutOfMemory) throw;
-                    half_out_of_memory = true;
-                    update_half_copies();
-                    return;
+                    return false;
                 }
             }
-            const bool want =
-                half_products && !half_out_of_memory && level.coarse_block > 3 &&
-                (half_any_size || level.c_values.bytes() > static_cast<std::size_t>(l2_bytes));
-            if (!want) {
-                level.c_half = DeviceBuffer<__half>();
-                level.c_scale = DeviceBuffer<float>();
-            } else if (level.c_half.size() != level.c_values.size()) {
-                try {
-                    level.c_half = DeviceBuffer<__half>(level.c_values.size());
-                    level.c_scale = DeviceBuffer<float>(2);
-                } catch (const Error& e) { // no room: float products from now on
-                    if (e.code() != ErrorCode::OutOfMemory) throw;
-                    half_out_of_memory = true;
-                    update_half_copies();
-                    return;
-                }
+            return true;
+        };
+        const auto larger_than_l2 = [&](const DeviceBuffer<float>& v) {
+            return half_any_size || v.bytes() > static_cast<std::size_t>(l2_bytes);
+        };
+        for (Level& level : levels) {
+            const bool on = half_products && !half_out_of_memory;
+            if (!keep(on && !ap_float && level.ap_offsets.size() > 0 &&
+                          larger_than_l2(level.ap_values),
+                      level.ap_values, level.ap_half, level.ap_scale) ||
+                !keep(on && level.coarse_block > 3 && larger_than_l2(level.c_values),
+                      level.c_values, level.c_half, level.c_scale)) {
+                half_out_of_memory = true;
+                update_half_copies(); // (frees them all)
+                return;
             }
         }
     }
@@ -557,7 +554,7 @@ void Multigrid::Impl::cycle(const BinBcsrMatrixView<float>& a, int l, const floa
         if (level.ap_offsets.size() > 0) { // a given P: A (x + P x_c) = A x + (A P) x_c
             with_lanes(level.ap_lanes, [&]<int G>() {
                 if (level.ap_half.size() > 0)
-                    k_prolong_half<B, K, G><<<grid_for_groups(n, G), kThreads, 0, s>>>(
+                    k_prolong<B, K, G><<<grid_for_groups(n, G), kThreads, 0, s>>>(
                         n, level.ap_offsets.data(), level.ap_columns.data(),
                         HalfOperator{level.ap_half.data(), level.ap_scale.data()}, xc,
                         const_cast<float*>(ax.v), ax.stride);

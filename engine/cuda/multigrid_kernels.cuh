@@ -853,56 +853,50 @@ __global__ void k_restrict(Index nc, const Index* offsets, const Index* blocks, 
         for (int c = 0; c < K; ++c) bc[K * I + c] = s[c];
 }
 
-// x += P xc: G lanes per fine row, splitting its P blocks; row i's B values at x[stride * i]
-// (also ax += (A P) xc, ax possibly the fine upper product's float4 rows).
-template <int B, int K, int G>
-__global__ void k_prolong(Index n, const Index* offsets, const Index* columns,
-                          const float* p_values, const float* xc, float* x, int stride) {
-    const Lane<G> t;
-    const bool valid = t.item < n;
-    const Index i = valid ? static_cast<Index>(t.item) : 0;
-    float s[B] = {};
-    if (valid)
-        for (Index k = offsets[i] + t.lane; k < offsets[i + 1]; k += G) {
-            float pv[padded_block(B * K)];
-            load_padded<B * K>(p_values + std::int64_t(k) * padded_block(B * K), pv);
-            const float* xj = xc + std::int64_t(K) * columns[k];
-            for (int m = 0; m < B; ++m)
-                for (int c = 0; c < K; ++c) s[m] += pv[m * K + c] * xj[c];
-        }
-    group_sums<G>(s);
-    if (valid && t.lane == 0)
-        for (int m = 0; m < B; ++m) x[stride * std::int64_t(i) + m] += s[m];
+// Block k of B*K values, padded (padded_block), from floats or from a scaled half copy
+// (HalfOperator: padded_block halves, 8-byte loads; its unscale applied to the sums).
+template <int N>
+__device__ void load_values(const float* v, Index k, float (&out)[padded_block(N)]) {
+    load_padded<N>(v + std::int64_t(k) * padded_block(N), out);
+}
+template <int N>
+__device__ void load_values(const HalfOperator& v, Index k, float (&out)[padded_block(N)]) {
+    const uint2* q = reinterpret_cast<const uint2*>(v.values + std::int64_t(k) * padded_block(N));
+    for (int c = 0; c < padded_block(N) / 4; ++c) {
+        const uint2 u = q[c];
+        const float2 lo = __half22float2(*reinterpret_cast<const __half2*>(&u.x));
+        const float2 hi = __half22float2(*reinterpret_cast<const __half2*>(&u.y));
+        out[4 * c] = lo.x, out[4 * c + 1] = lo.y, out[4 * c + 2] = hi.x, out[4 * c + 3] = hi.y;
+    }
+}
+__device__ inline float unscale_of(const float*) {
+    return 1.f;
+}
+__device__ inline float unscale_of(const HalfOperator& v) {
+    return v.scale[kHalfUnscale];
 }
 
-// k_prolong with the blocks in half precision, scaled (k_max_abs, k_to_half): the cycle's
-// ax += (A P) xc of a given P where A P does not fit the L2 cache; the sums in float, unscaled
-// once. Blocks padded as the float ones (padded_block halves: 8-byte loads).
-template <int B, int K, int G>
-__global__ void k_prolong_half(Index n, const Index* offsets, const Index* columns,
-                               HalfOperator values, const float* xc, float* x, int stride) {
+// x += P xc: G lanes per fine row, splitting its P blocks; row i's B values at x[stride * i]
+// (also ax += (A P) xc, ax possibly the fine upper product's float4 rows; A P's values float or
+// a half copy where it does not fit the L2 cache).
+template <int B, int K, int G, class Values>
+__global__ void k_prolong(Index n, const Index* offsets, const Index* columns, Values values,
+                          const float* xc, float* x, int stride) {
     const Lane<G> t;
     const bool valid = t.item < n;
     const Index i = valid ? static_cast<Index>(t.item) : 0;
     float s[B] = {};
     if (valid)
         for (Index k = offsets[i] + t.lane; k < offsets[i + 1]; k += G) {
-            const uint2* q = reinterpret_cast<const uint2*>(values.values +
-                                                            std::int64_t(k) * padded_block(B * K));
             float pv[padded_block(B * K)];
-            for (int c = 0; c < padded_block(B * K) / 4; ++c) {
-                const uint2 u = q[c];
-                const float2 lo = __half22float2(*reinterpret_cast<const __half2*>(&u.x));
-                const float2 hi = __half22float2(*reinterpret_cast<const __half2*>(&u.y));
-                pv[4 * c] = lo.x, pv[4 * c + 1] = lo.y, pv[4 * c + 2] = hi.x, pv[4 * c + 3] = hi.y;
-            }
+            load_values<B * K>(values, k, pv);
             const float* xj = xc + std::int64_t(K) * columns[k];
             for (int m = 0; m < B; ++m)
                 for (int c = 0; c < K; ++c) s[m] += pv[m * K + c] * xj[c];
         }
     group_sums<G>(s);
     if (valid && t.lane == 0) {
-        const float unscale = values.scale[kHalfUnscale];
+        const float unscale = unscale_of(values);
         for (int m = 0; m < B; ++m) x[stride * std::int64_t(i) + m] += s[m] * unscale;
     }
 }

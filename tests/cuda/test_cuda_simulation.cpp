@@ -456,6 +456,34 @@ TEST(CudaSimulation, HessianProductMatchesCpu) {
     }
 }
 
+// The matrix-free tests' settings: the multigrid at order p, with ground penalty and friction.
+SimulationSettings matrix_free_test_settings(Material material, int order) {
+    SimulationSettings s = on_cuda(SimulationSettings{});
+    s.material = material;
+    s.order = order;
+    s.preconditioner = Preconditioner::Multigrid;
+    s.ground_height = 0.04;
+    s.ground_friction = 5.0;
+    return s;
+}
+
+// The matrix-free tests' drag: a region drag around three vertices of a cell near the end of
+// `mesh`'s cells (more than four nodes), or a point drag between them.
+DragSpring matrix_free_test_drag(Simulation& sim, const TetMesh& mesh, bool region) {
+    const Cell cell = mesh.cells[mesh.num_cells() - 5];
+    DragSpring drag;
+    if (region) {
+        drag = make_drag(sim, {cell[0], cell[1], cell[2]}, {0.3, 0.3, 0.4}, 0.12, 500.0);
+        EXPECT_GT(drag.region.size(), 4u);
+    } else {
+        drag.vertices = {cell[0], cell[1], cell[2]};
+        drag.weights = {0.2, 0.3, 0.5};
+        drag.stiffness = 800.0;
+    }
+    drag.target = {0.3, 0.25, 0.35};
+    return drag;
+}
+
 // The matrix-free product of p >= 2 (cuda/matrix_free.cuh: the default with the multigrid)
 // equals the assembled matrix's product (EDN_MATRIX_FREE=0) to float rounding, with every term
 // the assembly adds: mass, ground penalty and friction, the point drag's blocks between three
@@ -473,12 +501,7 @@ TEST(CudaSimulation, MatrixFreeProductEqualsAssembledProduct) {
     for (Material material : {Material::NeoHookean, Material::Corotational, Material::Linear})
         for (int order = 2; order <= 3; ++order)
             for (bool region : {false, true}) {
-                SimulationSettings s = on_cuda(SimulationSettings{});
-                s.material = material;
-                s.order = order;
-                s.preconditioner = Preconditioner::Multigrid;
-                s.ground_height = 0.04;
-                s.ground_friction = 5.0;
+                const SimulationSettings s = matrix_free_test_settings(material, order);
                 Simulation free(mesh, s);
                 setenv("EDN_MATRIX_FREE", "0", 1);
                 Simulation assembled(mesh, s);
@@ -490,18 +513,7 @@ TEST(CudaSimulation, MatrixFreeProductEqualsAssembledProduct) {
                 std::vector<double> x = free.rest_positions(), v(x.size());
                 for (std::size_t k = 0; k < x.size(); ++k)
                     x[k] += 0.004 * std::sin(0.7 * k + 0.3), v[k] = 0.4 * std::cos(0.9 * k);
-                const Cell cell = mesh.cells[mesh.num_cells() - 5];
-                DragSpring drag;
-                if (region) {
-                    drag =
-                        make_drag(free, {cell[0], cell[1], cell[2]}, {0.3, 0.3, 0.4}, 0.12, 500.0);
-                    EXPECT_GT(drag.region.size(), 4u);
-                } else {
-                    drag.vertices = {cell[0], cell[1], cell[2]};
-                    drag.weights = {0.2, 0.3, 0.5};
-                    drag.stiffness = 800.0;
-                }
-                drag.target = {0.3, 0.25, 0.35};
+                const DragSpring drag = matrix_free_test_drag(free, mesh, region);
                 for (Simulation* sim : {&free, &assembled, &atomic}) {
                     sim->set_state(x, v);
                     sim->set_drag(drag);
@@ -544,27 +556,12 @@ TEST(CudaSimulation, MatrixFreeRevalueEqualsAssembledRevalue) {
             for (bool region : {false, true}) {
                 SCOPED_TRACE(std::string(material_name(material)) + " p" + std::to_string(order) +
                              (region ? " region drag" : " point drag"));
-                SimulationSettings s = on_cuda(SimulationSettings{});
-                s.material = material;
-                s.order = order;
-                s.preconditioner = Preconditioner::Multigrid;
-                s.ground_height = 0.04;
-                s.ground_friction = 5.0;
+                const SimulationSettings s = matrix_free_test_settings(material, order);
                 Simulation free(mesh, s), assembled(mesh, s);
                 std::vector<double> x = free.rest_positions(), v(x.size());
                 for (std::size_t k = 0; k < x.size(); ++k)
                     x[k] += 0.0015 * std::sin(0.7 * k + 0.3), v[k] = 0.4 * std::cos(0.9 * k);
-                const Cell cell = mesh.cells[mesh.num_cells() - 5];
-                DragSpring drag;
-                if (region) {
-                    drag =
-                        make_drag(free, {cell[0], cell[1], cell[2]}, {0.3, 0.3, 0.4}, 0.12, 500.0);
-                } else {
-                    drag.vertices = {cell[0], cell[1], cell[2]};
-                    drag.weights = {0.2, 0.3, 0.5};
-                    drag.stiffness = 800.0;
-                }
-                drag.target = {0.3, 0.25, 0.35};
+                const DragSpring drag = matrix_free_test_drag(free, mesh, region);
                 for (Simulation* sim : {&free, &assembled}) {
                     sim->pin_below(0.04);
                     sim->set_state(x, v);

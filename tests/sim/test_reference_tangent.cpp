@@ -115,23 +115,36 @@ TEST(ReferenceTangent, EveryValueMatters) {
     }
 }
 
+/// A random order-P element moved by up to 0.2 per coordinate: its rule, its element Hessian
+/// (the generic 9x9 path, projected with `project`) and its points' 45 values.
+template <int P> struct DeformedElement {
+    static constexpr int m = lagrange_tet_num_nodes(P);
+    QuadratureTet<double> rule = quadrature_for_degree<double>(element_quadrature_degree(P));
+    std::vector<double> hess = std::vector<double>(m * m * 9), d;
+    template <class Material>
+    DeformedElement(const Material& material, std::uint32_t seed, bool project) {
+        std::mt19937 rng(seed);
+        std::uniform_real_distribution<double> u(-1, 1);
+        double nodes[m][3], x[m][3];
+        const RestElement<double> rest = test::random_order_p_element<P>(rng, nodes);
+        for (int a = 0; a < m; ++a)
+            for (int k = 0; k < 3; ++k) x[a][k] = nodes[a][k] + 0.2 * u(rng);
+        double energy, grad[m][3];
+        evaluate_element_generic<P>(material, rest, rule, x, kHessian, project, energy, grad,
+                                    hess.data(), false);
+        d = point_values<P>(material, rest, rule, x, project);
+    }
+};
+
 // The P1 Galerkin operator from the points' values (p1_galerkin_blocks) equals P_e^T K_e P_e of
 // the element Hessian and the vertex-to-node interpolation, for every material at p = 2, 3: what
 // an assembly-free re-value of p-multigrid's first coarse level would sum.
 template <int P, class Material> void check_galerkin(const Material& material, std::uint32_t seed) {
     constexpr int m = lagrange_tet_num_nodes(P);
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<double> u(-1, 1);
-    double nodes[m][3], x[m][3];
-    const RestElement<double> rest = test::random_order_p_element<P>(rng, nodes);
-    for (int a = 0; a < m; ++a)
-        for (int d = 0; d < 3; ++d) x[a][d] = nodes[a][d] + 0.2 * u(rng);
-    const QuadratureTet<double> rule = quadrature_for_degree<double>(element_quadrature_degree(P));
-    double energy, grad[m][3];
-    std::vector<double> hess(m * m * 9);
-    evaluate_element_generic<P>(material, rest, rule, x, kHessian, false, energy, grad, hess.data(),
-                                false);
-    const std::vector<double> d = point_values<P>(material, rest, rule, x, false);
+    const DeformedElement<P> el(material, seed, false);
+    const std::vector<double>& hess = el.hess;
+    const std::vector<double>& d = el.d;
+    const QuadratureTet<double>& rule = el.rule;
     double got[16 * 9];
     p1_galerkin_blocks(d.data(), rule.num_points, got);
     double scale = 0;
@@ -161,18 +174,10 @@ template <int P, class Material> void check_galerkin(const Material& material, s
 template <int P, class Material>
 void check_galerkin_parts(const Material& material, std::uint32_t seed) {
     constexpr int m = lagrange_tet_num_nodes(P);
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<double> u(-1, 1);
-    double nodes[m][3], x[m][3];
-    const RestElement<double> rest = test::random_order_p_element<P>(rng, nodes);
-    for (int a = 0; a < m; ++a)
-        for (int d = 0; d < 3; ++d) x[a][d] = nodes[a][d] + 0.2 * u(rng);
-    const QuadratureTet<double> rule = quadrature_for_degree<double>(element_quadrature_degree(P));
-    double energy, grad[m][3];
-    std::vector<double> hess(m * m * 9);
-    evaluate_element_generic<P>(material, rest, rule, x, kHessian, true, energy, grad, hess.data(),
-                                false);
-    const std::vector<double> d = point_values<P>(material, rest, rule, x, true);
+    const DeformedElement<P> el(material, seed, true);
+    const std::vector<double>& hess = el.hess;
+    const std::vector<double>& d = el.d;
+    const QuadratureTet<double>& rule = el.rule;
     const std::vector<double> dN = reference_gradient_table<P>(rule);
     std::vector<double> w(4 * m);
     for (int b = 0; b < m; ++b)

@@ -431,8 +431,9 @@ void launch_cooperative_hessian(const FloatMaterial& material, const RestElement
 
 /// Launches the cooperative kernels of order P >= 2 elements (no stiffness damping): the float
 /// Hessian blocks into `blocks` when outputs has kHessian (in the upper layout with `upper`), the
-/// double energies and (kGradient) forces; with `tangents` and kHessian the one-pass kernel that
-/// writes the matrix-free product's values with the energies and forces. False (nothing
+/// double energies and (kGradient) forces; with `tangents` (the caller wants the Hessian as the
+/// matrix-free product's values) the one-pass kernel that writes them with the energies and
+/// forces. False (nothing
 /// launched) for p = 1 or a larger rule.
 template <int P, class Material>
 bool launch_cooperative_elements(const Material& material, const RestElement<double>* rest,
@@ -450,7 +451,7 @@ bool launch_cooperative_elements(const Material& material, const RestElement<dou
         if (blocks)
             launch_cooperative_hessian<P>(float_material(material), rest, rule_f, cell_nodes, nt, y,
                                           project, blocks, upper);
-        if (tangents && (outputs & kHessian)) {
+        if (tangents) { // (the caller's Hessian: with inline summation outputs lacks it)
             using C = CooperativePass<P, kMaxQ>;
             element_pass_cooperative_kernel<P, kMaxQ>
                 <<<static_cast<unsigned int>((nt + C::kElements - 1) / C::kElements),

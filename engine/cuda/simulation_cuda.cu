@@ -615,9 +615,12 @@ void CudaBackend::assemble(const double* y) {
     // the order-p level's A P and diagonal from the values (MatrixFreeOperator::galerkin, in the
     // element blocks' buffer, which the matrix-free evaluation leaves unwritten).
     bool matrix_free_revalue = false;
-    if (matrix_free && revalue && element_blocks_needed()) {
-        float* scratch = assembly_->device_element_blocks(block_layout());
-        matrix_free_->set_scratch(scratch, assembly_->element_bytes() / sizeof(float));
+    if (matrix_free && revalue) { // (the scratch lent anew each time: the buffer may have moved)
+        if (element_blocks_needed())
+            matrix_free_->set_scratch(assembly_->device_element_blocks(block_layout()),
+                                      assembly_->element_bytes() / sizeof(float));
+        else
+            matrix_free_->set_scratch(nullptr, 0);
         matrix_free_revalue = multigrid_->revalues_matrix_free();
     }
     matrix_at_y_ = false;
@@ -830,6 +833,8 @@ PcgResult CudaBackend::float_solve(const PcgSettings& pcg) {
             if (!matrix_at_y_) assemble_matrix(y_.data()); // (matrix-free: not summed yet)
             if (!settings.multigrid_rest_modes) multigrid_->retentative(rest_x_.data(), y_.data());
             multigrid_->revalue(a);
+            // (a re-value from the values used the element blocks' buffer as its scratch)
+            if (multigrid_->revalues_matrix_free()) blocks_deferred_ = true;
             multigrid_refresh_.revalued_now();
             EDN_CUDA_CHECK(cudaMemsetAsync(pcg_dx_.data(), 0, pcg_dx_.bytes()));
             PcgSettings cold = pcg;

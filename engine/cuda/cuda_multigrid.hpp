@@ -115,6 +115,8 @@ public:
     /// pattern of `a`, whose values need not be assembled.
     bool revalues_matrix_free() const EDN_CUDA_ONLY;
     void set_matrix_free_revalue(bool on) EDN_CUDA_ONLY;
+    /// Device bytes of that re-value's per-cell transfer table (0 before the first one).
+    std::size_t matrix_free_revalue_bytes() const EDN_CUDA_ONLY;
     /// Whether the cycle's fine-level products read the fine snapshot's upper part (each
     /// off-diagonal block once, A_ij^T x_i added by float atomics: faster, but the atomics' order
     /// varies the last bits from run to run; off for deterministic runs). Used for p = 1 widths

@@ -67,14 +67,10 @@ __global__ void gather_kernel(const float* __restrict__ t, const MatrixFreeDrag*
     }
     T out[3] = {t[k] * x[k], t[k + 1] * x[k + 1], t[k + 2] * x[k + 2]};
     if (drag->active) add_drag(*drag, x, i, out);
-    Index simplex = 0;
-    const CsrView& csr = slots.csr_of(i, simplex);
-    int j = 0, per = 1;
-    node_in_simplex(slots.layout, i, j, per);
-    for (Index s = csr.offsets[simplex]; s < csr.offsets[simplex + 1]; ++s) {
-        const T* f = parts + 3 * static_cast<std::int64_t>(csr.indices[std::int64_t(s) * per + j]);
+    slots.for_each_incidence(i, [&](Index slot) {
+        const T* f = parts + 3 * static_cast<std::int64_t>(slot);
         out[0] += f[0], out[1] += f[1], out[2] += f[2];
-    }
+    });
     if (g)
         for (int d = 0; d < 3; ++d) out[d] = -g[k + d] - out[d];
     y[k] = out[0], y[k + 1] = out[1], y[k + 2] = out[2];
@@ -348,12 +344,7 @@ __global__ void galerkin_ap_kernel(GalerkinTargets g, const float* __restrict__ 
                 add_p_row(drag->vertices[b], w, w, w);
             }
         }
-    Index simplex = 0;
-    const CsrView& csr = slots.csr_of(i, simplex);
-    int j = 0, per = 1;
-    node_in_simplex(slots.layout, i, j, per);
-    for (Index s = csr.offsets[simplex]; s < csr.offsets[simplex + 1]; ++s) {
-        const Index slot = csr.indices[std::int64_t(s) * per + j]; // cell * m + local node
+    slots.for_each_incidence(i, [&](Index slot) { // slot = cell * m + local node
         const std::int64_t cell = slot / m;
         const int a = static_cast<int>(slot - cell * m);
         const Index* columns = g.cell_columns + 4 * cell;
@@ -362,7 +353,7 @@ __global__ void galerkin_ap_kernel(GalerkinTargets g, const float* __restrict__ 
                 const float* part = parts + part_at(cell, c, a, m);
                 for (int r = 0; r < 9; ++r) acc[r] += part[r];
             }
-    }
+    });
     float* to = g.ap_values + 12 * at;
     for (int r = 0; r < 12; ++r) to[r] = r < 9 ? acc[r] : 0.f;
 }
@@ -381,15 +372,10 @@ __global__ void galerkin_diagonal_kernel(GalerkinTargets g, const float* __restr
         for (int a = 0; a < 3; ++a)
             for (int b = 0; b < 3; ++b)
                 if (drag->vertices[a] == i && drag->vertices[b] == i) v += drag->weights[a][b];
-    Index simplex = 0;
-    const CsrView& csr = slots.csr_of(i, simplex);
-    int j = 0, per = 1;
-    node_in_simplex(slots.layout, i, j, per);
-    for (Index s = csr.offsets[simplex]; s < csr.offsets[simplex + 1]; ++s) {
-        const Index slot = csr.indices[std::int64_t(s) * per + j];
+    slots.for_each_incidence(i, [&](Index slot) {
         const std::int64_t cell = slot / m;
         v += parts[part_at(cell, 4, static_cast<int>(slot - cell * m), m) + r];
-    }
+    });
     g.diag[static_cast<std::int64_t>(r) * n + i] = v;
 }
 

@@ -983,6 +983,11 @@ bool Multigrid::revalues_matrix_free() const {
     return impl_->revalues_matrix_free();
 }
 
+std::size_t Multigrid::matrix_free_revalue_bytes() const {
+    const Impl& m = *impl_;
+    return m.transfer_weights.bytes() + m.transfer_columns.bytes() + m.transfer_rows.bytes();
+}
+
 void Multigrid::set_matrix_free_revalue(bool on) {
     impl_->matrix_free_revalue = on;
 }

@@ -101,8 +101,9 @@ public:
     std::size_t element_block_bytes() const override { // blocks, or p = 1 inline's frames
         return assembly_->element_bytes() + frame_records_.bytes();
     }
-    std::size_t matrix_free_bytes() const override {
-        return matrix_free_ ? matrix_free_->bytes() : 0;
+    std::size_t matrix_free_bytes() const override { // the values and the re-value's table
+        if (!matrix_free_) return 0;
+        return matrix_free_->bytes() + (multigrid_ ? multigrid_->matrix_free_revalue_bytes() : 0);
     }
     void pins_changed() override {
         EDN_CUDA_CHECK(

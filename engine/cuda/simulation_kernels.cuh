@@ -325,15 +325,10 @@ __global__ void node_kernel(NodeTerms terms, NodeCellsView force_slots, const do
     }
     node_energy[i] = e;
     if (!with_gradient) return;
-    Index simplex = 0;
-    const CsrView& csr = force_slots.csr_of(i, simplex);
-    int j = 0, per = 1;
-    node_in_simplex(force_slots.layout, i, j, per);
-    for (Index k = csr.offsets[simplex]; k < csr.offsets[simplex + 1]; ++k) {
-        const Index slot = csr.indices[static_cast<std::int64_t>(k) * per + j];
+    force_slots.for_each_incidence(i, [&](Index slot) {
         const double* f = forces + 3 * static_cast<std::int64_t>(slot);
         g[0] += f[0], g[1] += f[1], g[2] += f[2];
-    }
+    });
     const bool pinned = fixed[i] != 0;
     for (int d = 0; d < 3; ++d)
         gradient[3 * static_cast<std::int64_t>(i) + d] = pinned ? 0.0 : g[d];

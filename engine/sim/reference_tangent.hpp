@@ -157,32 +157,6 @@ inline void reference_galerkin_parts(const T* d, int num_points, const T* dN, co
     }
 }
 
-/// The element's P1 Galerkin operator P_e^T K_e P_e (4 x 4 blocks, row-major 3x3 each, `out`
-/// [(a 4 + b) 9]) from its points' values, P_e the interpolation of the vertex values to its m
-/// nodes: a linear field interpolated into order p is itself, so its gradient at every point is
-/// the P1 one and the operator is the P1 reference gradients G (vertex 0: (-1, -1, -1), vertex k:
-/// e_k) contracted with the points' summed values, sum_ce G_a,c G_b,e sum_q B_ce(q): the
-/// p-multigrid's first coarse operator without the element blocks (affine elements).
-template <class T> inline void p1_galerkin_blocks(const T* d, int num_points, T* out) {
-    T sum[kReferenceTangentValues] = {};
-    for (int q = 0; q < num_points; ++q)
-        for (int k = 0; k < kReferenceTangentValues; ++k)
-            sum[k] += d[static_cast<std::size_t>(q) * kReferenceTangentValues + k];
-    const T G[4][3] = {{-1, -1, -1}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
-    for (int a = 0; a < 4; ++a) {
-        T M[3][9];
-        reference_tangent_columns(sum, G[a], M); // M_c = sum_e G_a,e B_ce ...
-        for (int b = 0; b < 4; ++b) {
-            T* K = out + (a * 4 + b) * 9;
-            for (int i = 0; i < 9; ++i) K[i] = T(0);
-            // ... and K_ab = sum_c G_b,c (sum_e G_a,e B_ce)^T's blocks: B_ce^T = B_ec
-            for (int c = 0; c < 3; ++c)
-                for (int r = 0; r < 3; ++r)
-                    for (int k = 0; k < 3; ++k) K[3 * r + k] += G[b][c] * M[c][3 * k + r];
-        }
-    }
-}
-
 /// Reference shape gradients dN_a/dxi of order P at every point of `rule`, as
 /// table[(q * m + a) * 3 + d]: what the cooperative value kernel maps by each element's inverse
 /// Jacobian (host side, uploaded once per order).

@@ -32,6 +32,21 @@ const char* summation_method_name(SummationMethod method);
 /// Parses a summation method name; nullopt when unknown.
 std::optional<SummationMethod> parse_summation_method(std::string_view name);
 
+/// Node i's place among the nodes of its simplex (vertex, edge or face) and their number: the
+/// nodes of one simplex share its node->cells row, so a per-node table over that row has `per`
+/// entries per incidence (p = 3: two nodes per edge).
+EDN_HOST_DEVICE inline void node_in_simplex(const NodeLayout& layout, Index i, int& j, int& per) {
+    if (i < layout.num_vertices) {
+        j = 0, per = 1;
+    } else if (i < layout.first_face_node()) {
+        per = static_cast<int>(layout.nodes_per_edge());
+        j = static_cast<int>((i - layout.first_edge_node()) % per);
+    } else {
+        per = static_cast<int>(layout.nodes_per_face());
+        j = static_cast<int>((i - layout.first_face_node()) % per);
+    }
+}
+
 /// node -> incident cells, through the simplex the node belongs to.
 struct NodeCellsView {
     NodeLayout layout;
@@ -50,22 +65,20 @@ struct NodeCellsView {
         simplex = layout.face_of_node(node);
         return face_cells;
     }
-};
 
-/// Node i's place among the nodes of its simplex (vertex, edge or face) and their number: the
-/// nodes of one simplex share its node->cells row, so a per-node table over that row has `per`
-/// entries per incidence (p = 3: two nodes per edge).
-EDN_HOST_DEVICE inline void node_in_simplex(const NodeLayout& layout, Index i, int& j, int& per) {
-    if (i < layout.num_vertices) {
-        j = 0, per = 1;
-    } else if (i < layout.first_face_node()) {
-        per = static_cast<int>(layout.nodes_per_edge());
-        j = static_cast<int>((i - layout.first_edge_node()) % per);
-    } else {
-        per = static_cast<int>(layout.nodes_per_face());
-        j = static_cast<int>((i - layout.first_face_node()) % per);
+    /// body(entry) for each of node i's incidences in node->cells order, where entry is the
+    /// node's own one of a per-node table over node->cells (`per` entries per incidence,
+    /// node_in_simplex); for node->cells itself (per = 1 at vertices) the cell.
+    template <class Body>
+    EDN_HOST_DEVICE void for_each_incidence(Index i, Body&& body) const {
+        Index simplex = 0;
+        const CsrView& csr = csr_of(i, simplex);
+        int j = 0, per = 1;
+        node_in_simplex(layout, i, j, per);
+        for (Index s = csr.offsets[simplex]; s < csr.offsets[simplex + 1]; ++s)
+            body(csr.indices[static_cast<std::int64_t>(s) * per + j]);
     }
-}
+};
 
 /// #T x m table of cell nodes.
 struct CellNodesView {

@@ -136,37 +136,6 @@ template <int P> struct DeformedElement {
     }
 };
 
-// The P1 Galerkin operator from the points' values (p1_galerkin_blocks) equals P_e^T K_e P_e of
-// the element Hessian and the vertex-to-node interpolation, for every material at p = 2, 3: what
-// an assembly-free re-value of p-multigrid's first coarse level would sum.
-template <int P, class Material> void check_galerkin(const Material& material, std::uint32_t seed) {
-    constexpr int m = lagrange_tet_num_nodes(P);
-    const DeformedElement<P> el(material, seed, false);
-    const std::vector<double>& hess = el.hess;
-    const std::vector<double>& d = el.d;
-    const QuadratureTet<double>& rule = el.rule;
-    double got[16 * 9];
-    p1_galerkin_blocks(d.data(), rule.num_points, got);
-    double scale = 0;
-    for (int v = 0; v < 4; ++v)
-        for (int w = 0; w < 4; ++w)
-            for (int r = 0; r < 3; ++r)
-                for (int c = 0; c < 3; ++c) {
-                    double want = 0; // sum_ab P_av K_ab P_bw
-                    for (int a = 0; a < m; ++a) {
-                        const double pa = local_node_barycentric(P, a)[v];
-                        if (pa == 0) continue;
-                        for (int b = 0; b < m; ++b)
-                            want += pa * local_node_barycentric(P, b)[w] *
-                                    hess[(a * m + b) * 9 + 3 * r + c];
-                    }
-                    scale = std::max(scale, std::abs(want));
-                    EXPECT_NEAR(got[(v * 4 + w) * 9 + 3 * r + c], want, 1e-9 * (1 + std::abs(want)))
-                        << "p" << P << " block (" << v << ", " << w << ") entry " << r << c;
-                }
-    EXPECT_GT(scale, 0.0);
-}
-
 // The order-p level's re-value shares from the points' values (reference_galerkin_parts: the
 // CPU reference of the CUDA matrix-free re-value) equal the element Hessian times the element's
 // transfer, K_e P_e, and its diagonal blocks K_aa, with a pinned node (its transfer row zero)
@@ -214,15 +183,6 @@ TEST(ReferenceTangent, GalerkinPartsEqualTheElementHessianTimesItsTransfer) {
         check_galerkin_parts<2>(Corotational<double>{kLame}, seed);
         check_galerkin_parts<3>(Corotational<double>{kLame}, seed);
         check_galerkin_parts<3>(LinearMaterial<double>{kLame}, seed);
-    }
-}
-
-TEST(ReferenceTangent, P1GalerkinBlocksEqualTheProjectedElementHessian) {
-    for (std::uint32_t seed : {2u, 9u}) {
-        check_galerkin<2>(NeoHookean<double>{kLame}, seed);
-        check_galerkin<3>(NeoHookean<double>{kLame}, seed);
-        check_galerkin<2>(Corotational<double>{kLame}, seed);
-        check_galerkin<3>(LinearMaterial<double>{kLame}, seed);
     }
 }
 

@@ -47,6 +47,10 @@ struct Multigrid::Impl {
         DeviceBuffer<float> ap_scale;
         SpmvKernel spmv_kernel; // 3 x 3 blocks: choose_spmv_kernel of this level's operator
         DeviceBuffer<float> tentative, p_values, ap_values, inverse_diag;
+        /// A given P's weights when its blocks are all w I (p-multigrid), for the cycle's
+        /// transfers (IsotropicWeights: 4 bytes a block, not 48; 187K p = 3, H200: the
+        /// prolongation 44.5 us, the restriction 63 us a cycle before); empty otherwise.
+        DeviceBuffer<float> p_weights;
         /// The operator's blocks, contiguous (k_gather_blocks): #slots + #rows entries; for the
         /// fine level allocated at the first re-value (its pattern lives on the device).
         DeviceBuffer<float> blocks;
@@ -540,17 +544,26 @@ void Multigrid::Impl::cycle(const BinBcsrMatrixView<float>& a, int l, const floa
         const RowVector ax = product<B>(o, xv, r[l].data(), l);
         float* bc = b[l + 1].data();
         float* xc = x[l + 1].data();
-        with_lanes(level.restrict_lanes, [&]<int G>() { // b_c = P^T (b - A x)
-            k_restrict<B, K, G><<<grid_for_groups(level.nc, G), kThreads, 0, s>>>(
-                level.nc, level.r_offsets.data(), level.r_blocks.data(), level.r_rows.data(),
-                level.p_values.data(), bv, ax, bc);
-        });
-        cycle(a, l + 1, bc, xc);
-        with_lanes(level.prolong_lanes, [&]<int G>() {
-            k_prolong<B, K, G><<<grid_for_groups(n, G), kThreads, 0, s>>>(
-                n, level.p_offsets.data(), level.p_columns.data(), level.p_values.data(), xc, xv,
-                B);
-        });
+        const auto transfer = [&](auto values) {
+            with_lanes(level.restrict_lanes, [&]<int G>() { // b_c = P^T (b - A x)
+                k_restrict<B, K, G><<<grid_for_groups(level.nc, G), kThreads, 0, s>>>(
+                    level.nc, level.r_offsets.data(), level.r_blocks.data(), level.r_rows.data(),
+                    values, bv, ax, bc);
+            });
+            cycle(a, l + 1, bc, xc);
+            with_lanes(level.prolong_lanes, [&]<int G>() {
+                k_prolong<B, K, G><<<grid_for_groups(n, G), kThreads, 0, s>>>(
+                    n, level.p_offsets.data(), level.p_columns.data(), values, xc, xv, B);
+            });
+        };
+        if constexpr (B == K) {
+            if (level.p_weights.size() > 0)
+                transfer(IsotropicWeights{level.p_weights.data()});
+            else
+                transfer(level.p_values.data());
+        } else {
+            transfer(level.p_values.data());
+        }
         if (level.ap_offsets.size() > 0) { // a given P: A (x + P x_c) = A x + (A P) x_c
             with_lanes(level.ap_lanes, [&]<int G>() {
                 if (level.ap_half.size() > 0)
@@ -741,6 +754,17 @@ void Multigrid::Impl::init(const MultigridHierarchy& h, int forced_lanes, int fo
         EDN_CUDA_CHECK(cudaMemsetAsync(d.c_values.data(), 0, d.c_values.bytes()));
     }
     batch.flush();
+    for (Impl::Level& d : m.levels) // a given P of w I blocks: its weights for the cycle
+        if (d.fixed_prolongator && d.block == 3 && d.coarse_block == 3 && d.p_blocks > 0) {
+            d.p_weights = DeviceBuffer<float>(static_cast<std::size_t>(d.p_blocks));
+            DeviceBuffer<int> mixed = zeros<int>(1);
+            k_isotropic_weights<<<grid_for(d.p_blocks), kThreads>>>(d.p_values.data(), d.p_blocks,
+                                                                   d.p_weights.data(),
+                                                                   mixed.data());
+            int any = 0;
+            EDN_CUDA_CHECK(cudaMemcpy(&any, mixed.data(), sizeof any, cudaMemcpyDeviceToHost));
+            if (any) d.p_weights = DeviceBuffer<float>();
+        }
     if (lap) lap("upload: levels");
     m.coarsest_block = h.coarse.empty() ? 3 : h.coarse.back().block;
     m.coarsest_rows = h.coarse.empty() ? m.fine_rows : h.coarse.back().pattern.num_rows;

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstring>
 #include <cuda_fp16.h>
+#include <type_traits>
 
 namespace edn::cuda {
 namespace {
@@ -178,6 +179,12 @@ struct HalfOperator {
     const __half* values;
     const float*
         scale; // [kHalfMax] the largest diagonal entry (A P: entry), [kHalfUnscale] 1 / the scale
+};
+
+// A given P whose blocks are all w I (p-multigrid's Lagrange transfer): one weight per block,
+// so the cycle's transfers read 4 bytes a block instead of its padded 48 (k_isotropic_weights).
+struct IsotropicWeights {
+    const float* w;
 };
 
 // P and A P blocks (B x K) are stored padded to a multiple of 4 floats (3 x 6: 20), 16-byte
@@ -831,21 +838,27 @@ __global__ void k_galerkin(BinBcsrPatternView cp, Index count, const Index* g_en
 
 // bc = P^T (b - ax): G lanes per coarse node, splitting its P blocks (the residual is formed as
 // it is read).
-template <int B, int K, int G>
+template <int B, int K, int G, class Values>
 __global__ void k_restrict(Index nc, const Index* offsets, const Index* blocks, const Index* rows,
-                           const float* p_values, const float* b, RowVector ax, float* bc) {
+                           Values p_values, const float* b, RowVector ax, float* bc) {
     const Lane<G> t;
     const bool valid = t.item < nc;
     const Index I = valid ? static_cast<Index>(t.item) : 0;
     float s[K] = {};
     if (valid)
         for (Index k = offsets[I] + t.lane; k < offsets[I + 1]; k += G) {
-            float pv[padded_block(B * K)];
-            load_padded<B * K>(p_values + std::int64_t(blocks[k]) * padded_block(B * K), pv);
             const Index row = rows[k];
-            for (int m = 0; m < B; ++m) {
-                const float ri = b[std::int64_t(B) * row + m] - ax(row, m);
-                for (int c = 0; c < K; ++c) s[c] += pv[m * K + c] * ri;
+            if constexpr (std::is_same_v<Values, IsotropicWeights>) {
+                static_assert(B == K, "w I blocks are square");
+                const float w = p_values.w[blocks[k]];
+                for (int m = 0; m < B; ++m) s[m] += w * (b[std::int64_t(B) * row + m] - ax(row, m));
+            } else {
+                float pv[padded_block(B * K)];
+                load_padded<B * K>(p_values + std::int64_t(blocks[k]) * padded_block(B * K), pv);
+                for (int m = 0; m < B; ++m) {
+                    const float ri = b[std::int64_t(B) * row + m] - ax(row, m);
+                    for (int c = 0; c < K; ++c) s[c] += pv[m * K + c] * ri;
+                }
             }
         }
     group_sums<G>(s);
@@ -872,6 +885,20 @@ __device__ void load_values(const HalfOperator& v, Index k, float (&out)[padded_
 __device__ inline float unscale_of(const float*) {
     return 1.f;
 }
+__device__ inline float unscale_of(const IsotropicWeights&) {
+    return 1.f;
+}
+
+// w[k] = block k's [0] where every block of the n padded 3 x 3 blocks is w I; else *mixed = 1.
+__global__ void k_isotropic_weights(const float* blocks, Index n, float* w, int* mixed) {
+    const Index k = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k >= n) return;
+    const float* v = blocks + std::int64_t(k) * padded_block(9);
+    w[k] = v[0];
+    if (v[1] != 0 || v[2] != 0 || v[3] != 0 || v[5] != 0 || v[6] != 0 || v[7] != 0 ||
+        v[4] != v[0] || v[8] != v[0])
+        *mixed = 1;
+}
 __device__ inline float unscale_of(const HalfOperator& v) {
     return v.scale[kHalfUnscale];
 }
@@ -888,11 +915,17 @@ __global__ void k_prolong(Index n, const Index* offsets, const Index* columns, V
     float s[B] = {};
     if (valid)
         for (Index k = offsets[i] + t.lane; k < offsets[i + 1]; k += G) {
-            float pv[padded_block(B * K)];
-            load_values<B * K>(values, k, pv);
             const float* xj = xc + std::int64_t(K) * columns[k];
-            for (int m = 0; m < B; ++m)
-                for (int c = 0; c < K; ++c) s[m] += pv[m * K + c] * xj[c];
+            if constexpr (std::is_same_v<Values, IsotropicWeights>) {
+                static_assert(B == K, "w I blocks are square");
+                const float w = values.w[k];
+                for (int m = 0; m < B; ++m) s[m] += w * xj[m];
+            } else {
+                float pv[padded_block(B * K)];
+                load_values<B * K>(values, k, pv);
+                for (int m = 0; m < B; ++m)
+                    for (int c = 0; c < K; ++c) s[m] += pv[m * K + c] * xj[c];
+            }
         }
     group_sums<G>(s);
     if (valid && t.lane == 0) {

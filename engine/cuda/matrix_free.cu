@@ -16,11 +16,15 @@ constexpr int kThreads = 128;
 /// p = 2, 14 at p = 3).
 template <int P> constexpr int kMaxPoints = P == 2 ? 4 : 14;
 
-template <int P> struct ProductShape {
+/// kPer elements per thread in the point phase: 2 where it measured faster (H200, 187K, per
+/// product: p = 3 half values 177 -> 154 us, float 186 -> 184; p = 2 half 49.6 -> 42.3, but
+/// float 52.9 -> 62.6, so 1 there).
+template <int P, int kPer> struct ProductShape {
     static constexpr int m = lagrange_tet_num_nodes(P);
-    static constexpr int kQ = kMaxPoints<P>;        ///< threads per element (one per point)
-    static constexpr int kElements = kThreads / kQ; ///< elements per block (p = 2: 32, 3: 9)
-    static constexpr int kBlock = kElements * kQ;   ///< threads per block
+    static_assert(m % 2 == 0, "node pairs");
+    static constexpr int kQ = kMaxPoints<P>;                  ///< threads per element group
+    static constexpr int kElements = kPer * (kThreads / kQ); ///< per block
+    static constexpr int kBlock = kThreads / kQ * kQ;         ///< threads per block
 };
 
 /// The point drag's blocks of row i times x, added to out.
@@ -77,12 +81,15 @@ __global__ void gather_kernel(const float* __restrict__ t, const MatrixFreeDrag*
 }
 
 /// The element products (K_e x_e): kElements elements per block (grid-stride over groups, the
-/// reference gradients loaded once per block), a thread per element and point. The block gathers
-/// its elements' node values into shared memory (consecutive cells: coalesced), thread (e, q)
-/// forms gh_e = sum_b dN_b,e(q) x_b, reads its point's twelve float4 planes (consecutive points
-/// of consecutive cells: coalesced) and puts s_c = sum_e B_ce gh_e into shared memory; then the
-/// block sums (K_e x_e)_a = sum_q sum_c dN_a,c(q) s_c(q) per (element, node) and adds it into y
-/// (Atomic) or writes it to parts (Gather, coalesced).
+/// reference gradients loaded once per block), a thread per pair of elements and point. The
+/// block gathers its elements' node values into shared memory (consecutive cells: coalesced),
+/// thread (pair, q) forms both elements' gh_e = sum_b dN_b,e(q) x_b (each gradient read once for
+/// the two), reads each point's twelve float4 planes (consecutive points of consecutive cells:
+/// coalesced) and puts s_c = sum_e B_ce gh_e into shared memory; then a thread per (element,
+/// pair of nodes) sums (K_e x_e)_a = sum_q sum_c dN_a,c(q) s_c(q) for both nodes (each s read
+/// once for the two) and adds it into y (Atomic) or writes it to parts (Gather, coalesced). The
+/// kernel is bound by the L1/shared pipe (ncu, 187K p = 3 half values: 85% busy at 32
+/// registers, full occupancy), so the pairs cut its shared reads by about a third.
 /// One float4 plane of a point's values: float, or half (HalfPlane, scaled by take_snapshot).
 struct HalfPlane {
     __half2 a, b;
@@ -96,20 +103,20 @@ __device__ __forceinline__ float4 load_plane(const HalfPlane* p) {
     return make_float4(a.x, a.y, b.x, b.y);
 }
 
-template <int P, bool kAtomic, class T, class Plane>
+template <int P, bool kAtomic, class T, class Plane, int kPer>
 __global__ void __launch_bounds__(kThreads)
     element_product_kernel(const Plane* __restrict__ d, const float* __restrict__ unscale,
                            std::int64_t stride, const float* __restrict__ dN_table,
                            const Index* __restrict__ cell_nodes, Index num_cells, int nq,
                            const T* __restrict__ x, T* y) {
-    using S = ProductShape<P>;
+    using S = ProductShape<P, kPer>;
     constexpr int m = S::m, E = S::kElements, kQ = S::kQ;
     __shared__ float dn[kQ * m * 3];
     __shared__ Index nodes[E * m];
     __shared__ T xs[E * m][3];
     __shared__ T ss[E][kQ][9];
     for (int i = threadIdx.x; i < nq * m * 3; i += blockDim.x) dn[i] = dN_table[i];
-    const int local = threadIdx.x / kQ, q = threadIdx.x % kQ;
+    const int pair = threadIdx.x / kQ, q = threadIdx.x % kQ;
     const Index groups = (num_cells + E - 1) / E;
     for (Index group = blockIdx.x; group < groups; group += gridDim.x) {
         const Index t0 = group * E;
@@ -122,53 +129,70 @@ __global__ void __launch_bounds__(kThreads)
             xs[i][0] = xn[0], xs[i][1] = xn[1], xs[i][2] = xn[2];
         }
         __syncthreads();
-        if (local < count && q < nq) {
+        const int e0 = kPer * pair;
+        if (e0 < count && q < nq) {
+            // the group's gh from one read of each gradient
+            const int n = count - e0 < kPer ? count - e0 : kPer;
             const float* dq = dn + q * m * 3;
-            const T(*xe)[3] = xs + local * m;
-            T gh[3][3] = {};
+            T gh[kPer][3][3] = {};
             for (int b = 0; b < m; ++b) {
-                const T x0 = xe[b][0], x1 = xe[b][1], x2 = xe[b][2];
+                T xb[kPer][3];
+                for (int k = 0; k < kPer; ++k) {
+                    const T* xk = xs[(e0 + (k < n ? k : 0)) * m + b];
+                    xb[k][0] = xk[0], xb[k][1] = xk[1], xb[k][2] = xk[2];
+                }
                 for (int e = 0; e < 3; ++e) {
                     const T g = dq[3 * b + e];
-                    gh[e][0] += g * x0;
-                    gh[e][1] += g * x1;
-                    gh[e][2] += g * x2;
+                    for (int k = 0; k < kPer; ++k)
+                        for (int i = 0; i < 3; ++i) gh[k][e][i] += g * xb[k][i];
                 }
             }
-            if (unscale) {
-                const T u = *unscale; // (the half values' scale)
-                for (int e = 0; e < 3; ++e) gh[e][0] *= u, gh[e][1] *= u, gh[e][2] *= u;
-            }
-            T v[4 * MatrixFreeOperator::kPlanes];
-            const Plane* src = d + (static_cast<std::int64_t>(t0) + local) * nq + q;
+            const T u = unscale ? T(*unscale) : T(1); // (the half values' scale)
 #pragma unroll
-            for (int k = 0; k < MatrixFreeOperator::kPlanes; ++k) {
-                const float4 w = load_plane(src + k * stride);
-                v[4 * k] = w.x, v[4 * k + 1] = w.y, v[4 * k + 2] = w.z, v[4 * k + 3] = w.w;
+            for (int k = 0; k < kPer; ++k) {
+                if (k == n) break;
+                const int local = e0 + k;
+                T gk[3][3];
+                for (int e = 0; e < 3; ++e)
+                    for (int i = 0; i < 3; ++i) gk[e][i] = gh[k][e][i] * u;
+                T v[4 * MatrixFreeOperator::kPlanes];
+                const Plane* src = d + (static_cast<std::int64_t>(t0) + local) * nq + q;
+#pragma unroll
+                for (int j = 0; j < MatrixFreeOperator::kPlanes; ++j) {
+                    const float4 w = load_plane(src + j * stride);
+                    v[4 * j] = w.x, v[4 * j + 1] = w.y, v[4 * j + 2] = w.z, v[4 * j + 3] = w.w;
+                }
+                T s[3][3];
+                apply_reference_tangent(v, gk, s);
+                for (int c = 0; c < 3; ++c)
+                    for (int i = 0; i < 3; ++i) ss[local][q][3 * c + i] = s[c][i];
             }
-            T s[3][3];
-            apply_reference_tangent(v, gh, s);
-            for (int c = 0; c < 3; ++c)
-                for (int i = 0; i < 3; ++i) ss[local][q][3 * c + i] = s[c][i];
         }
         __syncthreads();
-        for (int i = threadIdx.x; i < count * m; i += blockDim.x) {
-            const int e = i / m, a = i - e * m;
-            T f[3] = {0, 0, 0};
+        // a thread per (element, node pair): each point's s read once for both nodes
+        for (int i = threadIdx.x; i < count * (m / 2); i += blockDim.x) {
+            const int e = i / (m / 2), a = 2 * (i - e * (m / 2));
+            T f[2][3] = {};
             for (int p = 0; p < nq; ++p) {
-                const float* dq = dn + (p * m + a) * 3;
+                const float* dq = dn + (p * m + a) * 3; // nodes a and a + 1
                 const T* sp = ss[e][p];
                 for (int c = 0; c < 3; ++c)
-                    for (int r = 0; r < 3; ++r) f[r] += dq[c] * sp[3 * c + r];
+                    for (int r = 0; r < 3; ++r) {
+                        const T sv = sp[3 * c + r];
+                        f[0][r] += dq[c] * sv, f[1][r] += dq[3 + c] * sv;
+                    }
             }
-            if constexpr (kAtomic) {
-                T* yn = y + 3 * static_cast<std::int64_t>(nodes[i]);
-                atomicAdd(yn, f[0]);
-                atomicAdd(yn + 1, f[1]);
-                atomicAdd(yn + 2, f[2]);
-            } else {
-                T* out = y + 3 * (static_cast<std::int64_t>(t0) * m + i);
-                out[0] = f[0], out[1] = f[1], out[2] = f[2];
+            const int at = e * m + a;
+            for (int k = 0; k < 2; ++k) {
+                if constexpr (kAtomic) {
+                    T* yn = y + 3 * static_cast<std::int64_t>(nodes[at + k]);
+                    atomicAdd(yn, f[k][0]);
+                    atomicAdd(yn + 1, f[k][1]);
+                    atomicAdd(yn + 2, f[k][2]);
+                } else {
+                    T* out = y + 3 * (static_cast<std::int64_t>(t0) * m + at + k);
+                    out[0] = f[k][0], out[1] = f[k][1], out[2] = f[k][2];
+                }
             }
         }
     }
@@ -480,24 +504,27 @@ void MatrixFreeOperator::launch(const Values& v, const T* x, T* y, bool atomic, 
         const float* unscale = half ? half_scale_.data() + 1 : nullptr;
         T* out = atomic ? y : parts;
         auto run = [&]<int P>() {
-            using S = ProductShape<P>;
-            const std::int64_t groups =
-                (static_cast<std::int64_t>(num_cells_) + S::kElements - 1) / S::kElements;
-            const unsigned int grid =
-                static_cast<unsigned int>(std::min<std::int64_t>(groups, std::int64_t(sms) * 16));
-            const auto go = [&](auto kernel, auto planes) {
+            const auto go = [&]<int kPer>(auto kernel, auto planes) {
+                using S = ProductShape<P, kPer>;
+                const std::int64_t groups =
+                    (static_cast<std::int64_t>(num_cells_) + S::kElements - 1) / S::kElements;
+                const unsigned int grid = static_cast<unsigned int>(
+                    std::min<std::int64_t>(groups, std::int64_t(sms) * 16));
                 kernel<<<grid, S::kBlock, 0, stream>>>(planes, unscale, stride(), gradients_.data(),
                                                        cell_nodes_, num_cells_, num_points_, x,
                                                        out);
             };
+            constexpr int kFloatPer = P == 3 ? 2 : 1;
             if (half && atomic)
-                go(element_product_kernel<P, true, T, HalfPlane>, h);
+                go.template operator()<2>(element_product_kernel<P, true, T, HalfPlane, 2>, h);
             else if (half)
-                go(element_product_kernel<P, false, T, HalfPlane>, h);
+                go.template operator()<2>(element_product_kernel<P, false, T, HalfPlane, 2>, h);
             else if (atomic)
-                go(element_product_kernel<P, true, T, float4>, d);
+                go.template operator()<kFloatPer>(
+                    element_product_kernel<P, true, T, float4, kFloatPer>, d);
             else
-                go(element_product_kernel<P, false, T, float4>, d);
+                go.template operator()<kFloatPer>(
+                    element_product_kernel<P, false, T, float4, kFloatPer>, d);
         };
         if (order_ == 2)
             run.template operator()<2>();

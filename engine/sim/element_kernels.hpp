@@ -347,6 +347,44 @@ template <int M, int Q, class T> struct FrameHessianSum {
 /// with more, and p = 1, keep put_frame_hessian.
 template <int P> constexpr int kFrameSumPoints = P == 1 ? 1 : 16;
 
+/// Where an element's points put their Hessian from their SVD frames: pair by pair after the
+/// last point on the host at p >= 2 (FrameHessianSum), else each point as it comes
+/// (put_frame_hessian; the device kernels).
+template <int P, class T> class FramePointHessians {
+public:
+    static constexpr int m = lagrange_tet_num_nodes(P);
+    EDN_HOST_DEVICE FramePointHessians(const QuadratureTet<T>& rule, T* hessian)
+        : hessian_(hessian) {
+#ifndef __CUDA_ARCH__
+        by_pairs_ = P >= 2 && rule.num_points <= kFrameSumPoints<P>;
+#else
+        (void)rule;
+#endif
+    }
+    EDN_HOST_DEVICE void put(const TangentFrame<T>& frame, const T (*h)[3], T w, bool first) {
+#ifndef __CUDA_ARCH__
+        if (by_pairs_) {
+            sum_.add(frame, h, w);
+            return;
+        }
+#endif
+        put_frame_hessian<m>(frame, h, w, first, hessian_);
+    }
+    /// After the last point.
+    EDN_HOST_DEVICE void finish() {
+#ifndef __CUDA_ARCH__
+        if (by_pairs_) sum_.write(hessian_);
+#endif
+    }
+
+private:
+    T* hessian_;
+#ifndef __CUDA_ARCH__ // (a local object: its layout differs between the passes harmlessly)
+    bool by_pairs_ = false;
+    FrameHessianSum<m, kFrameSumPoints<P>, T> sum_;
+#endif
+};
+
 /// evaluate_element for the co-rotational material with the exact (optionally projected)
 /// tangent, without the 9x9 dP/dF: the energy and the stress from the SVD frame
 /// (evaluate_frame), the Hessian by put_frame_hessian.
@@ -362,13 +400,7 @@ evaluate_element(const Corotational<T>& material, const RestElement<T>& rest,
     }
     constexpr int m = lagrange_tet_num_nodes(P);
     clear_element_outputs<m>(outputs, energy, gradient, hessian, rule.num_points == 0);
-#ifndef __CUDA_ARCH__
-    // (host, p >= 2: the Hessian summed pair by pair after the points)
-    const bool by_pairs = (outputs & kHessian) && P >= 2 && rule.num_points <= kFrameSumPoints<P>;
-    FrameHessianSum<m, kFrameSumPoints<P>, T> sum;
-#else
-    constexpr bool by_pairs = false;
-#endif
+    FramePointHessians<P, T> hessians(rule, hessian);
     for (int q = 0; q < rule.num_points; ++q) {
         const bool first = q == 0;
         const auto [g, F, w] = element_point<P>(rest, rule, q, x, displacement_form);
@@ -386,19 +418,9 @@ evaluate_element(const Corotational<T>& material, const RestElement<T>& rest,
                 for (int r = 0; r < 3; ++r)
                     put(first, gradient[a][r], U.m[r][0] * t0 + U.m[r][1] * t1 + U.m[r][2] * t2);
             }
-        if (outputs & kHessian) {
-#ifndef __CUDA_ARCH__
-            if (by_pairs) {
-                sum.add(fr, h, w);
-                continue;
-            }
-#endif
-            put_frame_hessian<m>(fr, h, w, first, hessian);
-        }
+        if (outputs & kHessian) hessians.put(fr, h, w, first);
     }
-#ifndef __CUDA_ARCH__
-    if (by_pairs) sum.write(hessian);
-#endif
+    if (outputs & kHessian) hessians.finish();
 }
 
 /// evaluate_element for the neo-Hookean material: energy and stress as the generic path (from
@@ -419,11 +441,7 @@ evaluate_element(const NeoHookean<T>& material, const RestElement<T>& rest,
     }
     constexpr int m = lagrange_tet_num_nodes(P);
     clear_element_outputs<m>(outputs, energy, gradient, hessian, rule.num_points == 0);
-#ifndef __CUDA_ARCH__
-    // (host, p >= 2: the Hessian summed pair by pair after the points)
-    const bool by_pairs = P >= 2 && rule.num_points <= kFrameSumPoints<P>;
-    FrameHessianSum<m, kFrameSumPoints<P>, T> sum;
-#endif
+    FramePointHessians<P, T> hessians(rule, hessian);
     for (int q = 0; q < rule.num_points; ++q) {
         const bool first = q == 0;
         const auto [g, F, w] = element_point<P>(rest, rule, q, x, displacement_form);
@@ -443,17 +461,9 @@ evaluate_element(const NeoHookean<T>& material, const RestElement<T>& rest,
             material.tangent_frame(F, project, fr);
         T h[m][3];
         frame_gradients<m>(fr, g, h);
-#ifndef __CUDA_ARCH__
-        if (by_pairs) {
-            sum.add(fr, h, w);
-            continue;
-        }
-#endif
-        put_frame_hessian<m>(fr, h, w, first, hessian);
+        hessians.put(fr, h, w, first);
     }
-#ifndef __CUDA_ARCH__
-    if (by_pairs) sum.write(hessian);
-#endif
+    hessians.finish();
 }
 
 /// Adds one element's Rayleigh stiffness-damping potential coefficient * Psi_lin(delta) (the

@@ -350,40 +350,37 @@ template <int P> constexpr int kFrameSumPoints = P == 1 ? 1 : 16;
 /// Where an element's points put their Hessian from their SVD frames: pair by pair after the
 /// last point on the host at p >= 2 (FrameHessianSum), else each point as it comes
 /// (put_frame_hessian; the device kernels).
+#ifdef __CUDA_ARCH__
+template <int P, class T> struct FramePointHessians {
+    EDN_HOST_DEVICE explicit FramePointHessians(const QuadratureTet<T>&) {}
+    static EDN_HOST_DEVICE void put(const TangentFrame<T>& frame, const T (*h)[3], T w,
+                                    bool first, T* hessian) {
+        put_frame_hessian<lagrange_tet_num_nodes(P)>(frame, h, w, first, hessian);
+    }
+    static EDN_HOST_DEVICE void finish(T*) {}
+};
+#else
 template <int P, class T> class FramePointHessians {
 public:
     static constexpr int m = lagrange_tet_num_nodes(P);
-    EDN_HOST_DEVICE FramePointHessians(const QuadratureTet<T>& rule, T* hessian)
-        : hessian_(hessian) {
-#ifndef __CUDA_ARCH__
-        by_pairs_ = P >= 2 && rule.num_points <= kFrameSumPoints<P>;
-#else
-        (void)rule;
-#endif
-    }
-    EDN_HOST_DEVICE void put(const TangentFrame<T>& frame, const T (*h)[3], T w, bool first) {
-#ifndef __CUDA_ARCH__
-        if (by_pairs_) {
+    explicit FramePointHessians(const QuadratureTet<T>& rule)
+        : by_pairs_(P >= 2 && rule.num_points <= kFrameSumPoints<P>) {}
+    void put(const TangentFrame<T>& frame, const T (*h)[3], T w, bool first, T* hessian) {
+        if (by_pairs_)
             sum_.add(frame, h, w);
-            return;
-        }
-#endif
-        put_frame_hessian<m>(frame, h, w, first, hessian_);
+        else
+            put_frame_hessian<m>(frame, h, w, first, hessian);
     }
-    /// After the last point.
-    EDN_HOST_DEVICE void finish() {
-#ifndef __CUDA_ARCH__
-        if (by_pairs_) sum_.write(hessian_);
-#endif
+    /// After the last point (nothing when no point put its Hessian).
+    void finish(T* hessian) {
+        if (by_pairs_ && sum_.points > 0) sum_.write(hessian);
     }
 
 private:
-    T* hessian_;
-#ifndef __CUDA_ARCH__ // (a local object: its layout differs between the passes harmlessly)
-    bool by_pairs_ = false;
+    bool by_pairs_;
     FrameHessianSum<m, kFrameSumPoints<P>, T> sum_;
-#endif
 };
+#endif
 
 /// evaluate_element for the co-rotational material with the exact (optionally projected)
 /// tangent, without the 9x9 dP/dF: the energy and the stress from the SVD frame
@@ -400,7 +397,7 @@ evaluate_element(const Corotational<T>& material, const RestElement<T>& rest,
     }
     constexpr int m = lagrange_tet_num_nodes(P);
     clear_element_outputs<m>(outputs, energy, gradient, hessian, rule.num_points == 0);
-    FramePointHessians<P, T> hessians(rule, hessian);
+    FramePointHessians<P, T> hessians(rule);
     for (int q = 0; q < rule.num_points; ++q) {
         const bool first = q == 0;
         const auto [g, F, w] = element_point<P>(rest, rule, q, x, displacement_form);
@@ -418,9 +415,9 @@ evaluate_element(const Corotational<T>& material, const RestElement<T>& rest,
                 for (int r = 0; r < 3; ++r)
                     put(first, gradient[a][r], U.m[r][0] * t0 + U.m[r][1] * t1 + U.m[r][2] * t2);
             }
-        if (outputs & kHessian) hessians.put(fr, h, w, first);
+        if (outputs & kHessian) hessians.put(fr, h, w, first, hessian);
     }
-    if (outputs & kHessian) hessians.finish();
+    hessians.finish(hessian);
 }
 
 /// evaluate_element for the neo-Hookean material: energy and stress as the generic path (from
@@ -441,7 +438,7 @@ evaluate_element(const NeoHookean<T>& material, const RestElement<T>& rest,
     }
     constexpr int m = lagrange_tet_num_nodes(P);
     clear_element_outputs<m>(outputs, energy, gradient, hessian, rule.num_points == 0);
-    FramePointHessians<P, T> hessians(rule, hessian);
+    FramePointHessians<P, T> hessians(rule);
     for (int q = 0; q < rule.num_points; ++q) {
         const bool first = q == 0;
         const auto [g, F, w] = element_point<P>(rest, rule, q, x, displacement_form);
@@ -461,9 +458,9 @@ evaluate_element(const NeoHookean<T>& material, const RestElement<T>& rest,
             material.tangent_frame(F, project, fr);
         T h[m][3];
         frame_gradients<m>(fr, g, h);
-        hessians.put(fr, h, w, first);
+        hessians.put(fr, h, w, first, hessian);
     }
-    hessians.finish();
+    hessians.finish(hessian);
 }
 
 /// Adds one element's Rayleigh stiffness-damping potential coefficient * Psi_lin(delta) (the

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "cpu/pcg_detail.hpp"
+#include "cpu/simd_loop.hpp"
 #include "solver/block_inverse.hpp"
 #include "solver/lanczos.hpp"
 #include "sparse/spmv.hpp"
@@ -63,9 +64,10 @@ template <int B> void apply_op(const Op& op, const double* x, double* y) {
                                           const_cast<double*>(op.diag)};
         spmv(a, x, y);
     } else {
+        // (each bin's lanes compiled for AVX2 where the CPU has it: simd_loop.hpp, same bits)
         const std::int64_t n = op.p.num_rows;
-        parallel_for(
-            0, op.p.num_bins,
+        parallel_simd_for(
+            op.p.num_bins,
             [&](std::int64_t bin) {
                 const std::int64_t first = bin * kBinRows;
                 const int lanes = static_cast<int>(std::min<std::int64_t>(kBinRows, n - first));
@@ -96,8 +98,7 @@ template <int B> void apply_op(const Op& op, const double* x, double* y) {
                 }
                 for (int lane = 0; lane < lanes; ++lane)
                     for (int r = 0; r < B; ++r) y[B * (first + lane) + r] = acc[r][lane];
-            },
-            kHeavyItems);
+            });
     }
 }
 

@@ -1,217 +1,27 @@
 #pragma once
 /// The element kernels of higher-order (p >= 2) elements with several threads per element: the
-/// float Hessian blocks (element_hessian_cooperative_kernel), the double energies and forces
-/// (element_values_cooperative_kernel), and both with the matrix-free product's tangent values
-/// instead of blocks (element_pass_cooperative_kernel). One thread per element held every node and
-/// point of an element in registers (255 registers, spills at p = 3, about 11% occupancy).
+/// double energies and forces (element_values_cooperative_kernel), both with the float tangent
+/// values of the Hessian (element_pass_cooperative_kernel: the matrix-free products read them),
+/// and the Hessian's blocks formed from those values (element_blocks_from_tangents_kernel). One
+/// thread per element held every node and point of an element in registers (255 registers,
+/// spills at p = 3, about 11% occupancy).
+///
+/// History of the blocks (bench/README.md): the one-thread kernel spilled and added each point's
+/// 900 floats into global memory (8.7 ms at 127K p = 2 tets, H100); m threads per element with
+/// the SVD frames in shared memory, a row per thread, 2.5 ms at 187K p = 2 (H200); each pair
+/// once through the frames' row operators, 2.7-3.0 ms at 187K p = 3 (H200, session 29); from the
+/// pass's tangent values, 2.3 ms (session 30).
 #include "cuda/simulation_kernels.cuh"
 #include "sim/reference_tangent.hpp"
 
+#include <cstdlib>
 #include <vector>
 
 namespace edn::cuda_simulation {
 
-/// The element Hessian blocks of higher-order elements (float; no stiffness damping), m threads
-/// per element instead of one (blocks of kElements * m <= 128 threads). The element's node
-/// positions are gathered once into shared memory; a thread per element and quadrature point
-/// evaluates the material's tangent there in its SVD frame (tangent_frame, no 9x9 dP/dF) into
-/// shared memory; then thread a of the element sums the blocks K_ab of m/2 (+1) nodes b = a + k
-/// (mod m) over the points in registers, through the row operators of node a
-/// (frame_row_operator: K_ab = sum_l h_b[l] C_l), so each unordered pair {a, b} is computed
-/// once and K_ba = K_ab^T is written from it; the staged blocks go out in row chunks written by
-/// the whole thread block (coalesced). The points' shared memory is reused as the stage once the
-/// sums are done.
-///
-/// History (bench/README.md): the one-thread kernel spilled (255 registers) and added each
-/// point's 900 floats into global memory (8.7 ms at 127K p = 2 tets, H100); a row per thread with
-/// the tangent in shared memory took 2.5 ms at 187K p = 2 (H200); computing every block of the
-/// row (both halves), with the stage beside the points, took 5.4 ms at 187K p = 3 (H100). The
-/// energy and the forces of the same pass come from element_values_cooperative_kernel.
 /// Float4 planes of the matrix-free product's values per point (MatrixFreeOperator::kPlanes).
 constexpr int kTangentPlanes = 12;
 static_assert(4 * kTangentPlanes >= kReferenceTangentValues);
-
-template <int P, int kMaxQ> struct CooperativeHessian {
-    static constexpr int m = lagrange_tet_num_nodes(P);
-    static_assert(m % 2 == 0, "the pair schedule needs an even node count (p = 2, 3)");
-    /// A point's data (16-byte aligned: h_b is one 128-bit shared load, not three).
-    struct alignas(16) Point {
-        float4 h[m];               ///< rotated rest shape gradients V^T g_a (w unused)
-        TangentFrame<float> frame; ///< the tangent in its SVD frame
-        float w;                   ///< quadrature weight times |det J|
-    };
-    static constexpr int kHalf = m / 2;            ///< pairs per thread: kHalf or kHalf + 1
-    static constexpr int kChunk = m < 10 ? m : 10; ///< blocks per staged row chunk
-    static_assert(m % kChunk == 0, "row chunks of equal width");
-    /// A staged row chunk: kChunk blocks, padded by one float (no bank conflicts).
-    static constexpr int kStageRow = kChunk * 9 + 1;
-    static constexpr int kPointFloats = kMaxQ * static_cast<int>(sizeof(Point) / 4);
-    static constexpr int kStageFloats = m * kStageRow;
-    /// Shared floats of one element: its points, later its staged row chunk (same memory); a
-    /// multiple of 4 (the points' alignment).
-    static constexpr int kElementFloats =
-        ((kPointFloats > kStageFloats ? kPointFloats : kStageFloats) + 3) / 4 * 4;
-    /// Elements per block: as many as 128 threads hold, within 48 KB of shared memory.
-    static constexpr int elements() {
-        int e = 128 / m;
-        while (e > 1 && std::size_t(e) * (kElementFloats + 3 * m) * 4 > 48 * 1024) --e;
-        return e;
-    }
-    static constexpr int kElements = elements();
-    static_assert(kElements * m >= 32, "the copy-out takes whole warps");
-};
-
-template <int P, int kMaxQ, class Material>
-__global__ void __launch_bounds__(128)
-    element_hessian_cooperative_kernel(Material material, const RestElement<double>* rest,
-                                       QuadratureTet<float> rule, const Index* cell_nodes,
-                                       Index num_cells, const double* y, bool project,
-                                       float* blocks, bool upper) {
-    using H = CooperativeHessian<P, kMaxQ>;
-    constexpr int m = H::m, kHalf = H::kHalf, kChunk = H::kChunk;
-    __shared__ float4 pool4[H::kElements * H::kElementFloats / 4];
-    float* const pool = reinterpret_cast<float*>(pool4);
-    __shared__ float xs[H::kElements][m][3];
-    const int local = threadIdx.x / m, a = threadIdx.x % m;
-    const Index first = static_cast<Index>(blockIdx.x) * H::kElements;
-    const Index t = first + local;
-    const bool active = local < H::kElements && t < num_cells;
-    const int nq = rule.num_points;
-    float* const element_pool = pool + (active ? local : 0) * H::kElementFloats;
-    auto* const points = reinterpret_cast<typename H::Point*>(element_pool);
-    if (active) {
-        const Index node = cell_nodes[static_cast<std::int64_t>(t) * m + a];
-        for (int d = 0; d < 3; ++d)
-            xs[local][a][d] = static_cast<float>(y[3 * static_cast<std::int64_t>(node) + d]);
-    }
-    __syncthreads();
-    if (active && a < nq) {
-        // Point a of element t.
-        typename H::Point& pt = points[a];
-        const RestElement<float> r = float_rest(rest[t]);
-        float g[m][3];
-        element_shape_gradients<P>(r, rule.bary[a], g);
-        const Mat3<float> F = element_deformation_gradient<m>(xs[local], g,
-                                                              /*displacement_form=*/true);
-        TangentFrame<float> frame;
-        material.tangent_frame(F, project, frame);
-        float h[m][3];
-        frame_gradients<m>(frame, g, h); // g's registers die here
-        for (int k = 0; k < m; ++k) pt.h[k] = make_float4(h[k][0], h[k][1], h[k][2], 0.0f);
-        pt.frame = frame;
-        pt.w = rule.weight[a] * r.abs_det;
-    }
-    __syncthreads();
-    // Thread a: K_ab for b = a + k (mod m), k < m/2, and k = m/2 when a < m/2 (the pair
-    // {a, a + m/2} once): m/2 or m/2 + 1 blocks, balanced, each unordered pair once.
-    const int count = a < kHalf ? kHalf + 1 : kHalf;
-    float acc[kHalf + 1][9];
-    for (int k = 0; k <= kHalf; ++k)
-        for (int i = 0; i < 9; ++i) acc[k][i] = 0;
-    if (active) {
-        for (int q = 0; q < nq; ++q) {
-            const typename H::Point& pt = points[q];
-            float C[3][9];
-            const float4 ha4 = pt.h[a];
-            const float ha[3] = {ha4.x, ha4.y, ha4.z};
-            frame_row_operators(pt.frame, ha, pt.w, C);
-            for (int k = 0; k <= kHalf; ++k) {
-                if (k == count) break;
-                const int b = a + k < m ? a + k : a + k - m;
-                const float4 hb = pt.h[b];
-                const float hb0 = hb.x, hb1 = hb.y, hb2 = hb.z;
-                // a chain of fused multiply-adds (acc + (x + y + z) took 2 more instructions)
-                for (int i = 0; i < 9; ++i)
-                    acc[k][i] =
-                        fmaf(hb2, C[2][i], fmaf(hb1, C[1][i], fmaf(hb0, C[0][i], acc[k][i])));
-            }
-        }
-    }
-    __syncthreads(); // the points are read; their memory becomes the stage
-    const Index elements = num_cells - first < H::kElements ? num_cells - first : H::kElements;
-    if (upper) {
-        // The upper layout: each pair's block once, K_ab at (a, b) when a < b, else K_ab^T at
-        // (b, a), staged in equal chunks of whole blocks; an element's chunk is one range of the
-        // output (p = 2: one chunk of 55 blocks; p = 3: two of 105).
-        constexpr int nu = upper_block_count(m);
-        constexpr int kCap = H::kElementFloats / 9, kChunks = (nu + kCap - 1) / kCap;
-        constexpr int kUpperChunk = (nu + kChunks - 1) / kChunks;
-#pragma unroll 1
-        for (int u0 = 0; u0 < nu; u0 += kUpperChunk) {
-            const int len = nu - u0 < kUpperChunk ? nu - u0 : kUpperChunk;
-            if (active) {
-                for (int k = 0; k <= kHalf; ++k) {
-                    if (k == count) break;
-                    const int b = a + k < m ? a + k : a + k - m;
-                    const bool lower = b < a;
-                    const int u = lower ? upper_block_index(m, b, a) : upper_block_index(m, a, b);
-                    if (u < u0 || u >= u0 + len) continue;
-                    float* to = element_pool + 9 * (u - u0);
-                    if (lower) {
-                        for (int r = 0; r < 3; ++r)
-                            for (int c = 0; c < 3; ++c) to[3 * c + r] = acc[k][3 * r + c];
-                    } else {
-                        for (int i = 0; i < 9; ++i) to[i] = acc[k][i];
-                    }
-                }
-            }
-            __syncthreads();
-            const int width = len * 9;
-            for (int i = threadIdx.x; i < static_cast<int>(elements) * width; i += blockDim.x) {
-                const int e = i / width, c = i - e * width;
-                blocks[((static_cast<std::int64_t>(first) + e) * nu + u0) * 9 + c] =
-                    pool[e * H::kElementFloats + c];
-            }
-            __syncthreads(); // the next chunk reuses the stage
-        }
-        return;
-    }
-    // Row chunks of kChunk blocks: K_ab into row a, K_ab^T into row b, then the whole thread
-    // block writes the chunk (at p = 2 the block's rows are one contiguous range). Written
-    // straight from each thread, a warp's store touched 32 sectors 360 bytes apart (ncu, 187K
-    // p = 2: 1.7e8 sectors for 5.6e6 requests, 87% of the memory pipes busy).
-    const int rows = static_cast<int>(elements) * m;
-#pragma unroll 1
-    for (int b0 = 0; b0 < m; b0 += kChunk) {
-        if (active) {
-            for (int k = 0; k <= kHalf; ++k) {
-                if (k == count) break;
-                const int b = a + k < m ? a + k : a + k - m;
-                if (b >= b0 && b < b0 + kChunk) {
-                    float* row_a = element_pool + a * H::kStageRow + 9 * (b - b0);
-                    for (int i = 0; i < 9; ++i) row_a[i] = acc[k][i];
-                }
-                if (k != 0 && a >= b0 && a < b0 + kChunk) {
-                    float* row_b = element_pool + b * H::kStageRow + 9 * (a - b0);
-                    for (int r = 0; r < 3; ++r)
-                        for (int c = 0; c < 3; ++c) row_b[3 * c + r] = acc[k][3 * r + c];
-                }
-            }
-        }
-        __syncthreads();
-        // Whole rows (p = 2) are one range of the output; else a warp per staged row chunk
-        // (kChunk * 9 contiguous floats of its output row): coalesced stores either way, without
-        // a division by a run-time width per float.
-        float* out = blocks + static_cast<std::int64_t>(first) * m * m * 9 + b0 * 9;
-        if constexpr (kChunk == m) { // whole rows (p = 2): the block's rows are one range
-            constexpr int width = m * 9;
-            for (int i = threadIdx.x; i < rows * width; i += blockDim.x) {
-                const int row = i / width, c = i - row * width, e = row / m;
-                out[i] = pool[e * H::kElementFloats + (row - e * m) * H::kStageRow + c];
-            }
-        } else {
-            const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-            const int warps = blockDim.x / 32; // whole warps only (the last may be partial)
-            for (int row = warp; row < rows; row += warps) {
-                const int e = row / m, rr = row - e * m;
-                const float* from = pool + e * H::kElementFloats + rr * H::kStageRow;
-                float* to = out + static_cast<std::int64_t>(row) * m * 9;
-                for (int c = lane; c < kChunk * 9; c += 32) to[c] = from[c];
-            }
-        }
-        __syncthreads(); // the next chunk reuses the stage
-    }
-}
 
 /// Shared memory layout of element_values_cooperative_kernel.
 template <int P, int kMaxQ> struct CooperativeValues {
@@ -414,58 +224,212 @@ template <int P> bool cooperative_elements(const QuadratureTet<double>& rule) {
     return P >= 2 && rule.num_points <= kCooperativeMaxPoints<P>;
 }
 
-/// The Hessian kernel alone (the element blocks, float material).
-template <int P, class FloatMaterial>
-void launch_cooperative_hessian(const FloatMaterial& material, const RestElement<double>* rest,
-                                const QuadratureTet<float>& rule_f, const Index* cell_nodes,
-                                Index nt, const double* y, bool project, float* blocks,
-                                bool upper) {
-    constexpr int kMaxQ = kCooperativeMaxPoints<P>;
-    using H = CooperativeHessian<P, kMaxQ>;
-    element_hessian_cooperative_kernel<P, kMaxQ>
-        <<<static_cast<unsigned int>((nt + H::kElements - 1) / H::kElements),
-           H::kElements * H::m>>>(material, rest, rule_f, cell_nodes, nt, y, project, blocks,
-                                  upper);
+/// Shared memory of element_blocks_from_tangents_kernel with S threads per element row: a region
+/// per element for its points' values (kValueStride floats a point: 48 padded to 52, so a warp's
+/// float4 stores of one plane at consecutive points fall in distinct banks), later the whole
+/// block's output staged (an element's m^2 blocks in the full layout, its m (m + 1) / 2 in the
+/// upper one, elements one after another as in the output).
+template <int P, int kMaxQ, int S> struct TangentBlocks {
+    static constexpr int m = lagrange_tet_num_nodes(P);
+    static constexpr int kThreads = m * S;         ///< per element
+    static constexpr int kPairs = (m / 2 + S) / S; ///< pair sums a thread holds
+    static constexpr int kValueStride = 4 * kTangentPlanes + 4;
+    static constexpr int kFull = m * m * 9; ///< an element's floats in the full layout
+    static constexpr int kRegion =
+        ((kMaxQ * kValueStride > kFull ? kMaxQ * kValueStride : kFull) + 3) / 4 * 4;
+    /// Elements per thread block: as many as 128 threads hold, within 48 KB of shared memory.
+    static constexpr int elements() {
+        int e = 128 / kThreads;
+        while (e > 1 && std::size_t(e) * kRegion * 4 + kMaxQ * m * 16 > 48 * 1024) --e;
+        return e;
+    }
+    static constexpr int kElements = elements();
+};
+
+/// The element Hessian blocks of p >= 2 elements from the matrix-free tangent values of the same
+/// pass (element_pass_cooperative_kernel's `tangents`, 45 reference values per point), m S
+/// threads per element: the block's values and the reference gradient table go to shared memory,
+/// then thread (a, s) forms at each point the columns M_a[c] = sum_e dN_a,e B_ce (81
+/// multiply-adds) and sums K_ab = (sum_c dN_b,c M_a[c])^T (27 a pair) for b = a + k (mod m),
+/// k = s, s + S, ... < m/2 (and m/2 when a < m/2: each unordered pair once), stages the block's
+/// output in shared memory (K_ab at (a, b) when a < b, else K_ab^T at (b, a) in the upper layout;
+/// both in the full one) and copies it out as one contiguous range. No SVD and no shape
+/// gradients here (the pass formed the tangents once, from the double F rounded to float). CPU
+/// reference: reference_tangent_blocks.
+template <int P, int kMaxQ, int S>
+__global__ void __launch_bounds__(128)
+    element_blocks_from_tangents_kernel(const float4* tangents, const double* dN, int nq,
+                                        Index num_cells, float* blocks, bool upper) {
+    using B = TangentBlocks<P, kMaxQ, S>;
+    constexpr int m = B::m, kHalf = m / 2, kRegion = B::kRegion, kStride = B::kValueStride;
+    __shared__ float4 pool4[B::kElements * kRegion / 4];
+    __shared__ float4 table[kMaxQ][m]; // dN_a at point q (w unused)
+    float* const pool = reinterpret_cast<float*>(pool4);
+    const Index first = static_cast<Index>(blockIdx.x) * B::kElements;
+    const int elements = static_cast<int>(
+        num_cells - first < B::kElements ? num_cells - first : B::kElements);
+    for (int i = threadIdx.x; i < nq * m; i += blockDim.x) {
+        const double* d = dN + 3 * i;
+        table[i / m][i % m] = make_float4(static_cast<float>(d[0]), static_cast<float>(d[1]),
+                                          static_cast<float>(d[2]), 0.0f);
+    }
+    { // a thread per point: its 12 planes' float4 (consecutive points: coalesced), all in flight
+        const std::int64_t stride = static_cast<std::int64_t>(num_cells) * nq;
+        const float4* from = tangents + static_cast<std::int64_t>(first) * nq;
+        for (int j = threadIdx.x; j < elements * nq; j += blockDim.x) {
+            float4 t[kTangentPlanes];
+            for (int k = 0; k < kTangentPlanes; ++k) t[k] = __ldg(from + k * stride + j);
+            const int e = j / nq, q = j - e * nq;
+            float4* to = pool4 + (e * kRegion + q * kStride) / 4;
+            for (int k = 0; k < kTangentPlanes; ++k) to[k] = t[k];
+        }
+    }
+    __syncthreads();
+    const int local = threadIdx.x / B::kThreads, r = threadIdx.x - local * B::kThreads;
+    const int a = r % m, s = r / m;
+    const bool active = local < elements;
+    const int count = a < kHalf ? kHalf + 1 : kHalf;
+    float acc[B::kPairs][9];
+    for (int j = 0; j < B::kPairs; ++j)
+        for (int i = 0; i < 9; ++i) acc[j][i] = 0;
+    if (active) {
+        for (int q = 0; q < nq; ++q) {
+            // the point's 45 values: 12 broadcast 128-bit loads (not 81 scalar ones)
+            const float4* v4 = pool4 + (local * kRegion + q * kStride) / 4;
+            float v[4 * kTangentPlanes];
+            for (int k = 0; k < kTangentPlanes; ++k) {
+                const float4 t = v4[k];
+                v[4 * k] = t.x, v[4 * k + 1] = t.y, v[4 * k + 2] = t.z, v[4 * k + 3] = t.w;
+            }
+            const float4 ga4 = table[q][a];
+            const float ga[3] = {ga4.x, ga4.y, ga4.z};
+            float M[3][9]; // M[c] = sum_e dN_a,e B_ce
+            reference_tangent_columns(v, ga, M);
+            for (int j = 0; j < B::kPairs; ++j) {
+                const int k = j * S + s;
+                if (k >= count) break;
+                const int b = a + k < m ? a + k : a + k - m;
+                const float4 gb = table[q][b];
+                // K_ba = sum_c dN_b,c M[c]; K_ab = K_ba^T
+                for (int rr = 0; rr < 3; ++rr)
+                    for (int c = 0; c < 3; ++c)
+                        acc[j][3 * rr + c] =
+                            fmaf(gb.z, M[2][3 * c + rr],
+                                 fmaf(gb.y, M[1][3 * c + rr], fmaf(gb.x, M[0][3 * c + rr],
+                                                                   acc[j][3 * rr + c])));
+            }
+        }
+    }
+    __syncthreads(); // the values are read; their memory becomes the stage
+    const int per_cell = upper ? upper_block_count(m) * 9 : B::kFull;
+    if (active) {
+        float* const stage = pool + local * per_cell;
+        for (int j = 0; j < B::kPairs; ++j) {
+            const int k = j * S + s;
+            if (k >= count) break;
+            const int b = a + k < m ? a + k : a + k - m;
+            const bool lower = b < a; // K_ab^T at (b, a)
+            float* to = stage + 9 * (upper ? (lower ? upper_block_index(m, b, a)
+                                                    : upper_block_index(m, a, b))
+                                           : a * m + b);
+            if (upper && lower) {
+                for (int rr = 0; rr < 3; ++rr)
+                    for (int c = 0; c < 3; ++c) to[3 * c + rr] = acc[j][3 * rr + c];
+                continue;
+            }
+            for (int i = 0; i < 9; ++i) to[i] = acc[j][i];
+            if (!upper && k != 0) { // and K_ba = K_ab^T at (b, a)
+                float* mirror = stage + 9 * (b * m + a);
+                for (int rr = 0; rr < 3; ++rr)
+                    for (int c = 0; c < 3; ++c) mirror[3 * c + rr] = acc[j][3 * rr + c];
+            }
+        }
+    }
+    __syncthreads();
+    float* const out = blocks + static_cast<std::int64_t>(first) * per_cell;
+    const int floats = elements * per_cell;
+    for (int i = threadIdx.x; i < floats; i += blockDim.x) out[i] = pool[i];
+}
+
+/// The blocks kernel over `num_cells` cells whose values lie at `tangents` (stride num_cells *
+/// nq, MatrixFreeOperator's layout). Two threads per element row: ncu, 187K p = 3 (H200), one
+/// thread a row 2.96 ms (168 registers, 12.5% occupancy), two 2.30 ms (128 registers, 25%).
+template <int P>
+void launch_blocks_from_tangents(const float4* tangents, const double* dN, int nq,
+                                 Index num_cells, float* blocks, bool upper) {
+    constexpr int kMaxQ = kCooperativeMaxPoints<P>, S = 2;
+    using B = TangentBlocks<P, kMaxQ, S>;
+    element_blocks_from_tangents_kernel<P, kMaxQ, S>
+        <<<static_cast<unsigned int>((num_cells + B::kElements - 1) / B::kElements),
+           B::kElements * B::kThreads>>>(tangents, dN, nq, num_cells, blocks, upper);
     EDN_CUDA_CHECK_LAUNCH();
 }
 
-/// Launches the cooperative kernels of order P >= 2 elements (no stiffness damping): the float
-/// Hessian blocks into `blocks` when outputs has kHessian (in the upper layout with `upper`), the
-/// double energies and (kGradient) forces; with `tangents` (the caller wants the Hessian as the
-/// matrix-free product's values) the one-pass kernel that writes them with the energies and
-/// forces. False (nothing
-/// launched) for p = 1 or a larger rule.
+/// The blocks' tangent scratch of launch_cooperative_elements: where the pass writes the values
+/// of `cells` cells at a time before the blocks kernel reads them.
+struct TangentScratch {
+    float4* values = nullptr;
+    Index cells = 0;
+};
+
+/// Launches the cooperative kernels of order P >= 2 elements (no stiffness damping): the double
+/// energies and (kGradient) forces, and with kHessian in outputs the float Hessian as tangent
+/// values: into `tangents` where the caller wants them (the matrix-free products), else into
+/// `scratch`, scratch.cells cells at a time, each chunk's blocks then formed from them
+/// (element_blocks_from_tangents_kernel) into `blocks` (in the upper layout with `upper`).
+/// Without the Hessian, element_values_cooperative_kernel. False (nothing launched) for p = 1 or
+/// a larger rule.
+///
+/// Before (session 29, ncu at 187K p = 3, H200): an SVD-frame Hessian kernel formed the blocks
+/// from float shape gradients, a thread per point for the tangent frames (14 of 20 busy), then a
+/// thread per row summing its pairs through the frames' row operators (167 registers, 18.75%
+/// occupancy): 2.71-2.96 ms + 0.35 ms for the energies and forces; now the pass 0.47-0.56 ms +
+/// the blocks 2.30 ms (bench/README.md, session 30).
 template <int P, class Material>
 bool launch_cooperative_elements(const Material& material, const RestElement<double>* rest,
-                                 const QuadratureTet<double>& rule,
-                                 const QuadratureTet<float>& rule_f, const double* dN,
+                                 const QuadratureTet<double>& rule, const double* dN,
                                  const Index* cell_nodes, Index nt, const double* y, int outputs,
                                  bool project, float* blocks, double* energy, double* forces,
-                                 bool upper = false, float4* tangents = nullptr) {
+                                 bool upper = false, float4* tangents = nullptr,
+                                 TangentScratch scratch = {}) {
     if constexpr (P == 1) {
         return false;
     } else {
         constexpr int kMaxQ = kCooperativeMaxPoints<P>;
+        constexpr int m = lagrange_tet_num_nodes(P);
         if (!cooperative_elements<P>(rule)) return false;
         if (!(outputs & kHessian)) blocks = nullptr;
-        if (blocks)
-            launch_cooperative_hessian<P>(float_material(material), rest, rule_f, cell_nodes, nt, y,
-                                          project, blocks, upper);
-        if (tangents) { // (the caller's Hessian: with inline summation outputs lacks it)
-            using C = CooperativePass<P, kMaxQ>;
+        using C = CooperativePass<P, kMaxQ>;
+        const bool with_gradient = (outputs & kGradient) != 0;
+        const auto pass = [&](Index first, Index count, float4* values) {
             element_pass_cooperative_kernel<P, kMaxQ>
-                <<<static_cast<unsigned int>((nt + C::kElements - 1) / C::kElements),
-                   C::kElements * kMaxQ>>>(material, float_material(material), rest, rule, dN,
-                                           cell_nodes, nt, y, (outputs & kGradient) != 0, project,
-                                           energy, forces, tangents);
+                <<<static_cast<unsigned int>((count + C::kElements - 1) / C::kElements),
+                   C::kElements * kMaxQ>>>(material, float_material(material), rest + first,
+                                           rule, dN, cell_nodes + std::int64_t{first} * m, count, y,
+                                           with_gradient, project, energy + first,
+                                           forces + std::int64_t{first} * m * 3, values);
+            EDN_CUDA_CHECK_LAUNCH();
+        };
+        if (blocks && !tangents) {
+            const std::int64_t per_cell = (upper ? upper_block_count(m) : m * m) * 9;
+            for (Index first = 0; first < nt; first += scratch.cells) {
+                const Index count = nt - first < scratch.cells ? nt - first : scratch.cells;
+                pass(first, count, scratch.values);
+                launch_blocks_from_tangents<P>(scratch.values, dN, rule.num_points, count,
+                                               blocks + first * per_cell, upper);
+            }
+            return true;
+        }
+        if (tangents) { // (the caller's Hessian: with inline summation outputs lacks it)
+            pass(0, nt, tangents);
         } else {
             using V = CooperativeValues<P, kMaxQ>;
             element_values_cooperative_kernel<P, kMaxQ>
                 <<<static_cast<unsigned int>((nt + V::kElements - 1) / V::kElements),
                    V::kElements * V::m>>>(material, rest, rule, dN, cell_nodes, nt, y,
-                                          (outputs & kGradient) != 0, project, energy, forces);
+                                          with_gradient, project, energy, forces);
+            EDN_CUDA_CHECK_LAUNCH();
         }
-        EDN_CUDA_CHECK_LAUNCH();
         return true;
     }
 }

@@ -25,6 +25,7 @@
 #include "sim/simulation_backend.hpp"
 #include "solver/lanczos.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -99,11 +100,12 @@ public:
     std::size_t matrix_bytes() const override { return assembly_->matrix_bytes(); }
     SummationMethod summation() const override { return summation_; }
     std::size_t element_block_bytes() const override { // blocks, or p = 1 inline's frames
-        return assembly_->element_bytes() + frame_records_.bytes();
+        return assembly_->element_bytes() + frame_records_.bytes() + tangent_scratch_.bytes();
     }
     std::size_t matrix_free_bytes() const override { // the values and the re-value's table
         if (!matrix_free_) return 0;
-        return matrix_free_->bytes() + (multigrid_ ? multigrid_->matrix_free_revalue_bytes() : 0);
+        return matrix_free_->bytes() + galerkin_scratch_.bytes() +
+               (multigrid_ ? multigrid_->matrix_free_revalue_bytes() : 0);
     }
     void pins_changed() override {
         EDN_CUDA_CHECK(
@@ -235,6 +237,15 @@ private:
     /// it off.
     std::unique_ptr<cuda::MatrixFreeOperator> matrix_free_;
     bool tangents_valid_ = false;  ///< the last Hessian evaluation wrote matrix_free_'s values
+    /// Where the p >= 2 pass writes the tangent values of a chunk of cells whose assembled
+    /// blocks are formed from them (launch_cooperative_elements), allocated on first use.
+    DeviceBuffer<float4> tangent_scratch_;
+    TangentScratch tangent_scratch();
+    /// The matrix-free re-value's scratch where no element blocks' buffer is there to lend
+    /// (inline summation), allocated on first use; nullptr where it does not fit in memory (the
+    /// re-value then sums the matrix inline).
+    DeviceBuffer<float> galerkin_scratch_;
+    float* galerkin_scratch();
     bool blocks_deferred_ = false; ///< ... and left its element blocks to assemble_matrix()
     bool matrix_at_y_ = false;     ///< the matrix is summed at the last assembly's y
     /// The matrix at y: the deferred element blocks, their sums, the node and drag terms.
@@ -497,10 +508,12 @@ void CudaBackend::launch_elements(const Material& material, const double* y, int
         (outputs & kHessian) ? assembly_->device_element_blocks(blocks_layout) : nullptr;
     // p >= 2 without stiffness damping: m threads per element (element_cooperative.cuh).
     if (damping_coefficient() == 0.0 &&
-        launch_cooperative_elements<P>(material, rest_elements_.data(), rule_, rule_f_,
+        launch_cooperative_elements<P>(material, rest_elements_.data(), rule_,
                                        reference_gradients_.data(), cn.nodes, nt, y, outputs,
                                        project_hessians(), tangents ? nullptr : blocks,
-                                       cell_energy_.data(), forces_.data(), upper, tangents)) {
+                                       cell_energy_.data(), forces_.data(), upper, tangents,
+                                       blocks && !tangents ? tangent_scratch()
+                                                           : TangentScratch{})) {
         tangents_valid_ = tangents != nullptr;
         blocks_deferred_ = tangents && blocks;
         return;
@@ -513,6 +526,50 @@ void CudaBackend::launch_elements(const Material& material, const double* y, int
             project_hessians(), cell_energy_.data(), forces_.data(), blocks, element_damping(),
             upper);
     EDN_CUDA_CHECK_LAUNCH();
+}
+
+TangentScratch CudaBackend::tangent_scratch() {
+    if (layout.order < 2) return {};
+    const Index nt = mesh.num_cells();
+    const std::int64_t per_cell =
+        std::int64_t{rule_.num_points} * cuda::MatrixFreeOperator::kPlanes; // float4 a cell
+    // Chunks of about EDN_TANGENT_CHUNK_MIB (default 256) MiB of values: bounded memory at any
+    // mesh size (187K p = 3: two chunks; one chunk of 64 MiB cost 0.5 ms a frame in the launches'
+    // tails), halved where they do not fit.
+    static const double mib = [] {
+        const char* env = std::getenv("EDN_TANGENT_CHUNK_MIB");
+        const double v = env ? std::atof(env) : 0.0;
+        return v > 0.0 ? v : 256.0;
+    }();
+    std::int64_t cells = std::min<std::int64_t>(
+        std::max<std::int64_t>(static_cast<std::int64_t>(mib * 1048576.0 / (16.0 * per_cell)),
+                               1024),
+        std::max<Index>(nt, 1));
+    while (tangent_scratch_.size() < static_cast<std::size_t>(cells * per_cell)) {
+        try {
+            tangent_scratch_.resize(static_cast<std::size_t>(cells * per_cell));
+        } catch (const Error& error) {
+            if (error.code() != ErrorCode::OutOfMemory || cells <= 1024) throw;
+            cudaGetLastError();
+            tangent_scratch_ = DeviceBuffer<float4>();
+            cells /= 2;
+        }
+    }
+    return {tangent_scratch_.data(), static_cast<Index>(tangent_scratch_.size() / per_cell)};
+}
+
+float* CudaBackend::galerkin_scratch() {
+    const std::size_t floats = matrix_free_->galerkin_scratch_floats();
+    if (galerkin_scratch_.size() != floats) {
+        try {
+            galerkin_scratch_.resize(floats);
+        } catch (const Error& error) {
+            if (error.code() != ErrorCode::OutOfMemory) throw;
+            cudaGetLastError();
+            galerkin_scratch_ = DeviceBuffer<float>();
+        }
+    }
+    return galerkin_scratch_.data();
 }
 
 double CudaBackend::damping_coefficient() const {
@@ -565,12 +622,14 @@ void CudaBackend::assemble_matrix(const double* y) {
         const cuda::BlockLayout blocks_layout = block_layout();
         with_material([&](const auto& material) {
             with_order(layout.order, [&]<int P>() {
-                if constexpr (P >= 2)
-                    launch_cooperative_hessian<P>(float_material(material), rest_elements_.data(),
-                                                  rule_f_, cn.nodes, mesh.num_cells(), y,
-                                                  project_hessians(),
-                                                  assembly_->device_element_blocks(blocks_layout),
-                                                  blocks_layout == cuda::BlockLayout::Upper);
+                if constexpr (P >= 2) {
+                    float* blocks = assembly_->device_element_blocks(blocks_layout);
+                    const bool upper = blocks_layout == cuda::BlockLayout::Upper;
+                    // (from the values the matrix-free pass wrote at y)
+                    launch_blocks_from_tangents<P>(matrix_free_->tangents(),
+                                                   reference_gradients_.data(), rule_.num_points,
+                                                   mesh.num_cells(), blocks, upper);
+                }
             });
         });
         blocks_deferred_ = false;
@@ -620,8 +679,10 @@ void CudaBackend::assemble(const double* y) {
         if (element_blocks_needed())
             matrix_free_->set_scratch(assembly_->device_element_blocks(block_layout()),
                                       assembly_->element_bytes() / sizeof(float));
-        else
-            matrix_free_->set_scratch(nullptr, 0);
+        else { // inline summation: no element blocks to lend, a scratch of its own
+            float* scratch = galerkin_scratch();
+            matrix_free_->set_scratch(scratch, galerkin_scratch_.size());
+        }
         matrix_free_revalue = multigrid_->revalues_matrix_free();
     }
     matrix_at_y_ = false;

@@ -124,6 +124,27 @@ EDN_HOST_DEVICE inline void reference_tangent_diagonal(const T* d, const T a[3],
     for (int i = 0; i < 9; ++i) k[i] = a[0] * M[0][i] + a[1] * M[1][i] + a[2] * M[2][i];
 }
 
+/// An element's blocks from its points' values (the CPU reference of the CUDA blocks kernel,
+/// cuda/element_cooperative.cuh): K[(a m + b) 9] = K_ab (row-major 3 x 3), formed as the kernel
+/// does: per point and node a the columns M_a = reference_tangent_columns(d, dN_a), then
+/// K_ba += sum_c dN_b,c M_a[c] (27 multiply-adds a pair against the 81 of dN_a,c dN_b,e B_ce).
+template <int P, class T>
+inline void reference_tangent_blocks(const T* d, int num_points, const T* dN, T* K) {
+    constexpr int m = lagrange_tet_num_nodes(P);
+    for (int i = 0; i < m * m * 9; ++i) K[i] = T(0);
+    for (int q = 0; q < num_points; ++q) {
+        const T* dq = dN + static_cast<std::size_t>(q) * m * 3;
+        const T* v = d + static_cast<std::size_t>(q) * kReferenceTangentValues;
+        for (int a = 0; a < m; ++a) {
+            T M[3][9];
+            reference_tangent_columns(v, dq + 3 * a, M);
+            for (int b = 0; b < m; ++b)
+                for (int c = 0; c < 3; ++c)
+                    for (int i = 0; i < 9; ++i) K[(b * m + a) * 9 + i] += dq[3 * b + c] * M[c][i];
+        }
+    }
+}
+
 /// An element's shares of p-multigrid's re-value without its blocks (the CPU reference of
 /// cuda::MatrixFreeOperator::galerkin): parts[(a 4 + c) 9] = (K_e P_e)_ac (row-major 3 x 3),
 /// P_e the element's transfer from its 4 vertices, node b taking w[4 b + c] I from vertex c

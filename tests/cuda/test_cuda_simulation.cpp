@@ -412,7 +412,10 @@ TEST(CudaSimulation, RegionDragAndGroundFrictionMatchCpu) {
 }
 
 // Every material and order: the element kernels (the staged p = 1 blocks, the SVD-frame
-// Hessians, the cooperative p >= 2 kernel) against the CPU's double matrices.
+// Hessians, the cooperative p >= 2 kernels) against the CPU's double matrices. At p >= 2 the
+// multigrid's products are matrix-free; block Jacobi takes the assembled blocks, formed from the
+// pass's tangent values (element_blocks_from_tangents_kernel) in the upper layout (per-entry) and
+// the full one (per-simplex).
 TEST(CudaSimulation, HessianProductMatchesCpu) {
     EDN_SKIP_WITHOUT_CUDA();
     struct Case {
@@ -420,6 +423,7 @@ TEST(CudaSimulation, HessianProductMatchesCpu) {
         int order;
         SummationMethod method;
         Integrator integrator;
+        Preconditioner preconditioner = Preconditioner::Multigrid;
     };
     std::vector<Case> cases;
     for (SummationMethod method : {SummationMethod::PerEntry, SummationMethod::PerSimplex})
@@ -429,6 +433,11 @@ TEST(CudaSimulation, HessianProductMatchesCpu) {
         for (int order = 1; order <= 3; ++order)
             cases.push_back(
                 {material, order, SummationMethod::PerEntry, Integrator::BackwardEuler});
+    for (Material material : {Material::Linear, Material::Corotational, Material::NeoHookean})
+        for (int order = 2; order <= 3; ++order)
+            for (SummationMethod method : {SummationMethod::PerEntry, SummationMethod::PerSimplex})
+                cases.push_back({material, order, method, Integrator::BackwardEuler,
+                                 Preconditioner::BlockJacobi});
     for (const Case& c : cases) {
         {
             SimulationSettings s;
@@ -436,6 +445,7 @@ TEST(CudaSimulation, HessianProductMatchesCpu) {
             s.order = c.order;
             s.integrator = c.integrator;
             s.summation = c.method;
+            s.preconditioner = c.preconditioner;
             const SummationMethod method = c.method;
             const Integrator integrator = c.integrator;
             const TetMesh mesh = twin_box();
@@ -450,7 +460,8 @@ TEST(CudaSimulation, HessianProductMatchesCpu) {
                 diff = std::max(diff, std::abs(hc[k] - hg[k]));
             EXPECT_LT(diff, 1e-4 * scale)
                 << material_name(c.material) << " p" << c.order << " "
-                << summation_method_name(method) << " " << integrator_name(integrator) << " diff "
+                << summation_method_name(method) << " " << integrator_name(integrator) << " "
+                << preconditioner_name(c.preconditioner) << " diff "
                 << diff << " scale " << scale << " first " << hc[0] << " vs " << hg[0];
         }
     }
@@ -567,12 +578,14 @@ TEST(CudaSimulation, MatrixFreeRevalueEqualsAssembledRevalue) {
                 SCOPED_TRACE(std::string(material_name(material)) + " p" + std::to_string(order) +
                              (region ? " region drag" : " point drag"));
                 const SimulationSettings s = matrix_free_test_settings(material, order);
-                Simulation free(mesh, s), assembled(mesh, s);
+                SimulationSettings s_inline = s; // (no element blocks: a scratch of its own)
+                s_inline.summation = SummationMethod::Inline;
+                Simulation free(mesh, s), assembled(mesh, s), inline_sums(mesh, s_inline);
                 std::vector<double> x = free.rest_positions(), v(x.size());
                 for (std::size_t k = 0; k < x.size(); ++k)
                     x[k] += 0.0015 * std::sin(0.7 * k + 0.3), v[k] = 0.4 * std::cos(0.9 * k);
                 const DragSpring drag = matrix_free_test_drag(free, mesh, region);
-                for (Simulation* sim : {&free, &assembled}) {
+                for (Simulation* sim : {&free, &assembled, &inline_sums}) {
                     sim->pin_below(0.04);
                     sim->set_state(x, v);
                     sim->set_drag(drag);
@@ -583,21 +596,28 @@ TEST(CudaSimulation, MatrixFreeRevalueEqualsAssembledRevalue) {
                 setenv("EDN_MATRIX_FREE_REVALUE", "0", 1); // (read where the hierarchy is built)
                 const auto b = assembled.multigrid_levels(y);
                 unsetenv("EDN_MATRIX_FREE_REVALUE");
+                const auto c = inline_sums.multigrid_levels(y);
+                EXPECT_GT(inline_sums.solver_setup().matrix_free_revalues, 0)
+                    << "inline summation re-values from the values too";
                 EXPECT_GT(free.solver_setup().matrix_free_revalues, 0);
                 EXPECT_EQ(assembled.solver_setup().matrix_free_revalues, 0);
                 EXPECT_GT(assembled.solver_setup().revalues, 0);
-                ASSERT_EQ(a.size(), b.size());
-                ASSERT_GE(a.size(), 1u);
-                for (std::size_t l = 0; l < a.size(); ++l) {
-                    ASSERT_EQ(a[l].size(), b[l].size()) << "level " << l;
-                    double scale = 0, diff = 0;
-                    for (std::size_t k = 0; k + 1 < a[l].size(); ++k)
-                        scale = std::max(scale, std::abs(b[l][k])),
-                        diff = std::max(diff, std::abs(a[l][k] - b[l][k]));
-                    EXPECT_GT(scale, 0.0) << "level " << l;
-                    EXPECT_LT(diff, 1e-5 * scale) << "level " << l;
-                    EXPECT_NEAR(a[l].back(), b[l].back(), 1e-3 * b[l].back())
-                        << "lambda_max of level " << l;
+                for (const auto* other : {&b, &c}) {
+                    SCOPED_TRACE(other == &b ? "assembled re-value" : "inline summation");
+                    ASSERT_EQ(a.size(), other->size());
+                    ASSERT_GE(a.size(), 1u);
+                    for (std::size_t l = 0; l < a.size(); ++l) {
+                        const std::vector<double>& o = (*other)[l];
+                        ASSERT_EQ(a[l].size(), o.size()) << "level " << l;
+                        double scale = 0, diff = 0;
+                        for (std::size_t k = 0; k + 1 < a[l].size(); ++k)
+                            scale = std::max(scale, std::abs(o[k])),
+                            diff = std::max(diff, std::abs(a[l][k] - o[k]));
+                        EXPECT_GT(scale, 0.0) << "level " << l;
+                        EXPECT_LT(diff, 1e-5 * scale) << "level " << l;
+                        EXPECT_NEAR(a[l].back(), o.back(), 1e-3 * o.back())
+                            << "lambda_max of level " << l;
+                    }
                 }
             }
 }

@@ -186,5 +186,35 @@ TEST(ReferenceTangent, GalerkinPartsEqualTheElementHessianTimesItsTransfer) {
     }
 }
 
+// The element blocks formed from the points' values (reference_tangent_blocks: the CPU reference
+// of the CUDA blocks kernel of the assembled p >= 2 paths) equal the generic element Hessian,
+// every block (a, b) in its place, for every material at p = 2, 3, projected or not.
+template <int P, class Material> void check_blocks(const Material& material, std::uint32_t seed) {
+    constexpr int m = lagrange_tet_num_nodes(P);
+    for (bool project : {false, true}) {
+        const DeformedElement<P> el(material, seed, project);
+        const std::vector<double> dN = reference_gradient_table<P>(el.rule);
+        std::vector<double> K(m * m * 9);
+        reference_tangent_blocks<P>(el.d.data(), el.rule.num_points, dN.data(), K.data());
+        double scale = 0;
+        for (double h : el.hess) scale = std::max(scale, std::abs(h));
+        ASSERT_GT(scale, 0.0);
+        for (int i = 0; i < m * m * 9; ++i)
+            ASSERT_NEAR(K[i], el.hess[i], 1e-10 * scale)
+                << "p" << P << " block (" << i / 9 / m << ", " << i / 9 % m << ") entry " << i % 9
+                << " project " << project;
+    }
+}
+
+TEST(ReferenceTangent, BlocksEqualTheElementHessian) {
+    for (std::uint32_t seed : {5u, 13u}) {
+        check_blocks<2>(NeoHookean<double>{kLame}, seed);
+        check_blocks<3>(NeoHookean<double>{kLame}, seed);
+        check_blocks<2>(Corotational<double>{kLame}, seed);
+        check_blocks<3>(Corotational<double>{kLame}, seed);
+        check_blocks<3>(LinearMaterial<double>{kLame}, seed);
+    }
+}
+
 } // namespace
 } // namespace edn

@@ -352,12 +352,13 @@ __global__ void __launch_bounds__(128)
 }
 
 /// The blocks kernel over `num_cells` cells whose values lie at `tangents` (stride num_cells *
-/// nq, MatrixFreeOperator's layout). Two threads per element row: ncu, 187K p = 3 (H200), one
-/// thread a row 2.96 ms (168 registers, 12.5% occupancy), two 2.30 ms (128 registers, 25%).
+/// nq, MatrixFreeOperator's layout). Threads per element row, ncu at 187K (H200): p = 3 one
+/// thread a row 2.96 ms (168 registers, 12.5% occupancy), two 2.30 ms (128 registers, 25%); p = 2
+/// one 300 us (128 registers), two 331 us (80 registers, more multiply-adds).
 template <int P>
 void launch_blocks_from_tangents(const float4* tangents, const double* dN, int nq,
                                  Index num_cells, float* blocks, bool upper) {
-    constexpr int kMaxQ = kCooperativeMaxPoints<P>, S = 2;
+    constexpr int kMaxQ = kCooperativeMaxPoints<P>, S = P == 2 ? 1 : 2;
     using B = TangentBlocks<P, kMaxQ, S>;
     element_blocks_from_tangents_kernel<P, kMaxQ, S>
         <<<static_cast<unsigned int>((num_cells + B::kElements - 1) / B::kElements),

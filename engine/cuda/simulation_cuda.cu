@@ -245,6 +245,7 @@ private:
     /// (inline summation), allocated on first use; nullptr where it does not fit in memory (the
     /// re-value then sums the matrix inline).
     DeviceBuffer<float> galerkin_scratch_;
+    std::size_t galerkin_scratch_failed_ = 0; ///< the size that did not fit
     float* galerkin_scratch();
     bool blocks_deferred_ = false; ///< ... and left its element blocks to assemble_matrix()
     bool matrix_at_y_ = false;     ///< the matrix is summed at the last assembly's y
@@ -560,13 +561,14 @@ TangentScratch CudaBackend::tangent_scratch() {
 
 float* CudaBackend::galerkin_scratch() {
     const std::size_t floats = matrix_free_->galerkin_scratch_floats();
-    if (galerkin_scratch_.size() != floats) {
+    if (galerkin_scratch_.size() != floats && galerkin_scratch_failed_ != floats) {
         try {
             galerkin_scratch_.resize(floats);
         } catch (const Error& error) {
             if (error.code() != ErrorCode::OutOfMemory) throw;
             cudaGetLastError();
             galerkin_scratch_ = DeviceBuffer<float>();
+            galerkin_scratch_failed_ = floats; // (not tried again at every re-value)
         }
     }
     return galerkin_scratch_.data();
@@ -617,20 +619,16 @@ void CudaBackend::add_diagonal_terms(const double* y, float mass_scale,
 
 void CudaBackend::assemble_matrix(const double* y) {
     const Index n = layout.num_nodes();
-    if (blocks_deferred_) { // the element blocks the matrix-free evaluation left out, at y
-        const CellNodesView cn = assembly_->device_cell_nodes();
+    if (blocks_deferred_) { // the element blocks the matrix-free evaluation left out, at y:
+        // formed from the values its pass wrote there
         const cuda::BlockLayout blocks_layout = block_layout();
-        with_material([&](const auto& material) {
-            with_order(layout.order, [&]<int P>() {
-                if constexpr (P >= 2) {
-                    float* blocks = assembly_->device_element_blocks(blocks_layout);
-                    const bool upper = blocks_layout == cuda::BlockLayout::Upper;
-                    // (from the values the matrix-free pass wrote at y)
-                    launch_blocks_from_tangents<P>(matrix_free_->tangents(),
-                                                   reference_gradients_.data(), rule_.num_points,
-                                                   mesh.num_cells(), blocks, upper);
-                }
-            });
+        float* blocks = assembly_->device_element_blocks(blocks_layout);
+        with_order(layout.order, [&]<int P>() {
+            if constexpr (P >= 2)
+                launch_blocks_from_tangents<P>(matrix_free_->tangents(),
+                                               reference_gradients_.data(), rule_.num_points,
+                                               mesh.num_cells(), blocks,
+                                               blocks_layout == cuda::BlockLayout::Upper);
         });
         blocks_deferred_ = false;
     }

@@ -14,7 +14,6 @@
 #include "cuda/simulation_kernels.cuh"
 #include "sim/reference_tangent.hpp"
 
-#include <cstdlib>
 #include <vector>
 
 namespace edn::cuda_simulation {

@@ -10,10 +10,14 @@
 /// 900 floats into global memory (8.7 ms at 127K p = 2 tets, H100); m threads per element with
 /// the SVD frames in shared memory, a row per thread, 2.5 ms at 187K p = 2 (H200); each pair
 /// once through the frames' row operators, 2.7-3.0 ms at 187K p = 3 (H200, session 29); from the
-/// pass's tangent values, 2.3 ms (session 30).
+/// pass's tangent values, 2.3 ms (session 30); at p = 3 on the tensor cores, 2.15 ms (session 31).
 #include "cuda/simulation_kernels.cuh"
 #include "sim/reference_tangent.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
 #include <vector>
 
 namespace edn::cuda_simulation {
@@ -265,8 +269,8 @@ __global__ void __launch_bounds__(128)
     __shared__ float4 table[kMaxQ][m]; // dN_a at point q (w unused)
     float* const pool = reinterpret_cast<float*>(pool4);
     const Index first = static_cast<Index>(blockIdx.x) * B::kElements;
-    const int elements = static_cast<int>(
-        num_cells - first < B::kElements ? num_cells - first : B::kElements);
+    const int elements =
+        static_cast<int>(num_cells - first < B::kElements ? num_cells - first : B::kElements);
     for (int i = threadIdx.x; i < nq * m; i += blockDim.x) {
         const double* d = dN + 3 * i;
         table[i / m][i % m] = make_float4(static_cast<float>(d[0]), static_cast<float>(d[1]),
@@ -314,8 +318,8 @@ __global__ void __launch_bounds__(128)
                     for (int c = 0; c < 3; ++c)
                         acc[j][3 * rr + c] =
                             fmaf(gb.z, M[2][3 * c + rr],
-                                 fmaf(gb.y, M[1][3 * c + rr], fmaf(gb.x, M[0][3 * c + rr],
-                                                                   acc[j][3 * rr + c])));
+                                 fmaf(gb.y, M[1][3 * c + rr],
+                                      fmaf(gb.x, M[0][3 * c + rr], acc[j][3 * rr + c])));
             }
         }
     }
@@ -350,14 +354,276 @@ __global__ void __launch_bounds__(128)
     for (int i = threadIdx.x; i < floats; i += blockDim.x) out[i] = pool[i];
 }
 
+/// Shapes of element_blocks_mma_kernel at order P: the element's blocks as one matrix product per
+/// element, O = X^T D with
+///   X[(q, c)][(xy, a)] = M_a(q)[c][x][y] = sum_e dN_a,e(q) B_ce(q)[x][y]   (x <= y: 6 of 9),
+///   D[(q, c)][b] = dN_b,c(q)   (the reference gradients: the same for every element),
+/// so that O[(xy, a)][b] = sum_q sum_c dN_b,c M_a[c][x][y] = K_ba[x][y] (the entries x > y
+/// follow from K_ab = K_ba^T). Rows 6 m padded to 16s, k = 3 nq to 8s, columns m to 8s: p = 3 a
+/// 128 x 48 by 48 x 24 product (8 x 3 tiles, 6 steps), p = 2 64 x 16 by 16 x 16.
+template <int P, int kMaxQ> struct MmaBlocks {
+    static constexpr int m = lagrange_tet_num_nodes(P);
+    static constexpr int kRowTiles = (6 * m + 15) / 16;
+    static constexpr int kRows = 16 * kRowTiles;
+    static constexpr int kSteps = (3 * kMaxQ + 7) / 8;
+    static constexpr int kColTiles = (m + 7) / 8;
+    static constexpr int kElements = P == 2 ? 4 : 1; ///< per round of a thread block
+    static constexpr int kWarps = 4;
+    static constexpr int kTiles = kElements * kRowTiles / kWarps; ///< row tiles a warp holds
+    static_assert(kTiles * kWarps == kElements * kRowTiles);
+    /// X is stored k-major, rows of kRows + 8 floats: a fragment's (k + t) kXStride + g is
+    /// 8 t + g modulo 32, distinct over the warp (and the writes of consecutive a: consecutive).
+    static constexpr int kXStride = kRows + 8;
+    /// A point's values in shared memory: per c the 18 entries x <= y of B_c0, B_c1, B_c2 (pair
+    /// order (0,0), (0,1), (0,2), (1,1), (1,2), (2,2)), 20 floats a c.
+    static constexpr int kPointFloats = 60;
+    /// O in shared memory: 6 m rows of kOStride floats (odd: the accumulators' stores spread).
+    static constexpr int kOStride = m + 1;
+    /// An element's region: its points' values, later its O.
+    static constexpr int kRegion =
+        ((kMaxQ * kPointFloats > 6 * m * kOStride ? kMaxQ * kPointFloats : 6 * m * kOStride) + 3) /
+        4 * 4;
+};
+
+/// The tf32 halves of a float for the three-product (3xTF32) sums: x = hi + lo exactly, hi with
+/// a tf32 mantissa; the tensor cores read lo's top 10 mantissa bits, so hi b + lo b ~ x b with a
+/// relative error near 2^-21 (float's own rounding is 2^-24).
+__device__ __forceinline__ void tf32_split(float x, std::uint32_t& hi, std::uint32_t& lo) {
+    hi = __float_as_uint(x) & 0xffffe000u;
+    lo = __float_as_uint(x - __uint_as_float(hi));
+}
+
+/// d += a b on the tensor cores, one 16 x 8 x 8 tf32 product (a row-major, b column-major).
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4],
+                                         std::uint32_t b0, std::uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+                 "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+/// The element Hessian blocks of p >= 2 elements from the pass's tangent values on the tensor
+/// cores (MmaBlocks: O = X^T D per element), three tf32 products a tile (lo hi, hi lo, hi hi:
+/// float accuracy). A thread block of 4 warps takes kElements elements a round (p = 3: one,
+/// p = 2: four) and loops over the cells: a thread per point loads its values (coalesced) and
+/// stores the 54 that X needs by c; a thread per (point, c, node) forms its 6 entries of X (18
+/// multiply-adds); each warp multiplies kTiles row tiles by D (whose fragments it holds in
+/// registers, split once) and stores its accumulators as O; the block then writes the element's
+/// blocks, each float gathered from O through a table made once per thread block (K_pq[s][t] =
+/// O[(st, q)][p] where s <= t, else O[(ts, p)][q]): consecutive floats, one contiguous range.
+/// The padding of X stays zero. CPU reference: reference_tangent_blocks (the same blocks as
+/// element_blocks_from_tangents_kernel, to float rounding).
+template <int P, int kMaxQ>
+__global__ void __launch_bounds__(128, 4)
+    element_blocks_mma_kernel(const float4* tangents, const double* dN, int nq, Index num_cells,
+                              float* blocks, bool upper) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    using B = MmaBlocks<P, kMaxQ>;
+    constexpr int m = B::m, kE = B::kElements, kRegion = B::kRegion, kXStride = B::kXStride;
+    constexpr int kO = B::kOStride, kPoint = B::kPointFloats, kRaw = kTangentPlanes + 1;
+    __shared__ float xs[kE][8 * B::kSteps][kXStride];
+    __shared__ float4 pool4[kE * kRegion / 4];
+    __shared__ float4 raw[kE * kMaxQ * kRaw];                  // the next round's values as loaded
+    __shared__ std::uint16_t gather[upper_block_count(m) * 9]; // an upper float's place in O
+    __shared__ float dNt[kMaxQ][3][m]; // dN_a,c(q), consecutive nodes together
+    float* const pool = reinterpret_cast<float*>(pool4);
+    const int per_cell = upper ? upper_block_count(m) * 9 : m * m * 9;
+    const std::int64_t stride = static_cast<std::int64_t>(num_cells) * nq;
+    const Index step = static_cast<Index>(gridDim.x) * kE;
+    // The values of the round at `first` into raw, asynchronously (a float4 a copy, consecutive
+    // points of a plane together).
+    const auto prefetch = [&](Index first) {
+        const int count = static_cast<int>(num_cells - first < kE ? num_cells - first : kE) * nq;
+        const float4* from = tangents + static_cast<std::int64_t>(first) * nq;
+        for (int i = threadIdx.x; i < count * kTangentPlanes; i += blockDim.x) {
+            const int k = i / count, j = i - k * count;
+            const auto to = static_cast<unsigned int>(__cvta_generic_to_shared(raw + j * kRaw + k));
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to),
+                         "l"(from + k * stride + j));
+        }
+        asm volatile("cp.async.commit_group;\n" ::);
+    };
+    if (static_cast<Index>(blockIdx.x) * kE < num_cells)
+        prefetch(static_cast<Index>(blockIdx.x) * kE);
+    for (int i = threadIdx.x; i < kE * 8 * B::kSteps * kXStride; i += blockDim.x)
+        (&xs[0][0][0])[i] = 0.0f;
+    for (int i = threadIdx.x; i < nq * 3 * m; i += blockDim.x) {
+        const int q = i / (3 * m), c = (i - 3 * m * q) / m, a = i % m;
+        dNt[q][c][a] = static_cast<float>(dN[(q * m + a) * 3 + c]);
+    }
+    const auto pair_of = [](int x, int y) { return x == 0 ? y : (x == 1 ? 2 + y : 5); };
+    // K_pq[s][t] = O[(st, q)][p] (s <= t), else O[(ts, p)][q]; the diagonal entries of both K_pq
+    // and K_qp from one accumulator (the layouts agree to the bit, K stays symmetric)
+    const auto place = [&](int p, int q, int s, int t) {
+        const int hi = p > q ? p : q, lo = p > q ? q : p;
+        return s == t
+                   ? (pair_of(s, s) * m + hi) * kO + lo
+                   : (s < t ? (pair_of(s, t) * m + q) * kO + p : (pair_of(t, s) * m + p) * kO + q);
+    };
+    for (int j = threadIdx.x; j < upper_block_count(m) * 9; j += blockDim.x) {
+        const int block = j / 9, s = (j - 9 * block) / 3, t = j - 9 * block - 3 * s;
+        int p = 0, q = 0;
+        upper_block_pair(m, block, p, q);
+        gather[j] = static_cast<std::uint16_t>(place(p, q, s, t));
+    }
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    // D's fragments, split: b0 at (k = 8 s + t, column 8 j + g), b1 at k + 4.
+    std::uint32_t dh[B::kSteps][B::kColTiles][2], dl[B::kSteps][B::kColTiles][2];
+#pragma unroll
+    for (int s = 0; s < B::kSteps; ++s)
+#pragma unroll
+        for (int j = 0; j < B::kColTiles; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int k = 8 * s + t + 4 * h, b = 8 * j + g;
+                const float v = k < 3 * nq && b < m
+                                    ? static_cast<float>(dN[(k / 3 * m + b) * 3 + k % 3])
+                                    : 0.0f;
+                tf32_split(v, dh[s][j][h], dl[s][j][h]);
+            }
+    // The X phase's thread: (element, c, node) slot, and every kQSplit-th point from qs.
+    constexpr int kSlots = kE * 3 * m, kQSplit = 128 / kSlots;
+    const int slot = threadIdx.x % kSlots, qs = threadIdx.x / kSlots;
+    const int xe = slot / (3 * m), xc = slot / m - 3 * xe, xa = slot % m;
+    for (Index first = static_cast<Index>(blockIdx.x) * kE; first < num_cells; first += step) {
+        const int elements = static_cast<int>(num_cells - first < kE ? num_cells - first : kE);
+        asm volatile("cp.async.wait_group 0;\n" ::);
+        __syncthreads(); // raw is in; the last round's O is written out
+        // a thread per point: the 54 values X needs, by c
+        for (int i = threadIdx.x; i < elements * nq; i += blockDim.x) {
+            float v[4 * kTangentPlanes];
+#pragma unroll
+            for (int k = 0; k < kTangentPlanes; ++k) {
+                const float4 w = raw[i * kRaw + k];
+                v[4 * k] = w.x, v[4 * k + 1] = w.y, v[4 * k + 2] = w.z, v[4 * k + 3] = w.w;
+            }
+            const int e = i / nq, q = i - e * nq;
+            float w[kPoint] = {};
+#pragma unroll
+            for (int c = 0; c < 3; ++c)
+#pragma unroll
+                for (int f = 0; f < 3; ++f) {
+                    float Bcf[9];
+                    reference_tangent_block(v, c, f, Bcf);
+#pragma unroll
+                    for (int x = 0; x < 3; ++x)
+#pragma unroll
+                        for (int y = x; y < 3; ++y)
+                            w[20 * c + 6 * f + pair_of(x, y)] = Bcf[3 * x + y];
+                }
+            float4* to = pool4 + (e * kRegion + q * kPoint) / 4;
+#pragma unroll
+            for (int k = 0; k < kPoint / 4; ++k)
+                to[k] = make_float4(w[4 * k], w[4 * k + 1], w[4 * k + 2], w[4 * k + 3]);
+        }
+        __syncthreads();
+        if (first + step < num_cells) prefetch(first + step);
+        // X: M_a(q)[c] at its 6 pairs (consecutive nodes: consecutive floats)
+        if (qs < kQSplit && xe < elements)
+            for (int q = qs; q < nq; q += kQSplit) {
+                const float4* v4 = pool4 + (xe * kRegion + q * kPoint + 20 * xc) / 4;
+                float v[20];
+#pragma unroll
+                for (int n = 0; n < 5; ++n) {
+                    const float4 w = v4[n];
+                    v[4 * n] = w.x, v[4 * n + 1] = w.y, v[4 * n + 2] = w.z, v[4 * n + 3] = w.w;
+                }
+                const float g0 = dNt[q][0][xa], g1 = dNt[q][1][xa], g2 = dNt[q][2][xa];
+                float* const x = &xs[xe][3 * q + xc][xa];
+#pragma unroll
+                for (int p = 0; p < 6; ++p)
+                    x[p * m] = fmaf(g2, v[12 + p], fmaf(g1, v[6 + p], g0 * v[p]));
+            }
+        __syncthreads();
+        float acc[B::kTiles][B::kColTiles][4] = {};
+#pragma unroll
+        for (int j = 0; j < B::kTiles; ++j) {
+            const int tile = warp * B::kTiles + j, e = tile / B::kRowTiles;
+            const int row = 16 * (tile - e * B::kRowTiles);
+#pragma unroll
+            for (int s = 0; s < B::kSteps; ++s) {
+                const float* x = &xs[e][8 * s + t][row + g];
+                const float av[4] = {x[0], x[8], x[4 * kXStride], x[4 * kXStride + 8]};
+                std::uint32_t ah[4], al[4];
+#pragma unroll
+                for (int k = 0; k < 4; ++k) tf32_split(av[k], ah[k], al[k]);
+#pragma unroll
+                for (int c = 0; c < B::kColTiles; ++c) {
+                    mma_tf32(acc[j][c], al, dh[s][c][0], dh[s][c][1]);
+                    mma_tf32(acc[j][c], ah, dl[s][c][0], dl[s][c][1]);
+                    mma_tf32(acc[j][c], ah, dh[s][c][0], dh[s][c][1]);
+                }
+            }
+        }
+        // O over the values (read before the barrier above)
+#pragma unroll
+        for (int j = 0; j < B::kTiles; ++j) {
+            const int tile = warp * B::kTiles + j, e = tile / B::kRowTiles;
+            const int row0 = 16 * (tile - e * B::kRowTiles);
+            float* const o = pool + e * kRegion;
+#pragma unroll
+            for (int c = 0; c < B::kColTiles; ++c)
+#pragma unroll
+                for (int k = 0; k < 4; ++k) {
+                    const int r = row0 + g + 8 * (k / 2), b = 8 * c + 2 * t + k % 2;
+                    if (r < 6 * m && b < m) o[r * kO + b] = acc[j][c][k];
+                }
+        }
+        __syncthreads();
+        for (int e = 0; e < elements; ++e) {
+            float* const out = blocks + (static_cast<std::int64_t>(first) + e) * per_cell;
+            const float* const o = pool + e * kRegion;
+            if (upper)
+                for (int j = threadIdx.x; j < per_cell; j += blockDim.x) out[j] = o[gather[j]];
+            else
+                for (int j = threadIdx.x; j < per_cell; j += blockDim.x) {
+                    const int block = j / 9, s = (j - 9 * block) / 3, t = j - 9 * block - 3 * s;
+                    out[j] = o[place(block / m, block % m, s, t)];
+                }
+        }
+    }
+#endif
+}
+
 /// The blocks kernel over `num_cells` cells whose values lie at `tangents` (stride num_cells *
-/// nq, MatrixFreeOperator's layout). Threads per element row, ncu at 187K (H200): p = 3 one
-/// thread a row 2.96 ms (168 registers, 12.5% occupancy), two 2.30 ms (128 registers, 25%); p = 2
-/// one 300 us (128 registers), two 331 us (80 registers, more multiply-adds).
+/// nq, MatrixFreeOperator's layout). ncu at 187K (H200): multiply-adds with threads per element
+/// row, p = 3 one thread a row 2.96 ms (168 registers, 12.5% occupancy), two 2.30 ms (128
+/// registers, 25%); p = 2 one 300 us (128 registers), two 331 us (80 registers, more
+/// multiply-adds). On the tensor cores (element_blocks_mma_kernel) p = 3 2.15 ms, p = 2 430 us
+/// (both bound by shared memory and L1, 73-74% busy: X and O go through shared memory), so p = 2
+/// keeps the multiply-adds.
 template <int P>
-void launch_blocks_from_tangents(const float4* tangents, const double* dN, int nq,
-                                 Index num_cells, float* blocks, bool upper) {
-    constexpr int kMaxQ = kCooperativeMaxPoints<P>, S = P == 2 ? 1 : 2;
+void launch_blocks_from_tangents(const float4* tangents, const double* dN, int nq, Index num_cells,
+                                 float* blocks, bool upper) {
+    constexpr int kMaxQ = kCooperativeMaxPoints<P>;
+    // p = 3 on the tensor cores where the kernel was built for them (compute capability 8.0 or
+    // later: not the portable compute_75 code), unless EDN_ELEMENT_BLOCKS_MMA=0.
+    if constexpr (P == 3) {
+        static const int mma_grid = [] {
+            cudaFuncAttributes attributes{};
+            EDN_CUDA_CHECK(cudaFuncGetAttributes(&attributes, element_blocks_mma_kernel<P, kMaxQ>));
+            if (attributes.ptxVersion < 80) return 0;
+            int device = 0, sms = 0, per_sm = 0;
+            EDN_CUDA_CHECK(cudaGetDevice(&device));
+            EDN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+            EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &per_sm, element_blocks_mma_kernel<P, kMaxQ>, 128, 0));
+            return std::max(1, per_sm) * sms;
+        }();
+        const char* env = std::getenv("EDN_ELEMENT_BLOCKS_MMA");
+        if (mma_grid > 0 && !(env && std::string_view(env) == "0")) {
+            using M = MmaBlocks<P, kMaxQ>;
+            const Index rounds = (num_cells + M::kElements - 1) / M::kElements;
+            element_blocks_mma_kernel<P, kMaxQ>
+                <<<static_cast<unsigned int>(std::min<Index>(std::max<Index>(rounds, 1), mma_grid)),
+                   32 * M::kWarps>>>(tangents, dN, nq, num_cells, blocks, upper);
+            EDN_CUDA_CHECK_LAUNCH();
+            return;
+        }
+    }
+    constexpr int S = P == 2 ? 1 : 2;
     using B = TangentBlocks<P, kMaxQ, S>;
     element_blocks_from_tangents_kernel<P, kMaxQ, S>
         <<<static_cast<unsigned int>((num_cells + B::kElements - 1) / B::kElements),
@@ -404,8 +670,8 @@ bool launch_cooperative_elements(const Material& material, const RestElement<dou
         const auto pass = [&](Index first, Index count, float4* values) {
             element_pass_cooperative_kernel<P, kMaxQ>
                 <<<static_cast<unsigned int>((count + C::kElements - 1) / C::kElements),
-                   C::kElements * kMaxQ>>>(material, float_material(material), rest + first,
-                                           rule, dN, cell_nodes + std::int64_t{first} * m, count, y,
+                   C::kElements * kMaxQ>>>(material, float_material(material), rest + first, rule,
+                                           dN, cell_nodes + std::int64_t{first} * m, count, y,
                                            with_gradient, project, energy + first,
                                            forces + std::int64_t{first} * m * 3, values);
             EDN_CUDA_CHECK_LAUNCH();

@@ -371,14 +371,17 @@ template <int P, int kMaxQ> struct MmaBlocks {
     static constexpr int kWarps = 4;
     static constexpr int kTiles = kElements * kRowTiles / kWarps; ///< row tiles a warp holds
     static_assert(kTiles * kWarps == kElements * kRowTiles);
-    /// X is stored k-major, rows of kRows + 8 floats: a fragment's (k + t) kXStride + g is
-    /// 8 t + g modulo 32, distinct over the warp (and the writes of consecutive a: consecutive).
-    static constexpr int kXStride = kRows + 8;
+    /// X is stored row-major, rows of 8 kSteps + 4 floats (p = 3: 52, 20 modulo 32): a fragment's
+    /// (r + g) kXStride + k + t falls in distinct banks over the warp, and the X phase's stores of
+    /// consecutive k are consecutive floats.
+    static constexpr int kXStride = 8 * kSteps + 4;
+    static_assert(kXStride % 32 % 8 == 4, "conflict-free fragments");
     /// A point's values in shared memory: per c the 18 entries x <= y of B_c0, B_c1, B_c2 (pair
     /// order (0,0), (0,1), (0,2), (1,1), (1,2), (2,2)), 20 floats a c.
     static constexpr int kPointFloats = 60;
-    /// O in shared memory: 6 m rows of kOStride floats (odd: the accumulators' stores spread).
-    static constexpr int kOStride = m + 1;
+    /// O in shared memory: 6 m rows of kOStride floats (8 kColTiles: a half warp's float2 stores
+    /// of an accumulator tile, at 24 g + 2 t modulo 32, fall in distinct banks at p = 3).
+    static constexpr int kOStride = 8 * kColTiles;
     /// An element's region: its points' values, later its O.
     static constexpr int kRegion =
         ((kMaxQ * kPointFloats > 6 * m * kOStride ? kMaxQ * kPointFloats : 6 * m * kOStride) + 3) /
@@ -397,10 +400,10 @@ __device__ __forceinline__ void tf32_split(float x, std::uint32_t& hi, std::uint
 __device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)[4],
                                          std::uint32_t b0, std::uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
-                 "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #endif
 }
 
@@ -422,12 +425,12 @@ __global__ void __launch_bounds__(128, 4)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     using B = MmaBlocks<P, kMaxQ>;
     constexpr int m = B::m, kE = B::kElements, kRegion = B::kRegion, kXStride = B::kXStride;
-    constexpr int kO = B::kOStride, kPoint = B::kPointFloats, kRaw = kTangentPlanes + 1;
-    __shared__ float xs[kE][8 * B::kSteps][kXStride];
+    constexpr int kO = B::kOStride, kPoint = B::kPointFloats, kRaw = kTangentPlanes;
+    __shared__ float xs[kE][B::kRows][kXStride];
     __shared__ float4 pool4[kE * kRegion / 4];
     __shared__ float4 raw[kE * kMaxQ * kRaw];                  // the next round's values as loaded
     __shared__ std::uint16_t gather[upper_block_count(m) * 9]; // an upper float's place in O
-    __shared__ float dNt[kMaxQ][3][m]; // dN_a,c(q), consecutive nodes together
+    __shared__ float dNt[m][kMaxQ][3]; // dN_a,c(q), a node's points together
     float* const pool = reinterpret_cast<float*>(pool4);
     const int per_cell = upper ? upper_block_count(m) * 9 : m * m * 9;
     const std::int64_t stride = static_cast<std::int64_t>(num_cells) * nq;
@@ -447,11 +450,11 @@ __global__ void __launch_bounds__(128, 4)
     };
     if (static_cast<Index>(blockIdx.x) * kE < num_cells)
         prefetch(static_cast<Index>(blockIdx.x) * kE);
-    for (int i = threadIdx.x; i < kE * 8 * B::kSteps * kXStride; i += blockDim.x)
+    for (int i = threadIdx.x; i < kE * B::kRows * kXStride; i += blockDim.x)
         (&xs[0][0][0])[i] = 0.0f;
     for (int i = threadIdx.x; i < nq * 3 * m; i += blockDim.x) {
         const int q = i / (3 * m), c = (i - 3 * m * q) / m, a = i % m;
-        dNt[q][c][a] = static_cast<float>(dN[(q * m + a) * 3 + c]);
+        dNt[a][q][c] = static_cast<float>(dN[(q * m + a) * 3 + c]);
     }
     const auto pair_of = [](int x, int y) { return x == 0 ? y : (x == 1 ? 2 + y : 5); };
     // K_pq[s][t] = O[(st, q)][p] (s <= t), else O[(ts, p)][q]; the diagonal entries of both K_pq
@@ -483,10 +486,9 @@ __global__ void __launch_bounds__(128, 4)
                                     : 0.0f;
                 tf32_split(v, dh[s][j][h], dl[s][j][h]);
             }
-    // The X phase's thread: (element, c, node) slot, and every kQSplit-th point from qs.
-    constexpr int kSlots = kE * 3 * m, kQSplit = 128 / kSlots;
-    const int slot = threadIdx.x % kSlots, qs = threadIdx.x / kSlots;
-    const int xe = slot / (3 * m), xc = slot / m - 3 * xe, xa = slot % m;
+    // The X phase's thread: (element, k = (q, c), half of the nodes).
+    const int xk = threadIdx.x % (3 * nq), xh = threadIdx.x / (3 * nq);
+    const int xq = xk / 3, xc = xk - 3 * xq, x_slots = static_cast<int>(blockDim.x) / (6 * nq);
     for (Index first = static_cast<Index>(blockIdx.x) * kE; first < num_cells; first += step) {
         const int elements = static_cast<int>(num_cells - first < kE ? num_cells - first : kE);
         asm volatile("cp.async.wait_group 0;\n" ::);
@@ -520,44 +522,58 @@ __global__ void __launch_bounds__(128, 4)
         }
         __syncthreads();
         if (first + step < num_cells) prefetch(first + step);
-        // X: M_a(q)[c] at its 6 pairs (consecutive nodes: consecutive floats)
-        if (qs < kQSplit && xe < elements)
-            for (int q = qs; q < nq; q += kQSplit) {
-                const float4* v4 = pool4 + (xe * kRegion + q * kPoint + 20 * xc) / 4;
-                float v[20];
+        // X: a thread per (element, k = (q, c), half of the nodes) holds the point's 18 values
+        // of its c and forms M_a(q)[c] at the 6 pairs of each node a (consecutive k:
+        // consecutive floats)
+        for (int e = xh / 2; xh < 2 * x_slots && e < elements; e += x_slots) {
+            const float4* v4 = pool4 + (e * kRegion + xq * kPoint + 20 * xc) / 4;
+            float v[20];
 #pragma unroll
-                for (int n = 0; n < 5; ++n) {
-                    const float4 w = v4[n];
-                    v[4 * n] = w.x, v[4 * n + 1] = w.y, v[4 * n + 2] = w.z, v[4 * n + 3] = w.w;
-                }
-                const float g0 = dNt[q][0][xa], g1 = dNt[q][1][xa], g2 = dNt[q][2][xa];
-                float* const x = &xs[xe][3 * q + xc][xa];
+            for (int n = 0; n < 5; ++n) {
+                const float4 w = v4[n];
+                v[4 * n] = w.x, v[4 * n + 1] = w.y, v[4 * n + 2] = w.z, v[4 * n + 3] = w.w;
+            }
+            const int half = xh % 2, a0 = half * (m / 2), a1 = half ? m : m / 2;
+            for (int a = a0; a < a1; ++a) {
+                const float g0 = dNt[a][xq][0], g1 = dNt[a][xq][1], g2 = dNt[a][xq][2];
+                float* const x = &xs[e][a][xk];
 #pragma unroll
                 for (int p = 0; p < 6; ++p)
-                    x[p * m] = fmaf(g2, v[12 + p], fmaf(g1, v[6 + p], g0 * v[p]));
-            }
-        __syncthreads();
-        float acc[B::kTiles][B::kColTiles][4] = {};
-#pragma unroll
-        for (int j = 0; j < B::kTiles; ++j) {
-            const int tile = warp * B::kTiles + j, e = tile / B::kRowTiles;
-            const int row = 16 * (tile - e * B::kRowTiles);
-#pragma unroll
-            for (int s = 0; s < B::kSteps; ++s) {
-                const float* x = &xs[e][8 * s + t][row + g];
-                const float av[4] = {x[0], x[8], x[4 * kXStride], x[4 * kXStride + 8]};
-                std::uint32_t ah[4], al[4];
-#pragma unroll
-                for (int k = 0; k < 4; ++k) tf32_split(av[k], ah[k], al[k]);
-#pragma unroll
-                for (int c = 0; c < B::kColTiles; ++c) {
-                    mma_tf32(acc[j][c], al, dh[s][c][0], dh[s][c][1]);
-                    mma_tf32(acc[j][c], ah, dl[s][c][0], dl[s][c][1]);
-                    mma_tf32(acc[j][c], ah, dh[s][c][0], dh[s][c][1]);
-                }
+                    x[p * m * kXStride] = fmaf(g2, v[12 + p], fmaf(g1, v[6 + p], g0 * v[p]));
             }
         }
-        // O over the values (read before the barrier above)
+        __syncthreads();
+        // Each step's products in three sweeps over the warp's kTiles x kColTiles accumulators
+        // (lo hi, hi lo, hi hi): consecutive products never wait on each other.
+        float acc[B::kTiles][B::kColTiles][4] = {};
+#pragma unroll
+        for (int s = 0; s < B::kSteps; ++s) {
+            std::uint32_t ah[B::kTiles][4], al[B::kTiles][4];
+#pragma unroll
+            for (int j = 0; j < B::kTiles; ++j) {
+                const int tile = warp * B::kTiles + j, e = tile / B::kRowTiles;
+                const float* x = &xs[e][16 * (tile - e * B::kRowTiles) + g][8 * s + t];
+                const float av[4] = {x[0], x[8 * kXStride], x[4], x[8 * kXStride + 4]};
+#pragma unroll
+                for (int k = 0; k < 4; ++k) tf32_split(av[k], ah[j][k], al[j][k]);
+            }
+#pragma unroll
+            for (int j = 0; j < B::kTiles; ++j)
+#pragma unroll
+                for (int c = 0; c < B::kColTiles; ++c)
+                    mma_tf32(acc[j][c], al[j], dh[s][c][0], dh[s][c][1]);
+#pragma unroll
+            for (int j = 0; j < B::kTiles; ++j)
+#pragma unroll
+                for (int c = 0; c < B::kColTiles; ++c)
+                    mma_tf32(acc[j][c], ah[j], dl[s][c][0], dl[s][c][1]);
+#pragma unroll
+            for (int j = 0; j < B::kTiles; ++j)
+#pragma unroll
+                for (int c = 0; c < B::kColTiles; ++c)
+                    mma_tf32(acc[j][c], ah[j], dh[s][c][0], dh[s][c][1]);
+        }
+        // O over the values (read before the barrier above), a float2 an accumulator row
 #pragma unroll
         for (int j = 0; j < B::kTiles; ++j) {
             const int tile = warp * B::kTiles + j, e = tile / B::kRowTiles;
@@ -566,9 +582,11 @@ __global__ void __launch_bounds__(128, 4)
 #pragma unroll
             for (int c = 0; c < B::kColTiles; ++c)
 #pragma unroll
-                for (int k = 0; k < 4; ++k) {
-                    const int r = row0 + g + 8 * (k / 2), b = 8 * c + 2 * t + k % 2;
-                    if (r < 6 * m && b < m) o[r * kO + b] = acc[j][c][k];
+                for (int h = 0; h < 2; ++h) {
+                    const int r = row0 + g + 8 * h;
+                    if (r < 6 * m)
+                        *reinterpret_cast<float2*>(o + r * kO + 8 * c + 2 * t) =
+                            make_float2(acc[j][c][2 * h], acc[j][c][2 * h + 1]);
                 }
         }
         __syncthreads();

@@ -414,14 +414,14 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)
 /// stores the 54 that X needs by c; a thread per (point, c, node) forms its 6 entries of X (18
 /// multiply-adds); each warp multiplies kTiles row tiles by D (whose fragments it holds in
 /// registers, split once) and stores its accumulators as O; the block then writes the element's
-/// blocks, each float gathered from O through a table made once per thread block (K_pq[s][t] =
-/// O[(st, q)][p] where s <= t, else O[(ts, p)][q]): consecutive floats, one contiguous range.
-/// The padding of X stays zero. CPU reference: reference_tangent_blocks (the same blocks as
-/// element_blocks_from_tangents_kernel, to float rounding).
+/// blocks in the upper layout, each float gathered from O through a table made once per thread
+/// block (K_pq[s][t] = O[(st, q)][p] where s <= t, else O[(ts, p)][q]): consecutive floats, one
+/// contiguous range. The padding of X stays zero. CPU reference: reference_tangent_blocks (the
+/// same blocks as element_blocks_from_tangents_kernel, to float rounding).
 template <int P, int kMaxQ>
 __global__ void __launch_bounds__(128, 4)
     element_blocks_mma_kernel(const float4* tangents, const double* dN, int nq, Index num_cells,
-                              float* blocks, bool upper) {
+                              float* blocks) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     using B = MmaBlocks<P, kMaxQ>;
     constexpr int m = B::m, kE = B::kElements, kRegion = B::kRegion, kXStride = B::kXStride;
@@ -432,7 +432,7 @@ __global__ void __launch_bounds__(128, 4)
     __shared__ std::uint16_t gather[upper_block_count(m) * 9]; // an upper float's place in O
     __shared__ float dNt[m][kMaxQ][3]; // dN_a,c(q), a node's points together
     float* const pool = reinterpret_cast<float*>(pool4);
-    const int per_cell = upper ? upper_block_count(m) * 9 : m * m * 9;
+    constexpr int per_cell = upper_block_count(m) * 9;
     const std::int64_t stride = static_cast<std::int64_t>(num_cells) * nq;
     const Index step = static_cast<Index>(gridDim.x) * kE;
     // The values of the round at `first` into raw, asynchronously (a float4 a copy, consecutive
@@ -457,8 +457,8 @@ __global__ void __launch_bounds__(128, 4)
         dNt[a][q][c] = static_cast<float>(dN[(q * m + a) * 3 + c]);
     }
     const auto pair_of = [](int x, int y) { return x == 0 ? y : (x == 1 ? 2 + y : 5); };
-    // K_pq[s][t] = O[(st, q)][p] (s <= t), else O[(ts, p)][q]; the diagonal entries of both K_pq
-    // and K_qp from one accumulator (the layouts agree to the bit, K stays symmetric)
+    // K_pq[s][t] = O[(st, q)][p] (s <= t), else O[(ts, p)][q]; the diagonal entries of K_pq,
+    // p != q, from the accumulator below the diagonal (b <= a) as the multiply-add kernel
     const auto place = [&](int p, int q, int s, int t) {
         const int hi = p > q ? p : q, lo = p > q ? q : p;
         return s == t
@@ -593,13 +593,7 @@ __global__ void __launch_bounds__(128, 4)
         for (int e = 0; e < elements; ++e) {
             float* const out = blocks + (static_cast<std::int64_t>(first) + e) * per_cell;
             const float* const o = pool + e * kRegion;
-            if (upper)
-                for (int j = threadIdx.x; j < per_cell; j += blockDim.x) out[j] = o[gather[j]];
-            else
-                for (int j = threadIdx.x; j < per_cell; j += blockDim.x) {
-                    const int block = j / 9, s = (j - 9 * block) / 3, t = j - 9 * block - 3 * s;
-                    out[j] = o[place(block / m, block % m, s, t)];
-                }
+            for (int j = threadIdx.x; j < per_cell; j += blockDim.x) out[j] = o[gather[j]];
         }
     }
 #endif
@@ -609,15 +603,16 @@ __global__ void __launch_bounds__(128, 4)
 /// nq, MatrixFreeOperator's layout). ncu at 187K (H200): multiply-adds with threads per element
 /// row, p = 3 one thread a row 2.96 ms (168 registers, 12.5% occupancy), two 2.30 ms (128
 /// registers, 25%); p = 2 one 300 us (128 registers), two 331 us (80 registers, more
-/// multiply-adds). On the tensor cores (element_blocks_mma_kernel) p = 3 2.15 ms, p = 2 430 us
-/// (both bound by shared memory and L1, 73-74% busy: X and O go through shared memory), so p = 2
-/// keeps the multiply-adds.
+/// multiply-adds). On the tensor cores (element_blocks_mma_kernel) p = 3 2.04 ms, p = 2 430 us
+/// (bound by shared memory and L1, 73-80% busy: X and O go through shared memory), so p = 2
+/// keeps the multiply-adds, and so does the full layout (two-level), whose twice as many floats
+/// to gather made its frames' element stage 10.3 ms against 8.3.
 template <int P>
 void launch_blocks_from_tangents(const float4* tangents, const double* dN, int nq, Index num_cells,
                                  float* blocks, bool upper) {
     constexpr int kMaxQ = kCooperativeMaxPoints<P>;
-    // p = 3 on the tensor cores where the kernel was built for them (compute capability 8.0 or
-    // later: not the portable compute_75 code), unless EDN_ELEMENT_BLOCKS_MMA=0.
+    // p = 3 in the upper layout on the tensor cores where the kernel was built for them (compute
+    // capability 8.0 or later: not the portable compute_75 code), unless EDN_ELEMENT_BLOCKS_MMA=0.
     if constexpr (P == 3) {
         static const int mma_grid = [] {
             cudaFuncAttributes attributes{};
@@ -631,12 +626,12 @@ void launch_blocks_from_tangents(const float4* tangents, const double* dN, int n
             return std::max(1, per_sm) * sms;
         }();
         const char* env = std::getenv("EDN_ELEMENT_BLOCKS_MMA");
-        if (mma_grid > 0 && !(env && std::string_view(env) == "0")) {
+        if (upper && mma_grid > 0 && !(env && std::string_view(env) == "0")) {
             using M = MmaBlocks<P, kMaxQ>;
             const Index rounds = (num_cells + M::kElements - 1) / M::kElements;
             element_blocks_mma_kernel<P, kMaxQ>
                 <<<static_cast<unsigned int>(std::min<Index>(std::max<Index>(rounds, 1), mma_grid)),
-                   32 * M::kWarps>>>(tangents, dN, nq, num_cells, blocks, upper);
+                   32 * M::kWarps>>>(tangents, dN, nq, num_cells, blocks);
             EDN_CUDA_CHECK_LAUNCH();
             return;
         }

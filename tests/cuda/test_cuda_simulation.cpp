@@ -468,39 +468,36 @@ TEST(CudaSimulation, HessianProductMatchesCpu) {
 }
 
 // The p = 3 element blocks on the tensor cores (element_blocks_mma_kernel, three tf32 products a
-// tile) equal the multiply-add kernel's (EDN_ELEMENT_BLOCKS_MMA=0) to float rounding, for every
-// material, in the upper layout (per-entry) and the full one (per-simplex), through block
-// Jacobi's assembled matrix: a wrong fragment, a lost transpose or a block written to the wrong
-// place fails (a product is 1e-2 of the scale apart or worse). (UpperLayoutElementBlocksSumAs-
-// FullLayout holds the two layouts to the bit.)
+// tile, the upper layout of per-entry summation) equal the multiply-add kernel's
+// (EDN_ELEMENT_BLOCKS_MMA=0) to float rounding, for every material, through block Jacobi's
+// assembled matrix: a wrong fragment, a lost transpose or a block written to the wrong place
+// fails (a product is 1e-2 of the scale apart or worse).
 TEST(CudaSimulation, TensorCoreBlocksEqualMultiplyAddBlocks) {
     EDN_SKIP_WITHOUT_CUDA();
     const TetMesh mesh = twin_box();
     const int order = 3;
-    for (Material material : {Material::Linear, Material::Corotational, Material::NeoHookean})
-        for (SummationMethod method : {SummationMethod::PerEntry, SummationMethod::PerSimplex}) {
-            SimulationSettings s = on_cuda(SimulationSettings{});
-            s.material = material;
-            s.order = order;
-            s.summation = method;
-            s.preconditioner = Preconditioner::BlockJacobi;
-            Simulation mma(mesh, s), fma(mesh, s);
-            std::vector<double> y = mma.rest_positions(), v(y.size());
-            for (std::size_t k = 0; k < y.size(); ++k)
-                y[k] += 0.01 * std::sin(0.7 * k + 0.3), v[k] = std::cos(1.3 * k);
-            const auto hm = mma.hessian_product(y, v);
-            setenv("EDN_ELEMENT_BLOCKS_MMA", "0", 1);
-            const auto hf = fma.hessian_product(y, v);
-            unsetenv("EDN_ELEMENT_BLOCKS_MMA");
-            double scale = 0, diff = 0;
-            for (std::size_t k = 0; k < hm.size(); ++k)
-                scale = std::max(scale, std::abs(hf[k])),
-                diff = std::max(diff, std::abs(hm[k] - hf[k]));
-            EXPECT_GT(scale, 0.0);
-            EXPECT_LT(diff, 2e-6 * scale)
-                << material_name(material) << " p" << order << " " << summation_method_name(method)
-                << " diff " << diff << " scale " << scale;
-        }
+    for (Material material : {Material::Linear, Material::Corotational, Material::NeoHookean}) {
+        SimulationSettings s = on_cuda(SimulationSettings{});
+        s.material = material;
+        s.order = order;
+        s.summation = SummationMethod::PerEntry;
+        s.preconditioner = Preconditioner::BlockJacobi;
+        Simulation mma(mesh, s), fma(mesh, s);
+        std::vector<double> y = mma.rest_positions(), v(y.size());
+        for (std::size_t k = 0; k < y.size(); ++k)
+            y[k] += 0.01 * std::sin(0.7 * k + 0.3), v[k] = std::cos(1.3 * k);
+        const auto hm = mma.hessian_product(y, v);
+        setenv("EDN_ELEMENT_BLOCKS_MMA", "0", 1);
+        const auto hf = fma.hessian_product(y, v);
+        unsetenv("EDN_ELEMENT_BLOCKS_MMA");
+        double scale = 0, diff = 0;
+        for (std::size_t k = 0; k < hm.size(); ++k)
+            scale = std::max(scale, std::abs(hf[k])),
+            diff = std::max(diff, std::abs(hm[k] - hf[k]));
+        EXPECT_GT(scale, 0.0);
+        EXPECT_LT(diff, 2e-6 * scale)
+            << material_name(material) << " diff " << diff << " scale " << scale;
+    }
 }
 
 // The matrix-free tests' settings: the multigrid at order p, with ground penalty and friction.
@@ -719,6 +716,10 @@ TEST(CudaSimulation, UpperLayoutElementBlocksSumAsFullLayout) {
                 s.stiffness_damping = damping;
                 s.deterministic = true;
                 setenv("EDN_MATRIX_FREE", "0", 1); // (the matrices' products)
+                // (p = 3's upper blocks from the multiply-add kernel, as the full ones, at every
+                // launch: the same floats; TensorCoreBlocksEqualMultiplyAddBlocks checks the
+                // tensor cores')
+                setenv("EDN_ELEMENT_BLOCKS_MMA", "0", 1);
                 Simulation upper(mesh, s);
                 setenv("EDN_ELEMENT_BLOCKS", "full", 1);
                 Simulation full(mesh, s);
@@ -734,6 +735,7 @@ TEST(CudaSimulation, UpperLayoutElementBlocksSumAsFullLayout) {
                     y[k] += 0.01 * std::sin(0.7 * k + 0.3), v[k] = std::cos(1.3 * k);
                 const std::vector<double> a = upper.hessian_product(y, v);
                 const std::vector<double> b = full.hessian_product(y, v);
+                unsetenv("EDN_ELEMENT_BLOCKS_MMA");
                 double scale = 0, diff = 0;
                 std::size_t differ = 0;
                 for (std::size_t k = 0; k < a.size(); ++k)

@@ -382,10 +382,12 @@ template <int P, int kMaxQ> struct MmaBlocks {
     /// O in shared memory: 6 m rows of kOStride floats (8 kColTiles: a half warp's float2 stores
     /// of an accumulator tile, at 24 g + 2 t modulo 32, fall in distinct banks at p = 3).
     static constexpr int kOStride = 8 * kColTiles;
+    /// O's m rows of one pair (x, y) and 4 floats: the 6 pairs of a block, which the gather reads
+    /// side by side, 4 banks apart (unpadded, m kOStride = 480 at p = 3 put them in one bank).
+    static constexpr int kOPair = m * kOStride + 4;
     /// An element's region: its points' values, later its O.
     static constexpr int kRegion =
-        ((kMaxQ * kPointFloats > 6 * m * kOStride ? kMaxQ * kPointFloats : 6 * m * kOStride) + 3) /
-        4 * 4;
+        ((kMaxQ * kPointFloats > 6 * kOPair ? kMaxQ * kPointFloats : 6 * kOPair) + 3) / 4 * 4;
 };
 
 /// The tf32 halves of a float for the three-product (3xTF32) sums: x = hi + lo exactly, hi with
@@ -425,7 +427,8 @@ __global__ void __launch_bounds__(128, 4)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     using B = MmaBlocks<P, kMaxQ>;
     constexpr int m = B::m, kE = B::kElements, kRegion = B::kRegion, kXStride = B::kXStride;
-    constexpr int kO = B::kOStride, kPoint = B::kPointFloats, kRaw = kTangentPlanes;
+    constexpr int kO = B::kOStride, kOPair = B::kOPair, kPoint = B::kPointFloats,
+                  kRaw = kTangentPlanes + 1;
     __shared__ float xs[kE][B::kRows][kXStride];
     __shared__ float4 pool4[kE * kRegion / 4];
     __shared__ float4 raw[kE * kMaxQ * kRaw];                  // the next round's values as loaded
@@ -461,9 +464,9 @@ __global__ void __launch_bounds__(128, 4)
     // p != q, from the accumulator below the diagonal (b <= a) as the multiply-add kernel
     const auto place = [&](int p, int q, int s, int t) {
         const int hi = p > q ? p : q, lo = p > q ? q : p;
-        return s == t
-                   ? (pair_of(s, s) * m + hi) * kO + lo
-                   : (s < t ? (pair_of(s, t) * m + q) * kO + p : (pair_of(t, s) * m + p) * kO + q);
+        return s == t ? pair_of(s, s) * kOPair + hi * kO + lo
+                      : (s < t ? pair_of(s, t) * kOPair + q * kO + p
+                               : pair_of(t, s) * kOPair + p * kO + q);
     };
     for (int j = threadIdx.x; j < upper_block_count(m) * 9; j += blockDim.x) {
         const int block = j / 9, s = (j - 9 * block) / 3, t = j - 9 * block - 3 * s;
@@ -585,7 +588,8 @@ __global__ void __launch_bounds__(128, 4)
                 for (int h = 0; h < 2; ++h) {
                     const int r = row0 + g + 8 * h;
                     if (r < 6 * m)
-                        *reinterpret_cast<float2*>(o + r * kO + 8 * c + 2 * t) =
+                        *reinterpret_cast<float2*>(o + r / m * kOPair + r % m * kO + 8 * c +
+                                                   2 * t) =
                             make_float2(acc[j][c][2 * h], acc[j][c][2 * h + 1]);
                 }
         }

@@ -427,6 +427,7 @@ __global__ void __launch_bounds__(128, 4)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     using B = MmaBlocks<P, kMaxQ>;
     constexpr int m = B::m, kE = B::kElements, kRegion = B::kRegion, kXStride = B::kXStride;
+    constexpr int kThreads = 32 * B::kWarps; // (the launch's block)
     constexpr int kO = B::kOStride, kOPair = B::kOPair, kPoint = B::kPointFloats,
                   kRaw = kTangentPlanes + 1;
     __shared__ float xs[kE][B::kRows][kXStride];
@@ -597,7 +598,17 @@ __global__ void __launch_bounds__(128, 4)
         for (int e = 0; e < elements; ++e) {
             float* const out = blocks + (static_cast<std::int64_t>(first) + e) * per_cell;
             const float* const o = pool + e * kRegion;
-            for (int j = threadIdx.x; j < per_cell; j += blockDim.x) out[j] = o[gather[j]];
+            // 8 floats a thread at a time: their loads in flight together (out may alias o for
+            // all the compiler knows)
+            for (int j0 = threadIdx.x; j0 < per_cell; j0 += 8 * kThreads) {
+                float v[8];
+#pragma unroll
+                for (int u = 0; u < 8; ++u)
+                    if (j0 + kThreads * u < per_cell) v[u] = o[gather[j0 + kThreads * u]];
+#pragma unroll
+                for (int u = 0; u < 8; ++u)
+                    if (j0 + kThreads * u < per_cell) out[j0 + kThreads * u] = v[u];
+            }
         }
     }
 #endif

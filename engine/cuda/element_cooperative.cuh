@@ -10,7 +10,7 @@
 /// 900 floats into global memory (8.7 ms at 127K p = 2 tets, H100); m threads per element with
 /// the SVD frames in shared memory, a row per thread, 2.5 ms at 187K p = 2 (H200); each pair
 /// once through the frames' row operators, 2.7-3.0 ms at 187K p = 3 (H200, session 29); from the
-/// pass's tangent values, 2.3 ms (session 30); at p = 3 on the tensor cores, 2.15 ms (session 31).
+/// pass's tangent values, 2.3 ms (session 30); at p = 3 on the tensor cores, 1.91 ms (session 31).
 #include "cuda/simulation_kernels.cuh"
 #include "sim/reference_tangent.hpp"
 
@@ -618,8 +618,8 @@ __global__ void __launch_bounds__(128, 4)
 /// nq, MatrixFreeOperator's layout). ncu at 187K (H200): multiply-adds with threads per element
 /// row, p = 3 one thread a row 2.96 ms (168 registers, 12.5% occupancy), two 2.30 ms (128
 /// registers, 25%); p = 2 one 300 us (128 registers), two 331 us (80 registers, more
-/// multiply-adds). On the tensor cores (element_blocks_mma_kernel) p = 3 2.04 ms, p = 2 430 us
-/// (bound by shared memory and L1, 73-80% busy: X and O go through shared memory), so p = 2
+/// multiply-adds). On the tensor cores (element_blocks_mma_kernel) p = 3 1.91 ms, p = 2 430 us
+/// (X and O go through shared memory: p = 2 was bound by it, 74% busy), so p = 2
 /// keeps the multiply-adds, and so does the full layout (two-level), whose twice as many floats
 /// to gather made its frames' element stage 10.3 ms against 8.3.
 template <int P>

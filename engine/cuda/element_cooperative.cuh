@@ -561,21 +561,17 @@ __global__ void __launch_bounds__(128, 4)
 #pragma unroll
                 for (int k = 0; k < 4; ++k) tf32_split(av[k], ah[j][k], al[j][k]);
             }
+            const auto sweep = [&](const std::uint32_t(&x)[B::kTiles][4],
+                                   const std::uint32_t(&d)[B::kSteps][B::kColTiles][2]) {
 #pragma unroll
-            for (int j = 0; j < B::kTiles; ++j)
+                for (int j = 0; j < B::kTiles; ++j)
 #pragma unroll
-                for (int c = 0; c < B::kColTiles; ++c)
-                    mma_tf32(acc[j][c], al[j], dh[s][c][0], dh[s][c][1]);
-#pragma unroll
-            for (int j = 0; j < B::kTiles; ++j)
-#pragma unroll
-                for (int c = 0; c < B::kColTiles; ++c)
-                    mma_tf32(acc[j][c], ah[j], dl[s][c][0], dl[s][c][1]);
-#pragma unroll
-            for (int j = 0; j < B::kTiles; ++j)
-#pragma unroll
-                for (int c = 0; c < B::kColTiles; ++c)
-                    mma_tf32(acc[j][c], ah[j], dh[s][c][0], dh[s][c][1]);
+                    for (int c = 0; c < B::kColTiles; ++c)
+                        mma_tf32(acc[j][c], x[j], d[s][c][0], d[s][c][1]);
+            };
+            sweep(al, dh);
+            sweep(ah, dl);
+            sweep(ah, dh);
         }
         // O over the values (read before the barrier above), a float2 an accumulator row
 #pragma unroll

@@ -10,7 +10,7 @@
 /// 900 floats into global memory (8.7 ms at 127K p = 2 tets, H100); m threads per element with
 /// the SVD frames in shared memory, a row per thread, 2.5 ms at 187K p = 2 (H200); each pair
 /// once through the frames' row operators, 2.7-3.0 ms at 187K p = 3 (H200, session 29); from the
-/// pass's tangent values, 2.3 ms (session 30); at p = 3 on the tensor cores, 1.91 ms (session 31).
+/// pass's tangent values, 2.3 ms (session 30); at p = 3 on the tensor cores, 1.89 ms (session 31).
 #include "cuda/simulation_kernels.cuh"
 #include "sim/reference_tangent.hpp"
 
@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace edn::cuda_simulation {
@@ -367,7 +368,7 @@ template <int P, int kMaxQ> struct MmaBlocks {
     static constexpr int kRows = 16 * kRowTiles;
     static constexpr int kSteps = (3 * kMaxQ + 7) / 8;
     static constexpr int kColTiles = (m + 7) / 8;
-    static constexpr int kElements = P == 2 ? 4 : 1; ///< per round of a thread block
+    static constexpr int kElements = 1; ///< per round of a thread block
     static constexpr int kWarps = 4;
     static constexpr int kTiles = kElements * kRowTiles / kWarps; ///< row tiles a warp holds
     static_assert(kTiles * kWarps == kElements * kRowTiles);
@@ -376,18 +377,15 @@ template <int P, int kMaxQ> struct MmaBlocks {
     /// consecutive k are consecutive floats.
     static constexpr int kXStride = 8 * kSteps + 4;
     static_assert(kXStride % 32 % 8 == 4, "conflict-free fragments");
-    /// A point's values in shared memory: per c the 18 entries x <= y of B_c0, B_c1, B_c2 (pair
-    /// order (0,0), (0,1), (0,2), (1,1), (1,2), (2,2)), 20 floats a c.
-    static constexpr int kPointFloats = 60;
     /// O in shared memory: 6 m rows of kOStride floats (8 kColTiles: a half warp's float2 stores
     /// of an accumulator tile, at 24 g + 2 t modulo 32, fall in distinct banks at p = 3).
     static constexpr int kOStride = 8 * kColTiles;
     /// O's m rows of one pair (x, y) and 4 floats: the 6 pairs of a block, which the gather reads
     /// side by side, 4 banks apart (unpadded, m kOStride = 480 at p = 3 put them in one bank).
     static constexpr int kOPair = m * kOStride + 4;
-    /// An element's region: its points' values, later its O.
-    static constexpr int kRegion =
-        ((kMaxQ * kPointFloats > 6 * kOPair ? kMaxQ * kPointFloats : 6 * kOPair) + 3) / 4 * 4;
+    /// An element's O.
+    static constexpr int kRegion = (6 * kOPair + 3) / 4 * 4;
+    static_assert(kMaxQ <= 16, "the X phase's thread per (c, q): 16 points a c");
 };
 
 /// The tf32 halves of a float for the three-product (3xTF32) sums: x = hi + lo exactly, hi with
@@ -411,9 +409,9 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)
 
 /// The element Hessian blocks of p >= 2 elements from the pass's tangent values on the tensor
 /// cores (MmaBlocks: O = X^T D per element), three tf32 products a tile (lo hi, hi lo, hi hi:
-/// float accuracy). A thread block of 4 warps takes kElements elements a round (p = 3: one,
-/// p = 2: four) and loops over the cells: a thread per point loads its values (coalesced) and
-/// stores the 54 that X needs by c; a thread per (point, c, node) forms its 6 entries of X (18
+/// float accuracy). A thread block of 4 warps takes one element a round and loops over the
+/// cells: the next element's values come in with cp.async (coalesced) while it works; a thread
+/// per (c, point, half of the nodes) reads its 18 values and forms 6 entries of X a node (18
 /// multiply-adds); each warp multiplies kTiles row tiles by D (whose fragments it holds in
 /// registers, split once) and stores its accumulators as O; the block then writes the element's
 /// blocks in the upper layout, each float gathered from O through a table made once per thread
@@ -428,8 +426,8 @@ __global__ void __launch_bounds__(128, 4)
     using B = MmaBlocks<P, kMaxQ>;
     constexpr int m = B::m, kE = B::kElements, kRegion = B::kRegion, kXStride = B::kXStride;
     constexpr int kThreads = 32 * B::kWarps; // (the launch's block)
-    constexpr int kO = B::kOStride, kOPair = B::kOPair, kPoint = B::kPointFloats,
-                  kRaw = kTangentPlanes + 1;
+    constexpr int kO = B::kOStride, kOPair = B::kOPair, kRaw = kTangentPlanes + 1;
+    static_assert(kE == 1);
     __shared__ float xs[kE][B::kRows][kXStride];
     __shared__ float4 pool4[kE * kRegion / 4];
     __shared__ float4 raw[kE * kMaxQ * kRaw];                  // the next round's values as loaded
@@ -486,67 +484,50 @@ __global__ void __launch_bounds__(128, 4)
             for (int h = 0; h < 2; ++h) {
                 const int k = 8 * s + t + 4 * h, b = 8 * j + g;
                 const float v = k < 3 * nq && b < m
-                                    ? static_cast<float>(dN[(k / 3 * m + b) * 3 + k % 3])
+                                    ? static_cast<float>(dN[(k % nq * m + b) * 3 + k / nq])
                                     : 0.0f;
                 tf32_split(v, dh[s][j][h], dl[s][j][h]);
             }
-    // The X phase's thread: (element, k = (q, c), half of the nodes).
-    const int xk = threadIdx.x % (3 * nq), xh = threadIdx.x / (3 * nq);
-    const int xq = xk / 3, xc = xk - 3 * xq, x_slots = static_cast<int>(blockDim.x) / (6 * nq);
+    // The X phase's thread: (c, q) of column k = c nq + q (16 lanes a c: consecutive points,
+    // consecutive floats of X; a warp holds two c) and half of the nodes.
+    const int xc = threadIdx.x % 64 / 16, xq = threadIdx.x % 16, xhalf = threadIdx.x / 64;
+    const bool x_active = xc < 3 && xq < nq;
     for (Index first = static_cast<Index>(blockIdx.x) * kE; first < num_cells; first += step) {
-        const int elements = static_cast<int>(num_cells - first < kE ? num_cells - first : kE);
         asm volatile("cp.async.wait_group 0;\n" ::);
         __syncthreads(); // raw is in; the last round's O is written out
-        // a thread per point: the 54 values X needs, by c
-        for (int i = threadIdx.x; i < elements * nq; i += blockDim.x) {
-            float v[4 * kTangentPlanes];
-#pragma unroll
-            for (int k = 0; k < kTangentPlanes; ++k) {
-                const float4 w = raw[i * kRaw + k];
-                v[4 * k] = w.x, v[4 * k + 1] = w.y, v[4 * k + 2] = w.z, v[4 * k + 3] = w.w;
-            }
-            const int e = i / nq, q = i - e * nq;
-            float w[kPoint] = {};
-#pragma unroll
-            for (int c = 0; c < 3; ++c)
+        // X: M_a(q)[c] at the 6 pairs of each node a of the thread's half, from the point's 18
+        // values of its c (x <= y of B_c0, B_c1, B_c2) read straight from the loaded planes
+        if (x_active) {
+            const float* d = reinterpret_cast<const float*>(raw + xq * kRaw);
+            float v[18];
+            const auto row = [&](auto c) {
 #pragma unroll
                 for (int f = 0; f < 3; ++f) {
                     float Bcf[9];
-                    reference_tangent_block(v, c, f, Bcf);
+                    reference_tangent_block(d, decltype(c)::value, f, Bcf);
 #pragma unroll
                     for (int x = 0; x < 3; ++x)
 #pragma unroll
-                        for (int y = x; y < 3; ++y)
-                            w[20 * c + 6 * f + pair_of(x, y)] = Bcf[3 * x + y];
+                        for (int y = x; y < 3; ++y) v[6 * f + pair_of(x, y)] = Bcf[3 * x + y];
                 }
-            float4* to = pool4 + (e * kRegion + q * kPoint) / 4;
-#pragma unroll
-            for (int k = 0; k < kPoint / 4; ++k)
-                to[k] = make_float4(w[4 * k], w[4 * k + 1], w[4 * k + 2], w[4 * k + 3]);
-        }
-        __syncthreads();
-        if (first + step < num_cells) prefetch(first + step);
-        // X: a thread per (element, k = (q, c), half of the nodes) holds the point's 18 values
-        // of its c and forms M_a(q)[c] at the 6 pairs of each node a (consecutive k:
-        // consecutive floats)
-        for (int e = xh / 2; xh < 2 * x_slots && e < elements; e += x_slots) {
-            const float4* v4 = pool4 + (e * kRegion + xq * kPoint + 20 * xc) / 4;
-            float v[20];
-#pragma unroll
-            for (int n = 0; n < 5; ++n) {
-                const float4 w = v4[n];
-                v[4 * n] = w.x, v[4 * n + 1] = w.y, v[4 * n + 2] = w.z, v[4 * n + 3] = w.w;
-            }
-            const int half = xh % 2, a0 = half * (m / 2), a1 = half ? m : m / 2;
+            };
+            if (xc == 0)
+                row(std::integral_constant<int, 0>{});
+            else if (xc == 1)
+                row(std::integral_constant<int, 1>{});
+            else
+                row(std::integral_constant<int, 2>{});
+            const int a0 = xhalf * (m / 2), a1 = xhalf ? m : m / 2;
             for (int a = a0; a < a1; ++a) {
                 const float g0 = dNt[a][xq][0], g1 = dNt[a][xq][1], g2 = dNt[a][xq][2];
-                float* const x = &xs[e][a][xk];
+                float* const x = &xs[0][a][xc * nq + xq];
 #pragma unroll
                 for (int p = 0; p < 6; ++p)
                     x[p * m * kXStride] = fmaf(g2, v[12 + p], fmaf(g1, v[6 + p], g0 * v[p]));
             }
         }
-        __syncthreads();
+        __syncthreads(); // X is in; raw is free
+        if (first + step < num_cells) prefetch(first + step);
         // Each step's products in three sweeps over the warp's kTiles x kColTiles accumulators
         // (lo hi, hi lo, hi hi): consecutive products never wait on each other.
         float acc[B::kTiles][B::kColTiles][4] = {};
@@ -591,9 +572,9 @@ __global__ void __launch_bounds__(128, 4)
                 }
         }
         __syncthreads();
-        for (int e = 0; e < elements; ++e) {
-            float* const out = blocks + (static_cast<std::int64_t>(first) + e) * per_cell;
-            const float* const o = pool + e * kRegion;
+        {
+            float* const out = blocks + static_cast<std::int64_t>(first) * per_cell;
+            const float* const o = pool;
             // 8 floats a thread at a time: their loads in flight together (out may alias o for
             // all the compiler knows)
             for (int j0 = threadIdx.x; j0 < per_cell; j0 += 8 * kThreads) {
@@ -614,7 +595,7 @@ __global__ void __launch_bounds__(128, 4)
 /// nq, MatrixFreeOperator's layout). ncu at 187K (H200): multiply-adds with threads per element
 /// row, p = 3 one thread a row 2.96 ms (168 registers, 12.5% occupancy), two 2.30 ms (128
 /// registers, 25%); p = 2 one 300 us (128 registers), two 331 us (80 registers, more
-/// multiply-adds). On the tensor cores (element_blocks_mma_kernel) p = 3 1.91 ms, p = 2 430 us
+/// multiply-adds). On the tensor cores (element_blocks_mma_kernel) p = 3 1.89 ms, p = 2 430 us
 /// (X and O go through shared memory: p = 2 was bound by it, 74% busy), so p = 2
 /// keeps the multiply-adds, and so does the full layout (two-level), whose twice as many floats
 /// to gather made its frames' element stage 10.3 ms against 8.3.

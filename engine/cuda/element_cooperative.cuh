@@ -554,7 +554,8 @@ __global__ void __launch_bounds__(128, 4)
             sweep(ah, dl);
             sweep(ah, dh);
         }
-        // O over the values (read before the barrier above), a float2 an accumulator row
+        // O, a float2 an accumulator row (the last round's gather ended before the round's first
+        // barrier)
 #pragma unroll
         for (int j = 0; j < B::kTiles; ++j) {
             const int tile = warp * B::kTiles + j, e = tile / B::kRowTiles;
@@ -596,8 +597,8 @@ __global__ void __launch_bounds__(128, 4)
 /// row, p = 3 one thread a row 2.96 ms (168 registers, 12.5% occupancy), two 2.30 ms (128
 /// registers, 25%); p = 2 one 300 us (128 registers), two 331 us (80 registers, more
 /// multiply-adds). On the tensor cores (element_blocks_mma_kernel) p = 3 1.89 ms, p = 2 430 us
-/// (X and O go through shared memory: p = 2 was bound by it, 74% busy), so p = 2
-/// keeps the multiply-adds, and so does the full layout (two-level), whose twice as many floats
+/// (X and O go through shared memory: p = 2 was bound by it, 74% busy), so p = 2 keeps the
+/// multiply-adds, and so does the full layout (two-level), whose twice as many floats
 /// to gather made its frames' element stage 10.3 ms against 8.3.
 template <int P>
 void launch_blocks_from_tangents(const float4* tangents, const double* dN, int nq, Index num_cells,

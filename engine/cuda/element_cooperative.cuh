@@ -233,7 +233,7 @@ template <int P> bool cooperative_elements(const QuadratureTet<double>& rule) {
 /// float4 stores of one plane at consecutive points fall in distinct banks), later the whole
 /// block's output staged (an element's m^2 blocks in the full layout, its m (m + 1) / 2 in the
 /// upper one, elements one after another as in the output).
-template <int P, int kMaxQ, int S> struct TangentBlocks {
+template <int P, int kMaxQ, int S> struct TangentBlocksOnce {
     static constexpr int m = lagrange_tet_num_nodes(P);
     static constexpr int kThreads = m * S;         ///< per element
     static constexpr int kPairs = (m / 2 + S) / S; ///< pair sums a thread holds
@@ -262,9 +262,9 @@ template <int P, int kMaxQ, int S> struct TangentBlocks {
 /// reference: reference_tangent_blocks.
 template <int P, int kMaxQ, int S>
 __global__ void __launch_bounds__(128)
-    element_blocks_from_tangents_kernel(const float4* tangents, const double* dN, int nq,
+    element_blocks_from_tangents_once_kernel(const float4* tangents, const double* dN, int nq,
                                         Index num_cells, float* blocks, bool upper) {
-    using B = TangentBlocks<P, kMaxQ, S>;
+    using B = TangentBlocksOnce<P, kMaxQ, S>;
     constexpr int m = B::m, kHalf = m / 2, kRegion = B::kRegion, kStride = B::kValueStride;
     __shared__ float4 pool4[B::kElements * kRegion / 4];
     __shared__ float4 table[kMaxQ][m]; // dN_a at point q (w unused)
@@ -353,6 +353,190 @@ __global__ void __launch_bounds__(128)
     float* const out = blocks + static_cast<std::int64_t>(first) * per_cell;
     const int floats = elements * per_cell;
     for (int i = threadIdx.x; i < floats; i += blockDim.x) out[i] = pool[i];
+}
+
+/// to = *from, 16 bytes from global into shared memory, asynchronously where the device can
+/// (cp.async, compute capability 8.0; earlier a plain copy); visible after copy_wait.
+__device__ __forceinline__ void copy_async(float4* to, const float4* from) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const auto at = static_cast<unsigned int>(__cvta_generic_to_shared(to));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(at), "l"(from));
+#else
+    *to = __ldg(from);
+#endif
+}
+
+/// Ends a group of copy_async copies.
+__device__ __forceinline__ void copy_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+/// Waits for this thread's copy_async copies (then a barrier makes all threads' visible).
+__device__ __forceinline__ void copy_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group 0;\n" ::);
+#endif
+}
+
+/// Shapes of element_blocks_from_tangents_kernel with S threads per element row and the blocks in
+/// the upper (kUpper) or full layout: kElements elements a round of a thread block of 128
+/// threads; in dynamic shared memory the reference gradient table, two rounds' values (the one
+/// being summed and the next one arriving; kValueStride floats a point: 48 padded to 52, so the
+/// float4 copies of one plane at consecutive points fall in distinct banks) and the round's
+/// output staged (its elements' blocks one after another, as in the output, 4 floats more for
+/// the shift to the output's 16-byte alignment).
+template <int P, int kMaxQ, int S, bool kUpper> struct TangentBlocks {
+    static constexpr int m = lagrange_tet_num_nodes(P);
+    static constexpr int kThreads = m * S;           ///< per element
+    static constexpr int kPairs = (m / 2 + S) / S;   ///< pair sums a thread holds
+    static constexpr int kElements = 128 / kThreads; ///< per round
+    static constexpr int kValueStride = 4 * kTangentPlanes + 4;
+    static constexpr int kPerCell = (kUpper ? upper_block_count(m) : m * m) * 9;
+    static constexpr int kValues = kElements * kMaxQ * kValueStride; ///< floats of a round's values
+    static constexpr int kStage = (kElements * kPerCell + 4 + 3) / 4 * 4;
+    static constexpr std::size_t kSharedBytes =
+        sizeof(float4) * kMaxQ * m + sizeof(float) * (2 * kValues + kStage);
+};
+
+/// The element Hessian blocks of p >= 2 elements from the matrix-free tangent values of the same
+/// pass (element_pass_cooperative_kernel's `tangents`, 45 reference values per point), m S
+/// threads per element, kElements elements a round: each thread block loops over the rounds
+/// (a persistent grid), the next round's values coming into shared memory with cp.async
+/// (coalesced: consecutive points of a plane) while it sums the present one. Thread (a, s) forms
+/// at each point the columns M_a[c] = sum_e dN_a,e B_ce (81 multiply-adds) and sums
+/// K_ab = (sum_c dN_b,c M_a[c])^T (27 a pair) for b = a + k (mod m), k = s, s + S, ... < m/2 (and
+/// m/2 when a < m/2: each unordered pair once), stages the round's output in shared memory (K_ab
+/// at (a, b) when a < b, else K_ab^T at (b, a) in the upper layout; both in the full one) and the
+/// block copies it out as one contiguous range, float4 where the output is aligned. Two barriers
+/// a round. No SVD and no shape gradients here (the pass formed the tangents once, from the
+/// double F rounded to float). CPU reference: reference_tangent_blocks.
+template <int P, int kMaxQ, int S, bool kUpper>
+__global__ void __launch_bounds__(128, 4)
+    element_blocks_from_tangents_kernel(const float4* tangents, const double* dN, int nq,
+                                        Index num_cells, float* blocks) {
+    using B = TangentBlocks<P, kMaxQ, S, kUpper>;
+    constexpr int m = B::m, kHalf = m / 2, kE = B::kElements, kStride = B::kValueStride;
+    constexpr int kPerCell = B::kPerCell;
+    extern __shared__ float4 shared4[];
+    float4* const table = shared4; // [q m + a]: dN_a at point q (w unused)
+    float* const values = reinterpret_cast<float*>(shared4 + kMaxQ * m); // two rounds'
+    float* const stage = values + 2 * B::kValues;
+    const Index rounds = (num_cells + kE - 1) / kE;
+    const std::int64_t stride = static_cast<std::int64_t>(num_cells) * nq;
+    // The values of `round` into `to`, asynchronously (a float4 a copy).
+    const auto prefetch = [&](Index round, float* to) {
+        const Index first = round * kE;
+        const int count = static_cast<int>(num_cells - first < kE ? num_cells - first : kE) * nq;
+        const float4* from = tangents + static_cast<std::int64_t>(first) * nq;
+        const auto copy = [&](auto points) { // (a constant for full rounds: no division)
+            for (int i = threadIdx.x; i < points * kTangentPlanes; i += blockDim.x) {
+                const int k = i / points, j = i - k * points;
+                copy_async(reinterpret_cast<float4*>(to + j * kStride + 4 * k),
+                           from + k * stride + j);
+            }
+        };
+        if (count == kE * kMaxQ)
+            copy(std::integral_constant<int, kE * kMaxQ>{});
+        else
+            copy(count);
+        copy_commit();
+    };
+    if (static_cast<Index>(blockIdx.x) < rounds) prefetch(blockIdx.x, values);
+    for (int i = threadIdx.x; i < nq * m; i += blockDim.x) {
+        const double* d = dN + 3 * i;
+        table[i] = make_float4(static_cast<float>(d[0]), static_cast<float>(d[1]),
+                               static_cast<float>(d[2]), 0.0f);
+    }
+    const int local = threadIdx.x / B::kThreads, r = threadIdx.x - local * B::kThreads;
+    const int a = r % m, s = r / m;
+    const int count = a < kHalf ? kHalf + 1 : kHalf;
+    int parity = 0;
+    for (Index round = blockIdx.x; round < rounds; round += gridDim.x, parity ^= 1) {
+        const Index first = round * kE;
+        const int elements = static_cast<int>(num_cells - first < kE ? num_cells - first : kE);
+        copy_wait();
+        __syncthreads(); // the round's values are in; the last round's stage is written out
+        if (round + gridDim.x < rounds)
+            prefetch(round + gridDim.x, values + (parity ^ 1) * B::kValues);
+        const bool active = local < elements;
+        float acc[B::kPairs][9];
+        for (int j = 0; j < B::kPairs; ++j)
+            for (int i = 0; i < 9; ++i) acc[j][i] = 0;
+        if (active) {
+            const float* const mine = values + parity * B::kValues + local * nq * kStride;
+            for (int q = 0; q < nq; ++q) {
+                // the point's 45 values: 11 broadcast 128-bit loads and one 32-bit (a warp's
+                // shared-memory wavefronts go by the floats each lane loads)
+                const float* const d = mine + q * kStride;
+                const float4* v4 = reinterpret_cast<const float4*>(d);
+                float v[kReferenceTangentValues];
+                for (int k = 0; k < kReferenceTangentValues / 4; ++k) {
+                    const float4 t = v4[k];
+                    v[4 * k] = t.x, v[4 * k + 1] = t.y, v[4 * k + 2] = t.z, v[4 * k + 3] = t.w;
+                }
+                for (int k = kReferenceTangentValues / 4 * 4; k < kReferenceTangentValues; ++k)
+                    v[k] = d[k];
+                const float4 ga4 = table[q * m + a];
+                const float ga[3] = {ga4.x, ga4.y, ga4.z};
+                float M[3][9]; // M[c] = sum_e dN_a,e B_ce
+                reference_tangent_columns(v, ga, M);
+                // every thread sums kPairs pairs, those past `count` unused (no divergent exit)
+                for (int j = 0; j < B::kPairs; ++j) {
+                    const int k = j * S + s < m ? j * S + s : 0;
+                    const int b = a + k < m ? a + k : a + k - m;
+                    const float4 gb = table[q * m + b];
+                    // K_ba = sum_c dN_b,c M[c]; K_ab = K_ba^T
+                    for (int rr = 0; rr < 3; ++rr)
+                        for (int c = 0; c < 3; ++c)
+                            acc[j][3 * rr + c] =
+                                fmaf(gb.z, M[2][3 * c + rr],
+                                     fmaf(gb.y, M[1][3 * c + rr],
+                                          fmaf(gb.x, M[0][3 * c + rr], acc[j][3 * rr + c])));
+                }
+            }
+        }
+        // The stage starts `shift` floats into a 16-byte line, as the round's output does.
+        float* const out = blocks + static_cast<std::int64_t>(first) * kPerCell;
+        const int shift = static_cast<int>(reinterpret_cast<std::uintptr_t>(out) / 4 % 4);
+        if (active) {
+            float* const mine = stage + shift + local * kPerCell;
+            for (int j = 0; j < B::kPairs; ++j) {
+                const int k = j * S + s;
+                if (k >= count) continue;
+                const int b = a + k < m ? a + k : a + k - m;
+                const bool lower = b < a;
+                if constexpr (kUpper) { // K_ab at (a, b), or K_ab^T at (b, a): the same stores
+                    float o[9];
+                    for (int rr = 0; rr < 3; ++rr)
+                        for (int c = 0; c < 3; ++c)
+                            o[3 * rr + c] = lower ? acc[j][3 * c + rr] : acc[j][3 * rr + c];
+                    float* const to = mine + 9 * (lower ? upper_block_index(m, b, a)
+                                                        : upper_block_index(m, a, b));
+                    for (int i = 0; i < 9; ++i) to[i] = o[i];
+                } else { // K_ab at (a, b) and K_ba = K_ab^T at (b, a)
+                    float* const to = mine + 9 * (a * m + b);
+                    for (int i = 0; i < 9; ++i) to[i] = acc[j][i];
+                    if (k != 0) {
+                        float* const mirror = mine + 9 * (b * m + a);
+                        for (int rr = 0; rr < 3; ++rr)
+                            for (int c = 0; c < 3; ++c) mirror[3 * c + rr] = acc[j][3 * rr + c];
+                    }
+                }
+            }
+        }
+        __syncthreads();
+        const int floats = elements * kPerCell;
+        const int head = (4 - shift) % 4 < floats ? (4 - shift) % 4 : floats;
+        const int body = (floats - head) / 4, tail = head + 4 * body;
+        if (static_cast<int>(threadIdx.x) < head) out[threadIdx.x] = stage[shift + threadIdx.x];
+        const float4* const from4 = reinterpret_cast<const float4*>(stage + shift + head);
+        float4* const to4 = reinterpret_cast<float4*>(out + head);
+        for (int i = threadIdx.x; i < body; i += blockDim.x) to4[i] = from4[i];
+        if (tail + static_cast<int>(threadIdx.x) < floats)
+            out[tail + threadIdx.x] = stage[shift + tail + threadIdx.x];
+    }
 }
 
 /// Shapes of element_blocks_mma_kernel at order P: the element's blocks as one matrix product per
@@ -444,11 +628,9 @@ __global__ void __launch_bounds__(128, 4)
         const float4* from = tangents + static_cast<std::int64_t>(first) * nq;
         for (int i = threadIdx.x; i < count * kTangentPlanes; i += blockDim.x) {
             const int k = i / count, j = i - k * count;
-            const auto to = static_cast<unsigned int>(__cvta_generic_to_shared(raw + j * kRaw + k));
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to),
-                         "l"(from + k * stride + j));
+            copy_async(raw + j * kRaw + k, from + k * stride + j);
         }
-        asm volatile("cp.async.commit_group;\n" ::);
+        copy_commit();
     };
     if (static_cast<Index>(blockIdx.x) * kE < num_cells)
         prefetch(static_cast<Index>(blockIdx.x) * kE);
@@ -493,7 +675,7 @@ __global__ void __launch_bounds__(128, 4)
     const int xc = threadIdx.x % 64 / 16, xq = threadIdx.x % 16, xhalf = threadIdx.x / 64;
     const bool x_active = xc < 3 && xq < nq;
     for (Index first = static_cast<Index>(blockIdx.x) * kE; first < num_cells; first += step) {
-        asm volatile("cp.async.wait_group 0;\n" ::);
+        copy_wait();
         __syncthreads(); // raw is in; the last round's O is written out
         // X: M_a(q)[c] at the 6 pairs of each node a of the thread's half, from the point's 18
         // values of its c (x <= y of B_c0, B_c1, B_c2) read straight from the loaded planes
@@ -630,11 +812,40 @@ void launch_blocks_from_tangents(const float4* tangents, const double* dN, int n
         }
     }
     constexpr int S = P == 2 ? 1 : 2;
-    using B = TangentBlocks<P, kMaxQ, S>;
-    element_blocks_from_tangents_kernel<P, kMaxQ, S>
-        <<<static_cast<unsigned int>((num_cells + B::kElements - 1) / B::kElements),
-           B::kElements * B::kThreads>>>(tangents, dN, nq, num_cells, blocks, upper);
-    EDN_CUDA_CHECK_LAUNCH();
+    const char* streamed = std::getenv("EDN_ELEMENT_BLOCKS_STREAMED");
+    if (streamed && std::string_view(streamed) == "0") {
+        using B = TangentBlocksOnce<P, kMaxQ, S>;
+        element_blocks_from_tangents_once_kernel<P, kMaxQ, S>
+            <<<static_cast<unsigned int>((num_cells + B::kElements - 1) / B::kElements),
+               B::kElements * B::kThreads>>>(tangents, dN, nq, num_cells, blocks, upper);
+        EDN_CUDA_CHECK_LAUNCH();
+        return;
+    }
+    const auto launch = [&](auto kernel, auto shape) {
+        using B = decltype(shape);
+        // a persistent grid: as many thread blocks as fit on the device at once (its shared
+        // memory set once)
+        static const int grid = [&] {
+            EDN_CUDA_CHECK(cudaFuncSetAttribute(
+                kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int{B::kSharedBytes}));
+            int device = 0, sms = 0, per_sm = 0;
+            EDN_CUDA_CHECK(cudaGetDevice(&device));
+            EDN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+            EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 128,
+                                                                         B::kSharedBytes));
+            return std::max(1, per_sm) * sms;
+        }();
+        const Index rounds = (num_cells + B::kElements - 1) / B::kElements;
+        kernel<<<static_cast<unsigned int>(std::min<Index>(std::max<Index>(rounds, 1), grid)), 128,
+                 B::kSharedBytes>>>(tangents, dN, nq, num_cells, blocks);
+        EDN_CUDA_CHECK_LAUNCH();
+    };
+    if (upper)
+        launch(element_blocks_from_tangents_kernel<P, kMaxQ, S, true>,
+               TangentBlocks<P, kMaxQ, S, true>{});
+    else
+        launch(element_blocks_from_tangents_kernel<P, kMaxQ, S, false>,
+               TangentBlocks<P, kMaxQ, S, false>{});
 }
 
 /// The blocks' tangent scratch of launch_cooperative_elements: where the pass writes the values

@@ -500,6 +500,57 @@ TEST(CudaSimulation, TensorCoreBlocksEqualMultiplyAddBlocks) {
     }
 }
 
+// The assembled p >= 2 element blocks on a mesh of 8,640 cells, more than one round of every
+// thread block of the persistent blocks kernels (element_blocks_from_tangents_kernel in both
+// layouts, element_blocks_mma_kernel), equal the CPU's double blocks through block Jacobi's
+// matrix: in one pass, in chunks of 1,024 cells (EDN_TANGENT_CHUNK_MIB) and at p = 3 with the
+// multiply-adds (EDN_ELEMENT_BLOCKS_MMA=0, whose rounds of 3 cells start at outputs of every
+// alignment). A round lost or written to another's place fails by the scale.
+TEST(CudaSimulation, ElementBlocksOfManyCellsEqualCpu) {
+    EDN_SKIP_WITHOUT_CUDA();
+    const TetMesh mesh = make_box_tet_mesh(12, 12, 10, {0, 0, 0}, {1.2, 1.2, 1.0});
+    struct Variant {
+        SummationMethod method;
+        const char* chunk_mib;
+        const char* mma;
+    };
+    const Variant variants[] = {{SummationMethod::PerEntry, nullptr, nullptr},
+                                {SummationMethod::PerSimplex, nullptr, nullptr},
+                                {SummationMethod::PerEntry, "0.001", nullptr},
+                                {SummationMethod::PerEntry, nullptr, "0"},
+                                {SummationMethod::PerSimplex, "0.001", nullptr}};
+    for (int order : {2, 3}) {
+        SimulationSettings s;
+        s.material = Material::NeoHookean;
+        s.order = order;
+        s.preconditioner = Preconditioner::BlockJacobi;
+        Simulation cpu(mesh, s);
+        std::vector<double> y = cpu.rest_positions(), v(y.size());
+        for (std::size_t k = 0; k < y.size(); ++k)
+            y[k] += 0.02 * std::sin(0.7 * k + 0.3), v[k] = std::cos(1.3 * k);
+        const auto hc = cpu.hessian_product(y, v);
+        for (const Variant& variant : variants) {
+            if (variant.mma && order != 3) continue;
+            s.summation = variant.method;
+            if (variant.chunk_mib) setenv("EDN_TANGENT_CHUNK_MIB", variant.chunk_mib, 1);
+            if (variant.mma) setenv("EDN_ELEMENT_BLOCKS_MMA", variant.mma, 1);
+            Simulation gpu(mesh, on_cuda(s));
+            const auto hg = gpu.hessian_product(y, v);
+            unsetenv("EDN_TANGENT_CHUNK_MIB");
+            unsetenv("EDN_ELEMENT_BLOCKS_MMA");
+            double scale = 0, diff = 0;
+            for (std::size_t k = 0; k < hc.size(); ++k)
+                scale = std::max(scale, std::abs(hc[k])),
+                diff = std::max(diff, std::abs(hc[k] - hg[k]));
+            EXPECT_GT(scale, 0.0);
+            EXPECT_LT(diff, 1e-4 * scale)
+                << "p" << order << " " << summation_method_name(variant.method) << " chunk "
+                << (variant.chunk_mib ? variant.chunk_mib : "-") << " mma "
+                << (variant.mma ? variant.mma : "-") << " diff " << diff << " scale " << scale;
+        }
+    }
+}
+
 // The matrix-free tests' settings: the multigrid at order p, with ground penalty and friction.
 SimulationSettings matrix_free_test_settings(Material material, int order) {
     SimulationSettings s = on_cuda(SimulationSettings{});

@@ -10,7 +10,8 @@
 /// 900 floats into global memory (8.7 ms at 127K p = 2 tets, H100); m threads per element with
 /// the SVD frames in shared memory, a row per thread, 2.5 ms at 187K p = 2 (H200); each pair
 /// once through the frames' row operators, 2.7-3.0 ms at 187K p = 3 (H200, session 29); from the
-/// pass's tangent values, 2.3 ms (session 30); at p = 3 on the tensor cores, 1.89 ms (session 31).
+/// pass's tangent values, 2.3 ms (session 30); at p = 3 on the tensor cores, 1.89 ms (session 31);
+/// the multiply-adds in a persistent kernel with the values prefetched, 1.90 ms (session 32).
 #include "cuda/simulation_kernels.cuh"
 #include "sim/reference_tangent.hpp"
 
@@ -228,133 +229,6 @@ template <int P> bool cooperative_elements(const QuadratureTet<double>& rule) {
     return P >= 2 && rule.num_points <= kCooperativeMaxPoints<P>;
 }
 
-/// Shared memory of element_blocks_from_tangents_kernel with S threads per element row: a region
-/// per element for its points' values (kValueStride floats a point: 48 padded to 52, so a warp's
-/// float4 stores of one plane at consecutive points fall in distinct banks), later the whole
-/// block's output staged (an element's m^2 blocks in the full layout, its m (m + 1) / 2 in the
-/// upper one, elements one after another as in the output).
-template <int P, int kMaxQ, int S> struct TangentBlocksOnce {
-    static constexpr int m = lagrange_tet_num_nodes(P);
-    static constexpr int kThreads = m * S;         ///< per element
-    static constexpr int kPairs = (m / 2 + S) / S; ///< pair sums a thread holds
-    static constexpr int kValueStride = 4 * kTangentPlanes + 4;
-    static constexpr int kFull = m * m * 9; ///< an element's floats in the full layout
-    static constexpr int kRegion =
-        ((kMaxQ * kValueStride > kFull ? kMaxQ * kValueStride : kFull) + 3) / 4 * 4;
-    /// Elements per thread block: as many as 128 threads hold, within 48 KB of shared memory.
-    static constexpr int elements() {
-        int e = 128 / kThreads;
-        while (e > 1 && std::size_t(e) * kRegion * 4 + kMaxQ * m * 16 > 48 * 1024) --e;
-        return e;
-    }
-    static constexpr int kElements = elements();
-};
-
-/// The element Hessian blocks of p >= 2 elements from the matrix-free tangent values of the same
-/// pass (element_pass_cooperative_kernel's `tangents`, 45 reference values per point), m S
-/// threads per element: the block's values and the reference gradient table go to shared memory,
-/// then thread (a, s) forms at each point the columns M_a[c] = sum_e dN_a,e B_ce (81
-/// multiply-adds) and sums K_ab = (sum_c dN_b,c M_a[c])^T (27 a pair) for b = a + k (mod m),
-/// k = s, s + S, ... < m/2 (and m/2 when a < m/2: each unordered pair once), stages the block's
-/// output in shared memory (K_ab at (a, b) when a < b, else K_ab^T at (b, a) in the upper layout;
-/// both in the full one) and copies it out as one contiguous range. No SVD and no shape
-/// gradients here (the pass formed the tangents once, from the double F rounded to float). CPU
-/// reference: reference_tangent_blocks.
-template <int P, int kMaxQ, int S>
-__global__ void __launch_bounds__(128)
-    element_blocks_from_tangents_once_kernel(const float4* tangents, const double* dN, int nq,
-                                        Index num_cells, float* blocks, bool upper) {
-    using B = TangentBlocksOnce<P, kMaxQ, S>;
-    constexpr int m = B::m, kHalf = m / 2, kRegion = B::kRegion, kStride = B::kValueStride;
-    __shared__ float4 pool4[B::kElements * kRegion / 4];
-    __shared__ float4 table[kMaxQ][m]; // dN_a at point q (w unused)
-    float* const pool = reinterpret_cast<float*>(pool4);
-    const Index first = static_cast<Index>(blockIdx.x) * B::kElements;
-    const int elements =
-        static_cast<int>(num_cells - first < B::kElements ? num_cells - first : B::kElements);
-    for (int i = threadIdx.x; i < nq * m; i += blockDim.x) {
-        const double* d = dN + 3 * i;
-        table[i / m][i % m] = make_float4(static_cast<float>(d[0]), static_cast<float>(d[1]),
-                                          static_cast<float>(d[2]), 0.0f);
-    }
-    { // a thread per point: its 12 planes' float4 (consecutive points: coalesced), all in flight
-        const std::int64_t stride = static_cast<std::int64_t>(num_cells) * nq;
-        const float4* from = tangents + static_cast<std::int64_t>(first) * nq;
-        for (int j = threadIdx.x; j < elements * nq; j += blockDim.x) {
-            float4 t[kTangentPlanes];
-            for (int k = 0; k < kTangentPlanes; ++k) t[k] = __ldg(from + k * stride + j);
-            const int e = j / nq, q = j - e * nq;
-            float4* to = pool4 + (e * kRegion + q * kStride) / 4;
-            for (int k = 0; k < kTangentPlanes; ++k) to[k] = t[k];
-        }
-    }
-    __syncthreads();
-    const int local = threadIdx.x / B::kThreads, r = threadIdx.x - local * B::kThreads;
-    const int a = r % m, s = r / m;
-    const bool active = local < elements;
-    const int count = a < kHalf ? kHalf + 1 : kHalf;
-    float acc[B::kPairs][9];
-    for (int j = 0; j < B::kPairs; ++j)
-        for (int i = 0; i < 9; ++i) acc[j][i] = 0;
-    if (active) {
-        for (int q = 0; q < nq; ++q) {
-            // the point's 45 values: 12 broadcast 128-bit loads (not 81 scalar ones)
-            const float4* v4 = pool4 + (local * kRegion + q * kStride) / 4;
-            float v[4 * kTangentPlanes];
-            for (int k = 0; k < kTangentPlanes; ++k) {
-                const float4 t = v4[k];
-                v[4 * k] = t.x, v[4 * k + 1] = t.y, v[4 * k + 2] = t.z, v[4 * k + 3] = t.w;
-            }
-            const float4 ga4 = table[q][a];
-            const float ga[3] = {ga4.x, ga4.y, ga4.z};
-            float M[3][9]; // M[c] = sum_e dN_a,e B_ce
-            reference_tangent_columns(v, ga, M);
-            for (int j = 0; j < B::kPairs; ++j) {
-                const int k = j * S + s;
-                if (k >= count) break;
-                const int b = a + k < m ? a + k : a + k - m;
-                const float4 gb = table[q][b];
-                // K_ba = sum_c dN_b,c M[c]; K_ab = K_ba^T
-                for (int rr = 0; rr < 3; ++rr)
-                    for (int c = 0; c < 3; ++c)
-                        acc[j][3 * rr + c] =
-                            fmaf(gb.z, M[2][3 * c + rr],
-                                 fmaf(gb.y, M[1][3 * c + rr],
-                                      fmaf(gb.x, M[0][3 * c + rr], acc[j][3 * rr + c])));
-            }
-        }
-    }
-    __syncthreads(); // the values are read; their memory becomes the stage
-    const int per_cell = upper ? upper_block_count(m) * 9 : B::kFull;
-    if (active) {
-        float* const stage = pool + local * per_cell;
-        for (int j = 0; j < B::kPairs; ++j) {
-            const int k = j * S + s;
-            if (k >= count) break;
-            const int b = a + k < m ? a + k : a + k - m;
-            const bool lower = b < a; // K_ab^T at (b, a)
-            float* to = stage + 9 * (upper ? (lower ? upper_block_index(m, b, a)
-                                                    : upper_block_index(m, a, b))
-                                           : a * m + b);
-            if (upper && lower) {
-                for (int rr = 0; rr < 3; ++rr)
-                    for (int c = 0; c < 3; ++c) to[3 * c + rr] = acc[j][3 * rr + c];
-                continue;
-            }
-            for (int i = 0; i < 9; ++i) to[i] = acc[j][i];
-            if (!upper && k != 0) { // and K_ba = K_ab^T at (b, a)
-                float* mirror = stage + 9 * (b * m + a);
-                for (int rr = 0; rr < 3; ++rr)
-                    for (int c = 0; c < 3; ++c) mirror[3 * c + rr] = acc[j][3 * rr + c];
-            }
-        }
-    }
-    __syncthreads();
-    float* const out = blocks + static_cast<std::int64_t>(first) * per_cell;
-    const int floats = elements * per_cell;
-    for (int i = threadIdx.x; i < floats; i += blockDim.x) out[i] = pool[i];
-}
-
 /// to = *from, 16 bytes from global into shared memory, asynchronously where the device can
 /// (cp.async, compute capability 8.0; earlier a plain copy); visible after copy_wait.
 __device__ __forceinline__ void copy_async(float4* to, const float4* from) {
@@ -407,7 +281,9 @@ template <int P, int kMaxQ, int S, bool kUpper> struct TangentBlocks {
 /// (coalesced: consecutive points of a plane) while it sums the present one. Thread (a, s) forms
 /// at each point the columns M_a[c] = sum_e dN_a,e B_ce (81 multiply-adds) and sums
 /// K_ab = (sum_c dN_b,c M_a[c])^T (27 a pair) for b = a + k (mod m), k = s, s + S, ... < m/2 (and
-/// m/2 when a < m/2: each unordered pair once), stages the round's output in shared memory (K_ab
+/// m/2 when a < m/2: each unordered pair once; every thread sums kPairs pairs, those past its
+/// count unused, rather than leave the loop apart from its warp), stages the round's output in
+/// shared memory (K_ab
 /// at (a, b) when a < b, else K_ab^T at (b, a) in the upper layout; both in the full one) and the
 /// block copies it out as one contiguous range, float4 where the output is aligned. Two barriers
 /// a round. No SVD and no shape gradients here (the pass formed the tangents once, from the
@@ -776,12 +652,15 @@ __global__ void __launch_bounds__(128, 4)
 
 /// The blocks kernel over `num_cells` cells whose values lie at `tangents` (stride num_cells *
 /// nq, MatrixFreeOperator's layout). ncu at 187K (H200): multiply-adds with threads per element
-/// row, p = 3 one thread a row 2.96 ms (168 registers, 12.5% occupancy), two 2.30 ms (128
-/// registers, 25%); p = 2 one 300 us (128 registers), two 331 us (80 registers, more
-/// multiply-adds). On the tensor cores (element_blocks_mma_kernel) p = 3 1.89 ms, p = 2 430 us
-/// (X and O go through shared memory: p = 2 was bound by it, 74% busy), so p = 2 keeps the
-/// multiply-adds, and so does the full layout (two-level), whose twice as many floats
-/// to gather made its frames' element stage 10.3 ms against 8.3.
+/// row and a thread block per kElements cells (session 30), p = 3 one thread a row 2.96 ms (168
+/// registers, 12.5% occupancy), two 2.30 ms (128 registers, 25%); p = 2 one 300 us (128
+/// registers), two 331 us (80 registers, more multiply-adds). Persistent with the values
+/// prefetched (session 32): p = 2 230 us, p = 3 1.90 ms (upper) and 2.21 ms (full: 3 thread
+/// blocks a multiprocessor for its 65 KB of shared memory). On the tensor cores
+/// (element_blocks_mma_kernel) p = 3 1.89 ms, p = 2 430 us (X and O go through shared memory:
+/// p = 2 was bound by it, 74% busy), so p = 2 keeps the multiply-adds, and so does the full
+/// layout (two-level), whose twice as many floats to gather made its frames' element stage 10.3
+/// ms against 8.3.
 template <int P>
 void launch_blocks_from_tangents(const float4* tangents, const double* dN, int nq, Index num_cells,
                                  float* blocks, bool upper) {
@@ -812,15 +691,6 @@ void launch_blocks_from_tangents(const float4* tangents, const double* dN, int n
         }
     }
     constexpr int S = P == 2 ? 1 : 2;
-    const char* streamed = std::getenv("EDN_ELEMENT_BLOCKS_STREAMED");
-    if (streamed && std::string_view(streamed) == "0") {
-        using B = TangentBlocksOnce<P, kMaxQ, S>;
-        element_blocks_from_tangents_once_kernel<P, kMaxQ, S>
-            <<<static_cast<unsigned int>((num_cells + B::kElements - 1) / B::kElements),
-               B::kElements * B::kThreads>>>(tangents, dN, nq, num_cells, blocks, upper);
-        EDN_CUDA_CHECK_LAUNCH();
-        return;
-    }
     const auto launch = [&](auto kernel, auto shape) {
         using B = decltype(shape);
         // a persistent grid: as many thread blocks as fit on the device at once (its shared

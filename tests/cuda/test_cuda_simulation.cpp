@@ -31,6 +31,18 @@ SimulationSettings on_cuda(SimulationSettings s) {
     return s;
 }
 
+/// max |reference[k]| and max |reference[k] - other[k]| of two vectors of one length.
+struct Deviation {
+    double scale = 0, diff = 0;
+};
+Deviation deviation(const std::vector<double>& reference, const std::vector<double>& other) {
+    Deviation d;
+    for (std::size_t k = 0; k < reference.size(); ++k)
+        d.scale = std::max(d.scale, std::abs(reference[k])),
+        d.diff = std::max(d.diff, std::abs(reference[k] - other[k]));
+    return d;
+}
+
 struct TrajectoryCase {
     int order;
     Material material;
@@ -253,10 +265,7 @@ TEST(CudaSimulation, PotentialAndGradientMatchCpuAtADeformedState) {
                 const std::string label = std::string(material_name(material)) + " p" +
                                           std::to_string(order) + (extras ? " extras" : "");
                 EXPECT_NEAR(eg, ec, 1e-9 * std::abs(ec) + 1e-12) << label; // float: 1e-4
-                double scale = 0, diff = 0;
-                for (std::size_t k = 0; k < gc.size(); ++k)
-                    scale = std::max(scale, std::abs(gc[k])),
-                    diff = std::max(diff, std::abs(gc[k] - gg[k]));
+                const auto [scale, diff] = deviation(gc, gg);
                 EXPECT_LT(diff, 1e-9 * scale) << label; // float: 1e-3
                 // Pinned nodes: zero gradient on both.
                 for (std::size_t i = 0; i < gc.size() / 3; ++i)
@@ -391,17 +400,11 @@ TEST(CudaSimulation, RegionDragAndGroundFrictionMatchCpu) {
         const double ec = cpu.incremental_potential(y, &gc);
         const double eg = gpu.incremental_potential(y, &gg);
         EXPECT_NEAR(eg, ec, 1e-9 * std::abs(ec) + 1e-12) << "p" << order;
-        double scale = 0, diff = 0;
-        for (std::size_t k = 0; k < gc.size(); ++k)
-            scale = std::max(scale, std::abs(gc[k])),
-            diff = std::max(diff, std::abs(gc[k] - gg[k]));
+        const auto [scale, diff] = deviation(gc, gg);
         EXPECT_LT(diff, 1e-9 * scale) << "p" << order;
         const auto hc = cpu.hessian_product(y, dir), hg = gpu.hessian_product(y, dir);
-        scale = diff = 0;
-        for (std::size_t k = 0; k < hc.size(); ++k)
-            scale = std::max(scale, std::abs(hc[k])),
-            diff = std::max(diff, std::abs(hc[k] - hg[k]));
-        EXPECT_LT(diff, 1e-4 * scale) << "p" << order;
+        const Deviation h = deviation(hc, hg);
+        EXPECT_LT(h.diff, 1e-4 * h.scale) << "p" << order;
         // Moving the target only: the device keeps its region and follows the new target.
         drag.target = {0.25, 0.3, 0.4};
         cpu.set_drag(drag);
@@ -454,10 +457,7 @@ TEST(CudaSimulation, HessianProductMatchesCpu) {
             for (std::size_t k = 0; k < y.size(); ++k)
                 y[k] += 0.01 * std::sin(0.7 * k + 0.3), v[k] = std::cos(1.3 * k);
             const auto hc = cpu.hessian_product(y, v), hg = gpu.hessian_product(y, v);
-            double scale = 0, diff = 0;
-            for (std::size_t k = 0; k < hc.size(); ++k)
-                scale = std::max(scale, std::abs(hc[k])),
-                diff = std::max(diff, std::abs(hc[k] - hg[k]));
+            const auto [scale, diff] = deviation(hc, hg);
             EXPECT_LT(diff, 1e-4 * scale)
                 << material_name(c.material) << " p" << c.order << " "
                 << summation_method_name(method) << " " << integrator_name(integrator) << " "
@@ -490,10 +490,7 @@ TEST(CudaSimulation, TensorCoreBlocksEqualMultiplyAddBlocks) {
         setenv("EDN_ELEMENT_BLOCKS_MMA", "0", 1);
         const auto hf = fma.hessian_product(y, v);
         unsetenv("EDN_ELEMENT_BLOCKS_MMA");
-        double scale = 0, diff = 0;
-        for (std::size_t k = 0; k < hm.size(); ++k)
-            scale = std::max(scale, std::abs(hf[k])),
-            diff = std::max(diff, std::abs(hm[k] - hf[k]));
+        const auto [scale, diff] = deviation(hf, hm);
         EXPECT_GT(scale, 0.0);
         EXPECT_LT(diff, 2e-6 * scale)
             << material_name(material) << " diff " << diff << " scale " << scale;
@@ -538,10 +535,7 @@ TEST(CudaSimulation, ElementBlocksOfManyCellsEqualCpu) {
             const auto hg = gpu.hessian_product(y, v);
             unsetenv("EDN_TANGENT_CHUNK_MIB");
             unsetenv("EDN_ELEMENT_BLOCKS_MMA");
-            double scale = 0, diff = 0;
-            for (std::size_t k = 0; k < hc.size(); ++k)
-                scale = std::max(scale, std::abs(hc[k])),
-                diff = std::max(diff, std::abs(hc[k] - hg[k]));
+            const auto [scale, diff] = deviation(hc, hg);
             EXPECT_GT(scale, 0.0);
             EXPECT_LT(diff, 1e-4 * scale)
                 << "p" << order << " " << summation_method_name(variant.method) << " chunk "

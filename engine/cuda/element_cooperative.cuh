@@ -254,6 +254,33 @@ __device__ __forceinline__ void copy_wait() {
 #endif
 }
 
+/// Starts copying `points` consecutive points' values (kTangentPlanes float4 planes, `stride`
+/// float4s apart, from `from`) into shared memory, point j's plane k at to[j (kTangentPlanes + 1)
+/// + k] (a float4 a copy, consecutive points of a plane together: coalesced), and ends the group.
+/// `points` may be a std::integral_constant (the division by it then a multiplication).
+template <class Points>
+__device__ __forceinline__ void copy_values_async(const float4* from, std::int64_t stride,
+                                                  Points points, float4* to) {
+    for (int i = threadIdx.x; i < points * kTangentPlanes; i += blockDim.x) {
+        const int k = i / points, j = i - k * points;
+        copy_async(to + j * (kTangentPlanes + 1) + k, from + k * stride + j);
+    }
+    copy_commit();
+}
+
+/// A persistent grid for `kernel` with 128 threads a block and `shared` bytes of dynamic shared
+/// memory (its limit raised to them): as many thread blocks as fit on the device at once.
+template <class Kernel> int persistent_grid(Kernel kernel, std::size_t shared) {
+    if (shared > 0)
+        EDN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(shared)));
+    int device = 0, sms = 0, per_sm = 0;
+    EDN_CUDA_CHECK(cudaGetDevice(&device));
+    EDN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 128, shared));
+    return std::max(1, per_sm) * sms;
+}
+
 /// Shapes of element_blocks_from_tangents_kernel with S threads per element row and the blocks in
 /// the upper (kUpper) or full layout: kElements elements a round of a thread block of 128
 /// threads; in dynamic shared memory the reference gradient table, two rounds' values (the one
@@ -283,10 +310,9 @@ template <int P, int kMaxQ, int S, bool kUpper> struct TangentBlocks {
 /// K_ab = (sum_c dN_b,c M_a[c])^T (27 a pair) for b = a + k (mod m), k = s, s + S, ... < m/2 (and
 /// m/2 when a < m/2: each unordered pair once; every thread sums kPairs pairs, those past its
 /// count unused, rather than leave the loop apart from its warp), stages the round's output in
-/// shared memory (K_ab
-/// at (a, b) when a < b, else K_ab^T at (b, a) in the upper layout; both in the full one) and the
-/// block copies it out as one contiguous range, float4 where the output is aligned. Two barriers
-/// a round. No SVD and no shape gradients here (the pass formed the tangents once, from the
+/// shared memory (K_ab at (a, b) when a < b, else K_ab^T at (b, a) in the upper layout; both in
+/// the full one) and the block copies it out as one contiguous range, float4 where the output is
+/// aligned. Two barriers a round. No SVD and no shape gradients here (the pass formed the tangents once, from the
 /// double F rounded to float). CPU reference: reference_tangent_blocks.
 template <int P, int kMaxQ, int S, bool kUpper>
 __global__ void __launch_bounds__(128, 4)
@@ -301,23 +327,17 @@ __global__ void __launch_bounds__(128, 4)
     float* const stage = values + 2 * B::kValues;
     const Index rounds = (num_cells + kE - 1) / kE;
     const std::int64_t stride = static_cast<std::int64_t>(num_cells) * nq;
-    // The values of `round` into `to`, asynchronously (a float4 a copy).
+    static_assert(kStride == 4 * (kTangentPlanes + 1), "copy_values_async's layout");
+    // The values of `round` into `to`, asynchronously (full rounds: a constant count of points).
     const auto prefetch = [&](Index round, float* to) {
         const Index first = round * kE;
         const int count = static_cast<int>(num_cells - first < kE ? num_cells - first : kE) * nq;
         const float4* from = tangents + static_cast<std::int64_t>(first) * nq;
-        const auto copy = [&](auto points) { // (a constant for full rounds: no division)
-            for (int i = threadIdx.x; i < points * kTangentPlanes; i += blockDim.x) {
-                const int k = i / points, j = i - k * points;
-                copy_async(reinterpret_cast<float4*>(to + j * kStride + 4 * k),
-                           from + k * stride + j);
-            }
-        };
+        float4* const to4 = reinterpret_cast<float4*>(to);
         if (count == kE * kMaxQ)
-            copy(std::integral_constant<int, kE * kMaxQ>{});
+            copy_values_async(from, stride, std::integral_constant<int, kE * kMaxQ>{}, to4);
         else
-            copy(count);
-        copy_commit();
+            copy_values_async(from, stride, count, to4);
     };
     if (static_cast<Index>(blockIdx.x) < rounds) prefetch(blockIdx.x, values);
     for (int i = threadIdx.x; i < nq * m; i += blockDim.x) {
@@ -360,7 +380,7 @@ __global__ void __launch_bounds__(128, 4)
                 reference_tangent_columns(v, ga, M);
                 // every thread sums kPairs pairs, those past `count` unused (no divergent exit)
                 for (int j = 0; j < B::kPairs; ++j) {
-                    const int k = j * S + s < m ? j * S + s : 0;
+                    const int k = j * S + s; // (< m: kPairs S <= m / 2 + S)
                     const int b = a + k < m ? a + k : a + k - m;
                     const float4 gb = table[q * m + b];
                     // K_ba = sum_c dN_b,c M[c]; K_ab = K_ba^T
@@ -497,16 +517,10 @@ __global__ void __launch_bounds__(128, 4)
     constexpr int per_cell = upper_block_count(m) * 9;
     const std::int64_t stride = static_cast<std::int64_t>(num_cells) * nq;
     const Index step = static_cast<Index>(gridDim.x) * kE;
-    // The values of the round at `first` into raw, asynchronously (a float4 a copy, consecutive
-    // points of a plane together).
+    // The values of the round at `first` into raw, asynchronously.
     const auto prefetch = [&](Index first) {
         const int count = static_cast<int>(num_cells - first < kE ? num_cells - first : kE) * nq;
-        const float4* from = tangents + static_cast<std::int64_t>(first) * nq;
-        for (int i = threadIdx.x; i < count * kTangentPlanes; i += blockDim.x) {
-            const int k = i / count, j = i - k * count;
-            copy_async(raw + j * kRaw + k, from + k * stride + j);
-        }
-        copy_commit();
+        copy_values_async(tangents + static_cast<std::int64_t>(first) * nq, stride, count, raw);
     };
     if (static_cast<Index>(blockIdx.x) * kE < num_cells)
         prefetch(static_cast<Index>(blockIdx.x) * kE);
@@ -671,13 +685,9 @@ void launch_blocks_from_tangents(const float4* tangents, const double* dN, int n
         static const int mma_grid = [] {
             cudaFuncAttributes attributes{};
             EDN_CUDA_CHECK(cudaFuncGetAttributes(&attributes, element_blocks_mma_kernel<P, kMaxQ>));
-            if (attributes.ptxVersion < 80) return 0;
-            int device = 0, sms = 0, per_sm = 0;
-            EDN_CUDA_CHECK(cudaGetDevice(&device));
-            EDN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-            EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &per_sm, element_blocks_mma_kernel<P, kMaxQ>, 128, 0));
-            return std::max(1, per_sm) * sms;
+            return attributes.ptxVersion < 80
+                       ? 0
+                       : persistent_grid(element_blocks_mma_kernel<P, kMaxQ>, 0);
         }();
         const char* env = std::getenv("EDN_ELEMENT_BLOCKS_MMA");
         if (upper && mma_grid > 0 && !(env && std::string_view(env) == "0")) {
@@ -693,18 +703,7 @@ void launch_blocks_from_tangents(const float4* tangents, const double* dN, int n
     constexpr int S = P == 2 ? 1 : 2;
     const auto launch = [&](auto kernel, auto shape) {
         using B = decltype(shape);
-        // a persistent grid: as many thread blocks as fit on the device at once (its shared
-        // memory set once)
-        static const int grid = [&] {
-            EDN_CUDA_CHECK(cudaFuncSetAttribute(
-                kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int{B::kSharedBytes}));
-            int device = 0, sms = 0, per_sm = 0;
-            EDN_CUDA_CHECK(cudaGetDevice(&device));
-            EDN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-            EDN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 128,
-                                                                         B::kSharedBytes));
-            return std::max(1, per_sm) * sms;
-        }();
+        static const int grid = persistent_grid(kernel, B::kSharedBytes);
         const Index rounds = (num_cells + B::kElements - 1) / B::kElements;
         kernel<<<static_cast<unsigned int>(std::min<Index>(std::max<Index>(rounds, 1), grid)), 128,
                  B::kSharedBytes>>>(tangents, dN, nq, num_cells, blocks);

@@ -24,6 +24,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 namespace edn {
 
@@ -78,13 +79,48 @@ EDN_HOST_DEVICE inline void swap_columns(T len[3], T B[3][3], T V[3][3], int a, 
 
 namespace detail {
 
+/// x / y, sqrt(x) and 1 / sqrt(x) of the Jacobi rotations: in float on the GPU the hardware
+/// approximations (__fdividef, rsqrtf: 2 ulp; the IEEE sequences cost about ten instructions and
+/// a slow-path branch each, three divisions and two roots a rotation), else the exact ones. The
+/// rotation's c and s then make c^2 + s^2 = 1 to a few ulp, which the orthogonality test of a
+/// later sweep (jacobi_slack) tolerates.
+template <class T> EDN_HOST_DEVICE inline T jacobi_quotient(T x, T y) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<T, float>) return __fdividef(x, y);
+#endif
+    return x / y;
+}
+template <class T> EDN_HOST_DEVICE inline T jacobi_root(T x) { // x > 0
+#if defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<T, float>) return x * rsqrtf(x);
+#endif
+    using std::sqrt;
+    return sqrt(x);
+}
+template <class T> EDN_HOST_DEVICE inline T jacobi_inverse_root(T x) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<T, float>) return rsqrtf(x);
+#endif
+    using std::sqrt;
+    return T(1) / sqrt(x);
+}
+
+/// Columns count as orthogonal when |gamma| <= jacobi_slack() eps sqrt(alpha beta): 1 where the
+/// rotations are exact, 4 where they use the approximations (GPU float).
+template <class T> EDN_HOST_DEVICE constexpr T jacobi_slack() {
+#if defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<T, float>) return T(4);
+#endif
+    return T(1);
+}
+
 /// The Jacobi rotation (c, s) that makes columns p and q of B orthogonal; false (no rotation)
 /// when they already are to working precision.
 template <class T>
 EDN_HOST_DEVICE inline bool jacobi_rotation(const T B[3][3], int p, int q, T& c, T& s) {
-    using std::sqrt;
     constexpr T eps = std::numeric_limits<T>::epsilon();
     constexpr T tiny = std::numeric_limits<T>::min();
+    constexpr T tolerance = jacobi_slack<T>() * eps;
     T alpha = T(0), beta = T(0), gamma = T(0);
     for (int r = 0; r < 3; ++r) {
         alpha += B[r][p] * B[r][p];
@@ -92,21 +128,22 @@ EDN_HOST_DEVICE inline bool jacobi_rotation(const T B[3][3], int p, int q, T& c,
         gamma += B[r][p] * B[r][q];
     }
     // Columns orthogonal to working precision (also true when one of them is 0):
-    // |gamma| <= eps sqrt(alpha beta), compared in squares (no sqrt on the path).
+    // |gamma| <= tolerance sqrt(alpha beta), compared in squares (no sqrt on the path).
     const T abs_gamma = gamma < T(0) ? -gamma : gamma;
-    if (!(gamma * gamma > (eps * eps) * (alpha * beta)) || !(abs_gamma > tiny)) return false;
-    const T zeta = (beta - alpha) / (T(2) * gamma);
+    if (!(gamma * gamma > (tolerance * tolerance) * (alpha * beta)) || !(abs_gamma > tiny))
+        return false;
+    const T zeta = jacobi_quotient(beta - alpha, T(2) * gamma);
     const T abs_zeta = zeta < T(0) ? -zeta : zeta;
     T t;
     if (abs_zeta > T(1) / eps) {
-        t = T(1) / (T(2) * zeta);
+        t = jacobi_quotient(T(1), T(2) * zeta);
     } else {
-        t = T(1) / (abs_zeta + sqrt(T(1) + zeta * zeta));
+        t = jacobi_quotient(T(1), abs_zeta + jacobi_root(T(1) + zeta * zeta));
         if (zeta < T(0)) t = -t;
     }
     // 1 + t^2 rounds to 1 below eps/2: c = 1 exactly, as the formula would give.
     const T t2 = t * t;
-    c = t2 < T(0.5) * eps ? T(1) : T(1) / sqrt(T(1) + t2);
+    c = t2 < T(0.5) * eps ? T(1) : jacobi_inverse_root(T(1) + t2);
     s = c * t;
     return true;
 }

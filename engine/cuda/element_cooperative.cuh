@@ -146,20 +146,41 @@ __global__ void __launch_bounds__(128)
     const Index first = static_cast<Index>(blockIdx.x) * kElements;
     const int elements =
         static_cast<int>(num_cells - first < kElements ? num_cells - first : kElements);
-    for (int i = threadIdx.x; i < elements * m; i += blockDim.x) {
-        const Index node = cell_nodes[static_cast<std::int64_t>(first) * m + i];
-        const int e = i / m, a = i - e * m;
-        for (int d = 0; d < 3; ++d) xs[e][a][d] = y[3 * static_cast<std::int64_t>(node) + d];
+    // The block's node values: every index load issued, then every value load, then the stores
+    // (one latency of each instead of one a node), the point's rest element on the way.
+    constexpr int kThreads = kElements * kMaxQ, kGather = (kElements * m + kThreads - 1) / kThreads;
+    Index node[kGather];
+#pragma unroll
+    for (int u = 0; u < kGather; ++u) {
+        const int i = static_cast<int>(threadIdx.x) + u * kThreads;
+        node[u] = i < elements * m ? cell_nodes[static_cast<std::int64_t>(first) * m + i] : 0;
     }
+    const int local = threadIdx.x / kMaxQ, q = threadIdx.x - local * kMaxQ;
+    const bool point = local < elements && q < nq;
+    RestElement<double> r{};
+    if (point) r = rest[first + local];
+    double value[kGather][3];
+#pragma unroll
+    for (int u = 0; u < kGather; ++u)
+#pragma unroll
+        for (int d = 0; d < 3; ++d)
+            value[u][d] = static_cast<int>(threadIdx.x) + u * kThreads < elements * m
+                              ? y[3 * static_cast<std::int64_t>(node[u]) + d]
+                              : 0.0;
     for (int i = threadIdx.x; i < nq * 3 * m; i += blockDim.x) {
-        const int q = i / (3 * m);
-        table[q][i - q * 3 * m] = dN[i];
+        const int k = i / (3 * m);
+        table[k][i - k * 3 * m] = dN[i];
+    }
+#pragma unroll
+    for (int u = 0; u < kGather; ++u) {
+        const int i = static_cast<int>(threadIdx.x) + u * kThreads;
+        if (i >= elements * m) continue;
+        const int e = i / m, a = i - e * m;
+        for (int d = 0; d < 3; ++d) xs[e][a][d] = value[u][d];
     }
     __syncthreads();
-    const int local = threadIdx.x / kMaxQ, q = threadIdx.x - local * kMaxQ;
-    if (local < elements && q < nq) {
+    if (point) {
         const Index t = first + local;
-        const RestElement<double> r = rest[t];
         double H[3][3] = {}; // sum_k x_k dN_k^T
         for (int k = 0; k < m; ++k) {
             const double* d = table[q] + 3 * k;
@@ -312,8 +333,8 @@ template <int P, int kMaxQ, int S, bool kUpper> struct TangentBlocks {
 /// count unused, rather than leave the loop apart from its warp), stages the round's output in
 /// shared memory (K_ab at (a, b) when a < b, else K_ab^T at (b, a) in the upper layout; both in
 /// the full one) and the block copies it out as one contiguous range, float4 where the output is
-/// aligned. Two barriers a round. No SVD and no shape gradients here (the pass formed the tangents once, from the
-/// double F rounded to float). CPU reference: reference_tangent_blocks.
+/// aligned. Two barriers a round. No SVD and no shape gradients here (the pass formed the tangents
+/// once, from the double F rounded to float). CPU reference: reference_tangent_blocks.
 template <int P, int kMaxQ, int S, bool kUpper>
 __global__ void __launch_bounds__(128, 4)
     element_blocks_from_tangents_kernel(const float4* tangents, const double* dN, int nq,

@@ -22,9 +22,9 @@ template <int P> constexpr int kMaxPoints = P == 2 ? 4 : 14;
 template <int P, int kPer> struct ProductShape {
     static constexpr int m = lagrange_tet_num_nodes(P);
     static_assert(m % 2 == 0, "node pairs");
-    static constexpr int kQ = kMaxPoints<P>;                  ///< threads per element group
+    static constexpr int kQ = kMaxPoints<P>;                 ///< threads per element group
     static constexpr int kElements = kPer * (kThreads / kQ); ///< per block
-    static constexpr int kBlock = kThreads / kQ * kQ;         ///< threads per block
+    static constexpr int kBlock = kThreads / kQ * kQ;        ///< threads per block
 };
 
 /// The point drag's blocks of row i times x, added to out.
@@ -121,12 +121,29 @@ __global__ void __launch_bounds__(kThreads)
     for (Index group = blockIdx.x; group < groups; group += gridDim.x) {
         const Index t0 = group * E;
         const int count = num_cells - t0 < E ? static_cast<int>(num_cells - t0) : E;
+        // the group's node values: every index load issued, then every value load (one latency
+        // of each instead of one a node), stored after the barrier
+        constexpr int kGather = (E * m + S::kBlock - 1) / S::kBlock;
+        Index node[kGather];
+        T value[kGather][3];
+#pragma unroll
+        for (int u = 0; u < kGather; ++u) {
+            const int i = static_cast<int>(threadIdx.x) + u * S::kBlock;
+            node[u] = i < count * m ? cell_nodes[static_cast<std::int64_t>(t0) * m + i] : 0;
+        }
+#pragma unroll
+        for (int u = 0; u < kGather; ++u)
+            if (static_cast<int>(threadIdx.x) + u * S::kBlock < count * m) {
+                const T* xn = x + 3 * static_cast<std::int64_t>(node[u]);
+                value[u][0] = xn[0], value[u][1] = xn[1], value[u][2] = xn[2];
+            }
         __syncthreads(); // the table is loaded; the last group's shared values are read
-        for (int i = threadIdx.x; i < count * m; i += blockDim.x) {
-            const Index node = cell_nodes[static_cast<std::int64_t>(t0) * m + i];
-            nodes[i] = node;
-            const T* xn = x + 3 * static_cast<std::int64_t>(node);
-            xs[i][0] = xn[0], xs[i][1] = xn[1], xs[i][2] = xn[2];
+#pragma unroll
+        for (int u = 0; u < kGather; ++u) {
+            const int i = static_cast<int>(threadIdx.x) + u * S::kBlock;
+            if (i >= count * m) continue;
+            nodes[i] = node[u];
+            xs[i][0] = value[u][0], xs[i][1] = value[u][1], xs[i][2] = value[u][2];
         }
         __syncthreads();
         const int e0 = kPer * pair;

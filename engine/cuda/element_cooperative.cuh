@@ -56,12 +56,13 @@ __global__ void __launch_bounds__(128)
     const Index t = static_cast<Index>(blockIdx.x) * V::kElements + local;
     const bool active = local < V::kElements && t < num_cells;
     const int nq = rule.num_points;
+    // (the rest element loaded beside the node values, before the barrier)
+    const RestElement<double> r = active ? rest[t] : RestElement<double>{};
     if (active) {
         const Index node = cell_nodes[static_cast<std::int64_t>(t) * m + a];
         for (int d = 0; d < 3; ++d) xs[local][a][d] = y[3 * static_cast<std::int64_t>(node) + d];
     }
     __syncthreads();
-    const RestElement<double> r = active ? rest[t] : RestElement<double>{};
     auto gradient_at = [&](int q, int node, double g[3]) {
         const double* d = dN + (static_cast<std::int64_t>(q) * m + node) * 3;
         for (int j = 0; j < 3; ++j)

@@ -463,32 +463,58 @@ __global__ void __launch_bounds__(128, 4)
 ///   D[(q, c)][b] = dN_b,c(q)   (the reference gradients: the same for every element),
 /// so that O[(xy, a)][b] = sum_q sum_c dN_b,c M_a[c][x][y] = K_ba[x][y] (the entries x > y
 /// follow from K_ab = K_ba^T). Rows 6 m padded to 16s, k = 3 nq to 8s, columns m to 8s: p = 3 a
-/// 128 x 48 by 48 x 24 product (8 x 3 tiles, 6 steps), p = 2 64 x 16 by 16 x 16.
+/// 128 x 48 by 48 x 24 product (8 x 3 tiles, 6 steps), p = 2 64 x 16 by 16 x 16. One element a
+/// round of a thread block of 4 warps.
 template <int P, int kMaxQ> struct MmaBlocks {
     static constexpr int m = lagrange_tet_num_nodes(P);
     static constexpr int kRowTiles = (6 * m + 15) / 16;
-    static constexpr int kRows = 16 * kRowTiles;
     static constexpr int kSteps = (3 * kMaxQ + 7) / 8;
     static constexpr int kColTiles = (m + 7) / 8;
-    static constexpr int kElements = 1; ///< per round of a thread block
     static constexpr int kWarps = 4;
-    static constexpr int kTiles = kElements * kRowTiles / kWarps; ///< row tiles a warp holds
-    static_assert(kTiles * kWarps == kElements * kRowTiles);
-    /// X is stored row-major, rows of 8 kSteps + 4 floats (p = 3: 52, 20 modulo 32): a fragment's
-    /// (r + g) kXStride + k + t falls in distinct banks over the warp, and the X phase's stores of
-    /// consecutive k are consecutive floats.
-    static constexpr int kXStride = 8 * kSteps + 4;
-    static_assert(kXStride % 32 % 8 == 4, "conflict-free fragments");
+    static constexpr int kThreads = 32 * kWarps;
+    static constexpr int kTiles = kRowTiles / kWarps; ///< row tiles a warp holds
+    static_assert(kTiles * kWarps == kRowTiles);
+    /// X is stored as the fragments read it: row (x y, a) is row 16 (R / 8) + 8 (pair % 2) + R % 8
+    /// of the product, R = (pair / 2) m + a (so that a thread's stores for one node are a
+    /// constant apart), and the rows g and g + 8 of a tile, its "row pair" (tile, g), keep
+    /// their columns k = 8 s + t and k + 4 as one float4 (a0, a1, a2, a3) at float4 4 s + t of
+    /// the pair: one conflict-free float4 load a fragment, already in the order of its four
+    /// registers. kXPair float4 a row pair (4 kSteps + 4: a quarter warp's loads in distinct
+    /// banks).
+    static constexpr int kRowPairs = 8 * kRowTiles;
+    static constexpr int kXPair = 4 * kSteps + 4;
+    static_assert(kXPair % 8 == 4, "conflict-free float4 fragments");
+    static_assert(3 * m <= kRowPairs, "rows R of the three pairs of pairs");
+    /// The X phase: a thread per (column k = c nq + q, third of the nodes).
+    static constexpr int kNodeGroups = 3;
+    static constexpr int kGroupNodes = (m + kNodeGroups - 1) / kNodeGroups;
+    static_assert(kNodeGroups * 3 * kMaxQ <= kThreads);
     /// O in shared memory: 6 m rows of kOStride floats (8 kColTiles: a half warp's float2 stores
     /// of an accumulator tile, at 24 g + 2 t modulo 32, fall in distinct banks at p = 3).
     static constexpr int kOStride = 8 * kColTiles;
     /// O's m rows of one pair (x, y) and 4 floats: the 6 pairs of a block, which the gather reads
     /// side by side, 4 banks apart (unpadded, m kOStride = 480 at p = 3 put them in one bank).
     static constexpr int kOPair = m * kOStride + 4;
-    /// An element's O.
-    static constexpr int kRegion = (6 * kOPair + 3) / 4 * 4;
-    static_assert(kMaxQ <= 16, "the X phase's thread per (c, q): 16 points a c");
+    static constexpr int kRegion = (6 * kOPair + 3) / 4 * 4; ///< floats of an element's O
+    /// The upper blocks' floats of an element, written as float2 (their count is even, so every
+    /// element's output is 8-byte aligned).
+    static constexpr int kPerCell = upper_block_count(m) * 9;
+    static_assert(kPerCell % 2 == 0);
+    /// Dynamic shared memory (51.5 KB at p = 3, four thread blocks a multiprocessor), in float4:
+    /// X, O, the next round's values as loaded, the gradients dN_a(q) as float4, the gather table
+    /// (a ushort2 a float2 of the output).
+    static constexpr int kX4 = kRowPairs * kXPair, kO4 = kRegion / 4;
+    static constexpr int kRaw4 = kMaxQ * (kTangentPlanes + 1), kDN4 = m * kMaxQ;
+    static constexpr int kGather4 = (kPerCell / 2 + 3) / 4;
+    static constexpr std::size_t kSharedBytes =
+        sizeof(float4) * (kX4 + kO4 + kRaw4 + kDN4 + kGather4);
 };
+
+/// Where column k of a row pair's X is stored (MmaBlocks::kXPair): float 4 (4 s + t) + 2 h of
+/// the pair for k = 8 s + t + 4 h (and 1 more for the pair's second row).
+__host__ __device__ constexpr int x_column(int k) {
+    return 4 * (4 * (k >> 3) + (k & 3)) + 2 * ((k >> 2) & 1);
+}
 
 /// The tf32 halves of a float for the three-product (3xTF32) sums: x = hi + lo exactly, hi with
 /// a tf32 mantissa; the tensor cores read lo's top 10 mantissa bits, so hi b + lo b ~ x b with a
@@ -509,64 +535,82 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)
 #endif
 }
 
+/// copy_values_async for at most 16 points (one p = 3 cell) and a block of 128 threads: thread i
+/// copies point i % 16 of the planes i / 16 and i / 16 + 8, without dividing by the count (the
+/// run-time division's sequences had taken 7% of the tensor-core kernel's stall samples).
+__device__ __forceinline__ void copy_points_async(const float4* from, std::int64_t stride,
+                                                  int points, float4* to) {
+    const int j = static_cast<int>(threadIdx.x) % 16;
+    if (j < points)
+        for (int k = static_cast<int>(threadIdx.x) / 16; k < kTangentPlanes; k += 8)
+            copy_async(to + j * (kTangentPlanes + 1) + k, from + k * stride + j);
+    copy_commit();
+}
+
 /// The element Hessian blocks of p >= 2 elements from the pass's tangent values on the tensor
 /// cores (MmaBlocks: O = X^T D per element), three tf32 products a tile (lo hi, hi lo, hi hi:
 /// float accuracy). A thread block of 4 warps takes one element a round and loops over the
 /// cells: the next element's values come in with cp.async (coalesced) while it works; a thread
-/// per (c, point, half of the nodes) reads its 18 values and forms 6 entries of X a node (18
-/// multiply-adds); each warp multiplies kTiles row tiles by D (whose fragments it holds in
-/// registers, split once) and stores its accumulators as O; the block then writes the element's
-/// blocks in the upper layout, each float gathered from O through a table made once per thread
-/// block (K_pq[s][t] = O[(st, q)][p] where s <= t, else O[(ts, p)][q]): consecutive floats, one
-/// contiguous range. The padding of X stays zero. CPU reference: reference_tangent_blocks (the
-/// same blocks as element_blocks_from_tangents_kernel, to float rounding).
+/// per (c, point, third of the nodes) reads the planes its 18 values lie in and forms 6 entries
+/// of X a node (18 multiply-adds, the node's gradient one float4); each warp multiplies kTiles
+/// row tiles by D (whose fragments it holds in registers, split once), each fragment one float4
+/// load (X is stored as the fragments read it), and stores its accumulators as O; the block
+/// then writes the element's blocks in the upper layout, each float2 gathered from O through a
+/// table made once per thread block (K_pq[s][t] = O[(st, q)][p] where s <= t, else
+/// O[(ts, p)][q]): consecutive float2, one contiguous range. The padding of X stays zero. CPU
+/// reference: reference_tangent_blocks (the same blocks as element_blocks_from_tangents_kernel,
+/// to float rounding).
+///
+/// Session 35 (H200, 187K, own clocks): 1.42 -> 1.27 ms, the same floats bit for bit; warp
+/// instructions an element 3,650 -> 2,820 (the X phase's threads all busy and its 18 values
+/// from float4 planes; a fragment one float4 instead of four floats and the moves that put them
+/// in order; the prefetch without a division; the copy-out in float2).
 template <int P, int kMaxQ>
 __global__ void __launch_bounds__(128, 4)
     element_blocks_mma_kernel(const float4* tangents, const double* dN, int nq, Index num_cells,
                               float* blocks) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     using B = MmaBlocks<P, kMaxQ>;
-    constexpr int m = B::m, kE = B::kElements, kRegion = B::kRegion, kXStride = B::kXStride;
-    constexpr int kThreads = 32 * B::kWarps; // (the launch's block)
+    constexpr int m = B::m, kXPair = B::kXPair, kThreads = B::kThreads;
     constexpr int kO = B::kOStride, kOPair = B::kOPair, kRaw = kTangentPlanes + 1;
-    static_assert(kE == 1);
-    __shared__ float xs[kE][B::kRows][kXStride];
-    __shared__ float4 pool4[kE * kRegion / 4];
-    __shared__ float4 raw[kE * kMaxQ * kRaw];                  // the next round's values as loaded
-    __shared__ std::uint16_t gather[upper_block_count(m) * 9]; // an upper float's place in O
-    __shared__ float dNt[m][kMaxQ][3]; // dN_a,c(q), a node's points together
-    float* const pool = reinterpret_cast<float*>(pool4);
-    constexpr int per_cell = upper_block_count(m) * 9;
+    constexpr int kPairs = B::kPerCell / 2; // float2 of an element's output
+    static_assert(kMaxQ <= 16, "copy_points_async");
+    extern __shared__ float4 shared4[];
+    const float4* const xs = shared4; // X's row pairs (MmaBlocks)
+    float* const pool = reinterpret_cast<float*>(shared4 + B::kX4);
+    float4* const raw = shared4 + B::kX4 + B::kO4; // the next round's values as loaded
+    float4(*const dN4)[kMaxQ] =                    // (dN_a,0, dN_a,1, dN_a,2, 0)(q)
+        reinterpret_cast<float4(*)[kMaxQ]>(raw + B::kRaw4);
+    ushort2* const gather = reinterpret_cast<ushort2*>(raw + B::kRaw4 + B::kDN4); // places in O
     const std::int64_t stride = static_cast<std::int64_t>(num_cells) * nq;
-    const Index step = static_cast<Index>(gridDim.x) * kE;
-    // The values of the round at `first` into raw, asynchronously.
+    const Index step = static_cast<Index>(gridDim.x);
+    // The values of the cell `first` into raw, asynchronously.
     const auto prefetch = [&](Index first) {
-        const int count = static_cast<int>(num_cells - first < kE ? num_cells - first : kE) * nq;
-        copy_values_async(tangents + static_cast<std::int64_t>(first) * nq, stride, count, raw);
+        copy_points_async(tangents + static_cast<std::int64_t>(first) * nq, stride, nq, raw);
     };
-    if (static_cast<Index>(blockIdx.x) * kE < num_cells)
-        prefetch(static_cast<Index>(blockIdx.x) * kE);
-    for (int i = threadIdx.x; i < kE * B::kRows * kXStride; i += blockDim.x)
-        (&xs[0][0][0])[i] = 0.0f;
-    for (int i = threadIdx.x; i < nq * 3 * m; i += blockDim.x) {
-        const int q = i / (3 * m), c = (i - 3 * m * q) / m, a = i % m;
-        dNt[a][q][c] = static_cast<float>(dN[(q * m + a) * 3 + c]);
+    if (static_cast<Index>(blockIdx.x) < num_cells) prefetch(static_cast<Index>(blockIdx.x));
+    for (int i = threadIdx.x; i < B::kX4; i += kThreads) shared4[i] = make_float4(0, 0, 0, 0);
+    for (int i = threadIdx.x; i < nq * m; i += kThreads) {
+        const int q = i / m, a = i - m * q;
+        const double* g = dN + (q * m + a) * 3;
+        dN4[a][q] = make_float4(static_cast<float>(g[0]), static_cast<float>(g[1]),
+                                static_cast<float>(g[2]), 0.0f);
     }
     const auto pair_of = [](int x, int y) { return x == 0 ? y : (x == 1 ? 2 + y : 5); };
     // K_pq[s][t] = O[(st, q)][p] (s <= t), else O[(ts, p)][q]; the diagonal entries of K_pq,
     // p != q, from the accumulator below the diagonal (b <= a) as the multiply-add kernel
-    const auto place = [&](int p, int q, int s, int t) {
-        const int hi = p > q ? p : q, lo = p > q ? q : p;
-        return s == t ? pair_of(s, s) * kOPair + hi * kO + lo
-                      : (s < t ? pair_of(s, t) * kOPair + q * kO + p
-                               : pair_of(t, s) * kOPair + p * kO + q);
-    };
-    for (int j = threadIdx.x; j < upper_block_count(m) * 9; j += blockDim.x) {
-        const int block = j / 9, s = (j - 9 * block) / 3, t = j - 9 * block - 3 * s;
+    const auto place = [&](int f) {
+        const int block = f / 9, s = (f - 9 * block) / 3, t = f - 9 * block - 3 * s;
         int p = 0, q = 0;
         upper_block_pair(m, block, p, q);
-        gather[j] = static_cast<std::uint16_t>(place(p, q, s, t));
-    }
+        const int hi = p > q ? p : q, lo = p > q ? q : p;
+        return static_cast<unsigned short>(
+            s == t ? pair_of(s, s) * kOPair + hi * kO + lo
+                   : (s < t ? pair_of(s, t) * kOPair + q * kO + p
+                            : pair_of(t, s) * kOPair + p * kO + q));
+    };
+    for (int j = threadIdx.x; j < kPairs; j += kThreads)
+        gather[j] = make_ushort2(place(2 * j), place(2 * j + 1));
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     // D's fragments, split: b0 at (k = 8 s + t, column 8 j + g), b1 at k + 4.
     std::uint32_t dh[B::kSteps][B::kColTiles][2], dl[B::kSteps][B::kColTiles][2];
@@ -582,19 +626,36 @@ __global__ void __launch_bounds__(128, 4)
                                     : 0.0f;
                 tf32_split(v, dh[s][j][h], dl[s][j][h]);
             }
-    // The X phase's thread: (c, q) of column k = c nq + q (16 lanes a c: consecutive points,
-    // consecutive floats of X; a warp holds two c) and half of the nodes.
-    const int xc = threadIdx.x % 64 / 16, xq = threadIdx.x % 16, xhalf = threadIdx.x / 64;
-    const bool x_active = xc < 3 && xq < nq;
-    for (Index first = static_cast<Index>(blockIdx.x) * kE; first < num_cells; first += step) {
+    // The X phase's thread: column k = c nq + q of X (consecutive threads, consecutive k) and
+    // the nodes [a0, a0 + kGroupNodes) of its group.
+    const int columns = 3 * nq, xk = threadIdx.x % columns, xgroup = threadIdx.x / columns;
+    const int xc = xk / nq, xq = xk - xc * nq, a0 = xgroup * B::kGroupNodes;
+    const bool x_active = xgroup < B::kNodeGroups;
+    // Where the rows g and g + 8 of the warp's tiles go in O (pair (2 (R / m) + h), node R % m,
+    // R = 8 tile + g; -1 for the padding)
+    int o_row[B::kTiles][2];
+#pragma unroll
+    for (int j = 0; j < B::kTiles; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int R = 8 * (warp * B::kTiles + j) + g;
+            o_row[j][h] = R < 3 * m ? (2 * (R / m) + h) * kOPair + R % m * kO : -1;
+        }
+    float* const x_out = reinterpret_cast<float*>(shared4) + x_column(xk);
+    for (Index first = static_cast<Index>(blockIdx.x); first < num_cells; first += step) {
         copy_wait();
         __syncthreads(); // raw is in; the last round's O is written out
-        // X: M_a(q)[c] at the 6 pairs of each node a of the thread's half, from the point's 18
+        // X: M_a(q)[c] at the 6 pairs of each node a of the thread's group, from the point's 18
         // values of its c (x <= y of B_c0, B_c1, B_c2) read straight from the loaded planes
         if (x_active) {
-            const float* d = reinterpret_cast<const float*>(raw + xq * kRaw);
+            // the 18 values of the point's c from its planes (conflict-free float4 loads of the
+            // planes the c needs)
             float v[18];
             const auto row = [&](auto c) {
+                float d[4 * kTangentPlanes];
+#pragma unroll
+                for (int k = 0; k < kTangentPlanes; ++k)
+                    reinterpret_cast<float4*>(d)[k] = raw[xq * kRaw + k];
 #pragma unroll
                 for (int f = 0; f < 3; ++f) {
                     float Bcf[9];
@@ -611,13 +672,26 @@ __global__ void __launch_bounds__(128, 4)
                 row(std::integral_constant<int, 1>{});
             else
                 row(std::integral_constant<int, 2>{});
-            const int a0 = xhalf * (m / 2), a1 = xhalf ? m : m / 2;
-            for (int a = a0; a < a1; ++a) {
-                const float g0 = dNt[a][xq][0], g1 = dNt[a][xq][1], g2 = dNt[a][xq][2];
-                float* const x = &xs[0][a][xc * nq + xq];
+            // the group's nodes, the last group's past m clamped to m - 1 (which it then writes
+            // twice, the same values), in batches whose gradients are loaded before their stores
+            // (which the compiler would not move the loads past)
+            constexpr int kBatch = 4;
 #pragma unroll
-                for (int p = 0; p < 6; ++p)
-                    x[p * m * kXStride] = fmaf(g2, v[12 + p], fmaf(g1, v[6 + p], g0 * v[p]));
+            for (int i0 = 0; i0 < B::kGroupNodes; i0 += kBatch) {
+                float4 gr[kBatch];
+#pragma unroll
+                for (int i = 0; i < kBatch; ++i)
+                    if (i0 + i < B::kGroupNodes)
+                        gr[i] = dN4[a0 + i0 + i < m ? a0 + i0 + i : m - 1][xq];
+#pragma unroll
+                for (int i = 0; i < kBatch; ++i)
+                    if (i0 + i < B::kGroupNodes) {
+                        const int a = a0 + i0 + i < m ? a0 + i0 + i : m - 1;
+#pragma unroll
+                        for (int p = 0; p < 6; ++p)
+                            x_out[(p / 2 * m + a) * 4 * kXPair + p % 2] = fmaf(
+                                gr[i].z, v[12 + p], fmaf(gr[i].y, v[6 + p], gr[i].x * v[p]));
+                    }
             }
         }
         __syncthreads(); // X is in; raw is free
@@ -630,9 +704,8 @@ __global__ void __launch_bounds__(128, 4)
             std::uint32_t ah[B::kTiles][4], al[B::kTiles][4];
 #pragma unroll
             for (int j = 0; j < B::kTiles; ++j) {
-                const int tile = warp * B::kTiles + j, e = tile / B::kRowTiles;
-                const float* x = &xs[e][16 * (tile - e * B::kRowTiles) + g][8 * s + t];
-                const float av[4] = {x[0], x[8 * kXStride], x[4], x[8 * kXStride + 4]};
+                const float4 x = xs[(8 * (warp * B::kTiles + j) + g) * kXPair + 4 * s + t];
+                const float av[4] = {x.x, x.y, x.z, x.w};
 #pragma unroll
                 for (int k = 0; k < 4; ++k) tf32_split(av[k], ah[j][k], al[j][k]);
             }
@@ -651,35 +724,31 @@ __global__ void __launch_bounds__(128, 4)
         // O, a float2 an accumulator row (the last round's gather ended before the round's first
         // barrier)
 #pragma unroll
-        for (int j = 0; j < B::kTiles; ++j) {
-            const int tile = warp * B::kTiles + j, e = tile / B::kRowTiles;
-            const int row0 = 16 * (tile - e * B::kRowTiles);
-            float* const o = pool + e * kRegion;
+        for (int j = 0; j < B::kTiles; ++j)
 #pragma unroll
-            for (int c = 0; c < B::kColTiles; ++c)
+            for (int h = 0; h < 2; ++h)
+                if (o_row[j][h] >= 0)
 #pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const int r = row0 + g + 8 * h;
-                    if (r < 6 * m)
-                        *reinterpret_cast<float2*>(o + r / m * kOPair + r % m * kO + 8 * c +
-                                                   2 * t) =
+                    for (int c = 0; c < B::kColTiles; ++c)
+                        *reinterpret_cast<float2*>(pool + o_row[j][h] + 8 * c + 2 * t) =
                             make_float2(acc[j][c][2 * h], acc[j][c][2 * h + 1]);
-                }
-        }
         __syncthreads();
         {
-            float* const out = blocks + static_cast<std::int64_t>(first) * per_cell;
-            const float* const o = pool;
-            // 8 floats a thread at a time: their loads in flight together (out may alias o for
-            // all the compiler knows)
-            for (int j0 = threadIdx.x; j0 < per_cell; j0 += 8 * kThreads) {
-                float v[8];
+            float2* const out = reinterpret_cast<float2*>(blocks) +
+                                static_cast<std::int64_t>(first) * kPairs;
+            // 8 float2 a thread at a time: their loads in flight together (out may alias pool
+            // for all the compiler knows)
+            for (int j0 = threadIdx.x; j0 < kPairs; j0 += 8 * kThreads) {
+                float2 v[8];
 #pragma unroll
                 for (int u = 0; u < 8; ++u)
-                    if (j0 + kThreads * u < per_cell) v[u] = o[gather[j0 + kThreads * u]];
+                    if (j0 + kThreads * u < kPairs) {
+                        const ushort2 at = gather[j0 + kThreads * u];
+                        v[u] = make_float2(pool[at.x], pool[at.y]);
+                    }
 #pragma unroll
                 for (int u = 0; u < 8; ++u)
-                    if (j0 + kThreads * u < per_cell) out[j0 + kThreads * u] = v[u];
+                    if (j0 + kThreads * u < kPairs) out[j0 + kThreads * u] = v[u];
             }
         }
     }
@@ -709,15 +778,15 @@ void launch_blocks_from_tangents(const float4* tangents, const double* dN, int n
             EDN_CUDA_CHECK(cudaFuncGetAttributes(&attributes, element_blocks_mma_kernel<P, kMaxQ>));
             return attributes.ptxVersion < 80
                        ? 0
-                       : persistent_grid(element_blocks_mma_kernel<P, kMaxQ>, 0);
+                       : persistent_grid(element_blocks_mma_kernel<P, kMaxQ>,
+                                         MmaBlocks<P, kMaxQ>::kSharedBytes);
         }();
         const char* env = std::getenv("EDN_ELEMENT_BLOCKS_MMA");
         if (upper && mma_grid > 0 && !(env && std::string_view(env) == "0")) {
-            using M = MmaBlocks<P, kMaxQ>;
-            const Index rounds = (num_cells + M::kElements - 1) / M::kElements;
             element_blocks_mma_kernel<P, kMaxQ>
-                <<<static_cast<unsigned int>(std::min<Index>(std::max<Index>(rounds, 1), mma_grid)),
-                   32 * M::kWarps>>>(tangents, dN, nq, num_cells, blocks);
+                <<<static_cast<unsigned int>(std::min<Index>(std::max<Index>(num_cells, 1), mma_grid)),
+                   MmaBlocks<P, kMaxQ>::kThreads, MmaBlocks<P, kMaxQ>::kSharedBytes>>>(
+                    tangents, dN, nq, num_cells, blocks);
             EDN_CUDA_CHECK_LAUNCH();
             return;
         }

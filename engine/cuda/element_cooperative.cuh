@@ -12,6 +12,7 @@
 /// once through the frames' row operators, 2.7-3.0 ms at 187K p = 3 (H200, session 29); from the
 /// pass's tangent values, 2.3 ms (session 30); at p = 3 on the tensor cores, 1.89 ms (session 31);
 /// the multiply-adds in a persistent kernel with the values prefetched, 1.90 ms (session 32).
+#include "cuda/node_gather.cuh"
 #include "cuda/simulation_kernels.cuh"
 #include "sim/reference_tangent.hpp"
 
@@ -147,38 +148,23 @@ __global__ void __launch_bounds__(128)
     const Index first = static_cast<Index>(blockIdx.x) * kElements;
     const int elements =
         static_cast<int>(num_cells - first < kElements ? num_cells - first : kElements);
-    // The block's node values: every index load issued, then every value load, then the stores
-    // (one latency of each instead of one a node), the point's rest element on the way.
+    // The block's node values (cuda::NodeGather), the point's rest element on the way.
     constexpr int kThreads = kElements * kMaxQ, kGather = (kElements * m + kThreads - 1) / kThreads;
-    Index node[kGather];
-#pragma unroll
-    for (int u = 0; u < kGather; ++u) {
-        const int i = static_cast<int>(threadIdx.x) + u * kThreads;
-        node[u] = i < elements * m ? cell_nodes[static_cast<std::int64_t>(first) * m + i] : 0;
-    }
+    cuda::NodeGather<double, kGather> gather;
+    gather.load_indices(cell_nodes, static_cast<std::int64_t>(first) * m, elements * m, kThreads);
     const int local = threadIdx.x / kMaxQ, q = threadIdx.x - local * kMaxQ;
     const bool point = local < elements && q < nq;
     RestElement<double> r{};
     if (point) r = rest[first + local];
-    double value[kGather][3];
-#pragma unroll
-    for (int u = 0; u < kGather; ++u)
-#pragma unroll
-        for (int d = 0; d < 3; ++d)
-            value[u][d] = static_cast<int>(threadIdx.x) + u * kThreads < elements * m
-                              ? y[3 * static_cast<std::int64_t>(node[u]) + d]
-                              : 0.0;
+    gather.load_values(y, elements * m, kThreads);
     for (int i = threadIdx.x; i < nq * 3 * m; i += blockDim.x) {
         const int k = i / (3 * m);
         table[k][i - k * 3 * m] = dN[i];
     }
-#pragma unroll
-    for (int u = 0; u < kGather; ++u) {
-        const int i = static_cast<int>(threadIdx.x) + u * kThreads;
-        if (i >= elements * m) continue;
+    gather.store(elements * m, kThreads, [&](int i, Index, const double(&v)[3]) {
         const int e = i / m, a = i - e * m;
-        for (int d = 0; d < 3; ++d) xs[e][a][d] = value[u][d];
-    }
+        for (int d = 0; d < 3; ++d) xs[e][a][d] = v[d];
+    });
     __syncthreads();
     if (point) {
         const Index t = first + local;

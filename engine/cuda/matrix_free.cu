@@ -1,6 +1,7 @@
 // The matrix-free product of p >= 2 simulations (cuda/matrix_free.cuh; CPU reference
 // reference_tangent_product in sim/reference_tangent.hpp).
 #include "cuda/matrix_free.cuh"
+#include "cuda/node_gather.cuh"
 #include "sim/reference_tangent.hpp"
 
 #include <algorithm>
@@ -121,30 +122,16 @@ __global__ void __launch_bounds__(kThreads)
     for (Index group = blockIdx.x; group < groups; group += gridDim.x) {
         const Index t0 = group * E;
         const int count = num_cells - t0 < E ? static_cast<int>(num_cells - t0) : E;
-        // the group's node values: every index load issued, then every value load (one latency
-        // of each instead of one a node), stored after the barrier
+        // the group's node values (NodeGather), stored after the barrier
         constexpr int kGather = (E * m + S::kBlock - 1) / S::kBlock;
-        Index node[kGather];
-        T value[kGather][3];
-#pragma unroll
-        for (int u = 0; u < kGather; ++u) {
-            const int i = static_cast<int>(threadIdx.x) + u * S::kBlock;
-            node[u] = i < count * m ? cell_nodes[static_cast<std::int64_t>(t0) * m + i] : 0;
-        }
-#pragma unroll
-        for (int u = 0; u < kGather; ++u)
-            if (static_cast<int>(threadIdx.x) + u * S::kBlock < count * m) {
-                const T* xn = x + 3 * static_cast<std::int64_t>(node[u]);
-                value[u][0] = xn[0], value[u][1] = xn[1], value[u][2] = xn[2];
-            }
+        NodeGather<T, kGather> gather;
+        gather.load_indices(cell_nodes, static_cast<std::int64_t>(t0) * m, count * m, S::kBlock);
+        gather.load_values(x, count * m, S::kBlock);
         __syncthreads(); // the table is loaded; the last group's shared values are read
-#pragma unroll
-        for (int u = 0; u < kGather; ++u) {
-            const int i = static_cast<int>(threadIdx.x) + u * S::kBlock;
-            if (i >= count * m) continue;
-            nodes[i] = node[u];
-            xs[i][0] = value[u][0], xs[i][1] = value[u][1], xs[i][2] = value[u][2];
-        }
+        gather.store(count * m, S::kBlock, [&](int i, Index node, const T(&v)[3]) {
+            nodes[i] = node;
+            xs[i][0] = v[0], xs[i][1] = v[1], xs[i][2] = v[2];
+        });
         __syncthreads();
         const int e0 = kPer * pair;
         if (e0 < count && q < nq) {

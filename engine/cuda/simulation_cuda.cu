@@ -537,8 +537,10 @@ TangentScratch CudaBackend::tangent_scratch() {
     // Chunks of about EDN_TANGENT_CHUNK_MIB (default 256) MiB of values: bounded memory at any
     // mesh size (187K p = 3: two chunks; one chunk of 64 MiB cost 0.5 ms a frame in the launches'
     // tails), halved where they do not fit.
-    const char* env = std::getenv("EDN_TANGENT_CHUNK_MIB");
-    const double mib = env && std::atof(env) > 0.0 ? std::atof(env) : 256.0;
+    static const double mib = [] {
+        const char* env = std::getenv("EDN_TANGENT_CHUNK_MIB");
+        return env && std::atof(env) > 0.0 ? std::atof(env) : 256.0;
+    }();
     std::int64_t cells = std::min<std::int64_t>(
         std::max<std::int64_t>(static_cast<std::int64_t>(mib * 1048576.0 / (16.0 * per_cell)),
                                1024),

@@ -480,6 +480,9 @@ template <int P, int kMaxQ> struct MmaBlocks {
     static constexpr int kOStride = 8 * kColTiles;
     /// O's m rows of one pair (x, y) and 4 floats: the 6 pairs of a block, which the gather reads
     /// side by side, 4 banks apart (unpadded, m kOStride = 480 at p = 3 put them in one bank).
+    /// (A script counting the bank conflicts of the copy-out's reads and of these stores found
+    /// no pair of strides better by more than 2%; 28 and 570 cut the reads' conflicts by a
+    /// third but doubled the stores', session 35.)
     static constexpr int kOPair = m * kOStride + 4;
     static constexpr int kRegion = (6 * kOPair + 3) / 4 * 4; ///< floats of an element's O
     /// The upper blocks' floats of an element, written as float2 (their count is even, so every
@@ -490,7 +493,7 @@ template <int P, int kMaxQ> struct MmaBlocks {
     /// X, O, the next round's values as loaded, the gradients dN_a(q) as float4, the gather table
     /// (a ushort2 a float2 of the output).
     static constexpr int kX4 = kRowPairs * kXPair, kO4 = kRegion / 4;
-    static constexpr int kRaw4 = kMaxQ * (kTangentPlanes + 1), kDN4 = m * kMaxQ;
+    static constexpr int kRaw4 = kTangentPlanes * 16, kDN4 = m * kMaxQ;
     static constexpr int kGather4 = (kPerCell / 2 + 3) / 4;
     static constexpr std::size_t kSharedBytes =
         sizeof(float4) * (kX4 + kO4 + kRaw4 + kDN4 + kGather4);
@@ -521,15 +524,17 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const std::uint32_t (&a)
 #endif
 }
 
-/// copy_values_async for at most 16 points (one p = 3 cell) and a block of 128 threads: thread i
-/// copies point i % 16 of the planes i / 16 and i / 16 + 8, without dividing by the count (the
-/// run-time division's sequences had taken 7% of the tensor-core kernel's stall samples).
+/// Starts copying `points` <= 16 consecutive points' values (kTangentPlanes float4 planes,
+/// `stride` float4s apart, from `from`) into shared memory as they lie, plane k's points at
+/// to[16 k ...], with a block of 128 threads: thread i copies point i % 16 of the planes i / 16
+/// and i / 16 + 8 (no division by the count: the run-time division's sequences had taken 7% of
+/// the tensor-core kernel's stall samples), and ends the group.
 __device__ __forceinline__ void copy_points_async(const float4* from, std::int64_t stride,
                                                   int points, float4* to) {
     const int j = static_cast<int>(threadIdx.x) % 16;
     if (j < points)
         for (int k = static_cast<int>(threadIdx.x) / 16; k < kTangentPlanes; k += 8)
-            copy_async(to + j * (kTangentPlanes + 1) + k, from + k * stride + j);
+            copy_async(to + 16 * k + j, from + k * stride + j);
     copy_commit();
 }
 
@@ -558,13 +563,13 @@ __global__ void __launch_bounds__(128, 4)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     using B = MmaBlocks<P, kMaxQ>;
     constexpr int m = B::m, kXPair = B::kXPair, kThreads = B::kThreads;
-    constexpr int kO = B::kOStride, kOPair = B::kOPair, kRaw = kTangentPlanes + 1;
+    constexpr int kO = B::kOStride, kOPair = B::kOPair;
     constexpr int kPairs = B::kPerCell / 2; // float2 of an element's output
     static_assert(kMaxQ <= 16, "copy_points_async");
     extern __shared__ float4 shared4[];
     const float4* const xs = shared4; // X's row pairs (MmaBlocks)
     float* const pool = reinterpret_cast<float*>(shared4 + B::kX4);
-    float4* const raw = shared4 + B::kX4 + B::kO4; // the next round's values as loaded
+    float4* const raw = shared4 + B::kX4 + B::kO4; // the next round's values, plane-major
     float4(*const dN4)[kMaxQ] =                    // (dN_a,0, dN_a,1, dN_a,2, 0)(q)
         reinterpret_cast<float4(*)[kMaxQ]>(raw + B::kRaw4);
     ushort2* const gather = reinterpret_cast<ushort2*>(raw + B::kRaw4 + B::kDN4); // places in O
@@ -641,7 +646,7 @@ __global__ void __launch_bounds__(128, 4)
                 float d[4 * kTangentPlanes];
 #pragma unroll
                 for (int k = 0; k < kTangentPlanes; ++k)
-                    reinterpret_cast<float4*>(d)[k] = raw[xq * kRaw + k];
+                    reinterpret_cast<float4*>(d)[k] = raw[16 * k + xq];
 #pragma unroll
                 for (int f = 0; f < 3; ++f) {
                     float Bcf[9];

@@ -240,6 +240,8 @@ private:
     /// Where the p >= 2 pass writes the tangent values of a chunk of cells whose assembled
     /// blocks are formed from them (launch_cooperative_elements), allocated on first use.
     DeviceBuffer<float4> tangent_scratch_;
+    /// Its chunks' MiB of values: EDN_TANGENT_CHUNK_MIB (read at construction), default 256.
+    double tangent_chunk_mib_ = 256.0;
     TangentScratch tangent_scratch();
     /// The matrix-free re-value's scratch where no element blocks' buffer is there to lend
     /// (inline summation), allocated on first use; nullptr where it does not fit in memory (the
@@ -364,6 +366,8 @@ CudaBackend::CudaBackend(TetMesh m, const SimulationSettings& s,
     // Per-entry and p = 1 inline sum over the per-entry map (inline computes the blocks it sums).
     const bool maps = summation_ == SummationMethod::PerEntry ||
                       (summation_ == SummationMethod::Inline && layout.order == 1);
+    if (const char* env = std::getenv("EDN_TANGENT_CHUNK_MIB"); env && std::atof(env) > 0.0)
+        tangent_chunk_mib_ = std::atof(env);
     // Per-entry sums of stored blocks take them in the upper layout (the element passes write
     // 55-63% of the blocks), unless the two-level coarse level reads them in the full one or
     // EDN_ELEMENT_BLOCKS=full.
@@ -537,10 +541,7 @@ TangentScratch CudaBackend::tangent_scratch() {
     // Chunks of about EDN_TANGENT_CHUNK_MIB (default 256) MiB of values: bounded memory at any
     // mesh size (187K p = 3: two chunks; one chunk of 64 MiB cost 0.5 ms a frame in the launches'
     // tails), halved where they do not fit.
-    static const double mib = [] {
-        const char* env = std::getenv("EDN_TANGENT_CHUNK_MIB");
-        return env && std::atof(env) > 0.0 ? std::atof(env) : 256.0;
-    }();
+    const double mib = tangent_chunk_mib_;
     std::int64_t cells = std::min<std::int64_t>(
         std::max<std::int64_t>(static_cast<std::int64_t>(mib * 1048576.0 / (16.0 * per_cell)),
                                1024),

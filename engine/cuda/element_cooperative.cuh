@@ -595,10 +595,9 @@ __global__ void __launch_bounds__(128, 4)
         int p = 0, q = 0;
         upper_block_pair(m, block, p, q);
         const int hi = p > q ? p : q, lo = p > q ? q : p;
-        return static_cast<unsigned short>(
-            s == t ? pair_of(s, s) * kOPair + hi * kO + lo
-                   : (s < t ? pair_of(s, t) * kOPair + q * kO + p
-                            : pair_of(t, s) * kOPair + p * kO + q));
+        return static_cast<unsigned short>(s == t ? pair_of(s, s) * kOPair + hi * kO + lo
+                                                  : (s < t ? pair_of(s, t) * kOPair + q * kO + p
+                                                           : pair_of(t, s) * kOPair + p * kO + q));
     };
     for (int j = threadIdx.x; j < kPairs; j += kThreads)
         gather[j] = make_ushort2(place(2 * j), place(2 * j + 1));
@@ -680,8 +679,8 @@ __global__ void __launch_bounds__(128, 4)
                         const int a = a0 + i0 + i < m ? a0 + i0 + i : m - 1;
 #pragma unroll
                         for (int p = 0; p < 6; ++p)
-                            x_out[(p / 2 * m + a) * 4 * kXPair + p % 2] = fmaf(
-                                gr[i].z, v[12 + p], fmaf(gr[i].y, v[6 + p], gr[i].x * v[p]));
+                            x_out[(p / 2 * m + a) * 4 * kXPair + p % 2] =
+                                fmaf(gr[i].z, v[12 + p], fmaf(gr[i].y, v[6 + p], gr[i].x * v[p]));
                     }
             }
         }
@@ -725,8 +724,8 @@ __global__ void __launch_bounds__(128, 4)
                             make_float2(acc[j][c][2 * h], acc[j][c][2 * h + 1]);
         __syncthreads();
         {
-            float2* const out = reinterpret_cast<float2*>(blocks) +
-                                static_cast<std::int64_t>(first) * kPairs;
+            float2* const out =
+                reinterpret_cast<float2*>(blocks) + static_cast<std::int64_t>(first) * kPairs;
             // 8 float2 a thread at a time: their loads in flight together (out may alias pool
             // for all the compiler knows)
             for (int j0 = threadIdx.x; j0 < kPairs; j0 += 8 * kThreads) {
@@ -767,15 +766,15 @@ void launch_blocks_from_tangents(const float4* tangents, const double* dN, int n
         static const int mma_grid = [] {
             cudaFuncAttributes attributes{};
             EDN_CUDA_CHECK(cudaFuncGetAttributes(&attributes, element_blocks_mma_kernel<P, kMaxQ>));
-            return attributes.ptxVersion < 80
-                       ? 0
-                       : persistent_grid(element_blocks_mma_kernel<P, kMaxQ>,
-                                         MmaBlocks<P, kMaxQ>::kSharedBytes);
+            return attributes.ptxVersion < 80 ? 0
+                                              : persistent_grid(element_blocks_mma_kernel<P, kMaxQ>,
+                                                                MmaBlocks<P, kMaxQ>::kSharedBytes);
         }();
         const char* env = std::getenv("EDN_ELEMENT_BLOCKS_MMA");
         if (upper && mma_grid > 0 && !(env && std::string_view(env) == "0")) {
             element_blocks_mma_kernel<P, kMaxQ>
-                <<<static_cast<unsigned int>(std::min<Index>(std::max<Index>(num_cells, 1), mma_grid)),
+                <<<static_cast<unsigned int>(
+                       std::min<Index>(std::max<Index>(num_cells, 1), mma_grid)),
                    MmaBlocks<P, kMaxQ>::kThreads, MmaBlocks<P, kMaxQ>::kSharedBytes>>>(
                     tangents, dN, nq, num_cells, blocks);
             EDN_CUDA_CHECK_LAUNCH();
